@@ -1,0 +1,74 @@
+import type { Lookup } from '../lookup.js';
+import type { Meter } from '../metering/types.js';
+import type { ProductId } from '../products/catalog.js';
+
+/**
+ * A request as every adapter hands it to the core: no framework objects, no parsing done.
+ */
+export interface ApiRequest {
+  method: string;
+  /** Path and query string exactly as received, still percent-encoded: `/v1/useragent/lookup?ua=...`. */
+  url: string;
+  /** Header names in lower case (as Node delivers them). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /**
+   * The body, unread: a stream (Node's IncomingMessage is one), bytes or text. When a framework
+   * has already parsed it (Express with express.json()), pass `{ parsed: value }`.
+   * The core reads it only on routes that take a body, and never more than the body limit.
+   */
+  body?: RequestBody;
+  /** The socket's peer address; the caller IP unless a trusted proxy says otherwise. */
+  remoteAddress?: string;
+}
+
+export type RequestBody = Uint8Array | string | AsyncIterable<Uint8Array> | { parsed: unknown };
+
+/** What an adapter writes back: status, headers and a ready-to-send JSON text. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One line of the request log. Holds no key, password or other secret input. */
+export interface RequestLogEvent {
+  time: string;
+  request_id: string;
+  method: string;
+  /** The matched route pattern (`/v1/useragent/lookup/:ua`), never the raw path with its input. */
+  route: string;
+  product: ProductId | null;
+  status: number;
+  error_code: string | null;
+  latency_ms: number;
+  client_ip: string | null;
+}
+
+export interface ApiOptions {
+  /** The engines to serve (from `createLookup`). */
+  lookup: Lookup;
+  /** Keys, plans, rate windows and quotas. */
+  meter: Meter;
+  /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */
+  bodyLimit?: number;
+  /**
+   * CIDRs of reverse proxies whose `X-Forwarded-For` is believed. The caller IP is the
+   * right-most address in the chain that is not itself a trusted proxy. @default [] (socket address only)
+   */
+  trustProxy?: readonly string[];
+  /**
+   * What to do when the meter store fails (for example the database is unreachable):
+   * `'deny'` answers 500 internal_error; `'allow'` serves the lookup unmetered. @default 'deny'
+   */
+  onMeterError?: 'deny' | 'allow';
+  /** Called once per answered request, after the response is built. @default none */
+  onResponse?: (event: RequestLogEvent) => void;
+  /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
+  now?: () => number;
+}
+
+export interface Api {
+  handle(request: ApiRequest): Promise<ApiResponse>;
+  /** True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths on. */
+  owns(path: string): boolean;
+}

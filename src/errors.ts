@@ -1,0 +1,65 @@
+/**
+ * The one error table: every `error_code` the API can answer with, and its HTTP status.
+ * Codes from SPEC.md keep the spec's status; the transport codes at the end are ours
+ * (the spec is silent on them) and are documented in the README.
+ */
+export const ERROR_STATUS = {
+  // Authentication and limits, common to every product.
+  missing_credentials: 401,
+  invalid_api_key: 401,
+  wrong_key_type: 401,
+  ip_not_allowed: 403,
+  rate_limit_exceeded: 429,
+  quota_exceeded: 429,
+  internal_error: 500,
+
+  // Product input and lookup failures.
+  invalid_user_agent: 400,
+  invalid_ip: 400,
+  invalid_provider: 400,
+  invalid_host: 400,
+  invalid_domain: 400,
+  invalid_email: 400,
+  invalid_password: 400,
+  invalid_request: 400,
+  invalid_identifier: 400,
+  ip_not_found: 404,
+  domain_not_found: 404,
+  ip_not_routable: 422,
+  host_not_allowed: 422,
+  lookup_failed: 502,
+  upstream_unconfigured: 503,
+
+  // Transport (ours: the spec does not name these).
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_json: 400,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * The single error class of seclookup. Engines throw it for bad input and failed lookups;
+ * the API turns it into the spec's error envelope with `status` as the HTTP status.
+ *
+ * @example
+ * try { await lookup.webhookip('10.0.0.1') }
+ * catch (e) { if (e instanceof LookupError && e.code === 'ip_not_routable') ... }
+ */
+export class LookupError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LookupError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function isLookupError(value: unknown): value is LookupError {
+  return value instanceof LookupError;
+}

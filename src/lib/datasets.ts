@@ -1,0 +1,38 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cached: string | undefined;
+
+/**
+ * The `data/` folder shipped with the package. Found by walking up from this module to the
+ * seclookup package root, so it works from `src/` (tests) and from the bundled `dist/`.
+ */
+export function bundledDataDir(): string {
+  if (cached) return cached;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'seclookup') {
+      return (cached = join(dir, 'data'));
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('seclookup: cannot find the package data/ folder; pass dataDir');
+    dir = parent;
+  }
+}
+
+/** Read and parse a JSON dataset, with the file named in the error when it is missing or corrupt. */
+export function readJsonDataset<T>(path: string): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`seclookup: cannot read dataset ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new Error(`seclookup: dataset ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}

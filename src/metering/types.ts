@@ -1,0 +1,155 @@
+import type { ProductId } from '../products/catalog.js';
+
+/**
+ * A plan's limits for one product, or for every product when `product` is `'*'`.
+ * A product-specific row wins over the `'*'` row of the same slug.
+ */
+export interface Plan {
+  slug: string;
+  product: ProductId | '*';
+  rateLimitPerMinute: number;
+  /** Lookups per UTC calendar month; `null` means unlimited. */
+  monthlyQuota: number | null;
+}
+
+/** The limits that apply to one key, resolved from its subscription's plan. */
+export interface ResolvedPlan {
+  slug: string;
+  rateLimitPerMinute: number;
+  monthlyQuota: number | null;
+}
+
+export type KeyKind = 'secret' | 'public';
+export type KeyStatus = 'active' | 'revoked';
+
+/** What the API needs to know about a presented key. Never holds the plaintext. */
+export interface ResolvedKey {
+  id: string;
+  subscriptionId: string;
+  product: ProductId;
+  kind: KeyKind;
+  status: KeyStatus;
+  /** CIDRs (IPv4 and IPv6) the caller must come from; empty means any address. */
+  ipAllow: string[];
+  /** `null` when the subscription's plan no longer exists: the key is then inactive. */
+  plan: ResolvedPlan | null;
+}
+
+/** A key as listed by operators: the visible prefix only, never the secret. */
+export interface KeyInfo {
+  id: string;
+  subscriptionId: string;
+  product: ProductId;
+  kind: KeyKind;
+  status: KeyStatus;
+  /** First characters of the key, e.g. `ua_sec_3kT9`, enough to recognise it. */
+  prefix: string;
+  plan: string;
+  ipAllow: string[];
+  createdAt: string;
+}
+
+/** A key to store: only its SHA-256 hash and visible prefix reach the store. */
+export interface NewKey {
+  kind: KeyKind;
+  hash: string;
+  prefix: string;
+}
+
+export interface NewSubscription {
+  product: ProductId;
+  plan: string;
+  ipAllow: string[];
+  keys: NewKey[];
+}
+
+export interface CreatedSubscription {
+  subscriptionId: string;
+  keys: KeyInfo[];
+}
+
+export interface ConsumeRequest {
+  keyId: string;
+  subscriptionId: string;
+  product: ProductId;
+  rateLimitPerMinute: number;
+  monthlyQuota: number | null;
+  /** Reserve one lookup of monthly quota (lookups); false for status and other unbilled routes. */
+  reserveQuota: boolean;
+  /** Milliseconds since the epoch. */
+  now: number;
+}
+
+export interface RateState {
+  limit: number;
+  remaining: number;
+  /** Unix time (seconds) when the current one-minute window ends. */
+  resetAt: number;
+}
+
+export interface QuotaState {
+  /** `null` when unlimited. */
+  limit: number | null;
+  /** `null` when unlimited. */
+  remaining: number | null;
+  /** UTC calendar month, `YYYY-MM`. */
+  period: string;
+}
+
+/** A quota unit held for one lookup until it is committed (billed) or refunded. */
+export interface Reservation {
+  subscriptionId: string;
+  product: ProductId;
+  period: string;
+  /** UTC day, `YYYY-MM-DD`, for usage records. */
+  day: string;
+}
+
+export type ConsumeOutcome =
+  | { allowed: true; rate: RateState; quota: QuotaState; reservation: Reservation | null }
+  | { allowed: false; reason: 'rate_limit_exceeded' | 'quota_exceeded'; rate: RateState; quota: QuotaState };
+
+export interface UsageRow {
+  subscriptionId: string;
+  product: ProductId;
+  day: string;
+  lookups: number;
+}
+
+/**
+ * Keys, plans, rate windows, monthly quotas and usage, behind an async interface so that a
+ * shared store (Redis) can implement it. Implementations must make `consume` atomic: the rate
+ * check, the rate increment and the quota reservation happen as one step, so concurrent calls
+ * never over-admit and a rate-limited call never holds quota.
+ */
+export interface Meter {
+  /** Find a key by its SHA-256 hash (lowercase hex). Revoked keys are returned with their status. */
+  resolveKey(hash: string): Promise<ResolvedKey | null>;
+
+  /** Atomically check and count the key's rate window and, if asked, reserve one quota unit. */
+  consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
+  /** The lookup succeeded: keep the reserved unit and record it in usage. */
+  commit(reservation: Reservation): Promise<void>;
+  /** The lookup failed or is not billed: give the reserved unit back. */
+  refund(reservation: Reservation): Promise<void>;
+  /** Quota left for a subscription in the month of `now`, without consuming anything. */
+  quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;
+
+  createSubscription(input: NewSubscription): Promise<CreatedSubscription>;
+  listKeys(): Promise<KeyInfo[]>;
+  /** Revoke by key id or by the key's hash. Returns the revoked key, or null when none matched. */
+  revokeKey(idOrHash: string): Promise<KeyInfo | null>;
+
+  /** Create or replace one plan row. */
+  setPlan(plan: Plan): Promise<void>;
+  listPlans(): Promise<Plan[]>;
+
+  /** Billed lookups per subscription, product and UTC day, optionally for one month (`YYYY-MM`). */
+  usage(period?: string): Promise<UsageRow[]>;
+
+  /** A small persistent key/value area for operator state (for example "first start done"). */
+  getSetting(name: string): Promise<string | null>;
+  setSetting(name: string, value: string): Promise<void>;
+
+  close(): Promise<void>;
+}

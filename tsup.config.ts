@@ -1,0 +1,21 @@
+import { defineConfig } from 'tsup';
+
+// One entry per public subpath in package.json "exports"; keep the two in step.
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    node: 'adapters/node.ts',
+    express: 'adapters/express.ts',
+    fastify: 'adapters/fastify.ts',
+    sqlite: 'src/metering/sqlite.ts',
+    cli: 'src/cli/main.ts',
+  },
+  format: ['esm'],
+  target: 'node20',
+  dts: { entry: { index: 'src/index.ts', node: 'adapters/node.ts', express: 'adapters/express.ts', fastify: 'adapters/fastify.ts', sqlite: 'src/metering/sqlite.ts' } },
+  clean: true,
+  splitting: true,
+  sourcemap: true,
+  // Frameworks are optional peers: never bundle them.
+  external: ['express', 'fastify', 'better-sqlite3'],
+});

@@ -63,6 +63,11 @@ export interface ApiOptions {
   onMeterError?: 'deny' | 'allow';
   /** Called once per answered request, after the response is built. @default none */
   onResponse?: (event: RequestLogEvent) => void;
+  /**
+   * Called with unexpected errors (the ones answered as 500 internal_error, and meter store
+   * failures), for the operator's log. `context` is a request id or a short label. @default none
+   */
+  onError?: (error: unknown, context: string) => void;
   /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
   now?: () => number;
 }

@@ -1,0 +1,51 @@
+/**
+ * `npm run bench`: runs every bench file (or the ones named: `npm run bench -- useragent http`),
+ * prints one table of ratios against the named baselines, and writes it to bench/results/latest.md.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import type { BenchRow } from './harness.js';
+
+const SUITES: Record<string, () => Promise<{ run(): Promise<BenchRow[]> }>> = {
+  useragent: () => import('./useragent.js'),
+  webhookip: () => import('./webhookip.js'),
+  metering: () => import('./metering.js'),
+  http: () => import('./http.js'),
+};
+
+function formatOps(ops: number | null): string {
+  return ops === null ? '' : Math.round(ops).toLocaleString('en-US');
+}
+
+function toMarkdown(rows: BenchRow[]): string {
+  const header = '| suite | case | baseline | ops/s | baseline ops/s | ratio | target | met |\n|---|---|---|---:|---:|---:|---|---|';
+  const lines = rows.map((r) =>
+    `| ${r.suite} | ${r.case} | ${r.baseline || '-'} | ${formatOps(r.opsPerSec)} | ${formatOps(r.baselineOpsPerSec)} | ${r.ratio === null ? '-' : r.ratio.toFixed(2) + 'x'} | ${r.target} | ${r.met ? 'yes' : 'NO'} |`,
+  );
+  return [header, ...lines].join('\n');
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !(name in SUITES));
+  if (unknown.length) {
+    console.error(`unknown bench suite(s): ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}`);
+    process.exit(2);
+  }
+  const rows: BenchRow[] = [];
+  for (const name of wanted.length ? wanted : Object.keys(SUITES)) {
+    console.error(`running ${name}...`);
+    const suite = await SUITES[name]();
+    rows.push(...(await suite.run()));
+  }
+  const table = toMarkdown(rows);
+  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+  writeFileSync(new URL('./results/latest.md', import.meta.url), `# Bench results\n\n${new Date().toISOString()} on ${machine}\n\n${table}\n`);
+  console.log(table);
+  console.error('\nwritten to bench/results/latest.md');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+import { LRUCache } from 'lru-cache';
+import { LookupError } from '../errors.js';
+import { createCidrMatcher, type IpAddress } from '../lib/ip.js';
+import { hashKey } from '../metering/keys.js';
+import type { Meter, ResolvedKey, ResolvedPlan } from '../metering/types.js';
+import { PRODUCTS, type ProductId } from '../products/catalog.js';
+import { firstHeader } from './body.js';
+
+/** Longest key we bother hashing; ours are about 40 characters. */
+const MAX_KEY_LENGTH = 256;
+
+/** An authenticated key whose plan is known. */
+export type AuthenticatedKey = ResolvedKey & { plan: ResolvedPlan };
+
+/** The key from `Authorization: Bearer <key>`, or undefined when none was sent. */
+export function bearerToken(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
+  const header = firstHeader(headers.authorization);
+  if (!header) return undefined;
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : undefined;
+}
+
+/** Does the key text look like one of this product's keys of the given kind? */
+export function hasKeyShape(key: string, product: ProductId, kind: 'secret' | 'public'): boolean {
+  const info = PRODUCTS[product];
+  return key.startsWith(kind === 'secret' ? info.secretPrefix : info.publicPrefix);
+}
+
+/**
+ * Checks a presented key against SPEC's rules, in order: known and active
+ * (invalid_api_key), of this product (invalid_api_key), a secret key where one is required
+ * (wrong_key_type), and called from an allowed address (ip_not_allowed).
+ */
+export function createAuthenticator(meter: Meter) {
+  const allowlists = new LRUCache<string, (addr: IpAddress) => boolean>({ max: 1000 });
+
+  function isAllowed(ipAllow: string[], clientIp: IpAddress | null): boolean {
+    if (ipAllow.length === 0) return true;
+    if (!clientIp) return false;
+    const id = ipAllow.join(',');
+    let matcher = allowlists.get(id);
+    if (!matcher) allowlists.set(id, (matcher = createCidrMatcher(ipAllow)));
+    return matcher(clientIp);
+  }
+
+  /** Resolve the key; store failures propagate so the caller can apply its store-failure policy. */
+  async function resolve(token: string | undefined, product: ProductId): Promise<AuthenticatedKey> {
+    if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
+    const known = token.length <= MAX_KEY_LENGTH && (hasKeyShape(token, product, 'secret') || hasKeyShape(token, product, 'public') || /^[a-z]{2,3}_(sec|pub)_/.test(token));
+    const key = known ? await meter.resolveKey(hashKey(token)) : null;
+    if (!key || key.status !== 'active' || key.plan === null) {
+      throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
+    }
+    if (key.product !== product) throw new LookupError('invalid_api_key', `the API key does not belong to the ${product} product`);
+    return key as AuthenticatedKey;
+  }
+
+  function authorize(key: AuthenticatedKey, requireSecret: boolean, clientIp: IpAddress | null): void {
+    if (requireSecret && key.kind !== 'secret') {
+      throw new LookupError('wrong_key_type', 'this route needs the secret key; the public key works on the status route only');
+    }
+    if (!isAllowed(key.ipAllow, clientIp)) throw new LookupError('ip_not_allowed', 'the caller IP is not on this key\'s allowlist');
+  }
+
+  return { resolve, authorize };
+}

@@ -1,0 +1,72 @@
+import { LookupError } from '../errors.js';
+import type { RequestBody } from './types.js';
+
+/** Default largest body, in bytes: room for captcha telemetry later, far above any lookup input. */
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+function tooLarge(limit: number): LookupError {
+  return new LookupError('payload_too_large', `request body exceeds ${limit} bytes`);
+}
+
+/**
+ * Read the raw body, stopping as soon as it passes `limit` bytes (a declared Content-Length
+ * over the limit is refused before reading anything).
+ */
+export async function readRawBody(body: RequestBody | undefined, contentLength: string | undefined, limit: number): Promise<Buffer> {
+  if (contentLength !== undefined && Number(contentLength) > limit) throw tooLarge(limit);
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === 'string') body = Buffer.from(body);
+  if (body instanceof Uint8Array) {
+    if (body.byteLength > limit) throw tooLarge(limit);
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  }
+  if (!(Symbol.asyncIterator in body)) throw new TypeError('parsed bodies are handled by parseBody');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Decode a request body into a plain object: JSON (the default when no type is sent) or an
+ * HTML form. Anything else is 415; JSON that does not parse, or is not an object, is 400.
+ */
+export async function parseBody(
+  body: RequestBody | undefined,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  limit: number,
+): Promise<Record<string, unknown>> {
+  if (body !== undefined && typeof body === 'object' && 'parsed' in body) return asObject(body.parsed);
+  const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
+  const type = (firstHeader(headers['content-type']) ?? '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/x-www-form-urlencoded') {
+    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  }
+  if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+    throw new LookupError('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
+  }
+  if (raw.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new LookupError('invalid_json', 'request body is not valid JSON');
+  }
+  return asObject(value);
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new LookupError('invalid_json', 'request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+export function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

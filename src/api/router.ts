@@ -1,0 +1,47 @@
+import { isProductId, type ProductId } from '../products/catalog.js';
+import type { LookupRoute, ProductRoutes } from '../products/route.js';
+
+export const HEALTH_PATH = '/healthz';
+
+export type RouteMatch =
+  | { kind: 'health'; pattern: string }
+  | { kind: 'status'; product: ProductId; pattern: string }
+  | { kind: 'lookup'; product: ProductId; route: LookupRoute; pattern: string; rawPathValue?: string }
+  | { kind: 'not_found'; product: ProductId | null }
+  | { kind: 'method_not_allowed'; product: ProductId | null; allow: string[] };
+
+/**
+ * The route table: `/healthz`, the status route of every product, and the lookup routes of
+ * the products that are built. Paths are matched on their raw (still encoded) segments, so an
+ * encoded `/` inside a path value never splits it.
+ */
+export function createRouter(products: readonly ProductRoutes[]) {
+  const lookupRoutes = new Map<ProductId, LookupRoute[]>(products.map((p) => [p.product, p.routes]));
+
+  return function match(method: string, path: string): RouteMatch {
+    if (path === HEALTH_PATH) {
+      return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
+    }
+    const segments = path.split('/');
+    // ['', 'v1', product, ...rest]
+    if (segments.length < 4 || segments[0] !== '' || segments[1] !== 'v1' || !isProductId(segments[2])) {
+      return { kind: 'not_found', product: null };
+    }
+    const product = segments[2];
+    const rest = segments.slice(3);
+    if (rest.length === 1 && rest[0] === 'status') {
+      return method === 'GET' ? { kind: 'status', product, pattern: `/v1/${product}/status` } : { kind: 'method_not_allowed', product, allow: ['GET'] };
+    }
+    const candidates: { route: LookupRoute; rawPathValue?: string }[] = [];
+    for (const route of lookupRoutes.get(product) ?? []) {
+      const [base, param] = route.path.split('/:');
+      if (rest[0] !== base) continue;
+      if (param === undefined && rest.length === 1) candidates.push({ route });
+      if (param !== undefined && rest.length >= 2) candidates.push({ route, rawPathValue: rest.slice(1).join('/') });
+    }
+    if (candidates.length === 0) return { kind: 'not_found', product };
+    const hit = candidates.find((c) => c.route.method === method);
+    if (!hit) return { kind: 'method_not_allowed', product, allow: [...new Set(candidates.map((c) => c.route.method))] };
+    return { kind: 'lookup', product, route: hit.route, pattern: `/v1/${product}/${hit.route.path}`, rawPathValue: hit.rawPathValue };
+  };
+}

@@ -1,0 +1,57 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseBody, readRawBody } from '../../src/api/body.js';
+import { LookupError } from '../../src/errors.js';
+
+const json = { 'content-type': 'application/json' };
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(LookupError);
+  return (error as LookupError).code;
+}
+
+describe('request bodies', () => {
+  it('parses JSON objects from bytes, text and streams', async () => {
+    expect(await parseBody('{"ua":"x"}', json, 100)).toEqual({ ua: 'x' });
+    expect(await parseBody(Buffer.from('{"ua":"y"}'), json, 100)).toEqual({ ua: 'y' });
+    expect(await parseBody(Readable.from([Buffer.from('{"ua":'), Buffer.from('"z"}')]), json, 100)).toEqual({ ua: 'z' });
+  });
+
+  it('treats a body without Content-Type as JSON and an empty body as no fields', async () => {
+    expect(await parseBody('{"a":1}', {}, 100)).toEqual({ a: 1 });
+    expect(await parseBody(undefined, json, 100)).toEqual({});
+  });
+
+  it('parses HTML form bodies', async () => {
+    expect(await parseBody('ua=Mozilla%2F5.0&x=1', { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, 100)).toEqual({ ua: 'Mozilla/5.0', x: '1' });
+  });
+
+  it('uses a body a framework already parsed', async () => {
+    expect(await parseBody({ parsed: { ua: 'p' } }, json, 100)).toEqual({ ua: 'p' });
+  });
+
+  it('rejects malformed JSON and non-object JSON with invalid_json', async () => {
+    expect(await codeOf(parseBody('{"ua":', json, 100))).toBe('invalid_json');
+    expect(await codeOf(parseBody('[1,2]', json, 100))).toBe('invalid_json');
+    expect(await codeOf(parseBody('"text"', json, 100))).toBe('invalid_json');
+  });
+
+  it('rejects other media types with unsupported_media_type', async () => {
+    expect(await codeOf(parseBody('ua', { 'content-type': 'text/plain' }, 100))).toBe('unsupported_media_type');
+  });
+
+  it('refuses an oversized declared length before reading, and an oversized stream while reading', async () => {
+    let pulled = 0;
+    const endless = (async function* () {
+      for (;;) {
+        pulled++;
+        yield Buffer.alloc(64);
+      }
+    })();
+    expect(await codeOf(readRawBody(endless, undefined, 1000))).toBe('payload_too_large');
+    expect(pulled).toBe(16); // stopped right after crossing 1000 bytes, not at the end of the stream
+    expect(await codeOf(readRawBody(Readable.from([]), '5000', 1000))).toBe('payload_too_large');
+    expect(await codeOf(readRawBody('x'.repeat(1001), undefined, 1000))).toBe('payload_too_large');
+  });
+});

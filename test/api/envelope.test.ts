@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { errorBody, formatFetchedAt, newRequestId, successBody } from '../../src/api/envelope.js';
+import { ERROR_STATUS } from '../../src/errors.js';
+
+describe('envelope', () => {
+  it('makes unique req_ ids', () => {
+    const ids = new Set(Array.from({ length: 1000 }, newRequestId));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+
+  it('formats fetched_at as YYYY-MM-DD HH:MM:SS.mmm UTC', () => {
+    expect(formatFetchedAt(new Date(Date.UTC(2026, 10, 22, 6, 5, 4, 32)))).toBe('2026-11-22 06:05:04.032');
+  });
+
+  it('puts success, request_id, cached and fetched_at before the resource fields', () => {
+    const body = successBody({ ip: '1.2.3.4' }, { requestId: 'req_1', cached: true, fetchedAt: new Date(Date.UTC(2026, 0, 1)) });
+    expect(Object.keys(body)).toEqual(['success', 'request_id', 'cached', 'fetched_at', 'ip']);
+    expect(body).toEqual({ success: true, request_id: 'req_1', cached: true, fetched_at: '2026-01-01 00:00:00.000', ip: '1.2.3.4' });
+  });
+
+  it('builds the error envelope', () => {
+    expect(errorBody('invalid_ip', 'bad', 'req_2')).toEqual({ success: false, error: 'bad', error_code: 'invalid_ip', request_id: 'req_2' });
+  });
+
+  it('keeps the spec statuses for the spec codes', () => {
+    expect(ERROR_STATUS).toMatchObject({
+      missing_credentials: 401, invalid_api_key: 401, wrong_key_type: 401, ip_not_allowed: 403,
+      rate_limit_exceeded: 429, quota_exceeded: 429, internal_error: 500, invalid_user_agent: 400,
+      invalid_ip: 400, ip_not_routable: 422, lookup_failed: 502, ip_not_found: 404, upstream_unconfigured: 503,
+    });
+  });
+});

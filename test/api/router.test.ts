@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { BUILT_PRODUCTS } from '../../src/api/create-api.js';
+import { createRouter } from '../../src/api/router.js';
+import { PRODUCT_IDS } from '../../src/products/catalog.js';
+
+const match = createRouter(BUILT_PRODUCTS);
+
+describe('router', () => {
+  it('serves the status route of every one of the fifteen products', () => {
+    expect(PRODUCT_IDS).toHaveLength(15);
+    for (const product of PRODUCT_IDS) {
+      expect(match('GET', `/v1/${product}/status`)).toMatchObject({ kind: 'status', product });
+    }
+  });
+
+  it('matches the useragent query, path and POST forms to distinct routes', () => {
+    expect(match('GET', '/v1/useragent/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/useragent/lookup' });
+    expect(match('POST', '/v1/useragent/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/useragent/lookup' });
+    const pathForm = match('GET', '/v1/useragent/lookup/Mozilla%2F5.0%20(X11)');
+    expect(pathForm).toMatchObject({ kind: 'lookup', pattern: '/v1/useragent/lookup/:ua', rawPathValue: 'Mozilla%2F5.0%20(X11)' });
+  });
+
+  it('keeps unencoded slashes of a path value in the value', () => {
+    expect(match('GET', '/v1/useragent/lookup/Mozilla/5.0')).toMatchObject({ rawPathValue: 'Mozilla/5.0' });
+  });
+
+  it('answers 405 with the allowed methods for a known path and a wrong method', () => {
+    expect(match('DELETE', '/v1/useragent/lookup')).toEqual({ kind: 'method_not_allowed', product: 'useragent', allow: ['GET', 'POST'] });
+    expect(match('POST', '/v1/webhookip/lookup/1.2.3.4')).toEqual({ kind: 'method_not_allowed', product: 'webhookip', allow: ['GET'] });
+    expect(match('POST', '/v1/tls/status')).toEqual({ kind: 'method_not_allowed', product: 'tls', allow: ['GET'] });
+  });
+
+  it('leaves unbuilt lookup routes and unknown paths absent (404), not stubbed', () => {
+    expect(match('GET', '/v1/tls/lookup')).toEqual({ kind: 'not_found', product: 'tls' });
+    expect(match('GET', '/v1/nope/status')).toEqual({ kind: 'not_found', product: null });
+    expect(match('GET', '/v2/useragent/status')).toEqual({ kind: 'not_found', product: null });
+    expect(match('GET', '/')).toEqual({ kind: 'not_found', product: null });
+  });
+
+  it('answers /healthz for GET and HEAD only', () => {
+    expect(match('GET', '/healthz')).toMatchObject({ kind: 'health' });
+    expect(match('HEAD', '/healthz')).toMatchObject({ kind: 'health' });
+    expect(match('POST', '/healthz')).toMatchObject({ kind: 'method_not_allowed', allow: ['GET', 'HEAD'] });
+  });
+});

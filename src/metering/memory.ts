@@ -1,0 +1,202 @@
+/**
+ * An in-process Meter on plain Maps: for tests, embedding and single-process deployments that
+ * accept losing counters on restart. Every method runs synchronously inside its promise, so
+ * `consume` is atomic by construction.
+ */
+import { DEFAULT_PLANS, resolvePlan } from './plans.js';
+import {
+  assertStorablePlan,
+  assertValidPeriod,
+  comparePlans,
+  compareUsageRows,
+  decideConsume,
+  duplicateKeyError,
+  refundEntry,
+  snapshotQuota,
+  validateSubscription,
+  type QuotaEntry,
+  type RateEntry,
+} from './store-logic.js';
+import type { ProductId } from '../products/catalog.js';
+import type {
+  ConsumeOutcome,
+  ConsumeRequest,
+  CreatedSubscription,
+  KeyInfo,
+  KeyKind,
+  KeyStatus,
+  Meter,
+  NewSubscription,
+  Plan,
+  QuotaState,
+  Reservation,
+  ResolvedKey,
+  UsageRow,
+} from './types.js';
+
+export interface MemoryMeterOptions {
+  /** The starting plan table. @default DEFAULT_PLANS */
+  plans?: readonly Plan[];
+}
+
+interface SubscriptionRecord {
+  id: string;
+  product: ProductId;
+  plan: string;
+  ipAllow: string[];
+}
+
+interface KeyRecord {
+  id: string;
+  subscription: SubscriptionRecord;
+  kind: KeyKind;
+  hash: string;
+  prefix: string;
+  status: KeyStatus;
+  createdAt: string;
+}
+
+/**
+ * Create a Meter that keeps everything in memory. Counters stay bounded: one rate entry per
+ * key (replaced when its minute changes) and one quota entry per subscription (replaced when
+ * its month changes); usage grows by one row per subscription and day.
+ */
+export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
+  const plans = new PlanTable(options.plans ?? DEFAULT_PLANS);
+  const keysById = new Map<string, KeyRecord>();
+  const keysByHash = new Map<string, KeyRecord>();
+  const rateByKey = new Map<string, RateEntry>();
+  const quotaBySubscription = new Map<string, QuotaEntry>();
+  const usageRows = new Map<string, UsageRow>();
+  const settings = new Map<string, string>();
+  let lastSubscriptionId = 0;
+  let lastKeyId = 0;
+  let closed = false;
+
+  function ensureOpen(): void {
+    if (closed) throw new Error('meter is closed');
+  }
+
+  function keyInfo(key: KeyRecord): KeyInfo {
+    const sub = key.subscription;
+    return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, prefix: key.prefix, plan: sub.plan, ipAllow: [...sub.ipAllow], createdAt: key.createdAt };
+  }
+
+  return {
+    async resolveKey(hash: string): Promise<ResolvedKey | null> {
+      ensureOpen();
+      const key = keysByHash.get(hash);
+      if (!key) return null;
+      const sub = key.subscription;
+      return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, ipAllow: [...sub.ipAllow], plan: resolvePlan(plans.list(), sub.plan, sub.product) };
+    },
+
+    async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
+      ensureOpen();
+      const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
+      if (decision.rate) rateByKey.set(request.keyId, decision.rate);
+      if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
+      return decision.outcome;
+    },
+
+    async commit(reservation: Reservation): Promise<void> {
+      ensureOpen();
+      const id = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
+      const row = usageRows.get(id);
+      if (row) row.lookups += 1;
+      else usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 });
+    },
+
+    async refund(reservation: Reservation): Promise<void> {
+      ensureOpen();
+      const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period);
+      if (entry) quotaBySubscription.set(reservation.subscriptionId, entry);
+    },
+
+    async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
+      ensureOpen();
+      return snapshotQuota(quotaBySubscription.get(subscriptionId), monthlyQuota, now);
+    },
+
+    async createSubscription(input: NewSubscription): Promise<CreatedSubscription> {
+      ensureOpen();
+      const ipAllow = validateSubscription(input, () => plans.list());
+      if (input.keys.some((k) => keysByHash.has(k.hash))) throw duplicateKeyError();
+      const sub: SubscriptionRecord = { id: String(++lastSubscriptionId), product: input.product, plan: input.plan, ipAllow };
+      const createdAt = new Date().toISOString();
+      const keys = input.keys.map((k) => {
+        const key: KeyRecord = { id: String(++lastKeyId), subscription: sub, kind: k.kind, hash: k.hash, prefix: k.prefix, status: 'active', createdAt };
+        keysById.set(key.id, key);
+        keysByHash.set(key.hash, key);
+        return keyInfo(key);
+      });
+      return { subscriptionId: sub.id, keys };
+    },
+
+    async listKeys(): Promise<KeyInfo[]> {
+      ensureOpen();
+      // Map iteration follows insertion, which is creation order.
+      return [...keysById.values()].map(keyInfo);
+    },
+
+    async revokeKey(idOrHash: string): Promise<KeyInfo | null> {
+      ensureOpen();
+      const key = keysById.get(idOrHash) ?? keysByHash.get(idOrHash);
+      if (!key) return null;
+      key.status = 'revoked';
+      return keyInfo(key);
+    },
+
+    async setPlan(plan: Plan): Promise<void> {
+      ensureOpen();
+      plans.set(plan);
+    },
+
+    async listPlans(): Promise<Plan[]> {
+      ensureOpen();
+      return plans.list().map((p) => ({ ...p })).sort(comparePlans);
+    },
+
+    async usage(period?: string): Promise<UsageRow[]> {
+      ensureOpen();
+      if (period !== undefined) assertValidPeriod(period);
+      const rows = [...usageRows.values()].filter((row) => period === undefined || row.day.startsWith(`${period}-`));
+      return rows.map((row) => ({ ...row })).sort(compareUsageRows);
+    },
+
+    async getSetting(name: string): Promise<string | null> {
+      ensureOpen();
+      return settings.get(name) ?? null;
+    },
+
+    async setSetting(name: string, value: string): Promise<void> {
+      ensureOpen();
+      settings.set(name, value);
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+    },
+  };
+}
+
+/** Plans keyed by (slug, product), with the array form resolvePlan reads cached between changes. */
+class PlanTable {
+  private readonly rows = new Map<string, Plan>();
+  private cached: Plan[] | null = null;
+
+  constructor(initial: readonly Plan[]) {
+    for (const plan of initial) this.set(plan);
+  }
+
+  set(plan: Plan): void {
+    assertStorablePlan(plan);
+    this.rows.set(`${plan.slug}\u0000${plan.product}`, { slug: plan.slug, product: plan.product, rateLimitPerMinute: plan.rateLimitPerMinute, monthlyQuota: plan.monthlyQuota });
+    this.cached = null;
+  }
+
+  list(): readonly Plan[] {
+    this.cached ??= [...this.rows.values()];
+    return this.cached;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Pure rules shared by every Meter store (memory, SQLite), so they decide the same way:
+ * input validation, the consume decision, quota snapshots and result ordering. Stores only
+ * load and save the counters these functions read and return.
+ */
+import { normalizeCidrs } from '../lib/ip.js';
+import { isProductId, type ProductId } from '../products/catalog.js';
+import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
+import { assertValidPlan, resolvePlan } from './plans.js';
+import type { ConsumeOutcome, ConsumeRequest, NewSubscription, Plan, QuotaState, RateState, UsageRow } from './types.js';
+
+/** A key's count in its current one-minute window. Stores keep one entry per key. */
+export interface RateEntry {
+  window: number;
+  hits: number;
+}
+
+/** A subscription's reserved lookups in its current month. Stores keep one entry per subscription. */
+export interface QuotaEntry {
+  period: string;
+  used: number;
+}
+
+/** What one `consume` call answers and which counters it changes. */
+export interface ConsumeDecision {
+  outcome: ConsumeOutcome;
+  /** The rate entry to save, or null when the call counted nothing (rate limited). */
+  rate: RateEntry | null;
+  /** The quota entry to save, or null when no quota was reserved. */
+  quota: QuotaEntry | null;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+/**
+ * Decide one `consume` call from the stored counters. Counters never move back in time: a
+ * call stamped in an earlier window or month than the stored one (clock skew between callers,
+ * a request that waited) counts against the stored, newer one, so it cannot reopen a window.
+ */
+export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | undefined, storedQuota: QuotaEntry | undefined): ConsumeDecision {
+  const window = Math.max(rateWindow(request.now), storedRate?.window ?? -Infinity);
+  const hitsBefore = storedRate?.window === window ? storedRate.hits : 0;
+  const day = dayOf(request.now);
+  const period = latestPeriod(day.slice(0, 7), storedQuota?.period);
+  const usedBefore = storedQuota?.period === period ? storedQuota.used : 0;
+  const limit = request.rateLimitPerMinute;
+
+  if (hitsBefore >= limit) {
+    const outcome: ConsumeOutcome = {
+      allowed: false,
+      reason: 'rate_limit_exceeded',
+      rate: rateState(limit, hitsBefore, window),
+      quota: quotaState(request.monthlyQuota, usedBefore, period),
+    };
+    return { outcome, rate: null, quota: null };
+  }
+
+  // From here the call counts against the window, even if the quota then rejects it.
+  const rate: RateEntry = { window, hits: hitsBefore + 1 };
+  const rateNow = rateState(limit, rate.hits, window);
+  if (!request.reserveQuota) {
+    const outcome: ConsumeOutcome = { allowed: true, rate: rateNow, quota: quotaState(request.monthlyQuota, usedBefore, period), reservation: null };
+    return { outcome, rate, quota: null };
+  }
+  if (request.monthlyQuota !== null && usedBefore >= request.monthlyQuota) {
+    const outcome: ConsumeOutcome = { allowed: false, reason: 'quota_exceeded', rate: rateNow, quota: quotaState(request.monthlyQuota, usedBefore, period) };
+    return { outcome, rate, quota: null };
+  }
+  // Unlimited plans still count `used`, so usage so far is known.
+  const quota: QuotaEntry = { period, used: usedBefore + 1 };
+  const outcome: ConsumeOutcome = {
+    allowed: true,
+    rate: rateNow,
+    quota: quotaState(request.monthlyQuota, quota.used, period),
+    reservation: { subscriptionId: request.subscriptionId, product: request.product, period, day },
+  };
+  return { outcome, rate, quota };
+}
+
+/** Quota left in the month of `now`, from the subscription's stored entry (if any). */
+export function snapshotQuota(stored: QuotaEntry | undefined, monthlyQuota: number | null, now: number): QuotaState {
+  const period = quotaPeriod(now);
+  return quotaState(monthlyQuota, stored?.period === period ? stored.used : 0, period);
+}
+
+/** The entry after refunding one unit of `period`; unchanged when the stored month differs or is at 0. */
+export function refundEntry(stored: QuotaEntry | undefined, period: string): QuotaEntry | undefined {
+  if (!stored || stored.period !== period || stored.used <= 0) return stored;
+  return { period, used: stored.used - 1 };
+}
+
+function rateState(limit: number, hits: number, window: number): RateState {
+  return { limit, remaining: Math.max(0, limit - hits), resetAt: rateWindowResetAt(window * 60_000) };
+}
+
+function quotaState(limit: number | null, used: number, period: string): QuotaState {
+  return limit === null ? { limit: null, remaining: null, period } : { limit, remaining: Math.max(0, limit - used), period };
+}
+
+const DAY_MS = 86_400_000;
+let cachedDayIndex = Number.NaN;
+let cachedDay = '';
+
+/**
+ * usageDay(now), remembered for the current day: formatting a Date costs more than the rest of
+ * a memory-store consume. UTC days are whole multiples of DAY_MS, so the day index is exact.
+ */
+function dayOf(now: number): string {
+  const dayIndex = Math.floor(now / DAY_MS);
+  if (dayIndex !== cachedDayIndex) {
+    cachedDay = usageDay(now);
+    cachedDayIndex = dayIndex;
+  }
+  return cachedDay;
+}
+
+/** `YYYY-MM` strings sort chronologically as text. */
+function latestPeriod(period: string, stored: string | undefined): string {
+  return stored !== undefined && stored > period ? stored : period;
+}
+
+/**
+ * Check a new subscription against the plan table and return its normalised IP allowlist.
+ * `plansWithSlug` returns the plan rows of one slug (or the whole table). Throws a TypeError
+ * naming the bad field.
+ */
+export function validateSubscription(input: NewSubscription, plansWithSlug: (slug: string) => readonly Plan[]): string[] {
+  if (typeof input.product !== 'string' || !isProductId(input.product)) {
+    throw new TypeError(`unknown product ${JSON.stringify(input.product)}`);
+  }
+  if (typeof input.plan !== 'string' || !resolvePlan(plansWithSlug(input.plan), input.plan, input.product)) {
+    throw new TypeError(`unknown plan "${input.plan}" for product ${input.product}`);
+  }
+  const hashes = new Set<string>();
+  for (const key of input.keys) {
+    if (key.kind !== 'secret' && key.kind !== 'public') throw new TypeError(`key kind must be "secret" or "public" (got ${JSON.stringify(key.kind)})`);
+    if (typeof key.hash !== 'string' || !SHA256_HEX.test(key.hash)) throw new TypeError('key hash must be a SHA-256 digest in lowercase hex');
+    if (typeof key.prefix !== 'string') throw new TypeError('key prefix must be a string');
+    if (hashes.has(key.hash)) throw duplicateKeyError();
+    hashes.add(key.hash);
+  }
+  if (!Array.isArray(input.ipAllow) || input.ipAllow.some((c) => typeof c !== 'string')) {
+    throw new TypeError('ipAllow must be an array of CIDR strings');
+  }
+  return normalizeCidrs(input.ipAllow);
+}
+
+/** The error both stores throw when a key hash is already stored. */
+export function duplicateKeyError(): Error {
+  return new Error('a key with this hash already exists');
+}
+
+/** assertValidPlan plus the product check it leaves out. */
+export function assertStorablePlan(plan: Plan): void {
+  assertValidPlan(plan);
+  if (plan.product !== '*' && !isProductId(plan.product)) {
+    throw new TypeError(`plan product must be a product id or "*" (got ${JSON.stringify(plan.product)})`);
+  }
+}
+
+/** Throws unless `period` is a `YYYY-MM` month. */
+export function assertValidPeriod(period: string): void {
+  if (typeof period !== 'string' || !PERIOD.test(period)) {
+    throw new TypeError(`period must be a month as YYYY-MM (got ${JSON.stringify(period)})`);
+  }
+}
+
+/** True when `idOrHash` has the form of a key hash rather than an id. */
+export function looksLikeKeyHash(idOrHash: string): boolean {
+  return SHA256_HEX.test(idOrHash);
+}
+
+/** Plans by slug, then product with `'*'` first. */
+export function comparePlans(a: Plan, b: Plan): number {
+  return compareText(a.slug, b.slug) || compareProduct(a.product, b.product);
+}
+
+/** Usage rows by day, then subscription (numeric ids in numeric order), then product. */
+export function compareUsageRows(a: UsageRow, b: UsageRow): number {
+  return compareText(a.day, b.day) || compareIds(a.subscriptionId, b.subscriptionId) || compareText(a.product, b.product);
+}
+
+/** Ids in creation order: shorter first, then as text, so counter ids (no leading zeros) sort by value. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || compareText(a, b);
+}
+
+function compareProduct(a: ProductId | '*', b: ProductId | '*'): number {
+  if (a === b) return 0;
+  if (a === '*') return -1;
+  if (b === '*') return 1;
+  return compareText(a, b);
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,231 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hashKey, issueKeys } from '../../src/metering/keys.js';
+import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
+import { describeMeterConformance, T0 } from './store-conformance.js';
+
+const run = promisify(execFile);
+
+describeMeterConformance('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'seclookup-meter-'));
+  const meter = createSqliteMeter(join(dir, 'meter.db'));
+  return {
+    meter,
+    cleanup: async () => {
+      await meter.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('createSqliteMeter', () => {
+  let dir: string;
+  let path: string;
+  const opened: Meter[] = [];
+
+  /** Open a meter on the test file; closed after the test. */
+  function open(options?: Parameters<typeof createSqliteMeter>[1]): Meter {
+    const meter = createSqliteMeter(path, options);
+    opened.push(meter);
+    return meter;
+  }
+
+  async function requestFor(meter: Meter, secretKey: string, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
+    const key = await meter.resolveKey(hashKey(secretKey));
+    if (!key?.plan) throw new Error('no such key');
+    return {
+      keyId: key.id,
+      subscriptionId: key.subscriptionId,
+      product: key.product,
+      rateLimitPerMinute: key.plan.rateLimitPerMinute,
+      monthlyQuota: key.plan.monthlyQuota,
+      reserveQuota: true,
+      now: T0,
+      ...overrides,
+    };
+  }
+
+  function allowedCount(outcomes: ConsumeOutcome[]): number {
+    return outcomes.filter((o) => o.allowed).length;
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'seclookup-meter-'));
+    path = join(dir, 'meter.db');
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((m) => m.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps keys, plans, counters, usage and settings across close and reopen', async () => {
+    const first = open();
+    await first.setPlan({ slug: 'team', product: '*', rateLimitPerMinute: 5, monthlyQuota: 100 });
+    const sub = await issueKeys(first, { product: 'geoip', plan: 'team', ipAllow: ['192.0.2.0/24'] });
+    const request = await requestFor(first, sub.secretKey);
+    for (let i = 0; i < 3; i++) {
+      const outcome = await first.consume(request);
+      if (outcome.allowed && outcome.reservation) await first.commit(outcome.reservation);
+    }
+    await first.revokeKey(sub.keys[1].id);
+    await first.setSetting('first-start', 'done');
+    const keys = await first.listKeys();
+    await first.close();
+
+    const second = open();
+    expect(await second.listKeys()).toEqual(keys);
+    expect(await second.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'active', ipAllow: ['192.0.2.0/24'], plan: { slug: 'team', rateLimitPerMinute: 5, monthlyQuota: 100 } });
+    expect(await second.resolveKey(hashKey(sub.publicKey))).toMatchObject({ status: 'revoked' });
+    expect(await second.getSetting('first-start')).toBe('done');
+    expect(await second.quota(sub.subscriptionId, 100, T0)).toEqual({ limit: 100, remaining: 97, period: '2025-01' });
+    expect(await second.usage('2025-01')).toEqual([{ subscriptionId: sub.subscriptionId, product: 'geoip', day: '2025-01-15', lookups: 3 }]);
+    // The rate window survived too: 3 of 5 used.
+    expect(await second.consume(request)).toMatchObject({ allowed: true, rate: { remaining: 1 } });
+  });
+
+  it('commits writes still queued when close is called', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey);
+    const pending = [meter.consume(request), meter.consume(request)];
+    await meter.close();
+    expect(allowedCount(await Promise.all(pending))).toBe(2);
+    expect(await open().quota(sub.subscriptionId, 10_000, T0)).toMatchObject({ remaining: 9_998 });
+  });
+
+  it('a failing call in a group of concurrent writes rejects alone', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey);
+    // SQLite cannot bind an object as a key id, so this call throws inside the group.
+    const bad = { ...request, keyId: { not: 'an id' } as unknown as string };
+    const results = await Promise.allSettled([meter.consume(request), meter.consume(bad), meter.consume(request)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value.rate.remaining : null))).toEqual([119, null, 118]);
+    expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toMatchObject({ remaining: 9_998 });
+  });
+
+  it('seeds the plan table only when it is empty', async () => {
+    const custom = [{ slug: 'solo', product: '*' as const, rateLimitPerMinute: 5, monthlyQuota: 50 }];
+    const first = open({ plans: custom });
+    expect(await first.listPlans()).toEqual(custom);
+    await first.close();
+    // Reopening with other plans keeps the stored table.
+    expect(await open().listPlans()).toEqual(custom);
+  });
+
+  it('two meters on one file (CLI and serve) see each other’s keys, revocations and counts', async () => {
+    const cli = open();
+    const serve = open();
+    const sub = await issueKeys(cli, { product: 'useragent' });
+    expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ id: sub.keys[0].id, status: 'active' });
+
+    await cli.setPlan({ slug: 'starter', product: 'useragent', rateLimitPerMinute: 10, monthlyQuota: 1_000 });
+    const request = await requestFor(serve, sub.secretKey);
+    expect(request.rateLimitPerMinute).toBe(10);
+
+    // Alternating and concurrent calls from both share one window.
+    const outcomes: ConsumeOutcome[] = [];
+    for (let i = 0; i < 6; i++) outcomes.push(await (i % 2 ? cli : serve).consume(request));
+    outcomes.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? cli : serve).consume(request)))));
+    expect(allowedCount(outcomes)).toBe(10);
+    expect(await cli.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 990, period: '2025-01' });
+
+    await cli.revokeKey(hashKey(sub.secretKey));
+    expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'revoked' });
+    expect((await serve.listKeys()).map((k) => k.status)).toEqual(['revoked', 'active']);
+  });
+
+  it('admits exactly the limit when two processes consume the same key at once', async () => {
+    const meter = open();
+    await meter.setPlan({ slug: 'shared', product: '*', rateLimitPerMinute: 1_500, monthlyQuota: 10_000 });
+    const sub = await issueKeys(meter, { product: 'useragent', plan: 'shared' });
+    const request = await requestFor(meter, sub.secretKey);
+    await meter.close();
+
+    const moduleUrl = pathToFileURL(resolve('src/metering/sqlite.ts')).href;
+    // Each child waits for a common start time, then sends 1,000 calls in bursts of 20 spread
+    // over tens of milliseconds, so the two processes' transactions interleave.
+    const child = `
+      const { createSqliteMeter } = await import(${JSON.stringify(moduleUrl)});
+      const meter = createSqliteMeter(process.env.METER_DB);
+      const request = JSON.parse(process.env.METER_REQUEST);
+      while (Date.now() < Number(process.env.START_AT)) await new Promise((r) => setTimeout(r, 1));
+      let allowed = 0;
+      for (let burst = 0; burst < 50; burst++) {
+        const outcomes = await Promise.all(Array.from({ length: 20 }, () => meter.consume(request)));
+        allowed += outcomes.filter((o) => o.allowed).length;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await meter.close();
+      console.log(JSON.stringify({ allowed }));
+    `;
+    const env = { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
+    const children = [1, 2].map(() => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env, cwd: process.cwd() }));
+    const allowed = (await Promise.all(children)).map(({ stdout }) => (JSON.parse(stdout) as { allowed: number }).allowed);
+
+    expect(allowed[0] + allowed[1]).toBe(1_500);
+    expect(await open().quota(sub.subscriptionId, 10_000, T0)).toMatchObject({ remaining: 10_000 - 1_500 });
+  });
+
+  it('uses WAL journaling and records its schema version', async () => {
+    await open().close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('user_version', { simple: true })).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('never writes a plaintext key to disk, only its hash', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    await meter.consume(await requestFor(meter, sub.secretKey));
+
+    const onDisk = () => ['', '-wal', '-shm'].map((suffix) => path + suffix).filter(existsSync).map((file) => readFileSync(file).toString('latin1')).join('');
+    const check = (bytes: string) => {
+      for (const key of [sub.secretKey, sub.publicKey]) {
+        expect(bytes).not.toContain(key);
+        expect(bytes).toContain(hashKey(key));
+      }
+    };
+    check(onDisk());
+    await meter.close();
+    // After close the WAL is checkpointed into the main file.
+    check(readFileSync(path).toString('latin1'));
+  });
+
+  it('rejects calls after close instead of hanging', async () => {
+    const meter = open();
+    await meter.close();
+    await expect(meter.listKeys()).rejects.toThrow(/closed/);
+    await expect(meter.consume({ keyId: '1', subscriptionId: '1', product: 'useragent', rateLimitPerMinute: 1, monthlyQuota: 1, reserveQuota: true, now: T0 })).rejects.toThrow(/closed/);
+  });
+
+  it('throws a clear error at construction when the file cannot be used', () => {
+    expect(() => createSqliteMeter(join(dir, 'missing-dir', 'meter.db'))).toThrow(/cannot open metering database ".*missing-dir.*"/);
+
+    writeFileSync(path, 'this is not a database, just some text long enough to look like a header');
+    expect(() => createSqliteMeter(path)).toThrow(/cannot open metering database .*not a database/);
+  });
+
+  it('refuses a database from a newer schema version', () => {
+    const db = new Database(path);
+    db.pragma('user_version = 99');
+    db.close();
+    expect(() => createSqliteMeter(path)).toThrow(/schema version 99 is newer/);
+  });
+
+  it('rejects an invalid plan table at construction', () => {
+    expect(() => createSqliteMeter(path, { plans: [{ slug: 'x', product: '*', rateLimitPerMinute: -1, monthlyQuota: null }] })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,465 @@
+/**
+ * The behaviour every Meter store must share. Each store's test file calls
+ * describeMeterConformance with a factory; nothing here knows which store it is testing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hashKey, issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
+import type { ConsumeOutcome, ConsumeRequest, KeyInfo, Meter, Plan } from '../../src/metering/types.js';
+import type { ProductId } from '../../src/products/catalog.js';
+
+export type MeterFactory = () => Promise<{ meter: Meter; cleanup: () => Promise<void> }>;
+
+/** 2025-01-15T12:00:00.000Z: the start of a minute, mid-month. */
+export const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
+export const MINUTE = 60_000;
+/** 2025-02-01T00:00:00.000Z: the first instant of the next month. */
+export const FEB = Date.UTC(2025, 1, 1);
+
+export function describeMeterConformance(name: string, makeMeter: MeterFactory): void {
+  describe(`Meter conformance: ${name}`, () => {
+    let meter: Meter;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ meter, cleanup } = await makeMeter());
+    });
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    /** A subscription on `plan` (created first when limits are given) with a secret and a public key. */
+    async function subscribe(options: { product?: ProductId; plan?: string; limits?: Omit<Plan, 'slug' | 'product'>; ipAllow?: string[] } = {}): Promise<IssuedKeys> {
+      const plan = options.plan ?? 'starter';
+      if (options.limits) await meter.setPlan({ slug: plan, product: '*', ...options.limits });
+      return issueKeys(meter, { product: options.product ?? 'useragent', plan, ipAllow: options.ipAllow });
+    }
+
+    /** A consume request for the subscription's secret key with the limits its plan resolves to. */
+    async function requestFor(sub: IssuedKeys, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
+      const resolved = await meter.resolveKey(hashKey(sub.secretKey));
+      if (!resolved?.plan) throw new Error('test subscription has no plan');
+      return {
+        keyId: resolved.id,
+        subscriptionId: sub.subscriptionId,
+        product: sub.product,
+        rateLimitPerMinute: resolved.plan.rateLimitPerMinute,
+        monthlyQuota: resolved.plan.monthlyQuota,
+        reserveQuota: true,
+        now: T0,
+        ...overrides,
+      };
+    }
+
+    function countOutcomes(outcomes: ConsumeOutcome[]): Record<string, number> {
+      const counts: Record<string, number> = {};
+      for (const o of outcomes) {
+        const label = o.allowed ? 'allowed' : o.reason;
+        counts[label] = (counts[label] ?? 0) + 1;
+      }
+      return counts;
+    }
+
+    describe('plans', () => {
+      it('starts with the default plan table, sorted by slug then product with "*" first', async () => {
+        expect(await meter.listPlans()).toEqual([
+          { slug: 'enterprise', product: '*', rateLimitPerMinute: 3_000, monthlyQuota: null },
+          { slug: 'starter', product: '*', rateLimitPerMinute: 120, monthlyQuota: 10_000 },
+          { slug: 'starter', product: 'captcha', rateLimitPerMinute: 60, monthlyQuota: 10_000 },
+          { slug: 'starter', product: 'domainrep', rateLimitPerMinute: 60, monthlyQuota: 5_000 },
+          { slug: 'starter', product: 'pwbreach', rateLimitPerMinute: 60, monthlyQuota: 10_000 },
+          { slug: 'starter', product: 'tls', rateLimitPerMinute: 60, monthlyQuota: 5_000 },
+        ]);
+      });
+
+      it('setPlan inserts a new row and replaces the row with the same slug and product', async () => {
+        await meter.setPlan({ slug: 'pro', product: 'geoip', rateLimitPerMinute: 600, monthlyQuota: 100_000 });
+        await meter.setPlan({ slug: 'starter', product: 'tls', rateLimitPerMinute: 90, monthlyQuota: null });
+        const plans = await meter.listPlans();
+        expect(plans.filter((p) => p.slug !== 'starter' || p.product === 'tls')).toEqual([
+          { slug: 'enterprise', product: '*', rateLimitPerMinute: 3_000, monthlyQuota: null },
+          { slug: 'pro', product: 'geoip', rateLimitPerMinute: 600, monthlyQuota: 100_000 },
+          { slug: 'starter', product: 'tls', rateLimitPerMinute: 90, monthlyQuota: null },
+        ]);
+        expect(plans).toHaveLength(7);
+      });
+
+      it('setPlan rejects invalid plans and leaves the table unchanged', async () => {
+        const before = await meter.listPlans();
+        await expect(meter.setPlan({ slug: 'Bad Slug', product: '*', rateLimitPerMinute: 1, monthlyQuota: 1 })).rejects.toThrow(TypeError);
+        await expect(meter.setPlan({ slug: 'zero', product: '*', rateLimitPerMinute: 0, monthlyQuota: 1 })).rejects.toThrow(/rate limit/);
+        await expect(meter.setPlan({ slug: 'neg', product: '*', rateLimitPerMinute: 1, monthlyQuota: -1 })).rejects.toThrow(/monthly quota/);
+        await expect(meter.setPlan({ slug: 'odd', product: 'nope' as ProductId, rateLimitPerMinute: 1, monthlyQuota: 1 })).rejects.toThrow(/product/);
+        expect(await meter.listPlans()).toEqual(before);
+      });
+    });
+
+    describe('subscriptions and keys', () => {
+      it('createSubscription stores active keys and returns their listing', async () => {
+        const before = Date.now();
+        const created = await meter.createSubscription({
+          product: 'geoip',
+          plan: 'starter',
+          ipAllow: [],
+          keys: [
+            { kind: 'secret', hash: hashKey('secret-1'), prefix: 'geo_sec_aaaaaa' },
+            { kind: 'public', hash: hashKey('public-1'), prefix: 'geo_pub_bbbbbb' },
+          ],
+        });
+        const after = Date.now();
+        expect(typeof created.subscriptionId).toBe('string');
+        expect(created.keys.map(({ createdAt, id, ...rest }) => rest)).toEqual([
+          { subscriptionId: created.subscriptionId, product: 'geoip', kind: 'secret', status: 'active', prefix: 'geo_sec_aaaaaa', plan: 'starter', ipAllow: [] },
+          { subscriptionId: created.subscriptionId, product: 'geoip', kind: 'public', status: 'active', prefix: 'geo_pub_bbbbbb', plan: 'starter', ipAllow: [] },
+        ]);
+        const [secret, pub] = created.keys;
+        expect(typeof secret.id).toBe('string');
+        expect(secret.id).not.toBe(pub.id);
+        for (const key of created.keys) {
+          expect(new Date(key.createdAt).toISOString()).toBe(key.createdAt);
+          expect(Date.parse(key.createdAt)).toBeGreaterThanOrEqual(before);
+          expect(Date.parse(key.createdAt)).toBeLessThanOrEqual(after);
+        }
+      });
+
+      it('normalises the IP allowlist, for every key of the subscription', async () => {
+        const sub = await subscribe({ ipAllow: ['10.0.0.0/8', '2001:DB8::1', '::ffff:192.0.2.1', ' 198.51.100.0/24 '] });
+        const expected = ['10.0.0.0/8', '2001:db8::1/128', '192.0.2.1/32', '198.51.100.0/24'];
+        expect(sub.keys.map((k) => k.ipAllow)).toEqual([expected, expected]);
+        expect((await meter.resolveKey(hashKey(sub.publicKey)))?.ipAllow).toEqual(expected);
+        expect((await meter.listKeys()).map((k) => k.ipAllow)).toEqual([expected, expected]);
+      });
+
+      it('rejects an invalid CIDR with a TypeError and stores nothing', async () => {
+        await expect(subscribe({ ipAllow: ['10.0.0.0/8', '10.0.0.0/33'] })).rejects.toThrow(new TypeError('not a valid CIDR: "10.0.0.0/33"'));
+        await expect(subscribe({ ipAllow: ['not-an-ip'] })).rejects.toThrow(TypeError);
+        expect(await meter.listKeys()).toEqual([]);
+      });
+
+      it('rejects a plan that does not resolve for the product', async () => {
+        await expect(subscribe({ plan: 'gold' })).rejects.toThrow(new TypeError('unknown plan "gold" for product useragent'));
+        // A product-only plan resolves for that product and no other.
+        await meter.setPlan({ slug: 'tls-only', product: 'tls', rateLimitPerMinute: 10, monthlyQuota: 100 });
+        await expect(subscribe({ plan: 'tls-only', product: 'geoip' })).rejects.toThrow(new TypeError('unknown plan "tls-only" for product geoip'));
+        const tls = await subscribe({ plan: 'tls-only', product: 'tls' });
+        expect(tls.keys.map((k) => k.plan)).toEqual(['tls-only', 'tls-only']);
+        expect(await meter.listKeys()).toHaveLength(2);
+      });
+
+      it('rejects an unknown product and a key hash that is already stored', async () => {
+        const key = { kind: 'secret' as const, hash: hashKey('dup'), prefix: 'ua_sec_dupdup' };
+        await expect(meter.createSubscription({ product: 'nope' as ProductId, plan: 'starter', ipAllow: [], keys: [key] })).rejects.toThrow(TypeError);
+        await meter.createSubscription({ product: 'useragent', plan: 'starter', ipAllow: [], keys: [key] });
+        await expect(meter.createSubscription({ product: 'useragent', plan: 'starter', ipAllow: [], keys: [key] })).rejects.toThrow(/already exists/);
+        expect(await meter.listKeys()).toHaveLength(1);
+      });
+
+      it('resolveKey returns the key with its plan resolved for its product', async () => {
+        const ua = await subscribe({ ipAllow: ['192.0.2.0/24'] });
+        const tls = await subscribe({ product: 'tls' });
+        expect(await meter.resolveKey(hashKey(ua.secretKey))).toEqual({
+          id: ua.keys[0].id,
+          subscriptionId: ua.subscriptionId,
+          product: 'useragent',
+          kind: 'secret',
+          status: 'active',
+          ipAllow: ['192.0.2.0/24'],
+          plan: { slug: 'starter', rateLimitPerMinute: 120, monthlyQuota: 10_000 },
+        });
+        expect(await meter.resolveKey(hashKey(ua.publicKey))).toMatchObject({ id: ua.keys[1].id, kind: 'public' });
+        // tls has its own starter row.
+        expect((await meter.resolveKey(hashKey(tls.secretKey)))?.plan).toEqual({ slug: 'starter', rateLimitPerMinute: 60, monthlyQuota: 5_000 });
+        expect(await meter.resolveKey(hashKey('never issued'))).toBeNull();
+      });
+
+      it('plan changes take effect immediately for existing keys', async () => {
+        const sub = await subscribe({ plan: 'team', limits: { rateLimitPerMinute: 50, monthlyQuota: 500 } });
+        await meter.setPlan({ slug: 'team', product: '*', rateLimitPerMinute: 7, monthlyQuota: null });
+        expect((await meter.resolveKey(hashKey(sub.secretKey)))?.plan).toEqual({ slug: 'team', rateLimitPerMinute: 7, monthlyQuota: null });
+        // A product row added later wins over the '*' row.
+        await meter.setPlan({ slug: 'team', product: 'useragent', rateLimitPerMinute: 9, monthlyQuota: 90 });
+        expect((await meter.resolveKey(hashKey(sub.secretKey)))?.plan).toEqual({ slug: 'team', rateLimitPerMinute: 9, monthlyQuota: 90 });
+      });
+
+      it('listKeys returns every key, oldest first, without hashes', async () => {
+        const a = await subscribe();
+        const b = await subscribe({ product: 'tls', plan: 'enterprise' });
+        const keys = await meter.listKeys();
+        expect(keys).toEqual([...a.keys, ...b.keys]);
+        expect(keys.map((k) => `${k.product}/${k.kind}/${k.plan}`)).toEqual([
+          'useragent/secret/starter',
+          'useragent/public/starter',
+          'tls/secret/enterprise',
+          'tls/public/enterprise',
+        ]);
+        expect(JSON.stringify(keys)).not.toContain(hashKey(a.secretKey));
+      });
+
+      it('revokeKey by id or hash marks only that key revoked, idempotently', async () => {
+        const sub = await subscribe();
+        const [secret, pub] = sub.keys;
+
+        const revoked = await meter.revokeKey(secret.id);
+        expect(revoked).toEqual({ ...secret, status: 'revoked' });
+        expect(await meter.resolveKey(hashKey(sub.secretKey))).toMatchObject({ id: secret.id, status: 'revoked' });
+        expect(await meter.resolveKey(hashKey(sub.publicKey))).toMatchObject({ id: pub.id, status: 'active' });
+
+        // Again, by hash this time: same answer.
+        expect(await meter.revokeKey(hashKey(sub.secretKey))).toEqual({ ...secret, status: 'revoked' });
+        expect(await meter.revokeKey(hashKey(sub.publicKey))).toEqual({ ...pub, status: 'revoked' });
+        expect((await meter.listKeys()).map((k: KeyInfo) => k.status)).toEqual(['revoked', 'revoked']);
+
+        expect(await meter.revokeKey('999999')).toBeNull();
+        expect(await meter.revokeKey(hashKey('never issued'))).toBeNull();
+        expect(await meter.revokeKey('')).toBeNull();
+      });
+    });
+
+    describe('consume', () => {
+      it('admits a call, counts the window and reserves one unit of quota', async () => {
+        const sub = await subscribe();
+        const outcome = await meter.consume(await requestFor(sub, { now: T0 + 1_234 }));
+        expect(outcome).toEqual({
+          allowed: true,
+          rate: { limit: 120, remaining: 119, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 10_000, remaining: 9_999, period: '2025-01' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' },
+        });
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toEqual({ limit: 10_000, remaining: 9_999, period: '2025-01' });
+      });
+
+      it('without reserveQuota counts the window but holds no quota', async () => {
+        const sub = await subscribe();
+        const request = await requestFor(sub, { reserveQuota: false });
+        expect(await meter.consume(request)).toEqual({
+          allowed: true,
+          rate: { limit: 120, remaining: 119, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 10_000, remaining: 10_000, period: '2025-01' },
+          reservation: null,
+        });
+        expect((await meter.consume(request)).rate.remaining).toBe(118);
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toEqual({ limit: 10_000, remaining: 10_000, period: '2025-01' });
+      });
+
+      it('rejects past the per-minute limit, counting nothing, until the next minute', async () => {
+        const sub = await subscribe({ plan: 'tiny', limits: { rateLimitPerMinute: 3, monthlyQuota: 100 } });
+        const request = await requestFor(sub);
+        const admitted = [];
+        for (let i = 0; i < 3; i++) admitted.push(await meter.consume({ ...request, now: T0 + i * 10_000 }));
+        expect(admitted.map((o) => [o.allowed, o.rate.remaining])).toEqual([
+          [true, 2],
+          [true, 1],
+          [true, 0],
+        ]);
+
+        const rejected = await meter.consume({ ...request, now: T0 + 59_999 });
+        expect(rejected).toEqual({
+          allowed: false,
+          reason: 'rate_limit_exceeded',
+          rate: { limit: 3, remaining: 0, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 100, remaining: 97, period: '2025-01' },
+        });
+
+        // The window rolls over exactly at the minute boundary.
+        const next = await meter.consume({ ...request, now: T0 + MINUTE });
+        expect(next).toMatchObject({ allowed: true, rate: { limit: 3, remaining: 2, resetAt: T0 / 1000 + 120 }, quota: { remaining: 96 } });
+      });
+
+      it('keeps one window per key while the subscription shares one quota', async () => {
+        const sub = await subscribe({ plan: 'tiny', limits: { rateLimitPerMinute: 2, monthlyQuota: 100 } });
+        const secret = await requestFor(sub);
+        const pub = { ...secret, keyId: sub.keys[1].id };
+        await meter.consume(secret);
+        await meter.consume(secret);
+        expect(await meter.consume(secret)).toMatchObject({ allowed: false, reason: 'rate_limit_exceeded' });
+        expect(await meter.consume(pub)).toMatchObject({ allowed: true, rate: { remaining: 1 }, quota: { remaining: 97 } });
+      });
+
+      it('a rate-limited call never consumes quota', async () => {
+        const sub = await subscribe({ plan: 'tiny', limits: { rateLimitPerMinute: 5, monthlyQuota: 1_000 } });
+        const request = await requestFor(sub);
+        const outcomes = [];
+        for (let i = 0; i < 50; i++) outcomes.push(await meter.consume(request));
+        expect(countOutcomes(outcomes)).toEqual({ allowed: 5, rate_limit_exceeded: 45 });
+        expect(await meter.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 995, period: '2025-01' });
+      });
+
+      it('rejects past the monthly quota (the call still counts against the window) until the next month', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });
+        const request = await requestFor(sub);
+        expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 1 } });
+        expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
+        expect(await meter.consume(request)).toEqual({
+          allowed: false,
+          reason: 'quota_exceeded',
+          rate: { limit: 100, remaining: 97, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 2, remaining: 0, period: '2025-01' },
+        });
+        // Unbilled calls are still admitted when the quota is gone.
+        expect(await meter.consume({ ...request, reserveQuota: false })).toMatchObject({ allowed: true, rate: { remaining: 96 }, quota: { remaining: 0 } });
+
+        // Last millisecond of January: still exhausted. First of February: a fresh month.
+        expect(await meter.consume({ ...request, now: FEB - 1 })).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
+        expect(await meter.consume({ ...request, now: FEB })).toEqual({
+          allowed: true,
+          rate: { limit: 100, remaining: 99, resetAt: FEB / 1000 + 60 },
+          quota: { limit: 2, remaining: 1, period: '2025-02' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-02', day: '2025-02-01' },
+        });
+        expect(await meter.quota(sub.subscriptionId, 2, FEB + 5 * 86_400_000)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
+      });
+
+      it('counts usage on unlimited plans but never rejects on quota', async () => {
+        const sub = await subscribe({ plan: 'enterprise' });
+        const request = await requestFor(sub);
+        expect(request.monthlyQuota).toBeNull();
+        let last: ConsumeOutcome | undefined;
+        for (let i = 0; i < 25; i++) last = await meter.consume(request);
+        expect(last).toEqual({
+          allowed: true,
+          rate: { limit: 3_000, remaining: 2_975, resetAt: T0 / 1000 + 60 },
+          quota: { limit: null, remaining: null, period: '2025-01' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' },
+        });
+        expect(await meter.quota(sub.subscriptionId, null, T0)).toEqual({ limit: null, remaining: null, period: '2025-01' });
+        // The count is kept: were the plan capped at 100, 75 would be left.
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toEqual({ limit: 100, remaining: 75, period: '2025-01' });
+      });
+
+      it('never moves a window or month back: late calls count against the newer one', async () => {
+        const sub = await subscribe({ plan: 'tiny', limits: { rateLimitPerMinute: 2, monthlyQuota: 10 } });
+        const request = await requestFor(sub);
+        await meter.consume({ ...request, now: FEB + MINUTE });
+        await meter.consume({ ...request, now: FEB + MINUTE });
+        // Stamped a minute (and a month) earlier, e.g. by a caller whose clock lags.
+        expect(await meter.consume({ ...request, now: FEB - 1 })).toEqual({
+          allowed: false,
+          reason: 'rate_limit_exceeded',
+          rate: { limit: 2, remaining: 0, resetAt: FEB / 1000 + 120 },
+          quota: { limit: 10, remaining: 8, period: '2025-02' },
+        });
+        const late = await meter.consume({ ...request, keyId: sub.keys[1].id, now: FEB - 1 });
+        expect(late).toMatchObject({ allowed: true, quota: { remaining: 7, period: '2025-02' }, reservation: { period: '2025-02', day: '2025-01-31' } });
+      });
+
+      it('quota() reports without consuming', async () => {
+        const sub = await subscribe();
+        await meter.consume(await requestFor(sub));
+        const snapshot = await meter.quota(sub.subscriptionId, 10_000, T0);
+        expect(snapshot).toEqual({ limit: 10_000, remaining: 9_999, period: '2025-01' });
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toEqual(snapshot);
+        expect(await meter.quota(sub.subscriptionId, 10_000, FEB)).toEqual({ limit: 10_000, remaining: 10_000, period: '2025-02' });
+        expect(await meter.quota('no-such-subscription', 5, T0)).toEqual({ limit: 5, remaining: 5, period: '2025-01' });
+      });
+
+      it('admits exactly the rate limit among 200 concurrent calls', async () => {
+        const sub = await subscribe();
+        const request = await requestFor(sub);
+        expect(request.rateLimitPerMinute).toBe(120);
+        const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => meter.consume({ ...request, now: T0 + i })));
+        expect(countOutcomes(outcomes)).toEqual({ allowed: 120, rate_limit_exceeded: 80 });
+        const remaining = outcomes.filter((o) => o.allowed).map((o) => o.rate.remaining);
+        expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i));
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toEqual({ limit: 10_000, remaining: 9_880, period: '2025-01' });
+      });
+
+      it('admits exactly the remaining quota among concurrent calls', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 1_000, monthlyQuota: 50 } });
+        const request = await requestFor(sub);
+        const outcomes = await Promise.all(Array.from({ length: 200 }, () => meter.consume(request)));
+        expect(countOutcomes(outcomes)).toEqual({ allowed: 50, quota_exceeded: 150 });
+        expect(await meter.quota(sub.subscriptionId, 50, T0)).toEqual({ limit: 50, remaining: 0, period: '2025-01' });
+        // All 200 counted against the window.
+        expect((await meter.consume({ ...request, reserveQuota: false })).rate.remaining).toBe(1_000 - 201);
+      });
+    });
+
+    describe('commit, refund and usage', () => {
+      it('refund gives a reserved unit back, never below zero and only to its own month', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });
+        const request = await requestFor(sub);
+        const first = await meter.consume(request);
+        await meter.consume(request);
+        expect(await meter.consume(request)).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
+        if (!first.allowed || !first.reservation) throw new Error('expected a reservation');
+
+        await meter.refund(first.reservation);
+        expect(await meter.quota(sub.subscriptionId, 2, T0)).toEqual({ limit: 2, remaining: 1, period: '2025-01' });
+        expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
+
+        // Over-refunding stops at zero used.
+        for (let i = 0; i < 5; i++) await meter.refund(first.reservation);
+        expect(await meter.quota(sub.subscriptionId, 2, T0)).toEqual({ limit: 2, remaining: 2, period: '2025-01' });
+
+        // A January refund after February started leaves February alone.
+        await meter.consume({ ...request, now: FEB });
+        await meter.refund(first.reservation);
+        expect(await meter.quota(sub.subscriptionId, 2, FEB)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
+      });
+
+      it('commit records billed lookups per subscription, product and day', async () => {
+        const a = await subscribe();
+        const b = await subscribe({ product: 'tls' });
+        const days = [T0, T0 + 1_000, T0 + 86_400_000, FEB + 3_600_000];
+        for (const now of days) {
+          const outcome = await meter.consume(await requestFor(a, { now }));
+          if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
+        }
+        const fromB = await meter.consume(await requestFor(b, { now: T0 }));
+        if (fromB.allowed && fromB.reservation) await meter.commit(fromB.reservation);
+        // Reserved then refunded: not billed.
+        const refunded = await meter.consume(await requestFor(b, { now: T0 + 2_000 }));
+        if (refunded.allowed && refunded.reservation) await meter.refund(refunded.reservation);
+
+        const january = [
+          { subscriptionId: a.subscriptionId, product: 'useragent', day: '2025-01-15', lookups: 2 },
+          { subscriptionId: b.subscriptionId, product: 'tls', day: '2025-01-15', lookups: 1 },
+          { subscriptionId: a.subscriptionId, product: 'useragent', day: '2025-01-16', lookups: 1 },
+        ];
+        const february = [{ subscriptionId: a.subscriptionId, product: 'useragent', day: '2025-02-01', lookups: 1 }];
+        expect(await meter.usage()).toEqual([...january, ...february]);
+        expect(await meter.usage('2025-01')).toEqual(january);
+        expect(await meter.usage('2025-02')).toEqual(february);
+        expect(await meter.usage('2025-03')).toEqual([]);
+        await expect(meter.usage('2025-1')).rejects.toThrow(TypeError);
+      });
+    });
+
+    describe('settings and lifecycle', () => {
+      it('stores settings by name', async () => {
+        expect(await meter.getSetting('first-start')).toBeNull();
+        await meter.setSetting('first-start', 'done');
+        await meter.setSetting('other', '');
+        expect(await meter.getSetting('first-start')).toBe('done');
+        await meter.setSetting('first-start', 'again');
+        expect(await meter.getSetting('first-start')).toBe('again');
+        expect(await meter.getSetting('other')).toBe('');
+      });
+
+      it('rejects every call after close', async () => {
+        const sub = await subscribe();
+        const request = await requestFor(sub);
+        await meter.close();
+        await meter.close(); // closing twice is harmless
+        const reservation = { subscriptionId: sub.subscriptionId, product: 'useragent' as const, period: '2025-01', day: '2025-01-15' };
+        const calls: Array<Promise<unknown>> = [
+          meter.resolveKey(hashKey(sub.secretKey)),
+          meter.consume(request),
+          meter.commit(reservation),
+          meter.refund(reservation),
+          meter.quota(sub.subscriptionId, 10, T0),
+          meter.createSubscription({ product: 'useragent', plan: 'starter', ipAllow: [], keys: [] }),
+          meter.listKeys(),
+          meter.revokeKey(sub.keys[0].id),
+          meter.setPlan({ slug: 'x', product: '*', rateLimitPerMinute: 1, monthlyQuota: 1 }),
+          meter.listPlans(),
+          meter.usage(),
+          meter.getSetting('a'),
+          meter.setSetting('a', 'b'),
+        ];
+        const results = await Promise.allSettled(calls);
+        expect(results.map((r) => r.status)).toEqual(calls.map(() => 'rejected'));
+        for (const r of results) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+      });
+    });
+  });
+}

@@ -1,5 +1,6 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Api } from '../src/api/types.js';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { LookupError } from '../src/errors.js';
+import type { Api, RequestBody } from '../src/api/types.js';
 import { writeCrash, writeResponse } from './node.js';
 
 export interface SeclookupExpressOptions {
@@ -7,24 +8,60 @@ export interface SeclookupExpressOptions {
 }
 
 /**
+ * The middleware pair `seclookup()` returns: the request handler, and an error handler that
+ * answers an app body parser's refusals (malformed JSON, body too large) on the API's paths.
+ * `app.use` takes the pair as one argument.
+ */
+export type SeclookupMiddleware = [RequestHandler, ErrorRequestHandler];
+
+/**
  * Express middleware serving the API's paths (`/v1/...` and `/healthz`, relative to where it
- * is mounted) and passing every other path on with `next()`. A body already parsed by
- * `express.json()` is used as is; otherwise the core reads the raw stream under its size cap.
+ * is mounted) and passing every other path on with `next()`. A body already read by an app
+ * parser mounted earlier (`express.json()`, `express.text()`, ...) is used as that parser left
+ * it; otherwise the core reads the raw stream under its size cap.
  *
  * @example
  * app.use(seclookup({ api }));          // or app.use('/security', seclookup({ api }))
  */
-export function seclookup(options: SeclookupExpressOptions): RequestHandler {
+export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware {
   const { api } = options ?? ({} as SeclookupExpressOptions);
   if (!api || typeof api.handle !== 'function') throw new TypeError('seclookup/express: pass { api } from createApi()');
-  return (req: Request, res: Response, next: NextFunction) => {
-    const url = req.url;
-    const path = url.split('?', 1)[0];
-    if (!api.owns(path)) return next();
-    // body-parser marks a parsed body with `_body`; then the stream is already consumed.
-    const parsed = (req as Request & { _body?: boolean })._body === true;
+
+  const serve = (req: Request, res: Response, body: RequestBody) => {
     api
-      .handle({ method: req.method, url, headers: req.headers, body: parsed ? { parsed: req.body } : req, remoteAddress: req.socket.remoteAddress })
+      .handle({ method: req.method, url: req.url, headers: req.headers, body, remoteAddress: req.socket.remoteAddress })
       .then((response) => writeResponse(res, response), () => writeCrash(res));
   };
+  const ownsPath = (req: Request) => api.owns(req.url.split('?', 1)[0]);
+
+  const handler: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+    if (!ownsPath(req)) return next();
+    serve(req, res, bodyReadEarlier(req) ?? req);
+  };
+
+  // A parser's error skips ordinary middleware; hand it to the core as the body, so the API
+  // still checks the key first and answers in its own envelope.
+  const parserErrors: ErrorRequestHandler = (error: unknown, req: Request, res: Response, next: NextFunction) => {
+    const type = (error as { type?: unknown } | null)?.type;
+    if (!ownsPath(req) || (type !== 'entity.parse.failed' && type !== 'entity.too.large')) return next(error);
+    serve(req, res, type === 'entity.parse.failed' ? String((error as { body?: unknown }).body ?? '') : refusedAsTooLarge());
+  };
+
+  return [handler, parserErrors];
+}
+
+/**
+ * The body as a parser mounted earlier left it, or undefined when the stream is still unread.
+ * body-parser 1 (Express 4) marks its work with `_body`; body-parser 2 (Express 5) only
+ * consumes the stream.
+ */
+function bodyReadEarlier(req: Request): RequestBody | undefined {
+  if ((req as Request & { _body?: boolean })._body !== true && !req.readableEnded) return undefined;
+  const body: unknown = req.body;
+  return typeof body === 'string' || body instanceof Uint8Array ? body : { parsed: body };
+}
+
+/** A body that fails as soon as the core reads it, for one the app's parser refused by size. */
+async function* refusedAsTooLarge(): AsyncGenerator<Uint8Array> {
+  throw new LookupError('payload_too_large', 'request body exceeds the size limit');
 }

@@ -6,8 +6,8 @@ import type { Meter, ResolvedKey, ResolvedPlan } from '../metering/types.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { firstHeader } from './body.js';
 
-/** Longest key we bother hashing; ours are about 40 characters. */
-const MAX_KEY_LENGTH = 256;
+/** Every product's key looks like this (`geo_sec_…`, `ua_pub_…`); anything else is not worth a store lookup. */
+const KEY_SHAPE = /^[a-z]{2,3}_(?:sec|pub)_[A-Za-z0-9_-]{1,200}$/;
 
 /** An authenticated key whose plan is known. */
 export type AuthenticatedKey = ResolvedKey & { plan: ResolvedPlan };
@@ -46,8 +46,7 @@ export function createAuthenticator(meter: Meter) {
   /** Resolve the key; store failures propagate so the caller can apply its store-failure policy. */
   async function resolve(token: string | undefined, product: ProductId): Promise<AuthenticatedKey> {
     if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
-    const known = token.length <= MAX_KEY_LENGTH && (hasKeyShape(token, product, 'secret') || hasKeyShape(token, product, 'public') || /^[a-z]{2,3}_(sec|pub)_/.test(token));
-    const key = known ? await meter.resolveKey(hashKey(token)) : null;
+    const key = KEY_SHAPE.test(token) ? await meter.resolveKey(hashKey(token)) : null;
     if (!key || key.status !== 'active' || key.plan === null) {
       throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
     }

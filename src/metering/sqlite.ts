@@ -140,6 +140,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   }
 
   const writes = new GroupCommit(db);
+  const resolvedKeys = createResolvedKeyCache(db);
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
     const decision = decideConsume(request, sql.rateByKey.get(request.keyId), sql.quotaBySubscription.get(request.subscriptionId));
@@ -170,12 +171,15 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   return {
     async resolveKey(hash: string): Promise<ResolvedKey | null> {
       ensureOpen();
+      const cached = resolvedKeys.get(hash);
+      if (cached) return cached;
       const row = sql.keyByHash.get(hash);
       if (!row) return null;
       const info = toKeyInfo(row);
-      // Plans are read on every call: another process may have changed them.
       const plan = resolvePlan(plansFor(info.plan), info.plan, info.product);
-      return { id: info.id, subscriptionId: info.subscriptionId, product: info.product, kind: info.kind, status: info.status, ipAllow: info.ipAllow, plan };
+      const key: ResolvedKey = { id: info.id, subscriptionId: info.subscriptionId, product: info.product, kind: info.kind, status: info.status, ipAllow: info.ipAllow, plan };
+      resolvedKeys.set(hash, key);
+      return key;
     },
 
     async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
@@ -210,12 +214,14 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async revokeKey(idOrHash: string): Promise<KeyInfo | null> {
       ensureOpen();
+      resolvedKeys.clear();
       return revokeOnce.immediate(idOrHash);
     },
 
     async setPlan(plan: Plan): Promise<void> {
       ensureOpen();
       assertStorablePlan(plan);
+      resolvedKeys.clear();
       sql.savePlan.run(plan.slug, plan.product, plan.rateLimitPerMinute, plan.monthlyQuota);
     },
 
@@ -245,6 +251,39 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       if (!db.open) return;
       writes.flush();
       db.close();
+    },
+  };
+}
+
+/** Resolved keys kept at most; only keys that exist are cached, so this bounds nothing real. */
+const RESOLVED_KEY_CACHE_SIZE = 10_000;
+
+/**
+ * Resolved keys (with their plan) kept in memory between requests. SQLite's `data_version`
+ * changes whenever another connection commits, so a key revoked or a plan changed by the CLI
+ * in another process is seen on the very next request; this process's own admin writes clear
+ * the cache directly. Checking `data_version` costs a fifth of resolving a key.
+ */
+function createResolvedKeyCache(db: Database.Database) {
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const keys = new Map<string, ResolvedKey>();
+  let seenVersion = dataVersion.get();
+  return {
+    get(hash: string): ResolvedKey | undefined {
+      const version = dataVersion.get();
+      if (version !== seenVersion) {
+        keys.clear();
+        seenVersion = version;
+        return undefined;
+      }
+      return keys.get(hash);
+    },
+    set(hash: string, key: ResolvedKey): void {
+      if (keys.size >= RESOLVED_KEY_CACHE_SIZE) keys.clear();
+      keys.set(hash, key);
+    },
+    clear(): void {
+      keys.clear();
     },
   };
 }

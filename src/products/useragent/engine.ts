@@ -1,0 +1,127 @@
+import { isbot } from 'isbot';
+import { LRUCache } from 'lru-cache';
+import UAParser from 'ua-parser-js';
+import { LookupError } from '../../errors.js';
+import type { LookupOutcome } from '../../lookup.js';
+import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
+
+export interface UserAgentEngine {
+  /**
+   * Parse a User-Agent. Synchronous. Throws LookupError('invalid_user_agent') for a
+   * non-string, empty or whitespace-only input. Every call returns a fresh object the caller
+   * may change freely. Cost: one ua-parser-js parse plus isbot (tens of microseconds) on a
+   * cache miss; a map lookup and a small copy on a hit.
+   */
+  lookup(ua: string): LookupOutcome<UserAgentResult>;
+}
+
+/**
+ * The useragent engine: ua-parser-js 1.x for browser, OS, engine and device, isbot for
+ * `is_bot`, and an LRU cache of parsed results keyed by the truncated User-Agent.
+ *
+ * @param options.cacheSize entries kept (default 10000, about 1 KB each); 0 disables the cache.
+ */
+export function createUserAgentEngine(options: UserAgentEngineOptions = {}): UserAgentEngine {
+  const cacheSize = options.cacheSize ?? 10_000;
+  if (!Number.isInteger(cacheSize) || cacheSize < 0) {
+    throw new RangeError(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
+  }
+  const cache = cacheSize > 0 ? new LRUCache<string, UserAgentResult>({ max: cacheSize }) : null;
+  // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,
+  // which builds a dozen closures each time. Safe because parsing is synchronous.
+  const parser = new UAParser();
+
+  return {
+    lookup(input) {
+      const ua = truncate(validate(input));
+      const hit = cache?.get(ua);
+      if (hit) return { result: copyResult(hit), cached: true };
+      const result = parse(parser, ua);
+      cache?.set(ua, result);
+      // The cached object never leaves the engine, so callers cannot corrupt it.
+      return { result: copyResult(result), cached: false };
+    },
+  };
+}
+
+const NON_BLANK = /\S/;
+
+function validate(input: unknown): string {
+  if (typeof input !== 'string' || !NON_BLANK.test(input)) {
+    throw new LookupError('invalid_user_agent', 'user agent must be a non-empty string');
+  }
+  return input;
+}
+
+/** Cut to USER_AGENT_MAX_LENGTH UTF-16 units, never between the halves of a surrogate pair. */
+function truncate(ua: string): string {
+  if (ua.length <= USER_AGENT_MAX_LENGTH) return ua;
+  const last = ua.charCodeAt(USER_AGENT_MAX_LENGTH - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? USER_AGENT_MAX_LENGTH - 1 : USER_AGENT_MAX_LENGTH;
+  return ua.slice(0, end);
+}
+
+function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
+  parser.setUA(ua);
+  // The four parts we report; getResult() would also run the CPU regexes for nothing.
+  const browser = parser.getBrowser();
+  const engine = parser.getEngine();
+  const os = parser.getOS();
+  const device = parser.getDevice();
+  const result: UserAgentResult = {
+    user_agent: ua,
+    browser: nameAndVersion(browser.name, browser.version),
+    os: nameAndVersion(os.name, os.version),
+    device_type: deviceType(device.type, os.name),
+    is_bot: isbot(ua),
+  };
+  if (engine.name) result.engine = engine.name;
+  return result;
+}
+
+/** Only the fields ua-parser recognised: no nulls, no empty strings. */
+function nameAndVersion(name: string | undefined, version: string | undefined): { name?: string; version?: string } {
+  const out: { name?: string; version?: string } = {};
+  if (name) out.name = name;
+  if (version) out.version = version;
+  return out;
+}
+
+/**
+ * OS names (lower-cased) that mean a desktop or laptop when ua-parser found no device type.
+ * ua-parser 1.x reports a device type only for mobile, tablet, smarttv, console, wearable and
+ * embedded; desktops come back with none, so the OS decides. Names are as ua-parser writes
+ * them, and some keep the case of the input (`linux`, `LINUX`), hence the lower-casing.
+ * Mobile OSes (Android, iOS, Windows Phone, Ubuntu Touch, KaiOS, ...) and TV/IoT systems
+ * (Tizen, webOS, Chromecast, Fuchsia, Contiki) are deliberately absent: without a device type
+ * they stay `unknown`. Limitation: iPadOS Safari sends a Macintosh UA and reads as desktop.
+ */
+const DESKTOP_OSES: ReadonlySet<string> = new Set([
+  'windows', 'mac os', 'chromium os',
+  'linux', 'ubuntu', 'kubuntu', 'xubuntu', 'lubuntu', 'debian', 'suse', 'opensuse', 'gentoo', 'arch',
+  'slackware', 'fedora', 'mandriva', 'centos', 'pclinuxos', 'red hat', 'redhat', 'zenwalk', 'linpus',
+  'raspbian', 'mint', 'mageia', 'vectorlinux', 'deepin', 'manjaro', 'elementary os', 'sabayon', 'linspire',
+  'gnu', 'hurd',
+  'freebsd', 'openbsd', 'netbsd', 'pc-bsd', 'ghostbsd', 'bsd', 'dragonfly',
+  'solaris', 'opensolaris', 'aix', 'hp-ux', 'unix', 'openvms', 'plan 9', 'minix',
+  'haiku', 'beos', 'os/2', 'amigaos', 'morphos', 'risc os', 'serenityos',
+]);
+
+function deviceType(parsedType: string | undefined, osName: string | undefined): string {
+  if (parsedType) return parsedType;
+  if (osName && DESKTOP_OSES.has(osName.toLowerCase())) return 'desktop';
+  return 'unknown';
+}
+
+/** A deep copy; measured at well under a microsecond, against tens for a parse. */
+function copyResult(r: UserAgentResult): UserAgentResult {
+  const out: UserAgentResult = {
+    user_agent: r.user_agent,
+    browser: { ...r.browser },
+    os: { ...r.os },
+    device_type: r.device_type,
+    is_bot: r.is_bot,
+  };
+  if (r.engine !== undefined) out.engine = r.engine;
+  return out;
+}

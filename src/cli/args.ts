@@ -1,0 +1,114 @@
+/**
+ * Shared command-line parsing: `node:util` parseArgs in strict mode plus validators that turn
+ * flag text into checked values. Every problem becomes a UsageError (exit code 2) whose
+ * message names the flag and the bad value.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { normalizeCidrs } from '../lib/ip.js';
+import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
+import { UsageError } from './errors.js';
+
+type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** What parseArgs returns for a command's options plus `--help`, in strict mode with positionals. */
+type ParsedCommand<T extends OptionSpecs> = ReturnType<typeof parseArgs<{ args: string[]; options: T & typeof HELP_OPTION; allowPositionals: true; strict: true }>>;
+
+/** `--db FILE`: taken by every command that reads or writes keys and plans. */
+export const DB_OPTION = { db: { type: 'string' } } as const;
+/** `--data-dir DIR`: taken by every command that loads datasets. */
+export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const;
+
+export const DEFAULT_DB_PATH = './seclookup.db';
+
+/**
+ * Parse one command's flags (plus `-h/--help`). `command` is the full command name
+ * (`keys create`) used in messages and in the hint to run `--help`.
+ */
+export function parseCommand<T extends OptionSpecs>(argv: string[], options: T, command: string): ParsedCommand<T> {
+  try {
+    return parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
+  } catch (error) {
+    if (isParseArgsError(error)) throw new UsageError(tidyParseArgsMessage(error.message), command);
+    throw error;
+  }
+}
+
+function isParseArgsError(error: unknown): error is Error & { code: string } {
+  const code = error instanceof Error ? (error as Error & { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+}
+
+/** parseArgs messages are clear but long; keep the first sentence and shorten the common one. */
+function tidyParseArgsMessage(message: string): string {
+  const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
+  if (missing) return `option ${missing[1]} needs a value`;
+  const ambiguous = /^Option '(?:-\w, )?(--[\w-]+)' argument is ambiguous/.exec(message);
+  if (ambiguous) return `option ${ambiguous[1]} needs a value (for a value that starts with '-', write ${ambiguous[1]}=-value)`;
+  const firstSentence = message.split(/\.\s+(?=[A-Z])/)[0];
+  return firstSentence.charAt(0).toLowerCase() + firstSentence.slice(1);
+}
+
+/**
+ * Check the positional arguments against the names the command expects (`['PRODUCT', 'INPUT']`)
+ * and return them in order.
+ */
+export function expectPositionals(positionals: string[], names: readonly string[], command: string): string[] {
+  if (positionals.length < names.length) throw new UsageError(`missing ${names.slice(positionals.length).join(' and ')}`, command);
+  if (positionals.length > names.length) {
+    const extra = positionals[names.length];
+    throw new UsageError(`unexpected argument ${JSON.stringify(extra)} (quote values that contain spaces)`, command);
+  }
+  return positionals;
+}
+
+export function parseProduct(value: string, command: string): ProductId {
+  if (isProductId(value)) return value;
+  throw new UsageError(`unknown product ${JSON.stringify(value)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
+}
+
+/** A whole number in [min, max], written in plain decimal digits. */
+export function parseInteger(value: string, flag: string, command: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+  const number = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `a whole number >= ${min}` : `a whole number from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be ${range} (got ${JSON.stringify(value)})`, command);
+  }
+  return number;
+}
+
+/** `N` or `unlimited` (returned as null, as the meter stores it). */
+export function parseQuota(value: string, flag: string, command: string): number | null {
+  if (value.trim().toLowerCase() === 'unlimited') return null;
+  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${flag} must be a whole number >= 0 or "unlimited" (got ${JSON.stringify(value)})`, command);
+  return parseInteger(value, flag, command, { min: 0 });
+}
+
+/**
+ * A comma-separated CIDR list (`10.0.0.0/8,2001:db8::/32`); the flag may also be repeated.
+ * A bare address counts as a /32 or /128. Returns the CIDRs in normalised form.
+ */
+export function parseCidrList(values: string | string[] | undefined, flag: string, command: string): string[] {
+  const items = (Array.isArray(values) ? values : values === undefined ? [] : [values])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  return items.map((item) => {
+    try {
+      return normalizeCidrs([item])[0];
+    } catch {
+      throw new UsageError(`${flag}: ${JSON.stringify(item)} is not an IP address or CIDR (e.g. 203.0.113.0/24 or 2001:db8::/32)`, command);
+    }
+  });
+}
+
+/** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
+export function resolveDbPath(flag: string | undefined): string {
+  return flag || process.env.SECLOOKUP_DB || DEFAULT_DB_PATH;
+}
+
+/** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */
+export function resolveDataDir(flag: string | undefined): string | undefined {
+  return flag || process.env.SECLOOKUP_DATA_DIR || undefined;
+}

@@ -1,0 +1,180 @@
+/**
+ * `seclookup keys create | list | revoke`: API keys in the metering database. Only a key's
+ * SHA-256 hash and a short visible prefix are stored, so a secret is printed exactly once,
+ * by `keys create`, and never again.
+ */
+import { hashKey, issueKeys, type IssuedKeys } from '../metering/keys.js';
+import { resolvePlan } from '../metering/plans.js';
+import type { KeyInfo, Meter } from '../metering/types.js';
+import type { ProductId } from '../products/catalog.js';
+import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseProduct, resolveDbPath } from './args.js';
+import { withMeter } from './db.js';
+import { CommandError, EXIT_OK, UsageError } from './errors.js';
+import { formatIpAllow, formatTable, out, printJson } from './output.js';
+
+export const KEYS_HELP = `Usage:
+  seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE]
+  seclookup keys list [--json] [--db FILE]
+  seclookup keys revoke KEY [--db FILE]
+
+Manage API keys in the metering database.
+
+keys create   Subscribe PRODUCT to a plan and print a new secret key (for servers) and
+              public key. The secret key is shown only this once: the database keeps its
+              hash, so copy it now.
+  --product PRODUCT     one of the 15 products, e.g. useragent, webhookip (required)
+  --plan SLUG           plan the keys are tied to (default: starter; see \`seclookup plans list\`)
+  --ip-allow CIDR,...   the keys work only from these addresses or networks
+                        (comma-separated, repeatable; default: any address)
+  --json                print one JSON object: secret_key, public_key, product, plan,
+                        subscription_id, ip_allow, secret_key_id, public_key_id
+
+keys list     List every key: id, product, kind, visible prefix, plan, status, IP
+              allowlist and creation time. Full keys are never shown.
+  --json                print a JSON array instead of a table
+
+keys revoke   Revoke one key, at once, also for a running server. KEY is either the full
+              key (ua_sec_...) or the numeric id shown by \`keys list\`. The other key of the
+              pair stays active; revoke it separately if needed.
+
+Common options:
+  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+  -h, --help    show this help
+
+Exit codes: 0 done, 1 failed (unknown plan, key not found, database error),
+            2 usage error (unknown product, bad CIDR, missing or unknown option).`;
+
+export async function runKeys(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'create':
+      return createKeys(rest);
+    case 'list':
+      return listKeys(rest);
+    case 'revoke':
+      return revokeKey(rest);
+    case undefined:
+      throw new UsageError('missing subcommand: create, list or revoke', 'keys');
+    default:
+      if (sub === '-h' || sub === '--help') return printHelp();
+      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use create, list or revoke`, 'keys');
+  }
+}
+
+function printHelp(): number {
+  out(KEYS_HELP);
+  return EXIT_OK;
+}
+
+async function createKeys(argv: string[]): Promise<number> {
+  const command = 'keys create';
+  const { values, positionals } = parseCommand(
+    argv,
+    { product: { type: 'string' }, plan: { type: 'string' }, 'ip-allow': { type: 'string', multiple: true }, json: { type: 'boolean' }, ...DB_OPTION },
+    command,
+  );
+  if (values.help) return printHelp();
+  expectPositionals(positionals, [], command);
+  if (values.product === undefined) throw new UsageError('missing --product (e.g. --product useragent)', command);
+  const product = parseProduct(values.product, command);
+  const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
+  const plan = values.plan ?? 'starter';
+
+  const issued = await withMeter(resolveDbPath(values.db), { create: true }, async (meter) => {
+    await assertPlanExists(meter, plan, product);
+    return issueKeys(meter, { product, plan, ipAllow });
+  });
+  if (values.json) printJson(issuedToJson(issued));
+  else printIssued(issued);
+  return EXIT_OK;
+}
+
+/** Checked here rather than left to the store, for a message that says where to look. */
+async function assertPlanExists(meter: Meter, slug: string, product: ProductId): Promise<void> {
+  const plans = await meter.listPlans();
+  if (resolvePlan(plans, slug, product)) return;
+  const known = [...new Set(plans.filter((p) => p.product === '*' || p.product === product).map((p) => p.slug))];
+  throw new CommandError(`unknown plan "${slug}" for ${product}; plans for it: ${known.join(', ') || 'none'} (see \`seclookup plans list\`, create one with \`seclookup plans set\`)`);
+}
+
+function issuedToJson(issued: IssuedKeys): Record<string, unknown> {
+  const secret = issued.keys.find((k) => k.kind === 'secret');
+  const pub = issued.keys.find((k) => k.kind === 'public');
+  return {
+    secret_key: issued.secretKey,
+    public_key: issued.publicKey,
+    product: issued.product,
+    plan: issued.plan,
+    subscription_id: issued.subscriptionId,
+    ip_allow: secret?.ipAllow ?? [],
+    secret_key_id: secret?.id ?? null,
+    public_key_id: pub?.id ?? null,
+  };
+}
+
+function printIssued(issued: IssuedKeys): void {
+  const secret = issued.keys.find((k) => k.kind === 'secret');
+  const pub = issued.keys.find((k) => k.kind === 'public');
+  out(`Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}).`);
+  out();
+  out(`  secret key  ${issued.secretKey}   (id ${secret?.id}; use it on servers only)`);
+  out(`  public key  ${issued.publicKey}   (id ${pub?.id})`);
+  if (secret && secret.ipAllow.length > 0) out(`  usable from ${secret.ipAllow.join(', ')}`);
+  out();
+  out('The secret key is shown only this once: only its hash is stored. Copy it now.');
+}
+
+async function listKeys(argv: string[]): Promise<number> {
+  const command = 'keys list';
+  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...DB_OPTION }, command);
+  if (values.help) return printHelp();
+  expectPositionals(positionals, [], command);
+
+  const keys = await withMeter(resolveDbPath(values.db), { create: false }, (meter) => meter.listKeys());
+  if (values.json) {
+    printJson(keys.map(keyToJson));
+  } else if (keys.length === 0) {
+    out('No keys yet. Create one with `seclookup keys create --product <product>`.');
+  } else {
+    const rows = keys.map((k) => [k.id, k.product, k.kind, `${k.prefix}...`, k.plan, k.status, formatIpAllow(k.ipAllow), k.createdAt]);
+    out(formatTable(['ID', 'PRODUCT', 'KIND', 'PREFIX', 'PLAN', 'STATUS', 'IP ALLOW', 'CREATED'], rows));
+  }
+  return EXIT_OK;
+}
+
+function keyToJson(key: KeyInfo): Record<string, unknown> {
+  return {
+    id: key.id,
+    subscription_id: key.subscriptionId,
+    product: key.product,
+    kind: key.kind,
+    prefix: key.prefix,
+    plan: key.plan,
+    status: key.status,
+    ip_allow: key.ipAllow,
+    created_at: key.createdAt,
+  };
+}
+
+async function revokeKey(argv: string[]): Promise<number> {
+  const command = 'keys revoke';
+  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  if (values.help) return printHelp();
+  const [keyOrId] = expectPositionals(positionals, ['KEY'], command).map((v) => v.trim());
+
+  // A numeric argument is a key id from `keys list`; anything else is a full key, which the
+  // store knows only by its hash.
+  const byId = /^[1-9]\d*$/.test(keyOrId);
+  const target = byId ? keyOrId : hashKey(keyOrId);
+
+  const { before, revoked } = await withMeter(resolveDbPath(values.db), { create: false }, async (meter) => {
+    const before = byId ? (await meter.listKeys()).find((k) => k.id === keyOrId)?.status : (await meter.resolveKey(target))?.status;
+    return { before, revoked: await meter.revokeKey(target) };
+  });
+  if (!revoked) {
+    throw new CommandError(byId ? `no key with id ${keyOrId} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`');
+  }
+  const what = `key ${revoked.id} (${revoked.product} ${revoked.kind}, ${revoked.prefix}...)`;
+  out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working at once.`);
+  return EXIT_OK;
+}

@@ -1,0 +1,45 @@
+/**
+ * Output helpers. Convention: results go to stdout (so they can be piped), messages about
+ * what happened go to stderr. `--json` output is exactly one JSON document on stdout.
+ */
+
+/** Write a line (or several) to stdout. */
+export function out(text = ''): void {
+  process.stdout.write(text + '\n');
+}
+
+/** Write a line to stderr. */
+export function note(text: string): void {
+  process.stderr.write(text + '\n');
+}
+
+/** One JSON document, pretty-printed, on stdout. */
+export function printJson(value: unknown): void {
+  out(JSON.stringify(value, null, 2));
+}
+
+/**
+ * A plain-text table with left-aligned columns separated by two spaces, e.g.
+ *
+ *   ID  PRODUCT    KIND
+ *   1   useragent  secret
+ */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column])))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** `null` quota means unlimited, as the meter stores it. */
+export function formatQuota(quota: number | null): string {
+  return quota === null ? 'unlimited' : String(quota);
+}
+
+/** A CIDR allowlist for a table cell; an empty list means any address. */
+export function formatIpAllow(ipAllow: readonly string[]): string {
+  return ipAllow.length === 0 ? 'any' : ipAllow.join(',');
+}

@@ -1,0 +1,276 @@
+/**
+ * lib/ip's fast paths against plain ipaddr.js, the reference for what is valid, canonical and
+ * public. Every fast function must give the answer the library gives, at random inputs and at
+ * the edges of ipaddr.js's own special-range list.
+ */
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
+import { describe, expect, it } from 'vitest';
+import { formatIp, isPublicIp, isPublicIPv4Number, parseIp, parseIPv4Number, type IpAddress } from '../../src/lib/ip.js';
+
+// --- the reference: the pre-fast-path logic, plain ipaddr.js calls only ---------------------
+
+function referenceParseIp(text: unknown): IpAddress | null {
+  if (typeof text !== 'string' || text.length === 0 || text.length > 45) return null;
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) {
+    const addr = ipaddr.IPv6.parse(text);
+    return addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+  }
+  return null;
+}
+
+const referenceFormat = (addr: IpAddress) => (addr.kind() === 'ipv4' ? addr.toString() : (addr as ipaddr.IPv6).toRFC5952String());
+const referenceIsPublic = (addr: IpAddress) => addr.range() === 'unicast';
+
+/** What a parse result is, in a form toEqual compares field by field. */
+function identity(addr: IpAddress | null) {
+  if (addr === null) return null;
+  return {
+    kind: addr.kind(),
+    v4: addr instanceof ipaddr.IPv4,
+    v6: addr instanceof ipaddr.IPv6,
+    bytes: addr.toByteArray(),
+    zoneId: (addr as ipaddr.IPv6).zoneId,
+  };
+}
+
+/** parseIp agrees with the reference, and so do formatIp and isPublicIp on what it returns. */
+function expectSameAsReference(text: unknown): void {
+  const fast = parseIp(text as string);
+  const slow = referenceParseIp(text);
+  expect(identity(fast), JSON.stringify(text)).toEqual(identity(slow));
+  if (fast && slow) {
+    expect(formatIp(fast)).toBe(referenceFormat(slow));
+    expect(isPublicIp(fast)).toBe(referenceIsPublic(slow));
+  }
+}
+
+// --- generators -----------------------------------------------------------------------------
+
+const v4Int = fc.integer({ min: 0, max: 0xffffffff });
+const v4Text = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+/** Groups with plenty of zeros, so `::` runs of every length and position come up. */
+const v6Groups = fc.array(fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 0xffff })), { minLength: 8, maxLength: 8 });
+
+/** Dotted text that is sometimes wrong: leading zeros, big parts, too few or many parts. */
+const dottedText = fc
+  .array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 })), { minLength: 1, maxLength: 6 })
+  .map((parts) => parts.map(([value, zeros]) => '0'.repeat(zeros) + value).join('.'));
+
+/** Any run of groups written as `::` (zeros or not, so some texts are wrong), in any case. */
+const colonText = fc
+  .record({ groups: v6Groups, from: fc.integer({ min: 0, max: 8 }), length: fc.integer({ min: -1, max: 8 }), pad: fc.boolean(), upper: fc.boolean() })
+  .map(({ groups, from, length, pad, upper }) => {
+    const hex = groups.map((g) => (pad ? g.toString(16).padStart(4, '0') : g.toString(16)));
+    const text = length < 0 ? hex.join(':') : `${hex.slice(0, from).join(':')}::${hex.slice(Math.min(8, from + length)).join(':')}`;
+    return upper ? text.toUpperCase() : text;
+  });
+
+/** IPv6 with a dotted IPv4 tail: mapped, NAT64, IPv4-compatible, or after any groups. */
+const embeddedText = fc
+  .record({ prefix: fc.constantFrom('::ffff:', '::FFFF:', '::', '64:ff9b::', '64:ff9b:1::', '::ffff:0:', '1:2:3:4:5:6:', '1::2:'), v4: fc.oneof(v4Int.map(v4Text), dottedText) })
+  .map(({ prefix, v4 }) => prefix + v4);
+
+/** Mapped addresses in hex, which parseIp unwraps to IPv4. */
+const mappedHexText = fc
+  .tuple(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff }), fc.constantFrom('::ffff:', '0:0:0:0:0:ffff:', '::FFFF:', '0::ffff:'))
+  .map(([hi, lo, prefix]) => `${prefix}${hi.toString(16)}:${lo.toString(16)}`);
+
+const zoneText = fc.tuple(colonText, fc.constantFrom('%eth0', '%1', '%', '%en0:1')).map(([text, zone]) => text + zone);
+
+/** Strings over the characters of IP addresses and their common mistakes. */
+const garbage = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%/ xg-'.split(''), '::', '0x'), maxLength: 48 });
+
+/** A valid-looking text with one character inserted, removed or replaced. */
+const mutated = fc
+  .tuple(fc.oneof(v4Int.map(v4Text), colonText, embeddedText), fc.nat(), fc.constantFrom(...'0159afAF:. %'.split(''), ''), fc.constantFrom('insert', 'delete', 'replace'))
+  .map(([text, at, char, how]) => {
+    const i = at % (text.length + 1);
+    if (how === 'insert') return text.slice(0, i) + char + text.slice(i);
+    if (how === 'delete') return text.slice(0, i) + text.slice(i + 1);
+    return text.slice(0, i) + char + text.slice(i + 1);
+  });
+
+const anyIpText = fc.oneof(v4Int.map(v4Text), dottedText, colonText, embeddedText, mappedHexText, zoneText, garbage, mutated);
+
+// --- special ranges -------------------------------------------------------------------------
+
+/** Every [network, bits] of ipaddr.js's SpecialRanges for one family, with its range name. */
+function specialRanges(proto: object): { name: string; net: IpAddress; bits: number }[] {
+  const ranges = (proto as { SpecialRanges: Record<string, [IpAddress, number] | [IpAddress, number][]> }).SpecialRanges;
+  return Object.entries(ranges).flatMap(([name, list]) =>
+    ((Array.isArray(list[0]) ? list : [list]) as [IpAddress, number][]).map(([net, bits]) => ({ name, net, bits })),
+  );
+}
+const special = [...specialRanges(ipaddr.IPv4.prototype), ...specialRanges(ipaddr.IPv6.prototype)];
+
+function toBigInt(addr: IpAddress): bigint {
+  return addr.toByteArray().reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+}
+
+function fromBigInt(value: bigint, bytes: number): IpAddress {
+  const out: number[] = [];
+  for (let i = bytes - 1; i >= 0; i--) out.push(Number((value >> BigInt(i * 8)) & 0xffn));
+  return ipaddr.fromByteArray(out);
+}
+
+/** One before, first, last and one after a range (those inside the address space). */
+function boundaries(net: IpAddress, bits: number): IpAddress[] {
+  const bytes = net.kind() === 'ipv4' ? 4 : 16;
+  const size = 1n << BigInt(bytes * 8 - bits);
+  const first = (toBigInt(net) / size) * size;
+  const limit = 1n << BigInt(bytes * 8);
+  return [first - 1n, first, first + size - 1n, first + size].filter((v) => v >= 0n && v < limit).map((v) => fromBigInt(v, bytes));
+}
+
+/** A random address inside a special range (or next to it, when `offset` says so). */
+const nearSpecial = fc.tuple(fc.nat(special.length - 1), fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), fc.integer({ min: -2, max: 2 })).map(([k, noise, offset]) => {
+  const { net, bits } = special[k];
+  const bytes = net.kind() === 'ipv4' ? 4 : 16;
+  const size = 1n << BigInt(bytes * 8 - bits);
+  const first = (toBigInt(net) / size) * size;
+  const limit = 1n << BigInt(bytes * 8);
+  const value = (((first + (noise % size) + BigInt(offset) * size) % limit) + limit) % limit;
+  return fromBigInt(value, bytes);
+});
+
+// --- tests ----------------------------------------------------------------------------------
+
+describe('parseIp agrees with plain ipaddr.js', () => {
+  it('on every IPv4 address written as a dotted quad', () => {
+    fc.assert(fc.property(v4Int, (n) => expectSameAsReference(v4Text(n))), { numRuns: 5000 });
+  });
+
+  it('on dotted text with leading zeros, big parts, too few or too many parts', () => {
+    fc.assert(fc.property(dottedText, expectSameAsReference), { numRuns: 5000 });
+  });
+
+  it('on colon-hex IPv6: full, padded, upper-case, `::` anywhere', () => {
+    fc.assert(fc.property(colonText, expectSameAsReference), { numRuns: 10000 });
+  });
+
+  it('on embedded IPv4 (mapped, NAT64, IPv4-compatible) and mapped hex', () => {
+    fc.assert(fc.property(fc.oneof(embeddedText, mappedHexText), expectSameAsReference), { numRuns: 5000 });
+  });
+
+  it('on zone ids (always rejected)', () => {
+    fc.assert(fc.property(zoneText, (text) => {
+      expectSameAsReference(text);
+      expect(parseIp(text)).toBeNull();
+    }), { numRuns: 2000 });
+  });
+
+  it('on random garbage and one-character mutations of valid text', () => {
+    fc.assert(fc.property(fc.oneof(garbage, mutated), expectSameAsReference), { numRuns: 20000 });
+  });
+
+  it('on hand-picked cases', () => {
+    const cases = [
+      '1.2.3.4', '0.0.0.0', '255.255.255.255', '01.2.3.4', '1.2.3.04', '1.2.3', '1.2.3.4.5', '1.2.3.256', '0x1.2.3.4', ' 1.2.3.4', '1.2.3.4\n',
+      '::', '::1', '1::', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '1:2:3:4::5:6:7:8', '1:2:3:4:5:6:7:8:9', ':::', '1::2::3',
+      ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:', '12345::', '2001:DB8::1', '2001:0db8:0000:0000:0000:0000:0000:0001', 'g::1', ' ::1',
+      '::ffff:1.2.3.4', '::ffff:102:304', '::FFFF:8c52:7005', '64:ff9b::1.2.3.4', '::1.2.3.4', '::ffff:01.2.3.4', '::ffff:1.2.3',
+      'fe80::1%eth0', '::1%1', '1.2.3.4/32', '::/0', '', 'a'.repeat(46), `${'1:'.repeat(6)}255.255.255.255`.padStart(45, '0'),
+    ];
+    for (const text of cases) expectSameAsReference(text);
+    for (const bad of [undefined, null, 42, {}, ['1.2.3.4']]) expect(parseIp(bad as unknown as string)).toBeNull();
+  });
+
+  it('unwraps IPv4-mapped addresses to IPv4', () => {
+    expect(parseIp('::ffff:140.82.112.5')?.toString()).toBe('140.82.112.5');
+    expect(parseIp('::ffff:8c52:7005')?.kind()).toBe('ipv4');
+    expect(parseIp('64:ff9b::140.82.112.5')?.toString()).toBe('64:ff9b::8c52:7005');
+  });
+});
+
+describe('parseIPv4Number', () => {
+  it('reads every dotted quad as its 32-bit value, text that parseIp echoes unchanged', () => {
+    fc.assert(fc.property(v4Int, (n) => {
+      expect(parseIPv4Number(v4Text(n))).toBe(n);
+      expect(formatIp(parseIp(v4Text(n))!)).toBe(v4Text(n));
+    }), { numRuns: 5000 });
+  });
+
+  it('accepts exactly the IPv4 text parseIp accepts, nothing more', () => {
+    const chars = fc.constantFrom(...'0123456789.'.split(''), 'x', ' ', '-', ':');
+    fc.assert(fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 17 }), dottedText, mutated), (text) => {
+      const fast = parseIPv4Number(text);
+      const slow = ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
+      expect(fast >= 0 ? v4Text(fast) : null, text).toBe(slow && slow.toString());
+    }), { numRuns: 20000 });
+    for (const bad of ['1.2.3', '1.2.3.4.', '.1.2.3', '1..2.3', '00.1.2.3', '1.2.3.256', '1.2.3.04', '999.1.1.1', '::ffff:1.2.3.4']) expect(parseIPv4Number(bad)).toBe(-1);
+  });
+});
+
+describe('formatIp agrees with ipaddr.js', () => {
+  it('IPv6: toRFC5952String for any groups', () => {
+    fc.assert(fc.property(v6Groups, (groups) => {
+      const addr = new ipaddr.IPv6(groups);
+      expect(formatIp(addr)).toBe(addr.toRFC5952String());
+      expect(formatIp(addr)).toBe(addr.toString());
+    }), { numRuns: 10000 });
+  });
+
+  it('IPv4: the dotted quad', () => {
+    fc.assert(fc.property(v4Int, (n) => {
+      const addr = ipaddr.IPv4.parse(v4Text(n));
+      expect(formatIp(addr)).toBe(addr.toString());
+    }), { numRuns: 2000 });
+  });
+
+  it('RFC 5952 details: leftmost longest run, never a single zero group, zone ids kept', () => {
+    const format = (groups: number[]) => formatIp(new ipaddr.IPv6(groups));
+    expect(format([0x2001, 0xdb8, 0, 1, 0, 0, 0, 1])).toBe('2001:db8:0:1::1');
+    expect(format([0x2001, 0xdb8, 0, 0, 1, 0, 0, 1])).toBe('2001:db8::1:0:0:1');
+    expect(format([0x2001, 0xdb8, 0, 1, 1, 1, 1, 1])).toBe('2001:db8:0:1:1:1:1:1');
+    expect(format([0, 0, 0, 0, 0, 0, 0, 0])).toBe('::');
+    expect(format([0, 0, 0, 0, 0, 0, 0, 1])).toBe('::1');
+    expect(format([1, 0, 0, 0, 0, 0, 0, 0])).toBe('1::');
+    expect(format([0xABCD, 0, 0, 0, 0, 0, 0, 0])).toBe('abcd::');
+    const zoned = ipaddr.IPv6.parse('fe80::1%eth0');
+    expect(formatIp(zoned)).toBe(zoned.toRFC5952String());
+    expect(formatIp(zoned)).toBe('fe80::1%eth0');
+  });
+});
+
+describe('isPublicIp is range() === "unicast"', () => {
+  it("reads ipaddr.js's whole special-range list", () => {
+    expect(special.length).toBeGreaterThan(30);
+    expect(new Set(special.map((r) => r.name))).toContain('ipv4Mapped');
+  });
+
+  it('at the first, last, one-before and one-after address of every special range', () => {
+    for (const { name, net, bits } of special) {
+      for (const addr of boundaries(net, bits)) {
+        const where = `${name} ${net.toString()}/${bits}: ${addr.toString()}`;
+        expect(isPublicIp(addr), where).toBe(referenceIsPublic(addr));
+        if (addr.kind() === 'ipv4') expect(isPublicIPv4Number(Number(toBigInt(addr))), where).toBe(referenceIsPublic(addr));
+        // The same address as text, through parseIp (which unwraps mapped IPv6 to IPv4).
+        expectSameAsReference(addr.toString());
+      }
+    }
+  });
+
+  it('at random addresses in and around the special ranges', () => {
+    fc.assert(fc.property(nearSpecial, (addr) => {
+      expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
+    }), { numRuns: 10000 });
+  });
+
+  it('at random IPv4 addresses, as objects and as numbers', () => {
+    fc.assert(fc.property(v4Int, (n) => {
+      const addr = ipaddr.IPv4.parse(v4Text(n));
+      expect(isPublicIp(addr)).toBe(referenceIsPublic(addr));
+      expect(isPublicIPv4Number(n)).toBe(referenceIsPublic(addr));
+    }), { numRuns: 10000 });
+  });
+
+  it('at random IPv6 addresses, including mapped ones parseIp would have unwrapped', () => {
+    const prefixed = fc.tuple(v6Groups, fc.constantFrom(null, [0, 0, 0, 0, 0, 0xffff], [0, 0, 0, 0, 0xffff, 0], [0x2001], [0x2002], [0x64, 0xff9b]));
+    fc.assert(fc.property(prefixed, ([groups, prefix]) => {
+      const addr = new ipaddr.IPv6(prefix ? [...prefix, ...groups.slice(prefix.length)] : groups);
+      expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
+    }), { numRuns: 10000 });
+  });
+});

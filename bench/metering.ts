@@ -1,7 +1,7 @@
 /**
- * Metering hot path: rate + quota checks (`consume`) and billing (`commit`) per second, for the
+ * Metering hot path: rate + quota checks with their usage record (`consume`) per second, for the
  * memory store and the SQLite store on a temp file. The plan never rejects, so every call
- * takes the full path (rate window write, quota reservation).
+ * takes the full path (rate window write, quota reservation, usage record).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,24 +37,18 @@ export async function run(): Promise<BenchRow[]> {
   return rows;
 }
 
-/** Sequential and concurrent consume, and consume + commit, on one store. */
+/** Sequential and concurrent consume (each one reserving quota and recording usage) on one store. */
 async function measureStore(store: string, meter: Meter, concurrentTarget: number | null): Promise<BenchRow[]> {
   const requests = await benchRequests(meter);
   const consume = (i: number) => meter.consume(requests[i % KEYS]);
-  const consumeAndCommit = async (i: number) => {
-    const outcome = await meter.consume(requests[i % KEYS]);
-    if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
-  };
 
   const sequential = await measureAsync(consume, { durationMs: DURATION_MS });
   const concurrent = await measureConcurrent(consume);
-  const billed = await measureConcurrent(consumeAndCommit);
   return [
     infoRow(`${store} consume, one call at a time`, sequential),
     concurrentTarget === null
       ? infoRow(`${store} consume, ${CONCURRENCY} concurrent`, concurrent)
       : absoluteRow({ suite: SUITE, case: `${store} consume, ${CONCURRENCY} concurrent`, opsPerSec: concurrent, target: `>= ${concurrentTarget.toLocaleString('en-US')}/s` }, concurrentTarget),
-    infoRow(`${store} consume + commit, ${CONCURRENCY} concurrent`, billed),
   ];
 }
 

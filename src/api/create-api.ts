@@ -154,7 +154,7 @@ export function createApi(options: ApiOptions): Api {
       billed = true;
       return successBody(result.result, { requestId, cached: result.cached, fetchedAt: PRODUCTS[route.product].hasFetchedAt ? result.fetchedAt : undefined });
     } finally {
-      if (reservation) await settle(reservation, billed, headers);
+      if (reservation && !billed) await refund(reservation, headers);
     }
   }
 
@@ -170,18 +170,15 @@ export function createApi(options: ApiOptions): Api {
     });
   }
 
-  /** Keep the reserved unit for a successful lookup, give it back otherwise. */
-  async function settle(reservation: Reservation, billed: boolean, headers: Record<string, string>): Promise<void> {
+  /** A reservation is billed as made; a lookup that did not succeed gives it back. */
+  async function refund(reservation: Reservation, headers: Record<string, string>): Promise<void> {
     try {
-      if (billed) await meter.commit(reservation);
-      else {
-        await meter.refund(reservation);
-        const remaining = headers['x-quota-remaining'];
-        if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + 1);
-      }
+      await meter.refund(reservation);
+      const remaining = headers['x-quota-remaining'];
+      if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + 1);
     } catch (error) {
-      // The answer is already decided; a lost usage record must not turn it into an error.
-      options.onError?.(error, 'meter settle');
+      // The answer is already decided; a failed refund must not turn it into an error.
+      options.onError?.(error, 'meter refund');
     }
   }
 

@@ -77,6 +77,14 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     if (closed) throw new Error('meter is closed');
   }
 
+  /** Add `delta` billed lookups to the reservation's usage row; a row never goes below zero. */
+  function addUsage(reservation: Reservation, delta: 1 | -1): void {
+    const id = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
+    const row = usageRows.get(id);
+    if (row) row.lookups = Math.max(0, row.lookups + delta);
+    else if (delta > 0) usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 });
+  }
+
   function keyInfo(key: KeyRecord): KeyInfo {
     const sub = key.subscription;
     return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, prefix: key.prefix, plan: sub.plan, ipAllow: [...sub.ipAllow], createdAt: key.createdAt };
@@ -96,21 +104,15 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
       const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
       if (decision.rate) rateByKey.set(request.keyId, decision.rate);
       if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
+      if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, 1);
       return decision.outcome;
-    },
-
-    async commit(reservation: Reservation): Promise<void> {
-      ensureOpen();
-      const id = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
-      const row = usageRows.get(id);
-      if (row) row.lookups += 1;
-      else usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 });
     },
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
       const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period);
       if (entry) quotaBySubscription.set(reservation.subscriptionId, entry);
+      addUsage(reservation, -1);
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {

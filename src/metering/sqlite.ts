@@ -121,7 +121,7 @@ interface KeyRow {
  * with `options.plans` (default DEFAULT_PLANS); an existing one keeps its plans. Throws at once
  * when the file cannot be opened or is not a metering database.
  *
- * `consume`, `commit` and `refund` made in the same event-loop turn share one transaction
+ * `consume` and `refund` calls made in the same event-loop turn share one transaction
  * (see GroupCommit); each promise resolves once its write is committed, so await a call
  * before relying on its effect. `close()` commits whatever is still queued.
  */
@@ -146,6 +146,8 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     const decision = decideConsume(request, sql.rateByKey.get(request.keyId), sql.quotaBySubscription.get(request.subscriptionId));
     if (decision.rate) sql.saveRate.run(request.keyId, decision.rate.window, decision.rate.hits);
     if (decision.quota) sql.saveQuota.run(request.subscriptionId, decision.quota.period, decision.quota.used);
+    const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
+    if (reservation) sql.addUsage.run(reservation.subscriptionId, reservation.product, reservation.day);
     return decision.outcome;
   }
 
@@ -187,14 +189,12 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       return writes.enqueue(() => consumeOnce(request));
     },
 
-    async commit(reservation: Reservation): Promise<void> {
-      ensureOpen();
-      await writes.enqueue(() => sql.addUsage.run(reservation.subscriptionId, reservation.product, reservation.day));
-    },
-
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
-      await writes.enqueue(() => sql.refundQuota.run(reservation.subscriptionId, reservation.period));
+      await writes.enqueue(() => {
+        sql.refundQuota.run(reservation.subscriptionId, reservation.period);
+        sql.subtractUsage.run(reservation.subscriptionId, reservation.product, reservation.day);
+      });
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
@@ -301,7 +301,7 @@ const MAX_GROUP = 512;
 class WriteFailed extends Error {}
 
 /**
- * Group commit for the hot writes (consume, commit, refund). A WAL commit costs several
+ * Group commit for the hot writes (consume, refund). A WAL commit costs several
  * system calls (locks, frame writes), which caps one transaction per call at a few tens of
  * thousands per second. Calls made in the same event-loop turn are instead queued and run at
  * `setImmediate` in ONE `BEGIN IMMEDIATE` transaction, so:
@@ -435,6 +435,9 @@ function prepareStatements(db: Database.Database) {
     addUsage: db.prepare<[string, string, string]>(
       `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, 1)
        ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = lookups + 1`,
+    ),
+    subtractUsage: db.prepare<[string, string, string]>(
+      'UPDATE usage SET lookups = lookups - 1 WHERE subscription_id = ? AND product = ? AND day = ? AND lookups > 0',
     ),
     allUsage: db.prepare<[], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage'),
     usageInPeriod: db.prepare<[string], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage WHERE substr(day, 1, 7) = ?'),

@@ -74,7 +74,10 @@ export interface ConsumeRequest {
   product: ProductId;
   rateLimitPerMinute: number;
   monthlyQuota: number | null;
-  /** Reserve one lookup of monthly quota (lookups); false for status and other unbilled routes. */
+  /**
+   * Reserve one lookup of monthly quota and record it in usage; false for status and other
+   * unbilled routes. A reservation is billed unless it is refunded.
+   */
   reserveQuota: boolean;
   /** Milliseconds since the epoch. */
   now: number;
@@ -96,7 +99,7 @@ export interface QuotaState {
   period: string;
 }
 
-/** A quota unit held for one lookup until it is committed (billed) or refunded. */
+/** One lookup's quota unit and usage record, billed unless refunded. */
 export interface Reservation {
   subscriptionId: string;
   product: ProductId;
@@ -119,18 +122,20 @@ export interface UsageRow {
 /**
  * Keys, plans, rate windows, monthly quotas and usage, behind an async interface so that a
  * shared store (Redis) can implement it. Implementations must make `consume` atomic: the rate
- * check, the rate increment and the quota reservation happen as one step, so concurrent calls
- * never over-admit and a rate-limited call never holds quota.
+ * check, the rate increment, the quota reservation and its usage record happen as one step, so
+ * concurrent calls never over-admit and a rate-limited call never holds quota. A lookup that
+ * fails is refunded; one that succeeds needs no further write (one write per billed lookup).
  */
 export interface Meter {
   /** Find a key by its SHA-256 hash (lowercase hex). Revoked keys are returned with their status. */
   resolveKey(hash: string): Promise<ResolvedKey | null>;
 
-  /** Atomically check and count the key's rate window and, if asked, reserve one quota unit. */
+  /**
+   * Atomically check and count the key's rate window and, if asked, reserve one quota unit and
+   * record it in usage.
+   */
   consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
-  /** The lookup succeeded: keep the reserved unit and record it in usage. */
-  commit(reservation: Reservation): Promise<void>;
-  /** The lookup failed or is not billed: give the reserved unit back. */
+  /** The lookup failed or is not billed: give the reserved unit back and take it out of usage. */
   refund(reservation: Reservation): Promise<void>;
   /** Quota left for a subscription in the month of `now`, without consuming anything. */
   quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;

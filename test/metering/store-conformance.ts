@@ -373,7 +373,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
       });
     });
 
-    describe('commit, refund and usage', () => {
+    describe('refund and usage', () => {
       it('refund gives a reserved unit back, never below zero and only to its own month', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });
         const request = await requestFor(sub);
@@ -381,9 +381,12 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         await meter.consume(request);
         expect(await meter.consume(request)).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
         if (!first.allowed || !first.reservation) throw new Error('expected a reservation');
+        // The refused call is not in usage.
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([2]);
 
         await meter.refund(first.reservation);
         expect(await meter.quota(sub.subscriptionId, 2, T0)).toEqual({ limit: 2, remaining: 1, period: '2025-01' });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([1]);
         expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
 
         // Over-refunding stops at zero used.
@@ -396,16 +399,14 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect(await meter.quota(sub.subscriptionId, 2, FEB)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
       });
 
-      it('commit records billed lookups per subscription, product and day', async () => {
+      it('usage records billed lookups per subscription, product and day, minus refunds', async () => {
         const a = await subscribe();
         const b = await subscribe({ product: 'tls' });
         const days = [T0, T0 + 1_000, T0 + 86_400_000, FEB + 3_600_000];
-        for (const now of days) {
-          const outcome = await meter.consume(await requestFor(a, { now }));
-          if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
-        }
-        const fromB = await meter.consume(await requestFor(b, { now: T0 }));
-        if (fromB.allowed && fromB.reservation) await meter.commit(fromB.reservation);
+        for (const now of days) expect(await meter.consume(await requestFor(a, { now }))).toMatchObject({ allowed: true });
+        expect(await meter.consume(await requestFor(b, { now: T0 }))).toMatchObject({ allowed: true });
+        // Not reserving (status routes): not billed.
+        await meter.consume(await requestFor(b, { now: T0 + 1_500, reserveQuota: false }));
         // Reserved then refunded: not billed.
         const refunded = await meter.consume(await requestFor(b, { now: T0 + 2_000 }));
         if (refunded.allowed && refunded.reservation) await meter.refund(refunded.reservation);
@@ -444,7 +445,6 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         const calls: Array<Promise<unknown>> = [
           meter.resolveKey(hashKey(sub.secretKey)),
           meter.consume(request),
-          meter.commit(reservation),
           meter.refund(reservation),
           meter.quota(sub.subscriptionId, 10, T0),
           meter.createSubscription({ product: 'useragent', plan: 'starter', ipAllow: [], keys: [] }),

@@ -16,7 +16,10 @@ export type RouteMatch =
  * encoded `/` inside a path value never splits it.
  */
 export function createRouter(products: readonly ProductRoutes[]) {
-  const lookupRoutes = new Map<ProductId, LookupRoute[]>(products.map((p) => [p.product, p.routes]));
+  // Each route's pattern, split once: `lookup/:ua` -> base `lookup`, takes a path value.
+  const lookupRoutes = new Map(
+    products.map((p) => [p.product, p.routes.map((route) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') }))]),
+  );
 
   return function match(method: string, path: string): RouteMatch {
     if (path === HEALTH_PATH) {
@@ -33,11 +36,10 @@ export function createRouter(products: readonly ProductRoutes[]) {
       return method === 'GET' ? { kind: 'status', product, pattern: `/v1/${product}/status` } : { kind: 'method_not_allowed', product, allow: ['GET'] };
     }
     const candidates: { route: LookupRoute; rawPathValue?: string }[] = [];
-    for (const route of lookupRoutes.get(product) ?? []) {
-      const [base, param] = route.path.split('/:');
+    for (const { route, base, takesValue } of lookupRoutes.get(product) ?? []) {
       if (rest[0] !== base) continue;
-      if (param === undefined && rest.length === 1) candidates.push({ route });
-      if (param !== undefined && rest.length >= 2) candidates.push({ route, rawPathValue: rest.slice(1).join('/') });
+      if (!takesValue && rest.length === 1) candidates.push({ route });
+      if (takesValue && rest.length >= 2) candidates.push({ route, rawPathValue: rest.slice(1).join('/') });
     }
     if (candidates.length === 0) return { kind: 'not_found', product };
     const hit = candidates.find((c) => c.route.method === method);

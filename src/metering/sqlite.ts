@@ -261,21 +261,30 @@ const RESOLVED_KEY_CACHE_SIZE = 10_000;
 /**
  * Resolved keys (with their plan) kept in memory between requests. SQLite's `data_version`
  * changes whenever another connection commits, so a key revoked or a plan changed by the CLI
- * in another process is seen on the very next request; this process's own admin writes clear
- * the cache directly. Checking `data_version` costs a fifth of resolving a key.
+ * in another process is seen by every request that starts after that commit; this process's
+ * own admin writes clear the cache directly. The version is read once per event-loop turn:
+ * under load, a read per request cost as much as the metering transaction itself.
  */
 function createResolvedKeyCache(db: Database.Database) {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const keys = new Map<string, ResolvedKey>();
   let seenVersion = dataVersion.get();
+  let checkedThisTurn = false;
+
+  function dropIfChangedElsewhere(): void {
+    if (checkedThisTurn) return;
+    checkedThisTurn = true;
+    setImmediate(() => (checkedThisTurn = false));
+    const version = dataVersion.get();
+    if (version !== seenVersion) {
+      keys.clear();
+      seenVersion = version;
+    }
+  }
+
   return {
     get(hash: string): ResolvedKey | undefined {
-      const version = dataVersion.get();
-      if (version !== seenVersion) {
-        keys.clear();
-        seenVersion = version;
-        return undefined;
-      }
+      dropIfChangedElsewhere();
       return keys.get(hash);
     },
     set(hash: string, key: ResolvedKey): void {

@@ -25,6 +25,10 @@ describeMeterConformance('sqlite', async () => {
   };
 });
 
+
+/** Resolves after the current event-loop turn, as a request arriving later would. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('createSqliteMeter', () => {
   let dir: string;
   let path: string;
@@ -125,6 +129,8 @@ describe('createSqliteMeter', () => {
     expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ id: sub.keys[0].id, status: 'active' });
 
     await cli.setPlan({ slug: 'starter', product: 'useragent', rateLimitPerMinute: 10, monthlyQuota: 1_000 });
+    // Another connection's changes are seen from the next event-loop turn, as the next request is.
+    await nextTurn();
     const request = await requestFor(serve, sub.secretKey);
     expect(request.rateLimitPerMinute).toBe(10);
 
@@ -136,6 +142,7 @@ describe('createSqliteMeter', () => {
     expect(await cli.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 990, period: '2025-01' });
 
     await cli.revokeKey(hashKey(sub.secretKey));
+    await nextTurn();
     expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'revoked' });
     expect((await serve.listKeys()).map((k) => k.status)).toEqual(['revoked', 'active']);
   });

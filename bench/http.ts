@@ -1,6 +1,7 @@
 /**
- * The HTTP hot path per adapter: an authenticated useragent lookup (warm UA cache, SQLite
- * meter) against a bare hello-JSON handler on the same framework. Each server runs in its own
+ * The HTTP hot path per adapter: an authenticated useragent lookup (warm UA cache) against a
+ * bare hello-JSON handler on the same framework, once with the SQLite meter (the `serve`
+ * default) and once with the in-memory meter, so the meter's share of the cost is visible. Each server runs in its own
  * child process (bench/servers/http-server.mjs, on the built dist/), loaded by autocannon from
  * this process; bare and seclookup are measured alternately and each keeps its best round.
  */
@@ -12,6 +13,7 @@ import { ratioRow, type BenchRow } from './harness.js';
 const ADAPTERS = ['node', 'express', 'fastify'] as const;
 type Adapter = (typeof ADAPTERS)[number];
 type Mode = 'bare' | 'seclookup';
+type MeterKind = 'sqlite' | 'memory';
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./servers/http-server.mjs', import.meta.url));
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -40,8 +42,8 @@ interface Target {
 }
 
 /** Start one bench server; resolves once it prints its port. Registers the child for cleanup first. */
-function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[]): Promise<Target> {
-  const child = spawn(process.execPath, [SERVER_SCRIPT, adapter, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], meter: MeterKind = 'sqlite'): Promise<Target> {
+  const child = spawn(process.execPath, [SERVER_SCRIPT, adapter, mode, meter], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   let errors = '';
@@ -88,31 +90,37 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
   );
 }
 
-async function benchAdapter(adapter: Adapter): Promise<BenchRow> {
+async function benchAdapter(adapter: Adapter): Promise<BenchRow[]> {
   const children: ChildProcess[] = [];
   // A crash of this process must not leave servers behind either.
   const killOnExit = () => children.forEach((child) => child.kill('SIGKILL'));
   process.once('exit', killOnExit);
   try {
-    const [bare, sec] = await Promise.all([startServer(adapter, 'bare', children), startServer(adapter, 'seclookup', children)]);
-    await load(bare, WARMUP_SECONDS);
-    await load(sec, WARMUP_SECONDS);
-    const best = { bare: 0, sec: 0 };
+    const [bare, sqlite, memory] = await Promise.all([
+      startServer(adapter, 'bare', children),
+      startServer(adapter, 'seclookup', children, 'sqlite'),
+      startServer(adapter, 'seclookup', children, 'memory'),
+    ]);
+    for (const target of [bare, sqlite, memory]) await load(target, WARMUP_SECONDS);
+    const best = { bare: 0, sqlite: 0, memory: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       best.bare = Math.max(best.bare, await load(bare, ROUND_SECONDS));
-      best.sec = Math.max(best.sec, await load(sec, ROUND_SECONDS));
+      best.sqlite = Math.max(best.sqlite, await load(sqlite, ROUND_SECONDS));
+      best.memory = Math.max(best.memory, await load(memory, ROUND_SECONDS));
     }
-    return ratioRow(
-      {
-        suite: 'http',
-        case: `${adapter}: GET /v1/useragent/lookup, warm UA cache, sqlite meter`,
-        baseline: `bare ${adapter} hello JSON`,
-        opsPerSec: best.sec,
-        baselineOpsPerSec: best.bare,
-        target: `>= ${MIN_RATIO.toFixed(2)}x`,
-      },
-      MIN_RATIO,
-    );
+    const row = (meter: MeterKind) =>
+      ratioRow(
+        {
+          suite: 'http',
+          case: `${adapter}: GET /v1/useragent/lookup, warm UA cache, ${meter} meter`,
+          baseline: `bare ${adapter} hello JSON`,
+          opsPerSec: best[meter],
+          baselineOpsPerSec: best.bare,
+          target: `>= ${MIN_RATIO.toFixed(2)}x`,
+        },
+        MIN_RATIO,
+      );
+    return [row('sqlite'), row('memory')];
   } finally {
     await stopAll(children);
     process.removeListener('exit', killOnExit);
@@ -121,6 +129,6 @@ async function benchAdapter(adapter: Adapter): Promise<BenchRow> {
 
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  for (const adapter of ADAPTERS) rows.push(await benchAdapter(adapter));
+  for (const adapter of ADAPTERS) rows.push(...(await benchAdapter(adapter)));
   return rows;
 }

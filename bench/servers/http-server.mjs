@@ -1,7 +1,8 @@
 /**
- * A bench target, run as a child of bench/http.ts: `node http-server.mjs <node|express|fastify> <bare|seclookup>`.
+ * A bench target, run as a child of bench/http.ts:
+ * `node http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]`.
  * `bare` answers every GET with a small JSON on the plain framework; `seclookup` mounts the API
- * (built package in dist/) with a SQLite meter and an unlimited key. It listens on a free loopback
+ * (built package in dist/) with a SQLite (default) or in-memory meter and an unlimited key. It listens on a free loopback
  * port and prints one JSON line, `{ "port": ..., "key": ... }`, then serves until SIGTERM.
  */
 import { createServer } from 'node:http';
@@ -9,15 +10,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [adapter, mode] = process.argv.slice(2);
+const [adapter, mode, meterKind = 'sqlite'] = process.argv.slice(2);
 const HELLO = JSON.stringify({ success: true, hello: 'world' });
 const cleanups = [];
 
 async function seclookupApi() {
-  const { createApi, createLookup, issueKeys } = await import('../../dist/index.js');
+  const { createApi, createLookup, createMemoryMeter, issueKeys } = await import('../../dist/index.js');
   const { createSqliteMeter } = await import('../../dist/sqlite.js');
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-bench-'));
-  const meter = createSqliteMeter(join(dir, 'meter.db'));
+  const meter = meterKind === 'memory' ? createMemoryMeter() : createSqliteMeter(join(dir, 'meter.db'));
   cleanups.push(() => meter.close(), () => rmSync(dir, { recursive: true, force: true }));
   // Enterprise-like, but with no ceiling a bench could reach.
   await meter.setPlan({ slug: 'bench', product: '*', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null });
@@ -56,8 +57,8 @@ const SERVERS = {
   },
 };
 
-if (!(adapter in SERVERS) || (mode !== 'bare' && mode !== 'seclookup')) {
-  console.error('usage: http-server.mjs <node|express|fastify> <bare|seclookup>');
+if (!(adapter in SERVERS) || (mode !== 'bare' && mode !== 'seclookup') || (meterKind !== 'sqlite' && meterKind !== 'memory')) {
+  console.error('usage: http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]');
   process.exit(2);
 }
 const sec = mode === 'seclookup' ? await seclookupApi() : null;

@@ -83,6 +83,16 @@ export function compare(candidate: (i: number) => unknown, baseline: (i: number)
   return best;
 }
 
+/** Deterministic PRNG (mulberry32) returning [0, 1), so every run draws the same sequence. */
+export function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export function ratioRow(row: Omit<BenchRow, 'ratio' | 'met'>, minRatio: number): BenchRow {
   const ratio = row.baselineOpsPerSec ? row.opsPerSec / row.baselineOpsPerSec : null;
   return { ...row, ratio, met: ratio !== null && ratio >= minRatio };

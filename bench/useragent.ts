@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
 import { createUserAgentEngine } from '../src/products/useragent/engine.js';
-import { compare, ratioRow, type BenchRow } from './harness.js';
+import { compare, ratioRow, type BenchRow, seededRandom } from './harness.js';
 
 const SUITE = 'useragent engine';
 const BASELINE = 'raw new UAParser(ua).getResult() + isbot(ua)';
@@ -34,15 +34,6 @@ function distinctVariants(corpus: string[], count: number): string[] {
   return [...out].slice(0, count);
 }
 
-/** Deterministic PRNG (mulberry32), so every run draws the same sequence. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `length` draws from `items` with P(rank r) proportional to 1 / r^s. */
 function zipfSequence<T>(items: T[], length: number, s: number, rand: () => number): T[] {
@@ -89,7 +80,7 @@ export async function run(): Promise<BenchRow[]> {
   if (coldHits > 0) throw new Error(`cold bench is not cold: ${coldHits} cache hits`);
 
   // Repeated: the shuffled corpus as the popularity ranking.
-  const rand = random(20261122);
+  const rand = seededRandom(20261122);
   const ranked = [...corpus].sort(() => rand() - 0.5);
   const draws = zipfSequence(ranked, 100_000, 1.0, rand);
   const warmEngine = createUserAgentEngine();

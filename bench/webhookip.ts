@@ -8,20 +8,11 @@ import { bundledDataDir } from '../src/lib/datasets.js';
 import { formatIp, isPublicIp, parseCidr, parseIp } from '../src/lib/ip.js';
 import { createWebhookIpEngine, loadWebhookRanges } from '../src/products/webhookip/engine.js';
 import type { WebhookRangesDataset } from '../src/products/webhookip/types.js';
-import { absoluteRow, compare, measure, ratioRow, type BenchRow } from './harness.js';
+import { absoluteRow, compare, measure, ratioRow, type BenchRow, seededRandom } from './harness.js';
 
 const SUITE = 'webhookip engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask
 
-/** Deterministic PRNG (mulberry32). */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random address inside `cidr`, as text. */
 function insideCidr(cidr: string, rand: () => number): string {
@@ -71,7 +62,7 @@ export async function run(): Promise<BenchRow[]> {
   const dataset = loadWebhookRanges(bundledDataDir());
   const engine = createWebhookIpEngine(dataset);
   const naive = naiveLookup(dataset);
-  const rand = random(42);
+  const rand = seededRandom(42);
   const v4Cidrs = dataset.providers.flatMap((p) => p.cidrs).filter((c) => !c.includes(':'));
   const v6Cidrs = dataset.providers.flatMap((p) => p.cidrs).filter((c) => c.includes(':'));
 

@@ -20,6 +20,16 @@ export const BUILT_PRODUCTS: readonly ProductRoutes[] = [userAgentRoutes, webhoo
 /** Thrown inside the pipeline when the meter store fails and the policy is to deny. */
 class MeterFailure extends Error {}
 
+/** What one request carries through the pipeline. `headers` collects the response headers. */
+interface RequestContext {
+  request: ApiRequest;
+  /** The query string, without `?`. */
+  search: string;
+  requestId: string;
+  clientIp: IpAddress | null;
+  headers: Record<string, string>;
+}
+
 /**
  * The transport-agnostic API: one `handle(request) -> response` that every adapter calls.
  * Order of checks: route (404/405), key (401/403), rate and quota (429), body (400/413/415),
@@ -54,12 +64,13 @@ export function createApi(options: ApiOptions): Api {
     const [path, search = ''] = splitUrl(request.url);
     const route = match(method, path);
     const clientIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for']);
+    const context: RequestContext = { request, search, requestId, clientIp, headers };
 
     let status = 200;
     let body: Record<string, unknown>;
     let errorCode: ErrorCode | null = null;
     try {
-      body = await dispatch(route, request, search, requestId, clientIp, headers);
+      body = await dispatch(route, context);
     } catch (error) {
       const failure = toLookupError(error);
       if (failure.code === 'internal_error') options.onError?.(error, requestId);
@@ -84,14 +95,7 @@ export function createApi(options: ApiOptions): Api {
     return response;
   }
 
-  async function dispatch(
-    route: RouteMatch,
-    request: ApiRequest,
-    search: string,
-    requestId: string,
-    clientIp: IpAddress | null,
-    headers: Record<string, string>,
-  ): Promise<Record<string, unknown>> {
+  async function dispatch(route: RouteMatch, context: RequestContext): Promise<Record<string, unknown>> {
     switch (route.kind) {
       case 'health':
         return { success: true, status: 'ok' };
@@ -100,20 +104,13 @@ export function createApi(options: ApiOptions): Api {
       case 'method_not_allowed':
         throw new LookupError('method_not_allowed', `method not allowed; use ${route.allow.join(' or ')}`);
       case 'status':
-        return status(route.product, request, search, requestId, clientIp, headers);
+        return status(route.product, context);
       case 'lookup':
-        return lookupRoute(route, request, search, requestId, clientIp, headers);
+        return lookupRoute(route, context);
     }
   }
 
-  async function status(
-    product: ProductId,
-    request: ApiRequest,
-    search: string,
-    requestId: string,
-    clientIp: IpAddress | null,
-    headers: Record<string, string>,
-  ): Promise<Record<string, unknown>> {
+  async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<Record<string, unknown>> {
     const query = new URLSearchParams(search);
     // The captcha status route also takes the site key as ?sitekey= (SPEC: captcha GET status).
     const token = bearerToken(request.headers) ?? (product === 'captcha' ? query.get('sitekey') ?? undefined : undefined);
@@ -127,11 +124,7 @@ export function createApi(options: ApiOptions): Api {
 
   async function lookupRoute(
     route: Extract<RouteMatch, { kind: 'lookup' }>,
-    request: ApiRequest,
-    search: string,
-    requestId: string,
-    clientIp: IpAddress | null,
-    headers: Record<string, string>,
+    { request, search, requestId, clientIp, headers }: RequestContext,
   ): Promise<Record<string, unknown>> {
     const token = bearerToken(request.headers);
     const key = await meterStep(() => auth.resolve(token, route.product), false, () => unverifiedKey(token, route.product));

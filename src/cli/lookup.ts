@@ -3,10 +3,11 @@
  * Handy for checking a dataset or an input before wiring up the API.
  */
 import { isLookupError } from '../errors.js';
-import { createLookup, type Lookup } from '../lookup.js';
+import { type Lookup } from '../lookup.js';
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
+import { loadEngines } from './engines.js';
 import { DATA_DIR_OPTION, expectPositionals, parseCommand, resolveDataDir } from './args.js';
-import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
+import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
 
 interface LookupFlags {
@@ -77,11 +78,3 @@ function runnerFor(productName: string, command: string) {
   return run;
 }
 
-/** Datasets load here, so a missing or corrupt file is reported before any lookup runs. */
-function loadEngines(dataDir: string | undefined): Lookup {
-  try {
-    return createLookup({ dataDir });
-  } catch (error) {
-    throw new CommandError(`cannot load the lookup engines: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-}

@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { createListener } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import type { RequestLogEvent } from '../api/types.js';
-import { createLookup, type Lookup } from '../lookup.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import { DATA_DIR_OPTION, DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDataDir, resolveDbPath } from './args.js';
 import { openMeter } from './db.js';
+import { loadEngines } from './engines.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK } from './errors.js';
 import { formatTable, note, out } from './output.js';
 
@@ -101,14 +101,6 @@ function resolvePort(flag: string | undefined, command: string): number {
   return DEFAULT_PORT;
 }
 
-/** Datasets load before the port opens, so a broken data dir fails the start, not a request. */
-function loadEngines(dataDir: string | undefined): Lookup {
-  try {
-    return createLookup({ dataDir });
-  } catch (error) {
-    throw new CommandError(`cannot load the lookup engines: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-}
 
 /**
  * First start (no bootstrap setting and no keys yet): create and print a starter key pair per

@@ -92,8 +92,6 @@ const mutated = fc
     return text.slice(0, i) + char + text.slice(i + 1);
   });
 
-const anyIpText = fc.oneof(v4Int.map(v4Text), dottedText, colonText, embeddedText, mappedHexText, zoneText, garbage, mutated);
-
 // --- special ranges -------------------------------------------------------------------------
 
 /** Every [network, bits] of ipaddr.js's SpecialRanges for one family, with its range name. */

@@ -1,9 +1,21 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Api } from '../src/api/types.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 
 export interface SeclookupFastifyOptions {
   api: Api;
+}
+
+/** Hand one request to the core and write its answer. `url` is relative to the plugin's prefix. */
+async function forward(api: Api, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
+  const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}
+
+/** `url` without the mount prefix, or null when it is not under it. */
+function withoutPrefix(url: string, prefix: string): string | null {
+  if (!prefix) return url;
+  return url.startsWith(prefix) ? url.slice(prefix.length) || '/' : null;
 }
 
 /**
@@ -12,6 +24,7 @@ export interface SeclookupFastifyOptions {
  * rest of the application.
  *
  * @example
+ * const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api) });
  * app.register(seclookup, { api });
  */
 export async function seclookup(fastify: FastifyInstance, options: SeclookupFastifyOptions): Promise<void> {
@@ -22,18 +35,26 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void) => done(null, payload));
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const prefix = fastify.prefix;
-    const url = prefix && request.url.startsWith(prefix) ? request.url.slice(prefix.length) || '/' : request.url;
-    const response = await api.handle({
-      method: request.method,
-      url,
-      headers: request.headers,
-      body: (request.body as AsyncIterable<Uint8Array> | undefined) ?? undefined,
-      remoteAddress: request.raw.socket.remoteAddress,
-    });
-    return reply.code(response.status).headers(response.headers).send(response.body);
-  };
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    forward(api, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
   fastify.all('/v1/*', handler);
   fastify.route({ method: ['GET', 'HEAD'], url: HEALTH_PATH, handler, exposeHeadRoute: false });
+}
+
+/**
+ * Fastify answers a URL with broken percent-encoding (`/v1/useragent/lookup/%E0%A4%A`) itself,
+ * before any route or plugin runs. Pass this as the server's `frameworkErrors` option so that
+ * on the API's paths such requests reach the core and get the API's envelope and the product's
+ * own input error (`invalid_user_agent`, `invalid_ip`); elsewhere Fastify's default answer stays.
+ *
+ * @param options.prefix the `prefix` the plugin is registered with, if any. @default ''
+ */
+export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } = {}) {
+  const prefix = options.prefix ?? '';
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const url = withoutPrefix(request.raw.url ?? '/', prefix);
+    if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, request, reply, url, request.raw);
+    const statusCode = error.statusCode ?? 400;
+    return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });
+  };
 }

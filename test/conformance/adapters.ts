@@ -8,7 +8,7 @@ import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createListener } from '../../adapters/node.js';
 import { seclookup as seclookupExpress } from '../../adapters/express.js';
-import { seclookup as seclookupFastify } from '../../adapters/fastify.js';
+import { seclookup as seclookupFastify, seclookupFrameworkErrors } from '../../adapters/fastify.js';
 import type { Api } from '../../src/api/types.js';
 
 export interface RunningServer {
@@ -73,7 +73,7 @@ function expressApp(api: Api, options: { parseJsonFirst: boolean }) {
 }
 
 function fastifyApp(api: Api, prefix?: string): FastifyInstance {
-  const app = Fastify();
+  const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api, { prefix }) });
   app.get('/hello', async () => HELLO);
   app.register(seclookupFastify, prefix ? { api, prefix } : { api });
   return app;

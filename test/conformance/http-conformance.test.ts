@@ -80,7 +80,7 @@ interface CallOptions {
   headers?: Record<string, string>;
   /** Sent as JSON with `Content-Type: application/json`. */
   json?: unknown;
-  body?: string | ReadableStream<Uint8Array>;
+  body?: string | Blob | ReadableStream<Uint8Array>;
 }
 
 async function call(url: string, options: CallOptions = {}): Promise<Reply> {
@@ -292,6 +292,14 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       else expectError(reply, 404, 'not_found');
     });
 
+    it('leaves broken percent-encoding outside the API to the application', async () => {
+      const reply = await call(main.server.origin + '/hello%E0%A4%A');
+      if (!adapter.userRoute) return expectError(reply, 404, 'not_found'); // the bare listener owns every path
+      // The framework's own answer (Fastify: 400 FST_ERR_BAD_URL, Express: 404), never our envelope.
+      expect(reply.status).toBeGreaterThanOrEqual(400);
+      expect(reply.body.error_code).toBeUndefined();
+    });
+
     it.each([
       ['an unknown route of a product', '/v1/useragent/nope'],
       ['the lookup of a product not built yet', '/v1/tls/lookup?host=example.com'],
@@ -386,10 +394,11 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       ['a missing ip', '/v1/webhookip/lookup', 400, 'invalid_ip'],
       ['a malformed ip', '/v1/webhookip/lookup?ip=999.1.1.1', 400, 'invalid_ip'],
       ['a malformed path ip', '/v1/webhookip/lookup/not-an-ip', 400, 'invalid_ip'],
+      ['broken percent-encoding in the path', '/v1/webhookip/lookup/%E0%A4%A', 400, 'invalid_ip'],
       ['an unknown provider', '/v1/webhookip/lookup?ip=140.82.112.5&provider=nope', 400, 'invalid_provider'],
       ['a private IPv4', '/v1/webhookip/lookup?ip=10.0.0.1', 422, 'ip_not_routable'],
       ['the IPv6 loopback', '/v1/webhookip/lookup/%3A%3A1', 422, 'ip_not_routable'],
-    ])('answers %s with %i %s, without billing it', async (_name, path, status, code) => {
+    ])('answers %s (%s) with %i %s, without billing it', async (_name, path, status, code) => {
       const { secretKey } = await main.keys('webhookip');
       const reply = await call(main.url(path), { key: secretKey });
       expectError(reply, status, code);
@@ -585,6 +594,19 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       const { secretKey } = await main.keys('useragent');
       const reply = await call(main.url('/v1/useragent/lookup'), { key: secretKey, body: body(), headers: { 'content-type': 'application/json' } });
       expectError(reply, 413, 'payload_too_large');
+    });
+
+    it('reads a JSON body sent without any Content-Type', async () => {
+      const { secretKey } = await main.keys('useragent');
+      // A Blob without a type makes fetch send no Content-Type at all (a string would be text/plain).
+      const reply = await call(main.url('/v1/useragent/lookup'), { key: secretKey, body: new Blob([JSON.stringify({ ua: CHROME_WINDOWS })]) });
+      expectSuccess(reply);
+      expect(reply.body).toMatchObject({ browser: { name: 'Chrome' }, device_type: 'desktop' });
+    });
+
+    it('answers 400 invalid_user_agent to broken percent-encoding in the path form', async () => {
+      const { secretKey } = await main.keys('useragent');
+      expectError(await call(main.url('/v1/useragent/lookup/Mozilla%E0%A4%A'), { key: secretKey }), 400, 'invalid_user_agent');
     });
 
     it('answers 400 invalid_json to malformed JSON', async () => {

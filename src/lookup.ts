@@ -2,7 +2,7 @@ import { bundledDataDir } from './lib/datasets.js';
 import { createUserAgentEngine } from './products/useragent/engine.js';
 import type { UserAgentEngineOptions, UserAgentResult } from './products/useragent/types.js';
 import { createWebhookIpEngine, loadWebhookRanges } from './products/webhookip/engine.js';
-import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangesDataset } from './products/webhookip/types.js';
+import type { WebhookIpOptions, WebhookIpResult, WebhookRangesDataset } from './products/webhookip/types.js';
 
 /** A result plus what the API needs to fill `cached` and `fetched_at`. */
 export interface LookupOutcome<Result> {
@@ -40,11 +40,6 @@ export interface Lookup {
     useragent(ua: string): Promise<LookupOutcome<UserAgentResult>>;
     webhookip(ip: string, options?: WebhookIpOptions): Promise<LookupOutcome<WebhookIpResult>>;
   };
-  /** Facts for status routes and the CLI. */
-  readonly info: {
-    webhookProviders: readonly (WebhookProvider & { aliases: string[] })[];
-    webhookRangesGenerated: string;
-  };
 }
 
 /**
@@ -70,9 +65,5 @@ export function createLookup(options: LookupOptions = {}): Lookup {
     useragent: async (ua) => userAgent.lookup(ua).result,
     webhookip: async (ip, opts) => webhook.lookup(ip, opts).result,
     detailed,
-    info: {
-      webhookProviders: webhook.providers,
-      webhookRangesGenerated: webhookRanges.generated,
-    },
   };
 }

@@ -1,4 +1,4 @@
-import { createCidrMatcher, formatIp, parseIp, type IpAddress } from '../lib/ip.js';
+import { createCidrMatcher, parseIp, type IpAddress } from '../lib/ip.js';
 
 export type ClientIpResolver = (remoteAddress: string | undefined, forwardedFor: string | string[] | undefined) => IpAddress | null;
 
@@ -24,4 +24,3 @@ export function createClientIpResolver(trustProxy: readonly string[]): ClientIpR
   };
 }
 
-export { formatIp };

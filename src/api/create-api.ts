@@ -119,7 +119,7 @@ export function createApi(options: ApiOptions): Api {
     const outcome = await meterStep(() => consume(key, product, false), true);
     setLimitHeaders(headers, outcome);
     rejectIfLimited(outcome, headers);
-    return successBody(statusResource(product, key, outcome.quota, 0), { requestId });
+    return successBody(statusResource(product, key, outcome.quota), { requestId });
   }
 
   async function lookupRoute(

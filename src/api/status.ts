@@ -5,11 +5,8 @@ import { PRODUCTS, SCAMRISK_TYPES, type ProductId } from '../products/catalog.js
 /** SPEC's unlimited plans have no monthly number; we send -1 beside `quota_unlimited: true`. */
 export const UNLIMITED = -1;
 
-/**
- * The status resource of a product for one key. `databaseRecords` is the size of the
- * product's local dataset, for the products whose status lists it.
- */
-export function statusResource(product: ProductId, key: AuthenticatedKey, quota: QuotaState, databaseRecords: number): Record<string, unknown> {
+/** The status resource of a product for one key. */
+export function statusResource(product: ProductId, key: AuthenticatedKey, quota: QuotaState): Record<string, unknown> {
   const status: Record<string, unknown> = {
     status: key.status,
     product,
@@ -20,7 +17,8 @@ export function statusResource(product: ProductId, key: AuthenticatedKey, quota:
     quota_remaining: quota.remaining ?? UNLIMITED,
     quota_period: quota.period,
   };
-  if (PRODUCTS[product].hasDatabaseRecords) status.database_records = databaseRecords;
+  // None of the products that list database_records ships a local database yet.
+  if (PRODUCTS[product].hasDatabaseRecords) status.database_records = 0;
   if (product === 'scamrisk') status.supported_types = [...SCAMRISK_TYPES];
   if (product === 'captcha') {
     // Site-key domain settings arrive with the captcha product; until then none are configured.

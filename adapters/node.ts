@@ -3,7 +3,9 @@ import type { Api, ApiResponse } from '../src/api/types.js';
 
 /** Write a core response onto a Node response. Shared by the Node and Express adapters. */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
-  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body) });
+  // The core builds a fresh response per request, so its headers can take the length directly.
+  response.headers['content-length'] = String(Buffer.byteLength(response.body));
+  res.writeHead(response.status, response.headers);
   res.end(response.body);
 }
 

@@ -11,6 +11,11 @@ export interface LookupOutcome<Result> {
   cached: boolean;
   /** When the underlying data was retrieved; products that carry `fetched_at` set it. */
   fetchedAt?: Date;
+  /**
+   * `JSON.stringify(result)`, from engines that keep it alongside a cached result, so the
+   * API can answer without serializing the same result again on every request.
+   */
+  json?: string;
 }
 
 export interface LookupOptions {

@@ -9,6 +9,9 @@ import { firstHeader } from './body.js';
 /** Every product's key looks like this (`geo_sec_…`, `ua_pub_…`); anything else is not worth a store lookup. */
 const KEY_SHAPE = /^[a-z]{2,3}_(?:sec|pub)_[A-Za-z0-9_-]{1,200}$/;
 
+/** Key hashes remembered at most (see findKey); real keys number far fewer. */
+const KNOWN_HASHES_MAX = 10_000;
+
 /** An authenticated key whose plan is known. */
 export type AuthenticatedKey = ResolvedKey & { plan: ResolvedPlan };
 
@@ -33,6 +36,22 @@ export function hasKeyShape(key: string, product: ProductId, kind: 'secret' | 'p
  */
 export function createAuthenticator(meter: Meter) {
   const allowlists = new LRUCache<string, (addr: IpAddress) => boolean>({ max: 1000 });
+  const knownHashes = new Map<string, string>();
+
+  /**
+   * The key's SHA-256, remembered for keys the store knows: a busy key is hashed once rather
+   * than per request. Unknown keys are never remembered, so guessing cannot grow or churn it.
+   */
+  async function findKey(token: string) {
+    const remembered = knownHashes.get(token);
+    const hash = remembered ?? hashKey(token);
+    const key = await meter.resolveKey(hash);
+    if (key && remembered === undefined) {
+      if (knownHashes.size >= KNOWN_HASHES_MAX) knownHashes.clear();
+      knownHashes.set(token, hash);
+    }
+    return key;
+  }
 
   function isAllowed(ipAllow: string[], clientIp: IpAddress | null): boolean {
     if (ipAllow.length === 0) return true;
@@ -46,7 +65,7 @@ export function createAuthenticator(meter: Meter) {
   /** Resolve the key; store failures propagate so the caller can apply its store-failure policy. */
   async function resolve(token: string | undefined, product: ProductId): Promise<AuthenticatedKey> {
     if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
-    const key = KEY_SHAPE.test(token) ? await meter.resolveKey(hashKey(token)) : null;
+    const key = KEY_SHAPE.test(token) ? await findKey(token) : null;
     if (!key || key.status !== 'active' || key.plan === null) {
       throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
     }

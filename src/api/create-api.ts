@@ -9,6 +9,7 @@ import { webhookIpRoutes } from '../products/webhookip/route.js';
 import { createAuthenticator, bearerToken, hasKeyShape, type AuthenticatedKey } from './auth.js';
 import { DEFAULT_BODY_LIMIT, parseBody } from './body.js';
 import { createClientIpResolver } from './client-ip.js';
+import { parseQuery } from '../lib/query.js';
 import { errorBody, newRequestId, successBody } from './envelope.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
 import { statusResource } from './status.js';
@@ -17,8 +18,19 @@ import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 /** The products whose lookup routes are built. Others answer only their status route. */
 export const BUILT_PRODUCTS: readonly ProductRoutes[] = [userAgentRoutes, webhookIpRoutes];
 
+const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
+
 /** Thrown inside the pipeline when the meter store fails and the policy is to deny. */
 class MeterFailure extends Error {}
+
+/**
+ * What a failed meter call throws on: the client's own LookupError (a bad key) as it is,
+ * anything else (the store failed) as a MeterFailure, answered 500. Status routes always
+ * need the store; lookup routes first ask `allowedThrough`.
+ */
+function meterFailure(error: unknown): Error {
+  return isLookupError(error) ? error : new MeterFailure('meter store failed', { cause: error });
+}
 
 /** What one request carries through the pipeline. `headers` collects the response headers. */
 interface RequestContext {
@@ -53,7 +65,7 @@ export function createApi(options: ApiOptions): Api {
   const auth = createAuthenticator(meter);
 
   async function handle(request: ApiRequest): Promise<ApiResponse> {
-    const started = performance.now();
+    const started = options.onResponse ? performance.now() : 0;
     const requestId = newRequestId();
     const headers: Record<string, string> = {
       'content-type': 'application/json; charset=utf-8',
@@ -67,7 +79,7 @@ export function createApi(options: ApiOptions): Api {
     const context: RequestContext = { request, search, requestId, clientIp, headers };
 
     let status = 200;
-    let body: Record<string, unknown>;
+    let body: string;
     let errorCode: ErrorCode | null = null;
     try {
       body = await dispatch(route, context);
@@ -80,7 +92,7 @@ export function createApi(options: ApiOptions): Api {
       body = errorBody(failure.code, failure.message, requestId);
     }
 
-    const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : JSON.stringify(body) };
+    const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
       time: new Date().toISOString(),
       request_id: requestId,
@@ -95,10 +107,11 @@ export function createApi(options: ApiOptions): Api {
     return response;
   }
 
-  async function dispatch(route: RouteMatch, context: RequestContext): Promise<Record<string, unknown>> {
+  /** Not async itself: the route handlers are, and one promise per request is enough. */
+  function dispatch(route: RouteMatch, context: RequestContext): Promise<string> | string {
     switch (route.kind) {
       case 'health':
-        return { success: true, status: 'ok' };
+        return HEALTH_BODY;
       case 'not_found':
         throw new LookupError('not_found', 'no such route; see /v1/<product>/status and /v1/<product>/lookup');
       case 'method_not_allowed':
@@ -110,13 +123,22 @@ export function createApi(options: ApiOptions): Api {
     }
   }
 
-  async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<Record<string, unknown>> {
-    const query = new URLSearchParams(search);
+  async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
     // The captcha status route also takes the site key as ?sitekey= (SPEC: captcha GET status).
-    const token = bearerToken(request.headers) ?? (product === 'captcha' ? query.get('sitekey') ?? undefined : undefined);
-    const key = await meterStep(() => auth.resolve(token, product), true);
+    const token = bearerToken(request.headers) ?? (product === 'captcha' ? parseQuery(search).get('sitekey') ?? undefined : undefined);
+    let key: AuthenticatedKey;
+    let outcome: ConsumeOutcome;
+    try {
+      key = await auth.resolve(token, product);
+    } catch (error) {
+      throw meterFailure(error);
+    }
     auth.authorize(key, false, clientIp);
-    const outcome = await meterStep(() => consume(key, product, false), true);
+    try {
+      outcome = await consume(key, product, false);
+    } catch (error) {
+      throw meterFailure(error);
+    }
     setLimitHeaders(headers, outcome);
     rejectIfLimited(outcome, headers);
     return successBody(statusResource(product, key, outcome.quota), { requestId });
@@ -125,12 +147,23 @@ export function createApi(options: ApiOptions): Api {
   async function lookupRoute(
     route: Extract<RouteMatch, { kind: 'lookup' }>,
     { request, search, requestId, clientIp, headers }: RequestContext,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<string> {
     const token = bearerToken(request.headers);
-    const key = await meterStep(() => auth.resolve(token, route.product), false, () => unverifiedKey(token, route.product));
+    let key: AuthenticatedKey;
+    let outcome: ConsumeOutcome | null;
+    try {
+      key = await auth.resolve(token, route.product);
+    } catch (error) {
+      if (!allowedThrough(error)) throw meterFailure(error);
+      key = unverifiedKey(token, route.product);
+    }
     auth.authorize(key, true, clientIp);
-
-    const outcome = await meterStep(() => consume(key, route.product, true), false, () => null);
+    try {
+      outcome = await consume(key, route.product, true);
+    } catch (error) {
+      if (!allowedThrough(error)) throw meterFailure(error);
+      outcome = null;
+    }
     if (outcome) {
       setLimitHeaders(headers, outcome);
       rejectIfLimited(outcome, headers);
@@ -139,13 +172,14 @@ export function createApi(options: ApiOptions): Api {
     let billed = false;
     try {
       const input = {
-        query: new URLSearchParams(search),
+        query: parseQuery(search),
         pathValue: route.rawPathValue === undefined ? undefined : decodePathValue(route.rawPathValue, route.route.inputError),
         body: route.route.method === 'POST' ? await parseBody(request.body, request.headers, bodyLimit) : undefined,
       };
       const result = await route.route.run(lookup, input);
       billed = true;
-      return successBody(result.result, { requestId, cached: result.cached, fetchedAt: PRODUCTS[route.product].hasFetchedAt ? result.fetchedAt : undefined });
+      const fetchedAt = PRODUCTS[route.product].hasFetchedAt ? result.fetchedAt : undefined;
+      return successBody(result.result, { requestId, cached: result.cached, fetchedAt }, result.json);
     } finally {
       if (reservation && !billed) await refund(reservation, headers);
     }
@@ -176,20 +210,13 @@ export function createApi(options: ApiOptions): Api {
   }
 
   /**
-   * Run a meter call under the store-failure policy. `deny`, or a route that cannot work
-   * without the store (status), answers 500; `allow` continues with the fallback.
+   * The store-failure policy for a lookup route's meter call: true when the store failed and
+   * `allow` lets the lookup go on unmetered. A LookupError (a bad key) is never a store failure.
    */
-  async function meterStep<T>(step: () => Promise<T>, storeRequired: boolean, fallback?: () => T): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      if (isLookupError(error)) throw error;
-      if (onMeterError === 'allow' && !storeRequired && fallback) {
-        options.onError?.(error, 'meter (allowed through)');
-        return fallback();
-      }
-      throw new MeterFailure('meter store failed', { cause: error });
-    }
+  function allowedThrough(error: unknown): boolean {
+    if (isLookupError(error) || onMeterError !== 'allow') return false;
+    options.onError?.(error, 'meter (allowed through)');
+    return true;
   }
 
   function rejectIfLimited(outcome: ConsumeOutcome, headers: Record<string, string>): void {

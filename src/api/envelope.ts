@@ -1,9 +1,21 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
-/** `req_` then 32 hex characters: unique per request, shaped like SPEC's scamrisk ids everywhere. */
+const REQUEST_ID_BYTES = 16;
+/** Random bytes drawn at once and spent 16 per id: one CSPRNG call per 256 requests. */
+const ID_POOL_BYTES = REQUEST_ID_BYTES * 256;
+let idPool = Buffer.alloc(0);
+let idPoolOffset = 0;
+
+/** `req_` then 32 hex characters (128 random bits): unique per request, shaped like SPEC's scamrisk ids everywhere. */
 export function newRequestId(): string {
-  return 'req_' + randomUUID().replaceAll('-', '');
+  if (idPoolOffset + REQUEST_ID_BYTES > idPool.length) {
+    idPool = randomBytes(ID_POOL_BYTES);
+    idPoolOffset = 0;
+  }
+  const id = 'req_' + idPool.toString('hex', idPoolOffset, idPoolOffset + REQUEST_ID_BYTES);
+  idPoolOffset += REQUEST_ID_BYTES;
+  return id;
 }
 
 /** SPEC's `fetched_at` shape: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
@@ -18,19 +30,22 @@ export interface SuccessMeta {
 }
 
 /**
- * The success envelope: `success`, `request_id`, then `cached` and `fetched_at` when the
- * route carries them, then the resource's own fields.
+ * The success envelope as JSON text: `success`, `request_id`, then `cached` and `fetched_at`
+ * when the route carries them, then the resource's own fields. `resourceJson`, when the engine
+ * kept one, is `JSON.stringify(resource)` already made: serializing a result costs more than
+ * the rest of a cached lookup, so it is spliced in rather than serialized again.
  */
-export function successBody(resource: object, meta: SuccessMeta): Record<string, unknown> {
-  const envelope: Record<string, unknown> = { success: true, request_id: meta.requestId };
-  if (meta.cached !== undefined) envelope.cached = meta.cached;
-  if (meta.fetchedAt) envelope.fetched_at = formatFetchedAt(meta.fetchedAt);
-  return Object.assign(envelope, resource);
+export function successBody(resource: object, meta: SuccessMeta, resourceJson?: string): string {
+  let head = `{"success":true,"request_id":${JSON.stringify(meta.requestId)}`;
+  if (meta.cached !== undefined) head += `,"cached":${meta.cached}`;
+  if (meta.fetchedAt) head += `,"fetched_at":"${formatFetchedAt(meta.fetchedAt)}"`;
+  const fields = (resourceJson ?? JSON.stringify(resource)).slice(1, -1);
+  return fields.length === 0 ? `${head}}` : `${head},${fields}}`;
 }
 
-/** The one place the error envelope is built. */
-export function errorBody(code: ErrorCode, message: string, requestId: string): Record<string, unknown> {
-  return { success: false, error: message, error_code: code, request_id: requestId };
+/** The one place the error envelope is built, as JSON text. */
+export function errorBody(code: ErrorCode, message: string, requestId: string): string {
+  return JSON.stringify({ success: false, error: message, error_code: code, request_id: requestId });
 }
 
 export function errorStatus(code: ErrorCode): number {

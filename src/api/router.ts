@@ -21,7 +21,24 @@ export function createRouter(products: readonly ProductRoutes[]) {
     products.map((p) => [p.product, p.routes.map((route) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') }))]),
   );
 
+  // Answers for the fixed paths (status, query-form lookups, health), by path then method.
+  // Only real routes are remembered, so the table stays as small as the route list; the
+  // matches it hands out are shared and must not be modified.
+  const fixedPaths = new Map<string, Map<string, RouteMatch>>();
+
   return function match(method: string, path: string): RouteMatch {
+    const known = fixedPaths.get(path)?.get(method);
+    if (known) return known;
+    const found = matchUncached(method, path);
+    if (found.kind === 'health' || found.kind === 'status' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
+      let byMethod = fixedPaths.get(path);
+      if (!byMethod) fixedPaths.set(path, (byMethod = new Map()));
+      byMethod.set(method, found);
+    }
+    return found;
+  };
+
+  function matchUncached(method: string, path: string): RouteMatch {
     if (path === HEALTH_PATH) {
       return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
     }
@@ -45,5 +62,5 @@ export function createRouter(products: readonly ProductRoutes[]) {
     const hit = candidates.find((c) => c.route.method === method);
     if (!hit) return { kind: 'method_not_allowed', product, allow: [...new Set(candidates.map((c) => c.route.method))] };
     return { kind: 'lookup', product, route: hit.route, pattern: `/v1/${product}/${hit.route.path}`, rawPathValue: hit.rawPathValue };
-  };
+  }
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { CreatedSubscription, KeyKind, Meter } from './types.js';
 
@@ -8,14 +8,16 @@ const KEY_RANDOM_BYTES = 24;
 const VISIBLE_RANDOM_CHARS = 6;
 
 /** SHA-256 of a key, lowercase hex: the only form in which keys are stored. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
+export const hashKey: (key: string) => string =
+  // crypto.hash (Node >= 20.12) is the one-shot form, about twice as fast as a Hash object.
+  typeof crypto.hash === 'function'
+    ? (key) => crypto.hash('sha256', key, 'hex')
+    : (key) => crypto.createHash('sha256').update(key).digest('hex');
 
 export function generateKey(product: ProductId, kind: KeyKind): string {
   const info = PRODUCTS[product];
   const prefix = kind === 'secret' ? info.secretPrefix : info.publicPrefix;
-  return prefix + randomBytes(KEY_RANDOM_BYTES).toString('base64url');
+  return prefix + crypto.randomBytes(KEY_RANDOM_BYTES).toString('base64url');
 }
 
 /** The short, non-secret start of a key shown in listings, e.g. `ua_sec_3kT9xQ`. */

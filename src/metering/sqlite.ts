@@ -13,7 +13,10 @@ import {
   decideConsume,
   duplicateKeyError,
   looksLikeKeyHash,
+  refundEntry,
   snapshotQuota,
+  usageAfter,
+  usageRowId,
   validateSubscription,
   type QuotaEntry,
   type RateEntry,
@@ -139,16 +142,30 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     return sql.plansBySlug.all(slug);
   }
 
-  const writes = new GroupCommit(db);
+  const counters = createCounterRows(sql);
+  const writes = new GroupCommit(db, counters);
   const resolvedKeys = createResolvedKeyCache(db);
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
-    const decision = decideConsume(request, sql.rateByKey.get(request.keyId), sql.quotaBySubscription.get(request.subscriptionId));
-    if (decision.rate) sql.saveRate.run(request.keyId, decision.rate.window, decision.rate.hits);
-    if (decision.quota) sql.saveQuota.run(request.subscriptionId, decision.quota.period, decision.quota.used);
+    const decision = decideConsume(request, counters.rates.get(request.keyId), counters.quotas.get(request.subscriptionId));
+    if (decision.rate) counters.rates.set(request.keyId, decision.rate);
+    if (decision.quota) counters.quotas.set(request.subscriptionId, decision.quota);
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
-    if (reservation) sql.addUsage.run(reservation.subscriptionId, reservation.product, reservation.day);
+    if (reservation) addUsage(reservation, 1);
     return decision.outcome;
+  }
+
+  function refundOnce(reservation: Reservation): void {
+    const stored = counters.quotas.get(reservation.subscriptionId);
+    const refunded = refundEntry(stored, reservation.period);
+    if (refunded && refunded !== stored) counters.quotas.set(reservation.subscriptionId, refunded);
+    addUsage(reservation, -1);
+  }
+
+  function addUsage(reservation: Reservation, delta: 1 | -1): void {
+    const id = usageRowId(reservation);
+    const row = usageAfter(counters.usage.get(id), reservation, delta);
+    if (row) counters.usage.set(id, row);
   }
 
   const createSubscriptionOnce = db.transaction((input: NewSubscription): CreatedSubscription => {
@@ -191,10 +208,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
-      await writes.enqueue(() => {
-        sql.refundQuota.run(reservation.subscriptionId, reservation.period);
-        sql.subtractUsage.run(reservation.subscriptionId, reservation.product, reservation.day);
-      });
+      await writes.enqueue(() => refundOnce(reservation));
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
@@ -297,6 +311,74 @@ function createResolvedKeyCache(db: Database.Database) {
   };
 }
 
+/**
+ * The counter rows (rate windows, quota months, daily usage) as one group transaction reads
+ * and changes them: each row is read at most once and written back once, at the end of the
+ * transaction, however many calls of the group touch it. A busy key's burst therefore costs
+ * a handful of statements instead of five per call, with the same result as running the
+ * calls one after another (the transaction holds the write lock throughout).
+ */
+function createCounterRows(sql: Statements) {
+  const rates = new RowCache<RateEntry>((keyId) => sql.rateByKey.get(keyId), (keyId, rate) => sql.saveRate.run(keyId, rate.window, rate.hits));
+  const quotas = new RowCache<QuotaEntry>(
+    (subscriptionId) => sql.quotaBySubscription.get(subscriptionId),
+    (subscriptionId, quota) => sql.saveQuota.run(subscriptionId, quota.period, quota.used),
+  );
+  const usage = new RowCache<UsageRow>(
+    (id) => {
+      const [subscriptionId, product, day] = id.split('\u0000');
+      const lookups = sql.usageLookups.get(subscriptionId, product, day);
+      return lookups === undefined ? undefined : { subscriptionId, product: product as ProductId, day, lookups };
+    },
+    (_id, row) => sql.saveUsage.run(row.subscriptionId, row.product, row.day, row.lookups),
+  );
+  const all = [rates, quotas, usage];
+  return {
+    rates,
+    quotas,
+    usage,
+    /** Write every changed row; call inside the transaction, after its calls. */
+    writeBack: () => all.forEach((rows) => rows.writeBack()),
+    /** Forget everything read or changed: the transaction was rolled back. */
+    discard: () => all.forEach((rows) => rows.discard()),
+  };
+}
+
+type CounterRows = ReturnType<typeof createCounterRows>;
+
+/** One table's rows, read through on first use and written back when changed. */
+class RowCache<Row> {
+  private readonly rows = new Map<string, Row | undefined>();
+  private readonly changed = new Set<string>();
+
+  constructor(
+    private readonly load: (id: string) => Row | undefined,
+    private readonly save: (id: string, row: Row) => unknown,
+  ) {}
+
+  get(id: string): Row | undefined {
+    if (this.rows.has(id)) return this.rows.get(id);
+    const row = this.load(id);
+    this.rows.set(id, row);
+    return row;
+  }
+
+  set(id: string, row: Row): void {
+    this.rows.set(id, row);
+    this.changed.add(id);
+  }
+
+  writeBack(): void {
+    for (const id of this.changed) this.save(id, this.rows.get(id)!);
+    this.discard();
+  }
+
+  discard(): void {
+    this.rows.clear();
+    this.changed.clear();
+  }
+}
+
 interface QueuedWrite {
   run: () => unknown;
   resolve: (value: unknown) => void;
@@ -325,17 +407,30 @@ class GroupCommit {
   private readonly runGroup: Database.Transaction<(group: QueuedWrite[]) => unknown[]>;
   private readonly runOne: Database.Transaction<(write: QueuedWrite) => unknown>;
 
-  constructor(db: Database.Database) {
-    this.runOne = db.transaction((write: QueuedWrite) => write.run());
-    this.runGroup = db.transaction((group: QueuedWrite[]) =>
-      group.map((write) => {
+  constructor(
+    db: Database.Database,
+    private readonly counters: CounterRows,
+  ) {
+    this.runOne = db.transaction((write: QueuedWrite) => {
+      const value = write.run();
+      counters.writeBack();
+      return value;
+    });
+    this.runGroup = db.transaction((group: QueuedWrite[]) => {
+      const values = group.map((write) => {
         try {
           return write.run();
         } catch (error) {
           throw new WriteFailed('a grouped write failed', { cause: error });
         }
-      }),
-    );
+      });
+      try {
+        counters.writeBack();
+      } catch (error) {
+        throw new WriteFailed('writing a group\'s counters failed', { cause: error });
+      }
+      return values;
+    });
   }
 
   enqueue<T>(run: () => T): Promise<T> {
@@ -353,6 +448,7 @@ class GroupCommit {
       try {
         values = this.runGroup.immediate(group);
       } catch (error) {
+        this.counters.discard();
         if (error instanceof WriteFailed) this.runAlone(group);
         // Otherwise BEGIN or COMMIT failed (busy timeout, I/O error): nothing was kept.
         else for (const write of group) write.reject(error);
@@ -368,6 +464,7 @@ class GroupCommit {
       try {
         write.resolve(this.runOne.immediate(write));
       } catch (error) {
+        this.counters.discard();
         write.reject(error);
       }
     }
@@ -409,6 +506,8 @@ function migrate(db: Database.Database, seedPlans: readonly Plan[]): void {
   }).immediate();
 }
 
+type Statements = ReturnType<typeof prepareStatements>;
+
 /** Every statement the meter runs, prepared once. */
 function prepareStatements(db: Database.Database) {
   return {
@@ -439,14 +538,10 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO quota_usage (subscription_id, period, used) VALUES (?, ?, ?)
        ON CONFLICT (subscription_id) DO UPDATE SET period = excluded.period, used = excluded.used`,
     ),
-    refundQuota: db.prepare<[string, string]>('UPDATE quota_usage SET used = used - 1 WHERE subscription_id = ? AND period = ? AND used > 0'),
-
-    addUsage: db.prepare<[string, string, string]>(
-      `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, 1)
-       ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = lookups + 1`,
-    ),
-    subtractUsage: db.prepare<[string, string, string]>(
-      'UPDATE usage SET lookups = lookups - 1 WHERE subscription_id = ? AND product = ? AND day = ? AND lookups > 0',
+    usageLookups: db.prepare<[string, string, string], number>('SELECT lookups FROM usage WHERE subscription_id = ? AND product = ? AND day = ?').pluck(),
+    saveUsage: db.prepare<[string, string, string, number]>(
+      `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, ?)
+       ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = excluded.lookups`,
     ),
     allUsage: db.prepare<[], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage'),
     usageInPeriod: db.prepare<[string], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage WHERE substr(day, 1, 7) = ?'),

@@ -1,10 +1,11 @@
 import type { ErrorCode } from '../errors.js';
 import type { Lookup, LookupOutcome } from '../lookup.js';
+import type { QueryParams } from '../lib/query.js';
 import type { ProductId } from './catalog.js';
 
 /** What a lookup route receives, already decoded by the API layer. */
 export interface RouteInput {
-  query: URLSearchParams;
+  query: QueryParams;
   /** The URL-decoded value of the path form (`/lookup/{value}`), when that form was used. */
   pathValue?: string;
   /** The decoded JSON or form body of a POST. */
@@ -28,7 +29,7 @@ export interface ProductRoutes {
 }
 
 /** The first non-empty value among several query parameter names (`ua` or `user_agent`). */
-export function queryValue(query: URLSearchParams, ...names: string[]): string | undefined {
+export function queryValue(query: QueryParams, ...names: string[]): string | undefined {
   for (const name of names) {
     const value = query.get(name);
     if (value !== null) return value;

@@ -14,13 +14,21 @@ describe('envelope', () => {
   });
 
   it('puts success, request_id, cached and fetched_at before the resource fields', () => {
-    const body = successBody({ ip: '1.2.3.4' }, { requestId: 'req_1', cached: true, fetchedAt: new Date(Date.UTC(2026, 0, 1)) });
+    const body = JSON.parse(successBody({ ip: '1.2.3.4' }, { requestId: 'req_1', cached: true, fetchedAt: new Date(Date.UTC(2026, 0, 1)) }));
     expect(Object.keys(body)).toEqual(['success', 'request_id', 'cached', 'fetched_at', 'ip']);
     expect(body).toEqual({ success: true, request_id: 'req_1', cached: true, fetched_at: '2026-01-01 00:00:00.000', ip: '1.2.3.4' });
+    expect(JSON.parse(successBody({}, { requestId: 'req_1' }))).toEqual({ success: true, request_id: 'req_1' });
+  });
+
+  it('splices in a result the engine already serialized, exactly as if serialized here', () => {
+    const resource = { user_agent: 'curl/8.0 "quoted" \\ é', browser: {}, is_bot: true };
+    const spliced = successBody(resource, { requestId: 'req_3', cached: false }, JSON.stringify(resource));
+    expect(spliced).toBe(successBody(resource, { requestId: 'req_3', cached: false }));
+    expect(JSON.parse(spliced)).toEqual({ success: true, request_id: 'req_3', cached: false, ...resource });
   });
 
   it('builds the error envelope', () => {
-    expect(errorBody('invalid_ip', 'bad', 'req_2')).toEqual({ success: false, error: 'bad', error_code: 'invalid_ip', request_id: 'req_2' });
+    expect(JSON.parse(errorBody('invalid_ip', 'bad', 'req_2'))).toEqual({ success: false, error: 'bad', error_code: 'invalid_ip', request_id: 'req_2' });
   });
 
   it('keeps the spec statuses for the spec codes', () => {

@@ -186,6 +186,17 @@ describe('useragent engine: cache', () => {
     expect(engine.lookup(UA.googlebot).cached).toBe(false);
   });
 
+  it('hands out the result\'s JSON with it, unchanged by what a caller does to the result', () => {
+    const engine = createUserAgentEngine();
+    const first = engine.lookup(UA.googlebot);
+    expect(first.json).toBe(JSON.stringify(first.result));
+    first.result.browser.name = 'changed by the caller';
+    const again = engine.lookup(UA.googlebot);
+    expect(again.cached).toBe(true);
+    expect(JSON.parse(again.json!)).toEqual(again.result);
+    expect(again.result.browser.name).not.toBe('changed by the caller');
+  });
+
   it('cacheSize 0 disables the cache', () => {
     const engine = createUserAgentEngine({ cacheSize: 0 });
     engine.lookup(UA.curl);

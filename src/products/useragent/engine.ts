@@ -26,7 +26,7 @@ export function createUserAgentEngine(options: UserAgentEngineOptions = {}): Use
   if (!Number.isInteger(cacheSize) || cacheSize < 0) {
     throw new RangeError(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
-  const cache = cacheSize > 0 ? new LRUCache<string, UserAgentResult>({ max: cacheSize }) : null;
+  const cache = cacheSize > 0 ? new LRUCache<string, { result: UserAgentResult; json: string }>({ max: cacheSize }) : null;
   // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,
   // which builds a dozen closures each time. Safe because parsing is synchronous.
   const parser = new UAParser();
@@ -35,11 +35,12 @@ export function createUserAgentEngine(options: UserAgentEngineOptions = {}): Use
     lookup(input) {
       const ua = truncate(validate(input));
       const hit = cache?.get(ua);
-      if (hit) return { result: copyResult(hit), cached: true };
-      const result = parse(parser, ua);
-      cache?.set(ua, result);
       // The cached object never leaves the engine, so callers cannot corrupt it.
-      return { result: copyResult(result), cached: false };
+      if (hit) return { result: copyResult(hit.result), cached: true, json: hit.json };
+      const result = parse(parser, ua);
+      const json = JSON.stringify(result);
+      cache?.set(ua, { result, json });
+      return { result: copyResult(result), cached: false, json };
     },
   };
 }

@@ -13,8 +13,6 @@ import {
   duplicateKeyError,
   refundEntry,
   snapshotQuota,
-  usageAfter,
-  usageRowId,
   validateSubscription,
   type QuotaEntry,
   type RateEntry,
@@ -79,10 +77,12 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     if (closed) throw new Error('meter is closed');
   }
 
+  /** Add `delta` billed lookups to the reservation's usage row; a row never goes below zero. */
   function addUsage(reservation: Reservation, delta: 1 | -1): void {
-    const id = usageRowId(reservation);
-    const row = usageAfter(usageRows.get(id), reservation, delta);
-    if (row) usageRows.set(id, row);
+    const id = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
+    const row = usageRows.get(id);
+    if (row) row.lookups = Math.max(0, row.lookups + delta);
+    else if (delta > 0) usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 });
   }
 
   function keyInfo(key: KeyRecord): KeyInfo {

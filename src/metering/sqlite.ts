@@ -15,11 +15,7 @@ import {
   looksLikeKeyHash,
   refundEntry,
   snapshotQuota,
-  usageAfter,
-  usageRowId,
   validateSubscription,
-  type QuotaEntry,
-  type RateEntry,
 } from './store-logic.js';
 import type { ProductId } from '../products/catalog.js';
 import type {
@@ -46,7 +42,7 @@ export interface SqliteMeterOptions {
 }
 
 /** Bumped with every schema change; `migrate` brings older files up to it. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /** How long a call waits for another process's write lock before failing. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -100,6 +96,34 @@ const SCHEMA_V1 = `
   ) WITHOUT ROWID;
 `;
 
+// v2: every counter one consume changes (its key's rate window, its subscription's quota month
+// and today's usage) is a row of one table clustered by subscription, so a group commit
+// writes one B-tree page instead of one per table (each WAL page frame is two writes).
+// A counter is a count within a period: the rate window index, the YYYY-MM quota month or
+// the YYYY-MM-DD usage day. Finished usage days move into `usage`, which keeps history.
+const SCHEMA_V1_TO_V2 = `
+  CREATE TABLE live_counters (
+    subscription_id TEXT NOT NULL,
+    counter TEXT NOT NULL,
+    period TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, counter)
+  ) WITHOUT ROWID;
+  INSERT INTO live_counters (subscription_id, counter, period, count)
+    SELECT subscription_id, 'quota', period, used FROM quota_usage;
+  INSERT INTO live_counters (subscription_id, counter, period, count)
+    SELECT CAST(k.subscription_id AS TEXT), 'rate:' || r.key_id, CAST(r.window_index AS TEXT), r.hits
+    FROM rate_windows r JOIN keys k ON CAST(k.id AS TEXT) = r.key_id;
+  DROP TABLE rate_windows;
+  DROP TABLE quota_usage;
+`;
+
+/** The live counters' names: one quota per subscription, a rate window per key, today's usage per product. */
+const QUOTA_COUNTER = 'quota';
+const rateCounter = (keyId: string) => `rate:${keyId}`;
+const USAGE_COUNTER_PREFIX = 'usage:';
+const usageCounter = (product: ProductId) => USAGE_COUNTER_PREFIX + product;
+
 const PLAN_COLUMNS = 'slug, product, rate_limit_per_minute AS rateLimitPerMinute, monthly_quota AS monthlyQuota';
 const KEY_COLUMNS = `k.id, k.subscription_id AS subscriptionId, s.product, k.kind, k.status, k.prefix, s.plan,
   s.ip_allow AS ipAllow, k.created_at AS createdAt`;
@@ -142,30 +166,47 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     return sql.plansBySlug.all(slug);
   }
 
-  const counters = createCounterRows(sql);
+  const counters = new LiveCounters(sql);
   const writes = new GroupCommit(db, counters);
   const resolvedKeys = createResolvedKeyCache(db);
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
-    const decision = decideConsume(request, counters.rates.get(request.keyId), counters.quotas.get(request.subscriptionId));
-    if (decision.rate) counters.rates.set(request.keyId, decision.rate);
-    if (decision.quota) counters.quotas.set(request.subscriptionId, decision.quota);
+    const { subscriptionId } = request;
+    const rate = counters.get(subscriptionId, rateCounter(request.keyId));
+    const quota = counters.get(subscriptionId, QUOTA_COUNTER);
+    const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count });
+    if (decision.rate) counters.set(subscriptionId, rateCounter(request.keyId), { period: String(decision.rate.window), count: decision.rate.hits });
+    if (decision.quota) counters.set(subscriptionId, QUOTA_COUNTER, { period: decision.quota.period, count: decision.quota.used });
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
-    if (reservation) addUsage(reservation, 1);
+    if (reservation) countUsage(reservation, 1);
     return decision.outcome;
   }
 
   function refundOnce(reservation: Reservation): void {
-    const stored = counters.quotas.get(reservation.subscriptionId);
-    const refunded = refundEntry(stored, reservation.period);
-    if (refunded && refunded !== stored) counters.quotas.set(reservation.subscriptionId, refunded);
-    addUsage(reservation, -1);
+    const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
+    const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period);
+    if (refunded && refunded.used !== quota?.count) counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
+    countUsage(reservation, -1);
   }
 
-  function addUsage(reservation: Reservation, delta: 1 | -1): void {
-    const id = usageRowId(reservation);
-    const row = usageAfter(counters.usage.get(id), reservation, delta);
-    if (row) counters.usage.set(id, row);
+  /** Add `delta` billed lookups to the reservation's day; a day never goes below zero. */
+  function countUsage(reservation: Reservation, delta: 1 | -1): void {
+    const { subscriptionId, product, day } = reservation;
+    const name = usageCounter(product);
+    const today = counters.get(subscriptionId, name);
+    if (today?.period === day) {
+      counters.set(subscriptionId, name, { period: day, count: Math.max(0, today.count + delta) });
+    } else if (delta > 0 && (!today || today.period < day)) {
+      // A new day: the finished one joins the history.
+      if (today) sql.addUsage.run(subscriptionId, product, today.period, today.count);
+      counters.set(subscriptionId, name, { period: day, count: 1 });
+    } else if (delta > 0) {
+      // A day already closed (a caller whose clock is behind ours) is counted in the history.
+      sql.addUsage.run(subscriptionId, product, day, 1);
+    } else {
+      // A refund of a closed day (the lookup straddled midnight).
+      sql.subtractUsage.run(subscriptionId, product, day);
+    }
   }
 
   const createSubscriptionOnce = db.transaction((input: NewSubscription): CreatedSubscription => {
@@ -213,7 +254,8 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
       ensureOpen();
-      return snapshotQuota(sql.quotaBySubscription.get(subscriptionId), monthlyQuota, now);
+      const quota = sql.liveCounter.get(subscriptionId, QUOTA_COUNTER);
+      return snapshotQuota(quota && { period: quota.period, used: quota.count }, monthlyQuota, now);
     },
 
     async createSubscription(input: NewSubscription): Promise<CreatedSubscription> {
@@ -247,7 +289,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     async usage(period?: string): Promise<UsageRow[]> {
       ensureOpen();
       if (period !== undefined) assertValidPeriod(period);
-      const rows = period === undefined ? sql.allUsage.all() : sql.usageInPeriod.all(period);
+      const rows = sql.usageInPeriod.all(period ?? null, period ?? null);
       return rows.sort(compareUsageRows);
     },
 
@@ -311,68 +353,48 @@ function createResolvedKeyCache(db: Database.Database) {
   };
 }
 
-/**
- * The counter rows (rate windows, quota months, daily usage) as one group transaction reads
- * and changes them: each row is read at most once and written back once, at the end of the
- * transaction, however many calls of the group touch it. A busy key's burst therefore costs
- * a handful of statements instead of five per call, with the same result as running the
- * calls one after another (the transaction holds the write lock throughout).
- */
-function createCounterRows(sql: Statements) {
-  const rates = new RowCache<RateEntry>((keyId) => sql.rateByKey.get(keyId), (keyId, rate) => sql.saveRate.run(keyId, rate.window, rate.hits));
-  const quotas = new RowCache<QuotaEntry>(
-    (subscriptionId) => sql.quotaBySubscription.get(subscriptionId),
-    (subscriptionId, quota) => sql.saveQuota.run(subscriptionId, quota.period, quota.used),
-  );
-  const usage = new RowCache<UsageRow>(
-    (id) => {
-      const [subscriptionId, product, day] = id.split('\u0000');
-      const lookups = sql.usageLookups.get(subscriptionId, product, day);
-      return lookups === undefined ? undefined : { subscriptionId, product: product as ProductId, day, lookups };
-    },
-    (_id, row) => sql.saveUsage.run(row.subscriptionId, row.product, row.day, row.lookups),
-  );
-  const all = [rates, quotas, usage];
-  return {
-    rates,
-    quotas,
-    usage,
-    /** Write every changed row; call inside the transaction, after its calls. */
-    writeBack: () => all.forEach((rows) => rows.writeBack()),
-    /** Forget everything read or changed: the transaction was rolled back. */
-    discard: () => all.forEach((rows) => rows.discard()),
-  };
+/** A count within its period (see SCHEMA_V1_TO_V2). */
+interface Counter {
+  period: string;
+  count: number;
 }
 
-type CounterRows = ReturnType<typeof createCounterRows>;
-
-/** One table's rows, read through on first use and written back when changed. */
-class RowCache<Row> {
-  private readonly rows = new Map<string, Row | undefined>();
+/**
+ * The live counters as one group transaction reads and changes them: each row is read at most
+ * once and written back once, at the end of the transaction, however many calls of the group
+ * touch it. A busy key's burst therefore costs a few statements instead of several per call,
+ * with the same result as running the calls one after another (the transaction holds the
+ * write lock throughout).
+ */
+class LiveCounters {
+  private readonly rows = new Map<string, { subscriptionId: string; counter: string; value: Counter | undefined }>();
   private readonly changed = new Set<string>();
 
-  constructor(
-    private readonly load: (id: string) => Row | undefined,
-    private readonly save: (id: string, row: Row) => unknown,
-  ) {}
+  constructor(private readonly sql: Statements) {}
 
-  get(id: string): Row | undefined {
-    if (this.rows.has(id)) return this.rows.get(id);
-    const row = this.load(id);
-    this.rows.set(id, row);
-    return row;
+  get(subscriptionId: string, counter: string): Counter | undefined {
+    const id = `${subscriptionId}\u0000${counter}`;
+    let row = this.rows.get(id);
+    if (!row) this.rows.set(id, (row = { subscriptionId, counter, value: this.sql.liveCounter.get(subscriptionId, counter) }));
+    return row.value;
   }
 
-  set(id: string, row: Row): void {
-    this.rows.set(id, row);
+  set(subscriptionId: string, counter: string, value: Counter): void {
+    const id = `${subscriptionId}\u0000${counter}`;
+    this.rows.set(id, { subscriptionId, counter, value });
     this.changed.add(id);
   }
 
+  /** Write every changed row; call inside the transaction, after its calls. */
   writeBack(): void {
-    for (const id of this.changed) this.save(id, this.rows.get(id)!);
+    for (const id of this.changed) {
+      const { subscriptionId, counter, value } = this.rows.get(id)!;
+      this.sql.saveLiveCounter.run(subscriptionId, counter, value!.period, value!.count);
+    }
     this.discard();
   }
 
+  /** Forget everything read or changed: the transaction ended or was rolled back. */
   discard(): void {
     this.rows.clear();
     this.changed.clear();
@@ -409,7 +431,7 @@ class GroupCommit {
 
   constructor(
     db: Database.Database,
-    private readonly counters: CounterRows,
+    private readonly counters: LiveCounters,
   ) {
     this.runOne = db.transaction((write: QueuedWrite) => {
       const value = write.run();
@@ -497,6 +519,7 @@ function migrate(db: Database.Database, seedPlans: readonly Plan[]): void {
       throw new Error(`schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
     }
     if (version < 1) db.exec(SCHEMA_V1);
+    if (version < 2) db.exec(SCHEMA_V1_TO_V2);
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
     const planCount = db.prepare('SELECT count(*) FROM plans').pluck().get() as number;
     if (planCount === 0) {
@@ -528,23 +551,30 @@ function prepareStatements(db: Database.Database) {
     allKeys: db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.id`),
     revoke: db.prepare<[number]>(`UPDATE keys SET status = 'revoked' WHERE id = ?`),
 
-    rateByKey: db.prepare<[string], RateEntry>('SELECT window_index AS "window", hits FROM rate_windows WHERE key_id = ?'),
-    saveRate: db.prepare<[string, number, number]>(
-      `INSERT INTO rate_windows (key_id, window_index, hits) VALUES (?, ?, ?)
-       ON CONFLICT (key_id) DO UPDATE SET window_index = excluded.window_index, hits = excluded.hits`,
+    liveCounter: db.prepare<[string, string], Counter>('SELECT period, count FROM live_counters WHERE subscription_id = ? AND counter = ?'),
+    saveLiveCounter: db.prepare<[string, string, string, number]>(
+      `INSERT INTO live_counters (subscription_id, counter, period, count) VALUES (?, ?, ?, ?)
+       ON CONFLICT (subscription_id, counter) DO UPDATE SET period = excluded.period, count = excluded.count`,
     ),
-    quotaBySubscription: db.prepare<[string], QuotaEntry>('SELECT period, used FROM quota_usage WHERE subscription_id = ?'),
-    saveQuota: db.prepare<[string, string, number]>(
-      `INSERT INTO quota_usage (subscription_id, period, used) VALUES (?, ?, ?)
-       ON CONFLICT (subscription_id) DO UPDATE SET period = excluded.period, used = excluded.used`,
-    ),
-    usageLookups: db.prepare<[string, string, string], number>('SELECT lookups FROM usage WHERE subscription_id = ? AND product = ? AND day = ?').pluck(),
-    saveUsage: db.prepare<[string, string, string, number]>(
+
+    addUsage: db.prepare<[string, string, string, number]>(
       `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, ?)
-       ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = excluded.lookups`,
+       ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = lookups + excluded.lookups`,
     ),
-    allUsage: db.prepare<[], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage'),
-    usageInPeriod: db.prepare<[string], UsageRow>('SELECT subscription_id AS subscriptionId, product, day, lookups FROM usage WHERE substr(day, 1, 7) = ?'),
+    subtractUsage: db.prepare<[string, string, string]>(
+      'UPDATE usage SET lookups = lookups - 1 WHERE subscription_id = ? AND product = ? AND day = ? AND lookups > 0',
+    ),
+    // History plus each subscription's live day; a day present in both (only right after an
+    // upgrade from schema 1, whose history already holds today) is summed.
+    usageInPeriod: db.prepare<[string | null, string | null], UsageRow>(
+      `SELECT subscription_id AS subscriptionId, product, day, SUM(lookups) AS lookups FROM (
+         SELECT subscription_id, product, day, lookups FROM usage
+         UNION ALL
+         SELECT subscription_id, substr(counter, ${USAGE_COUNTER_PREFIX.length + 1}), period, count
+         FROM live_counters WHERE counter LIKE '${USAGE_COUNTER_PREFIX}%'
+       ) WHERE ? IS NULL OR substr(day, 1, 7) = ?
+       GROUP BY subscription_id, product, day`,
+    ),
 
     setting: db.prepare<[string], string>('SELECT value FROM settings WHERE name = ?').pluck(),
     saveSetting: db.prepare<[string, string]>('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),

@@ -7,7 +7,7 @@ import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
 import { assertValidPlan, resolvePlan } from './plans.js';
-import type { ConsumeOutcome, ConsumeRequest, NewSubscription, Plan, QuotaState, RateState, Reservation, UsageRow } from './types.js';
+import type { ConsumeOutcome, ConsumeRequest, NewSubscription, Plan, QuotaState, RateState, UsageRow } from './types.js';
 
 /** A key's count in its current one-minute window. Stores keep one entry per key. */
 export interface RateEntry {
@@ -76,21 +76,6 @@ export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | u
     reservation: { subscriptionId: request.subscriptionId, product: request.product, period, day },
   };
   return { outcome, rate, quota };
-}
-
-/** The usage row a reservation counts in: one per subscription, product and day. */
-export function usageRowId(reservation: Reservation): string {
-  return `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
-}
-
-/**
- * The reservation's usage row after `delta` billed lookups (a refund is -1): a row never goes
- * below zero, and a refund never creates one. Undefined when there is still no row.
- */
-export function usageAfter(row: UsageRow | undefined, reservation: Reservation, delta: 1 | -1): UsageRow | undefined {
-  if (row) return { ...row, lookups: Math.max(0, row.lookups + delta) };
-  if (delta < 0) return undefined;
-  return { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 };
 }
 
 /** Quota left in the month of `now`, from the subscription's stored entry (if any). */

@@ -105,8 +105,8 @@ describe('createSqliteMeter', () => {
     const meter = open();
     const sub = await issueKeys(meter, { product: 'useragent' });
     const request = await requestFor(meter, sub.secretKey);
-    // SQLite cannot bind an object as a key id, so this call throws inside the group.
-    const bad = { ...request, keyId: { not: 'an id' } as unknown as string };
+    // SQLite cannot bind an object as a subscription id, so this call throws inside the group.
+    const bad = { ...request, subscriptionId: { not: 'an id' } as unknown as string };
     const results = await Promise.allSettled([meter.consume(request), meter.consume(bad), meter.consume(request)]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value.rate.remaining : null))).toEqual([119, null, 118]);
@@ -179,12 +179,43 @@ describe('createSqliteMeter', () => {
     expect(await open().quota(sub.subscriptionId, 10_000, T0)).toMatchObject({ remaining: 10_000 - 1_500 });
   });
 
+  it('upgrades a schema 1 database in place, keeping keys, windows, quotas and usage', async () => {
+    const v1 = new Database(path);
+    v1.exec(`
+      CREATE TABLE plans (slug TEXT NOT NULL, product TEXT NOT NULL, rate_limit_per_minute INTEGER NOT NULL, monthly_quota INTEGER, PRIMARY KEY (slug, product)) WITHOUT ROWID;
+      CREATE TABLE subscriptions (id INTEGER PRIMARY KEY, product TEXT NOT NULL, plan TEXT NOT NULL, ip_allow TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE keys (id INTEGER PRIMARY KEY, subscription_id INTEGER NOT NULL REFERENCES subscriptions (id), kind TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE rate_windows (key_id TEXT PRIMARY KEY, window_index INTEGER NOT NULL, hits INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE quota_usage (subscription_id TEXT PRIMARY KEY, period TEXT NOT NULL, used INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE usage (subscription_id TEXT NOT NULL, product TEXT NOT NULL, day TEXT NOT NULL, lookups INTEGER NOT NULL, PRIMARY KEY (subscription_id, product, day)) WITHOUT ROWID;
+      CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO plans VALUES ('starter', 'useragent', 120, 10000);
+      INSERT INTO subscriptions VALUES (1, 'useragent', 'starter', '[]', '2025-01-01T00:00:00.000Z');
+      INSERT INTO keys VALUES (1, 1, 'secret', '${hashKey('ua_sec_upgraded')}', 'ua_sec_upgrad', 'active', '2025-01-01T00:00:00.000Z');
+      INSERT INTO rate_windows VALUES ('1', ${Math.floor(T0 / 60_000)}, 7);
+      INSERT INTO quota_usage VALUES ('1', '2025-01', 40);
+      INSERT INTO usage VALUES ('1', 'useragent', '2025-01-14', 39), ('1', 'useragent', '2025-01-15', 1);
+      PRAGMA user_version = 1;
+    `);
+    v1.close();
+
+    const meter = open();
+    const request = await requestFor(meter, 'ua_sec_upgraded');
+    expect(await meter.quota('1', 10_000, T0)).toEqual({ limit: 10_000, remaining: 10_000 - 40, period: '2025-01' });
+    // The minute's 7 hits carry over, as do the month's 40 lookups.
+    expect(await meter.consume(request)).toMatchObject({ allowed: true, rate: { remaining: 120 - 8 }, quota: { remaining: 10_000 - 41 } });
+    expect(await meter.usage()).toEqual([
+      { subscriptionId: '1', product: 'useragent', day: '2025-01-14', lookups: 39 },
+      { subscriptionId: '1', product: 'useragent', day: '2025-01-15', lookups: 2 },
+    ]);
+  });
+
   it('uses WAL journaling and records its schema version', async () => {
     await open().close();
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.pragma('user_version', { simple: true })).toBe(1);
+      expect(db.pragma('user_version', { simple: true })).toBe(2);
     } finally {
       db.close();
     }

@@ -399,6 +399,24 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect(await meter.quota(sub.subscriptionId, 2, FEB)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
       });
 
+      it('a refund after midnight comes off the day it was billed on, and a late clock bills its own day', async () => {
+        const sub = await subscribe();
+        const DAY = 86_400_000;
+        const first = await meter.consume(await requestFor(sub, { now: T0 }));
+        await meter.consume(await requestFor(sub, { now: T0 + DAY }));
+        await meter.consume(await requestFor(sub, { now: T0 + DAY }));
+        if (!first.allowed || !first.reservation) throw new Error('expected a reservation');
+        await meter.refund(first.reservation);
+        const day = (d: string, lookups: number) => ({ subscriptionId: sub.subscriptionId, product: 'useragent', day: d, lookups });
+        expect(await meter.usage()).toEqual([day('2025-01-15', 0), day('2025-01-16', 2)]);
+
+        // A caller whose clock is still on the 15th.
+        await meter.consume(await requestFor(sub, { now: T0 + 1_000 }));
+        await meter.consume(await requestFor(sub, { now: T0 + DAY + 1_000 }));
+        expect(await meter.usage()).toEqual([day('2025-01-15', 1), day('2025-01-16', 3)]);
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0 + DAY)).toMatchObject({ remaining: 10_000 - 4 });
+      });
+
       it('usage records billed lookups per subscription, product and day, minus refunds', async () => {
         const a = await subscribe();
         const b = await subscribe({ product: 'tls' });

@@ -17,10 +17,13 @@ export type AuthenticatedKey = ResolvedKey & { plan: ResolvedPlan };
 
 /** The key from `Authorization: Bearer <key>`, or undefined when none was sent. */
 export function bearerToken(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
-  const header = firstHeader(headers.authorization);
-  if (!header) return undefined;
-  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : undefined;
+  // `Bearer <key>`, scheme case-insensitive, whitespace around both parts allowed: the
+  // regex /^\s*bearer\s+(\S+)\s*$/i, done with string operations on the per-request path.
+  const text = firstHeader(headers.authorization)?.trim();
+  if (!text || text.length < 8 || text.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  const token = text.slice(6).trimStart();
+  if (token.length === text.length - 6 || /\s/.test(token)) return undefined;
+  return token;
 }
 
 /** Does the key text look like one of this product's keys of the given kind? */
@@ -39,11 +42,13 @@ export function createAuthenticator(meter: Meter) {
   const knownHashes = new Map<string, string>();
 
   /**
-   * The key's SHA-256, remembered for keys the store knows: a busy key is hashed once rather
-   * than per request. Unknown keys are never remembered, so guessing cannot grow or churn it.
+   * The stored key for a presented one. Text that cannot be a key is not looked up. The key's
+   * SHA-256 is remembered for keys the store knows: a busy key is hashed once rather than per
+   * request. Unknown keys are never remembered, so guessing cannot grow or churn the memo.
    */
   async function findKey(token: string) {
     const remembered = knownHashes.get(token);
+    if (remembered === undefined && !KEY_SHAPE.test(token)) return null;
     const hash = remembered ?? hashKey(token);
     const key = await meter.resolveKey(hash);
     if (key && remembered === undefined) {
@@ -53,8 +58,9 @@ export function createAuthenticator(meter: Meter) {
     return key;
   }
 
-  function isAllowed(ipAllow: string[], clientIp: IpAddress | null): boolean {
+  function isAllowed(ipAllow: string[], clientIpOf: () => IpAddress | null): boolean {
     if (ipAllow.length === 0) return true;
+    const clientIp = clientIpOf();
     if (!clientIp) return false;
     const id = ipAllow.join(',');
     let matcher = allowlists.get(id);
@@ -65,7 +71,7 @@ export function createAuthenticator(meter: Meter) {
   /** Resolve the key; store failures propagate so the caller can apply its store-failure policy. */
   async function resolve(token: string | undefined, product: ProductId): Promise<AuthenticatedKey> {
     if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
-    const key = KEY_SHAPE.test(token) ? await findKey(token) : null;
+    const key = await findKey(token);
     if (!key || key.status !== 'active' || key.plan === null) {
       throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
     }
@@ -73,7 +79,8 @@ export function createAuthenticator(meter: Meter) {
     return key as AuthenticatedKey;
   }
 
-  function authorize(key: AuthenticatedKey, requireSecret: boolean, clientIp: IpAddress | null): void {
+  /** `clientIp` is called only when the key has an allowlist. */
+  function authorize(key: AuthenticatedKey, requireSecret: boolean, clientIp: () => IpAddress | null): void {
     if (requireSecret && key.kind !== 'secret') {
       throw new LookupError('wrong_key_type', 'this route needs the secret key; the public key works on the status route only');
     }

@@ -38,7 +38,8 @@ interface RequestContext {
   /** The query string, without `?`. */
   search: string;
   requestId: string;
-  clientIp: IpAddress | null;
+  /** The caller's address, worked out on first use (allowlists and the request log need it). */
+  clientIp: () => IpAddress | null;
   headers: Record<string, string>;
 }
 
@@ -75,7 +76,8 @@ export function createApi(options: ApiOptions): Api {
     const method = (request.method || 'GET').toUpperCase();
     const [path, search = ''] = splitUrl(request.url);
     const route = match(method, path);
-    const clientIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for']);
+    let resolvedIp: IpAddress | null | undefined;
+    const clientIp = () => (resolvedIp === undefined ? (resolvedIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for'])) : resolvedIp);
     const context: RequestContext = { request, search, requestId, clientIp, headers };
 
     let status = 200;
@@ -102,7 +104,7 @@ export function createApi(options: ApiOptions): Api {
       status,
       error_code: errorCode,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
-      client_ip: clientIp ? formatIp(clientIp) : null,
+      client_ip: formatClientIp(clientIp()),
     });
     return response;
   }
@@ -262,6 +264,10 @@ function setLimitHeaders(headers: Record<string, string>, outcome: { rate: RateS
   headers['x-quota-limit'] = outcome.quota.limit === null ? 'unlimited' : String(outcome.quota.limit);
   headers['x-quota-remaining'] = outcome.quota.remaining === null ? 'unlimited' : String(outcome.quota.remaining);
   headers['x-quota-period'] = outcome.quota.period;
+}
+
+function formatClientIp(ip: IpAddress | null): string | null {
+  return ip ? formatIp(ip) : null;
 }
 
 function splitUrl(url: string): [string, string?] {

@@ -31,7 +31,7 @@ const LOADS = [
 ] as const;
 const WARMUP_SECONDS = 1;
 /** Measured seconds per server, split into alternating rounds. */
-const ROUNDS = 2;
+const ROUNDS = 3;
 const ROUND_SECONDS = 2.5;
 const MIN_RATIO = 0.6;
 

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { LookupError } from '../src/errors.js';
 import type { Api, RequestBody } from '../src/api/types.js';
-import { writeCrash, writeResponse } from './node.js';
+import { serveRequest } from './node.js';
+import { createTurnCork } from './turn-cork.js';
 
 export interface SeclookupExpressOptions {
   api: Api;
@@ -27,11 +28,9 @@ export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware
   const { api } = options ?? ({} as SeclookupExpressOptions);
   if (!api || typeof api.handle !== 'function') throw new TypeError('seclookup/express: pass { api } from createApi()');
 
-  const serve = (req: Request, res: Response, body: RequestBody) => {
-    api
-      .handle({ method: req.method, url: req.url, headers: req.headers, body, remoteAddress: req.socket.remoteAddress })
-      .then((response) => writeResponse(res, response), () => writeCrash(res));
-  };
+  const cork = createTurnCork();
+  const serve = (req: Request, res: Response, body: RequestBody) =>
+    serveRequest(api, cork, res, { method: req.method, url: req.url, headers: req.headers, body, remoteAddress: req.socket.remoteAddress });
   const ownsPath = (req: Request) => api.owns(req.url.split('?', 1)[0]);
 
   const handler: RequestHandler = (req: Request, res: Response, next: NextFunction) => {

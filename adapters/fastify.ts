@@ -1,15 +1,30 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
+import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 export interface SeclookupFastifyOptions {
   api: Api;
 }
 
-/** Hand one request to the core and write its answer. `url` is relative to the plugin's prefix. */
-async function forward(api: Api, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
+/**
+ * Hand one request to the core and send its answer, corked per event-loop turn (see
+ * turn-cork.ts). `url` is relative to the plugin's prefix. Returns the reply, which tells
+ * Fastify the answer may be sent after the handler's promise settles.
+ */
+async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
+  const turn = cork.arrival();
   const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
-  return reply.code(response.status).headers(response.headers).send(response.body);
+  cork.send(turn, () => {
+    try {
+      reply.code(response.status).headers(response.headers).send(response.body);
+    } catch (error) {
+      // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.
+      request.log.error(error);
+      reply.raw.destroy();
+    }
+  });
+  return reply;
 }
 
 /** `url` without the mount prefix, or null when it is not under it. */
@@ -35,8 +50,9 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void) => done(null, payload));
 
+  const cork = createTurnCork();
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    forward(api, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
+    forward(api, cork, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
   fastify.all('/v1/*', handler);
   fastify.route({ method: ['GET', 'HEAD'], url: HEALTH_PATH, handler, exposeHeadRoute: false });
 }
@@ -51,9 +67,10 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
  */
 export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } = {}) {
   const prefix = options.prefix ?? '';
+  const cork = createTurnCork();
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const url = withoutPrefix(request.raw.url ?? '/', prefix);
-    if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, request, reply, url, request.raw);
+    if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, cork, request, reply, url, request.raw);
     const statusCode = error.statusCode ?? 400;
     return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });
   };

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiResponse } from '../src/api/types.js';
+import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 /** Write a core response onto a Node response. Shared by the Node and Express adapters. */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
@@ -7,6 +8,27 @@ export function writeResponse(res: ServerResponse, response: ApiResponse): void 
   response.headers['content-length'] = String(Buffer.byteLength(response.body));
   res.writeHead(response.status, response.headers);
   res.end(response.body);
+}
+
+/** Write the core's answer, or the last-resort 500 if even that fails; never throws. */
+function deliver(res: ServerResponse, response: ApiResponse): void {
+  try {
+    writeResponse(res, response);
+  } catch {
+    writeCrash(res);
+  }
+}
+
+/**
+ * Hand a request to the core and write its answer, corked per event-loop turn (see
+ * turn-cork.ts). Shared by the Node and Express adapters.
+ */
+export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: Parameters<Api['handle']>[0]): void {
+  const turn = cork.arrival();
+  api.handle(request).then(
+    (response) => cork.send(turn, () => deliver(res, response)),
+    () => writeCrash(res),
+  );
 }
 
 /** Last resort if the core itself throws: it never should, but a socket must never hang. */
@@ -24,11 +46,9 @@ export function writeCrash(res: ServerResponse): void {
  * http.createServer(createListener(api)).listen(8080);
  */
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    api
-      .handle({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress })
-      .then((response) => writeResponse(res, response), () => writeCrash(res));
-  };
+  const cork = createTurnCork();
+  return (req, res) =>
+    serveRequest(api, cork, res, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress });
 }
 
 export type { Api, ApiResponse };

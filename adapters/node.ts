@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Api, ApiResponse } from '../src/api/types.js';
+import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 /** Write a core response onto a Node response. Shared by the Node and Express adapters. */
@@ -23,7 +23,7 @@ function deliver(res: ServerResponse, response: ApiResponse): void {
  * Hand a request to the core and write its answer, corked per event-loop turn (see
  * turn-cork.ts). Shared by the Node and Express adapters.
  */
-export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: Parameters<Api['handle']>[0]): void {
+export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: ApiRequest): void {
   const turn = cork.arrival();
   api.handle(request).then(
     (response) => cork.send(turn, () => deliver(res, response)),

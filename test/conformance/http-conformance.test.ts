@@ -480,6 +480,13 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expectError(reply, 401, code);
     });
 
+    it('refuses a key revoked after it was already in use', async () => {
+      const keys = await main.keys('useragent');
+      expectSuccess(await call(main.url(lookupPath(CHROME_WINDOWS)), { key: keys.secretKey }));
+      await main.meter.revokeKey(keys.keys.find((k) => k.kind === 'secret')!.id);
+      expectError(await call(main.url(lookupPath(CHROME_WINDOWS)), { key: keys.secretKey }), 401, 'invalid_api_key');
+    });
+
     it('answers 403 ip_not_allowed to a caller outside the key allowlist, on lookup and status', async () => {
       const keys = await main.keys('useragent', { ipAllow: ['203.0.113.0/24'] });
       expectError(await call(main.url(lookupPath(CHROME_WINDOWS)), { key: keys.secretKey }), 403, 'ip_not_allowed');

@@ -2,13 +2,23 @@
  * `npm run bench`: runs every bench file (or the ones named: `npm run bench -- useragent http`),
  * prints one table of ratios against the named baselines, and writes it to bench/results/latest.md.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { PRODUCT_MODULES } from '../src/products/registry.js';
 import type { BenchRow } from './harness.js';
 
-const SUITES: Record<string, () => Promise<{ run(): Promise<BenchRow[]> }>> = {
-  useragent: () => import('./useragent.js'),
-  webhookip: () => import('./webhookip.js'),
+type Suite = () => Promise<{ run(): Promise<BenchRow[]> }>;
+
+/**
+ * A product's engine bench is `src/products/<id>/bench.ts` (kept beside the engine it measures,
+ * and out of the published bundle), found through the registry; then the cross-cutting ones.
+ */
+const productSuites: [string, Suite][] = PRODUCT_MODULES.map((module) => module.id)
+  .filter((id) => existsSync(new URL(`../src/products/${id}/bench.ts`, import.meta.url)))
+  .map((id) => [id, () => import(`../src/products/${id}/bench.ts`)]);
+
+const SUITES: Record<string, Suite> = {
+  ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
   http: () => import('./http.js'),
 };

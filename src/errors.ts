@@ -63,3 +63,42 @@ export class LookupError extends Error {
 export function isLookupError(value: unknown): value is LookupError {
   return value instanceof LookupError;
 }
+
+/**
+ * Stable codes for operator-facing failures: configuration, datasets, stores and deadlines.
+ * Match on `code`, never on the message text.
+ */
+export type SeclookupErrorCode =
+  /** An option or a command-line value is wrong; thrown at construction. */
+  | 'invalid_option'
+  /** A dataset file is absent. The message names the file. */
+  | 'dataset_missing'
+  /** A dataset file exists but does not parse or validate. The message names the file. */
+  | 'dataset_invalid'
+  /** An operation did not finish within its deadline (a meter call, a connect, a whole request). */
+  | 'timeout'
+  /** A meter or cache store failed (closed, unreachable, corrupt). */
+  | 'store_failed';
+
+/**
+ * The error seclookup throws for problems that are the operator's to fix, not the client's:
+ * a missing dataset, a bad option, a store that failed or hung. The API answers these as 500
+ * `internal_error` and reports them through `onError`.
+ *
+ * @example
+ * try { await createLookup({ dataDir: '/empty' }).webhookip('140.82.112.5') }
+ * catch (e) { if (e instanceof SeclookupError && e.code === 'dataset_missing') ... }
+ */
+export class SeclookupError extends Error {
+  readonly code: SeclookupErrorCode;
+
+  constructor(code: SeclookupErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SeclookupError';
+    this.code = code;
+  }
+}
+
+export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is SeclookupError {
+  return value instanceof SeclookupError && (code === undefined || value.code === code);
+}

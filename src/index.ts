@@ -4,11 +4,28 @@
  * `seclookup/express` and `seclookup/fastify`; the SQLite store at `seclookup/sqlite`.
  */
 export { createLookup } from './lookup.js';
-export type { Lookup, LookupOptions, LookupOutcome } from './lookup.js';
-export { LookupError, isLookupError, ERROR_STATUS } from './errors.js';
-export type { ErrorCode } from './errors.js';
+export type {
+  Lookup,
+  LookupOptions,
+  LookupOutcome,
+  LookupCalls,
+  DetailedLookupCalls,
+  LookupArgs,
+  LookupResult,
+  ProductEngine,
+  ProductEngineOptions,
+  ProductOptionsMap,
+} from './lookup.js';
+export { LookupError, isLookupError, ERROR_STATUS, SeclookupError, isSeclookupError } from './errors.js';
+export type { ErrorCode, SeclookupErrorCode } from './errors.js';
+export type { MaybePromise } from './lib/outcome.js';
+export { createMemoryCache, createProductCache } from './lib/cache.js';
+export type { CacheStore, MemoryCacheOptions, ProductCache, ProductCacheOptions } from './lib/cache.js';
+export { DEFAULT_TIMEOUTS } from './lib/deadline.js';
+export type { TimeoutOptions } from './lib/deadline.js';
 
-export { createApi, BUILT_PRODUCTS } from './api/create-api.js';
+export { createApi } from './api/create-api.js';
+export { DEFAULT_METER_TIMEOUT_MS } from './api/meter-gate.js';
 export { DEFAULT_BODY_LIMIT } from './api/body.js';
 export type { Api, ApiOptions, ApiRequest, ApiResponse, RequestBody, RequestLogEvent } from './api/types.js';
 
@@ -21,6 +38,13 @@ export type * from './metering/types.js';
 
 export { PRODUCTS, PRODUCT_IDS, SCAMRISK_TYPES, isProductId } from './products/catalog.js';
 export type { ProductId, ProductInfo } from './products/catalog.js';
+export { PRODUCT_MODULES, BUILT_PRODUCT_IDS, isBuiltProduct } from './products/registry.js';
+export type { BuiltProductId } from './products/registry.js';
+export type { ProductModule, EngineContext, ProductCli, ProductDataset, DatasetUpdateOptions, DatasetUpdateReport } from './products/module.js';
+export type { LookupRoute, RouteInput } from './products/route.js';
 export type { UserAgentResult, UserAgentEngineOptions } from './products/useragent/types.js';
+export type { UserAgentEngine } from './products/useragent/engine.js';
+export type { WebhookIpEngine, WebhookIpQuery } from './products/webhookip/engine.js';
+export type { WebhookIpEngineOptions } from './products/webhookip/index.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';

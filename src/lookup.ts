@@ -1,55 +1,81 @@
+/**
+ * `createLookup`: the in-process engines of every built product, one method each, derived from
+ * the product registry. Engines are built on first use (or all at once with `eager` / `load()`),
+ * so one product's missing dataset never stops another.
+ */
+import { SeclookupError } from './errors.js';
+import { createMemoryCache, createProductCache, type CacheStore } from './lib/cache.js';
 import { bundledDataDir } from './lib/datasets.js';
-import { createUserAgentEngine } from './products/useragent/engine.js';
-import type { UserAgentEngineOptions, UserAgentResult } from './products/useragent/types.js';
-import { createWebhookIpEngine, loadWebhookRanges } from './products/webhookip/engine.js';
-import type { WebhookIpOptions, WebhookIpResult, WebhookRangesDataset } from './products/webhookip/types.js';
+import type { LookupOutcome } from './lib/outcome.js';
+import type { ProductId } from './products/catalog.js';
+import type { AnyProductModule, EngineContext, ProductModule } from './products/module.js';
+import { isBuiltProduct, PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
 
-/** A result plus what the API needs to fill `cached` and `fetched_at`. */
-export interface LookupOutcome<Result> {
-  result: Result;
-  /** True when the result was served from the cache (SPEC: `cached`). */
-  cached: boolean;
-  /** When the underlying data was retrieved; products that carry `fetched_at` set it. */
-  fetchedAt?: Date;
-  /**
-   * `JSON.stringify(result)`, from engines that keep it alongside a cached result, so the
-   * API can answer without serializing the same result again on every request.
-   */
-  json?: string;
-}
+export type { LookupOutcome } from './lib/outcome.js';
 
-export interface LookupOptions {
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type RegisteredModule = (typeof PRODUCT_MODULES)[number];
+type ModuleOf<Id extends BuiltProductId> = Extract<RegisteredModule, { id: Id }>;
+/** The arguments of a product's in-process call (`[ip, options?]` for webhookip). */
+export type LookupArgs<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, infer Args, any, any, any> ? Args : never;
+/** A product's result type (`UserAgentResult`, `WebhookIpResult`, ...). */
+export type LookupResult<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, any, any, infer Result, any> ? Result : never;
+/** A product's engine, as `lookup.engine(id)` returns it. */
+export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, infer Engine, any, any, any, any> ? Engine : never;
+/** The options `createLookup({ <id>: ... })` takes for a product. */
+export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, any, any, any, infer Options> ? Options : never;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** One method per built product: validate, look up, resolve with the result or throw LookupError. */
+export type LookupCalls = { [Id in BuiltProductId]: (...args: LookupArgs<Id>) => Promise<LookupResult<Id>> };
+/** The same calls resolving with `{ result, cached, fetchedAt?, json? }`, as the HTTP API uses them. */
+export type DetailedLookupCalls = { [Id in BuiltProductId]: (...args: LookupArgs<Id>) => Promise<LookupOutcome<LookupResult<Id>>> };
+/** Per-product options, keyed by product id: `{ useragent: { cacheSize: 50_000 } }`. */
+export type ProductOptionsMap = { [Id in BuiltProductId]?: ProductEngineOptions<Id> };
+
+export interface LookupOptions extends ProductOptionsMap {
   /**
    * Folder holding the datasets (`webhookip/ranges.json`, ...).
    * @default the `data/` folder shipped with the package
    */
   dataDir?: string;
-  useragent?: UserAgentEngineOptions;
-  webhookip?: {
-    /** Use these ranges instead of reading `<dataDir>/webhookip/ranges.json`. */
-    dataset?: WebhookRangesDataset;
-  };
+  /**
+   * One store for every product's result cache (a shared store, such as Redis, for several
+   * instances), keys prefixed by product. @default a private in-process LRU per product,
+   * sized by that product's options
+   */
+  cache?: CacheStore;
+  /**
+   * Build every engine now, so a missing or corrupt dataset throws from `createLookup` rather
+   * than at the first lookup of that product (what `seclookup serve` does). @default false
+   */
+  eager?: boolean;
+  /** Told when a cache store fails (lookups then run uncached). @default none */
+  onCacheError?: (error: unknown) => void;
+  /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
+  now?: () => number;
 }
 
-/** The in-process engines. Every method validates its input and throws {@link LookupError}. */
-export interface Lookup {
-  /** Parse a User-Agent. Throws `invalid_user_agent` (400) for a missing or empty string. */
-  useragent(ua: string): Promise<UserAgentResult>;
+/** The in-process engines. Every call validates its input and throws {@link LookupError}. */
+export interface Lookup extends LookupCalls {
+  readonly detailed: DetailedLookupCalls;
   /**
-   * Is this IP in a webhook provider's published ranges? Throws `invalid_ip` (400),
-   * `invalid_provider` (400) or `ip_not_routable` (422).
+   * A product's engine, built now if it is not yet. Throws SeclookupError `dataset_missing`
+   * or `dataset_invalid` (naming the file) when its data cannot be loaded; the failure is
+   * remembered, so restart after fixing the data.
    */
-  webhookip(ip: string, options?: WebhookIpOptions): Promise<WebhookIpResult>;
-  /** The same lookups with cache metadata, as the HTTP API uses them. */
-  readonly detailed: {
-    useragent(ua: string): Promise<LookupOutcome<UserAgentResult>>;
-    webhookip(ip: string, options?: WebhookIpOptions): Promise<LookupOutcome<WebhookIpResult>>;
-  };
+  engine<Id extends BuiltProductId>(id: Id): ProductEngine<Id>;
+  /**
+   * Build the engines of `products` (default: every built product) now. Throws one
+   * SeclookupError listing every product whose data failed to load.
+   */
+  load(products?: readonly BuiltProductId[]): void;
 }
+
+type Built = { engine: unknown } | { error: unknown };
 
 /**
- * Build the engines. Datasets are loaded here, so a missing or corrupt file throws now,
- * not at the first lookup.
+ * Build the lookup engines.
  *
  * @example
  * const lookup = createLookup();
@@ -57,18 +83,66 @@ export interface Lookup {
  */
 export function createLookup(options: LookupOptions = {}): Lookup {
   const dataDir = options.dataDir ?? bundledDataDir();
-  const userAgent = createUserAgentEngine(options.useragent);
-  const webhookRanges = options.webhookip?.dataset ?? loadWebhookRanges(dataDir);
-  const webhook = createWebhookIpEngine(webhookRanges);
+  const now = options.now ?? Date.now;
+  const built = new Map<ProductId, Built>();
 
-  // Engines are synchronous today; the async surface leaves room for ones that are not.
-  const detailed = {
-    useragent: async (ua: string) => userAgent.lookup(ua),
-    webhookip: async (ip: string, opts?: WebhookIpOptions) => webhook.lookup(ip, opts),
-  };
-  return {
-    useragent: async (ua) => userAgent.lookup(ua).result,
-    webhookip: async (ip, opts) => webhook.lookup(ip, opts).result,
-    detailed,
-  };
+  function engine(id: ProductId): unknown {
+    let entry = built.get(id);
+    if (!entry) {
+      const module = productModule(id);
+      if (!module) throw new SeclookupError('invalid_option', `${id} has no lookup engine yet`);
+      try {
+        entry = { engine: module.createEngine(contextFor(module)) };
+      } catch (error) {
+        entry = { error };
+      }
+      built.set(id, entry);
+    }
+    if ('error' in entry) throw entry.error;
+    return entry.engine;
+  }
+
+  function contextFor(module: AnyProductModule): EngineContext<unknown> {
+    return {
+      dataDir,
+      options: (options as Record<string, unknown>)[module.id],
+      now,
+      engine,
+      cache: ({ ttlMs, maxEntries }) => {
+        if (options.cache) return createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError });
+        return maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null;
+      },
+    };
+  }
+
+  function load(products: readonly BuiltProductId[] = PRODUCT_MODULES.map((m) => m.id)): void {
+    const failures: { id: string; error: unknown }[] = [];
+    for (const id of products) {
+      try {
+        engine(id);
+      } catch (error) {
+        failures.push({ id, error });
+      }
+    }
+    if (failures.length === 0) return;
+    const message = failures.map(({ id, error }) => `${id}: ${error instanceof Error ? error.message : String(error)}`).join('; ');
+    const first = failures[0].error;
+    throw new SeclookupError(first instanceof SeclookupError ? first.code : 'dataset_invalid', message, { cause: first });
+  }
+
+  const calls: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  const detailed: Record<string, (...args: unknown[]) => Promise<LookupOutcome<object>>> = {};
+  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
+    detailed[module.id] = async (...args) => {
+      const productEngine = engine(module.id);
+      return module.lookup(productEngine, module.prepare(productEngine, ...args));
+    };
+    calls[module.id] = async (...args) => (await detailed[module.id](...args)).result;
+  }
+
+  const lookup = { ...calls, detailed, engine, load } as unknown as Lookup;
+  if (options.eager) lookup.load();
+  return lookup;
 }
+
+export { isBuiltProduct };

@@ -37,7 +37,7 @@ export function hasKeyShape(key: string, product: ProductId, kind: 'secret' | 'p
  * (invalid_api_key), of this product (invalid_api_key), a secret key where one is required
  * (wrong_key_type), and called from an allowed address (ip_not_allowed).
  */
-export function createAuthenticator(meter: Meter) {
+export function createAuthenticator(meter: Pick<Meter, 'resolveKey'>) {
   const allowlists = new LRUCache<string, (addr: IpAddress) => boolean>({ max: 1000 });
   const knownHashes = new Map<string, string>();
 

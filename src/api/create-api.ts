@@ -1,36 +1,25 @@
+/**
+ * The request pipeline: one `handle(request) -> response` that every adapter calls. It matches
+ * the route, hands the key and the limits to the meter gate, decodes and validates the input,
+ * runs the product's lookup, and builds the envelope and the request log event.
+ */
 import { isLookupError, LookupError, type ErrorCode } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
-import { quotaPeriodResetAt } from '../metering/calendar.js';
-import type { ConsumeOutcome, QuotaState, RateState, Reservation } from '../metering/types.js';
-import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import type { ProductRoutes } from '../products/route.js';
-import { userAgentRoutes } from '../products/useragent/route.js';
-import { webhookIpRoutes } from '../products/webhookip/route.js';
-import { createAuthenticator, bearerToken, hasKeyShape, type AuthenticatedKey } from './auth.js';
-import { DEFAULT_BODY_LIMIT, parseBody } from './body.js';
-import { createClientIpResolver } from './client-ip.js';
+import { checkMs } from '../lib/deadline.js';
 import { parseQuery } from '../lib/query.js';
+import { PRODUCTS, type ProductId } from '../products/catalog.js';
+import { PRODUCT_MODULES, productModule } from '../products/registry.js';
+import { bearerToken } from './auth.js';
+import { DEFAULT_BODY_LIMIT } from './body.js';
+import { createClientIpResolver } from './client-ip.js';
 import { errorBody, newRequestId, successBody } from './envelope.js';
+import { decodeInput, splitUrl } from './input.js';
+import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type Headers } from './meter-gate.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
-import { statusResource } from './status.js';
+import { statusExtras, statusResource } from './status.js';
 import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 
-/** The products whose lookup routes are built. Others answer only their status route. */
-export const BUILT_PRODUCTS: readonly ProductRoutes[] = [userAgentRoutes, webhookIpRoutes];
-
 const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
-
-/** Thrown inside the pipeline when the meter store fails and the policy is to deny. */
-class MeterFailure extends Error {}
-
-/**
- * What a failed meter call throws on: the client's own LookupError (a bad key) as it is,
- * anything else (the store failed) as a MeterFailure, answered 500. Status routes always
- * need the store; lookup routes first ask `allowedThrough`.
- */
-function meterFailure(error: unknown): Error {
-  return isLookupError(error) ? error : new MeterFailure('meter store failed', { cause: error });
-}
 
 /** What one request carries through the pipeline. `headers` collects the response headers. */
 interface RequestContext {
@@ -40,14 +29,15 @@ interface RequestContext {
   requestId: string;
   /** The caller's address, worked out on first use (allowlists and the request log need it). */
   clientIp: () => IpAddress | null;
-  headers: Record<string, string>;
+  headers: Headers;
 }
 
 /**
- * The transport-agnostic API: one `handle(request) -> response` that every adapter calls.
- * Order of checks: route (404/405), key (401/403), rate and quota (429), body (400/413/415),
- * input (the product's 400/422), lookup. Every authenticated request counts against the
- * per-minute rate; only a successful lookup consumes monthly quota.
+ * The transport-agnostic API. Order of checks: route (404/405), key (401/403), body
+ * (400/413/415) and the product's input checks (400/422), then rate and quota (429) in one
+ * atomic meter call, then the lookup. Every authenticated request counts against the
+ * per-minute rate (a rate-limited client hears 429 before any input error); only a valid
+ * request reserves quota, and only a successful lookup keeps it.
  *
  * @example
  * const api = createApi({ lookup: createLookup(), meter: createSqliteMeter('./seclookup.db') });
@@ -61,14 +51,15 @@ export function createApi(options: ApiOptions): Api {
   if (!lookup || !meter) throw new TypeError('createApi needs { lookup, meter }');
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`bodyLimit must be a positive integer (got ${bodyLimit})`);
   if (onMeterError !== 'deny' && onMeterError !== 'allow') throw new TypeError(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
+  const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
-  const match = createRouter(BUILT_PRODUCTS);
-  const auth = createAuthenticator(meter);
+  const match = createRouter(PRODUCT_MODULES);
+  const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
 
   async function handle(request: ApiRequest): Promise<ApiResponse> {
     const started = options.onResponse ? performance.now() : 0;
     const requestId = newRequestId();
-    const headers: Record<string, string> = {
+    const headers: Headers = {
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'no-store',
       'x-request-id': requestId,
@@ -115,7 +106,7 @@ export function createApi(options: ApiOptions): Api {
       case 'health':
         return HEALTH_BODY;
       case 'not_found':
-        throw new LookupError('not_found', 'no such route; see /v1/<product>/status and /v1/<product>/lookup');
+        throw new LookupError('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
       case 'method_not_allowed':
         throw new LookupError('method_not_allowed', `method not allowed; use ${route.allow.join(' or ')}`);
       case 'status':
@@ -126,110 +117,41 @@ export function createApi(options: ApiOptions): Api {
   }
 
   async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
-    // The captcha status route also takes the site key as ?sitekey= (SPEC: captcha GET status).
-    const token = bearerToken(request.headers) ?? (product === 'captcha' ? parseQuery(search).get('sitekey') ?? undefined : undefined);
-    let key: AuthenticatedKey;
-    let outcome: ConsumeOutcome;
-    try {
-      key = await auth.resolve(token, product);
-    } catch (error) {
-      throw meterFailure(error);
-    }
-    auth.authorize(key, false, clientIp);
-    try {
-      outcome = await consume(key, product, false);
-    } catch (error) {
-      throw meterFailure(error);
-    }
-    setLimitHeaders(headers, outcome);
-    rejectIfLimited(outcome, headers);
-    return successBody(statusResource(product, key, outcome.quota), { requestId });
+    const keyParam = PRODUCTS[product].statusKeyParam;
+    const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
+    const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
+    const { quota } = await gate.admit(pass, product, false, headers, false);
+    const extras = statusExtras(product, productModule(product), () => lookup.engine(product as never), pass.key);
+    return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
 
-  async function lookupRoute(
-    route: Extract<RouteMatch, { kind: 'lookup' }>,
-    { request, search, requestId, clientIp, headers }: RequestContext,
-  ): Promise<string> {
-    const token = bearerToken(request.headers);
-    let key: AuthenticatedKey;
-    let outcome: ConsumeOutcome | null;
+  async function lookupRoute(route: Extract<RouteMatch, { kind: 'lookup' }>, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
+    const { product } = route;
+    const module = productModule(product)!;
+    const pass = await gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
+
+    // Everything the client sent is read and checked before any quota is reserved, so bad
+    // input or a slow upload never holds a unit.
+    const engine = lookup.engine(product as never);
+    let query: unknown;
     try {
-      key = await auth.resolve(token, route.product);
+      const input = await decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
+      query = module.prepare(engine, ...route.route.args(input));
     } catch (error) {
-      if (!allowedThrough(error)) throw meterFailure(error);
-      key = unverifiedKey(token, route.product);
+      if (isLookupError(error)) await gate.countRejected(pass, product, headers);
+      throw error;
     }
-    auth.authorize(key, true, clientIp);
-    try {
-      outcome = await consume(key, route.product, true);
-    } catch (error) {
-      if (!allowedThrough(error)) throw meterFailure(error);
-      outcome = null;
-    }
-    if (outcome) {
-      setLimitHeaders(headers, outcome);
-      rejectIfLimited(outcome, headers);
-    }
-    const reservation = outcome?.allowed ? outcome.reservation : null;
+
+    const { reservation } = await gate.admit(pass, product, true, headers, true);
     let billed = false;
     try {
-      const input = {
-        query: parseQuery(search),
-        pathValue: route.rawPathValue === undefined ? undefined : decodePathValue(route.rawPathValue, route.route.inputError),
-        body: route.route.method === 'POST' ? await parseBody(request.body, request.headers, bodyLimit) : undefined,
-      };
-      const result = await route.route.run(lookup, input);
+      const outcome = await module.lookup(engine, query);
       billed = true;
-      const fetchedAt = PRODUCTS[route.product].hasFetchedAt ? result.fetchedAt : undefined;
-      return successBody(result.result, { requestId, cached: result.cached, fetchedAt }, result.json);
+      const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
+      return successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }, outcome.json);
     } finally {
-      if (reservation && !billed) await refund(reservation, headers);
+      if (reservation && !billed) await gate.refund(reservation, headers);
     }
-  }
-
-  function consume(key: AuthenticatedKey, product: ProductId, reserveQuota: boolean): Promise<ConsumeOutcome> {
-    return meter.consume({
-      keyId: key.id,
-      subscriptionId: key.subscriptionId,
-      product,
-      rateLimitPerMinute: key.plan.rateLimitPerMinute,
-      monthlyQuota: key.plan.monthlyQuota,
-      reserveQuota,
-      now: now(),
-    });
-  }
-
-  /** A reservation is billed as made; a lookup that did not succeed gives it back. */
-  async function refund(reservation: Reservation, headers: Record<string, string>): Promise<void> {
-    try {
-      await meter.refund(reservation);
-      const remaining = headers['x-quota-remaining'];
-      if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + 1);
-    } catch (error) {
-      // The answer is already decided; a failed refund must not turn it into an error.
-      options.onError?.(error, 'meter refund');
-    }
-  }
-
-  /**
-   * The store-failure policy for a lookup route's meter call: true when the store failed and
-   * `allow` lets the lookup go on unmetered. A LookupError (a bad key) is never a store failure.
-   */
-  function allowedThrough(error: unknown): boolean {
-    if (isLookupError(error) || onMeterError !== 'allow') return false;
-    options.onError?.(error, 'meter (allowed through)');
-    return true;
-  }
-
-  function rejectIfLimited(outcome: ConsumeOutcome, headers: Record<string, string>): void {
-    if (outcome.allowed) return;
-    const nowSeconds = Math.floor(now() / 1000);
-    const resetAt = outcome.reason === 'rate_limit_exceeded' ? outcome.rate.resetAt : quotaPeriodResetAt(now());
-    headers['retry-after'] = String(Math.max(1, resetAt - nowSeconds));
-    throw new LookupError(
-      outcome.reason,
-      outcome.reason === 'rate_limit_exceeded' ? 'per-minute rate limit exceeded; retry after the Retry-After seconds' : 'monthly quota exhausted',
-    );
   }
 
   return {
@@ -238,53 +160,11 @@ export function createApi(options: ApiOptions): Api {
   };
 }
 
-/**
- * With `onMeterError: 'allow'` and the store down, a key can only be checked for its shape:
- * the request is served as if from an active key of this product with no limits.
- */
-function unverifiedKey(token: string | undefined, product: ProductId): AuthenticatedKey {
-  if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
-  const secret = hasKeyShape(token, product, 'secret');
-  if (!secret && !hasKeyShape(token, product, 'public')) throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
-  return {
-    id: 'unverified',
-    subscriptionId: 'unverified',
-    product,
-    kind: secret ? 'secret' : 'public',
-    status: 'active',
-    ipAllow: [],
-    plan: { slug: 'unverified', rateLimitPerMinute: Number.MAX_SAFE_INTEGER, monthlyQuota: null },
-  };
-}
-
-function setLimitHeaders(headers: Record<string, string>, outcome: { rate: RateState; quota: QuotaState }): void {
-  headers['x-ratelimit-limit'] = String(outcome.rate.limit);
-  headers['x-ratelimit-remaining'] = String(outcome.rate.remaining);
-  headers['x-ratelimit-reset'] = String(outcome.rate.resetAt);
-  headers['x-quota-limit'] = outcome.quota.limit === null ? 'unlimited' : String(outcome.quota.limit);
-  headers['x-quota-remaining'] = outcome.quota.remaining === null ? 'unlimited' : String(outcome.quota.remaining);
-  headers['x-quota-period'] = outcome.quota.period;
-}
-
 function formatClientIp(ip: IpAddress | null): string | null {
   return ip ? formatIp(ip) : null;
-}
-
-function splitUrl(url: string): [string, string?] {
-  const at = url.indexOf('?');
-  return at === -1 ? [url] : [url.slice(0, at), url.slice(at + 1)];
-}
-
-function decodePathValue(raw: string, inputError: ErrorCode): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new LookupError(inputError, 'the path value is not valid percent-encoding');
-  }
 }
 
 function toLookupError(error: unknown): LookupError {
   if (isLookupError(error)) return error;
   return new LookupError('internal_error', 'unexpected server error; retry with backoff');
 }
-

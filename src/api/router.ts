@@ -1,24 +1,30 @@
 import { isProductId, type ProductId } from '../products/catalog.js';
-import type { LookupRoute, ProductRoutes } from '../products/route.js';
+import type { AnyProductModule } from '../products/module.js';
+import type { LookupRoute } from '../products/route.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyRoute = LookupRoute<any[]>;
 
 export const HEALTH_PATH = '/healthz';
 
 export type RouteMatch =
   | { kind: 'health'; pattern: string }
   | { kind: 'status'; product: ProductId; pattern: string }
-  | { kind: 'lookup'; product: ProductId; route: LookupRoute; pattern: string; rawPathValue?: string }
+  | { kind: 'lookup'; product: ProductId; route: AnyRoute; pattern: string; rawPathValue?: string }
   | { kind: 'not_found'; product: ProductId | null }
   | { kind: 'method_not_allowed'; product: ProductId | null; allow: string[] };
 
 /**
  * The route table: `/healthz`, the status route of every product, and the lookup routes of
  * the products that are built. Paths are matched on their raw (still encoded) segments, so an
- * encoded `/` inside a path value never splits it.
+ * encoded `/` inside a path value never splits it. HEAD is answered wherever GET is (the API
+ * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
+ * HEAD goes with it.
  */
-export function createRouter(products: readonly ProductRoutes[]) {
+export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes'>[]) {
   // Each route's pattern, split once: `lookup/:ua` -> base `lookup`, takes a path value.
   const lookupRoutes = new Map(
-    products.map((p) => [p.product, p.routes.map((route) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') }))]),
+    products.map((p) => [p.id, p.routes.map((route) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') }))]),
   );
 
   // Answers for the fixed paths (status, query-form lookups, health), by path then method.
@@ -38,7 +44,8 @@ export function createRouter(products: readonly ProductRoutes[]) {
     return found;
   };
 
-  function matchUncached(method: string, path: string): RouteMatch {
+  function matchUncached(requestMethod: string, path: string): RouteMatch {
+    const method = requestMethod === 'HEAD' ? 'GET' : requestMethod;
     if (path === HEALTH_PATH) {
       return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
     }
@@ -52,7 +59,7 @@ export function createRouter(products: readonly ProductRoutes[]) {
     if (rest.length === 1 && rest[0] === 'status') {
       return method === 'GET' ? { kind: 'status', product, pattern: `/v1/${product}/status` } : { kind: 'method_not_allowed', product, allow: ['GET'] };
     }
-    const candidates: { route: LookupRoute; rawPathValue?: string }[] = [];
+    const candidates: { route: AnyRoute; rawPathValue?: string }[] = [];
     for (const { route, base, takesValue } of lookupRoutes.get(product) ?? []) {
       if (rest[0] !== base) continue;
       if (!takesValue && rest.length === 1) candidates.push({ route });

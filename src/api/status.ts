@@ -1,13 +1,22 @@
-import type { AuthenticatedKey } from './auth.js';
-import type { QuotaState } from '../metering/types.js';
+import type { QuotaState, ResolvedKey } from '../metering/types.js';
 import { PRODUCTS, SCAMRISK_TYPES, type ProductId } from '../products/catalog.js';
+import type { AnyProductModule } from '../products/module.js';
 
 /** SPEC's unlimited plans have no monthly number; we send -1 beside `quota_unlimited: true`. */
 export const UNLIMITED = -1;
 
-/** The status resource of a product for one key. */
-export function statusResource(product: ProductId, key: AuthenticatedKey, quota: QuotaState): Record<string, unknown> {
-  const status: Record<string, unknown> = {
+/**
+ * The status resource of a product for one key: the plan and quota fields every product has,
+ * then the product's own (from its module's `statusExtras`, or the placeholders of a product
+ * not built yet).
+ */
+export function statusResource(
+  product: ProductId,
+  key: ResolvedKey & { plan: { slug: string; rateLimitPerMinute: number } },
+  quota: QuotaState,
+  extras: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
     status: key.status,
     product,
     plan: key.plan.slug,
@@ -16,13 +25,25 @@ export function statusResource(product: ProductId, key: AuthenticatedKey, quota:
     quota_unlimited: quota.limit === null,
     quota_remaining: quota.remaining ?? UNLIMITED,
     quota_period: quota.period,
+    ...extras,
   };
-  // None of the products that list database_records ships a local database yet.
-  if (PRODUCTS[product].hasDatabaseRecords) status.database_records = 0;
-  if (product === 'scamrisk') status.supported_types = [...SCAMRISK_TYPES];
-  if (product === 'captcha') {
-    // Site-key domain settings arrive with the captcha product; until then none are configured.
-    Object.assign(status, { domains_configured: false, domain_count: 0, ip_restrictions: key.ipAllow.length > 0 });
-  }
-  return status;
+}
+
+/** A product's extra status fields: its module's, or the placeholders below. */
+export function statusExtras(product: ProductId, module: AnyProductModule | undefined, engine: () => unknown, key: ResolvedKey): Record<string, unknown> {
+  if (module?.statusExtras) return module.statusExtras(engine(), key);
+  return placeholderExtras(product, key);
+}
+
+/**
+ * What the status route of a product without its engine says: no local database yet
+ * (`database_records: 0`), scamrisk's fixed type list, and captcha with no site-key domains
+ * configured. Each product replaces these with its module's `statusExtras` when it ships.
+ */
+export function placeholderExtras(product: ProductId, key: ResolvedKey): Record<string, unknown> {
+  const extras: Record<string, unknown> = {};
+  if (PRODUCTS[product].hasDatabaseRecords) extras.database_records = 0;
+  if (product === 'scamrisk') extras.supported_types = [...SCAMRISK_TYPES];
+  if (product === 'captcha') Object.assign(extras, { domains_configured: false, domain_count: 0, ip_restrictions: key.ipAllow.length > 0 });
+  return extras;
 }

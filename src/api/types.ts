@@ -61,6 +61,12 @@ export interface ApiOptions {
    * `'deny'` answers 500 internal_error; `'allow'` serves the lookup unmetered. @default 'deny'
    */
   onMeterError?: 'deny' | 'allow';
+  /**
+   * Deadline of each meter store call in ms. A store that does not answer in time counts as
+   * failed, so `onMeterError` applies to a hung store as to a broken one; a quota unit a late
+   * answer reserved is given back. Calls fail between this and 1.25 times this. @default 2000
+   */
+  meterTimeoutMs?: number;
   /** Called once per answered request, after the response is built. @default none */
   onResponse?: (event: RequestLogEvent) => void;
   /**

@@ -1,13 +1,17 @@
 import { createLookup, type Lookup } from '../lookup.js';
+import type { BuiltProductId } from '../products/registry.js';
 import { CommandError } from './errors.js';
 
 /**
- * Build the lookup engines for a command. Datasets load here, so a missing or corrupt data
- * folder is reported before any port opens or any lookup runs.
+ * Build the lookup engines for a command: all of them (`serve`, so a missing or corrupt data
+ * folder is reported before the port opens), or only the ones named (`lookup`, which needs
+ * one product's data and no other's).
  */
-export function loadEngines(dataDir: string | undefined): Lookup {
+export function loadEngines(dataDir: string | undefined, products?: readonly BuiltProductId[]): Lookup {
   try {
-    return createLookup({ dataDir });
+    const lookup = createLookup({ dataDir });
+    lookup.load(products);
+    return lookup;
   } catch (error) {
     throw new CommandError(`cannot load the lookup engines: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

@@ -1,36 +1,38 @@
 /**
  * `seclookup lookup PRODUCT INPUT`: run one lookup in process, without a server or a key.
- * Handy for checking a dataset or an input before wiring up the API.
+ * Handy for checking a dataset or an input before wiring up the API. The products, their
+ * INPUT and their flags come from the product registry.
  */
 import { isLookupError } from '../errors.js';
-import { type Lookup } from '../lookup.js';
-import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
+import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
+import type { AnyProductModule } from '../products/module.js';
+import { BUILT_PRODUCT_IDS, isBuiltProduct, PRODUCT_MODULES, productModule } from '../products/registry.js';
 import { loadEngines } from './engines.js';
 import { DATA_DIR_OPTION, expectPositionals, parseCommand, resolveDataDir } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
 
-interface LookupFlags {
-  provider?: string;
+const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
+const BUILT = BUILT_PRODUCT_IDS.join(', ');
+
+/** Every product flag, for parseArgs; each product accepts only its own. */
+const PRODUCT_FLAGS = Object.fromEntries(MODULES.flatMap((module) => Object.keys(module.cli.flags ?? {})).map((flag) => [flag, { type: 'string' as const }]));
+
+function flagHelp(): string {
+  const lines = MODULES.flatMap((module) =>
+    Object.entries(module.cli.flags ?? {}).map(([flag, help]) => `  ${`--${flag} VALUE`.padEnd(20)}${module.id} only: ${help}`),
+  );
+  return lines.join('\n');
 }
 
-/** The products whose engines are built, and how the CLI calls each. */
-const RUNNERS: Partial<Record<ProductId, (lookup: Lookup, input: string, flags: LookupFlags) => Promise<object>>> = {
-  useragent: (lookup, input) => lookup.useragent(input),
-  webhookip: (lookup, input, { provider }) => lookup.webhookip(input, { provider }),
-};
-
-const BUILT = Object.keys(RUNNERS).join(', ');
-
 export const LOOKUP_HELP = `Usage:
-  seclookup lookup PRODUCT INPUT [--provider ID[,ID...]] [--data-dir DIR]
+  seclookup lookup PRODUCT INPUT [product flags] [--data-dir DIR]
 
 Run one lookup in this process (no server, no key, no quota) and print the result as
 JSON on stdout. Products available: ${BUILT}.
 
-  PRODUCT             useragent: INPUT is a User-Agent string (quote it)
-                      webhookip: INPUT is an IPv4 or IPv6 address
-  --provider ID       webhookip only: match only these providers (e.g. github,stripe)
+${MODULES.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
+${flagHelp()}
   --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
   -h, --help          show this help
@@ -38,8 +40,7 @@ JSON on stdout. Products available: ${BUILT}.
 An INPUT that starts with '-' goes after '--':  seclookup lookup useragent -- "-weird-agent"
 
 Examples:
-  seclookup lookup useragent "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
-  seclookup lookup webhookip 140.82.115.10 --provider github
+${MODULES.map((module) => `  seclookup lookup ${module.id} ${module.cli.example}`).join('\n')}
 
 Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"} JSON
             on stderr, e.g. invalid_ip or ip_not_routable), 2 usage error (unknown or
@@ -47,20 +48,25 @@ Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"}
 
 export async function runLookup(argv: string[]): Promise<number> {
   const command = 'lookup';
-  const { values, positionals } = parseCommand(argv, { provider: { type: 'string' }, ...DATA_DIR_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...DATA_DIR_OPTION }, command);
   if (values.help) {
     out(LOOKUP_HELP);
     return EXIT_OK;
   }
   const [productName, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
-  const run = runnerFor(productName, command);
-  if (values.provider !== undefined && productName !== 'webhookip') {
-    throw new UsageError('--provider applies to webhookip only', command);
+  const module = moduleFor(productName, command);
+  const flags = values as Record<string, string | undefined>;
+  for (const flag of Object.keys(PRODUCT_FLAGS)) {
+    if (flags[flag] !== undefined && !(module.cli.flags && flag in module.cli.flags)) {
+      throw new UsageError(`--${flag} applies to ${MODULES.filter((m) => m.cli.flags && flag in m.cli.flags).map((m) => m.id).join(', ')} only`, command);
+    }
   }
 
-  const lookup = loadEngines(resolveDataDir(values['data-dir']));
+  // Only this product's engine is built: another product's missing data does not matter here.
+  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never]);
+  const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
-    printJson(await run(lookup, input, { provider: values.provider }));
+    printJson(await call(...module.cli.args(input, flags)));
     return EXIT_OK;
   } catch (error) {
     if (!isLookupError(error)) throw error;
@@ -69,12 +75,10 @@ export async function runLookup(argv: string[]): Promise<number> {
   }
 }
 
-function runnerFor(productName: string, command: string) {
+function moduleFor(productName: string, command: string): AnyProductModule {
   if (!isProductId(productName)) {
     throw new UsageError(`unknown product ${JSON.stringify(productName)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
   }
-  const run = RUNNERS[productName];
-  if (!run) throw new UsageError(`product ${productName} has no lookup engine yet; available: ${BUILT}`, command);
-  return run;
+  if (!isBuiltProduct(productName)) throw new UsageError(`product ${productName} has no lookup engine yet; available: ${BUILT}`, command);
+  return productModule(productName)!;
 }
-

@@ -30,7 +30,7 @@ Commands:
                         manage API keys
   plans set|list        manage plans (per-minute rate limit, monthly quota)
   lookup PRODUCT INPUT  run one lookup in this process and print the JSON result
-  data update PRODUCT   refresh a dataset from its sources (webhookip)
+  data update PRODUCT   refresh a dataset from its sources (seclookup data --help lists them)
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options

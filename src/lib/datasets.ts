@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SeclookupError } from '../errors.js';
 
 let cached: string | undefined;
 
@@ -17,22 +18,25 @@ export function bundledDataDir(): string {
       return (cached = join(dir, 'data'));
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('seclookup: cannot find the package data/ folder; pass dataDir');
+    if (parent === dir) throw new SeclookupError('dataset_missing', 'seclookup: cannot find the package data/ folder; pass dataDir');
     dir = parent;
   }
 }
 
-/** Read and parse a JSON dataset, with the file named in the error when it is missing or corrupt. */
+/**
+ * Read and parse a JSON dataset. Throws SeclookupError `dataset_missing` (the file cannot be
+ * read) or `dataset_invalid` (it is not JSON), with the file named in the message.
+ */
 export function readJsonDataset<T>(path: string): T {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`seclookup: cannot read dataset ${path}: ${(error as Error).message}`);
+    throw new SeclookupError('dataset_missing', `seclookup: cannot read dataset ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
     return JSON.parse(text) as T;
   } catch (error) {
-    throw new Error(`seclookup: dataset ${path} is not valid JSON: ${(error as Error).message}`);
+    throw new SeclookupError('dataset_invalid', `seclookup: dataset ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
 }

@@ -30,6 +30,11 @@ export interface ProductInfo {
   hasFetchedAt: boolean;
   /** The status resource carries `database_records`. */
   hasDatabaseRecords: boolean;
+  /**
+   * A query parameter the status route also takes the key from (captcha's `?sitekey=`, SPEC:
+   * captcha GET status); the Bearer header still wins.
+   */
+  statusKeyParam?: string;
 }
 
 const FETCHED_AT: ReadonlySet<ProductId> = new Set(['emailval', 'riskscore', 'emailauth', 'geoip', 'asn', 'dnsbl', 'whois']);
@@ -63,6 +68,7 @@ export const PRODUCTS: Readonly<Record<ProductId, ProductInfo>> = Object.freeze(
         publicPrefix: PREFIXES[id][1],
         hasFetchedAt: FETCHED_AT.has(id),
         hasDatabaseRecords: FETCHED_AT.has(id),
+        ...(id === 'captcha' ? { statusKeyParam: 'sitekey' } : {}),
       },
     ]),
   ) as Record<ProductId, ProductInfo>,

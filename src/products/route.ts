@@ -1,7 +1,5 @@
 import type { ErrorCode } from '../errors.js';
-import type { Lookup, LookupOutcome } from '../lookup.js';
 import type { QueryParams } from '../lib/query.js';
-import type { ProductId } from './catalog.js';
 
 /** What a lookup route receives, already decoded by the API layer. */
 export interface RouteInput {
@@ -12,36 +10,53 @@ export interface RouteInput {
   body?: Record<string, unknown>;
 }
 
-/** One lookup route of a product: which request shape it takes and which engine call it makes. */
-export interface LookupRoute {
+/**
+ * One lookup route of a product: the request shape it takes and the engine arguments it
+ * reads from it. The API decodes the request, calls `args`, and hands them to the product's
+ * `prepare` (validation) and `lookup`.
+ */
+export interface LookupRoute<Args extends unknown[]> {
   method: 'GET' | 'POST';
   /** Below `/v1/<product>/`: `lookup`, or `lookup/:name` for the path form (the rest of the path is the value). */
   path: string;
   /** The product's code for bad input, used when the path value cannot be URL-decoded. */
   inputError: ErrorCode;
-  run(lookup: Lookup, input: RouteInput): Promise<LookupOutcome<object>>;
+  /** The engine arguments this request carries. Reads only; validation is the engine's. */
+  args(input: RouteInput): Args;
 }
 
-/** A product as the API serves it: its lookup routes and the extras on its status resource. */
-export interface ProductRoutes {
-  product: ProductId;
-  routes: LookupRoute[];
-}
-
-/** The first non-empty value among several query parameter names (`ua` or `user_agent`). */
+/**
+ * The first non-empty value among several query parameter names (`ua` or `user_agent`), so
+ * `?ua=&user_agent=curl/8` reads `curl/8`. Undefined when every one is absent or empty.
+ */
 export function queryValue(query: QueryParams, ...names: string[]): string | undefined {
   for (const name of names) {
     const value = query.get(name);
-    if (value !== null) return value;
+    if (value) return value;
   }
   return undefined;
 }
 
-/** The first string field among several body field names. */
+/** The first non-empty string field among several body field names. */
 export function bodyString(body: Record<string, unknown> | undefined, ...names: string[]): string | undefined {
   for (const name of names) {
     const value = body?.[name];
-    if (typeof value === 'string') return value;
+    if (typeof value === 'string' && value !== '') return value;
   }
   return undefined;
+}
+
+/**
+ * SPEC's two GET forms shared by most products: `/lookup?{param}=` and `/lookup/{value}`.
+ * `args` turns the value (empty string when missing) and the query into engine arguments.
+ */
+export function getLookupRoutes<Args extends unknown[]>(
+  param: string,
+  inputError: ErrorCode,
+  args: (value: string, query: QueryParams) => Args,
+): LookupRoute<Args>[] {
+  return [
+    { method: 'GET', path: 'lookup', inputError, args: ({ query }) => args(queryValue(query, param) ?? '', query) },
+    { method: 'GET', path: `lookup/:${param}`, inputError, args: ({ query, pathValue }) => args(pathValue ?? '', query) },
+  ];
 }

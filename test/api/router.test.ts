@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BUILT_PRODUCTS } from '../../src/api/create-api.js';
+import { PRODUCT_MODULES } from '../../src/products/registry.js';
 import { createRouter } from '../../src/api/router.js';
 import { PRODUCT_IDS } from '../../src/products/catalog.js';
 
-const match = createRouter(BUILT_PRODUCTS);
+const match = createRouter(PRODUCT_MODULES);
 
 describe('router', () => {
   it('serves the status route of every one of the fifteen products', () => {

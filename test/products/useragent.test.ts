@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { LookupError } from '../../src/errors.js';
-import { createUserAgentEngine } from '../../src/products/useragent/engine.js';
+import { createUserAgentEngine, type UserAgentEngine } from '../../src/products/useragent/engine.js';
+import { isPromise } from '../../src/lib/outcome.js';
+
+/** The engine over its in-process cache answers synchronously; these tests hold it to that. */
+function syncEngine(engine: UserAgentEngine) {
+  return {
+    lookup(ua: string) {
+      const outcome = engine.lookup(ua);
+      if (isPromise(outcome)) throw new Error('the in-process useragent engine answered with a promise');
+      return outcome;
+    },
+  };
+}
 import { USER_AGENT_MAX_LENGTH } from '../../src/products/useragent/types.js';
 
 const UA = {
@@ -35,7 +47,7 @@ function expectCode(fn: () => unknown, code: string, status: number) {
 }
 
 describe('useragent engine: real User-Agents', () => {
-  const engine = createUserAgentEngine();
+  const engine = syncEngine(createUserAgentEngine());
   const parse = (ua: string) => engine.lookup(ua).result;
 
   it('Chrome on Windows is a desktop browser', () => {
@@ -110,7 +122,7 @@ describe('useragent engine: real User-Agents', () => {
 });
 
 describe('useragent engine: input rules', () => {
-  const engine = createUserAgentEngine();
+  const engine = syncEngine(createUserAgentEngine());
 
   it('rejects non-strings, empty and whitespace-only input with invalid_user_agent (400)', () => {
     for (const bad of ['', ' ', '\t\n ', undefined, null, 42, {}, ['curl/8']]) {
@@ -151,7 +163,7 @@ describe('useragent engine: input rules', () => {
 
 describe('useragent engine: cache', () => {
   it('a repeat is a cache hit with an equal result', () => {
-    const engine = createUserAgentEngine();
+    const engine = syncEngine(createUserAgentEngine());
     const first = engine.lookup(UA.safariIphone);
     const second = engine.lookup(UA.safariIphone);
     expect(first.cached).toBe(false);
@@ -161,7 +173,7 @@ describe('useragent engine: cache', () => {
   });
 
   it('mutating a returned result does not change later lookups', () => {
-    const engine = createUserAgentEngine();
+    const engine = syncEngine(createUserAgentEngine());
     const first = engine.lookup(UA.chromeWindows).result;
     const pristine = structuredClone(first);
     first.browser.name = 'Hacked';
@@ -177,7 +189,7 @@ describe('useragent engine: cache', () => {
   });
 
   it('evicts the least recently used entry at cacheSize', () => {
-    const engine = createUserAgentEngine({ cacheSize: 2 });
+    const engine = syncEngine(createUserAgentEngine({ cacheSize: 2 }));
     engine.lookup(UA.curl);
     engine.lookup(UA.googlebot);
     engine.lookup(UA.curl); // curl is now the most recent
@@ -187,7 +199,7 @@ describe('useragent engine: cache', () => {
   });
 
   it('hands out the result\'s JSON with it, unchanged by what a caller does to the result', () => {
-    const engine = createUserAgentEngine();
+    const engine = syncEngine(createUserAgentEngine());
     const first = engine.lookup(UA.googlebot);
     expect(first.json).toBe(JSON.stringify(first.result));
     first.result.browser.name = 'changed by the caller';
@@ -198,7 +210,7 @@ describe('useragent engine: cache', () => {
   });
 
   it('cacheSize 0 disables the cache', () => {
-    const engine = createUserAgentEngine({ cacheSize: 0 });
+    const engine = syncEngine(createUserAgentEngine({ cacheSize: 0 }));
     engine.lookup(UA.curl);
     expect(engine.lookup(UA.curl)).toMatchObject({ cached: false, result: { is_bot: true } });
   });

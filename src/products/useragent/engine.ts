@@ -1,49 +1,74 @@
 import { isbot } from 'isbot';
-import { LRUCache } from 'lru-cache';
 import UAParser from 'ua-parser-js';
 import { LookupError } from '../../errors.js';
-import type { LookupOutcome } from '../../lookup.js';
+import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
+
+/** What the cache keeps per User-Agent: the result and its JSON, made once. */
+export interface CachedUserAgent {
+  result: UserAgentResult;
+  json: string;
+}
 
 export interface UserAgentEngine {
   /**
-   * Parse a User-Agent. Synchronous. Throws LookupError('invalid_user_agent') for a
-   * non-string, empty or whitespace-only input. Every call returns a fresh object the caller
-   * may change freely. Cost: one ua-parser-js parse plus isbot (tens of microseconds) on a
-   * cache miss; a map lookup and a small copy on a hit.
+   * The User-Agent as it is parsed, cached and echoed: checked (LookupError
+   * `invalid_user_agent` for a non-string, empty or whitespace-only input) and truncated to
+   * {@link USER_AGENT_MAX_LENGTH} characters.
    */
-  lookup(ua: string): LookupOutcome<UserAgentResult>;
+  normalize(ua: string): string;
+  /**
+   * Parse a normalized User-Agent. Synchronous with the in-process cache (a promise only with
+   * an async shared store). Every call returns a fresh object the caller may change freely.
+   * Cost: one ua-parser-js parse plus isbot (tens of microseconds) on a miss; a map lookup
+   * and a small copy on a hit.
+   */
+  lookupNormalized(ua: string): MaybePromise<LookupOutcome<UserAgentResult>>;
+  /** normalize, then lookupNormalized. */
+  lookup(ua: string): MaybePromise<LookupOutcome<UserAgentResult>>;
 }
 
 /**
  * The useragent engine: ua-parser-js 1.x for browser, OS, engine and device, isbot for
- * `is_bot`, and an LRU cache of parsed results keyed by the truncated User-Agent.
+ * `is_bot`, and a cache of parsed results keyed by the truncated User-Agent.
  *
- * @param options.cacheSize entries kept (default 10000, about 1 KB each); 0 disables the cache.
+ * @param options.cacheSize entries of the private LRU made when no `cache` is given (default
+ *   10000, about 1 KB each); 0 disables it.
+ * @param cache the product cache to use instead (a shared store); null for none.
  */
-export function createUserAgentEngine(options: UserAgentEngineOptions = {}): UserAgentEngine {
-  const cacheSize = options.cacheSize ?? 10_000;
+export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cache?: ProductCache<CachedUserAgent> | null): UserAgentEngine {
+  const cacheSize = options.cacheSize ?? USER_AGENT_CACHE_SIZE;
   if (!Number.isInteger(cacheSize) || cacheSize < 0) {
     throw new RangeError(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
-  const cache = cacheSize > 0 ? new LRUCache<string, { result: UserAgentResult; json: string }>({ max: cacheSize }) : null;
+  const results = cache !== undefined ? cache : cacheSize > 0 ? createProductCache<CachedUserAgent>(createMemoryCache({ maxEntries: cacheSize })) : null;
   // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,
   // which builds a dozen closures each time. Safe because parsing is synchronous.
   const parser = new UAParser();
 
-  return {
-    lookup(input) {
-      const ua = truncate(validate(input));
-      const hit = cache?.get(ua);
-      // The cached object never leaves the engine, so callers cannot corrupt it.
-      if (hit) return { result: copyResult(hit.result), cached: true, json: hit.json };
-      const result = parse(parser, ua);
-      const json = JSON.stringify(result);
-      cache?.set(ua, { result, json });
-      return { result: copyResult(result), cached: false, json };
-    },
-  };
+  function parseAndRemember(ua: string): LookupOutcome<UserAgentResult> {
+    const result = parse(parser, ua);
+    const json = JSON.stringify(result);
+    results?.set(ua, { result, json });
+    return { result: copyResult(result), cached: false, json };
+  }
+
+  // The cached object never leaves the engine, so callers cannot corrupt it.
+  const fromCache = (hit: CachedUserAgent): LookupOutcome<UserAgentResult> => ({ result: copyResult(hit.result), cached: true, json: hit.json });
+
+  function lookupNormalized(ua: string): MaybePromise<LookupOutcome<UserAgentResult>> {
+    const hit = results?.get(ua);
+    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : parseAndRemember(ua)));
+    return hit ? fromCache(hit) : parseAndRemember(ua);
+  }
+
+  const normalize = (input: string) => truncate(validate(input));
+  return { normalize, lookupNormalized, lookup: (input) => lookupNormalized(normalize(input)) };
 }
+
+/** Entries of the useragent cache unless `cacheSize` says otherwise. */
+export const USER_AGENT_CACHE_SIZE = 10_000;
 
 const NON_BLANK = /\S/;
 

@@ -11,11 +11,11 @@
  * classifying and formatting addresses is lib/ip's job (fast paths included).
  */
 import { join } from 'node:path';
-import { LookupError } from '../../errors.js';
+import { LookupError, SeclookupError } from '../../errors.js';
 import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
 import { formatIp, isPublicIp, isPublicIPv4Number, parseCidr, parseIp, parseIPv4Number, type IpAddress } from '../../lib/ip.js';
-import type { LookupOutcome } from '../../lookup.js';
+import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
 
 export interface WebhookIpEngine {
@@ -25,10 +25,23 @@ export interface WebhookIpEngine {
    * `invalid_provider` (400) or `ip_not_routable` (422), checked in that order.
    */
   lookup(ip: string, options?: WebhookIpOptions): LookupOutcome<WebhookIpResult>;
+  /** The checks of `lookup` (same errors, same order) without the match. */
+  prepare(ip: string, options?: WebhookIpOptions): WebhookIpQuery;
+  /** The match for a prepared query; cannot fail. */
+  match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult>;
   /** Every provider in dataset order, with its aliases (empty when it has none). */
   readonly providers: (WebhookProvider & { aliases: string[] })[];
   /** Total CIDRs across all providers. */
   readonly cidrCount: number;
+}
+
+/** A checked webhookip query: canonical IP text, the parsed address, the allowed providers. */
+export interface WebhookIpQuery {
+  ip: string;
+  /** IPv4 as a number (the fast path), otherwise the parsed address. */
+  address: number | IpAddress;
+  /** Provider indexes allowed by the `provider` option; null for all. */
+  only: ReadonlySet<number> | null;
 }
 
 // --- dataset --------------------------------------------------------------------------------
@@ -54,7 +67,7 @@ export function loadWebhookRanges(dataDir: string): WebhookRangesDataset {
  */
 export function validateWebhookRanges(data: unknown, source: string): WebhookRangesDataset {
   const fail = (what: string): never => {
-    throw new Error(`seclookup: webhook ranges ${source}: ${what}`);
+    throw new SeclookupError('dataset_invalid', `seclookup: webhook ranges ${source}: ${what}`);
   };
   if (!isObject(data)) return fail('expected a JSON object');
   if (typeof data.generated !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(data.generated)) {
@@ -129,26 +142,35 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
   // Copied, so later changes to the caller's dataset object cannot reach the answers.
   const names: readonly WebhookProvider[] = sources.map((p) => ({ id: p.id, name: p.name }));
 
+  function prepare(ip: string, options?: WebhookIpOptions): WebhookIpQuery {
+    if (typeof ip !== 'string' || ip.length === 0) throw new LookupError('invalid_ip', 'ip is required');
+    const v4 = parseIPv4Number(ip);
+    if (v4 >= 0) {
+      // Fast path: a plain dotted quad is already canonical text; no ipaddr.js object needed.
+      const only = filters.fromOptions(options);
+      if (!isPublicIPv4Number(v4)) throw notRoutable(ip);
+      return { ip, address: v4, only };
+    }
+    // Everything else: surrounding whitespace is forgiven, then a strict parse.
+    const addr = parseIp(ip.trim());
+    if (!addr) throw new LookupError('invalid_ip', `${quote(ip)} is not a valid IPv4 or IPv6 address`);
+    const only = filters.fromOptions(options);
+    const text = formatIp(addr);
+    if (!isPublicIp(addr)) throw notRoutable(text);
+    return { ip: text, address: addr, only };
+  }
+
+  function match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult> {
+    const matches = typeof query.address === 'number' ? table.matchIPv4(query.address) : table.match(query.address);
+    return { result: toResult(query.ip, matches, query.only, names), cached: false };
+  }
+
   return {
     providers: sources.map((p) => ({ id: p.id, name: p.name, aliases: [...(p.aliases ?? [])] })),
     cidrCount: table.size,
-    lookup(ip, options) {
-      if (typeof ip !== 'string' || ip.length === 0) throw new LookupError('invalid_ip', 'ip is required');
-      const v4 = parseIPv4Number(ip);
-      if (v4 >= 0) {
-        // Fast path: a plain dotted quad is already canonical text; no ipaddr.js object needed.
-        const only = filters.fromOptions(options);
-        if (!isPublicIPv4Number(v4)) throw notRoutable(ip);
-        return { result: toResult(ip, table.matchIPv4(v4), only, names), cached: false };
-      }
-      // Everything else: surrounding whitespace is forgiven, then a strict parse.
-      const addr = parseIp(ip.trim());
-      if (!addr) throw new LookupError('invalid_ip', `${quote(ip)} is not a valid IPv4 or IPv6 address`);
-      const only = filters.fromOptions(options);
-      const text = formatIp(addr);
-      if (!isPublicIp(addr)) throw notRoutable(text);
-      return { result: toResult(text, table.match(addr), only, names), cached: false };
-    },
+    prepare,
+    match,
+    lookup: (ip, options) => match(prepare(ip, options)),
   };
 }
 

@@ -11,15 +11,22 @@
 import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
-import { createUserAgentEngine } from '../src/products/useragent/engine.js';
-import { compare, ratioRow, type BenchRow, seededRandom } from './harness.js';
+import { isPromise, type MaybePromise } from '../../lib/outcome.js';
+import { createUserAgentEngine } from './engine.js';
+import { compare, ratioRow, type BenchRow, seededRandom } from '../../../bench/harness.js';
 
 const SUITE = 'useragent engine';
+
+/** The engine over its in-process cache answers synchronously; the bench measures exactly that. */
+function syncOutcome<T>(outcome: MaybePromise<T>): T {
+  if (isPromise(outcome)) throw new Error('the in-process useragent engine answered with a promise');
+  return outcome;
+}
 const BASELINE = 'raw new UAParser(ua).getResult() + isbot(ua)';
 
 /** The bench corpus: 300+ real-world User-Agent formats, one per line. */
 export function loadCorpus(): string[] {
-  return readFileSync(new URL('./fixtures/user-agents.txt', import.meta.url), 'utf8')
+  return readFileSync(new URL('../../../bench/fixtures/user-agents.txt', import.meta.url), 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '');
 }
@@ -69,7 +76,7 @@ export async function run(): Promise<BenchRow[]> {
   let coldHits = 0;
   const cold = compare(
     (i) => {
-      const outcome = coldEngine.lookup(unique[i % unique.length]);
+      const outcome = syncOutcome(coldEngine.lookup(unique[i % unique.length]));
       if (outcome.cached) coldHits++;
       return outcome;
     },
@@ -85,7 +92,7 @@ export async function run(): Promise<BenchRow[]> {
   const draws = zipfSequence(ranked, 100_000, 1.0, rand);
   const warmEngine = createUserAgentEngine();
   const repeated = compare(
-    (i) => warmEngine.lookup(draws[i % draws.length]),
+    (i) => syncOutcome(warmEngine.lookup(draws[i % draws.length])),
     (i) => raw(draws[i % draws.length]),
     3,
     options,

@@ -1,0 +1,186 @@
+/**
+ * The meter gate: everything between a request and the meter store, in one place for status
+ * and lookup routes alike. It resolves and authorizes the key (401/403), counts the request
+ * against the key's per-minute rate and reserves quota in one atomic store call (429 and the
+ * limit headers), refunds what a failed lookup reserved, bounds every store call with a
+ * deadline, and applies the store-failure policy (`onMeterError`).
+ */
+import { isLookupError, LookupError } from '../errors.js';
+import { createDeadlineGroup } from '../lib/deadline.js';
+import type { IpAddress } from '../lib/ip.js';
+import { quotaPeriodResetAt } from '../metering/calendar.js';
+import type { ConsumeOutcome, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
+import type { ProductId } from '../products/catalog.js';
+import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.js';
+
+/** Default deadline of one meter store call. */
+export const DEFAULT_METER_TIMEOUT_MS = 2_000;
+
+export interface MeterGateOptions {
+  meter: Meter;
+  now: () => number;
+  onMeterError: 'deny' | 'allow';
+  meterTimeoutMs: number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** Response headers being collected for one request. */
+export type Headers = Record<string, string>;
+
+/** What the gate knows of the caller once its key passed. */
+export interface GatePass {
+  key: AuthenticatedKey;
+  /** False when the store failed and `onMeterError: 'allow'` let the request through unchecked. */
+  metered: boolean;
+}
+
+/** What `admit` let through: a quota unit to refund if the lookup fails, and the quota left. */
+export interface Admission {
+  reservation: Reservation | null;
+  quota: QuotaState | null;
+}
+
+const UNMETERED: Admission = Object.freeze({ reservation: null, quota: null });
+
+/** Thrown when the meter store fails (or hangs) and the policy is to deny: answered 500. */
+export class MeterFailure extends Error {}
+
+export function createMeterGate(options: MeterGateOptions) {
+  const { meter, now, onMeterError } = options;
+  const bounded = createDeadlineGroup(options.meterTimeoutMs, 'the meter store');
+  // Every store call the API makes goes through the deadline. A consume that answers after its
+  // deadline had its request answered without it, so a unit it reserved is given back.
+  const boundedMeter = {
+    resolveKey: (hash: string) => bounded(meter.resolveKey(hash)),
+    consume: (request: Parameters<Meter['consume']>[0]) =>
+      bounded(meter.consume(request), (late) => {
+        if (late.allowed && late.reservation) meter.refund(late.reservation).catch((error) => options.onError?.(error, 'meter refund'));
+      }),
+    refund: (reservation: Reservation) => bounded(meter.refund(reservation)),
+  };
+  const auth = createAuthenticator(boundedMeter);
+
+  /** A store failure: passed through under `allow` when `lenient`, else a MeterFailure. */
+  function storeFailed(error: unknown, lenient: boolean): boolean {
+    if (isLookupError(error)) throw error;
+    if (lenient && onMeterError === 'allow') {
+      options.onError?.(error, 'meter (allowed through)');
+      return true;
+    }
+    throw new MeterFailure('meter store failed', { cause: error });
+  }
+
+  /**
+   * The key's checks in SPEC's order: 401 missing_credentials / invalid_api_key /
+   * wrong_key_type, 403 ip_not_allowed. `lenient` (lookup routes) lets the `allow` policy serve
+   * a key of the right shape when the store is down; status routes always need the store.
+   */
+  async function authenticate(
+    token: string | undefined,
+    product: ProductId,
+    route: { requireSecret: boolean; lenient: boolean },
+    clientIp: () => IpAddress | null,
+  ): Promise<GatePass> {
+    let pass: GatePass;
+    try {
+      pass = { key: await auth.resolve(token, product), metered: true };
+    } catch (error) {
+      storeFailed(error, route.lenient);
+      pass = { key: unverifiedKey(token, product), metered: false };
+    }
+    auth.authorize(pass.key, route.requireSecret, clientIp);
+    return pass;
+  }
+
+  /**
+   * Count the request against the key's rate and, for a lookup, reserve one quota unit, in one
+   * store call. Sets the limit headers; throws 429 when either limit is reached. Resolves with
+   * the reservation to refund if the lookup then fails, and the quota after this call (both
+   * null when the request went through unmetered).
+   */
+  async function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean): Promise<Admission> {
+    if (!pass.metered) return UNMETERED;
+    let outcome: ConsumeOutcome;
+    try {
+      outcome = await boundedMeter.consume({
+        keyId: pass.key.id,
+        subscriptionId: pass.key.subscriptionId,
+        product,
+        rateLimitPerMinute: pass.key.plan.rateLimitPerMinute,
+        monthlyQuota: pass.key.plan.monthlyQuota,
+        reserveQuota,
+        now: now(),
+      });
+    } catch (error) {
+      storeFailed(error, lenient);
+      return UNMETERED;
+    }
+    setLimitHeaders(headers, outcome);
+    if (!outcome.allowed) throw limited(outcome, headers);
+    return { reservation: outcome.reservation, quota: outcome.quota };
+  }
+
+  /**
+   * A request the client got wrong (bad input, bad body) still counts against the rate, and a
+   * rate-limited client hears 429 before the input error, as before any input was read. It
+   * never reserves quota, and a store failure here never hides the client's own error.
+   */
+  async function countRejected(pass: GatePass, product: ProductId, headers: Headers): Promise<void> {
+    try {
+      await admit(pass, product, false, headers, true);
+    } catch (error) {
+      if (isLookupError(error)) throw error;
+    }
+  }
+
+  /** Give back a reservation the lookup did not use. Never throws: the answer is already decided. */
+  async function refund(reservation: Reservation, headers: Headers): Promise<void> {
+    try {
+      await boundedMeter.refund(reservation);
+      const remaining = headers['x-quota-remaining'];
+      if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + 1);
+    } catch (error) {
+      options.onError?.(error, 'meter refund');
+    }
+  }
+
+  function limited(outcome: Extract<ConsumeOutcome, { allowed: false }>, headers: Headers): LookupError {
+    const nowSeconds = Math.floor(now() / 1000);
+    const resetAt = outcome.reason === 'rate_limit_exceeded' ? outcome.rate.resetAt : quotaPeriodResetAt(now());
+    headers['retry-after'] = String(Math.max(1, resetAt - nowSeconds));
+    return new LookupError(
+      outcome.reason,
+      outcome.reason === 'rate_limit_exceeded' ? 'per-minute rate limit exceeded; retry after the Retry-After seconds' : 'monthly quota exhausted',
+    );
+  }
+
+  return { authenticate, admit, countRejected, refund };
+}
+
+/**
+ * With `onMeterError: 'allow'` and the store down, a key can only be checked for its shape:
+ * the request is served as if from an active key of this product with no limits.
+ */
+function unverifiedKey(token: string | undefined, product: ProductId): AuthenticatedKey {
+  if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
+  const secret = hasKeyShape(token, product, 'secret');
+  if (!secret && !hasKeyShape(token, product, 'public')) throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
+  return {
+    id: 'unverified',
+    subscriptionId: 'unverified',
+    product,
+    kind: secret ? 'secret' : 'public',
+    status: 'active',
+    ipAllow: [],
+    plan: { slug: 'unverified', rateLimitPerMinute: Number.MAX_SAFE_INTEGER, monthlyQuota: null },
+  };
+}
+
+function setLimitHeaders(headers: Headers, outcome: { rate: RateState; quota: QuotaState }): void {
+  headers['x-ratelimit-limit'] = String(outcome.rate.limit);
+  headers['x-ratelimit-remaining'] = String(outcome.rate.remaining);
+  headers['x-ratelimit-reset'] = String(outcome.rate.resetAt);
+  headers['x-quota-limit'] = outcome.quota.limit === null ? 'unlimited' : String(outcome.quota.limit);
+  headers['x-quota-remaining'] = outcome.quota.remaining === null ? 'unlimited' : String(outcome.quota.remaining);
+  headers['x-quota-period'] = outcome.quota.period;
+}

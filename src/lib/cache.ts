@@ -1,0 +1,103 @@
+/**
+ * The one cache abstraction every engine that caches uses, so `cached: true` means the same
+ * thing on every product: the result came from this cache, keyed by product and normalized
+ * input. Stores are async-capable so a shared store (Redis, later) can stand in for the
+ * in-process LRU; the memory store answers synchronously, which keeps hot paths promise-free.
+ */
+import { LRUCache } from 'lru-cache';
+import { SeclookupError } from '../errors.js';
+import { isPromise, type MaybePromise } from './outcome.js';
+
+/**
+ * A key/value store with per-entry expiry. Values must be JSON-serialisable (a shared store
+ * serialises them) and are treated as immutable once stored: a memory store hands back the
+ * very object it was given, so neither side may change it afterwards.
+ */
+export interface CacheStore {
+  /** The value under `key`, or undefined when absent or expired. */
+  get(key: string): MaybePromise<unknown>;
+  /** Store `value` under `key` for `ttlMs` milliseconds; 0 keeps it until evicted. */
+  set(key: string, value: unknown, ttlMs: number): MaybePromise<void>;
+  delete(key: string): MaybePromise<void>;
+}
+
+export interface MemoryCacheOptions {
+  /** Entries kept; the least recently used goes first. @default 10000 (each about 1 KB for a typical result) */
+  maxEntries?: number;
+  /** Clock in ms for expiry (tests pass a fake one). @default performance.now */
+  now?: () => number;
+}
+
+/**
+ * An in-process LRU store (lru-cache) with per-entry TTLs. Synchronous; no serialisation.
+ *
+ * @example
+ * const cache = createMemoryCache({ maxEntries: 50_000 });
+ */
+export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore {
+  const maxEntries = options.maxEntries ?? 10_000;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new SeclookupError('invalid_option', `cache maxEntries must be a positive integer (got ${String(options.maxEntries)})`);
+  }
+  // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
+  // functions (useragent) pay nothing for it.
+  const lru = new LRUCache<string, { value: unknown }>({ max: maxEntries, ...(options.now ? { perf: { now: options.now } } : {}) });
+  return {
+    get: (key) => lru.get(key)?.value,
+    set: (key, value, ttlMs) => {
+      lru.set(key, { value }, ttlMs > 0 ? { ttl: ttlMs } : undefined);
+    },
+    delete: (key) => {
+      lru.delete(key);
+    },
+  };
+}
+
+/** One product's view of a store: keys are its normalized inputs. */
+export interface ProductCache<Value> {
+  /** The cached value for a normalized input, or undefined. A failing store reads as a miss. */
+  get(input: string): MaybePromise<Value | undefined>;
+  /** Remember a value; a failing store is reported to `onError` and otherwise ignored. */
+  set(input: string, value: Value): void;
+}
+
+export interface ProductCacheOptions {
+  /** Key prefix, for a store shared by several products (`useragent:`); none for a private store. */
+  namespace?: string;
+  /** Lifetime of an entry in ms; 0 keeps it until evicted. @default 0 */
+  ttlMs?: number;
+  /** Told when the store fails; the lookup still answers, uncached. @default none */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * A product's cache over a store. A cache is an optimisation: when the store fails, a read is
+ * a miss and a write is dropped, so a lookup never fails because its cache did.
+ */
+export function createProductCache<Value>(store: CacheStore, options: ProductCacheOptions = {}): ProductCache<Value> {
+  const prefix = options.namespace ? `${options.namespace}:` : '';
+  const ttlMs = options.ttlMs ?? 0;
+  const report = (error: unknown) => options.onError?.(new SeclookupError('store_failed', 'cache store failed', { cause: error }));
+  const miss = (error: unknown) => {
+    report(error);
+    return undefined;
+  };
+  return {
+    get(input) {
+      try {
+        const value = store.get(prefix + input) as MaybePromise<Value | undefined>;
+        return isPromise(value) ? value.catch(miss) : value;
+      } catch (error) {
+        return miss(error);
+      }
+    },
+    set(input, value) {
+      try {
+        const done = store.set(prefix + input, value, ttlMs);
+        if (isPromise(done)) done.catch(report);
+      } catch (error) {
+        report(error);
+      }
+    },
+  };
+}

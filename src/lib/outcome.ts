@@ -1,0 +1,25 @@
+/**
+ * Types every product engine shares. They live below the products so that every import
+ * points down: engines, the registry, `createLookup` and the API all read them from here.
+ */
+
+/** A value now, or a promise of it: engines answer synchronously when nothing is slow. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** A result plus what the API needs to fill `cached` and `fetched_at`. */
+export interface LookupOutcome<Result> {
+  result: Result;
+  /** True when the result was served from the cache (SPEC: `cached`). */
+  cached: boolean;
+  /** When the underlying data was retrieved; products that carry `fetched_at` set it. */
+  fetchedAt?: Date;
+  /**
+   * `JSON.stringify(result)`, from engines that keep it alongside a cached result, so the
+   * API can answer without serializing the same result again on every request.
+   */
+  json?: string;
+}
+
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | null)?.then === 'function';
+}

@@ -1,0 +1,103 @@
+/**
+ * The contract of a product: everything seclookup needs to know about one product lives in
+ * one module object in `src/products/<id>/index.ts`, listed once in `registry.ts`. From the
+ * registry come `createLookup`'s methods, the API's routes and status extras, `seclookup
+ * lookup`, `seclookup data update` and the bench runner.
+ */
+import type { ProductCache } from '../lib/cache.js';
+import type { LookupOutcome, MaybePromise } from '../lib/outcome.js';
+import type { ResolvedKey } from '../metering/types.js';
+import type { ProductId } from './catalog.js';
+import type { LookupRoute } from './route.js';
+
+/** What an engine is built from. Engines take everything from here, never from globals. */
+export interface EngineContext<Options> {
+  /** The dataset folder (`createLookup({ dataDir })`, else the bundled `data/`). */
+  dataDir: string;
+  /** This product's options: `createLookup({ <id>: options })`. */
+  options: Options | undefined;
+  /**
+   * This product's result cache: the shared store from `createLookup({ cache })`, namespaced by
+   * product, or else a private in-process LRU of `maxEntries`. Null when `maxEntries` is 0 and
+   * no shared store is configured.
+   */
+  cache<Value>(settings: { ttlMs?: number; maxEntries: number }): ProductCache<Value> | null;
+  /** Clock in ms since the epoch. */
+  now: () => number;
+  /** Another product's engine, built on first use (for products that combine others). */
+  engine(id: ProductId): unknown;
+}
+
+/** How `seclookup lookup <id> INPUT` calls the product. */
+export interface ProductCli<Args extends unknown[]> {
+  /** What INPUT is, for the help: `a User-Agent string (quote it)`. */
+  input: string;
+  /** One example INPUT (and flags), for the help. */
+  example: string;
+  /** Extra string flags the product takes, name -> help line. */
+  flags?: Readonly<Record<string, string>>;
+  /** The engine arguments from INPUT and the flags. */
+  args(input: string, flags: Readonly<Record<string, string | undefined>>): Args;
+}
+
+export interface DatasetUpdateOptions {
+  /** The data folder whose file(s) are rewritten. */
+  dataDir: string;
+  /** Fetch `https://host/path` from `${mirror}/host/path` instead (an internal mirror). */
+  mirror?: string;
+  /** Per request. @default the product's own, documented in its help */
+  timeoutMs?: number;
+  /** Progress lines, for stderr. */
+  onProgress: (line: string) => void;
+}
+
+export interface DatasetUpdateReport {
+  /** One line for stdout. */
+  summary: string;
+  /** False when nothing could be updated (every source failed): the CLI exits 1. */
+  ok: boolean;
+  /** Lines for stderr after the summary (what failed, what to do next). */
+  notes: string[];
+}
+
+/** A dataset `seclookup data update <id>` can refresh from its public sources. */
+export interface ProductDataset {
+  /** A paragraph for `seclookup data --help`: what is fetched and what happens on failure. */
+  help: string;
+  /** Throws when the dataset cannot be updated at all (the file is left unchanged). */
+  update(options: DatasetUpdateOptions): Promise<DatasetUpdateReport>;
+}
+
+/**
+ * One product. `Args` are the arguments of its in-process call (`lookup.webhookip(ip, options)`),
+ * `Query` the validated, normalized form `prepare` makes of them.
+ */
+export interface ProductModule<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options> {
+  id: Id;
+  /** Build the engine. May throw SeclookupError `dataset_missing` / `dataset_invalid`. */
+  createEngine(context: EngineContext<Options>): Engine;
+  /**
+   * Validate and normalize the input: the product's 400 and 422 checks, which need no lookup.
+   * Synchronous and free of I/O, so the API runs it before the meter reserves quota.
+   */
+  prepare(engine: Engine, ...args: Args): Query;
+  /** The lookup itself; the only step that may hold a quota reservation. */
+  lookup(engine: Engine, query: Query): MaybePromise<LookupOutcome<Result>>;
+  /** The HTTP lookup routes (SPEC: the product's table). */
+  routes: readonly LookupRoute<Args>[];
+  /** Fields the status resource adds for this product (`database_records`, ...). */
+  statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
+  cli: ProductCli<Args>;
+  dataset?: ProductDataset;
+}
+
+/** A module of any product, for code that handles them all alike. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyProductModule = ProductModule<ProductId, any, any[], any, object, any>;
+
+/** Identity, for type inference: `export default defineProduct({ id: 'useragent', ... })`. */
+export function defineProduct<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options = undefined>(
+  module: ProductModule<Id, Engine, Args, Query, Result, Options>,
+): ProductModule<Id, Engine, Args, Query, Result, Options> {
+  return module;
+}

@@ -1,0 +1,27 @@
+/**
+ * Every built product, once. `createLookup`, the API's routes and status extras,
+ * `seclookup lookup`, `seclookup data update` and the bench runner all read this list; adding
+ * a product is its folder under src/products/ plus one line here.
+ */
+import type { AnyProductModule } from './module.js';
+import type { ProductId } from './catalog.js';
+import useragent from './useragent/index.js';
+import webhookip from './webhookip/index.js';
+
+export const PRODUCT_MODULES = [useragent, webhookip] as const;
+
+/** The products with a lookup engine, in registry order. */
+export type BuiltProductId = (typeof PRODUCT_MODULES)[number]['id'];
+
+const BY_ID: ReadonlyMap<ProductId, AnyProductModule> = new Map(PRODUCT_MODULES.map((module) => [module.id, module as AnyProductModule]));
+
+/** The module of a built product, or undefined for a product that has only its status route. */
+export function productModule(id: ProductId): AnyProductModule | undefined {
+  return BY_ID.get(id);
+}
+
+export function isBuiltProduct(id: string): id is BuiltProductId {
+  return BY_ID.has(id as ProductId);
+}
+
+export const BUILT_PRODUCT_IDS: readonly BuiltProductId[] = PRODUCT_MODULES.map((module) => module.id);

@@ -62,6 +62,34 @@ describe('seclookup keys create', () => {
     expect(created).toMatchObject({ product: 'tls', plan: 'enterprise', ip_allow: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7/32'] });
   });
 
+  it('refuses a CIDR with host bits set with exit 2, naming the network form, and stores nothing', async () => {
+    const database = join(temp.make(), 'keys.db');
+    await runCliJson(['keys', 'create', '--product', 'useragent', '--json', '--db', database]);
+    for (const [value, network, address] of [
+      ['10.0.0.1/8', '10.0.0.0/8', '10.0.0.1'],
+      ['203.0.113.0/24,2001:DB8::1/32', '2001:db8::/32', '2001:db8::1'],
+    ]) {
+      const result = await runCli(['keys', 'create', '--product', 'useragent', '--ip-allow', value, '--db', database]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('has host bits set after the');
+      expect(result.stderr).toContain(`did you mean the network ${network}, or the single address ${address}?`);
+      expect(result.stderr).toContain('seclookup keys --help');
+      expect(result.stdout).toBe('');
+    }
+    // Only the pair created before: nothing from the refused commands.
+    expect(await runCliJson<ListedKey[]>(['keys', 'list', '--json', '--db', database])).toHaveLength(2);
+  });
+
+  it('takes a bare address as one host, and a full-length prefix as written', async () => {
+    const created = await runCliJson<CreatedJson>([
+      'keys', 'create', '--product', 'useragent', '--ip-allow', '203.0.113.7,2001:db8::7,198.51.100.9/32,0.0.0.0/0', '--json', '--db', db,
+    ]);
+    const expected = ['203.0.113.7/32', '2001:db8::7/128', '198.51.100.9/32', '0.0.0.0/0'];
+    expect(created.ip_allow).toEqual(expected);
+    const listed = (await runCliJson<ListedKey[]>(['keys', 'list', '--json', '--db', db])).filter((k) => k.subscription_id === created.subscription_id);
+    expect(listed.map((k) => k.ip_allow)).toEqual([expected, expected]);
+  });
+
   it('prints the keys with a shown-only-once note in the default human output', async () => {
     const result = await runCli(['keys', 'create', '--product', 'emailval', '--db', db]);
     expect(result.code).toBe(0);

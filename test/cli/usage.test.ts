@@ -21,6 +21,7 @@ describe('seclookup help and version', () => {
     [['keys', '--help'], 'keys revoke'],
     [['keys', 'create', '--help'], '--ip-allow'],
     [['plans', 'set', '-h'], '--monthly-quota N|unlimited'],
+    [['plans', 'set', '--help'], '--all-products'],
     [['lookup', '--help'], '--provider'],
     [['data', 'update', '--help'], '--mirror'],
   ])('%j prints the command help on stdout', async (args, expected) => {

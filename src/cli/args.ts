@@ -4,7 +4,7 @@
  * message names the flag and the bad value.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { normalizeCidrs } from '../lib/ip.js';
+import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js';
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
 
@@ -87,7 +87,9 @@ export function parseQuota(value: string, flag: string, command: string): number
 
 /**
  * A comma-separated CIDR list (`10.0.0.0/8,2001:db8::/32`); the flag may also be repeated.
- * A bare address counts as a /32 or /128. Returns the CIDRs in normalised form.
+ * A bare address counts as a /32 or /128; a CIDR with host bits set (`10.0.0.1/8`) is refused,
+ * naming the network and the single address it may have meant. Returns the CIDRs in
+ * normalised form.
  */
 export function parseCidrList(values: string | string[] | undefined, flag: string, command: string): string[] {
   const items = (Array.isArray(values) ? values : values === undefined ? [] : [values])
@@ -95,11 +97,15 @@ export function parseCidrList(values: string | string[] | undefined, flag: strin
     .map((v) => v.trim())
     .filter((v) => v !== '');
   return items.map((item) => {
+    let cidr: Cidr;
     try {
-      return normalizeCidrs([item])[0];
+      cidr = parseCidr(item);
     } catch {
       throw new UsageError(`${flag}: ${JSON.stringify(item)} is not an IP address or CIDR (e.g. 203.0.113.0/24 or 2001:db8::/32)`, command);
     }
+    const problem = hostBitsProblem(cidr);
+    if (problem) throw new UsageError(`${flag}: ${JSON.stringify(item)} ${problem}`, command);
+    return formatCidr(cidr);
   });
 }
 

@@ -24,8 +24,9 @@ keys create   Subscribe PRODUCT to a plan and print a new secret key (for server
               hash, so copy it now.
   --product PRODUCT     one of the 15 products, e.g. useragent, webhookip (required)
   --plan SLUG           plan the keys are tied to (default: starter; see \`seclookup plans list\`)
-  --ip-allow CIDR,...   the keys work only from these addresses or networks
-                        (comma-separated, repeatable; default: any address)
+  --ip-allow CIDR,...   the keys work only from these networks (10.0.0.0/8) or single
+                        addresses (203.0.113.7); comma-separated, repeatable; default:
+                        any address. A CIDR with host bits set (10.0.0.1/8) is refused.
   --json                print one JSON object: secret_key, public_key, product, plan,
                         subscription_id, ip_allow, secret_key_id, public_key_id
 

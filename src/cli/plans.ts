@@ -12,22 +12,27 @@ import { EXIT_OK, UsageError } from './errors.js';
 import { formatQuota, formatTable, out, printJson } from './output.js';
 
 export const PLANS_HELP = `Usage:
-  seclookup plans set SLUG [--rate-limit N] [--monthly-quota N|unlimited] [--product PRODUCT] [--db FILE]
+  seclookup plans set SLUG (--product PRODUCT,... | --all-products) [--rate-limit N]
+                      [--monthly-quota N|unlimited] [--db FILE]
   seclookup plans list [--json] [--db FILE]
 
 A plan sets a key's per-minute rate limit and its monthly lookup quota. Each plan has a
 row for '*' (every product) and may have rows for single products, which win over '*'.
-New databases start with "starter" and "enterprise". Changes apply at once, also to a
-running server.
+New databases start with "starter" and "enterprise" (starter has rows of its own for tls,
+domainrep, pwbreach and captcha). Changes apply at once, also to a running server.
 
 plans set     Create or change plan SLUG. Give --rate-limit, --monthly-quota or both;
-              a limit you leave out keeps its current value.
+              a limit you leave out keeps its current value. Say which products with
+              --product or --all-products: one of them is required.
   --rate-limit N                  requests per minute per key (N >= 1)
   --monthly-quota N|unlimited     lookups per UTC calendar month per subscription
-  --product PRODUCT               change only that product's row (created if absent,
-                                  taking missing limits from the plan's '*' row)
-              Without --product: if SLUG exists, every row of it (all products) gets the
-              limits you give; if not, a '*' row is created and both limits are required.
+  --product PRODUCT,...           change only these products' rows (comma-separated or
+                                  repeated); a missing row is created, taking limits
+                                  you leave out from the plan's '*' row
+  --all-products                  change the plan for every product: its '*' row and
+                                  every product row it has, so each product gets the
+                                  limits you give. A new plan gets a '*' row, and needs
+                                  both limits.
 
 plans list    Show every plan row.
   --json                          print a JSON array instead of a table
@@ -37,7 +42,8 @@ Common options:
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (database error), 2 usage error (bad number, bad slug,
-            unknown product, missing limits for a new plan).`;
+            unknown product, neither or both of --product and --all-products, missing
+            limits for a new row).`;
 
 export async function runPlans(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -65,11 +71,20 @@ interface LimitChange {
   monthlyQuota?: number | null;
 }
 
+/** The rows `plans set` changes: the named products' rows, or the plan for every product. */
+type Scope = { products: ProductId[] } | 'all';
+
 async function setPlan(argv: string[]): Promise<number> {
   const command = 'plans set';
   const { values, positionals } = parseCommand(
     argv,
-    { 'rate-limit': { type: 'string' }, 'monthly-quota': { type: 'string' }, product: { type: 'string' }, ...DB_OPTION },
+    {
+      'rate-limit': { type: 'string' },
+      'monthly-quota': { type: 'string' },
+      product: { type: 'string', multiple: true },
+      'all-products': { type: 'boolean' },
+      ...DB_OPTION,
+    },
     command,
   );
   if (values.help) return printHelp();
@@ -82,15 +97,17 @@ async function setPlan(argv: string[]): Promise<number> {
   if (change.rateLimitPerMinute === undefined && change.monthlyQuota === undefined) {
     throw new UsageError('nothing to set: give --rate-limit N, --monthly-quota N|unlimited, or both', command);
   }
-  const product = values.product === undefined ? undefined : parseProduct(values.product, command);
+  const scope = parseScope(values.product, values['all-products'], command);
 
   const { rows, created } = await withMeter(resolveDbPath(values.db), { create: true }, async (meter) => {
     const sameSlug = (await meter.listPlans()).filter((p) => p.slug === slug);
-    const targets = planRowsToWrite(slug, product, sameSlug, change, command);
+    // Every row is worked out before the first write, so a refused change writes nothing.
+    const targets = planRowsToWrite(slug, scope, sameSlug, change, command);
     for (const row of targets) await meter.setPlan(row);
     return { rows: (await meter.listPlans()).filter((p) => p.slug === slug), created: sameSlug.length === 0 };
   });
-  out(`${created ? 'Created' : 'Updated'} plan "${slug}":`);
+  const which = scope === 'all' ? 'every product' : scope.products.join(', ');
+  out(`${created ? 'Created' : 'Updated'} plan "${slug}" for ${which}:`);
   out(plansTable(rows));
   return EXIT_OK;
 }
@@ -104,19 +121,49 @@ function assertValidSlug(slug: string, command: string): void {
 }
 
 /**
- * Which rows to write. With a product: that product's row, filling limits not given from its
- * current row or else the plan's '*' row. Without: every existing row of the slug, or a new
- * '*' row when the slug is new (then both limits must be given).
+ * `--product P,...` (repeatable) or `--all-products`, exactly one. Never implied: a plan's
+ * product rows may differ on purpose (starter is 60/min for tls), so changing them all at
+ * once must be asked for.
  */
-function planRowsToWrite(slug: string, product: ProductId | undefined, sameSlug: Plan[], change: LimitChange, command: string): Plan[] {
-  if (product === undefined && sameSlug.length > 0) return sameSlug.map((row) => applyChange(row, change));
-  const base = product === undefined ? undefined : (sameSlug.find((p) => p.product === product) ?? sameSlug.find((p) => p.product === '*'));
-  const rateLimitPerMinute = change.rateLimitPerMinute ?? base?.rateLimitPerMinute;
-  const monthlyQuota = change.monthlyQuota !== undefined ? change.monthlyQuota : base?.monthlyQuota;
-  if (rateLimitPerMinute === undefined || monthlyQuota === undefined) {
-    throw new UsageError(`plan "${slug}" does not exist yet: give both --rate-limit and --monthly-quota`, command);
+function parseScope(products: string[] | undefined, allProducts: boolean | undefined, command: string): Scope {
+  if (products !== undefined && allProducts) throw new UsageError('give --product or --all-products, not both', command);
+  if (allProducts) return 'all';
+  if (products === undefined) {
+    throw new UsageError(
+      "say which products to change: --product PRODUCT (comma-separated or repeated) for those products only, or --all-products for every product (the plan's '*' row and every product row it has)",
+      command,
+    );
   }
-  return [{ slug, product: product ?? '*', rateLimitPerMinute, monthlyQuota }];
+  return { products: [...new Set(products.flatMap((v) => v.split(',')).map((v) => parseProduct(v.trim(), command)))] };
+}
+
+/**
+ * Which rows to write. For products: each one's row, limits not given taken from its current
+ * row or else the plan's '*' row. For every product: every existing row of the slug, product
+ * rows included (they win over '*', so leaving them out would leave those products
+ * unchanged), plus a '*' row when there is none.
+ */
+function planRowsToWrite(slug: string, scope: Scope, sameSlug: Plan[], change: LimitChange, command: string): Plan[] {
+  const star = sameSlug.find((p) => p.product === '*');
+  if (scope === 'all') {
+    const rows = sameSlug.map((row) => applyChange(row, change));
+    return star ? rows : [newRow(slug, '*', change, sameSlug, command), ...rows];
+  }
+  return scope.products.map((product) => {
+    const base = sameSlug.find((p) => p.product === product) ?? star;
+    return base ? applyChange({ ...base, product }, change) : newRow(slug, product, change, sameSlug, command);
+  });
+}
+
+/** A row with nothing to take missing limits from: both must be given. */
+function newRow(slug: string, product: ProductId | '*', change: LimitChange, sameSlug: Plan[], command: string): Plan {
+  const { rateLimitPerMinute, monthlyQuota } = change;
+  if (rateLimitPerMinute !== undefined && monthlyQuota !== undefined) return { slug, product, rateLimitPerMinute, monthlyQuota };
+  const why =
+    sameSlug.length === 0
+      ? `plan "${slug}" does not exist yet`
+      : `plan "${slug}" has no '*' row${product === '*' ? '' : ` and no ${product} row`} (it has rows for ${sameSlug.map((p) => p.product).join(', ')})`;
+  throw new UsageError(`${why}: give both --rate-limit and --monthly-quota`, command);
 }
 
 function applyChange(row: Plan, change: LimitChange): Plan {
@@ -137,7 +184,7 @@ async function listPlans(argv: string[]): Promise<number> {
   if (values.json) {
     printJson(plans.map((p) => ({ slug: p.slug, product: p.product, rate_limit_per_minute: p.rateLimitPerMinute, monthly_quota: p.monthlyQuota })));
   } else if (plans.length === 0) {
-    out('No plans. Create one with `seclookup plans set SLUG --rate-limit N --monthly-quota N`.');
+    out('No plans. Create one with `seclookup plans set SLUG --all-products --rate-limit N --monthly-quota N`.');
   } else {
     out(plansTable(plans));
     out("\n'*' applies to every product that has no row of its own in the same plan.");

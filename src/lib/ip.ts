@@ -284,11 +284,54 @@ export function parseCidr(text: string): Cidr {
   return [addr, addr.kind() === 'ipv4' ? 32 : 128];
 }
 
-/** Normalised text of a CIDR list, for storing allowlists in one canonical form. */
+/** Canonical `network/bits` text of a parsed CIDR (the address as given, host bits included). */
+export function formatCidr([addr, bits]: Cidr): string {
+  return `${formatIp(addr)}/${bits}`;
+}
+
+/**
+ * True when the address has bits set after the prefix, as in `10.0.0.1/8`. Such a CIDR
+ * matches the same addresses as its network (`10.0.0.0/8`), so it is almost always a typo or
+ * a host address given where a network was meant, and lists of networks refuse it.
+ */
+export function hasHostBits([addr, bits]: Cidr): boolean {
+  const bytes = addr.toByteArray();
+  for (let bit = bits; bit < bytes.length * 8; bit++) {
+    if (bytes[bit >> 3] & (0x80 >> (bit & 7))) return true;
+  }
+  return false;
+}
+
+/** The network of a CIDR: its address with every bit after the prefix cleared. */
+export function networkOf([addr, bits]: Cidr): Cidr {
+  const bytes = addr.toByteArray().map((byte, i) => {
+    const kept = Math.min(8, Math.max(0, bits - i * 8)); // prefix bits inside this byte
+    return byte & (0xff00 >> kept) & 0xff;
+  });
+  return [ipaddr.fromByteArray(bytes), bits];
+}
+
+/**
+ * Why a CIDR is not a clean network, or null when it is: the text names both readings, the
+ * network and the single address, since either may have been meant.
+ */
+export function hostBitsProblem(cidr: Cidr): string | null {
+  if (!hasHostBits(cidr)) return null;
+  const [addr, bits] = cidr;
+  return `has host bits set after the /${bits} prefix; did you mean the network ${formatCidr(networkOf(cidr))}, or the single address ${formatIp(addr)}?`;
+}
+
+/**
+ * Normalised text of a CIDR list, for storing allowlists in one canonical form. Throws a
+ * TypeError naming the value for text that is not a CIDR, and for a CIDR with host bits set
+ * (`10.0.0.1/8` would silently allow all of 10.0.0.0/8). A bare address is a /32 or /128.
+ */
 export function normalizeCidrs(cidrs: readonly string[]): string[] {
   return cidrs.map((c) => {
-    const [addr, bits] = parseCidr(c);
-    return `${formatIp(addr)}/${bits}`;
+    const cidr = parseCidr(c);
+    const problem = hostBitsProblem(cidr);
+    if (problem) throw new TypeError(`${JSON.stringify(c)} ${problem}`);
+    return formatCidr(cidr);
   });
 }
 

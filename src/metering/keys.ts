@@ -30,7 +30,11 @@ export interface IssueKeysOptions {
   product: ProductId;
   /** Plan slug; default `starter`. */
   plan?: string;
-  /** CIDRs the keys may be used from; applies to both keys of the pair. Default: any address. */
+  /**
+   * Networks (`10.0.0.0/8`) or bare addresses the keys may be used from; applies to both keys
+   * of the pair. Default: any address. The store refuses (TypeError) text that is no CIDR and a
+   * CIDR with host bits set (`10.0.0.1/8`).
+   */
   ipAllow?: string[];
 }
 

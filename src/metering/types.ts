@@ -59,6 +59,10 @@ export interface NewKey {
 export interface NewSubscription {
   product: ProductId;
   plan: string;
+  /**
+   * Networks (`10.0.0.0/8`) or bare addresses; stored normalised. A CIDR with host bits set
+   * (`10.0.0.1/8`) is refused with a TypeError, like text that is no CIDR.
+   */
   ipAllow: string[];
   keys: NewKey[];
 }

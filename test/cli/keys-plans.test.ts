@@ -62,6 +62,34 @@ describe('seclookup keys create', () => {
     expect(created).toMatchObject({ product: 'tls', plan: 'enterprise', ip_allow: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7/32'] });
   });
 
+  it('refuses a CIDR with host bits set with exit 2, naming the network form, and stores nothing', async () => {
+    const database = join(temp.make(), 'keys.db');
+    await runCliJson(['keys', 'create', '--product', 'useragent', '--json', '--db', database]);
+    for (const [value, network, address] of [
+      ['10.0.0.1/8', '10.0.0.0/8', '10.0.0.1'],
+      ['203.0.113.0/24,2001:DB8::1/32', '2001:db8::/32', '2001:db8::1'],
+    ]) {
+      const result = await runCli(['keys', 'create', '--product', 'useragent', '--ip-allow', value, '--db', database]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('has host bits set after the');
+      expect(result.stderr).toContain(`did you mean the network ${network}, or the single address ${address}?`);
+      expect(result.stderr).toContain('seclookup keys --help');
+      expect(result.stdout).toBe('');
+    }
+    // Only the pair created before: nothing from the refused commands.
+    expect(await runCliJson<ListedKey[]>(['keys', 'list', '--json', '--db', database])).toHaveLength(2);
+  });
+
+  it('takes a bare address as one host, and a full-length prefix as written', async () => {
+    const created = await runCliJson<CreatedJson>([
+      'keys', 'create', '--product', 'useragent', '--ip-allow', '203.0.113.7,2001:db8::7,198.51.100.9/32,0.0.0.0/0', '--json', '--db', db,
+    ]);
+    const expected = ['203.0.113.7/32', '2001:db8::7/128', '198.51.100.9/32', '0.0.0.0/0'];
+    expect(created.ip_allow).toEqual(expected);
+    const listed = (await runCliJson<ListedKey[]>(['keys', 'list', '--json', '--db', db])).filter((k) => k.subscription_id === created.subscription_id);
+    expect(listed.map((k) => k.ip_allow)).toEqual([expected, expected]);
+  });
+
   it('prints the keys with a shown-only-once note in the default human output', async () => {
     const result = await runCli(['keys', 'create', '--product', 'emailval', '--db', db]);
     expect(result.code).toBe(0);
@@ -178,25 +206,86 @@ describe('seclookup plans', () => {
     expect(table.stdout).toMatch(/^enterprise\s+\*\s+3000\s+unlimited$/m);
   });
 
-  it('creates a new plan as a * row, with unlimited quota, usable by keys create', async () => {
+  it('with --all-products creates a new plan as a * row, with unlimited quota, usable by keys create', async () => {
     const database = join(temp.make(), 'plans.db');
-    const set = await runCli(['plans', 'set', 'pro', '--rate-limit', '600', '--monthly-quota', 'unlimited', '--db', database]);
+    const set = await runCli(['plans', 'set', 'pro', '--all-products', '--rate-limit', '600', '--monthly-quota', 'unlimited', '--db', database]);
     expect(set.code).toBe(0);
-    expect(set.stdout).toContain('Created plan "pro"');
+    expect(set.stdout).toContain('Created plan "pro" for every product');
     expect((await plans(database)).filter((p) => p.slug === 'pro')).toEqual([{ slug: 'pro', product: '*', rate_limit_per_minute: 600, monthly_quota: null }]);
     const created = await runCliJson<CreatedJson>(['keys', 'create', '--product', 'dnsbl', '--plan', 'pro', '--json', '--db', database]);
     expect(created.plan).toBe('pro');
   });
 
-  it('without --product changes only the given limit on every row of the slug', async () => {
+  it('refuses to change a plan without --product or --all-products, and changes nothing', async () => {
     const database = join(temp.make(), 'plans.db');
-    await runCli(['plans', 'set', 'starter', '--rate-limit', '30', '--db', database]);
-    const starter = (await plans(database)).filter((p) => p.slug === 'starter');
-    expect(starter.length).toBeGreaterThan(1);
-    for (const row of starter) expect(row.rate_limit_per_minute).toBe(30);
-    // Monthly quotas kept their per-product values.
-    expect(starter.find((p) => p.product === '*')!.monthly_quota).toBe(10_000);
-    expect(starter.find((p) => p.product === 'tls')!.monthly_quota).toBe(5_000);
+    await runCliJson(['keys', 'create', '--product', 'useragent', '--json', '--db', database]);
+    const before = await plans(database);
+    for (const args of [
+      ['starter', '--monthly-quota', '20000'],
+      ['pro', '--rate-limit', '600', '--monthly-quota', '100'],
+    ]) {
+      const result = await runCli(['plans', 'set', ...args, '--db', database]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('say which products to change');
+      expect(result.stderr).toContain('--product PRODUCT (comma-separated or repeated) for those products only');
+      expect(result.stderr).toContain('--all-products for every product');
+      expect(result.stderr).toContain('seclookup plans --help');
+      expect(result.stdout).toBe('');
+    }
+    expect(await plans(database)).toEqual(before);
+  });
+
+  it('with --all-products changes only the given limit on every row of the slug, product rows included', async () => {
+    const database = join(temp.make(), 'plans.db');
+    const set = await runCli(['plans', 'set', 'starter', '--all-products', '--monthly-quota', '20000', '--db', database]);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('Updated plan "starter" for every product:');
+    const rows = await plans(database);
+    // Every starter row gets the quota; rate limits keep their per-product values.
+    expect(rows.filter((p) => p.slug === 'starter')).toEqual([
+      { slug: 'starter', product: '*', rate_limit_per_minute: 120, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'captcha', rate_limit_per_minute: 60, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'domainrep', rate_limit_per_minute: 60, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'pwbreach', rate_limit_per_minute: 60, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'tls', rate_limit_per_minute: 60, monthly_quota: 20_000 },
+    ]);
+    expect(rows.filter((p) => p.slug !== 'starter')).toEqual([{ slug: 'enterprise', product: '*', rate_limit_per_minute: 3000, monthly_quota: null }]);
+  });
+
+  it('with --all-products on a plan that has only product rows adds its * row, which needs both limits', async () => {
+    const database = join(temp.make(), 'plans.db');
+    expect((await runCli(['plans', 'set', 'beta', '--product', 'tls', '--rate-limit', '5', '--monthly-quota', '50', '--db', database])).code).toBe(0);
+
+    const oneLimit = await runCli(['plans', 'set', 'beta', '--all-products', '--rate-limit', '10', '--db', database]);
+    expect(oneLimit.code).toBe(2);
+    expect(oneLimit.stderr).toContain(`plan "beta" has no '*' row (it has rows for tls): give both --rate-limit and --monthly-quota`);
+    const otherProduct = await runCli(['plans', 'set', 'beta', '--product', 'geoip', '--rate-limit', '10', '--db', database]);
+    expect(otherProduct.code).toBe(2);
+    expect(otherProduct.stderr).toContain(`plan "beta" has no '*' row and no geoip row (it has rows for tls): give both`);
+    expect((await plans(database)).filter((p) => p.slug === 'beta')).toEqual([{ slug: 'beta', product: 'tls', rate_limit_per_minute: 5, monthly_quota: 50 }]);
+
+    expect((await runCli(['plans', 'set', 'beta', '--all-products', '--rate-limit', '10', '--monthly-quota', '100', '--db', database])).code).toBe(0);
+    expect((await plans(database)).filter((p) => p.slug === 'beta')).toEqual([
+      { slug: 'beta', product: '*', rate_limit_per_minute: 10, monthly_quota: 100 },
+      { slug: 'beta', product: 'tls', rate_limit_per_minute: 10, monthly_quota: 100 },
+    ]);
+  });
+
+  it('with --product takes several products, comma-separated or repeated, and leaves the others alone', async () => {
+    const database = join(temp.make(), 'plans.db');
+    const set = await runCli(['plans', 'set', 'starter', '--product', 'tls, geoip', '--product', 'asn', '--product', 'tls', '--monthly-quota', '20000', '--db', database]);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('Updated plan "starter" for tls, geoip, asn:');
+    expect((await plans(database)).filter((p) => p.slug === 'starter')).toEqual([
+      { slug: 'starter', product: '*', rate_limit_per_minute: 120, monthly_quota: 10_000 },
+      // New rows take the rate limit from the * row; tls keeps its own.
+      { slug: 'starter', product: 'asn', rate_limit_per_minute: 120, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'captcha', rate_limit_per_minute: 60, monthly_quota: 10_000 },
+      { slug: 'starter', product: 'domainrep', rate_limit_per_minute: 60, monthly_quota: 5_000 },
+      { slug: 'starter', product: 'geoip', rate_limit_per_minute: 120, monthly_quota: 20_000 },
+      { slug: 'starter', product: 'pwbreach', rate_limit_per_minute: 60, monthly_quota: 10_000 },
+      { slug: 'starter', product: 'tls', rate_limit_per_minute: 60, monthly_quota: 20_000 },
+    ]);
   });
 
   it('with --product creates or changes only that product row', async () => {
@@ -216,7 +305,10 @@ describe('seclookup plans', () => {
     [['set', 'pro', '--rate-limit', '0', '--monthly-quota', '10'], '--rate-limit must be a whole number >= 1 (got "0")'],
     [['set', 'pro', '--rate-limit', '10', '--monthly-quota', '-5'], 'option --monthly-quota needs a value'],
     [['set', 'pro', '--rate-limit', '10', '--monthly-quota', 'lots'], '--monthly-quota must be a whole number >= 0 or "unlimited"'],
-    [['set', 'brand-new', '--rate-limit', '10'], 'plan "brand-new" does not exist yet: give both --rate-limit and --monthly-quota'],
+    [['set', 'brand-new', '--all-products', '--rate-limit', '10'], 'plan "brand-new" does not exist yet: give both --rate-limit and --monthly-quota'],
+    [['set', 'brand-new', '--product', 'tls', '--monthly-quota', '10'], 'plan "brand-new" does not exist yet: give both --rate-limit and --monthly-quota'],
+    [['set', 'starter', '--product', 'tls', '--all-products', '--rate-limit', '10'], 'give --product or --all-products, not both'],
+    [['set', 'starter', '--product', 'tls,', '--rate-limit', '10'], 'unknown product ""'],
     [['set', 'pro'], 'nothing to set'],
     [['set', 'Bad Slug', '--rate-limit', '1', '--monthly-quota', '1'], 'plan slug must be'],
     [['set', 'pro', '--rate-limit', '1', '--monthly-quota', '1', '--product', 'nosuch'], 'unknown product "nosuch"'],

@@ -21,6 +21,7 @@ describe('seclookup help and version', () => {
     [['keys', '--help'], 'keys revoke'],
     [['keys', 'create', '--help'], '--ip-allow'],
     [['plans', 'set', '-h'], '--monthly-quota N|unlimited'],
+    [['plans', 'set', '--help'], '--all-products'],
     [['lookup', '--help'], '--provider'],
     [['data', 'update', '--help'], '--mirror'],
   ])('%j prints the command help on stdout', async (args, expected) => {
@@ -48,6 +49,7 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
     [['serve', '--port', '70000'], '--port must be a whole number from 0 to 65535 (got "70000")', 'seclookup serve --help'],
     [['serve', '--port', 'http'], '--port must be a whole number from 0 to 65535', 'seclookup serve --help'],
     [['serve', '--trust-proxy', '10.0.0.0/8,nonsense'], '--trust-proxy: "nonsense" is not an IP address or CIDR', 'seclookup serve --help'],
+    [['serve', '--trust-proxy', '192.168.1.1/16'], '--trust-proxy: "192.168.1.1/16" has host bits set after the /16 prefix; did you mean the network 192.168.0.0/16', 'seclookup serve --help'],
     [['lookup', 'useragent'], 'missing INPUT', 'seclookup lookup --help'],
     [['lookup', 'nosuch', 'x'], 'unknown product "nosuch"', 'seclookup lookup --help'],
     [['lookup', 'geoip', '8.8.8.8'], 'product geoip has no lookup engine yet; available: useragent, webhookip', 'seclookup lookup --help'],

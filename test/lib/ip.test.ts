@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { formatIp, isPublicIp, isPublicIPv4Number, parseIp, parseIPv4Number, type IpAddress } from '../../src/lib/ip.js';
+import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, networkOf, normalizeCidrs, parseIp, parseIPv4Number, type IpAddress } from '../../src/lib/ip.js';
 
 // --- the reference: the pre-fast-path logic, plain ipaddr.js calls only ---------------------
 
@@ -270,5 +270,40 @@ describe('isPublicIp is range() === "unicast"', () => {
       const addr = new ipaddr.IPv6(prefix ? [...prefix, ...groups.slice(prefix.length)] : groups);
       expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
     }), { numRuns: 10000 });
+  });
+});
+
+describe('host bits: hasHostBits and networkOf against ipaddr.js networkAddressFromCIDR', () => {
+  function expectNetworkAsReference(addr: IpAddress, bits: number): void {
+    const cidr = `${addr.toString()}/${bits}`;
+    const reference = addr.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(cidr) : ipaddr.IPv6.networkAddressFromCIDR(cidr);
+    const [network, networkBits] = networkOf([addr, bits]);
+    expect(network.toByteArray(), cidr).toEqual(reference.toByteArray());
+    expect(networkBits).toBe(bits);
+    expect(hasHostBits([addr, bits]), cidr).toBe(reference.toString() !== addr.toString());
+    expect(hasHostBits([network, bits]), cidr).toBe(false);
+  }
+
+  it('for IPv4 at every prefix length', () => {
+    fc.assert(fc.property(v4Int, fc.integer({ min: 0, max: 32 }), (n, bits) => expectNetworkAsReference(ipaddr.IPv4.parse(v4Text(n)), bits)));
+  });
+
+  it('for IPv6 at every prefix length', () => {
+    fc.assert(fc.property(v6Groups, fc.integer({ min: 0, max: 128 }), (groups, bits) => expectNetworkAsReference(new ipaddr.IPv6(groups), bits)));
+  });
+});
+
+describe('normalizeCidrs', () => {
+  it('writes networks and bare addresses in canonical form', () => {
+    expect(normalizeCidrs(['10.0.0.0/8', ' 203.0.113.7 ', '2001:DB8::/32', '2001:db8::7', '::ffff:192.0.2.0/120', '0.0.0.0/0'])).toEqual([
+      '10.0.0.0/8', '203.0.113.7/32', '2001:db8::/32', '2001:db8::7/128', '192.0.2.0/24', '0.0.0.0/0',
+    ]);
+  });
+
+  it('refuses a CIDR with host bits set, naming the network and the single address', () => {
+    expect(() => normalizeCidrs(['10.0.0.1/8'])).toThrow(
+      new TypeError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'),
+    );
+    expect(() => normalizeCidrs(['2001:db8::1/32'])).toThrow(/did you mean the network 2001:db8::\/32, or the single address 2001:db8::1\?/);
   });
 });

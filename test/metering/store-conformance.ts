@@ -135,6 +135,15 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect(await meter.listKeys()).toEqual([]);
       });
 
+      it('rejects a CIDR with host bits set, naming the network, and stores nothing', async () => {
+        // 10.0.0.1/8 would match all of 10.0.0.0/8: a typo more often than a wish.
+        await expect(subscribe({ ipAllow: ['192.0.2.0/24', '10.0.0.1/8'] })).rejects.toThrow(
+          new TypeError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'),
+        );
+        await expect(subscribe({ ipAllow: ['2001:db8::1/32'] })).rejects.toThrow(TypeError);
+        expect(await meter.listKeys()).toEqual([]);
+      });
+
       it('rejects a plan that does not resolve for the product', async () => {
         await expect(subscribe({ plan: 'gold' })).rejects.toThrow(new TypeError('unknown plan "gold" for product useragent'));
         // A product-only plan resolves for that product and no other.

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { LookupError, SeclookupError } from '../../errors.js';
 import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
-import { formatIp, isPublicIp, isPublicIPv4Number, parseCidr, parseIp, parseIPv4Number, type IpAddress } from '../../lib/ip.js';
+import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, parseCidr, parseIp, parseIPv4Number, type Cidr, type IpAddress } from '../../lib/ip.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
 
@@ -108,18 +108,13 @@ function validAliases(aliases: unknown, where: string, fail: (what: string) => n
 /** Why `cidr` is not a clean network CIDR, or null when it is. */
 export function cidrProblem(cidr: unknown): string | null {
   if (typeof cidr !== 'string') return 'is not a string';
-  let parsed: [IpAddress, number];
+  let parsed: Cidr;
   try {
     parsed = parseCidr(cidr);
   } catch {
     return 'is not a valid CIDR';
   }
-  const [addr, bits] = parsed;
-  const bytes = addr.toByteArray();
-  for (let bit = bits; bit < bytes.length * 8; bit++) {
-    if (bytes[bit >> 3] & (0x80 >> (bit & 7))) return 'has host bits set after the prefix';
-  }
-  return null;
+  return hasHostBits(parsed) ? 'has host bits set after the prefix' : null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

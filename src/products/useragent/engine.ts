@@ -1,8 +1,8 @@
-import { isbot } from 'isbot';
 import { LRUCache } from 'lru-cache';
 import UAParser from 'ua-parser-js';
 import { LookupError } from '../../errors.js';
 import type { LookupOutcome } from '../../lookup.js';
+import { isBot } from './bots.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
 
 export interface UserAgentEngine {
@@ -74,7 +74,7 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
     browser: nameAndVersion(browser.name, browser.version),
     os: nameAndVersion(os.name, os.version),
     device_type: deviceType(device.type, os.name),
-    is_bot: isbot(ua),
+    is_bot: isBot(ua),
   };
   if (engine.name) result.engine = engine.name;
   return result;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isBot as plainIsbot, list as isbotList } from 'isbot';
 import { describe, expect, it } from 'vitest';
 import { ADDED_PATTERNS, isBot, REMOVED_PATTERNS, restoreSpaces } from '../../src/products/useragent/bots.js';
+import { createUserAgentEngine } from '../../src/products/useragent/engine.js';
 
 /** Fixture lines: one UA each, `#` lines are comments (see test/fixtures/useragent/SOURCES.md). */
 function readFixture(name: string): string[] {
@@ -83,5 +84,17 @@ describe('restoreSpaces', () => {
     );
     expect(restoreSpaces(UA.blackberry)).toBe(UA.blackberry);
     expect(restoreSpaces(UA.curl)).toBe(UA.curl);
+  });
+
+  it('the engine parses the spaced text but reports the UA as given', () => {
+    const { result } = createUserAgentEngine().lookup(UA.plusSpacedChrome);
+    expect(result).toEqual({
+      user_agent: UA.plusSpacedChrome,
+      browser: { name: 'Chrome', version: '120.0.0.0' },
+      os: { name: 'Windows', version: '10' },
+      device_type: 'desktop',
+      is_bot: false,
+      engine: 'Blink',
+    });
   });
 });

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import UAParser from 'ua-parser-js';
 import { LookupError } from '../../errors.js';
 import type { LookupOutcome } from '../../lookup.js';
-import { isBot } from './bots.js';
+import { isBot, restoreSpaces } from './bots.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
 
 export interface UserAgentEngine {
@@ -63,7 +63,7 @@ function truncate(ua: string): string {
 }
 
 function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
-  parser.setUA(ua);
+  parser.setUA(restoreSpaces(ua));
   // The four parts we report; getResult() would also run the CPU regexes for nothing.
   const browser = parser.getBrowser();
   const engine = parser.getEngine();

@@ -1,8 +1,8 @@
-import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
 import { LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { isBot, restoreSpaces } from './bots.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
 
 /** What the cache keeps per User-Agent: the result and its JSON, made once. */
@@ -30,8 +30,9 @@ export interface UserAgentEngine {
 }
 
 /**
- * The useragent engine: ua-parser-js 1.x for browser, OS, engine and device, isbot for
- * `is_bot`, and a cache of parsed results keyed by the truncated User-Agent.
+ * The useragent engine: ua-parser-js 1.x for browser, OS, engine and device, isbot (with the
+ * pattern changes in bots.ts) for `is_bot`, and a cache of parsed results keyed by the
+ * truncated User-Agent.
  *
  * @param options.cacheSize entries of the private LRU made when no `cache` is given (default
  *   10000, about 1 KB each); 0 disables it.
@@ -88,7 +89,7 @@ function truncate(ua: string): string {
 }
 
 function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
-  parser.setUA(ua);
+  parser.setUA(restoreSpaces(ua));
   // The four parts we report; getResult() would also run the CPU regexes for nothing.
   const browser = parser.getBrowser();
   const engine = parser.getEngine();
@@ -99,7 +100,7 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
     browser: nameAndVersion(browser.name, browser.version),
     os: nameAndVersion(os.name, os.version),
     device_type: deviceType(device.type, os.name),
-    is_bot: isbot(ua),
+    is_bot: isBot(ua),
   };
   if (engine.name) result.engine = engine.name;
   return result;

@@ -86,8 +86,8 @@ describe('restoreSpaces', () => {
     expect(restoreSpaces(UA.curl)).toBe(UA.curl);
   });
 
-  it('the engine parses the spaced text but reports the UA as given', () => {
-    const { result } = createUserAgentEngine().lookup(UA.plusSpacedChrome);
+  it('the engine parses the spaced text but reports the UA as given', async () => {
+    const { result } = await createUserAgentEngine().lookup(UA.plusSpacedChrome);
     expect(result).toEqual({
       user_agent: UA.plusSpacedChrome,
       browser: { name: 'Chrome', version: '120.0.0.0' },

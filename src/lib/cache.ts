@@ -41,7 +41,8 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore 
   }
   // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
   // functions (useragent) pay nothing for it.
-  const lru = new LRUCache<string, { value: unknown }>({ max: maxEntries, ...(options.now ? { perf: { now: options.now } } : {}) });
+  // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
+  const lru = new LRUCache<string, { value: unknown }>({ max: maxEntries, ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}) });
   return {
     get: (key) => lru.get(key)?.value,
     set: (key, value, ttlMs) => {

@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isLookupError, isSeclookupError } from '../src/errors.js';
+import { createMemoryCache, type CacheStore } from '../src/lib/cache.js';
+import { createLookup } from '../src/lookup.js';
+
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const emptyDir = mkdtempSync(join(tmpdir(), 'seclookup-empty-'));
+afterAll(() => rmSync(emptyDir, { recursive: true, force: true }));
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.unreachable('expected a rejection'),
+    (error: unknown) => error,
+  );
+}
+
+describe('createLookup', () => {
+  it('builds engines lazily: with no data, useragent works and webhookip names the missing file', async () => {
+    const lookup = createLookup({ dataDir: emptyDir });
+    expect(await lookup.useragent(CHROME)).toMatchObject({ browser: { name: 'Chrome' } });
+    const error = await rejection(lookup.webhookip('140.82.112.5'));
+    expect(isSeclookupError(error, 'dataset_missing')).toBe(true);
+    expect((error as Error).message).toContain(join(emptyDir, 'webhookip', 'ranges.json'));
+    // Still the same answer later: the failure is remembered, not retried per call.
+    expect(isSeclookupError(await rejection(lookup.webhookip('140.82.112.5')), 'dataset_missing')).toBe(true);
+  });
+
+  it('eager: throws at construction, listing each product whose data failed', () => {
+    let thrown: unknown;
+    try {
+      createLookup({ dataDir: emptyDir, eager: true });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isSeclookupError(thrown, 'dataset_missing')).toBe(true);
+    expect((thrown as Error).message).toMatch(/^webhookip: /);
+    expect((thrown as Error).message).not.toContain('useragent');
+  });
+
+  it('load(products) builds only the products named', () => {
+    const lookup = createLookup({ dataDir: emptyDir });
+    expect(() => lookup.load(['useragent'])).not.toThrow();
+    expect(() => lookup.load()).toThrow(/webhookip/);
+  });
+
+  it('passes per-product options to their engines', async () => {
+    const lookup = createLookup({ webhookip: { dataset: { generated: '2026-01-01', providers: [{ id: 'acme', name: 'Acme', source_url: 'https://acme.example', cidrs: ['9.9.9.0/24'] }] } } });
+    expect(await lookup.webhookip('9.9.9.9')).toEqual({ ip: '9.9.9.9', matched: true, providers: [{ id: 'acme', name: 'Acme' }] });
+    expect(lookup.engine('webhookip').cidrCount).toBe(1);
+  });
+
+  it('validates input with LookupError before looking anything up', async () => {
+    const lookup = createLookup();
+    const error = await rejection(lookup.webhookip('10.0.0.1'));
+    expect(isLookupError(error) && [error.code, error.status]).toEqual(['ip_not_routable', 422]);
+  });
+
+  it('puts every product cache into one shared store, keyed by product and normalized input', async () => {
+    const inner = createMemoryCache();
+    const keys: string[] = [];
+    const store: CacheStore = {
+      get: async (key) => inner.get(key),
+      set: async (key, value, ttl) => {
+        keys.push(key);
+        inner.set(key, value, ttl);
+      },
+      delete: (key) => inner.delete(key),
+    };
+    const lookup = createLookup({ cache: store });
+    expect((await lookup.detailed.useragent(CHROME)).cached).toBe(false);
+    const second = await lookup.detailed.useragent(CHROME);
+    expect(second.cached).toBe(true);
+    expect(second.result).toMatchObject({ browser: { name: 'Chrome' } });
+    expect(keys).toEqual([`useragent:${CHROME}`]);
+  });
+
+  it('answers uncached, and tells onCacheError, when the shared store fails', async () => {
+    const failures: unknown[] = [];
+    const broken: CacheStore = { get: async () => Promise.reject(new Error('down')), set: () => Promise.reject(new Error('down')), delete: () => {} };
+    const lookup = createLookup({ cache: broken, onCacheError: (error) => failures.push(error) });
+    const outcome = await lookup.detailed.useragent(CHROME);
+    expect(outcome).toMatchObject({ cached: false, result: { browser: { name: 'Chrome' } } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(failures).toHaveLength(2);
+    expect(failures.every((e) => isSeclookupError(e, 'store_failed'))).toBe(true);
+  });
+});

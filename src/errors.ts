@@ -78,7 +78,9 @@ export type SeclookupErrorCode =
   /** An operation did not finish within its deadline (a meter call, a connect, a whole request). */
   | 'timeout'
   /** A meter or cache store failed (closed, unreachable, corrupt). */
-  | 'store_failed';
+  | 'store_failed'
+  /** An outbound call failed: refused, reset, an HTTP error status, an answer too large or malformed. */
+  | 'upstream_failed';
 
 /**
  * The error seclookup throws for problems that are the operator's to fix, not the client's:

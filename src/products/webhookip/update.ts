@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
+import { DEFAULT_MAX_BYTES, httpGet, type HttpGetResponse } from '../../lib/http-get.js';
 import { formatIp, isPublicIp, parseCidr } from '../../lib/ip.js';
 import { cidrProblem, loadWebhookRanges, validateWebhookRanges, webhookRangesPath } from './engine.js';
 import type { WebhookRangesDataset } from './types.js';
@@ -20,12 +22,12 @@ export interface WebhookUpdateOptions {
    * loopback server in tests).
    */
   mirror?: string;
-  /** Per request, headers and body together. @default 15000 ms */
+  /** Per request, headers and body together (`timeouts.totalMs`). @default 15000 ms */
   timeoutMs?: number;
+  /** Connect and total limits per request; wins over `timeoutMs`. @default connect 3 s, total 15 s */
+  timeouts?: TimeoutOptions;
   /** Largest response body accepted. @default 5 MB */
   maxBytes?: number;
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
   /** One line per provider, e.g. `stripe: 15 ranges (+1 -0)`; the CLI prints them to stderr. */
   onProgress?: (line: string) => void;
   /** Clock for the `generated` date (UTC). @default () => new Date() */
@@ -88,7 +90,6 @@ const KEPT_REASONS: Readonly<Record<string, string>> = {
 export const WEBHOOK_FEED_URLS: readonly string[] = WEBHOOK_FEEDS.map((feed) => feed.url);
 
 const DEFAULT_TIMEOUT_MS = 15_000;
-const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
  * Fetch every feed (in parallel, each URL once), merge the answers into the dataset and
@@ -99,8 +100,7 @@ export async function updateWebhookRanges(options: WebhookUpdateOptions): Promis
   const path = webhookRangesPath(options.dataDir);
   const current = loadWebhookRanges(options.dataDir);
   const request: RequestSettings = {
-    fetch: options.fetch ?? globalThis.fetch,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeouts: resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, DEFAULT_TIMEOUTS, 'timeouts'),
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
   };
   const progress = options.onProgress ?? (() => {});
@@ -238,8 +238,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 // --- fetching -------------------------------------------------------------------------------
 
 interface RequestSettings {
-  fetch: typeof fetch;
-  timeoutMs: number;
+  timeouts: Required<TimeoutOptions>;
   maxBytes: number;
 }
 
@@ -251,65 +250,22 @@ export function viaMirror(url: string, mirror: string): string {
 
 /** GET a JSON document within the time and size limits; failures become FeedErrors. */
 async function fetchJson(url: string, settings: RequestSettings): Promise<unknown> {
-  const signal = AbortSignal.timeout(settings.timeoutMs);
-  const timedOut = () => new FeedError(`timeout after ${settings.timeoutMs} ms`);
-  let response: Response;
+  let response: HttpGetResponse;
   try {
-    response = await settings.fetch(url, {
-      signal,
+    response = await httpGet(url, {
+      timeouts: settings.timeouts,
+      maxBytes: settings.maxBytes,
       headers: { accept: 'application/json', 'user-agent': 'seclookup-webhook-ranges-updater' },
     });
   } catch (error) {
-    throw signal.aborted ? timedOut() : new FeedError(`request failed: ${describeFetchError(error)}`);
+    throw new FeedError(error instanceof Error ? error.message : String(error));
   }
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => {});
-    throw new FeedError(`HTTP ${response.status}`);
-  }
-  let text: string;
+  if (response.status < 200 || response.status > 299) throw new FeedError(`HTTP ${response.status}`);
   try {
-    text = await readCapped(response, settings.maxBytes);
-  } catch (error) {
-    if (error instanceof FeedError) throw error;
-    throw signal.aborted ? timedOut() : new FeedError(`reading the response failed: ${describeFetchError(error)}`);
-  }
-  try {
-    return JSON.parse(text);
+    return JSON.parse(response.body.toString('utf8'));
   } catch {
     throw new FeedError('response is not valid JSON');
   }
-}
-
-/** The body as text, refusing (and abandoning) anything over `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  const tooLarge = () => new FeedError(`response larger than ${formatBytes(maxBytes)}`);
-  const declared = Number(response.headers.get('content-length'));
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
-/** undici's "fetch failed" hides the useful part (ECONNREFUSED, ENOTFOUND...) in `cause`. */
-function describeFetchError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause as { code?: string; message?: string } | undefined;
-  return cause?.code ?? cause?.message ?? error.message;
 }
 
 // --- writing --------------------------------------------------------------------------------
@@ -338,6 +294,3 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${+(bytes / (1024 * 1024)).toFixed(1)} MB` : `${bytes} bytes`;
-}

@@ -1,0 +1,90 @@
+/**
+ * HTTP(S) GET with the deadlines every outbound call has: a connect limit (TCP, and the TLS
+ * handshake for https) and a total limit (headers and body), plus a cap on the body size. Built
+ * on node:http so both limits are real: a server that accepts and never answers, or trickles
+ * its body, is cut at `totalMs`; one that never accepts, at `connectMs`.
+ */
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { SeclookupError } from '../errors.js';
+import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
+
+export interface HttpGetOptions {
+  /** @default DEFAULT_TIMEOUTS: connect 3 s, total 10 s */
+  timeouts?: TimeoutOptions;
+  /** Largest body accepted; a larger one fails with `upstream_failed`. @default 5 MB */
+  maxBytes?: number;
+  headers?: Record<string, string>;
+}
+
+export interface HttpGetResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+
+/**
+ * GET `url`, whatever its status (the caller decides what a 404 means). Rejects with
+ * SeclookupError `timeout` (message `connect timeout after N ms` or `timeout after N ms`) or
+ * `upstream_failed` (`request failed: ECONNREFUSED`, `response larger than 5 MB`, ...).
+ */
+export function httpGet(url: string, options: HttpGetOptions = {}): Promise<HttpGetResponse> {
+  const { connectMs, totalMs } = resolveTimeouts(options.timeouts, DEFAULT_TIMEOUTS);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const target = new URL(url);
+  const secure = target.protocol === 'https:';
+  if (!secure && target.protocol !== 'http:') return Promise.reject(new SeclookupError('invalid_option', `not an http(s) URL: ${url}`));
+
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const timers: NodeJS.Timeout[] = [];
+    const settle = (error: Error | null, response?: HttpGetResponse) => {
+      if (done) return;
+      done = true;
+      timers.forEach(clearTimeout);
+      if (error) {
+        request.destroy();
+        reject(error);
+      } else resolve(response!);
+    };
+    const fail = (code: 'timeout' | 'upstream_failed', message: string, cause?: unknown) => settle(new SeclookupError(code, message, { cause }));
+
+    // agent: false: one connection per call, nothing pooled that could outlive the deadline.
+    const request = (secure ? https : http).get(target, { headers: options.headers, agent: false }, (response) => {
+      const declared = Number(response.headers['content-length']);
+      if (declared > maxBytes) return fail('upstream_failed', `response larger than ${formatBytes(maxBytes)}`);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) return fail('upstream_failed', `response larger than ${formatBytes(maxBytes)}`);
+        chunks.push(chunk);
+      });
+      response.on('end', () => settle(null, { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks, size) }));
+      response.on('error', (error) => fail('upstream_failed', `reading the response failed: ${describe(error)}`, error));
+      response.on('aborted', () => fail('upstream_failed', 'the server closed the connection mid-response'));
+    });
+    request.on('error', (error) => fail('upstream_failed', `request failed: ${describe(error)}`, error));
+    timers.push(setTimeout(() => fail('timeout', `timeout after ${totalMs} ms`), totalMs));
+    if (connectMs < totalMs) {
+      const connectTimer = setTimeout(() => fail('timeout', `connect timeout after ${connectMs} ms`), connectMs);
+      timers.push(connectTimer);
+      request.on('socket', (socket: Socket) => {
+        if (!socket.connecting && !secure) return clearTimeout(connectTimer);
+        socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+      });
+    }
+  });
+}
+
+/** Node's network errors carry the useful part (ECONNREFUSED, ENOTFOUND, ...) in `code`. */
+function describe(error: Error & { code?: string }): string {
+  return error.code ?? error.message;
+}
+
+export function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${+(bytes / (1024 * 1024)).toFixed(1)} MB` : `${bytes} bytes`;
+}

@@ -66,7 +66,7 @@ export function isLookupError(value: unknown): value is LookupError {
 
 /**
  * Stable codes for operator-facing failures: configuration, datasets, stores and deadlines.
- * Match on `code`, never on the message text.
+ * Match on `code` (with {@link isSeclookupError}), never on the message text.
  */
 export type SeclookupErrorCode =
   /** An option or a command-line value is wrong; thrown at construction. */
@@ -83,9 +83,11 @@ export type SeclookupErrorCode =
   | 'upstream_failed';
 
 /**
- * The error seclookup throws for problems that are the operator's to fix, not the client's:
- * a missing dataset, a bad option, a store that failed or hung. The API answers these as 500
- * `internal_error` and reports them through `onError`.
+ * The error seclookup throws at run time for problems that are the operator's to fix, not the
+ * client's: a missing dataset, a store that failed or hung, an upstream that failed. The API
+ * answers these as 500 `internal_error` and reports them through `onError`. Configuration
+ * mistakes are TypeErrors with `code: 'invalid_option'` (see {@link invalidOption}), thrown at
+ * construction.
  *
  * @example
  * try { await createLookup({ dataDir: '/empty' }).webhookip('140.82.112.5') }
@@ -101,6 +103,18 @@ export class SeclookupError extends Error {
   }
 }
 
-export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is SeclookupError {
-  return value instanceof SeclookupError && (code === undefined || value.code === code);
+const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'upstream_failed']);
+
+/** An error of seclookup's with a stable `code`: a SeclookupError, or a configuration TypeError. */
+export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is Error & { code: SeclookupErrorCode } {
+  const found = value instanceof Error ? (value as Error & { code?: unknown }).code : undefined;
+  return typeof found === 'string' && SECLOOKUP_ERROR_CODES.has(found) && (code === undefined || found === code);
+}
+
+/**
+ * A configuration mistake (a bad option, plan or CIDR): a TypeError, as Node's own argument
+ * errors are, carrying `code: 'invalid_option'`.
+ */
+export function invalidOption(message: string): TypeError & { code: 'invalid_option' } {
+  return Object.assign(new TypeError(message), { code: 'invalid_option' as const });
 }

@@ -3,7 +3,7 @@
  * the product registry. Engines are built on first use (or all at once with `eager` / `load()`),
  * so one product's missing dataset never stops another.
  */
-import { SeclookupError } from './errors.js';
+import { invalidOption, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type CacheStore } from './lib/cache.js';
 import { bundledDataDir } from './lib/datasets.js';
 import type { LookupOutcome } from './lib/outcome.js';
@@ -90,7 +90,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
     let entry = built.get(id);
     if (!entry) {
       const module = productModule(id);
-      if (!module) throw new SeclookupError('invalid_option', `${id} has no lookup engine yet`);
+      if (!module) throw invalidOption(`${id} has no lookup engine yet`);
       try {
         entry = { engine: module.createEngine(contextFor(module)) };
       } catch (error) {

@@ -3,7 +3,7 @@
  * the route, hands the key and the limits to the meter gate, decodes and validates the input,
  * runs the product's lookup, and builds the envelope and the request log event.
  */
-import { isLookupError, LookupError, type ErrorCode } from '../errors.js';
+import { isLookupError, LookupError, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
 import { parseQuery } from '../lib/query.js';
@@ -48,9 +48,9 @@ export function createApi(options: ApiOptions): Api {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const onMeterError = options.onMeterError ?? 'deny';
   const now = options.now ?? Date.now;
-  if (!lookup || !meter) throw new TypeError('createApi needs { lookup, meter }');
-  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new TypeError(`bodyLimit must be a positive integer (got ${bodyLimit})`);
-  if (onMeterError !== 'deny' && onMeterError !== 'allow') throw new TypeError(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
+  if (!lookup || !meter) throw invalidOption('createApi needs { lookup, meter }');
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw invalidOption(`bodyLimit must be a positive integer (got ${bodyLimit})`);
+  if (onMeterError !== 'deny' && onMeterError !== 'allow') throw invalidOption(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
   const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
   const match = createRouter(PRODUCT_MODULES);

@@ -5,7 +5,7 @@
  * in-process LRU; the memory store answers synchronously, which keeps hot paths promise-free.
  */
 import { LRUCache } from 'lru-cache';
-import { SeclookupError } from '../errors.js';
+import { SeclookupError, invalidOption } from '../errors.js';
 import { isPromise, type MaybePromise } from './outcome.js';
 
 /**
@@ -37,7 +37,7 @@ export interface MemoryCacheOptions {
 export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore {
   const maxEntries = options.maxEntries ?? 10_000;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-    throw new SeclookupError('invalid_option', `cache maxEntries must be a positive integer (got ${String(options.maxEntries)})`);
+    throw invalidOption(`cache maxEntries must be a positive integer (got ${String(options.maxEntries)})`);
   }
   // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
   // functions (useragent) pay nothing for it.

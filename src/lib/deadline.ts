@@ -3,7 +3,7 @@
  * store calls, and one way to put a bound on a promise. Nothing seclookup waits for may wait
  * forever.
  */
-import { SeclookupError } from '../errors.js';
+import { SeclookupError, invalidOption } from '../errors.js';
 
 /** Time limits of one outbound operation, in milliseconds. */
 export interface TimeoutOptions {
@@ -29,7 +29,7 @@ export function resolveTimeouts(options: TimeoutOptions | undefined, defaults: R
 
 /** A positive whole number of milliseconds, or SeclookupError `invalid_option`. */
 export function checkMs(value: number, label: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new SeclookupError('invalid_option', `${label} must be a positive whole number of milliseconds (got ${String(value)})`);
+  if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(`${label} must be a positive whole number of milliseconds (got ${String(value)})`);
   return value;
 }
 

@@ -7,7 +7,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { SeclookupError } from '../errors.js';
+import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
 
 export interface HttpGetOptions {
@@ -36,7 +36,7 @@ export function httpGet(url: string, options: HttpGetOptions = {}): Promise<Http
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const target = new URL(url);
   const secure = target.protocol === 'https:';
-  if (!secure && target.protocol !== 'http:') return Promise.reject(new SeclookupError('invalid_option', `not an http(s) URL: ${url}`));
+  if (!secure && target.protocol !== 'http:') return Promise.reject(invalidOption(`not an http(s) URL: ${url}`));
 
   return new Promise((resolve, reject) => {
     let done = false;

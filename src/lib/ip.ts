@@ -9,6 +9,7 @@
  * decision uses tables compiled from ipaddr.js's own SpecialRanges. test/lib/ip.test.ts
  * checks every fast function against plain ipaddr.js with property tests.
  */
+import { invalidOption } from '../errors.js';
 import ipaddr from 'ipaddr.js';
 import { createCidrTable, type CidrTable } from './cidr-table.js';
 
@@ -277,10 +278,10 @@ export function parseCidr(text: string): Cidr {
       return [addr, bits];
     }
   } catch {
-    throw new TypeError(`not a valid CIDR: ${JSON.stringify(text)}`);
+    throw invalidOption(`not a valid CIDR: ${JSON.stringify(text)}`);
   }
   const addr = parseIp(trimmed);
-  if (!addr) throw new TypeError(`not a valid IP address or CIDR: ${JSON.stringify(text)}`);
+  if (!addr) throw invalidOption(`not a valid IP address or CIDR: ${JSON.stringify(text)}`);
   return [addr, addr.kind() === 'ipv4' ? 32 : 128];
 }
 
@@ -330,7 +331,7 @@ export function normalizeCidrs(cidrs: readonly string[]): string[] {
   return cidrs.map((c) => {
     const cidr = parseCidr(c);
     const problem = hostBitsProblem(cidr);
-    if (problem) throw new TypeError(`${JSON.stringify(c)} ${problem}`);
+    if (problem) throw invalidOption(`${JSON.stringify(c)} ${problem}`);
     return formatCidr(cidr);
   });
 }

@@ -4,6 +4,7 @@
  * `consume` is atomic by construction.
  */
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
+import { SeclookupError } from '../errors.js';
 import {
   assertStorablePlan,
   assertValidPeriod,
@@ -74,7 +75,7 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
   let closed = false;
 
   function ensureOpen(): void {
-    if (closed) throw new Error('meter is closed');
+    if (closed) throw new SeclookupError('store_failed', 'meter is closed');
   }
 
   /** Add `delta` billed lookups to the reservation's usage row; a row never goes below zero. */

@@ -1,3 +1,4 @@
+import { invalidOption } from '../errors.js';
 import type { ProductId } from '../products/catalog.js';
 import type { Plan, ResolvedPlan } from './types.js';
 
@@ -23,12 +24,12 @@ export function resolvePlan(plans: readonly Plan[], slug: string, product: Produ
 /** Throws a clear message for a plan no store should accept. */
 export function assertValidPlan(plan: Plan): void {
   if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(plan.slug)) {
-    throw new TypeError(`plan slug must be 1-64 characters of a-z, 0-9, '-' or '_' (got ${JSON.stringify(plan.slug)})`);
+    throw invalidOption(`plan slug must be 1-64 characters of a-z, 0-9, '-' or '_' (got ${JSON.stringify(plan.slug)})`);
   }
   if (!Number.isSafeInteger(plan.rateLimitPerMinute) || plan.rateLimitPerMinute < 1) {
-    throw new TypeError(`rate limit must be a positive integer (got ${plan.rateLimitPerMinute})`);
+    throw invalidOption(`rate limit must be a positive integer (got ${plan.rateLimitPerMinute})`);
   }
   if (plan.monthlyQuota !== null && (!Number.isSafeInteger(plan.monthlyQuota) || plan.monthlyQuota < 0)) {
-    throw new TypeError(`monthly quota must be a non-negative integer or unlimited (got ${plan.monthlyQuota})`);
+    throw invalidOption(`monthly quota must be a non-negative integer or unlimited (got ${plan.monthlyQuota})`);
   }
 }

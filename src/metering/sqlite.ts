@@ -4,6 +4,7 @@
  * better-sqlite3, and it is published on its own subpath (`seclookup/sqlite`).
  */
 import Database from 'better-sqlite3';
+import { SeclookupError } from '../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
 import {
   assertStorablePlan,
@@ -159,7 +160,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   const sql = prepareStatements(db);
 
   function ensureOpen(): void {
-    if (!db.open) throw new Error(`metering database "${path}" is closed`);
+    if (!db.open) throw new SeclookupError('store_failed', `metering database "${path}" is closed`);
   }
 
   function plansFor(slug: string): Plan[] {
@@ -411,7 +412,12 @@ interface QueuedWrite {
 const MAX_GROUP = 512;
 
 /** Thrown inside a group's transaction to roll it back when one of its writes failed. */
-class WriteFailed extends Error {}
+/** A grouped write failed: every caller of the group hears it, as store_failed. */
+class WriteFailed extends SeclookupError {
+  constructor(message: string, options: { cause: unknown }) {
+    super('store_failed', message, options);
+  }
+}
 
 /**
  * Group commit for the hot writes (consume, refund). A WAL commit costs several
@@ -507,7 +513,7 @@ function openDatabase(path: string, seedPlans: readonly Plan[]): Database.Databa
   } catch (error) {
     if (db?.open) db.close();
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`cannot open metering database "${path}": ${reason}`, { cause: error });
+    throw new SeclookupError('store_failed', `cannot open metering database "${path}": ${reason}`, { cause: error });
   }
 }
 
@@ -516,7 +522,7 @@ function migrate(db: Database.Database, seedPlans: readonly Plan[]): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      throw new Error(`schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
+      throw new SeclookupError('store_failed', `schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
     }
     if (version < 1) db.exec(SCHEMA_V1);
     if (version < 2) db.exec(SCHEMA_V1_TO_V2);

@@ -3,6 +3,7 @@
  * input validation, the consume decision, quota snapshots and result ordering. Stores only
  * load and save the counters these functions read and return.
  */
+import { invalidOption } from '../errors.js';
 import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
@@ -127,21 +128,21 @@ function latestPeriod(period: string, stored: string | undefined): string {
  */
 export function validateSubscription(input: NewSubscription, plansWithSlug: (slug: string) => readonly Plan[]): string[] {
   if (typeof input.product !== 'string' || !isProductId(input.product)) {
-    throw new TypeError(`unknown product ${JSON.stringify(input.product)}`);
+    throw invalidOption(`unknown product ${JSON.stringify(input.product)}`);
   }
   if (typeof input.plan !== 'string' || !resolvePlan(plansWithSlug(input.plan), input.plan, input.product)) {
-    throw new TypeError(`unknown plan "${input.plan}" for product ${input.product}`);
+    throw invalidOption(`unknown plan "${input.plan}" for product ${input.product}`);
   }
   const hashes = new Set<string>();
   for (const key of input.keys) {
-    if (key.kind !== 'secret' && key.kind !== 'public') throw new TypeError(`key kind must be "secret" or "public" (got ${JSON.stringify(key.kind)})`);
-    if (typeof key.hash !== 'string' || !SHA256_HEX.test(key.hash)) throw new TypeError('key hash must be a SHA-256 digest in lowercase hex');
-    if (typeof key.prefix !== 'string') throw new TypeError('key prefix must be a string');
+    if (key.kind !== 'secret' && key.kind !== 'public') throw invalidOption(`key kind must be "secret" or "public" (got ${JSON.stringify(key.kind)})`);
+    if (typeof key.hash !== 'string' || !SHA256_HEX.test(key.hash)) throw invalidOption('key hash must be a SHA-256 digest in lowercase hex');
+    if (typeof key.prefix !== 'string') throw invalidOption('key prefix must be a string');
     if (hashes.has(key.hash)) throw duplicateKeyError();
     hashes.add(key.hash);
   }
   if (!Array.isArray(input.ipAllow) || input.ipAllow.some((c) => typeof c !== 'string')) {
-    throw new TypeError('ipAllow must be an array of CIDR strings');
+    throw invalidOption('ipAllow must be an array of CIDR strings');
   }
   return normalizeCidrs(input.ipAllow);
 }
@@ -155,14 +156,14 @@ export function duplicateKeyError(): Error {
 export function assertStorablePlan(plan: Plan): void {
   assertValidPlan(plan);
   if (plan.product !== '*' && !isProductId(plan.product)) {
-    throw new TypeError(`plan product must be a product id or "*" (got ${JSON.stringify(plan.product)})`);
+    throw invalidOption(`plan product must be a product id or "*" (got ${JSON.stringify(plan.product)})`);
   }
 }
 
 /** Throws unless `period` is a `YYYY-MM` month. */
 export function assertValidPeriod(period: string): void {
   if (typeof period !== 'string' || !PERIOD.test(period)) {
-    throw new TypeError(`period must be a month as YYYY-MM (got ${JSON.stringify(period)})`);
+    throw invalidOption(`period must be a month as YYYY-MM (got ${JSON.stringify(period)})`);
   }
 }
 

@@ -156,8 +156,8 @@ describe('useragent engine: input rules', () => {
   });
 
   it('rejects a bad cacheSize', () => {
-    expect(() => createUserAgentEngine({ cacheSize: -1 })).toThrow(RangeError);
-    expect(() => createUserAgentEngine({ cacheSize: 1.5 })).toThrow(RangeError);
+    expect(() => createUserAgentEngine({ cacheSize: -1 })).toThrow(expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }));
+    expect(() => createUserAgentEngine({ cacheSize: 1.5 })).toThrow(expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }));
   });
 });
 

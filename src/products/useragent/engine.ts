@@ -1,5 +1,5 @@
 import UAParser from 'ua-parser-js';
-import { LookupError } from '../../errors.js';
+import { invalidOption, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { isBot, restoreSpaces } from './bots.js';
@@ -41,7 +41,7 @@ export interface UserAgentEngine {
 export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cache?: ProductCache<CachedUserAgent> | null): UserAgentEngine {
   const cacheSize = options.cacheSize ?? USER_AGENT_CACHE_SIZE;
   if (!Number.isInteger(cacheSize) || cacheSize < 0) {
-    throw new RangeError(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
+    throw invalidOption(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
   const results = cache !== undefined ? cache : cacheSize > 0 ? createProductCache<CachedUserAgent>(createMemoryCache({ maxEntries: cacheSize })) : null;
   // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,

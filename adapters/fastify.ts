@@ -17,6 +17,8 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
   cork.send(turn, () => {
     try {
+      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close.
+      if (!request.raw.complete) reply.header('connection', 'close');
       reply.code(response.status).headers(response.headers).send(response.body);
     } catch (error) {
       // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.

@@ -1,0 +1,150 @@
+/**
+ * Transport abuse over real sockets: bodies over the limit, clients that vanish mid-body,
+ * pipelined requests ending in garbage, and requests Node's own parser refuses. Each adapter
+ * is mounted the way the README tells an application to.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createListener } from '../../adapters/node.js';
+import { seclookup as seclookupExpress } from '../../adapters/express.js';
+import { seclookup as seclookupFastify, seclookupFrameworkErrors } from '../../adapters/fastify.js';
+import { createApi } from '../../src/api/create-api.js';
+import type { Api, RequestLogEvent } from '../../src/api/types.js';
+import { createLookup } from '../../src/lookup.js';
+import { issueKeys } from '../../src/metering/keys.js';
+import { createMemoryMeter } from '../../src/metering/memory.js';
+import type { Meter } from '../../src/metering/types.js';
+import { chunked, exchange, jsonOf, type RawResponse } from './raw-http.js';
+
+const BODY_LIMIT = 1024;
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const FROZEN_NOW = Date.now();
+
+interface Running {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+interface Variant {
+  name: string;
+  start(api: Api, onResponse: (event: RequestLogEvent) => void): Promise<Running>;
+}
+
+async function listenNode(server: Server): Promise<Running> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const VARIANTS: readonly Variant[] = [
+  {
+    name: 'node',
+    start: (api) => listenNode(createServer(createListener(api))),
+  },
+  {
+    name: 'express',
+    start: (api) => {
+      const app = express();
+      app.use(seclookupExpress({ api }));
+      return listenNode(createServer(app));
+    },
+  },
+  {
+    name: 'fastify',
+    start: async (api) => {
+      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api) });
+      app.register(seclookupFastify, { api });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return {
+        server: app.server,
+        port: (app.server.address() as AddressInfo).port,
+        close: async () => {
+          const closing = app.close();
+          app.server.closeAllConnections();
+          await closing;
+        },
+      };
+    },
+  },
+];
+
+/** One API on one adapter, with its meter, request log and operator error log. */
+interface Stack {
+  meter: Meter;
+  port: number;
+  server: Server;
+  logged: RequestLogEvent[];
+  errors: unknown[];
+}
+
+function lookupRequest(key: string, ua = CHROME, extra = ''): string {
+  return `GET /v1/useragent/lookup?ua=${encodeURIComponent(ua)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n${extra}\r\n`;
+}
+
+function postHead(key: string, framing: string): string {
+  return `POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${framing}\r\n`;
+}
+
+function expectEnvelope(response: RawResponse, status: number, errorCode: string): void {
+  const body = jsonOf(response);
+  expect({ status: response.status, error_code: body.error_code, success: body.success }).toEqual({ status, error_code: errorCode, success: false });
+  expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(response.headers['x-request-id']).toBe(body.request_id);
+}
+
+describe.each(VARIANTS)('$name adapter', (variant) => {
+  let stack: Stack;
+  let running: Running;
+
+  beforeAll(async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const errors: unknown[] = [];
+    const onResponse = (event: RequestLogEvent) => logged.push(event);
+    const api = createApi({ lookup: createLookup(), meter, bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, onResponse, onError: (error) => errors.push(error) });
+    running = await variant.start(api, onResponse);
+    stack = { meter, port: running.port, server: running.server, logged, errors };
+  });
+
+  afterAll(async () => {
+    await running.close();
+    await stack.meter.close();
+  });
+
+  describe('a chunked body over the limit', () => {
+    // Far more than the socket buffers hold, so the parser is still mid-body when the core stops reading.
+    const oversized = JSON.stringify({ ua: CHROME.padEnd(200_000, 'x') });
+    const pieces = oversized.match(/[^]{1,4000}/g) ?? [];
+
+    it('answers 413 with Connection: close and closes, instead of stalling the next request', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked(pieces) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+      const reply = await exchange(stack.port, request);
+      expect(reply.responses.map((r) => r.status)).toEqual([413]);
+      expectEnvelope(reply.responses[0], 413, 'payload_too_large');
+      expect(reply.responses[0].headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('still keeps the connection for the next request when a chunked body is within the limit', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const body = JSON.stringify({ ua: CHROME });
+      const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked([body.slice(0, 50), body.slice(50)]) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+      const reply = await exchange(stack.port, request, { responses: 2 });
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 200]);
+      expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
+    });
+  });
+});

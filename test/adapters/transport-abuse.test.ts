@@ -4,6 +4,7 @@
  * is mounted the way the README tells an application to.
  */
 import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
@@ -17,7 +18,7 @@ import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import type { Meter } from '../../src/metering/types.js';
-import { chunked, exchange, jsonOf, type RawResponse } from './raw-http.js';
+import { chunked, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
 
 const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -31,6 +32,8 @@ interface Running {
 
 interface Variant {
   name: string;
+  /** The app's body parser reads a body it refused to its end (body-parser does), keeping the connection. */
+  drainsRefusedBodies?: boolean;
   start(api: Api, onResponse: (event: RequestLogEvent) => void): Promise<Running>;
 }
 
@@ -56,6 +59,16 @@ const VARIANTS: readonly Variant[] = [
     name: 'express',
     start: (api) => {
       const app = express();
+      app.use(seclookupExpress({ api }));
+      return listenNode(createServer(app));
+    },
+  },
+  {
+    name: 'express after express.json()',
+    drainsRefusedBodies: true,
+    start: (api) => {
+      const app = express();
+      app.use(express.json({ limit: BODY_LIMIT }));
       app.use(seclookupExpress({ api }));
       return listenNode(createServer(app));
     },
@@ -104,6 +117,16 @@ function expectEnvelope(response: RawResponse, status: number, errorCode: string
   expect(response.headers['x-request-id']).toBe(body.request_id);
 }
 
+/** Poll until `ready()` holds; false if it still does not after `ms` (then the assertions say what was seen). */
+async function waitUntil(ready: () => boolean, ms = 4000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
 describe.each(VARIANTS)('$name adapter', (variant) => {
   let stack: Stack;
   let running: Running;
@@ -128,14 +151,20 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     const oversized = JSON.stringify({ ua: CHROME.padEnd(200_000, 'x') });
     const pieces = oversized.match(/[^]{1,4000}/g) ?? [];
 
-    it('answers 413 with Connection: close and closes, instead of stalling the next request', async () => {
+    it('answers 413, then closes with Connection: close or answers the next request; never stalls', async () => {
       const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
       const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked(pieces) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
-      const reply = await exchange(stack.port, request);
-      expect(reply.responses.map((r) => r.status)).toEqual([413]);
+      const reply = await exchange(stack.port, request, { responses: 2 });
       expectEnvelope(reply.responses[0], 413, 'payload_too_large');
-      expect(reply.responses[0].headers.connection).toBe('close');
-      expect(reply.closedByServer).toBe(true);
+      if (variant.drainsRefusedBodies) {
+        // express.json() reads a refused body to its end itself, so the connection goes on.
+        expect(reply.responses.map((r) => r.status)).toEqual([413, 200]);
+        expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
+      } else {
+        expect(reply.responses.map((r) => r.status)).toEqual([413]);
+        expect(reply.responses[0].headers.connection).toBe('close');
+        expect(reply.closedByServer).toBe(true);
+      }
     });
 
     it('still keeps the connection for the next request when a chunked body is within the limit', async () => {
@@ -145,6 +174,33 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       const reply = await exchange(stack.port, request, { responses: 2 });
       expect(reply.responses.map((r) => r.status)).toEqual([200, 200]);
       expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
+    });
+  });
+
+  describe('a client that goes away mid-body', () => {
+    it.each([
+      ['closes its connection', 'close'],
+      ['resets its connection', 'reset'],
+    ] as const)('when it %s, the request is logged as 499 client_closed_request, not a server error, and costs no quota', async (_name, how) => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const errorsBefore = stack.errors.length;
+      const socket = await openSocket(stack.port);
+      socket.on('error', () => {});
+      const arrived = once(stack.server, 'request');
+      // 40 of the 1,000 bytes promised: the core is left waiting for the rest.
+      socket.write(postHead(secretKey, 'Content-Length: 1000\r\n') + '{"ua":"' + 'x'.repeat(33));
+      await arrived;
+      if (how === 'reset') socket.resetAndDestroy();
+      else socket.destroy();
+
+      expect(await waitUntil(() => stack.logged.length > loggedBefore)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toMatchObject([
+        { method: 'POST', route: '/v1/useragent/lookup', product: 'useragent', status: 499, error_code: 'client_closed_request' },
+      ]);
+      expect(stack.errors.slice(errorsBefore)).toEqual([]);
+      const quota = await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW);
+      expect(quota.remaining).toBe(10_000);
     });
   });
 });

@@ -46,10 +46,11 @@ export function writeCrash(res: ServerResponse): void {
 }
 
 /**
- * A Node `http` request listener serving the whole API (every path, including 404s).
+ * A Node `http` request listener serving the whole API (every path, including 404s). Pair it
+ * with `handleClientErrors` so requests Node's parser refuses get the envelope too.
  *
  * @example
- * http.createServer(createListener(api)).listen(8080);
+ * handleClientErrors(http.createServer(createListener(api)), { onResponse: log }).listen(8080);
  */
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
   const cork = createTurnCork();
@@ -57,4 +58,5 @@ export function createListener(api: Api): (req: IncomingMessage, res: ServerResp
     serveRequest(api, cork, res, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress });
 }
 
+export { handleClientErrors, type ClientErrorOptions } from './client-errors.js';
 export type { Api, ApiResponse };

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createListener } from '../../adapters/node.js';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { seclookup as seclookupExpress } from '../../adapters/express.js';
-import { seclookup as seclookupFastify, seclookupFrameworkErrors } from '../../adapters/fastify.js';
+import { seclookup as seclookupFastify, seclookupClientErrors, seclookupFrameworkErrors } from '../../adapters/fastify.js';
 import { createApi } from '../../src/api/create-api.js';
 import type { Api, RequestLogEvent } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
@@ -53,30 +53,30 @@ async function listenNode(server: Server): Promise<Running> {
 const VARIANTS: readonly Variant[] = [
   {
     name: 'node',
-    start: (api) => listenNode(createServer(createListener(api))),
+    start: (api, onResponse) => listenNode(handleClientErrors(createServer(createListener(api)), { onResponse })),
   },
   {
     name: 'express',
-    start: (api) => {
+    start: (api, onResponse) => {
       const app = express();
       app.use(seclookupExpress({ api }));
-      return listenNode(createServer(app));
+      return listenNode(handleClientErrors(createServer(app), { onResponse }));
     },
   },
   {
     name: 'express after express.json()',
     drainsRefusedBodies: true,
-    start: (api) => {
+    start: (api, onResponse) => {
       const app = express();
       app.use(express.json({ limit: BODY_LIMIT }));
       app.use(seclookupExpress({ api }));
-      return listenNode(createServer(app));
+      return listenNode(handleClientErrors(createServer(app), { onResponse }));
     },
   },
   {
     name: 'fastify',
-    start: async (api) => {
-      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api) });
+    start: async (api, onResponse) => {
+      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors({ onResponse }) });
       app.register(seclookupFastify, { api });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return {
@@ -201,6 +201,29 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       expect(stack.errors.slice(errorsBefore)).toEqual([]);
       const quota = await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW);
       expect(quota.remaining).toBe(10_000);
+    });
+  });
+
+  describe('pipelined requests ending in a malformed one', () => {
+    it('writes all 100 answers, in order, before the error answer, and bills exactly those 100', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const userAgents = Array.from({ length: 100 }, (_, i) => `${CHROME} probe/${i}`);
+      const malformed = 'GET /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nBad Header\r\n\r\n';
+      const reply = await exchange(stack.port, userAgents.map((ua) => lookupRequest(secretKey, ua)).join('') + malformed);
+
+      expect(reply.responses).toHaveLength(101);
+      expect(reply.responses.slice(0, 100).map((r) => [r.status, jsonOf(r).user_agent])).toEqual(userAgents.map((ua) => [200, ua]));
+      const last = reply.responses[100];
+      expectEnvelope(last, 400, 'bad_request');
+      expect(last.headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 100);
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 101)).toBe(true);
+      const events = stack.logged.slice(loggedBefore);
+      expect(events.slice(0, 100).map((e) => e.status)).toEqual(Array(100).fill(200));
+      expect(events.slice(100)).toMatchObject([{ route: 'unmatched', status: 400, error_code: 'bad_request', request_id: jsonOf(last).request_id }]);
     });
   });
 });

@@ -3,8 +3,8 @@
  * pipelined requests ending in garbage, and requests Node's own parser refuses. Each adapter
  * is mounted the way the README tells an application to.
  */
-import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
@@ -34,6 +34,8 @@ interface Variant {
   name: string;
   /** The app's body parser reads a body it refused to its end (body-parser does), keeping the connection. */
   drainsRefusedBodies?: boolean;
+  /** Node's `checkExpectation` is ours (Fastify's server leaves it to Node's bare 417). */
+  answersExpectations: boolean;
   start(api: Api, onResponse: (event: RequestLogEvent) => void): Promise<Running>;
 }
 
@@ -53,10 +55,12 @@ async function listenNode(server: Server): Promise<Running> {
 const VARIANTS: readonly Variant[] = [
   {
     name: 'node',
+    answersExpectations: true,
     start: (api, onResponse) => listenNode(handleClientErrors(createServer(createListener(api)), { onResponse })),
   },
   {
     name: 'express',
+    answersExpectations: true,
     start: (api, onResponse) => {
       const app = express();
       app.use(seclookupExpress({ api }));
@@ -66,6 +70,7 @@ const VARIANTS: readonly Variant[] = [
   {
     name: 'express after express.json()',
     drainsRefusedBodies: true,
+    answersExpectations: true,
     start: (api, onResponse) => {
       const app = express();
       app.use(express.json({ limit: BODY_LIMIT }));
@@ -75,6 +80,7 @@ const VARIANTS: readonly Variant[] = [
   },
   {
     name: 'fastify',
+    answersExpectations: false,
     start: async (api, onResponse) => {
       const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors({ onResponse }) });
       app.register(seclookupFastify, { api });
@@ -101,8 +107,8 @@ interface Stack {
   errors: unknown[];
 }
 
-function lookupRequest(key: string, ua = CHROME, extra = ''): string {
-  return `GET /v1/useragent/lookup?ua=${encodeURIComponent(ua)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n${extra}\r\n`;
+function lookupRequest(key: string, ua = CHROME): string {
+  return `GET /v1/useragent/lookup?ua=${encodeURIComponent(ua)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`;
 }
 
 function postHead(key: string, framing: string): string {
@@ -116,6 +122,16 @@ function expectEnvelope(response: RawResponse, status: number, errorCode: string
   expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
   expect(response.headers['x-request-id']).toBe(body.request_id);
 }
+
+/** Requests Node's HTTP parser refuses before any listener runs: [what, bytes, status, error_code]. */
+const REFUSED_BY_NODE: readonly [string, string, number, string][] = [
+  ['bad bytes in the request target', 'GET /v1/useragent/lookup?ua=a\x01b HTTP/1.1\r\nHost: test\r\n\r\n', 400, 'bad_request'],
+  ['obsolete header folding', 'GET /healthz HTTP/1.1\r\nHost: test\r\nX-Folded: a\r\n b\r\n\r\n', 400, 'bad_request'],
+  ['a control character in a header value', 'GET /healthz HTTP/1.1\r\nHost: test\r\nX-Note: a\x01b\r\n\r\n', 400, 'bad_request'],
+  ['a header block over 16 KB', `GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'request_header_fields_too_large'],
+  ['TLS bytes on the plain-HTTP port', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03', 400, 'bad_request'],
+];
+const UNSUPPORTED_EXPECT = 'POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n{}';
 
 /** Poll until `ready()` holds; false if it still does not after `ms` (then the assertions say what was seen). */
 async function waitUntil(ready: () => boolean, ms = 4000): Promise<boolean> {
@@ -225,5 +241,73 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       expect(events.slice(0, 100).map((e) => e.status)).toEqual(Array(100).fill(200));
       expect(events.slice(100)).toMatchObject([{ route: 'unmatched', status: 400, error_code: 'bad_request', request_id: jsonOf(last).request_id }]);
     });
+  });
+
+  describe("requests Node's parser refuses", () => {
+    const cases = [...REFUSED_BY_NODE, ...(variant.answersExpectations ? [['an Expect other than 100-continue', UNSUPPORTED_EXPECT, 417, 'expectation_failed'] as const] : [])];
+
+    it.each(cases)('answers %s in the envelope, closes, and logs it', async (_what, bytes, status, errorCode) => {
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, bytes);
+      expect(reply.responses).toHaveLength(1);
+      const [answer] = reply.responses;
+      expectEnvelope(answer, status, errorCode);
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => stack.logged.length > loggedBefore)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toEqual([
+        {
+          time: expect.any(String),
+          request_id: jsonOf(answer).request_id,
+          method: bytes.startsWith('POST') ? 'POST' : '-',
+          route: 'unmatched',
+          product: null,
+          status,
+          error_code: errorCode,
+          latency_ms: 0,
+          client_ip: '127.0.0.1',
+        },
+      ]);
+    });
+
+    it('answers the lookup before a POST whose chunked body turns into garbage, then refuses that POST', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, lookupRequest(secretKey) + postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + '6\r\n{"ua":\r\nzz\r\n');
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 400]);
+      expect(jsonOf(reply.responses[0]).user_agent).toBe(CHROME);
+      expectEnvelope(reply.responses[1], 400, 'bad_request');
+      expect(reply.closedByServer).toBe(true);
+      // The POST itself never completed: the core logs it as cut off, and bills only the lookup.
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 3)).toBe(true);
+      expect(stack.logged.slice(loggedBefore).map((e) => [e.route, e.status, e.error_code])).toEqual([
+        ['/v1/useragent/lookup', 200, null],
+        ['unmatched', 400, 'bad_request'],
+        ['/v1/useragent/lookup', 499, 'client_closed_request'],
+      ]);
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 1);
+    });
+  });
+});
+
+describe('a request that does not arrive in time (node adapter)', () => {
+  it('is answered 408 request_timeout in the envelope and closed', async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, onResponse: (event) => logged.push(event) });
+    // Node checks for overdue requests every connectionsCheckingInterval.
+    const server = createServer({ headersTimeout: 200, requestTimeout: 400, connectionsCheckingInterval: 50 }, createListener(api));
+    const running = await listenNode(handleClientErrors(server, { onResponse: (event) => logged.push(event) }));
+    try {
+      const reply = await exchange(running.port, 'GET /healthz HTTP/1.1\r\nHost: te');
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 408, 'request_timeout');
+      expect(reply.closedByServer).toBe(true);
+      expect(logged).toMatchObject([{ route: 'unmatched', status: 408, error_code: 'request_timeout' }]);
+    } finally {
+      await running.close();
+      await meter.close();
+    }
   });
 });

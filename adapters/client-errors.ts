@@ -74,8 +74,9 @@ export function answerClientError(error: Error, socket: Socket, options: ClientE
   const { previous, last } = connection;
   const cutsLast = last !== undefined && !last.req.complete;
   afterFinished(cutsLast ? previous : last, () => {
-    // A request that answered before its body broke off (its answer closes the connection) needs no second answer.
-    if (!socket.writable || (cutsLast && last.headersSent)) return void socket.destroy();
+    // A request that answered before its body broke off needs no second answer; let its own finish.
+    if (cutsLast && last.headersSent) return afterFinished(last, () => socket.destroy());
+    if (!socket.writable) return void socket.destroy();
     const response = refuseRequest(refusal.code, refusal.message, { remoteAddress: socket.remoteAddress }, options.onResponse);
     socket.end(httpMessage(response), () => socket.destroy());
   });

@@ -18,7 +18,7 @@ import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import type { Meter } from '../../src/metering/types.js';
-import { chunked, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
+import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
 
 const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -181,6 +181,19 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
         expect(reply.responses[0].headers.connection).toBe('close');
         expect(reply.closedByServer).toBe(true);
       }
+    });
+
+    it('closes after refusing a request before its body arrived, and sends no second answer for garbage that follows', async () => {
+      const socket = await openSocket(stack.port);
+      socket.write('POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{"ua":\r\n');
+      const replying = collect(socket);
+      await once(socket, 'data');
+      socket.write('zz\r\n');
+      const reply = await replying;
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 401, 'missing_credentials');
+      expect(reply.responses[0].headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
     });
 
     it('still keeps the connection for the next request when a chunked body is within the limit', async () => {

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { LookupError } from '../src/errors.js';
+import { clientClosed } from '../src/api/body.js';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { serveRequest } from './node.js';
 import { createTurnCork } from './turn-cork.js';
@@ -10,8 +11,8 @@ export interface SeclookupExpressOptions {
 
 /**
  * The middleware pair `seclookup()` returns: the request handler, and an error handler that
- * answers an app body parser's refusals (malformed JSON, body too large) on the API's paths.
- * `app.use` takes the pair as one argument.
+ * answers an app body parser's refusals (malformed JSON, body too large, client gone mid-body)
+ * on the API's paths. `app.use` takes the pair as one argument.
  */
 export type SeclookupMiddleware = [RequestHandler, ErrorRequestHandler];
 
@@ -39,11 +40,14 @@ export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware
   };
 
   // A parser's error skips ordinary middleware; hand it to the core as the body, so the API
-  // still checks the key first and answers in its own envelope.
+  // still checks the key first, answers in its own envelope and logs the request.
   const parserErrors: ErrorRequestHandler = (error: unknown, req: Request, res: Response, next: NextFunction) => {
     const type = (error as { type?: unknown } | null)?.type;
-    if (!ownsPath(req) || (type !== 'entity.parse.failed' && type !== 'entity.too.large')) return next(error);
-    serve(req, res, type === 'entity.parse.failed' ? String((error as { body?: unknown }).body ?? '') : refusedAsTooLarge());
+    if (!ownsPath(req)) return next(error);
+    if (type === 'entity.parse.failed') return serve(req, res, String((error as { body?: unknown }).body ?? ''));
+    if (type === 'entity.too.large') return serve(req, res, failingBody(new LookupError('payload_too_large', 'request body exceeds the size limit')));
+    if (type === 'request.aborted') return serve(req, res, failingBody(clientClosed(error)));
+    next(error);
   };
 
   return [handler, parserErrors];
@@ -60,7 +64,7 @@ function bodyReadEarlier(req: Request): RequestBody | undefined {
   return typeof body === 'string' || body instanceof Uint8Array ? body : { parsed: body };
 }
 
-/** A body that fails as soon as the core reads it, for one the app's parser refused by size. */
-async function* refusedAsTooLarge(): AsyncGenerator<Uint8Array> {
-  throw new LookupError('payload_too_large', 'request body exceeds the size limit');
+/** A body that fails with `error` as soon as the core reads it, for one the app's parser refused. */
+async function* failingBody(error: LookupError): AsyncGenerator<Uint8Array> {
+  throw error;
 }

@@ -1,6 +1,8 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
+import { answerClientError, trackResponses, type ClientErrorOptions } from './client-errors.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 export interface SeclookupFastifyOptions {
@@ -17,6 +19,8 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
   cork.send(turn, () => {
     try {
+      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close.
+      if (!request.raw.complete) reply.header('connection', 'close');
       reply.code(response.status).headers(response.headers).send(response.body);
     } catch (error) {
       // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.
@@ -50,6 +54,9 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void) => done(null, payload));
 
+  // Lets seclookupClientErrors() write the answers still owed before a parse error's answer.
+  trackResponses(fastify.server);
+
   const cork = createTurnCork();
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     forward(api, cork, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
@@ -74,4 +81,17 @@ export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } 
     const statusCode = error.statusCode ?? 400;
     return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });
   };
+}
+
+/**
+ * Fastify's own `clientErrorHandler` answers a request Node's parser refuses with its 400/408/431
+ * body and closes at once, dropping answers still owed on the connection. Pass this as the
+ * server's `clientErrorHandler` for the API's envelope, a request log line and those answers
+ * first. (An `Expect` other than 100-continue still gets Node's bare 417 under Fastify.)
+ *
+ * @example
+ * const app = Fastify({ clientErrorHandler: seclookupClientErrors({ onResponse: log }) });
+ */
+export function seclookupClientErrors(options: ClientErrorOptions = {}) {
+  return (error: Error, socket: Socket) => answerClientError(error, socket, options);
 }

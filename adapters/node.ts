@@ -2,10 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
-/** Write a core response onto a Node response. Shared by the Node and Express adapters. */
+/**
+ * Write a core response onto a Node response. Shared by the Node and Express adapters. An
+ * answer given before the request's body has fully arrived (a 413 mid-body, a 401 before
+ * reading) closes the connection: the rest of the body is left unread, so the next request on
+ * that connection could never be found.
+ */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
   // The core builds a fresh response per request, so its headers can take the length directly.
   response.headers['content-length'] = String(Buffer.byteLength(response.body));
+  if (!res.req.complete) response.headers.connection = 'close';
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }
@@ -40,10 +46,11 @@ export function writeCrash(res: ServerResponse): void {
 }
 
 /**
- * A Node `http` request listener serving the whole API (every path, including 404s).
+ * A Node `http` request listener serving the whole API (every path, including 404s). Pair it
+ * with `handleClientErrors` so requests Node's parser refuses get the envelope too.
  *
  * @example
- * http.createServer(createListener(api)).listen(8080);
+ * handleClientErrors(http.createServer(createListener(api)), { onResponse: log }).listen(8080);
  */
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
   const cork = createTurnCork();
@@ -51,4 +58,5 @@ export function createListener(api: Api): (req: IncomingMessage, res: ServerResp
     serveRequest(api, cork, res, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress });
 }
 
+export { handleClientErrors, type ClientErrorOptions } from './client-errors.js';
 export type { Api, ApiResponse };

@@ -36,6 +36,15 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_json: 400,
+  // Requests Node's HTTP parser refuses before any route runs (malformed bytes, too-large
+  // headers, a request that did not arrive in time, an Expect other than 100-continue).
+  bad_request: 400,
+  request_timeout: 408,
+  expectation_failed: 417,
+  request_header_fields_too_large: 431,
+  // The client went away before its request was complete: never answered (nobody is left to
+  // read it), only logged. 499 is nginx's status for this; it is not a standard HTTP status.
+  client_closed_request: 499,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

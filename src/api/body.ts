@@ -1,4 +1,4 @@
-import { LookupError } from '../errors.js';
+import { isLookupError, LookupError } from '../errors.js';
 import type { RequestBody } from './types.js';
 
 /** Default largest body, in bytes: room for captcha telemetry later, far above any lookup input. */
@@ -23,12 +23,24 @@ export async function readRawBody(body: RequestBody | undefined, contentLength: 
   if (!(Symbol.asyncIterator in body)) throw new TypeError('parsed bodies are handled by parseBody');
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(Buffer.from(chunk));
+  try {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > limit) throw tooLarge(limit);
+      chunks.push(Buffer.from(chunk));
+    }
+  } catch (error) {
+    throw isLookupError(error) ? error : clientClosed(error);
   }
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * A body stream that fails (Node's 'aborted', a reset, a premature close) failed because the
+ * client went away before sending all of it: the client's doing, not a server error.
+ */
+export function clientClosed(cause?: unknown): LookupError {
+  return new LookupError('client_closed_request', 'the client closed the connection before the request body was complete', { cause });
 }
 
 /**

@@ -1,0 +1,130 @@
+/**
+ * Requests Node's HTTP parser refuses before any listener runs: malformed bytes, a header block
+ * over the limit, a request that took too long, an `Expect` other than 100-continue. Node
+ * would answer them with a bare status and no body; these answer them in the API's envelope,
+ * log them, and never cut off answers still owed to earlier requests on the same connection.
+ */
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import { refuseRequest } from '../src/api/client-error.js';
+import type { ApiResponse, RequestLogEvent } from '../src/api/types.js';
+import type { ErrorCode } from '../src/errors.js';
+
+export interface ClientErrorOptions {
+  /** The request log: pass the same function as `createApi`'s `onResponse`. @default none */
+  onResponse?: (event: RequestLogEvent) => void;
+}
+
+/** A connection's last two responses; the parser's error comes after both requests. */
+interface Connection {
+  previous?: ServerResponse;
+  last?: ServerResponse;
+  /** The parser failed on this connection; it reports again on every later read. */
+  refused?: boolean;
+}
+
+const connections = new WeakMap<Socket, Connection>();
+const trackedServers = new WeakSet<object>();
+
+function track(req: IncomingMessage, res: ServerResponse): void {
+  const connection = connections.get(req.socket);
+  if (!connection) return void connections.set(req.socket, { last: res });
+  connection.previous = connection.last;
+  connection.last = res;
+}
+
+/** Remember each connection's latest responses, so a parse error waits for them. Idempotent. */
+export function trackResponses(server: Server | HttpsServer): void {
+  if (trackedServers.has(server)) return;
+  trackedServers.add(server);
+  server.on('request', track);
+}
+
+/** What a `clientError` means for the client, or null when it is gone (a reset, or it hung up mid-request). */
+function refusalOf(error: Error & { code?: string; reason?: unknown }): { code: ErrorCode; message: string } | null {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { code: 'request_header_fields_too_large', message: 'the request line and headers exceed the size limit' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { code: 'payload_too_large', message: 'chunk extensions exceed the size limit' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'request_timeout', message: 'the request did not arrive in time' };
+    case 'HPE_INVALID_EOF_STATE':
+      return null;
+  }
+  if (!error.code?.startsWith('HPE_')) return null; // ECONNRESET, EPIPE, ...: a socket error, not a request
+  // llhttp's reason is a fixed phrase ("Invalid header value char"), never the client's bytes.
+  return { code: 'bad_request', message: `malformed HTTP request${typeof error.reason === 'string' ? `: ${error.reason}` : ''}` };
+}
+
+/**
+ * Answer Node's `clientError` (see `handleClientErrors`). Answers already owed on the
+ * connection are written first: the bad bytes come after the last request, or cut into its
+ * body, in which case the answer is for that request and follows the one before it.
+ */
+export function answerClientError(error: Error, socket: Socket, options: ClientErrorOptions = {}): void {
+  const connection = connections.get(socket) ?? {};
+  if (connection.refused) return;
+  connection.refused = true;
+  connections.set(socket, connection);
+  const refusal = socket.writable ? refusalOf(error) : null;
+  if (!refusal) return void socket.destroy();
+
+  const { previous, last } = connection;
+  const cutsLast = last !== undefined && !last.req.complete;
+  afterFinished(cutsLast ? previous : last, () => {
+    // A request that answered before its body broke off needs no second answer; let its own finish.
+    if (cutsLast && last.headersSent) return afterFinished(last, () => socket.destroy());
+    if (!socket.writable) return void socket.destroy();
+    const response = refuseRequest(refusal.code, refusal.message, { remoteAddress: socket.remoteAddress }, options.onResponse);
+    socket.end(httpMessage(response), () => socket.destroy());
+  });
+}
+
+/** Answer an `Expect` other than 100-continue (Node's `checkExpectation`) with 417 in the envelope. */
+export function answerExpectationFailed(req: IncomingMessage, res: ServerResponse, options: ClientErrorOptions = {}): void {
+  track(req, res);
+  const response = refuseRequest('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress }, options.onResponse);
+  // The body was never read, so the connection cannot carry another request.
+  res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });
+  res.end(response.body);
+}
+
+/** Run `then` once `res` has handed all of its bytes to the socket (at once if there is none). */
+function afterFinished(res: ServerResponse | undefined, then: () => void): void {
+  if (!res || res.writableFinished || res.destroyed) return then();
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    then();
+  };
+  res.once('finish', once);
+  res.once('close', once); // the socket closed before it finished
+}
+
+/** A complete HTTP/1.1 message for writing straight onto the socket, closing the connection. */
+function httpMessage(response: ApiResponse): string {
+  const headers = { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close', date: new Date().toUTCString() };
+  let head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n`;
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+  return `${head}\r\n${response.body}`;
+}
+
+/**
+ * Answer the requests Node's HTTP parser refuses in the API's envelope (with `request_id`,
+ * `X-Request-Id` and `Connection: close`) and log them with route `unmatched`, after every
+ * answer still owed on the connection. Works for any Node server: `http.createServer(...)`,
+ * Express's `app.listen()`, or an HTTPS server. Returns the server.
+ *
+ * @example
+ * const server = handleClientErrors(http.createServer(createListener(api)), { onResponse: log });
+ * server.listen(8080);
+ */
+export function handleClientErrors<S extends Server | HttpsServer>(server: S, options: ClientErrorOptions = {}): S {
+  trackResponses(server);
+  server.on('clientError', (error: Error, socket: Socket) => answerClientError(error, socket, options));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(req, res, options));
+  return server;
+}

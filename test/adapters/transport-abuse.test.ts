@@ -1,0 +1,326 @@
+/**
+ * Transport abuse over real sockets: bodies over the limit, clients that vanish mid-body,
+ * pipelined requests ending in garbage, and requests Node's own parser refuses. Each adapter
+ * is mounted the way the README tells an application to.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
+import { seclookup as seclookupExpress } from '../../adapters/express.js';
+import { seclookup as seclookupFastify, seclookupClientErrors, seclookupFrameworkErrors } from '../../adapters/fastify.js';
+import { createApi } from '../../src/api/create-api.js';
+import type { Api, RequestLogEvent } from '../../src/api/types.js';
+import { createLookup } from '../../src/lookup.js';
+import { issueKeys } from '../../src/metering/keys.js';
+import { createMemoryMeter } from '../../src/metering/memory.js';
+import type { Meter } from '../../src/metering/types.js';
+import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
+
+const BODY_LIMIT = 1024;
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const FROZEN_NOW = Date.now();
+
+interface Running {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+interface Variant {
+  name: string;
+  /** The app's body parser reads a body it refused to its end (body-parser does), keeping the connection. */
+  drainsRefusedBodies?: boolean;
+  /** Node's `checkExpectation` is ours (Fastify's server leaves it to Node's bare 417). */
+  answersExpectations: boolean;
+  start(api: Api, onResponse: (event: RequestLogEvent) => void): Promise<Running>;
+}
+
+async function listenNode(server: Server): Promise<Running> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const VARIANTS: readonly Variant[] = [
+  {
+    name: 'node',
+    answersExpectations: true,
+    start: (api, onResponse) => listenNode(handleClientErrors(createServer(createListener(api)), { onResponse })),
+  },
+  {
+    name: 'express',
+    answersExpectations: true,
+    start: (api, onResponse) => {
+      const app = express();
+      app.use(seclookupExpress({ api }));
+      return listenNode(handleClientErrors(createServer(app), { onResponse }));
+    },
+  },
+  {
+    name: 'express after express.json()',
+    drainsRefusedBodies: true,
+    answersExpectations: true,
+    start: (api, onResponse) => {
+      const app = express();
+      app.use(express.json({ limit: BODY_LIMIT }));
+      app.use(seclookupExpress({ api }));
+      return listenNode(handleClientErrors(createServer(app), { onResponse }));
+    },
+  },
+  {
+    name: 'fastify',
+    answersExpectations: false,
+    start: async (api, onResponse) => {
+      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors({ onResponse }) });
+      app.register(seclookupFastify, { api });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return {
+        server: app.server,
+        port: (app.server.address() as AddressInfo).port,
+        close: async () => {
+          const closing = app.close();
+          app.server.closeAllConnections();
+          await closing;
+        },
+      };
+    },
+  },
+];
+
+/** One API on one adapter, with its meter, request log and operator error log. */
+interface Stack {
+  meter: Meter;
+  port: number;
+  server: Server;
+  logged: RequestLogEvent[];
+  errors: unknown[];
+}
+
+function lookupRequest(key: string, ua = CHROME): string {
+  return `GET /v1/useragent/lookup?ua=${encodeURIComponent(ua)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+}
+
+function postHead(key: string, framing: string): string {
+  return `POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${framing}\r\n`;
+}
+
+function expectEnvelope(response: RawResponse, status: number, errorCode: string): void {
+  const body = jsonOf(response);
+  expect({ status: response.status, error_code: body.error_code, success: body.success }).toEqual({ status, error_code: errorCode, success: false });
+  expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(response.headers['x-request-id']).toBe(body.request_id);
+}
+
+/** Requests Node's HTTP parser refuses before any listener runs: [what, bytes, status, error_code]. */
+const REFUSED_BY_NODE: readonly [string, string, number, string][] = [
+  ['bad bytes in the request target', 'GET /v1/useragent/lookup?ua=a\x01b HTTP/1.1\r\nHost: test\r\n\r\n', 400, 'bad_request'],
+  ['obsolete header folding', 'GET /healthz HTTP/1.1\r\nHost: test\r\nX-Folded: a\r\n b\r\n\r\n', 400, 'bad_request'],
+  ['a control character in a header value', 'GET /healthz HTTP/1.1\r\nHost: test\r\nX-Note: a\x01b\r\n\r\n', 400, 'bad_request'],
+  ['a header block over 16 KB', `GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'request_header_fields_too_large'],
+  ['TLS bytes on the plain-HTTP port', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03', 400, 'bad_request'],
+];
+const UNSUPPORTED_EXPECT = 'POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n{}';
+
+/** Poll until `ready()` holds; false if it still does not after `ms` (then the assertions say what was seen). */
+async function waitUntil(ready: () => boolean, ms = 4000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+describe.each(VARIANTS)('$name adapter', (variant) => {
+  let stack: Stack;
+  let running: Running;
+
+  beforeAll(async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const errors: unknown[] = [];
+    const onResponse = (event: RequestLogEvent) => logged.push(event);
+    const api = createApi({ lookup: createLookup(), meter, bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, onResponse, onError: (error) => errors.push(error) });
+    running = await variant.start(api, onResponse);
+    stack = { meter, port: running.port, server: running.server, logged, errors };
+  });
+
+  afterAll(async () => {
+    await running.close();
+    await stack.meter.close();
+  });
+
+  describe('a chunked body over the limit', () => {
+    // Far more than the socket buffers hold, so the parser is still mid-body when the core stops reading.
+    const oversized = JSON.stringify({ ua: CHROME.padEnd(200_000, 'x') });
+    const pieces = oversized.match(/[^]{1,4000}/g) ?? [];
+
+    it('answers 413, then closes with Connection: close or answers the next request; never stalls', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked(pieces) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+      const reply = await exchange(stack.port, request, { responses: 2 });
+      expectEnvelope(reply.responses[0], 413, 'payload_too_large');
+      if (variant.drainsRefusedBodies) {
+        // express.json() reads a refused body to its end itself, so the connection goes on.
+        expect(reply.responses.map((r) => r.status)).toEqual([413, 200]);
+        expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
+      } else {
+        expect(reply.responses.map((r) => r.status)).toEqual([413]);
+        expect(reply.responses[0].headers.connection).toBe('close');
+        expect(reply.closedByServer).toBe(true);
+      }
+    });
+
+    it('closes after refusing a request before its body arrived, and sends no second answer for garbage that follows', async () => {
+      const socket = await openSocket(stack.port);
+      socket.write('POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{"ua":\r\n');
+      const replying = collect(socket);
+      await once(socket, 'data');
+      socket.write('zz\r\n');
+      const reply = await replying;
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 401, 'missing_credentials');
+      expect(reply.responses[0].headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+    });
+
+    it('still keeps the connection for the next request when a chunked body is within the limit', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const body = JSON.stringify({ ua: CHROME });
+      const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked([body.slice(0, 50), body.slice(50)]) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+      const reply = await exchange(stack.port, request, { responses: 2 });
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 200]);
+      expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
+    });
+  });
+
+  describe('a client that goes away mid-body', () => {
+    it.each([
+      ['closes its connection', 'close'],
+      ['resets its connection', 'reset'],
+    ] as const)('when it %s, the request is logged as 499 client_closed_request, not a server error, and costs no quota', async (_name, how) => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const errorsBefore = stack.errors.length;
+      const socket = await openSocket(stack.port);
+      socket.on('error', () => {});
+      const arrived = once(stack.server, 'request');
+      // 40 of the 1,000 bytes promised: the core is left waiting for the rest.
+      socket.write(postHead(secretKey, 'Content-Length: 1000\r\n') + '{"ua":"' + 'x'.repeat(33));
+      await arrived;
+      if (how === 'reset') socket.resetAndDestroy();
+      else socket.destroy();
+
+      expect(await waitUntil(() => stack.logged.length > loggedBefore)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toMatchObject([
+        { method: 'POST', route: '/v1/useragent/lookup', product: 'useragent', status: 499, error_code: 'client_closed_request' },
+      ]);
+      expect(stack.errors.slice(errorsBefore)).toEqual([]);
+      const quota = await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW);
+      expect(quota.remaining).toBe(10_000);
+    });
+  });
+
+  describe('pipelined requests ending in a malformed one', () => {
+    it('writes all 100 answers, in order, before the error answer, and bills exactly those 100', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const userAgents = Array.from({ length: 100 }, (_, i) => `${CHROME} probe/${i}`);
+      const malformed = 'GET /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nBad Header\r\n\r\n';
+      const reply = await exchange(stack.port, userAgents.map((ua) => lookupRequest(secretKey, ua)).join('') + malformed);
+
+      expect(reply.responses).toHaveLength(101);
+      expect(reply.responses.slice(0, 100).map((r) => [r.status, jsonOf(r).user_agent])).toEqual(userAgents.map((ua) => [200, ua]));
+      const last = reply.responses[100];
+      expectEnvelope(last, 400, 'bad_request');
+      expect(last.headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 100);
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 101)).toBe(true);
+      const events = stack.logged.slice(loggedBefore);
+      expect(events.slice(0, 100).map((e) => e.status)).toEqual(Array(100).fill(200));
+      expect(events.slice(100)).toMatchObject([{ route: 'unmatched', status: 400, error_code: 'bad_request', request_id: jsonOf(last).request_id }]);
+    });
+  });
+
+  describe("requests Node's parser refuses", () => {
+    const cases = [...REFUSED_BY_NODE, ...(variant.answersExpectations ? [['an Expect other than 100-continue', UNSUPPORTED_EXPECT, 417, 'expectation_failed'] as const] : [])];
+
+    it.each(cases)('answers %s in the envelope, closes, and logs it', async (_what, bytes, status, errorCode) => {
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, bytes);
+      expect(reply.responses).toHaveLength(1);
+      const [answer] = reply.responses;
+      expectEnvelope(answer, status, errorCode);
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => stack.logged.length > loggedBefore)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toEqual([
+        {
+          time: expect.any(String),
+          request_id: jsonOf(answer).request_id,
+          method: bytes.startsWith('POST') ? 'POST' : '-',
+          route: 'unmatched',
+          product: null,
+          status,
+          error_code: errorCode,
+          latency_ms: 0,
+          client_ip: '127.0.0.1',
+        },
+      ]);
+    });
+
+    it('answers the lookup before a POST whose chunked body turns into garbage, then refuses that POST', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, lookupRequest(secretKey) + postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + '6\r\n{"ua":\r\nzz\r\n');
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 400]);
+      expect(jsonOf(reply.responses[0]).user_agent).toBe(CHROME);
+      expectEnvelope(reply.responses[1], 400, 'bad_request');
+      expect(reply.closedByServer).toBe(true);
+      // The POST itself never completed: the core logs it as cut off, and bills only the lookup.
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 3)).toBe(true);
+      expect(stack.logged.slice(loggedBefore).map((e) => [e.route, e.status, e.error_code])).toEqual([
+        ['/v1/useragent/lookup', 200, null],
+        ['unmatched', 400, 'bad_request'],
+        ['/v1/useragent/lookup', 499, 'client_closed_request'],
+      ]);
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 1);
+    });
+  });
+});
+
+describe('a request that does not arrive in time (node adapter)', () => {
+  it('is answered 408 request_timeout in the envelope and closed', async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, onResponse: (event) => logged.push(event) });
+    // Node checks for overdue requests every connectionsCheckingInterval.
+    const server = createServer({ headersTimeout: 200, requestTimeout: 400, connectionsCheckingInterval: 50 }, createListener(api));
+    const running = await listenNode(handleClientErrors(server, { onResponse: (event) => logged.push(event) }));
+    try {
+      const reply = await exchange(running.port, 'GET /healthz HTTP/1.1\r\nHost: te');
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 408, 'request_timeout');
+      expect(reply.closedByServer).toBe(true);
+      expect(logged).toMatchObject([{ route: 'unmatched', status: 408, error_code: 'request_timeout' }]);
+    } finally {
+      await running.close();
+      await meter.close();
+    }
+  });
+});

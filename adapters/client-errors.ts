@@ -7,14 +7,8 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { refuseRequest } from '../src/api/client-error.js';
-import type { ApiResponse, RequestLogEvent } from '../src/api/types.js';
+import type { Api, ApiResponse } from '../src/api/types.js';
 import type { ErrorCode } from '../src/errors.js';
-
-export interface ClientErrorOptions {
-  /** The request log: pass the same function as `createApi`'s `onResponse`. @default none */
-  onResponse?: (event: RequestLogEvent) => void;
-}
 
 /** A connection's last two responses; the parser's error comes after both requests. */
 interface Connection {
@@ -63,7 +57,7 @@ function refusalOf(error: Error & { code?: string; reason?: unknown }): { code: 
  * connection are written first: the bad bytes come after the last request, or cut into its
  * body, in which case the answer is for that request and follows the one before it.
  */
-export function answerClientError(error: Error, socket: Socket, options: ClientErrorOptions = {}): void {
+export function answerClientError(api: Api, error: Error, socket: Socket): void {
   const connection = connections.get(socket) ?? {};
   if (connection.refused) return;
   connection.refused = true;
@@ -77,15 +71,15 @@ export function answerClientError(error: Error, socket: Socket, options: ClientE
     // A request that answered before its body broke off needs no second answer; let its own finish.
     if (cutsLast && last.headersSent) return afterFinished(last, () => socket.destroy());
     if (!socket.writable) return void socket.destroy();
-    const response = refuseRequest(refusal.code, refusal.message, { remoteAddress: socket.remoteAddress }, options.onResponse);
+    const response = api.refuse(refusal.code, refusal.message, { remoteAddress: socket.remoteAddress });
     socket.end(httpMessage(response), () => socket.destroy());
   });
 }
 
 /** Answer an `Expect` other than 100-continue (Node's `checkExpectation`) with 417 in the envelope. */
-export function answerExpectationFailed(req: IncomingMessage, res: ServerResponse, options: ClientErrorOptions = {}): void {
+export function answerExpectationFailed(api: Api, req: IncomingMessage, res: ServerResponse): void {
   track(req, res);
-  const response = refuseRequest('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress }, options.onResponse);
+  const response = api.refuse('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress });
   // The body was never read, so the connection cannot carry another request.
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });
   res.end(response.body);
@@ -119,12 +113,12 @@ function httpMessage(response: ApiResponse): string {
  * Express's `app.listen()`, or an HTTPS server. Returns the server.
  *
  * @example
- * const server = handleClientErrors(http.createServer(createListener(api)), { onResponse: log });
+ * const server = handleClientErrors(http.createServer(createListener(api)), api);
  * server.listen(8080);
  */
-export function handleClientErrors<S extends Server | HttpsServer>(server: S, options: ClientErrorOptions = {}): S {
+export function handleClientErrors<S extends Server | HttpsServer>(server: S, api: Api): S {
   trackResponses(server);
-  server.on('clientError', (error: Error, socket: Socket) => answerClientError(error, socket, options));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(req, res, options));
+  server.on('clientError', (error: Error, socket: Socket) => answerClientError(api, error, socket));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(api, req, res));
   return server;
 }

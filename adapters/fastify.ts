@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
-import { answerClientError, trackResponses, type ClientErrorOptions } from './client-errors.js';
+import { answerClientError, trackResponses } from './client-errors.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 export interface SeclookupFastifyOptions {
@@ -90,8 +90,8 @@ export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } 
  * first. (An `Expect` other than 100-continue still gets Node's bare 417 under Fastify.)
  *
  * @example
- * const app = Fastify({ clientErrorHandler: seclookupClientErrors({ onResponse: log }) });
+ * const app = Fastify({ clientErrorHandler: seclookupClientErrors(api) });
  */
-export function seclookupClientErrors(options: ClientErrorOptions = {}) {
-  return (error: Error, socket: Socket) => answerClientError(error, socket, options);
+export function seclookupClientErrors(api: Api) {
+  return (error: Error, socket: Socket) => answerClientError(api, error, socket);
 }

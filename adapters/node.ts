@@ -50,7 +50,7 @@ export function writeCrash(res: ServerResponse): void {
  * with `handleClientErrors` so requests Node's parser refuses get the envelope too.
  *
  * @example
- * handleClientErrors(http.createServer(createListener(api)), { onResponse: log }).listen(8080);
+ * handleClientErrors(http.createServer(createListener(api)), api).listen(8080);
  */
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
   const cork = createTurnCork();
@@ -58,5 +58,5 @@ export function createListener(api: Api): (req: IncomingMessage, res: ServerResp
     serveRequest(api, cork, res, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress });
 }
 
-export { handleClientErrors, type ClientErrorOptions } from './client-errors.js';
+export { handleClientErrors } from './client-errors.js';
 export type { Api, ApiResponse };

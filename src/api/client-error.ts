@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors.js';
 import { formatIp, parseIp } from '../lib/ip.js';
-import { errorBody, errorStatus, newRequestId } from './envelope.js';
+import { baseHeaders, errorBody, errorStatus, newRequestId } from './envelope.js';
 import type { ApiResponse, RequestLogEvent } from './types.js';
 
 /** What is known of a request the HTTP layer refused before the core saw it. */
@@ -15,7 +15,7 @@ export interface RefusedRequest {
  * The answer to a request refused by the HTTP layer itself (malformed bytes, headers too
  * large, an unsupported `Expect`): the API's error envelope with a fresh request id, and one
  * line in the request log with route `unmatched`, so these look like every other refusal.
- * Adapters call it; `onResponse` is the same hook as `createApi`'s.
+ * `api.refuse` calls it with `createApi`'s own `onResponse`.
  */
 export function refuseRequest(
   code: ErrorCode,
@@ -39,7 +39,7 @@ export function refuseRequest(
   });
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId },
+    headers: baseHeaders(requestId),
     body: errorBody(code, message, requestId),
   };
 }

@@ -12,7 +12,8 @@ import { PRODUCT_MODULES, productModule } from '../products/registry.js';
 import { bearerToken } from './auth.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import { createClientIpResolver } from './client-ip.js';
-import { errorBody, newRequestId, successBody } from './envelope.js';
+import { refuseRequest } from './client-error.js';
+import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
 import { decodeInput, splitUrl } from './input.js';
 import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type Headers } from './meter-gate.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
@@ -59,11 +60,7 @@ export function createApi(options: ApiOptions): Api {
   async function handle(request: ApiRequest): Promise<ApiResponse> {
     const started = options.onResponse ? performance.now() : 0;
     const requestId = newRequestId();
-    const headers: Headers = {
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-request-id': requestId,
-    };
+    const headers: Headers = baseHeaders(requestId);
     const method = (request.method || 'GET').toUpperCase();
     const [path, search = ''] = splitUrl(request.url);
     const route = match(method, path);
@@ -157,6 +154,7 @@ export function createApi(options: ApiOptions): Api {
   return {
     handle,
     owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/'),
+    refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),
   };
 }
 

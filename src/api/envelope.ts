@@ -18,6 +18,11 @@ export function newRequestId(): string {
   return id;
 }
 
+/** The headers every answer of the API starts with. */
+export function baseHeaders(requestId: string): Record<string, string> {
+  return { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId };
+}
+
 /** SPEC's `fetched_at` shape: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
 export function formatFetchedAt(date: Date): string {
   return date.toISOString().slice(0, 23).replace('T', ' ');

@@ -1,4 +1,6 @@
+import type { ErrorCode } from '../errors.js';
 import type { Lookup } from '../lookup.js';
+import type { RefusedRequest } from './client-error.js';
 import type { Meter } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 
@@ -82,4 +84,10 @@ export interface Api {
   handle(request: ApiRequest): Promise<ApiResponse>;
   /** True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths on. */
   owns(path: string): boolean;
+  /**
+   * The answer to a request the HTTP layer refused before `handle` could see it (malformed
+   * bytes, headers too large, an unsupported `Expect`): the error envelope, logged through
+   * `onResponse` with route `unmatched`. Adapters call it (see `handleClientErrors`).
+   */
+  refuse(code: ErrorCode, message: string, request: RefusedRequest): ApiResponse;
 }

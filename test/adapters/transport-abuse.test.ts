@@ -36,7 +36,7 @@ interface Variant {
   drainsRefusedBodies?: boolean;
   /** Node's `checkExpectation` is ours (Fastify's server leaves it to Node's bare 417). */
   answersExpectations: boolean;
-  start(api: Api, onResponse: (event: RequestLogEvent) => void): Promise<Running>;
+  start(api: Api): Promise<Running>;
 }
 
 async function listenNode(server: Server): Promise<Running> {
@@ -56,33 +56,33 @@ const VARIANTS: readonly Variant[] = [
   {
     name: 'node',
     answersExpectations: true,
-    start: (api, onResponse) => listenNode(handleClientErrors(createServer(createListener(api)), { onResponse })),
+    start: (api) => listenNode(handleClientErrors(createServer(createListener(api)), api)),
   },
   {
     name: 'express',
     answersExpectations: true,
-    start: (api, onResponse) => {
+    start: (api) => {
       const app = express();
       app.use(seclookupExpress({ api }));
-      return listenNode(handleClientErrors(createServer(app), { onResponse }));
+      return listenNode(handleClientErrors(createServer(app), api));
     },
   },
   {
     name: 'express after express.json()',
     drainsRefusedBodies: true,
     answersExpectations: true,
-    start: (api, onResponse) => {
+    start: (api) => {
       const app = express();
       app.use(express.json({ limit: BODY_LIMIT }));
       app.use(seclookupExpress({ api }));
-      return listenNode(handleClientErrors(createServer(app), { onResponse }));
+      return listenNode(handleClientErrors(createServer(app), api));
     },
   },
   {
     name: 'fastify',
     answersExpectations: false,
-    start: async (api, onResponse) => {
-      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors({ onResponse }) });
+    start: async (api) => {
+      const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors(api) });
       app.register(seclookupFastify, { api });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return {
@@ -151,9 +151,8 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     const meter = createMemoryMeter();
     const logged: RequestLogEvent[] = [];
     const errors: unknown[] = [];
-    const onResponse = (event: RequestLogEvent) => logged.push(event);
-    const api = createApi({ lookup: createLookup(), meter, bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, onResponse, onError: (error) => errors.push(error) });
-    running = await variant.start(api, onResponse);
+    const api = createApi({ lookup: createLookup(), meter, bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, onResponse: (event) => logged.push(event), onError: (error) => errors.push(error) });
+    running = await variant.start(api);
     stack = { meter, port: running.port, server: running.server, logged, errors };
   });
 
@@ -311,7 +310,7 @@ describe('a request that does not arrive in time (node adapter)', () => {
     const api = createApi({ lookup: createLookup(), meter, onResponse: (event) => logged.push(event) });
     // Node checks for overdue requests every connectionsCheckingInterval.
     const server = createServer({ headersTimeout: 200, requestTimeout: 400, connectionsCheckingInterval: 50 }, createListener(api));
-    const running = await listenNode(handleClientErrors(server, { onResponse: (event) => logged.push(event) }));
+    const running = await listenNode(handleClientErrors(server, api));
     try {
       const reply = await exchange(running.port, 'GET /healthz HTTP/1.1\r\nHost: te');
       expect(reply.responses).toHaveLength(1);

@@ -40,12 +40,13 @@ export async function run(): Promise<BenchRow[]> {
 /** Sequential and concurrent consume (each one reserving quota and recording usage) on one store. */
 async function measureStore(store: string, meter: Meter, concurrentTarget: number | null): Promise<BenchRow[]> {
   const requests = await benchRequests(meter);
-  const consume = (i: number) => meter.consume(requests[i % KEYS]);
+  // The memory store answers synchronously; Promise.resolve keeps one shape for both stores.
+  const consume = (i: number) => Promise.resolve(meter.consume(requests[i % KEYS]));
 
   const sequential = await measureAsync(consume, { durationMs: DURATION_MS });
   const concurrent = await measureConcurrent(consume);
   // One busy key (the HTTP bench's case): its counters are read and written once per group.
-  const hotKey = await measureConcurrent(() => meter.consume(requests[0]));
+  const hotKey = await measureConcurrent(() => Promise.resolve(meter.consume(requests[0])));
   const concurrentCase = `${store} consume, ${CONCURRENCY} concurrent over ${KEYS} keys`;
   return [
     infoRow(`${store} consume, one call at a time`, sequential),

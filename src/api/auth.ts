@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { LookupError } from '../errors.js';
 import { createCidrMatcher, type IpAddress } from '../lib/ip.js';
+import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { hashKey } from '../metering/keys.js';
 import type { Meter, ResolvedKey, ResolvedPlan } from '../metering/types.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
@@ -46,16 +47,20 @@ export function createAuthenticator(meter: Pick<Meter, 'resolveKey'>) {
    * SHA-256 is remembered for keys the store knows: a busy key is hashed once rather than per
    * request. Unknown keys are never remembered, so guessing cannot grow or churn the memo.
    */
-  async function findKey(token: string) {
+  function findKey(token: string): MaybePromise<ResolvedKey | null> {
     const remembered = knownHashes.get(token);
     if (remembered === undefined && !KEY_SHAPE.test(token)) return null;
     const hash = remembered ?? hashKey(token);
-    const key = await meter.resolveKey(hash);
-    if (key && remembered === undefined) {
-      if (knownHashes.size >= KNOWN_HASHES_MAX) knownHashes.clear();
-      knownHashes.set(token, hash);
-    }
-    return key;
+    const remember = (key: ResolvedKey | null) => {
+      if (key && remembered === undefined) {
+        if (knownHashes.size >= KNOWN_HASHES_MAX) knownHashes.clear();
+        knownHashes.set(token, hash);
+      }
+      return key;
+    };
+    // A store answering synchronously (memory, sqlite's key cache) costs no promise here.
+    const key = meter.resolveKey(hash);
+    return isPromise(key) ? key.then(remember) : remember(key);
   }
 
   function isAllowed(ipAllow: string[], clientIpOf: () => IpAddress | null): boolean {
@@ -68,10 +73,17 @@ export function createAuthenticator(meter: Pick<Meter, 'resolveKey'>) {
     return matcher(clientIp);
   }
 
-  /** Resolve the key; store failures propagate so the caller can apply its store-failure policy. */
-  async function resolve(token: string | undefined, product: ProductId): Promise<AuthenticatedKey> {
+  /**
+   * Resolve the key; store failures propagate (thrown, or as a rejection) so the caller can
+   * apply its store-failure policy. Synchronous when the store answered synchronously.
+   */
+  function resolve(token: string | undefined, product: ProductId): MaybePromise<AuthenticatedKey> {
     if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
-    const key = await findKey(token);
+    const key = findKey(token);
+    return isPromise(key) ? key.then((found) => checkKey(found, product)) : checkKey(key, product);
+  }
+
+  function checkKey(key: ResolvedKey | null, product: ProductId): AuthenticatedKey {
     if (!key || key.status !== 'active' || key.plan === null) {
       throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
     }

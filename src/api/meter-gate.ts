@@ -8,8 +8,9 @@
 import { isLookupError, LookupError } from '../errors.js';
 import { createDeadlineGroup } from '../lib/deadline.js';
 import type { IpAddress } from '../lib/ip.js';
+import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { quotaPeriodResetAt } from '../metering/calendar.js';
-import type { ConsumeOutcome, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
+import type { ConsumeOutcome, ConsumeRequest, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.js';
 
@@ -48,14 +49,21 @@ export class MeterFailure extends Error {}
 export function createMeterGate(options: MeterGateOptions) {
   const { meter, now, onMeterError } = options;
   const bounded = createDeadlineGroup(options.meterTimeoutMs, 'the meter store');
-  // Every store call the API makes goes through the deadline. A consume that answers after its
-  // deadline had its request answered without it, so a unit it reserved is given back.
+  // Every store call that answers with a promise goes through the deadline; one that answers
+  // synchronously cannot hang and costs no promise. A consume that answers after its deadline
+  // had its request answered without it, so a unit it reserved is given back.
+  const giveBackLate = (late: ConsumeOutcome) => {
+    if (late.allowed && late.reservation) meter.refund(late.reservation).catch((error) => options.onError?.(error, 'meter refund'));
+  };
   const boundedMeter = {
-    resolveKey: (hash: string) => bounded(meter.resolveKey(hash)),
-    consume: (request: Parameters<Meter['consume']>[0]) =>
-      bounded(meter.consume(request), (late) => {
-        if (late.allowed && late.reservation) meter.refund(late.reservation).catch((error) => options.onError?.(error, 'meter refund'));
-      }),
+    resolveKey: (hash: string) => {
+      const key = meter.resolveKey(hash);
+      return isPromise(key) ? bounded(key) : key;
+    },
+    consume: (request: ConsumeRequest) => {
+      const outcome = meter.consume(request);
+      return isPromise(outcome) ? bounded(outcome, giveBackLate) : outcome;
+    },
     refund: (reservation: Reservation) => bounded(meter.refund(reservation)),
   };
   const auth = createAuthenticator(boundedMeter);
@@ -75,21 +83,28 @@ export function createMeterGate(options: MeterGateOptions) {
    * wrong_key_type, 403 ip_not_allowed. `lenient` (lookup routes) lets the `allow` policy serve
    * a key of the right shape when the store is down; status routes always need the store.
    */
-  async function authenticate(
+  function authenticate(
     token: string | undefined,
     product: ProductId,
     route: { requireSecret: boolean; lenient: boolean },
     clientIp: () => IpAddress | null,
-  ): Promise<GatePass> {
-    let pass: GatePass;
-    try {
-      pass = { key: await auth.resolve(token, product), metered: true };
-    } catch (error) {
+  ): MaybePromise<GatePass> {
+    const authorized = (key: AuthenticatedKey, metered: boolean): GatePass => {
+      auth.authorize(key, route.requireSecret, clientIp);
+      return { key, metered };
+    };
+    const afterFailure = (error: unknown): GatePass => {
       storeFailed(error, route.lenient);
-      pass = { key: unverifiedKey(token, product), metered: false };
+      return authorized(unverifiedKey(token, product), false);
+    };
+    let key: MaybePromise<AuthenticatedKey>;
+    try {
+      key = auth.resolve(token, product);
+    } catch (error) {
+      return afterFailure(error);
     }
-    auth.authorize(pass.key, route.requireSecret, clientIp);
-    return pass;
+    // Synchronous when the store answered synchronously: no promise on the hot path.
+    return isPromise(key) ? key.then((found) => authorized(found, true), afterFailure) : authorized(key, true);
   }
 
   /**
@@ -98,11 +113,20 @@ export function createMeterGate(options: MeterGateOptions) {
    * the reservation to refund if the lookup then fails, and the quota after this call (both
    * null when the request went through unmetered).
    */
-  async function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean): Promise<Admission> {
+  function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean): MaybePromise<Admission> {
     if (!pass.metered) return UNMETERED;
-    let outcome: ConsumeOutcome;
+    const afterFailure = (error: unknown): Admission => {
+      storeFailed(error, lenient);
+      return UNMETERED;
+    };
+    const admitted = (outcome: ConsumeOutcome): Admission => {
+      setLimitHeaders(headers, outcome);
+      if (!outcome.allowed) throw limited(outcome, headers);
+      return { reservation: outcome.reservation, quota: outcome.quota };
+    };
+    let outcome: MaybePromise<ConsumeOutcome>;
     try {
-      outcome = await boundedMeter.consume({
+      outcome = boundedMeter.consume({
         keyId: pass.key.id,
         subscriptionId: pass.key.subscriptionId,
         product,
@@ -112,12 +136,9 @@ export function createMeterGate(options: MeterGateOptions) {
         now: now(),
       });
     } catch (error) {
-      storeFailed(error, lenient);
-      return UNMETERED;
+      return afterFailure(error);
     }
-    setLimitHeaders(headers, outcome);
-    if (!outcome.allowed) throw limited(outcome, headers);
-    return { reservation: outcome.reservation, quota: outcome.quota };
+    return isPromise(outcome) ? outcome.then(admitted, afterFailure) : admitted(outcome);
   }
 
   /**

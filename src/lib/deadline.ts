@@ -59,25 +59,32 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string, onLa
 /** A deadline applied to many calls of one kind: see {@link createDeadlineGroup}. */
 export type Bounded = <T>(work: Promise<T>, onLate?: (value: T) => void) => Promise<T>;
 
+/** One call in flight under a deadline group. */
+interface PendingCall {
+  /** The sweep count when the call started. */
+  startedAt: number;
+  expire(): void;
+}
+
 /**
  * {@link withDeadline} for a hot path (every meter call of every request): instead of a timer
- * per call, one unref'd sweep every `ms / 4` (at most 250 ms) fails the calls older than `ms`,
- * so a call fails between `ms` and `ms * 1.25` after it started. The sweep runs only while
- * calls are pending.
+ * and a race per call, one unref'd sweep every `ms / 4` (at most 250 ms) fails the calls that
+ * have been pending for four sweeps or more, so a call fails between `ms` and `ms * 1.25` after
+ * it started. A call costs one promise and a set entry; the sweep runs only while calls are
+ * pending.
  */
 export function createDeadlineGroup(ms: number, what: string): Bounded {
   checkMs(ms, `${what} timeout`);
-  interface Pending {
-    startedAt: number;
-    expire(): void;
-  }
-  const pending = new Set<Pending>();
-  const sweepEvery = Math.max(1, Math.min(250, Math.floor(ms / 4)));
+  const SWEEPS = 4;
+  const sweepEvery = Math.max(1, Math.min(250, Math.floor(ms / SWEEPS)));
+  const sweepsNeeded = Math.ceil(ms / sweepEvery);
+  const pending = new Set<PendingCall>();
+  let sweeps = 0;
   let sweeper: NodeJS.Timeout | null = null;
 
   function sweep(): void {
-    const now = performance.now();
-    for (const call of pending) if (now - call.startedAt >= ms) call.expire();
+    sweeps++;
+    for (const call of pending) if (sweeps - call.startedAt > sweepsNeeded) call.expire();
     if (pending.size === 0 && sweeper) {
       clearInterval(sweeper);
       sweeper = null;
@@ -87,8 +94,8 @@ export function createDeadlineGroup(ms: number, what: string): Bounded {
   return <T>(work: Promise<T>, onLate?: (value: T) => void) =>
     new Promise<T>((resolve, reject) => {
       let late = false;
-      const call: Pending = {
-        startedAt: performance.now(),
+      const call: PendingCall = {
+        startedAt: sweeps,
         expire() {
           late = true;
           pending.delete(call);

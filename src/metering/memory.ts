@@ -6,6 +6,7 @@
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
 import { SeclookupError } from '../errors.js';
 import {
+  answerNow,
   assertStorablePlan,
   assertValidPeriod,
   comparePlans,
@@ -31,7 +32,6 @@ import type {
   Plan,
   QuotaState,
   Reservation,
-  ResolvedKey,
   UsageRow,
 } from './types.js';
 
@@ -92,22 +92,25 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
   }
 
   return {
-    async resolveKey(hash: string): Promise<ResolvedKey | null> {
-      ensureOpen();
-      const key = keysByHash.get(hash);
-      if (!key) return null;
-      const sub = key.subscription;
-      return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, ipAllow: [...sub.ipAllow], plan: resolvePlan(plans.list(), sub.plan, sub.product) };
-    },
+    // Synchronous: everything is in memory (see Meter.resolveKey).
+    resolveKey: (hash: string) =>
+      answerNow(() => {
+        ensureOpen();
+        const key = keysByHash.get(hash);
+        if (!key) return null;
+        const sub = key.subscription;
+        return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, ipAllow: [...sub.ipAllow], plan: resolvePlan(plans.list(), sub.plan, sub.product) };
+      }),
 
-    async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
-      ensureOpen();
-      const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
-      if (decision.rate) rateByKey.set(request.keyId, decision.rate);
-      if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
-      if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, 1);
-      return decision.outcome;
-    },
+    consume: (request: ConsumeRequest) =>
+      answerNow((): ConsumeOutcome => {
+        ensureOpen();
+        const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
+        if (decision.rate) rateByKey.set(request.keyId, decision.rate);
+        if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
+        if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, 1);
+        return decision.outcome;
+      }),
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();

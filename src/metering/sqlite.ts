@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { SeclookupError } from '../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
 import {
+  answerNow,
   assertStorablePlan,
   assertValidPeriod,
   comparePlans,
@@ -230,18 +231,20 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   });
 
   return {
-    async resolveKey(hash: string): Promise<ResolvedKey | null> {
-      ensureOpen();
-      const cached = resolvedKeys.get(hash);
-      if (cached) return cached;
-      const row = sql.keyByHash.get(hash);
-      if (!row) return null;
-      const info = toKeyInfo(row);
-      const plan = resolvePlan(plansFor(info.plan), info.plan, info.product);
-      const key: ResolvedKey = { id: info.id, subscriptionId: info.subscriptionId, product: info.product, kind: info.kind, status: info.status, ipAllow: info.ipAllow, plan };
-      resolvedKeys.set(hash, key);
-      return key;
-    },
+    // Synchronous, as better-sqlite3 is (see Meter.resolveKey); usually a map lookup.
+    resolveKey: (hash: string) =>
+      answerNow((): ResolvedKey | null => {
+        ensureOpen();
+        const cached = resolvedKeys.get(hash);
+        if (cached) return cached;
+        const row = sql.keyByHash.get(hash);
+        if (!row) return null;
+        const info = toKeyInfo(row);
+        const plan = resolvePlan(plansFor(info.plan), info.plan, info.product);
+        const key: ResolvedKey = { id: info.id, subscriptionId: info.subscriptionId, product: info.product, kind: info.kind, status: info.status, ipAllow: info.ipAllow, plan };
+        resolvedKeys.set(hash, key);
+        return key;
+      }),
 
     async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
       ensureOpen();

@@ -197,3 +197,15 @@ function compareProduct(a: ProductId | '*', b: ProductId | '*'): number {
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * Run a store method that can answer synchronously: its value as it is, or, when it throws, a
+ * rejected promise, so a store's failures always arrive as rejections (see Meter.resolveKey).
+ */
+export function answerNow<T>(work: () => T): T | Promise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}

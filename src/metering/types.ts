@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../lib/outcome.js';
 import type { ProductId } from '../products/catalog.js';
 
 /**
@@ -131,14 +132,18 @@ export interface UsageRow {
  * fails is refunded; one that succeeds needs no further write (one write per billed lookup).
  */
 export interface Meter {
-  /** Find a key by its SHA-256 hash (lowercase hex). Revoked keys are returned with their status. */
-  resolveKey(hash: string): Promise<ResolvedKey | null>;
+  /**
+   * Find a key by its SHA-256 hash (lowercase hex). Revoked keys are returned with their status.
+   * A store that answers from memory may answer synchronously (and throw synchronously): the
+   * API then spends no promise on it, and needs no deadline, since a synchronous call cannot hang.
+   */
+  resolveKey(hash: string): MaybePromise<ResolvedKey | null>;
 
   /**
    * Atomically check and count the key's rate window and, if asked, reserve one quota unit and
-   * record it in usage.
+   * record it in usage. May answer synchronously, as `resolveKey`.
    */
-  consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
+  consume(request: ConsumeRequest): MaybePromise<ConsumeOutcome>;
   /** The lookup failed or is not billed: give the reserved unit back and take it out of usage. */
   refund(reservation: Reservation): Promise<void>;
   /** Quota left for a subscription in the month of `now`, without consuming anything. */

@@ -472,7 +472,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         await meter.close();
         await meter.close(); // closing twice is harmless
         const reservation = { subscriptionId: sub.subscriptionId, product: 'useragent' as const, period: '2025-01', day: '2025-01-15' };
-        const calls: Array<Promise<unknown>> = [
+        const calls: unknown[] = [
           meter.resolveKey(hashKey(sub.secretKey)),
           meter.consume(request),
           meter.refund(reservation),

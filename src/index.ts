@@ -22,6 +22,8 @@ export type { MaybePromise } from './lib/outcome.js';
 export { createMemoryCache, createProductCache } from './lib/cache.js';
 export type { CacheStore, MemoryCacheOptions, ProductCache, ProductCacheOptions } from './lib/cache.js';
 export { DEFAULT_TIMEOUTS } from './lib/deadline.js';
+export { createDnsResolver, DNS_TIMEOUT_DEFAULTS, parseDnsServer } from './lib/dns/index.js';
+export type { DnsAnswer, DnsCacheOptions, DnsRecordType, DnsResolver, DnsResolverOptions, DnsValue, MxData } from './lib/dns/index.js';
 export type { TimeoutOptions } from './lib/deadline.js';
 
 export { createApi } from './api/create-api.js';

@@ -6,6 +6,7 @@
 import { invalidOption, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type CacheStore } from './lib/cache.js';
 import { bundledDataDir } from './lib/datasets.js';
+import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
 import type { AnyProductModule, EngineContext, ProductModule } from './products/module.js';
@@ -50,6 +51,12 @@ export interface LookupOptions extends ProductOptionsMap {
    * than at the first lookup of that product (what `seclookup serve` does). @default false
    */
   eager?: boolean;
+  /**
+   * The DNS resolver of every DNS-using product: options for one (`{ servers: ['127.0.0.1:5353'],
+   * timeouts: { totalMs: 2000 } }`), or a resolver made with `createDnsResolver`.
+   * @default the system's resolvers, 2 attempts of 2 s, TTL-honouring cache
+   */
+  dns?: DnsResolverOptions | DnsResolver;
   /** Told when a cache store fails (lookups then run uncached). @default none */
   onCacheError?: (error: unknown) => void;
   /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
@@ -85,6 +92,8 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   const dataDir = options.dataDir ?? bundledDataDir();
   const now = options.now ?? Date.now;
   const built = new Map<ProductId, Built>();
+  let resolver: DnsResolver | undefined;
+  const dns = (): DnsResolver => (resolver ??= isResolver(options.dns) ? options.dns : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
 
   function engine(id: ProductId): unknown {
     let entry = built.get(id);
@@ -108,6 +117,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
       options: (options as Record<string, unknown>)[module.id],
       now,
       engine,
+      dns,
       cache: ({ ttlMs, maxEntries }) => {
         if (options.cache) return createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError });
         return maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null;
@@ -143,6 +153,10 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   const lookup = { ...calls, detailed, engine, load } as unknown as Lookup;
   if (options.eager) lookup.load();
   return lookup;
+}
+
+function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value is DnsResolver {
+  return typeof (value as DnsResolver | undefined)?.resolve === 'function';
 }
 
 export { isBuiltProduct };

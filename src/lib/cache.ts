@@ -58,8 +58,8 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore 
 export interface ProductCache<Value> {
   /** The cached value for a normalized input, or undefined. A failing store reads as a miss. */
   get(input: string): MaybePromise<Value | undefined>;
-  /** Remember a value; a failing store is reported to `onError` and otherwise ignored. */
-  set(input: string, value: Value): void;
+  /** Remember a value (for `ttlMs`, else the cache's TTL); a failing store is reported to `onError` and otherwise ignored. */
+  set(input: string, value: Value, ttlMs?: number): void;
 }
 
 export interface ProductCacheOptions {
@@ -92,9 +92,9 @@ export function createProductCache<Value>(store: CacheStore, options: ProductCac
         return miss(error);
       }
     },
-    set(input, value) {
+    set(input, value, entryTtlMs = ttlMs) {
       try {
-        const done = store.set(prefix + input, value, ttlMs);
+        const done = store.set(prefix + input, value, entryTtlMs);
         if (isPromise(done)) done.catch(report);
       } catch (error) {
         report(error);

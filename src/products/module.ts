@@ -5,6 +5,7 @@
  * lookup`, `seclookup data update` and the bench runner.
  */
 import type { ProductCache } from '../lib/cache.js';
+import type { DnsResolver } from '../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../lib/outcome.js';
 import type { ResolvedKey } from '../metering/types.js';
 import type { ProductId } from './catalog.js';
@@ -24,6 +25,8 @@ export interface EngineContext<Options> {
   cache<Value>(settings: { ttlMs?: number; maxEntries: number }): ProductCache<Value> | null;
   /** Clock in ms since the epoch. */
   now: () => number;
+  /** The DNS resolver every DNS-using product shares (`createLookup({ dns })`), made on first use. */
+  dns(): DnsResolver;
   /** Another product's engine, built on first use (for products that combine others). */
   engine(id: ProductId): unknown;
 }

@@ -1,0 +1,240 @@
+/**
+ * The one DNS resolver every DNS-using product shares: configurable upstream servers, UDP with
+ * TCP fallback on truncation, a per-attempt deadline and bounded retries across servers, CNAME
+ * chains followed, TXT character-strings joined, a cache that honours record TTLs (positive and
+ * negative, within a floor and a ceiling), and single-flight (concurrent identical questions make
+ * one upstream query).
+ *
+ * Why our own client: Node's `dns.promises.Resolver` takes host:port servers and falls back to
+ * TCP by itself, but returns no TTLs for MX and TXT (so no TTL-honouring cache) and reports
+ * NXDOMAIN and NODATA only through error codes; dns2's client returns TTLs but its TCP client has
+ * no timeout and its parser costs hundreds of µs per answer. Transport and wire format here are
+ * small (transport.ts, wire.ts), and every wait has a deadline.
+ */
+import { randomInt } from 'node:crypto';
+import { invalidOption, SeclookupError } from '../../errors.js';
+import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from '../cache.js';
+import { resolveTimeouts, type TimeoutOptions } from '../deadline.js';
+import { parseDnsServer, systemDnsServers, type DnsServer } from './servers.js';
+import { tcpExchange, udpExchange, type Exchange } from './transport.js';
+import { encodeName, encodeQuery, RCODE, RECORD_TYPES, WireError, type DnsRecordType, type MxData, type SoaData, type WireMessage, type WireRecord } from './wire.js';
+
+export type { DnsRecordType, MxData } from './wire.js';
+
+/** A record's value by type: the address (A, AAAA), `{ priority, exchange }` (MX), the joined text (TXT), the target name (NS, PTR, CNAME). */
+export type DnsValue<T extends DnsRecordType> = T extends 'MX' ? MxData : string;
+
+export interface DnsAnswer<T extends DnsRecordType> {
+  /** `ok` with records; `nxdomain` (the name does not exist) and `nodata` (it has no such records) are answers too. */
+  status: 'ok' | 'nxdomain' | 'nodata';
+  records: DnsValue<T>[];
+  /** Seconds the answer is cached for (its TTL within the cache's floor and ceiling). */
+  ttl: number;
+  /** True when served from the cache. */
+  cached: boolean;
+  /** When the answer came from upstream, ms since the epoch. */
+  fetchedAt: number;
+}
+
+export interface DnsCacheOptions {
+  /** A shared store (answers are JSON), else a private LRU. */
+  store?: CacheStore;
+  /** Entries of the private LRU; 0 disables caching. @default 10000 */
+  maxEntries?: number;
+  /** Floor and ceiling for positive answers, seconds. @default 10 and 3600 */
+  minTtl?: number;
+  maxTtl?: number;
+  /** Ceiling for NXDOMAIN and NODATA (RFC 2308 TTL from the SOA), seconds; floor is minTtl. @default 300 */
+  maxNegativeTtl?: number;
+}
+
+export interface DnsResolverOptions {
+  /** `host:port` (or an address alone, port 53). @default the system's resolvers (/etc/resolv.conf) */
+  servers?: readonly string[];
+  /** Per attempt: `totalMs` for the UDP answer (and the whole TCP exchange), `connectMs` for a TCP connect. @default connect 1000, total 2000 */
+  timeouts?: TimeoutOptions;
+  /** Attempts per question, rotating through the servers; a timeout, SERVFAIL, REFUSED or malformed answer moves on. @default 2 */
+  attempts?: number;
+  cache?: DnsCacheOptions;
+  /** Clock in ms since the epoch. @default Date.now */
+  now?: () => number;
+  /** Told when the cache store fails. */
+  onCacheError?: (error: unknown) => void;
+}
+
+export interface DnsResolver {
+  /**
+   * Resolve `name` (lower-cased, trailing dot ignored). Rejects with SeclookupError `timeout`
+   * (no server answered in time) or `upstream_failed` (SERVFAIL, REFUSED, malformed answers),
+   * and with `invalid_option` for a name that cannot be asked (empty label, over 255 octets).
+   */
+  resolve<T extends DnsRecordType>(name: string, type: T): Promise<DnsAnswer<T>>;
+  readonly servers: readonly string[];
+  /** Upstream queries sent so far (UDP and TCP), for tests and stats. */
+  readonly queriesSent: number;
+}
+
+export const DNS_TIMEOUT_DEFAULTS = { connectMs: 1_000, totalMs: 2_000 } as const;
+const MAX_CNAME_HOPS = 8;
+
+interface CachedAnswer {
+  status: DnsAnswer<DnsRecordType>['status'];
+  records: unknown[];
+  ttl: number;
+  fetchedAt: number;
+}
+
+/**
+ * Build a resolver. Every option mistake throws here (TypeError, code `invalid_option`).
+ *
+ * @example
+ * const dns = createDnsResolver({ servers: ['127.0.0.1:5353'] });
+ * const mx = await dns.resolve('example.com', 'MX'); // { status: 'ok', records: [{ priority: 10, exchange: 'mx.example.com' }], ttl: 300, ... }
+ */
+export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver {
+  const servers = options.servers?.length ? options.servers.map(parseDnsServer) : systemDnsServers();
+  if (servers.length === 0) throw invalidOption('no DNS servers configured and none found in /etc/resolv.conf');
+  const { connectMs, totalMs } = resolveTimeouts(options.timeouts, DNS_TIMEOUT_DEFAULTS, 'dns.timeouts');
+  const attempts = options.attempts ?? 2;
+  if (!Number.isSafeInteger(attempts) || attempts < 1) throw invalidOption(`dns.attempts must be a positive integer (got ${String(options.attempts)})`);
+  const now = options.now ?? Date.now;
+  const cacheOptions = options.cache ?? {};
+  const minTtl = cacheOptions.minTtl ?? 10;
+  const maxTtl = cacheOptions.maxTtl ?? 3_600;
+  const maxNegativeTtl = cacheOptions.maxNegativeTtl ?? 300;
+  const cache = createAnswerCache(cacheOptions, options.onCacheError);
+  const inFlight = new Map<string, Promise<CachedAnswer>>();
+  let queriesSent = 0;
+  let nextServer = 0;
+
+  async function resolve<T extends DnsRecordType>(name: string, type: T): Promise<DnsAnswer<T>> {
+    const question = normalizeName(name);
+    const key = `${type} ${question}`;
+    const hit = cache ? await cache.get(key) : undefined;
+    if (hit && hit.fetchedAt + hit.ttl * 1000 > now()) return toAnswer<T>(hit, true);
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = lookUp(question, type).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return toAnswer<T>(await pending, false);
+  }
+
+  async function lookUp(name: string, type: DnsRecordType): Promise<CachedAnswer> {
+    const answer = await followChain(name, type);
+    cache?.set(`${type} ${name}`, answer, answer.ttl * 1000);
+    return answer;
+  }
+
+  /** Ask for `name`, follow CNAMEs (in the answer, or by asking again), collect records of `type`. */
+  async function followChain(name: string, type: DnsRecordType): Promise<CachedAnswer> {
+    const fetchedAt = now();
+    const wanted = RECORD_TYPES[type];
+    let current = name;
+    let ttl = Infinity;
+    for (let hop = 0; hop <= MAX_CNAME_HOPS; hop++) {
+      const message = await ask(current, wanted);
+      if (message.rcode === RCODE.NXDOMAIN) return negative('nxdomain', message, fetchedAt);
+      // Walk the chain as far as this answer carries it.
+      for (let step = 0; step <= MAX_CNAME_HOPS; step++) {
+        const records = message.answers.filter((r) => r.name === current && r.type === wanted);
+        if (records.length > 0) {
+          ttl = Math.min(ttl, ...records.map((r) => r.ttl));
+          return { status: 'ok', records: records.map((r) => valueOf(r)), ttl: clamp(ttl, minTtl, maxTtl), fetchedAt };
+        }
+        const alias = message.answers.find((r) => r.name === current && r.type === RECORD_TYPES.CNAME);
+        if (!alias || type === 'CNAME') break;
+        ttl = Math.min(ttl, alias.ttl);
+        current = alias.data as string;
+      }
+      const aliased = current !== name;
+      // The chain ended at a name this answer says nothing more about: ask for it directly.
+      if (aliased && !message.answers.some((r) => r.name === current) && message.authorities.length === 0) continue;
+      return negative('nodata', message, fetchedAt);
+    }
+    throw new SeclookupError('upstream_failed', `CNAME chain from ${name} is longer than ${MAX_CNAME_HOPS} hops`);
+  }
+
+  /** NXDOMAIN / NODATA, cached for the SOA's negative TTL (RFC 2308), else the floor. */
+  function negative(status: 'nxdomain' | 'nodata', message: WireMessage, fetchedAt: number): CachedAnswer {
+    const soa = message.authorities.find((r) => r.type === RECORD_TYPES.SOA);
+    const ttl = soa ? Math.min(soa.ttl, (soa.data as SoaData).minimum) : minTtl;
+    return { status, records: [], ttl: clamp(ttl, minTtl, Math.max(minTtl, maxNegativeTtl)), fetchedAt };
+  }
+
+  /** One question, up to `attempts` tries rotating through the servers; a failed try moves on. */
+  async function ask(name: string, type: number): Promise<WireMessage> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const server = servers[nextServer++ % servers.length];
+      try {
+        const message = await exchangeWith(server, name, type);
+        if (message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN) return message;
+        lastError = new SeclookupError('upstream_failed', `DNS server ${server.text} answered ${rcodeName(message.rcode)} for ${name}`);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  async function exchangeWith(server: DnsServer, name: string, type: number): Promise<WireMessage> {
+    const id = randomInt(0x10000);
+    let query: Buffer;
+    try {
+      query = encodeQuery(id, name, type);
+    } catch (error) {
+      throw Object.assign(invalidOption(`cannot ask for ${JSON.stringify(name)}: ${(error as WireError).message}`), { cause: error });
+    }
+    const exchange: Exchange = { id, name, type, query };
+    queriesSent++;
+    const message = await udpExchange(server, exchange, totalMs);
+    if (!message.truncated) return message;
+    queriesSent++;
+    return tcpExchange(server, exchange, connectMs, totalMs);
+  }
+
+  function toAnswer<T extends DnsRecordType>(entry: CachedAnswer, cached: boolean): DnsAnswer<T> {
+    // Copies: the cached entry is shared by every caller.
+    return { status: entry.status, records: entry.records.map((r) => (typeof r === 'object' ? { ...(r as MxData) } : r)) as DnsValue<T>[], ttl: entry.ttl, cached, fetchedAt: entry.fetchedAt };
+  }
+
+  return {
+    resolve,
+    servers: servers.map((s) => s.text),
+    get queriesSent() {
+      return queriesSent;
+    },
+  };
+}
+
+function createAnswerCache(options: DnsCacheOptions, onError?: (error: unknown) => void): ProductCache<CachedAnswer> | null {
+  if (options.store) return createProductCache<CachedAnswer>(options.store, { namespace: 'dns', onError });
+  const maxEntries = options.maxEntries ?? 10_000;
+  return maxEntries > 0 ? createProductCache<CachedAnswer>(createMemoryCache({ maxEntries }), { onError }) : null;
+}
+
+/** Lower-case, no trailing dot; checked as a wire name so a bad one fails before any query. */
+function normalizeName(name: string): string {
+  const lower = name.trim().toLowerCase();
+  const plain = lower.endsWith('.') ? lower.slice(0, -1) : lower;
+  try {
+    encodeName(plain);
+  } catch (error) {
+    throw Object.assign(invalidOption(`cannot ask for ${JSON.stringify(name)}: ${(error as Error).message}`), { cause: error });
+  }
+  return plain;
+}
+
+function valueOf(record: WireRecord): unknown {
+  // TXT: the character-strings of one record are one text (RFC 7208 3.3, RFC 6376 3.6.2.2).
+  return Array.isArray(record.data) ? record.data.join('') : record.data;
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.max(min, Math.min(max, value));
+}
+
+function rcodeName(rcode: number): string {
+  return Object.entries(RCODE).find(([, code]) => code === rcode)?.[0] ?? `rcode ${rcode}`;
+}

@@ -50,8 +50,9 @@ describe('wire decoder', () => {
         packet.header.qr = 1;
         packet.header.tc = truncated ? 1 : 0;
         packet.header.rcode = rcode;
-        packet.questions.push({ name: qname, type: Packet.TYPE.TXT, class: Packet.CLASS.IN });
-        packet.answers.push(...records.map(toDns2));
+        // dns2's typings want class instances; its encoder takes plain objects.
+        packet.questions.push({ name: qname, type: Packet.TYPE.TXT, class: Packet.CLASS.IN } as never);
+        packet.answers.push(...(records.map(toDns2) as never[]));
         const message = decodeMessage(packet.toBuffer());
         expect(message).toEqual({ id, truncated, rcode, question: { name: qname, type: RECORD_TYPES.TXT }, answers: records.map(expected), authorities: [] });
       }),

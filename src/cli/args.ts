@@ -4,6 +4,7 @@
  * message names the flag and the bad value.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseDnsServer } from '../lib/dns/servers.js';
 import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js';
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
@@ -19,6 +20,8 @@ type ParsedCommand<T extends OptionSpecs> = ReturnType<typeof parseArgs<{ args: 
 export const DB_OPTION = { db: { type: 'string' } } as const;
 /** `--data-dir DIR`: taken by every command that loads datasets. */
 export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const;
+/** `--dns HOST:PORT`: the DNS servers of the DNS-using products (repeatable or comma-separated). */
+export const DNS_OPTION = { dns: { type: 'string', multiple: true } } as const;
 
 export const DEFAULT_DB_PATH = './seclookup.db';
 
@@ -117,4 +120,20 @@ export function resolveDbPath(flag: string | undefined): string {
 /** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */
 export function resolveDataDir(flag: string | undefined): string | undefined {
   return flag || process.env.SECLOOKUP_DATA_DIR || undefined;
+}
+
+/**
+ * `--dns 127.0.0.1:5353` (repeatable, or comma-separated): DNS servers as `IP`, `IP:port` or
+ * `[IPv6]:port`. Undefined when not given (the system's resolvers are used).
+ */
+export function parseDnsServers(values: string[] | undefined, command: string): string[] | undefined {
+  const items = (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  if (items.length === 0) return undefined;
+  return items.map((item) => {
+    try {
+      return parseDnsServer(item).text;
+    } catch {
+      throw new UsageError(`--dns: ${JSON.stringify(item)} is not a DNS server address (IP, IP:port or [IPv6]:port, e.g. 127.0.0.1:5353)`, command);
+    }
+  });
 }

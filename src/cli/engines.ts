@@ -7,9 +7,9 @@ import { CommandError } from './errors.js';
  * folder is reported before the port opens), or only the ones named (`lookup`, which needs
  * one product's data and no other's).
  */
-export function loadEngines(dataDir: string | undefined, products?: readonly BuiltProductId[]): Lookup {
+export function loadEngines(dataDir: string | undefined, products?: readonly BuiltProductId[], dnsServers?: string[]): Lookup {
   try {
-    const lookup = createLookup({ dataDir });
+    const lookup = createLookup({ dataDir, dns: dnsServers ? { servers: dnsServers } : undefined });
     lookup.load(products);
     return lookup;
   } catch (error) {

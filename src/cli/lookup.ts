@@ -8,7 +8,7 @@ import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, isBuiltProduct, PRODUCT_MODULES, productModule } from '../products/registry.js';
 import { loadEngines } from './engines.js';
-import { DATA_DIR_OPTION, expectPositionals, parseCommand, resolveDataDir } from './args.js';
+import { DATA_DIR_OPTION, DNS_OPTION, expectPositionals, parseCommand, parseDnsServers, resolveDataDir } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
 
@@ -26,7 +26,7 @@ function flagHelp(): string {
 }
 
 export const LOOKUP_HELP = `Usage:
-  seclookup lookup PRODUCT INPUT [product flags] [--data-dir DIR]
+  seclookup lookup PRODUCT INPUT [product flags] [--data-dir DIR] [--dns HOST:PORT]
 
 Run one lookup in this process (no server, no key, no quota) and print the result as
 JSON on stdout. Products available: ${BUILT}.
@@ -35,6 +35,8 @@ ${MODULES.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}
 ${flagHelp()}
   --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
+  --dns HOST:PORT     DNS server for the DNS-using products (repeatable or
+                      comma-separated; default: the system's, from /etc/resolv.conf)
   -h, --help          show this help
 
 An INPUT that starts with '-' goes after '--':  seclookup lookup useragent -- "-weird-agent"
@@ -48,13 +50,14 @@ Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"}
 
 export async function runLookup(argv: string[]): Promise<number> {
   const command = 'lookup';
-  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...DATA_DIR_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...DATA_DIR_OPTION, ...DNS_OPTION }, command);
   if (values.help) {
     out(LOOKUP_HELP);
     return EXIT_OK;
   }
   const [productName, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
   const module = moduleFor(productName, command);
+  const dnsServers = parseDnsServers(values.dns, command);
   const flags = values as Record<string, string | undefined>;
   for (const flag of Object.keys(PRODUCT_FLAGS)) {
     if (flags[flag] !== undefined && !(module.cli.flags && flag in module.cli.flags)) {
@@ -63,7 +66,7 @@ export async function runLookup(argv: string[]): Promise<number> {
   }
 
   // Only this product's engine is built: another product's missing data does not matter here.
-  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never]);
+  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never], dnsServers);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
     printJson(await call(...module.cli.args(input, flags)));

@@ -57,3 +57,16 @@ describe('seclookup lookup', () => {
     expect(result.stderr).toContain('ranges.json');
   });
 });
+
+describe('seclookup lookup --dns', () => {
+  it.each([['dns.example.com'], ['127.0.0.1:0'], ['[::1]:x']])('refuses --dns %s with exit 2', async (server) => {
+    const result = await runCli(['lookup', 'useragent', 'curl/8', '--dns', server]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--dns');
+  });
+
+  it('takes several servers, repeated or comma-separated, for products that use none', async () => {
+    const result = await runCliJson<{ is_bot: boolean }>(['lookup', 'useragent', 'curl/8', '--dns', '127.0.0.1:5353,[::1]:53', '--dns', '10.0.0.2']);
+    expect(result.is_bot).toBe(true);
+  });
+});

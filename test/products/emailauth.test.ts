@@ -42,6 +42,13 @@ const ZONE: Zone = {
   'mail.sub.example.org': EMAIL_ZONE['mail.sub.example.org'],
   'own.example.org': [TXT('v=spf1 -all')],
   '_dmarc.own.example.org': [TXT('v=DMARC1; p=none')],
+  // A private public suffix (github.io, PSL private section): its users' sites are their own
+  // organizational domains. Real names, served only by this loopback server.
+  'github.io': [TXT('v=spf1 -all')],
+  '_dmarc.github.io': [TXT('v=DMARC1; p=reject')],
+  'alice.github.io': [TXT('v=spf1 -all')],
+  'www.bob.github.io': [TXT('v=spf1 -all')],
+  '_dmarc.bob.github.io': [TXT('v=DMARC1; p=none')],
   // Microsoft 365: selector1 a CNAME into the tenant's zone, selector2 a dangling CNAME
   'contoso.example.net': EMAIL_ZONE['contoso.test'],
   'selector1._domainkey.contoso.example.net': EMAIL_ZONE['selector1._domainkey.contoso.test'],
@@ -164,6 +171,15 @@ describe('emailauth lookups', () => {
     expect(dmarc).toEqual({ found: true, record: 'v=DMARC1; p=none', records: ['v=DMARC1; p=none'], valid: true, source: 'domain' });
     expect(score).toBe(75);
     expect(server.queries.get('_dmarc.example.org TXT')).toBeUndefined();
+  });
+
+  it('takes the organizational domain from the whole public suffix list, private section included', async () => {
+    const lookup = fresh();
+    expect((await lookup.emailauth('alice.github.io')).dmarc.found).toBe(false);
+    expect(server.queries.get('_dmarc.github.io TXT')).toBeUndefined();
+    expect((await lookup.emailauth('www.bob.github.io')).dmarc).toMatchObject({ found: true, record: 'v=DMARC1; p=none', source: 'organizational' });
+    // A private suffix is itself a valid domain, its own organizational domain.
+    expect((await lookup.emailauth('github.io')).dmarc).toMatchObject({ found: true, record: 'v=DMARC1; p=reject', source: 'domain' });
   });
 
   it('follows a Microsoft 365 selector CNAME to its key; a dangling CNAME is no key', async () => {

@@ -7,8 +7,9 @@ import type { AnyProductModule } from './module.js';
 import type { ProductId } from './catalog.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
+import emailauth from './emailauth/index.js';
 
-export const PRODUCT_MODULES = [useragent, webhookip] as const;
+export const PRODUCT_MODULES = [useragent, webhookip, emailauth] as const;
 
 /** The products with a lookup engine, in registry order. */
 export type BuiltProductId = (typeof PRODUCT_MODULES)[number]['id'];

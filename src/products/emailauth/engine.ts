@@ -1,0 +1,180 @@
+import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
+import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
+import type { DnsAnswer, DnsResolver } from '../../lib/dns/index.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { normalizeDomain, type EmailDomain } from './domain.js';
+import { dkimKey, isDmarcRecord, isSpfRecord } from './records.js';
+import {
+  DKIM_SELECTORS,
+  SCORE_POINTS,
+  type DkimResult,
+  type DkimSelector,
+  type DmarcResult,
+  type EmailAuthEngineOptions,
+  type EmailAuthResult,
+  type SpfResult,
+} from './types.js';
+
+/** What the cache keeps per domain: the result, its JSON, and when its oldest DNS answer was fetched (ms). */
+export interface CachedEmailAuth {
+  result: EmailAuthResult;
+  json: string;
+  fetchedAt: number;
+}
+
+export interface EmailAuthEngine {
+  /** Validate and normalize a domain (see {@link normalizeDomain}); LookupError `invalid_domain`. */
+  normalize(domain: string): EmailDomain;
+  /**
+   * Look up a normalized domain: SPF, DMARC and the nine DKIM selectors as TXT queries in
+   * parallel (then the organizational domain's DMARC if needed). Synchronous on a hit of the
+   * in-process cache. Rejects with LookupError `lookup_failed` when the SPF or DMARC query
+   * fails, or every DKIM query does.
+   */
+  lookupNormalized(domain: EmailDomain): MaybePromise<LookupOutcome<EmailAuthResult>>;
+  /** normalize, then lookupNormalized. */
+  lookup(domain: string): MaybePromise<LookupOutcome<EmailAuthResult>>;
+}
+
+export interface EmailAuthEngineDeps {
+  /** The resolver, or a function making it on first use (so building the engine does no I/O). */
+  dns: DnsResolver | (() => DnsResolver);
+  /** The product cache to use (a shared store); null for none. @default a private LRU of `cacheSize` */
+  cache?: ProductCache<CachedEmailAuth> | null;
+  /** Clock in ms since the epoch, to turn DNS TTLs into the result's lifetime. @default Date.now */
+  now?: () => number;
+}
+
+/** Entries of the emailauth cache unless `cacheSize` says otherwise. */
+export const EMAIL_AUTH_CACHE_SIZE = 10_000;
+/** The longest name DNS can carry (255 octets on the wire); a longer probe name cannot exist. */
+const MAX_QUERY_NAME = 253;
+
+/**
+ * The emailauth engine: presence of SPF, DKIM (SPEC's selectors) and DMARC for a domain, from
+ * TXT queries through the shared DNS resolver, with a presence score. A result is cached for
+ * as long as the shortest-lived DNS answer it was built from still has to live.
+ *
+ * @param options.cacheSize entries of the private LRU made when `deps.cache` is not given
+ *   (default 10000); 0 disables it.
+ */
+export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailAuthEngineOptions = {}): EmailAuthEngine {
+  const cacheSize = options.cacheSize ?? EMAIL_AUTH_CACHE_SIZE;
+  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) {
+    throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
+  }
+  const results = deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const now = deps.now ?? Date.now;
+  const resolver = typeof deps.dns === 'function' ? deps.dns : () => deps.dns as DnsResolver;
+
+  async function lookUpAndRemember(domain: EmailDomain): Promise<LookupOutcome<EmailAuthResult>> {
+    const answers: DnsAnswer<'TXT'>[] = [];
+    const txt = (name: string) => resolveTxt(resolver(), name, answers);
+    const [spf, dmarc, dkim] = await Promise.all([findSpf(txt, domain), findDmarc(txt, domain), findDkim(txt, domain)]);
+    const result: EmailAuthResult = { domain: domain.name, score: score(spf, dmarc, dkim), spf, dkim, dmarc };
+    const json = JSON.stringify(result);
+    const fetchedAt = Math.min(...answers.map((a) => a.fetchedAt));
+    // Live as long as the shortest-lived answer still has to (answers from the resolver's
+    // cache are part-way through their TTL). A partial result is not kept: the next call
+    // asks again for what failed.
+    const ttlMs = Math.min(...answers.map((a) => a.fetchedAt + a.ttl * 1000)) - now();
+    if (ttlMs > 0 && dkim.failed_selectors.length === 0) results?.set(domain.name, { result, json, fetchedAt }, ttlMs);
+    return { result: copyResult(result), cached: false, fetchedAt: new Date(fetchedAt), json };
+  }
+
+  // The cached object never leaves the engine, so callers cannot corrupt it.
+  const fromCache = (hit: CachedEmailAuth): LookupOutcome<EmailAuthResult> => ({ result: copyResult(hit.result), cached: true, fetchedAt: new Date(hit.fetchedAt), json: hit.json });
+
+  function lookupNormalized(domain: EmailDomain): MaybePromise<LookupOutcome<EmailAuthResult>> {
+    const hit = results?.get(domain.name);
+    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : lookUpAndRemember(domain)));
+    return hit ? fromCache(hit) : lookUpAndRemember(domain);
+  }
+
+  return { normalize: normalizeDomain, lookupNormalized, lookup: (domain) => lookupNormalized(normalizeDomain(domain)) };
+}
+
+/** The TXT records at a name. */
+type TxtQuery = (name: string) => Promise<string[]>;
+
+/** A name longer than DNS allows holds no records, so it is not asked. */
+const askable = (name: string) => name.length <= MAX_QUERY_NAME;
+
+/** The TXT records at `name`, its answer noted in `answers`; DNS failures become `lookup_failed`. */
+async function resolveTxt(dns: DnsResolver, name: string, answers: DnsAnswer<'TXT'>[]): Promise<string[]> {
+  if (!askable(name)) return [];
+  let answer: DnsAnswer<'TXT'>;
+  try {
+    answer = await dns.resolve(name, 'TXT');
+  } catch (error) {
+    if (isSeclookupError(error, 'timeout')) throw new LookupError('lookup_failed', `DNS lookup of ${name} failed: no answer in time`, { cause: error });
+    if (isSeclookupError(error, 'upstream_failed')) throw new LookupError('lookup_failed', `DNS lookup of ${name} failed: the DNS server answered with an error`, { cause: error });
+    throw error;
+  }
+  answers.push(answer);
+  return answer.records;
+}
+
+async function findSpf(txt: TxtQuery, domain: EmailDomain): Promise<SpfResult> {
+  const records = (await txt(domain.name)).filter(isSpfRecord);
+  return { found: records.length > 0, record: records[0] ?? null, records, valid: records.length === 1 };
+}
+
+/** `_dmarc.<domain>`, else `_dmarc.<organizational domain>` (RFC 7489 6.6.3). */
+async function findDmarc(txt: TxtQuery, domain: EmailDomain): Promise<DmarcResult> {
+  const own = (await txt(`_dmarc.${domain.name}`)).filter(isDmarcRecord);
+  if (own.length > 0) return dmarcFound(own, 'domain');
+  if (domain.organizational !== domain.name) {
+    const inherited = (await txt(`_dmarc.${domain.organizational}`)).filter(isDmarcRecord);
+    if (inherited.length > 0) return dmarcFound(inherited, 'organizational');
+  }
+  return { found: false, record: null, records: [], valid: false, source: null };
+}
+
+function dmarcFound(records: string[], source: 'domain' | 'organizational'): DmarcResult {
+  return { found: true, record: records[0], records, valid: records.length === 1, source };
+}
+
+/**
+ * Every SPEC selector at once. A selector whose query fails is reported in `failed_selectors`
+ * while any other answered; when every one fails, the lookup fails.
+ */
+async function findDkim(txt: TxtQuery, domain: EmailDomain): Promise<DkimResult> {
+  const names = DKIM_SELECTORS.map((selector) => `${selector}._domainkey.${domain.name}`);
+  const probes = await Promise.allSettled(names.map(txt));
+  const selectors: DkimSelector[] = [];
+  const failed: string[] = [];
+  let firstFailure: unknown;
+  probes.forEach((probe, i) => {
+    const selector = DKIM_SELECTORS[i];
+    if (probe.status === 'rejected') {
+      if (!(probe.reason instanceof LookupError)) throw probe.reason;
+      firstFailure ??= probe.reason;
+      failed.push(selector);
+      return;
+    }
+    for (const record of probe.value) {
+      const key = dkimKey(record);
+      if (key) {
+        selectors.push({ selector, record, revoked: key.revoked });
+        break;
+      }
+    }
+  });
+  if (failed.length > 0 && failed.length === names.filter(askable).length) throw firstFailure;
+  return { found: selectors.length > 0, selectors, failed_selectors: failed };
+}
+
+function score(spf: SpfResult, dmarc: DmarcResult, dkim: DkimResult): number {
+  return (spf.found ? SCORE_POINTS.spf : 0) + (dmarc.found ? SCORE_POINTS.dmarc : 0) + (dkim.found ? SCORE_POINTS.dkim : 0);
+}
+
+function copyResult(r: EmailAuthResult): EmailAuthResult {
+  return {
+    domain: r.domain,
+    score: r.score,
+    spf: { ...r.spf, records: [...r.spf.records] },
+    dkim: { found: r.dkim.found, selectors: r.dkim.selectors.map((s) => ({ ...s })), failed_selectors: [...r.dkim.failed_selectors] },
+    dmarc: { ...r.dmarc, records: [...r.dmarc.records] },
+  };
+}

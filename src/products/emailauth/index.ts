@@ -1,0 +1,22 @@
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import { createEmailAuthEngine, EMAIL_AUTH_CACHE_SIZE, type CachedEmailAuth } from './engine.js';
+import { DKIM_SELECTORS, type EmailAuthEngineOptions } from './types.js';
+
+/** emailauth: SPF, DKIM and DMARC presence for a domain, over the shared DNS resolver. */
+export default defineProduct({
+  id: 'emailauth',
+  createEngine: ({ options, cache, dns, now }: EngineContext<EmailAuthEngineOptions>) =>
+    createEmailAuthEngine({ dns, now, cache: cache<CachedEmailAuth>({ maxEntries: options?.cacheSize ?? EMAIL_AUTH_CACHE_SIZE }) }, options),
+  prepare: (engine, domain: string) => engine.normalize(domain),
+  lookup: (engine, domain) => engine.lookupNormalized(domain),
+  // SPEC: GET ?domain= and GET /lookup/{domain}.
+  routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  // database_records (ours): the DKIM selectors every lookup probes; emailauth holds no database.
+  statusExtras: () => ({ database_records: DKIM_SELECTORS.length }),
+  cli: {
+    input: 'a domain name',
+    example: 'example.com',
+    args: (input): [string] => [input],
+  },
+});

@@ -1,0 +1,71 @@
+/**
+ * The emailauth lookup result (SPEC: emailauth lookup result). Fields SPEC lists are marked
+ * SPEC; the others are ours, added so a client can tell a usable setup from a broken one
+ * without changing what the SPEC fields mean.
+ */
+export interface EmailAuthResult {
+  /** SPEC: the normalized domain: lower-case ASCII (IDN labels as punycode), no trailing dot. */
+  domain: string;
+  /** SPEC: presence score 0-100: SPF 35 + DMARC 40 + DKIM 25 when found. */
+  score: number;
+  spf: SpfResult;
+  dkim: DkimResult;
+  dmarc: DmarcResult;
+}
+
+export interface SpfResult {
+  /** SPEC: a TXT record starting `v=spf1` exists at the domain (also when there are several). */
+  found: boolean;
+  /** SPEC: the raw record; with several, the first in the DNS answer. Null when none. */
+  record: string | null;
+  /** Ours: every `v=spf1` record at the domain, in answer order. */
+  records: string[];
+  /** Ours: exactly one `v=spf1` record (none is `none`, several a permerror: RFC 7208 4.5). The record's syntax is not evaluated. */
+  valid: boolean;
+}
+
+export interface DkimSelector {
+  /** SPEC: the selector probed (`google`, ...). */
+  selector: string;
+  /** SPEC: the raw key record (character-strings joined), after any CNAME chain. */
+  record: string;
+  /** Ours: the key is revoked (an empty `p=`, RFC 6376 3.6.1). */
+  revoked: boolean;
+}
+
+export interface DkimResult {
+  /** SPEC: any probed selector returned a DKIM key record (a revoked one included). */
+  found: boolean;
+  /** SPEC: the selectors with a key record, in {@link DKIM_SELECTORS} order. */
+  selectors: DkimSelector[];
+  /**
+   * Ours: selectors whose query failed (timeout, SERVFAIL) while the others answered; they are
+   * missing from `selectors`, so `found: false` is then not conclusive. Empty normally. A
+   * result with failed selectors is not cached.
+   */
+  failed_selectors: string[];
+}
+
+export interface DmarcResult {
+  /** SPEC: a `v=DMARC1` record exists at `_dmarc.<domain>`, or at the organizational domain's (RFC 7489 6.6.3). */
+  found: boolean;
+  /** SPEC: the raw record; with several, the first in the DNS answer. Null when none. */
+  record: string | null;
+  /** Ours: every `v=DMARC1` record at the name where they were found, in answer order. */
+  records: string[];
+  /** Ours: exactly one record (several mean no DMARC policy applies, RFC 7489 6.6.3). */
+  valid: boolean;
+  /** Ours: where the records were found: `_dmarc.<domain>`, or the organizational domain's `_dmarc`; null when none. */
+  source: 'domain' | 'organizational' | null;
+}
+
+/** SPEC: the DKIM selectors probed, in this order, at `{selector}._domainkey.{domain}`. */
+export const DKIM_SELECTORS = ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 's2', 'mail', 'smtp'] as const;
+
+/** SPEC: score points per mechanism found. */
+export const SCORE_POINTS = { spf: 35, dmarc: 40, dkim: 25 } as const;
+
+export interface EmailAuthEngineOptions {
+  /** Results kept in the private LRU (ignored with a shared cache store). @default 10000 entries; about 2 KB each */
+  cacheSize?: number;
+}

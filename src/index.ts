@@ -48,5 +48,7 @@ export type { UserAgentResult, UserAgentEngineOptions } from './products/userage
 export type { UserAgentEngine } from './products/useragent/engine.js';
 export type { WebhookIpEngine, WebhookIpQuery } from './products/webhookip/engine.js';
 export type { WebhookIpEngineOptions } from './products/webhookip/index.js';
+export type { EmailAuthResult, EmailAuthEngineOptions, SpfResult, DkimResult, DkimSelector, DmarcResult } from './products/emailauth/types.js';
+export type { EmailAuthEngine } from './products/emailauth/engine.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';

@@ -31,8 +31,8 @@ export interface CachedDnsbl {
 /** A checked query: the canonical IP, the zones to ask and the cache key. */
 export interface DnsblQuery {
   ip: string;
-  /** The IP's octets reversed, the left part of every question: `4.3.2.1`. */
-  reversed: string;
+  /** The IP as an unsigned 32-bit number. */
+  value: number;
   zones: readonly CompiledZone[];
   /** The IP, then the chosen zones when the `zones` option narrowed them. */
   cacheKey: string;
@@ -95,7 +95,7 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
     if (!isPublicIPv4Number(value)) {
       throw new LookupError('ip_not_routable', `${text} is not a public address (private, loopback, CGNAT, reserved or special-purpose)`);
     }
-    return { ip: text, reversed: reverseOctets(value), zones: selection.zones, cacheKey: selection.key ? `${text} ${selection.key}` : text };
+    return { ip: text, value, zones: selection.zones, cacheKey: selection.key ? `${text} ${selection.key}` : text };
   }
 
   function check(query: DnsblQuery): MaybePromise<LookupOutcome<DnsblResult>> {
@@ -106,7 +106,8 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
 
   async function queryZones(query: DnsblQuery): Promise<LookupOutcome<DnsblResult>> {
     const dns = deps.dns();
-    const answers = await Promise.all(query.zones.map((zone) => askZone(dns, zone, query.reversed)));
+    const reversed = reverseOctets(query.value); // made here, not in prepare: a cache hit never needs it
+    const answers = await Promise.all(query.zones.map((zone) => askZone(dns, zone, reversed)));
     const failed = answers.filter((a) => a.verdict.kind === 'failed');
     if (failed.length === answers.length) {
       const reasons = failed.map(({ zone, verdict }) => `${zone.zone}: ${(verdict as { reason: string }).reason}`).join('; ');

@@ -20,6 +20,7 @@ const productSuites: [string, Suite][] = PRODUCT_MODULES.map((module) => module.
 const SUITES: Record<string, Suite> = {
   ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
+  dns: () => import('./dns.js'),
   http: () => import('./http.js'),
 };
 

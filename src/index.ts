@@ -50,5 +50,7 @@ export type { WebhookIpEngine, WebhookIpQuery } from './products/webhookip/engin
 export type { WebhookIpEngineOptions } from './products/webhookip/index.js';
 export type { EmailAuthResult, EmailAuthEngineOptions, SpfResult, DkimResult, DkimSelector, DmarcResult } from './products/emailauth/types.js';
 export type { EmailAuthEngine } from './products/emailauth/engine.js';
+export type { DnsblResult, DnsblListing, DnsblFailedZone, DnsblFailureReason, DnsblEngineOptions, DnsblOptions, DnsblZone, DnsblCode, DnsblZonesDataset } from './products/dnsbl/types.js';
+export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';

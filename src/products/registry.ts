@@ -5,11 +5,18 @@
  */
 import type { AnyProductModule } from './module.js';
 import type { ProductId } from './catalog.js';
+import dnsbl from './dnsbl/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
 import emailauth from './emailauth/index.js';
 
-export const PRODUCT_MODULES = [useragent, webhookip, emailauth] as const;
+// One entry per line, so products added side by side merge cleanly.
+export const PRODUCT_MODULES = [
+  useragent,
+  webhookip,
+  emailauth,
+  dnsbl,
+] as const;
 
 /** The products with a lookup engine, in registry order. */
 export type BuiltProductId = (typeof PRODUCT_MODULES)[number]['id'];

@@ -13,6 +13,7 @@ import { createMemoryMeter } from '../../src/metering/memory.js';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import type { Meter } from '../../src/metering/types.js';
 import { PRODUCT_IDS, SCAMRISK_TYPES } from '../../src/products/catalog.js';
+import { isBuiltProduct } from '../../src/products/registry.js';
 import { createApiStack, FROZEN_NOW, stalledBody, TEST_PLANS } from './harness.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -199,7 +200,7 @@ describe('status placeholders of products not built yet', () => {
   it('reports exactly the documented placeholder fields', async () => {
     const stack = await createApiStack();
     for (const product of PRODUCT_IDS) {
-      if (product === 'useragent' || product === 'webhookip') continue;
+      if (isBuiltProduct(product)) continue;
       const keys = await stack.keys(product, product === 'captcha' ? { ipAllow: ['127.0.0.1'] } : {});
       const reply = await stack.call(`/v1/${product}/status`, { key: keys.publicKey });
       const { success, request_id, status, plan, rate_limit_per_minute, monthly_quota, quota_unlimited, quota_remaining, quota_period, product: name, ...extras } = reply.body;

@@ -1,0 +1,30 @@
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import { checkCacheSize, createDnsblEngine, type CachedDnsbl } from './engine.js';
+import type { DnsblEngineOptions, DnsblOptions } from './types.js';
+import { configuredZones } from './zones.js';
+
+/** dnsbl: is a public IPv4 address listed in the configured DNS blocklists? */
+export default defineProduct({
+  id: 'dnsbl',
+  createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<DnsblEngineOptions>) =>
+    createDnsblEngine({
+      zones: configuredZones(dataDir, options),
+      dns,
+      cache: cache<CachedDnsbl>({ maxEntries: checkCacheSize(options?.cacheSize) }),
+      now,
+      zoneTimeoutMs: options?.zoneTimeoutMs,
+    }),
+  prepare: (engine, ip: string, options?: DnsblOptions) => engine.prepare(ip, options),
+  lookup: (engine, query) => engine.check(query),
+  // SPEC: GET ?ip= and GET /lookup/{ip}. Every configured zone is checked: no zone choice over HTTP.
+  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string, DnsblOptions?] => [ip]),
+  // The number of zones configured: the "records" a DNSBL check consults.
+  statusExtras: (engine) => ({ database_records: engine.zones.length }),
+  cli: {
+    input: 'a public IPv4 address',
+    example: '8.8.8.8 --zones zen.spamhaus.org,bl.spamcop.net',
+    flags: { zones: 'query only these configured zones (e.g. zen.spamhaus.org,bl.spamcop.net)' },
+    args: (input, flags): [string, DnsblOptions?] => [input, { zones: flags.zones }],
+  },
+});

@@ -5,10 +5,11 @@
  */
 import type { AnyProductModule } from './module.js';
 import type { ProductId } from './catalog.js';
+import emailval from './emailval/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
 
-export const PRODUCT_MODULES = [useragent, webhookip] as const;
+export const PRODUCT_MODULES = [useragent, webhookip, emailval] as const;
 
 /** The products with a lookup engine, in registry order. */
 export type BuiltProductId = (typeof PRODUCT_MODULES)[number]['id'];

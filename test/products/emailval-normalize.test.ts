@@ -2,6 +2,7 @@
  * Property tests of the emailval format normalizer: it never throws on any string, it is
  * idempotent, and its output stays within the RFC 5321 limits and free of control characters.
  */
+import { domainToASCII } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_ADDRESS_OCTETS, MAX_DOMAIN_OCTETS, MAX_INPUT_LENGTH, MAX_LOCAL_OCTETS, normalizeDomain, normalizeEmail, ECHO_LENGTH } from '../../src/products/emailval/normalize.js';
@@ -37,6 +38,14 @@ const nearlyValid = fc
 const anyString = fc.oneof(nearlyValid, nearlyValid, fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 80 }), addressLike, fc.emailAddress(), fc.string({ minLength: 500, maxLength: 700 }));
 
 describe('normalizeEmail properties', () => {
+  it('treats exactly the Unicode Cc characters as control characters', () => {
+    for (let code = 0; code <= 0xffff; code++) {
+      const char = String.fromCharCode(code);
+      const isControl = normalizeEmail(`a${char}b@example.com`);
+      expect(!isControl.valid && isControl.reason === 'control_characters', `U+${code.toString(16)}`).toBe(/\p{Cc}/u.test(char));
+    }
+  });
+
   it('never throws, and always answers a known shape', () => {
     fc.assert(
       fc.property(anyString, (input) => {
@@ -104,7 +113,28 @@ describe('normalizeEmail properties', () => {
   });
 });
 
+/** normalizeDomain without its fast path: always through domainToASCII, then the same checks. */
+function referenceDomain(text: string): string | { reason: string } {
+  if (text === '' || /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/.test(text)) return { reason: 'invalid_domain' };
+  const ascii = domainToASCII(text);
+  const labels = ascii.split('.');
+  if (ascii === '' || ascii.length > MAX_DOMAIN_OCTETS || /^(?:[0-9]+|0x[0-9a-f]*)$/.test(labels[labels.length - 1])) return { reason: 'invalid_domain' };
+  if (!labels.every((l) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(l))) return { reason: 'invalid_domain' };
+  return labels.length < 2 ? { reason: 'single_label_domain' } : ascii;
+}
+
 describe('normalizeDomain', () => {
+  it('answers as domainToASCII plus the host-name checks would, on ASCII and mixed input (its fast path changes nothing)', () => {
+    const asciiChars = fc.constantFrom(...'aAzZ09x-.', 'xn--', 'XN--', '0x', 'é', 'ü');
+    const domain = fc.array(asciiChars, { maxLength: 30 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.oneof(domain, fc.domain(), fc.string({ maxLength: 20 })), (text) => {
+        expect(normalizeDomain(text)).toEqual(referenceDomain(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   it.each([
     ['Example.COM', 'example.com'],
     [`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`, `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`], // 253 octets
@@ -128,6 +158,8 @@ describe('normalizeDomain', () => {
     ['example.123', 'invalid_domain'],
     [`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}`, 'invalid_domain'], // 254 octets
     ['example', 'single_label_domain'],
+    ['123', 'invalid_domain'],
+    ['example.0x1F', 'invalid_domain'],
   ])('%j -> %s', (input, reason) => {
     expect(normalizeDomain(input)).toEqual({ reason });
   });

@@ -61,16 +61,26 @@ export const MAX_INPUT_LENGTH = 512;
 /** How much of a refused over-long input is echoed (before the `…`). */
 export const ECHO_LENGTH = 256;
 
-/** C0 controls, DEL and C1 controls (Unicode general category Cc). */
-const CONTROL = /\p{Cc}/u;
-const CONTROLS = /\p{Cc}/gu;
-/** RFC 5322 atext and the dot, plus non-ASCII letters, marks and digits (RFC 6532 UTF8-non-ascii, narrowed). */
+/** C0 controls, DEL and C1 controls: exactly Unicode general category Cc, without the slower `u` flag. */
+const CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+const CONTROLS = /[\x00-\x1f\x7f-\x9f]/g;
+/** RFC 5322 atext and the dot: most local parts, checked first because it is the cheaper test. */
+const ASCII_LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.]+$/;
+/** The same plus non-ASCII letters, marks and digits (RFC 6532 UTF8-non-ascii, narrowed). */
 const LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.\p{L}\p{M}\p{N}]+$/u;
 /** ASCII characters that may not appear in a domain as given (domainToASCII would read `/`, `%`, `:` as URL syntax). */
 const FORBIDDEN_ASCII_IN_DOMAIN = /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
-/** One LDH label of 1 to 63 characters, no hyphen at either end. */
+/** Two or more LDH labels of 1 to 63 characters, no hyphen at either end of a label. */
+const HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const ALL_DIGITS = /^[0-9]+$/;
+/** A domain domainToASCII would only lower-case: plain LDH and dots, no punycode label to verify. */
+const PLAIN_ASCII_DOMAIN = /^[A-Za-z0-9.-]+$/;
+const PUNYCODE_PREFIX = /(?:^|\.)xn--/i;
+/**
+ * A last label the WHATWG host parser reads as a number (decimal or 0x hex), so the whole name
+ * as an IPv4 address (`192.0.2.1`, `0x7f.1`): never a mail domain.
+ */
+const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 
 /**
  * Normalize and check an e-mail address. Never throws for a string input; the result is
@@ -93,9 +103,10 @@ export function normalizeEmail(input: string): NormalizedEmail {
   if (local === '') return invalid(text, 'empty_local_part');
   if (domainPart === '') return invalid(text, 'empty_domain');
 
-  if (!LOCAL_CHARS.test(local)) return invalid(text, 'local_part_invalid_character');
+  const ascii = ASCII_LOCAL_CHARS.test(local);
+  if (!ascii && !LOCAL_CHARS.test(local)) return invalid(text, 'local_part_invalid_character');
   if (local.startsWith('.') || local.endsWith('.') || local.includes('..')) return invalid(text, 'local_part_dots');
-  const localOctets = Buffer.byteLength(local, 'utf8');
+  const localOctets = ascii ? local.length : Buffer.byteLength(local, 'utf8');
   if (localOctets > MAX_LOCAL_OCTETS) return invalid(text, 'local_part_too_long');
 
   const domain = normalizeDomain(domainPart);
@@ -113,12 +124,11 @@ export function normalizeEmail(input: string): NormalizedEmail {
  */
 export function normalizeDomain(text: string): string | { reason: 'invalid_domain' | 'single_label_domain' } {
   if (text === '' || FORBIDDEN_ASCII_IN_DOMAIN.test(text)) return { reason: 'invalid_domain' };
-  const ascii = domainToASCII(text);
-  if (ascii === '' || ascii.length > MAX_DOMAIN_OCTETS) return { reason: 'invalid_domain' };
-  const labels = ascii.split('.');
-  if (!labels.every((label) => LABEL.test(label))) return { reason: 'invalid_domain' };
-  if (labels.length < 2) return { reason: 'single_label_domain' };
-  if (ALL_DIGITS.test(labels[labels.length - 1])) return { reason: 'invalid_domain' };
+  // Fast path (about 0.1 µs against 1 µs for domainToASCII): for plain LDH text without
+  // punycode labels domainToASCII only lower-cases; the checks below catch the rest.
+  const ascii = PLAIN_ASCII_DOMAIN.test(text) && !PUNYCODE_PREFIX.test(text) ? text.toLowerCase() : domainToASCII(text);
+  if (ascii.length > MAX_DOMAIN_OCTETS || NUMERIC_LABEL.test(ascii.slice(ascii.lastIndexOf('.') + 1))) return { reason: 'invalid_domain' };
+  if (!HOST.test(ascii)) return { reason: LABEL.test(ascii) ? 'single_label_domain' : 'invalid_domain' };
   return ascii;
 }
 

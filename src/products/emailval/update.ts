@@ -88,7 +88,7 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
   }
   if (dropped > 0) progress(`left out ${dropped} ${dropped === 1 ? 'entry that is' : 'entries that are'} not a domain name`);
   if (fresh.size < current.size / 2) {
-    throw new DisposableUpdateError(`refusing the new list: ${fresh.size} domains, fewer than half of the ${current.size} on file (a truncated or broken source?)`);
+    throw new DisposableUpdateError(`refusing the new list: ${fresh.size} ${fresh.size === 1 ? 'domain' : 'domains'}, fewer than half of the ${current.size} on file (a truncated or broken source?)`);
   }
 
   const added = [...fresh].filter((domain) => !current.has(domain)).length;

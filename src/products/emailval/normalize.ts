@@ -77,8 +77,8 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const PLAIN_ASCII_DOMAIN = /^[A-Za-z0-9.-]+$/;
 const PUNYCODE_PREFIX = /(?:^|\.)xn--/i;
 /**
- * A last label the WHATWG host parser reads as a number (decimal or 0x hex), so the whole name
- * as an IPv4 address (`192.0.2.1`, `0x7f.1`): never a mail domain.
+ * A last label the WHATWG host parser reads as a number (decimal or 0x hex), making the whole
+ * name an IPv4 address (`192.0.2.1`, `0x7f.1`): never a mail domain.
  */
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 

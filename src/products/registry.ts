@@ -9,6 +9,7 @@ import dnsbl from './dnsbl/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
 import emailauth from './emailauth/index.js';
+import emailval from './emailval/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -16,6 +17,7 @@ export const PRODUCT_MODULES = [
   webhookip,
   emailauth,
   dnsbl,
+  emailval,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

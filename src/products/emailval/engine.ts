@@ -1,0 +1,161 @@
+/**
+ * The emailval engine: format normalization (normalize.ts), the disposable-domain and role lists
+ * (loaded once, at engine creation), the MX check through the shared DNS resolver (mx.ts) and
+ * SPEC's risk rules (risk.ts), with results cached per normalized address for as long as the
+ * DNS answers they were built from.
+ */
+import { invalidOption, LookupError } from '../../errors.js';
+import type { ProductCache } from '../../lib/cache.js';
+import type { DnsResolver } from '../../lib/dns/index.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { createDisposableList, disposableListPath, loadDisposableDomains, type DisposableList } from './disposable.js';
+import { checkMx } from './mx.js';
+import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
+import { assessRisk, invalidFormatRisk } from './risk.js';
+import { createRoleList, loadRoleLocalParts, roleListPath, type RoleList } from './roles.js';
+import { EMAIL_LIMITS_NOTE, type EmailValEngineOptions, type EmailValResult } from './types.js';
+
+/** What the cache keeps per normalized address. JSON-serialisable, for shared stores. */
+export interface CachedEmailResult {
+  result: EmailValResult;
+  json: string;
+  /** ms since the epoch: the oldest DNS answer the result was built from. */
+  fetchedAt: number;
+}
+
+/** The lists an engine checks against. */
+export interface EmailLists {
+  disposable: DisposableList;
+  roles: RoleList;
+}
+
+export interface EmailValEngineDeps {
+  lists: EmailLists;
+  /** The shared resolver, asked for on the first MX lookup (so building the engine needs no DNS). */
+  dns: () => DnsResolver;
+  /** The result cache; null for none. */
+  cache: ProductCache<CachedEmailResult> | null;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export interface EmailValEngine {
+  /**
+   * Check and normalize the input: LookupError `invalid_email` (400) only when it is not a
+   * string or is empty; every other input is normalized (a malformed address is a result).
+   * Synchronous, no I/O.
+   */
+  prepare(email: string): NormalizedEmail;
+  /**
+   * The result for a prepared address. Malformed: at once, no DNS, never cached. Well-formed:
+   * from the cache (synchronously with the in-process store), else the lists and an MX lookup.
+   * Rejects with LookupError `lookup_failed` (502) when DNS fails.
+   */
+  lookupPrepared(query: NormalizedEmail): MaybePromise<LookupOutcome<EmailValResult>>;
+  /** prepare, then lookupPrepared. */
+  lookup(email: string): MaybePromise<LookupOutcome<EmailValResult>>;
+  /** Is the domain (lower-case ASCII) or a parent up to its registrable domain on the disposable list? */
+  isDisposable(domain: string): boolean;
+  /** Is the local part role-like (case-insensitive, `+tag` ignored)? */
+  isRoleLike(local: string): boolean;
+  /** Entries in the disposable list: the status route's `database_records`. */
+  readonly disposableCount: number;
+  /** Entries in the role list. */
+  readonly roleCount: number;
+}
+
+/** Entries of the emailval cache unless `cacheSize` says otherwise. */
+export const EMAIL_CACHE_SIZE = 10_000;
+
+/**
+ * Read both lists from `<dataDir>/emailval/`. About 120,000 disposable domains: 0.1 to 0.17 s
+ * and 8 MB of heap on the 2-core development machine, once per engine. Throws SeclookupError
+ * `dataset_missing` / `dataset_invalid` naming the file.
+ */
+export function loadEmailLists(dataDir: string): EmailLists {
+  return {
+    disposable: createDisposableList(loadDisposableDomains(disposableListPath(dataDir))),
+    roles: createRoleList(loadRoleLocalParts(roleListPath(dataDir))),
+  };
+}
+
+/** The `cacheSize` option, checked. */
+export function emailCacheSize(options: EmailValEngineOptions | undefined): number {
+  const size = options?.cacheSize ?? EMAIL_CACHE_SIZE;
+  if (!Number.isSafeInteger(size) || size < 0) throw invalidOption(`emailval cacheSize must be a non-negative integer, got ${String(options?.cacheSize)}`);
+  return size;
+}
+
+export function createEmailValEngine({ lists, dns, cache, now = Date.now }: EmailValEngineDeps): EmailValEngine {
+  const isDisposable = (domain: string) => lists.disposable.matches(domain);
+  const isRoleLike = (local: string) => lists.roles.matches(local);
+
+  function prepare(email: string): NormalizedEmail {
+    if (typeof email !== 'string' || email === '') throw new LookupError('invalid_email', 'email is required');
+    return normalizeEmail(email);
+  }
+
+  async function check(query: ValidEmail): Promise<LookupOutcome<EmailValResult>> {
+    const found = await checkMx(dns(), query.domain);
+    const disposable = isDisposable(query.domain);
+    const result: EmailValResult = {
+      email: query.email,
+      domain: query.domain,
+      valid_format: true,
+      disposable,
+      has_mx: found.hasMx,
+      mx: found.mx,
+      risk: assessRisk({ disposable, mxReason: found.reason, roleAccount: isRoleLike(query.local) }),
+      limits_note: EMAIL_LIMITS_NOTE,
+    };
+    const json = JSON.stringify(result);
+    // Reused only while every DNS answer behind it is still fresh (an answer served from the
+    // resolver's cache has already aged), so a result never outlives its data.
+    const ttlMs = found.expiresAt - now();
+    if (ttlMs > 0) cache?.set(query.email, { result, json, fetchedAt: found.fetchedAt }, ttlMs);
+    return { result: copyResult(result), cached: false, fetchedAt: new Date(found.fetchedAt), json };
+  }
+
+  // The cached object never leaves the engine, so callers cannot corrupt it.
+  const fromCache = (hit: CachedEmailResult): LookupOutcome<EmailValResult> => ({
+    result: copyResult(hit.result),
+    cached: true,
+    fetchedAt: new Date(hit.fetchedAt),
+    json: hit.json,
+  });
+
+  function lookupPrepared(query: NormalizedEmail): MaybePromise<LookupOutcome<EmailValResult>> {
+    // Nothing was retrieved for a malformed address: fetched_at is the time of the check.
+    if (!query.valid) return { result: invalidResult(query), cached: false, fetchedAt: new Date(now()) };
+    const hit = cache?.get(query.email);
+    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : check(query)));
+    return hit ? fromCache(hit) : check(query);
+  }
+
+  return {
+    prepare,
+    lookupPrepared,
+    lookup: (email) => lookupPrepared(prepare(email)),
+    isDisposable,
+    isRoleLike,
+    disposableCount: lists.disposable.size,
+    roleCount: lists.roles.size,
+  };
+}
+
+function invalidResult(query: InvalidEmail): EmailValResult {
+  return {
+    email: query.email,
+    domain: query.domain,
+    valid_format: false,
+    disposable: false,
+    has_mx: false,
+    mx: [],
+    risk: invalidFormatRisk(query.reason),
+    limits_note: EMAIL_LIMITS_NOTE,
+  };
+}
+
+function copyResult(r: EmailValResult): EmailValResult {
+  return { ...r, mx: [...r.mx], risk: { level: r.risk.level, reasons: [...r.risk.reasons] } };
+}

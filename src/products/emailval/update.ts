@@ -1,0 +1,166 @@
+/**
+ * Refresh data/emailval/disposable-domains.txt from its official machine-readable source: the
+ * `index.json` and `wildcard.json` arrays of github.com/ivolo/disposable-email-domains (branch
+ * master), the repository the npm package `disposable-email-domains` is published from. The
+ * two are merged (every entry also covers its subdomains here, so the wildcard list is a list
+ * of domains like the other).
+ *
+ * Safety rules: each request has a timeout and a size cap; both documents must arrive and
+ * parse, or nothing changes; an answer that would leave fewer than half of the domains on file
+ * is refused as implausible (a truncated or hijacked source); the file is rewritten atomically,
+ * and only when the set of domains changed.
+ */
+import { randomBytes } from 'node:crypto';
+import { rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
+import { httpGet, type HttpGetResponse } from '../../lib/http-get.js';
+import { disposableListPath, formatDisposableFile, loadDisposableDomains, normalizeListEntry, parseDisposableDomains } from './disposable.js';
+
+export const DISPOSABLE_SOURCE_URLS = {
+  index: 'https://raw.githubusercontent.com/ivolo/disposable-email-domains/master/index.json',
+  wildcard: 'https://raw.githubusercontent.com/ivolo/disposable-email-domains/master/wildcard.json',
+} as const;
+
+/** The licence line written into the file header. */
+export const DISPOSABLE_LICENCE = 'MIT (disposable-email-domains, github.com/ivolo/disposable-email-domains; see SOURCES.md)';
+
+export interface DisposableUpdateOptions {
+  /** Data folder holding `emailval/disposable-domains.txt`; read and rewritten in place. */
+  dataDir: string;
+  /** Fetch `https://host/path` from `${mirror}/host/path` instead (an internal mirror, or a loopback server in tests). */
+  mirror?: string;
+  /** Per request, headers and body together (`timeouts.totalMs`). @default 30000 ms */
+  timeoutMs?: number;
+  /** Connect and total limits per request; wins over `timeoutMs`. @default connect 3 s, total 30 s */
+  timeouts?: TimeoutOptions;
+  /** Largest response accepted per document. @default 20 MB (index.json is about 2.5 MB) */
+  maxBytes?: number;
+  /** Progress lines, for stderr. */
+  onProgress?: (line: string) => void;
+  /** Clock for the header's date (UTC). @default () => new Date() */
+  now?: () => Date;
+}
+
+export interface DisposableUpdateReport {
+  path: string;
+  /** Domains on file before. */
+  before: number;
+  /** Domains on file after (equal to `before` when nothing changed). */
+  after: number;
+  added: number;
+  removed: number;
+  /** Source entries that are not host names, left out. */
+  dropped: number;
+  /** True when the file was rewritten. */
+  changed: boolean;
+}
+
+/** A source problem: the update is abandoned and the file left as it was. */
+export class DisposableUpdateError extends Error {}
+
+export const DISPOSABLE_DEFAULT_TIMEOUT_MS = 30_000;
+export const DISPOSABLE_DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Fetch both documents (in parallel), merge, check and write. Throws DisposableUpdateError
+ * for a failed, malformed or implausible source, SeclookupError when the current file cannot
+ * be read; the file is unchanged whenever it throws.
+ */
+export async function updateDisposableDomains(options: DisposableUpdateOptions): Promise<DisposableUpdateReport> {
+  const path = disposableListPath(options.dataDir);
+  const current = loadDisposableDomains(path);
+  const progress = options.onProgress ?? (() => {});
+  const settings: RequestSettings = {
+    timeouts: resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? DISPOSABLE_DEFAULT_TIMEOUT_MS }, DEFAULT_TIMEOUTS, 'timeouts'),
+    maxBytes: options.maxBytes ?? DISPOSABLE_DEFAULT_MAX_BYTES,
+  };
+  const fetchList = (url: string) => fetchStringArray(options.mirror ? viaMirror(url, options.mirror) : url, settings);
+
+  const [index, wildcard] = await Promise.all([fetchList(DISPOSABLE_SOURCE_URLS.index), fetchList(DISPOSABLE_SOURCE_URLS.wildcard)]);
+  progress(`index.json: ${index.length} entries; wildcard.json: ${wildcard.length} entries`);
+
+  const fresh = new Set<string>();
+  let dropped = 0;
+  for (const entry of [...index, ...wildcard]) {
+    const domain = normalizeListEntry(entry);
+    if (domain === null) dropped++;
+    else fresh.add(domain);
+  }
+  if (dropped > 0) progress(`left out ${dropped} ${dropped === 1 ? 'entry that is' : 'entries that are'} not a domain name`);
+  if (fresh.size < current.size / 2) {
+    throw new DisposableUpdateError(`refusing the new list: ${fresh.size} ${fresh.size === 1 ? 'domain' : 'domains'}, fewer than half of the ${current.size} on file (a truncated or broken source?)`);
+  }
+
+  const added = [...fresh].filter((domain) => !current.has(domain)).length;
+  const removed = current.size - (fresh.size - added);
+  const report: DisposableUpdateReport = { path, before: current.size, after: fresh.size, added, removed, dropped, changed: false };
+  progress(`${fresh.size} domains (+${added} -${removed})`);
+  if (added === 0 && removed === 0) return { ...report, after: current.size };
+
+  const text = formatDisposableFile(fresh, {
+    source: `${DISPOSABLE_SOURCE_URLS.index} + wildcard.json, merged`,
+    version: 'master branch as fetched on the date below',
+    date: (options.now ?? (() => new Date()))().toISOString().slice(0, 10),
+    licence: DISPOSABLE_LICENCE,
+  });
+  parseDisposableDomains(text, path); // never write a file the loader would refuse
+  await writeAtomically(path, text);
+  return { ...report, changed: true };
+}
+
+// --- fetching -------------------------------------------------------------------------------
+
+interface RequestSettings {
+  timeouts: Required<TimeoutOptions>;
+  maxBytes: number;
+}
+
+/** `https://host/path` as `${mirror}/host/path`. */
+export function viaMirror(url: string, mirror: string): string {
+  const { host, pathname, search } = new URL(url);
+  return `${mirror.replace(/\/+$/, '')}/${host}${pathname}${search}`;
+}
+
+/** GET a JSON array of strings within the limits; every failure is a DisposableUpdateError naming the document. */
+async function fetchStringArray(url: string, settings: RequestSettings): Promise<string[]> {
+  const name = url.slice(url.lastIndexOf('/') + 1);
+  let response: HttpGetResponse;
+  try {
+    response = await httpGet(url, {
+      timeouts: settings.timeouts,
+      maxBytes: settings.maxBytes,
+      headers: { accept: 'application/json', 'user-agent': 'seclookup-disposable-domains-updater' },
+    });
+  } catch (error) {
+    throw new DisposableUpdateError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (response.status < 200 || response.status > 299) throw new DisposableUpdateError(`${name}: HTTP ${response.status}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body.toString('utf8'));
+  } catch {
+    throw new DisposableUpdateError(`${name}: the response is not valid JSON`);
+  }
+  if (!Array.isArray(body) || !body.every((entry) => typeof entry === 'string')) {
+    throw new DisposableUpdateError(`${name}: expected a JSON array of domain names`);
+  }
+  return body as string[];
+}
+
+// --- files ----------------------------------------------------------------------------------
+
+/**
+ * Write to a temporary file beside `path` (same file system, same permissions), then rename
+ * it over `path`: readers see the old list or the new one, never half of one.
+ */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const { mode } = await stat(path);
+  try {
+    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
+    await rename(temporary, path);
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+}

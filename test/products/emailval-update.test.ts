@@ -1,0 +1,183 @@
+/**
+ * updateDisposableDomains against a real loopback HTTP server standing in for the official
+ * source (through --mirror): a good update, an unchanged one, and hostile answers (hang, a
+ * stalled body, garbage, a wrong shape, 500, oversize, an implausibly short list), each of
+ * which must leave the file byte for byte as it was. Then the same through the built CLI.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLookup } from '../../src/lookup.js';
+import { formatDisposableFile } from '../../src/products/emailval/disposable.js';
+import { DISPOSABLE_SOURCE_URLS, DisposableUpdateError, updateDisposableDomains, viaMirror, type DisposableUpdateOptions } from '../../src/products/emailval/update.js';
+import { runCli } from '../cli/harness.js';
+import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
+
+const INDEX_PATH = viaMirror(DISPOSABLE_SOURCE_URLS.index, '');
+const WILDCARD_PATH = viaMirror(DISPOSABLE_SOURCE_URLS.wildcard, '');
+/** What the test data folder starts with: six domains. */
+const ON_FILE = ['mailinator.com', 'guerrillamail.com', 'yopmail.com', 'trashmail.example', 'old-gone.example', 'ddns.net'];
+const ROLES = '# category\tlocal_part\nother\tadmin\n';
+
+let server: HttpFixture;
+let dataDir: string;
+let file: string;
+let progress: string[];
+
+function serve(index: unknown, wildcard: unknown = ['ddns.net']): void {
+  server.routes.set(INDEX_PATH, respond.json(index));
+  server.routes.set(WILDCARD_PATH, respond.json(wildcard));
+  server.hits.clear();
+}
+
+function update(options: Partial<DisposableUpdateOptions> = {}) {
+  return updateDisposableDomains({ dataDir, mirror: server.url, timeoutMs: 2_000, onProgress: (line) => progress.push(line), now: () => new Date('2026-12-01T10:00:00Z'), ...options });
+}
+
+/** The update must fail with a DisposableUpdateError whose message contains `message`, leaving the file and folder as they were. */
+async function expectRefused(message: string, options: Partial<DisposableUpdateOptions> = {}): Promise<void> {
+  const before = readFileSync(file, 'utf8');
+  const error = await update(options).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(DisposableUpdateError);
+  expect((error as Error).message).toContain(message);
+  expect(readFileSync(file, 'utf8')).toBe(before);
+  expect(readdirSync(join(dataDir, 'emailval')).sort()).toEqual(['disposable-domains.txt', 'role-based-local-parts.tsv']);
+}
+
+beforeAll(async () => {
+  server = await startHttpFixture();
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'seclookup-emailval-update-'));
+  mkdirSync(join(dataDir, 'emailval'));
+  file = join(dataDir, 'emailval', 'disposable-domains.txt');
+  writeFileSync(file, formatDisposableFile(ON_FILE, { source: 'test', version: 'test', date: '2026-11-23', licence: 'MIT' }));
+  writeFileSync(join(dataDir, 'emailval', 'role-based-local-parts.tsv'), ROLES);
+  progress = [];
+  server.routes.clear();
+});
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('updateDisposableDomains', () => {
+  it('merges index.json and wildcard.json, converts IDN, drops non-domains, and rewrites the file with its header', async () => {
+    serve(['mailinator.com', 'GuerrillaMail.com', 'yopmail.com', 'trashmail.example', 'new-one.example', 'Bücher-mail.example', 'not a domain', 'localhost', ''], ['ddns.net', 'wild.example']);
+    const report = await update();
+    expect(report).toEqual({ path: file, before: 6, after: 8, added: 3, removed: 1, dropped: 3, changed: true });
+    expect(readFileSync(file, 'utf8')).toBe(
+      [
+        '# Disposable e-mail domains for seclookup emailval: one per line, lower-case ASCII (IDN as punycode).',
+        '# A subdomain of a listed domain counts as listed, down to the registrable domain.',
+        `# Source: ${DISPOSABLE_SOURCE_URLS.index} + wildcard.json, merged`,
+        '# Version: master branch as fetched on the date below',
+        '# Date: 2026-12-01',
+        '# Licence: MIT (disposable-email-domains, github.com/ivolo/disposable-email-domains; see SOURCES.md)',
+        '# Entries: 8',
+        'ddns.net',
+        'guerrillamail.com',
+        'mailinator.com',
+        'new-one.example',
+        'trashmail.example',
+        'wild.example',
+        'xn--bcher-mail-9db.example',
+        'yopmail.com',
+        '',
+      ].join('\n'),
+    );
+    expect(progress).toEqual(['index.json: 9 entries; wildcard.json: 2 entries', 'left out 3 entries that are not a domain name', '8 domains (+3 -1)']);
+    expect(Object.fromEntries(server.hits)).toEqual({ [INDEX_PATH]: 1, [WILDCARD_PATH]: 1 });
+    // The engine loads the new file: a subdomain of a new entry is disposable, a removed one is not.
+    const engine = createLookup({ dataDir }).engine('emailval');
+    expect([engine.disposableCount, engine.isDisposable('x.wild.example'), engine.isDisposable('old-gone.example')]).toEqual([8, true, false]);
+  });
+
+  it('leaves the file untouched when the set of domains is the same (order and case aside)', async () => {
+    const before = readFileSync(file, 'utf8');
+    serve([...ON_FILE].reverse().map((d) => d.toUpperCase()));
+    expect(await update()).toEqual({ path: file, before: 6, after: 6, added: 0, removed: 0, dropped: 0, changed: false });
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('takes a mirror URL with a trailing slash', async () => {
+    serve(ON_FILE);
+    expect((await update({ mirror: `${server.url}/` })).changed).toBe(false);
+    expect(server.hits.get(INDEX_PATH)).toBe(1);
+  });
+
+  it('refuses a list with fewer than half the domains on file', async () => {
+    serve(['mailinator.com', 'yopmail.com']); // with wildcard.json's ddns.net: 3, exactly half, is accepted
+    expect((await update()).after).toBe(3);
+    serve([]);
+    await expectRefused('refusing the new list: 1 domain, fewer than half of the 3 on file');
+  });
+
+  it('refuses a server that accepts and never answers, within the timeout', async () => {
+    server.routes.set(INDEX_PATH, respond.hang());
+    server.routes.set(WILDCARD_PATH, respond.json(['ddns.net']));
+    const started = Date.now();
+    await expectRefused('index.json: timeout after 300 ms', { timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('refuses a body that stalls halfway', async () => {
+    serve(ON_FILE);
+    server.routes.set(WILDCARD_PATH, respond.stallBody('["ddns.net", '));
+    await expectRefused('wildcard.json: timeout after 300 ms', { timeoutMs: 300 });
+  });
+
+  it('refuses garbage', async () => {
+    serve(ON_FILE);
+    server.routes.set(INDEX_PATH, respond.text('<html>rate limited</html>', { contentType: 'text/html' }));
+    await expectRefused('index.json: the response is not valid JSON');
+  });
+
+  it.each([
+    ['an object', { domains: ON_FILE }],
+    ['an array with a non-string', [...ON_FILE, 42]],
+  ])('refuses JSON of the wrong shape: %s', async (_name, body) => {
+    serve(body);
+    await expectRefused('index.json: expected a JSON array of domain names');
+  });
+
+  it('refuses an error status', async () => {
+    serve(ON_FILE);
+    server.routes.set(WILDCARD_PATH, respond.status(500));
+    await expectRefused('wildcard.json: HTTP 500');
+  });
+
+  it('refuses an oversize answer, declared or chunked', async () => {
+    const big = Array.from({ length: 500 }, (_, i) => `disposable-${i}.example`);
+    serve(big);
+    await expectRefused('index.json: response larger than 4096 bytes', { maxBytes: 4096 });
+    server.routes.set(INDEX_PATH, respond.chunked(JSON.stringify(big), 512));
+    await expectRefused('index.json: response larger than 4096 bytes', { maxBytes: 4096 });
+  });
+
+  it('refuses when the source cannot be reached at all', async () => {
+    await expectRefused('index.json: request failed: ECONNREFUSED', { mirror: 'http://127.0.0.1:1' });
+  });
+
+  it('fails with dataset_missing, naming the file, when there is no list to update', async () => {
+    rmSync(file);
+    serve(ON_FILE);
+    await expect(update()).rejects.toMatchObject({ code: 'dataset_missing', message: expect.stringContaining('disposable-domains.txt') });
+  });
+});
+
+describe('seclookup data update emailval (built CLI)', () => {
+  it('updates from the mirror and exits 0; a refused update exits 1 and changes nothing', async () => {
+    serve([...ON_FILE, 'new-one.example']);
+    const ok = await runCli(['data', 'update', 'emailval', '--data-dir', dataDir, '--mirror', server.url, '--timeout', '2000']);
+    expect([ok.code, ok.stdout.trim()]).toEqual([0, `emailval: 7 disposable domains (+1 -0); wrote ${file}`]);
+    expect(ok.stderr).toContain('Restart `seclookup serve` to load the new list.');
+    expect(readFileSync(file, 'utf8')).toContain('\nnew-one.example\n');
+
+    const before = readFileSync(file, 'utf8');
+    server.routes.set(INDEX_PATH, respond.hang());
+    const refused = await runCli(['data', 'update', 'emailval', '--data-dir', dataDir, '--mirror', server.url, '--timeout', '300']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('emailval update failed, dataset left unchanged: index.json: timeout after 300 ms');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+});

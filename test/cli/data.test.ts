@@ -2,7 +2,7 @@ import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookRangesDataset } from '../../src/products/webhookip/types.js';
-import { viaMirror } from '../../src/products/webhookip/update.js';
+import { viaMirror } from '../../src/lib/source-update.js';
 import { respond, startHttpFixture, type FixtureHandler, type HttpFixture } from '../servers/http-fixture.js';
 import { createTempDirs, REPO_ROOT, runCli, runCliJson } from './harness.js';
 

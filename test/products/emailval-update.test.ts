@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLookup } from '../../src/lookup.js';
 import { formatDisposableFile } from '../../src/products/emailval/disposable.js';
-import { DISPOSABLE_SOURCE_URLS, DisposableUpdateError, updateDisposableDomains, viaMirror, type DisposableUpdateOptions } from '../../src/products/emailval/update.js';
+import { viaMirror } from '../../src/lib/source-update.js';
+import { DISPOSABLE_SOURCE_URLS, DisposableUpdateError, updateDisposableDomains, type DisposableUpdateOptions } from '../../src/products/emailval/update.js';
 import { runCli } from '../cli/harness.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 

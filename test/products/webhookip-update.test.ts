@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createWebhookIpEngine, loadWebhookRanges } from '../../src/products/webhookip/engine.js';
-import { updateWebhookRanges, viaMirror, WEBHOOK_FEED_URLS, type WebhookUpdateOptions } from '../../src/products/webhookip/update.js';
+import { viaMirror } from '../../src/lib/source-update.js';
+import { updateWebhookRanges, WEBHOOK_FEED_URLS, type WebhookUpdateOptions } from '../../src/products/webhookip/update.js';
 import type { WebhookRangesDataset } from '../../src/products/webhookip/types.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 

@@ -238,3 +238,16 @@ function clamp(value: number, min: number, max: number): number {
 function rcodeName(rcode: number): string {
   return Object.entries(RCODE).find(([, code]) => code === rcode)?.[0] ?? `rcode ${rcode}`;
 }
+
+/**
+ * How fresh a result built from `answers` is: when its oldest answer was fetched, and how long
+ * until its first answer expires (an answer served from the cache has already aged), so a
+ * result cached for `ttlMs` never outlives its data.
+ */
+export function freshnessOf(answers: readonly DnsAnswer<DnsRecordType>[], now: number): { fetchedAt: number; ttlMs: number } {
+  if (answers.length === 0) return { fetchedAt: now, ttlMs: 0 };
+  return {
+    fetchedAt: Math.min(...answers.map((answer) => answer.fetchedAt)),
+    ttlMs: Math.min(...answers.map((answer) => answer.fetchedAt + answer.ttl * 1000)) - now,
+  };
+}

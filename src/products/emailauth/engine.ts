@@ -1,7 +1,8 @@
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
-import type { DnsAnswer, DnsResolver } from '../../lib/dns/index.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { normalizeDomain, type EmailDomain } from './domain.js';
 import { dkimKey, isDmarcRecord, isSpfRecord } from './records.js';
 import {
@@ -16,11 +17,7 @@ import {
 } from './types.js';
 
 /** What the cache keeps per domain: the result, its JSON, and when its oldest DNS answer was fetched (ms). */
-export interface CachedEmailAuth {
-  result: EmailAuthResult;
-  json: string;
-  fetchedAt: number;
-}
+export type CachedEmailAuth = CachedResult<EmailAuthResult>;
 
 export interface EmailAuthEngine {
   /** Validate and normalize a domain (see {@link normalizeDomain}); LookupError `invalid_domain`. */
@@ -63,33 +60,23 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
   if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) {
     throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
-  const results = deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const store = deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const results = createResultCache(store, copyResult);
   const now = deps.now ?? Date.now;
   const resolver = typeof deps.dns === 'function' ? deps.dns : () => deps.dns as DnsResolver;
 
-  async function lookUpAndRemember(domain: EmailDomain): Promise<LookupOutcome<EmailAuthResult>> {
+  async function lookUp(domain: EmailDomain): Promise<Computed<EmailAuthResult>> {
     const answers: DnsAnswer<'TXT'>[] = [];
     const txt = (name: string) => resolveTxt(resolver(), name, answers);
     const [spf, dmarc, dkim] = await Promise.all([findSpf(txt, domain), findDmarc(txt, domain), findDkim(txt, domain)]);
     const result: EmailAuthResult = { domain: domain.name, score: score(spf, dmarc, dkim), spf, dkim, dmarc };
-    const json = JSON.stringify(result);
-    const fetchedAt = Math.min(...answers.map((a) => a.fetchedAt));
-    // Live as long as the shortest-lived answer still has to (answers from the resolver's
-    // cache are part-way through their TTL). A partial result is not kept: the next call
-    // asks again for what failed.
-    const ttlMs = Math.min(...answers.map((a) => a.fetchedAt + a.ttl * 1000)) - now();
-    if (ttlMs > 0 && dkim.failed_selectors.length === 0) results?.set(domain.name, { result, json, fetchedAt }, ttlMs);
-    return { result: copyResult(result), cached: false, fetchedAt: new Date(fetchedAt), json };
+    // Kept while every DNS answer behind it is fresh; a partial result is not kept, so the next
+    // call asks again for what failed.
+    const { fetchedAt, ttlMs } = freshnessOf(answers, now());
+    return { result, fetchedAt, ttlMs: dkim.failed_selectors.length === 0 ? ttlMs : 0 };
   }
 
-  // The cached object never leaves the engine, so callers cannot corrupt it.
-  const fromCache = (hit: CachedEmailAuth): LookupOutcome<EmailAuthResult> => ({ result: copyResult(hit.result), cached: true, fetchedAt: new Date(hit.fetchedAt), json: hit.json });
-
-  function lookupNormalized(domain: EmailDomain): MaybePromise<LookupOutcome<EmailAuthResult>> {
-    const hit = results?.get(domain.name);
-    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : lookUpAndRemember(domain)));
-    return hit ? fromCache(hit) : lookUpAndRemember(domain);
-  }
+  const lookupNormalized = (domain: EmailDomain) => results.lookup(domain.name, () => lookUp(domain));
 
   return { normalize: normalizeDomain, lookupNormalized, lookup: (domain) => lookupNormalized(normalizeDomain(domain)) };
 }

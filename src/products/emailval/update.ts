@@ -10,10 +10,7 @@
  * is refused as implausible (a truncated or hijacked source); the file is rewritten atomically,
  * and only when the set of domains changed.
  */
-import { randomBytes } from 'node:crypto';
-import { rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
-import { httpGet, type HttpGetResponse } from '../../lib/http-get.js';
+import { createSourceFetcher, writeAtomically, type SourceFetcher, type SourceRequestOptions } from '../../lib/source-update.js';
 import { disposableListPath, formatDisposableFile, loadDisposableDomains, normalizeListEntry, parseDisposableDomains } from './disposable.js';
 
 export const DISPOSABLE_SOURCE_URLS = {
@@ -24,17 +21,10 @@ export const DISPOSABLE_SOURCE_URLS = {
 /** The licence line written into the file header. */
 export const DISPOSABLE_LICENCE = 'MIT (disposable-email-domains, github.com/ivolo/disposable-email-domains; see SOURCES.md)';
 
-export interface DisposableUpdateOptions {
+/** Request limits default to 30 s per request and 20 MB per document (index.json is about 2.5 MB). */
+export interface DisposableUpdateOptions extends SourceRequestOptions {
   /** Data folder holding `emailval/disposable-domains.txt`; read and rewritten in place. */
   dataDir: string;
-  /** Fetch `https://host/path` from `${mirror}/host/path` instead (an internal mirror, or a loopback server in tests). */
-  mirror?: string;
-  /** Per request, headers and body together (`timeouts.totalMs`). @default 30000 ms */
-  timeoutMs?: number;
-  /** Connect and total limits per request; wins over `timeoutMs`. @default connect 3 s, total 30 s */
-  timeouts?: TimeoutOptions;
-  /** Largest response accepted per document. @default 20 MB (index.json is about 2.5 MB) */
-  maxBytes?: number;
   /** Progress lines, for stderr. */
   onProgress?: (line: string) => void;
   /** Clock for the header's date (UTC). @default () => new Date() */
@@ -70,11 +60,12 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
   const path = disposableListPath(options.dataDir);
   const current = loadDisposableDomains(path);
   const progress = options.onProgress ?? (() => {});
-  const settings: RequestSettings = {
-    timeouts: resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? DISPOSABLE_DEFAULT_TIMEOUT_MS }, DEFAULT_TIMEOUTS, 'timeouts'),
-    maxBytes: options.maxBytes ?? DISPOSABLE_DEFAULT_MAX_BYTES,
-  };
-  const fetchList = (url: string) => fetchStringArray(options.mirror ? viaMirror(url, options.mirror) : url, settings);
+  const fetcher = createSourceFetcher(
+    options,
+    { timeoutMs: DISPOSABLE_DEFAULT_TIMEOUT_MS, maxBytes: DISPOSABLE_DEFAULT_MAX_BYTES, userAgent: 'seclookup-disposable-domains-updater' },
+    (reason, url, cause) => new DisposableUpdateError(`${documentName(url)}: ${reason.replace('response is not valid JSON', 'the response is not valid JSON')}`, { cause }),
+  );
+  const fetchList = (url: string) => fetchStringArray(fetcher, url);
 
   const [index, wildcard] = await Promise.all([fetchList(DISPOSABLE_SOURCE_URLS.index), fetchList(DISPOSABLE_SOURCE_URLS.wildcard)]);
   progress(`index.json: ${index.length} entries; wildcard.json: ${wildcard.length} entries`);
@@ -110,57 +101,15 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
 
 // --- fetching -------------------------------------------------------------------------------
 
-interface RequestSettings {
-  timeouts: Required<TimeoutOptions>;
-  maxBytes: number;
-}
-
-/** `https://host/path` as `${mirror}/host/path`. */
-export function viaMirror(url: string, mirror: string): string {
-  const { host, pathname, search } = new URL(url);
-  return `${mirror.replace(/\/+$/, '')}/${host}${pathname}${search}`;
-}
-
-/** GET a JSON array of strings within the limits; every failure is a DisposableUpdateError naming the document. */
-async function fetchStringArray(url: string, settings: RequestSettings): Promise<string[]> {
-  const name = url.slice(url.lastIndexOf('/') + 1);
-  let response: HttpGetResponse;
-  try {
-    response = await httpGet(url, {
-      timeouts: settings.timeouts,
-      maxBytes: settings.maxBytes,
-      headers: { accept: 'application/json', 'user-agent': 'seclookup-disposable-domains-updater' },
-    });
-  } catch (error) {
-    throw new DisposableUpdateError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  if (response.status < 200 || response.status > 299) throw new DisposableUpdateError(`${name}: HTTP ${response.status}`);
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body.toString('utf8'));
-  } catch {
-    throw new DisposableUpdateError(`${name}: the response is not valid JSON`);
-  }
+/** A JSON array of strings; every failure is a DisposableUpdateError naming the document. */
+async function fetchStringArray(fetcher: SourceFetcher, url: string): Promise<string[]> {
+  const body = await fetcher.json(url);
   if (!Array.isArray(body) || !body.every((entry) => typeof entry === 'string')) {
-    throw new DisposableUpdateError(`${name}: expected a JSON array of domain names`);
+    throw new DisposableUpdateError(`${documentName(url)}: expected a JSON array of domain names`);
   }
   return body as string[];
 }
 
-// --- files ----------------------------------------------------------------------------------
-
-/**
- * Write to a temporary file beside `path` (same file system, same permissions), then rename
- * it over `path`: readers see the old list or the new one, never half of one.
- */
-async function writeAtomically(path: string, content: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const { mode } = await stat(path);
-  try {
-    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
-  }
+function documentName(url: string): string {
+  return url.slice(url.lastIndexOf('/') + 1);
 }

@@ -1,15 +1,13 @@
 import UAParser from 'ua-parser-js';
 import { invalidOption, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
 import { isBot, restoreSpaces } from './bots.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
 
 /** What the cache keeps per User-Agent: the result and its JSON, made once. */
-export interface CachedUserAgent {
-  result: UserAgentResult;
-  json: string;
-}
+export type CachedUserAgent = CachedResult<UserAgentResult>;
 
 export interface UserAgentEngine {
   /**
@@ -43,26 +41,13 @@ export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cach
   if (!Number.isInteger(cacheSize) || cacheSize < 0) {
     throw invalidOption(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
-  const results = cache !== undefined ? cache : cacheSize > 0 ? createProductCache<CachedUserAgent>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const store = cache !== undefined ? cache : cacheSize > 0 ? createProductCache<CachedUserAgent>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const results = createResultCache(store, copyResult);
   // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,
   // which builds a dozen closures each time. Safe because parsing is synchronous.
   const parser = new UAParser();
-
-  function parseAndRemember(ua: string): LookupOutcome<UserAgentResult> {
-    const result = parse(parser, ua);
-    const json = JSON.stringify(result);
-    results?.set(ua, { result, json });
-    return { result: copyResult(result), cached: false, json };
-  }
-
-  // The cached object never leaves the engine, so callers cannot corrupt it.
-  const fromCache = (hit: CachedUserAgent): LookupOutcome<UserAgentResult> => ({ result: copyResult(hit.result), cached: true, json: hit.json });
-
-  function lookupNormalized(ua: string): MaybePromise<LookupOutcome<UserAgentResult>> {
-    const hit = results?.get(ua);
-    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : parseAndRemember(ua)));
-    return hit ? fromCache(hit) : parseAndRemember(ua);
-  }
+  // Parsing is a pure function of the UA: a result is kept until evicted.
+  const lookupNormalized = (ua: string) => results.lookup(ua, () => ({ result: parse(parser, ua) }));
 
   const normalize = (input: string) => truncate(validate(input));
   return { normalize, lookupNormalized, lookup: (input) => lookupNormalized(normalize(input)) };

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
-import { DEFAULT_MAX_BYTES, httpGet, type HttpGetResponse } from '../../lib/http-get.js';
+import { DEFAULT_MAX_BYTES } from '../../lib/http-get.js';
+import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
 import { formatIp, isPublicIp, parseCidr } from '../../lib/ip.js';
 import { cidrProblem, loadWebhookRanges, validateWebhookRanges, webhookRangesPath } from './engine.js';
 import type { WebhookRangesDataset } from './types.js';
@@ -14,20 +12,10 @@ import type { WebhookRangesDataset } from './types.js';
  * atomically and only when something changed.
  */
 
-export interface WebhookUpdateOptions {
+/** Request limits default to 15 s per request and 5 MB per response. */
+export interface WebhookUpdateOptions extends SourceRequestOptions {
   /** Data folder holding `webhookip/ranges.json`; the file is read and rewritten in place. */
   dataDir: string;
-  /**
-   * Fetch `https://host/path` from `${mirror}/host/path` instead (an internal mirror, or a
-   * loopback server in tests).
-   */
-  mirror?: string;
-  /** Per request, headers and body together (`timeouts.totalMs`). @default 15000 ms */
-  timeoutMs?: number;
-  /** Connect and total limits per request; wins over `timeoutMs`. @default connect 3 s, total 15 s */
-  timeouts?: TimeoutOptions;
-  /** Largest response body accepted. @default 5 MB */
-  maxBytes?: number;
   /** One line per provider, e.g. `stripe: 15 ranges (+1 -0)`; the CLI prints them to stderr. */
   onProgress?: (line: string) => void;
   /** Clock for the `generated` date (UTC). @default () => new Date() */
@@ -99,10 +87,7 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 export async function updateWebhookRanges(options: WebhookUpdateOptions): Promise<WebhookUpdateReport> {
   const path = webhookRangesPath(options.dataDir);
   const current = loadWebhookRanges(options.dataDir);
-  const request: RequestSettings = {
-    timeouts: resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, DEFAULT_TIMEOUTS, 'timeouts'),
-    maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
-  };
+  const fetcher = createSourceFetcher(options, { timeoutMs: DEFAULT_TIMEOUT_MS, maxBytes: DEFAULT_MAX_BYTES, userAgent: 'seclookup-webhook-ranges-updater' }, (reason) => new FeedError(reason));
   const progress = options.onProgress ?? (() => {});
 
   // Every needed URL at once, each once; a feed none of the dataset's providers uses is skipped.
@@ -110,7 +95,7 @@ export async function updateWebhookRanges(options: WebhookUpdateOptions): Promis
   const bodies = new Map<string, Promise<unknown>>();
   for (const feed of WEBHOOK_FEEDS) {
     if (!Object.keys(feed.providers).some((id) => ids.has(id))) continue;
-    const body = fetchJson(options.mirror ? viaMirror(feed.url, options.mirror) : feed.url, request);
+    const body = fetcher.json(feed.url);
     body.catch(() => {}); // awaited below, per provider; this only silences the early rejection
     bodies.set(feed.url, body);
   }
@@ -233,57 +218,6 @@ function canonicalCidr(cidr: string): string {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-// --- fetching -------------------------------------------------------------------------------
-
-interface RequestSettings {
-  timeouts: Required<TimeoutOptions>;
-  maxBytes: number;
-}
-
-/** `https://host/path` as `${mirror}/host/path`. */
-export function viaMirror(url: string, mirror: string): string {
-  const { host, pathname, search } = new URL(url);
-  return `${mirror.replace(/\/+$/, '')}/${host}${pathname}${search}`;
-}
-
-/** GET a JSON document within the time and size limits; failures become FeedErrors. */
-async function fetchJson(url: string, settings: RequestSettings): Promise<unknown> {
-  let response: HttpGetResponse;
-  try {
-    response = await httpGet(url, {
-      timeouts: settings.timeouts,
-      maxBytes: settings.maxBytes,
-      headers: { accept: 'application/json', 'user-agent': 'seclookup-webhook-ranges-updater' },
-    });
-  } catch (error) {
-    throw new FeedError(error instanceof Error ? error.message : String(error));
-  }
-  if (response.status < 200 || response.status > 299) throw new FeedError(`HTTP ${response.status}`);
-  try {
-    return JSON.parse(response.body.toString('utf8'));
-  } catch {
-    throw new FeedError('response is not valid JSON');
-  }
-}
-
-// --- writing --------------------------------------------------------------------------------
-
-/**
- * Write to a temporary file beside `path` (same file system, same permissions), then rename
- * it over `path`: readers see the old file or the new one, never half of one.
- */
-async function writeAtomically(path: string, content: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const { mode } = await stat(path);
-  try {
-    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
-  }
 }
 
 function isoDate(date: Date): string {

@@ -1,0 +1,61 @@
+/**
+ * The result cache every caching engine uses around its own lookup: a hit hands back a copy of
+ * the stored result (with its JSON, for the API to splice in) and `cached: true`; a miss runs
+ * the lookup, remembers its result for as long as the lookup says, and answers `cached: false`.
+ * Synchronous whenever the store and the lookup are, so hot paths stay promise-free.
+ */
+import type { ProductCache } from './cache.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from './outcome.js';
+
+/** What is stored per key: the result, its JSON made once, and when its data was retrieved (ms). */
+export interface CachedResult<Result> {
+  result: Result;
+  json: string;
+  fetchedAt?: number;
+}
+
+/** What a lookup hands the cache on a miss. */
+export interface Computed<Result> {
+  result: Result;
+  /** When the data behind the result was retrieved (ms since the epoch), for `fetched_at`. */
+  fetchedAt?: number;
+  /** How long to keep the result: the cache's own TTL when absent, not at all when 0 or less. */
+  ttlMs?: number;
+}
+
+export interface ResultCache<Result> {
+  /** The cached outcome for `key`, or `compute()`'s, remembered. */
+  lookup(key: string, compute: () => MaybePromise<Computed<Result>>): MaybePromise<LookupOutcome<Result>>;
+}
+
+/**
+ * @param cache the product's cache, or null to compute every time.
+ * @param copy a deep copy of a result: the stored object never leaves the engine, so callers
+ *   cannot corrupt it.
+ */
+export function createResultCache<Result>(cache: ProductCache<CachedResult<Result>> | null, copy: (result: Result) => Result): ResultCache<Result> {
+  const outcome = (entry: CachedResult<Result>, cached: boolean): LookupOutcome<Result> => {
+    const answer: LookupOutcome<Result> = { result: copy(entry.result), cached, json: entry.json };
+    if (entry.fetchedAt !== undefined) answer.fetchedAt = new Date(entry.fetchedAt);
+    return answer;
+  };
+
+  function remember(key: string, computed: Computed<Result>): LookupOutcome<Result> {
+    const entry: CachedResult<Result> = { result: computed.result, json: JSON.stringify(computed.result), fetchedAt: computed.fetchedAt };
+    if (computed.ttlMs === undefined || computed.ttlMs > 0) cache?.set(key, entry, computed.ttlMs);
+    return outcome(entry, false);
+  }
+
+  function miss(key: string, compute: () => MaybePromise<Computed<Result>>): MaybePromise<LookupOutcome<Result>> {
+    const computed = compute();
+    return isPromise(computed) ? computed.then((done) => remember(key, done)) : remember(key, computed);
+  }
+
+  return {
+    lookup(key, compute) {
+      const hit = cache?.get(key);
+      if (isPromise(hit)) return hit.then((found) => (found ? outcome(found, true) : miss(key, compute)));
+      return hit ? outcome(hit, true) : miss(key, compute);
+    },
+  };
+}

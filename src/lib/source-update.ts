@@ -1,0 +1,81 @@
+/**
+ * What every dataset updater (`seclookup data update <product>`) shares: the request limits,
+ * fetching a JSON document from its official URL or an internal mirror, and rewriting the
+ * dataset file atomically. Each product keeps only what is its own: its sources, how to read
+ * them, and its plausibility checks.
+ */
+import { randomBytes } from 'node:crypto';
+import { rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
+import { httpGet, type HttpGetResponse } from './http-get.js';
+
+/** The request options every updater takes. */
+export interface SourceRequestOptions {
+  /** Fetch `https://host/path` from `${mirror}/host/path` instead (an internal mirror, or a loopback server in tests). */
+  mirror?: string;
+  /** Per request, headers and body together (`timeouts.totalMs`). @default the updater's own */
+  timeoutMs?: number;
+  /** Connect and total limits per request; wins over `timeoutMs`. */
+  timeouts?: TimeoutOptions;
+  /** Largest response accepted per document. @default the updater's own */
+  maxBytes?: number;
+}
+
+/** Resolved limits for one updater run. */
+export interface SourceFetcher {
+  /** GET a JSON document; every failure is thrown as `fail(reason)`, the reason naming what went wrong. */
+  json(url: string): Promise<unknown>;
+}
+
+/**
+ * A fetcher with the updater's defaults (`timeoutMs`, `maxBytes`) filled in from `options`.
+ * `fail` turns a reason (`timeout after 15000 ms`, `HTTP 500`, `response is not valid JSON`,
+ * `response larger than 5 MB`, `request failed: ECONNREFUSED`) into the updater's own error.
+ */
+export function createSourceFetcher(
+  options: SourceRequestOptions,
+  defaults: { timeoutMs: number; maxBytes: number; userAgent: string },
+  fail: (reason: string, url: string, cause?: unknown) => Error,
+): SourceFetcher {
+  const timeouts = resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? defaults.timeoutMs }, DEFAULT_TIMEOUTS, 'timeouts');
+  const maxBytes = options.maxBytes ?? defaults.maxBytes;
+  return {
+    async json(url) {
+      const target = options.mirror ? viaMirror(url, options.mirror) : url;
+      let response: HttpGetResponse;
+      try {
+        response = await httpGet(target, { timeouts, maxBytes, headers: { accept: 'application/json', 'user-agent': defaults.userAgent } });
+      } catch (error) {
+        throw fail(error instanceof Error ? error.message : String(error), url, error);
+      }
+      if (response.status < 200 || response.status > 299) throw fail(`HTTP ${response.status}`, url);
+      try {
+        return JSON.parse(response.body.toString('utf8'));
+      } catch {
+        throw fail('response is not valid JSON', url);
+      }
+    },
+  };
+}
+
+/** `https://host/path` as `${mirror}/host/path`. */
+export function viaMirror(url: string, mirror: string): string {
+  const { host, pathname, search } = new URL(url);
+  return `${mirror.replace(/\/+$/, '')}/${host}${pathname}${search}`;
+}
+
+/**
+ * Write to a temporary file beside `path` (same file system, same permissions), then rename
+ * it over `path`: readers see the old file or the new one, never half of one.
+ */
+export async function writeAtomically(path: string, content: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const { mode } = await stat(path);
+  try {
+    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
+    await rename(temporary, path);
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+}

@@ -51,12 +51,14 @@ export interface ServeLogOptions {
 
 export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOptions): ServeLog {
   const destination = pino.destination({ dest, sync: false, minLength: MIN_WRITE_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
+  let readerGone = false;
   let reportedWriteError = false;
   let closing: Promise<void> | undefined;
   // pino's destination already stops writing on EPIPE (the reader went away), like `main` does
   // for stdout: a gone log reader must not stop the service. Anything else is reported once.
   destination.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE' || reportedWriteError) return;
+    if (error.code === 'EPIPE') readerGone = true;
+    if (readerGone || reportedWriteError) return;
     reportedWriteError = true;
     onWriteError?.(error);
   });
@@ -81,11 +83,14 @@ export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOption
     fatal: (error, context) => logger.fatal({ time: new Date().toISOString(), context, error: describeError(error) }),
     close(timeoutMs = CLOSE_TIMEOUT_MS) {
       closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        destination.once('close', () => {
+        // Nobody is reading any more: nothing to wait for (pino has made the stream a no-op).
+        if (readerGone) return resolve();
+        const done = () => {
           clearTimeout(timer);
           resolve();
-        });
+        };
+        const timer = setTimeout(done, timeoutMs);
+        destination.once('close', done).once('error', done);
         // Writes what is buffered (after a write in progress), then closes.
         destination.end();
       });

@@ -50,6 +50,17 @@ describe('serve log', () => {
     expect(written).toHaveLength(4);
   });
 
+  it('drops a line logged after close instead of writing to the closed file', async () => {
+    const file = join(temp.make(), 'late.jsonl');
+    const log = createServeLog({ level: 'info', dest: file });
+    log.request(requestEvent(1));
+    await log.close();
+    log.error(new Error('late'), 'closing the database');
+    // Lines are handed to the file at the end of the turn: give it a few.
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(lines(file)).toEqual([JSON.stringify({ level: 'info', ...requestEvent(1) })]);
+  });
+
   it('leaves out what is below its level', async () => {
     const dir = temp.make();
     const warn = createServeLog({ level: 'warn', dest: join(dir, 'warn.jsonl') });

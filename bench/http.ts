@@ -6,13 +6,20 @@
  * dist/), loaded by autocannon from this process; bare and seclookup are measured alternately
  * and each keeps its best round.
  *
+ * A last pair of rows measures `seclookup serve` itself as an operator runs it: the built CLI
+ * (`dist/cli.js serve`) with its JSON request log going to a file, and once more with
+ * `--log-level warn` (no request lines), against the same bare Node server.
+ *
  * Two loads: 100 connections keep the server saturated, so the ratio compares throughput
  * capacity (the goal). 10 connections, on a 2-core machine shared with the load generator,
  * leave even the bare server partly idle: that ratio measures round-trip latency, where the
  * SQLite meter's group commit (answers leave at the end of the event-loop turn) costs most.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ratioRow, type BenchRow } from './harness.js';
 
@@ -22,6 +29,7 @@ type Mode = 'bare' | 'seclookup';
 type MeterKind = 'sqlite' | 'memory';
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./servers/http-server.mjs', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const PATH = `/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`;
 /** Connections per load; the goal is judged at the saturating one. */
@@ -49,6 +57,8 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 interface Target {
   url: string;
   headers: Record<string, string>;
+  /** Requests answered 2xx over every load so far. */
+  answered: number;
 }
 
 /** Start one bench server; resolves once it prints its port. Registers the child for cleanup first. */
@@ -69,7 +79,39 @@ function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], met
       if (!output.includes('\n')) return;
       clearTimeout(timer);
       const { port, key } = JSON.parse(output.split('\n')[0]) as { port: number; key: string | null };
-      resolve({ url: `http://127.0.0.1:${port}${PATH}`, headers: key ? { authorization: `Bearer ${key}` } : {} });
+      resolve({ url: `http://127.0.0.1:${port}${PATH}`, headers: key ? { authorization: `Bearer ${key}` } : {}, answered: 0 });
+    });
+  });
+}
+
+/**
+ * Start `seclookup serve` on a fresh database in `dir`, its stdout (the JSON log) going to
+ * `dir/requests.log`, the way an operator runs it. The key comes from the CLI too: an unlimited
+ * plan, as in http-server.mjs, so the bench never reaches a limit.
+ */
+function startServe(dir: string, extraArgs: string[], children: ChildProcess[]): Promise<Target & { logFile: string }> {
+  const db = join(dir, 'serve.db');
+  const logFile = join(dir, 'requests.log');
+  const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, '--db', db], { encoding: 'utf8' });
+  cli(['plans', 'set', 'bench', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
+  const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', 'useragent', '--plan', 'bench', '--json'])) as { secret_key: string };
+  const log = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...extraArgs], { stdio: ['ignore', log, 'pipe'] });
+  closeSync(log);
+  children.push(child);
+  let errors = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`seclookup serve did not start in 15 s: ${errors}`)), 15_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`seclookup serve exited (${code}): ${errors}`));
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errors += chunk;
+      const listening = /listening on (http:\/\/[\d.]+:\d+)/.exec(errors);
+      if (!listening) return;
+      clearTimeout(timer);
+      resolve({ url: `${listening[1]}${PATH}`, headers: { authorization: `Bearer ${key}` }, answered: 0, logFile });
     });
   });
 }
@@ -80,6 +122,7 @@ async function load(target: Target, connections: number, seconds: number): Promi
   if (result.non2xx || result.errors || result.timeouts) {
     throw new Error(`${target.url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
+  target.answered += result['2xx'];
   return result['2xx'] / result.duration;
 }
 
@@ -143,8 +186,57 @@ async function benchAdapter(adapter: Adapter): Promise<BenchRow[]> {
   }
 }
 
+/** `seclookup serve` with its request log to a file, and without request lines, against bare Node. */
+async function benchServe(): Promise<BenchRow[]> {
+  const children: ChildProcess[] = [];
+  const killOnExit = () => children.forEach((child) => child.kill('SIGKILL'));
+  process.once('exit', killOnExit);
+  const root = mkdtempSync(join(tmpdir(), 'seclookup-bench-serve-'));
+  const dir = (name: string) => {
+    mkdirSync(join(root, name));
+    return join(root, name);
+  };
+  try {
+    const [bare, withLog, withoutLog] = await Promise.all([
+      startServer('node', 'bare', children),
+      startServe(dir('logged'), [], children),
+      startServe(dir('quiet'), ['--log-level', 'warn'], children),
+    ]);
+    const { connections } = LOADS[0];
+    for (const target of [bare, withLog, withoutLog]) await load(target, connections, WARMUP_SECONDS);
+    const best = { bare: 0, withLog: 0, withoutLog: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      best.bare = Math.max(best.bare, await load(bare, connections, ROUND_SECONDS));
+      best.withLog = Math.max(best.withLog, await load(withLog, connections, ROUND_SECONDS));
+      best.withoutLog = Math.max(best.withoutLog, await load(withoutLog, connections, ROUND_SECONDS));
+    }
+    // SIGTERM flushes the log: every answered request must have its line, or the row measured a log that was dropped.
+    await stopAll(children);
+    const lines = readFileSync(withLog.logFile, 'utf8').split('\n').filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
+    if (lines < withLog.answered) throw new Error(`seclookup serve logged ${lines} lookups but answered ${withLog.answered}`);
+    const row = (label: string, opsPerSec: number, goal: boolean) =>
+      ratioRow(
+        {
+          suite: 'http',
+          case: `seclookup serve (CLI, SQLite): GET /v1/useragent/lookup, warm UA cache, ${label}, ${connections} connections`,
+          baseline: 'bare node hello JSON',
+          opsPerSec,
+          baselineOpsPerSec: best.bare,
+          target: goal ? `>= ${MIN_RATIO.toFixed(2)}x` : '(info)',
+        },
+        goal ? MIN_RATIO : 0,
+      );
+    return [row('JSON request log to a file', best.withLog, true), row('--log-level warn (no request lines)', best.withoutLog, false)];
+  } finally {
+    await stopAll(children);
+    process.removeListener('exit', killOnExit);
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const adapter of ADAPTERS) rows.push(...(await benchAdapter(adapter)));
+  rows.push(...(await benchServe()));
   return rows;
 }

@@ -1,31 +1,31 @@
 /**
- * `seclookup serve`: the HTTP service on one SQLite file. Streams: stdout carries the
- * one-time starter key table and then one JSON line per request; stderr carries operator
- * messages (listening, shutdown) and JSON error lines.
+ * `seclookup serve`: the HTTP service on one SQLite file. Streams: stdout is the JSON log, one
+ * object per line (requests, errors), so it can go straight to a log collector; stderr is for
+ * the operator (listening, the one-time starter key table, shutdown).
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createListener } from '../../adapters/node.js';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
-import type { RequestLogEvent } from '../api/types.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
-import { DATA_DIR_OPTION, DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDataDir, resolveDbPath } from './args.js';
+import { DATA_DIR_OPTION, DB_OPTION, DNS_OPTION, expectPositionals, parseCidrList, parseCommand, parseDnsServers, parseInteger, resolveDataDir, resolveDbPath } from './args.js';
 import { openMeter } from './db.js';
 import { loadEngines } from './engines.js';
-import { CommandError, EXIT_FAILURE, EXIT_OK } from './errors.js';
+import { CommandError, EXIT_OK, UsageError } from './errors.js';
+import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
+import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
-/** In-flight requests get this long after SIGTERM/SIGINT before their sockets are cut. */
-const SHUTDOWN_DEADLINE_MS = 10_000;
 /** Meter setting written once the starter keys exist, so they are created only on the first start. */
 const BOOTSTRAP_SETTING = 'bootstrap';
 
 export const SERVE_HELP = `Usage:
   seclookup serve [--host HOST] [--port N] [--db FILE] [--data-dir DIR] [--trust-proxy CIDR,...]
+                  [--dns HOST:PORT,...] [--log-level LEVEL]
 
 Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
 
@@ -38,27 +38,45 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          bundled with seclookup)
   --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
                          IP (default: none; the socket address is the caller)
+  --dns HOST:PORT,...    DNS servers for emailval, emailauth and dnsbl (repeatable or
+                         comma-separated; default: the system's, from /etc/resolv.conf)
+  --log-level LEVEL      least severe log line written (default: info; request lines
+                         are info, errors error): ${LOG_LEVELS.join('|')}
   -h, --help             show this help
 
 First start on a new database: a "starter" key pair is created for each of the 15
-products and printed once on stdout. Secret keys are never shown again (only their
-hashes are stored); create more with \`seclookup keys create\`.
+products and printed once, as a table on stderr. Secret keys are never shown again (only
+their hashes are stored); create more with \`seclookup keys create\`.
 
-Output: stdout gets one JSON line per request (time, request_id, method, route, product,
-status, error_code, latency_ms, client_ip; never a key or a looked-up value). stderr gets
-the "listening on" line, shutdown messages and JSON error lines ({"level":"error",...}).
+Output: stdout is the JSON log, one object per line. A request line holds level, time,
+request_id, method, route, product, status, error_code, latency_ms and client_ip (never a
+key or a looked-up value); an error line holds level, time, context and error. Lines are
+buffered and written in the background (within a second), and flushed on exit. stderr gets
+the messages for the operator: the "listening on" line, the starter keys, shutdown.
 
-SIGTERM or SIGINT: stop accepting connections, let in-flight requests finish (at most
-${SHUTDOWN_DEADLINE_MS / 1000} s), close the database, exit 0. A second signal cuts open connections at once.
+SIGTERM or SIGINT: stop accepting connections. Requests still arriving on open connections
+are answered with "Connection: close"; connections idle for a second are closed. In-flight
+requests get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their
+connections are cut and the quota of lookups that did not complete is given back. Then the
+database is closed, the log flushed, and serve exits 0. A second signal cuts open
+connections at once.
 
-Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use),
-            2 usage error.`;
+Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
+            crashed, 2 usage error.`;
 
 export async function runServe(argv: string[]): Promise<number> {
   const command = 'serve';
   const { values, positionals } = parseCommand(
     argv,
-    { host: { type: 'string' }, port: { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, ...DB_OPTION, ...DATA_DIR_OPTION },
+    {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'trust-proxy': { type: 'string', multiple: true },
+      'log-level': { type: 'string' },
+      ...DNS_OPTION,
+      ...DB_OPTION,
+      ...DATA_DIR_OPTION,
+    },
     command,
   );
   if (values.help) {
@@ -69,29 +87,53 @@ export async function runServe(argv: string[]): Promise<number> {
   const host = values.host ?? DEFAULT_HOST;
   const port = resolvePort(values.port, command);
   const trustProxy = parseCidrList(values['trust-proxy'], '--trust-proxy', command);
+  const logLevel = parseLogLevel(values['log-level'], command);
+  const deadlineMs = resolveShutdownDeadline(command);
   const dbPath = resolveDbPath(values.db);
 
-  const lookup = loadEngines(resolveDataDir(values['data-dir']));
+  const dnsServers = parseDnsServers(values.dns, command);
+  // Every engine is built now, so a broken dataset stops serve before the port opens.
+  const lookup = loadEngines(resolveDataDir(values['data-dir']), undefined, dnsServers);
   const meter = openMeter(dbPath, { create: true });
-  const api = createApi({ lookup, meter, trustProxy, onResponse: logRequest, onError: logError });
-  const listener = createListener(api);
-  const server = createServer();
-  const shutdown = createShutdown(server, meter);
-  server.on('request', (req, res) => {
-    shutdown.track(res);
-    listener(req, res);
-  });
+  const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
+  flushOnFatal(log, note);
+  const api = trackInFlight(
+    createApi({
+      lookup,
+      meter,
+      trustProxy,
+      // Left out when the level drops request lines: the API then does not build them.
+      onResponse: log.logsRequests ? log.request : undefined,
+      onError: log.error,
+    }),
+  );
+  const server = createServer(createListener(api));
+  // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
+  handleClientErrors(server, api);
   try {
     // Port first: if it is taken, fail before creating (and printing) any starter keys.
-    await listen(server, port, host);
+    await listen(server, port, host, log);
     await announceKeys(meter, dbPath);
   } catch (error) {
     server.close();
     await meter.close();
+    await log.close();
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (database ${dbPath})`);
-  return shutdown.untilSignal();
+  return untilSignal({ server, api, meter, log, deadlineMs });
+}
+
+function parseLogLevel(flag: string | undefined, command: string): LogLevel {
+  if (flag === undefined) return 'info';
+  if (isLogLevel(flag)) return flag;
+  throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(flag)})`, command);
+}
+
+/** `$SECLOOKUP_SHUTDOWN_DEADLINE_MS` (the tests shorten it), else 10 s. */
+function resolveShutdownDeadline(command: string): number {
+  const value = process.env.SECLOOKUP_SHUTDOWN_DEADLINE_MS;
+  return value ? parseInteger(value, 'SECLOOKUP_SHUTDOWN_DEADLINE_MS', command, { min: 1 }) : DEFAULT_SHUTDOWN_DEADLINE_MS;
 }
 
 /** `--port`, else `$PORT`, else 8080; 0 lets the OS pick a free port (printed once listening). */
@@ -100,7 +142,6 @@ function resolvePort(flag: string | undefined, command: string): number {
   if (process.env.PORT) return parseInteger(process.env.PORT, 'PORT', command, { max: 65_535 });
   return DEFAULT_PORT;
 }
-
 
 /**
  * First start (no bootstrap setting and no keys yet): create and print a starter key pair per
@@ -121,16 +162,20 @@ async function announceKeys(meter: Meter, dbPath: string): Promise<void> {
   note(`${keys.length} keys in ${dbPath} (${active} active); use \`seclookup keys list\` to see them`);
 }
 
+/**
+ * On stderr, with the other operator messages: stdout is the JSON log, which often goes to a
+ * collector, and secret keys have no place there.
+ */
 function printStarterKeys(issued: readonly IssuedKeys[]): void {
-  out(`First start: created a "starter" key pair for each of the ${issued.length} products.`);
-  out('The secret keys are shown only this once (the database keeps only their hashes). Copy them now.');
-  out('Send a key as "Authorization: Bearer <key>". Manage keys with `seclookup keys`.');
-  out();
-  out(formatTable(['PRODUCT', 'SECRET KEY', 'PUBLIC KEY'], issued.map((k) => [k.product, k.secretKey, k.publicKey])));
-  out();
+  note(`First start: created a "starter" key pair for each of the ${issued.length} products.`);
+  note('The secret keys are shown only this once (the database keeps only their hashes). Copy them now.');
+  note('Send a key as "Authorization: Bearer <key>". Manage keys with `seclookup keys`.');
+  note('');
+  note(formatTable(['PRODUCT', 'SECRET KEY', 'PUBLIC KEY'], issued.map((k) => [k.product, k.secretKey, k.publicKey])));
+  note('');
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, port: number, host: string, log: ServeLog): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const reason = error.code === 'EADDRINUSE' ? 'the port is already in use' : error.code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : error.message;
@@ -139,7 +184,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
-      server.on('error', (error) => logError(error, 'server'));
+      server.on('error', (error) => log.error(error, 'server'));
       resolve();
     });
   });
@@ -148,83 +193,4 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 function urlOf(server: Server): string {
   const { address, port } = server.address() as AddressInfo;
   return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
-}
-
-/** One JSON line per request. The event holds no key and no input value by construction. */
-function logRequest(event: RequestLogEvent): void {
-  process.stdout.write(JSON.stringify({ level: 'info', ...event }) + '\n');
-}
-
-function logError(error: unknown, context: string): void {
-  process.stderr.write(JSON.stringify({ level: 'error', time: new Date().toISOString(), context, error: describeError(error) }) + '\n');
-}
-
-/** Message, stack and the chain of causes (a meter failure wraps the store's own error). */
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const stack = error.stack ?? '';
-  let text = stack.includes(error.message) ? stack : `${error.name}: ${error.message}\n${stack}`;
-  if (error.cause !== undefined) text += `\ncaused by: ${describeError(error.cause)}`;
-  return text;
-}
-
-/**
- * Graceful stop on SIGTERM/SIGINT. `track` is called for every response so that, once
- * stopping, each still-unsent response closes its connection after it is written (a
- * keep-alive socket would otherwise keep `server.close()` waiting). `untilSignal` installs the
- * signal handlers and resolves with the exit code once the server and the database are closed.
- */
-function createShutdown(server: Server, meter: Meter) {
-  const unsent = new Set<ServerResponse>();
-  let stopping = false;
-
-  function track(res: ServerResponse): void {
-    if (stopping) res.setHeader('connection', 'close');
-    unsent.add(res);
-    res.on('finish', () => {
-      unsent.delete(res);
-      if (stopping) server.closeIdleConnections();
-    });
-    res.on('close', () => unsent.delete(res));
-  }
-
-  function untilSignal(): Promise<number> {
-    return new Promise((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        if (stopping) {
-          note(`${signal} again: closing open connections now`);
-          server.closeAllConnections();
-          return;
-        }
-        stopping = true;
-        note(`${signal} received: finishing ${unsent.size} in-flight request(s), then exiting`);
-        closeGracefully().then(resolve);
-      };
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
-    });
-  }
-
-  async function closeGracefully(): Promise<number> {
-    for (const res of unsent) if (!res.headersSent) res.setHeader('connection', 'close');
-    const deadline = setTimeout(() => {
-      note(`requests still open after ${SHUTDOWN_DEADLINE_MS / 1000} s: closing their connections`);
-      server.closeAllConnections();
-    }, SHUTDOWN_DEADLINE_MS);
-    deadline.unref();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
-    clearTimeout(deadline);
-    try {
-      await meter.close();
-    } catch (error) {
-      logError(error, 'closing the database');
-      return EXIT_FAILURE;
-    }
-    note('seclookup stopped: database closed');
-    return EXIT_OK;
-  }
-
-  return { track, untilSignal };
 }

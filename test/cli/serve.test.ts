@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,7 @@ const FIREFOX_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Fir
 class ServeProcess {
   readonly stdoutLines: string[] = [];
   stderr = '';
+  /** Resolves once the process has exited and its stdout and stderr are read to the end. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private stdoutRest = '';
 
@@ -26,11 +27,11 @@ class ServeProcess {
       this.stdoutLines.push(...parts);
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   }
 
-  static async start(db: string): Promise<{ serve: ServeProcess; baseUrl: string }> {
-    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db], { env: cliEnv(), cwd: tmpdir() });
+  static async start(db: string, { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {}): Promise<{ serve: ServeProcess; baseUrl: string }> {
+    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db, ...args], { env: cliEnv(env), cwd: tmpdir() });
     const serve = new ServeProcess(child);
     running.add(serve);
     const match = await serve.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.stderr));
@@ -49,15 +50,20 @@ class ServeProcess {
     }
   }
 
-  /** The JSON request-log lines printed so far. */
+  /** Every stdout line, parsed: stdout is the JSON log and nothing else, so any other line fails here. */
   logLines(): Record<string, unknown>[] {
-    return this.stdoutLines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    return this.stdoutLines.map((line) => JSON.parse(line) as Record<string, unknown>);
   }
 
-  /** Product -> keys, from the one-time starter table. */
+  /** The log's request lines (an error line has no request_id). */
+  requestLines(): Record<string, unknown>[] {
+    return this.logLines().filter((line) => 'request_id' in line);
+  }
+
+  /** Product -> keys, from the one-time starter table (on stderr). */
   starterKeys(): Map<string, { secret: string; public: string }> {
     const keys = new Map<string, { secret: string; public: string }>();
-    for (const line of this.stdoutLines) {
+    for (const line of this.stderr.split('\n')) {
       const row = /^(\w+)\s+(\w+_sec_[\w-]+)\s+(\w+_pub_[\w-]+)$/.exec(line);
       if (row) keys.set(row[1], { secret: row[2], public: row[3] });
     }
@@ -114,16 +120,15 @@ function postInTwoParts(url: string, key: string, body: string, between: () => P
 describe('seclookup serve', () => {
   let starter: Map<string, { secret: string; public: string }>;
 
-  it('prints a starter key pair for every product once, serves lookups and logs each request as JSON', async () => {
+  it('prints a starter key pair for every product once on stderr, serves lookups and logs each request as a JSON line on stdout', async () => {
     const { serve, baseUrl } = await ServeProcess.start(db);
-    // The table is on stdout, the listening line on stderr: wait for the pipes to catch up.
     starter = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
     expect([...starter.keys()].sort()).toEqual([...PRODUCT_IDS].sort());
     for (const [product, keys] of starter) {
       expect(keys.secret.startsWith(PRODUCTS[product as keyof typeof PRODUCTS].secretPrefix)).toBe(true);
       expect(keys.public.startsWith(PRODUCTS[product as keyof typeof PRODUCTS].publicPrefix)).toBe(true);
     }
-    expect(serve.stdoutLines.join('\n')).toContain('shown only this once');
+    expect(serve.stderr).toContain('shown only this once');
     expect(starter.get('scamrisk')!.public).toMatch(/^sa_pub_/);
 
     const health = await getJson(`${baseUrl}/healthz`);
@@ -134,24 +139,28 @@ describe('seclookup serve', () => {
     expect(lookup.status).toBe(200);
     expect(lookup.body).toMatchObject({ success: true, browser: { name: 'Chrome' }, is_bot: false });
 
-    const logged = await serve.waitFor(() => serve.logLines().find((line) => line.request_id === lookup.requestId));
-    expect(logged).toMatchObject({ method: 'GET', route: '/v1/useragent/lookup', product: 'useragent', status: 200, error_code: null, client_ip: '127.0.0.1' });
+    // Lines are buffered and written in the background, at the latest a second later.
+    const logged = await serve.waitFor(() => serve.requestLines().find((line) => line.request_id === lookup.requestId));
+    expect(Object.keys(logged)).toEqual(['level', 'time', 'request_id', 'method', 'route', 'product', 'status', 'error_code', 'latency_ms', 'client_ip']);
+    expect(logged).toMatchObject({ level: 'info', method: 'GET', route: '/v1/useragent/lookup', product: 'useragent', status: 200, error_code: null, client_ip: '127.0.0.1' });
     expect(typeof logged.latency_ms).toBe('number');
-    expect(typeof logged.time).toBe('string');
+    expect(new Date(logged.time as string).toISOString()).toBe(logged.time);
     const logLine = serve.stdoutLines.find((line) => line.includes(lookup.requestId!))!;
     expect(logLine).not.toContain(uaKey);
     expect(logLine).not.toContain('Chrome');
-    expect(serve.stderr).not.toMatch(/_sec_/);
 
     expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    // stdout is the JSON log only: every line parses (logLines throws otherwise), no key in it.
+    expect(serve.logLines().map((line) => line.request_id)).toEqual([health.requestId, lookup.requestId]);
+    expect(serve.stdoutLines.join('\n')).not.toMatch(/_sec_|_pub_/);
   });
 
   it('on a restart prints no keys, only how many there are', async () => {
     const { serve, baseUrl } = await ServeProcess.start(db);
-    // Anything printed before listening is on stdout ahead of this request's log line.
     const health = await getJson(`${baseUrl}/healthz`);
-    await serve.waitFor(() => serve.logLines().some((line) => line.request_id === health.requestId));
+    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === health.requestId));
     expect(serve.starterKeys().size).toBe(0);
+    expect(serve.stderr).not.toMatch(/_sec_|_pub_/);
     expect(serve.stdoutLines.join('\n')).not.toMatch(/_sec_|_pub_/);
     expect(serve.stderr).toContain(`30 keys in ${db} (30 active); use \`seclookup keys list\``);
     expect(await serve.stop('SIGINT')).toEqual({ code: 0, signal: null });
@@ -210,3 +219,178 @@ describe('seclookup serve', () => {
   });
 });
 
+
+/** Poll an async probe until it returns something truthy; fail after 10 s. */
+async function eventually<T>(probe: () => Promise<T | null | undefined | false>, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+async function subscriptionOf(dbPath: string, secretKey: string): Promise<string> {
+  const keys = await runCliJson<{ subscription_id: string; prefix: string }[]>(['keys', 'list', '--json', '--db', dbPath]);
+  return keys.find((k) => secretKey.startsWith(k.prefix))!.subscription_id;
+}
+
+/** Monthly quota left for a subscription on the starter plan (10,000 lookups), read from the database in this process. */
+async function remainingQuota(dbPath: string, subscription: string): Promise<number> {
+  const meter = createSqliteMeter(dbPath);
+  try {
+    return (await meter.quota(subscription, 10_000, Date.now())).remaining!;
+  } finally {
+    await meter.close();
+  }
+}
+
+interface ClientReport {
+  answers: number;
+  /** Answers after SIGTERM was sent. */
+  answersAfterSignal: number;
+  /** Answers whose body was shorter than their Content-Length or not JSON. */
+  incomplete: number;
+  lastConnectionHeader: string | undefined;
+  sockets: number;
+  errors: string[];
+}
+
+/** One GET on `agent`: rejects on any socket error, never on a short body (that is counted instead). */
+function getOnce(url: string, agent: Agent, sockets: Set<unknown>): Promise<{ status: number; connection: string | undefined; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let complete = Buffer.byteLength(text) === Number(res.headers['content-length']);
+        try {
+          JSON.parse(text);
+        } catch {
+          complete = false;
+        }
+        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, complete });
+      });
+      res.on('error', reject);
+    });
+    req.on('socket', (socket) => sockets.add(socket));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * A busy keep-alive client: GETs `url` back to back on one connection (the next request is
+ * written as soon as an answer has been read) until an answer says `Connection: close`, an
+ * error, or 20 s. A well-behaved client sends nothing more on a connection after that answer.
+ */
+async function keepAliveClient(url: string, signalSent: () => boolean): Promise<ClientReport> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const sockets = new Set<unknown>();
+  const report: ClientReport = { answers: 0, answersAfterSignal: 0, incomplete: 0, lastConnectionHeader: undefined, sockets: 0, errors: [] };
+  const stopAt = Date.now() + 20_000;
+  try {
+    while (Date.now() < stopAt) {
+      const answer = await getOnce(url, agent, sockets);
+      report.answers++;
+      if (signalSent()) report.answersAfterSignal++;
+      if (answer.status !== 200 || !answer.complete) report.incomplete++;
+      report.lastConnectionHeader = answer.connection;
+      if (answer.connection === 'close') break;
+    }
+  } catch (error) {
+    report.errors.push((error as NodeJS.ErrnoException).code ?? String(error));
+  } finally {
+    report.sockets = sockets.size;
+    agent.destroy();
+  }
+  return report;
+}
+
+describe('seclookup serve: log and shutdown', () => {
+  it('writes exactly one request line per answered request before it exits on SIGTERM', async () => {
+    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'lines.db'));
+    const requestIds: string[] = [];
+    for (let batch = 0; batch < 30; batch++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => getJson(`${baseUrl}/healthz`)));
+      for (const answer of answers) requestIds.push(answer.requestId!);
+    }
+    expect(new Set(requestIds).size).toBe(300);
+
+    expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    const logged = serve.requestLines();
+    expect(logged).toHaveLength(300);
+    expect(logged.map((line) => line.request_id).sort()).toEqual([...requestIds].sort());
+    expect(logged.every((line) => line.level === 'info' && line.route === '/healthz' && line.status === 200)).toBe(true);
+  });
+
+  it('--log-level warn leaves the request lines out; an unknown level is a usage error', async () => {
+    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--log-level', 'warn'] });
+    const health = await getJson(`${baseUrl}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(serve.stdoutLines).toEqual([]);
+
+    const bad = await runCli(['serve', '--log-level', 'loud', '--db', db]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--log-level must be one of trace, debug, info, warn, error, fatal, silent (got "loud")');
+
+    const help = await runCli(['serve', '--help']);
+    expect(help.stdout).toMatch(/--log-level LEVEL\s+least severe log line written \(default: info;[^)]*\): trace\|debug\|info\|warn\|error\|fatal\|silent\n/);
+  });
+
+  it('a request cut at the shutdown deadline gives its quota back before the database closes, and serve exits 0', async () => {
+    const dbPath = join(temp.make(), 'deadline.db');
+    const { serve, baseUrl } = await ServeProcess.start(dbPath, { env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '300' } });
+    const key = (await serve.waitFor(() => serve.starterKeys().get('useragent'))).secret;
+    const subscription = await subscriptionOf(dbPath, key);
+    const before = await remainingQuota(dbPath, subscription);
+
+    // A slow upload: the body is announced as 200 bytes and never completes.
+    let clientError: NodeJS.ErrnoException | undefined;
+    const upload = request(`${baseUrl}/v1/useragent/lookup`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': 200 },
+    });
+    upload.on('error', (error) => (clientError = error));
+    upload.write('{"ua": "');
+    upload.flushHeaders();
+    // The quota unit is reserved before the body is read: wait until the database shows it.
+    await eventually(async () => (await remainingQuota(dbPath, subscription)) === before - 1, 'the reservation');
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    running.delete(serve);
+    expect(serve.stderr).toContain('SIGTERM received: finishing 1 in-flight request(s)');
+    expect(serve.stderr).toContain('requests still open after 0.3 s: closing their connections');
+    expect(serve.stderr).toContain('database closed');
+    await eventually(async () => clientError, 'the client to see its connection cut');
+    expect(await remainingQuota(dbPath, subscription)).toBe(before);
+  });
+
+  it('during the drain, answers requests arriving on open keep-alive connections with Connection: close instead of resetting them', async () => {
+    const { serve, baseUrl } = await ServeProcess.start(db);
+    let signalSent = false;
+    const clients = Array.from({ length: 6 }, () => keepAliveClient(`${baseUrl}/healthz`, () => signalSent));
+    // Let every client get going before the signal.
+    await serve.waitFor(() => serve.requestLines().length >= 6 * 20);
+
+    signalSent = true;
+    serve.child.kill('SIGTERM');
+    const reports = await Promise.all(clients);
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    running.delete(serve);
+
+    for (const report of reports) {
+      expect(report.errors).toEqual([]);
+      expect(report.incomplete).toBe(0);
+      // Each connection stayed in use until the server asked to close it, with an answer.
+      expect(report.lastConnectionHeader).toBe('close');
+      expect(report.answersAfterSignal).toBeGreaterThanOrEqual(1);
+      expect(report.sockets).toBe(1);
+    }
+    // Every answer has its log line.
+    expect(serve.requestLines()).toHaveLength(reports.reduce((sum, report) => sum + report.answers, 0));
+  });
+});

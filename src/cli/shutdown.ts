@@ -1,0 +1,153 @@
+/**
+ * Graceful stop of `seclookup serve` on SIGTERM/SIGINT:
+ *
+ * 1. Stop accepting connections. Connections already open stay open: a request arriving on one
+ *    is answered, with `Connection: close`, so the client learns to go elsewhere instead of
+ *    having its request reset. Connections still idle after a short grace are closed.
+ * 2. At the deadline, cut whatever is still open.
+ * 3. Wait for every `api.handle` call to settle (a lookup that did not complete gives its quota
+ *    reservation back in a `finally`), then close the database, then the log.
+ */
+import { Server as NetServer } from 'node:net';
+import type { Server } from 'node:http';
+import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
+import type { Meter } from '../metering/types.js';
+import { EXIT_FAILURE, EXIT_OK } from './errors.js';
+import type { ServeLog } from './log.js';
+import { note } from './output.js';
+
+/** In-flight requests get this long after the signal before their connections are cut. */
+export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
+/** An open connection that sends nothing for this long during the drain is closed. */
+const IDLE_GRACE_MS = 1000;
+/** After the cut, how long to wait for the cut requests' refunds before closing the database anyway. */
+const SETTLE_AFTER_CUT_MS = 5000;
+
+/** An Api that counts its unsettled `handle` calls and can mark every later answer `Connection: close`. */
+export interface InFlightApi extends Api {
+  readonly pending: number;
+  /** From now on, every answer carries `Connection: close`, including those of requests already in flight. */
+  drain(): void;
+  /** Resolves once no `handle` call is pending. */
+  settled(): Promise<void>;
+}
+
+export function trackInFlight(api: Api): InFlightApi {
+  let pending = 0;
+  let draining = false;
+  const waiters: Array<() => void> = [];
+
+  function settle(): void {
+    pending--;
+    if (pending === 0) for (const wake of waiters.splice(0)) wake();
+  }
+
+  // One promise per request, so the hot path pays one microtask for this.
+  function handle(request: ApiRequest): Promise<ApiResponse> {
+    pending++;
+    return api.handle(request).then(
+      (response) => {
+        settle();
+        if (draining) response.headers.connection = 'close';
+        return response;
+      },
+      (error: unknown) => {
+        settle();
+        throw error;
+      },
+    );
+  }
+
+  return {
+    handle,
+    owns: (path) => api.owns(path),
+    refuse: (code, message, request) => api.refuse(code, message, request),
+    get pending() {
+      return pending;
+    },
+    drain() {
+      draining = true;
+    },
+    settled() {
+      return pending === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+}
+
+export interface ShutdownOptions {
+  server: Server;
+  api: InFlightApi;
+  meter: Meter;
+  log: ServeLog;
+  deadlineMs: number;
+}
+
+/** Installs the SIGTERM/SIGINT handlers; resolves with the exit code once everything is closed. */
+export function untilSignal(options: ShutdownOptions): Promise<number> {
+  const { server, api } = options;
+  let stopping = false;
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        note(`${signal} again: closing open connections now`);
+        server.closeAllConnections();
+        return;
+      }
+      stopping = true;
+      note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
+      void stopGracefully(options).then(resolve);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
+
+async function stopGracefully({ server, api, meter, log, deadlineMs }: ShutdownOptions): Promise<number> {
+  api.drain();
+  const closed = stopAccepting(server);
+  // Connections that carry a request get `Connection: close` on its answer and end after it;
+  // the ones left idle are closed here. Sweeping again each grace period catches a connection
+  // whose answer was already on its way when the drain began.
+  const idleSweep = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
+  const deadline = setTimeout(() => {
+    note(`requests still open after ${deadlineMs / 1000} s: closing their connections`);
+    server.closeAllConnections();
+  }, deadlineMs);
+  await closed;
+  clearInterval(idleSweep);
+  clearTimeout(deadline);
+
+  // A cut request may still be giving its quota back: that must reach the database before it closes.
+  if (!(await settledWithin(api, SETTLE_AFTER_CUT_MS))) {
+    note(`${api.pending} request(s) still unsettled after ${SETTLE_AFTER_CUT_MS / 1000} s: closing the database anyway`);
+  }
+  let code = EXIT_OK;
+  try {
+    await meter.close();
+    note('seclookup stopped: database closed');
+  } catch (error) {
+    log.error(error, 'closing the database');
+    code = EXIT_FAILURE;
+  }
+  await log.close();
+  return code;
+}
+
+/**
+ * Stop listening and resolve once every connection has ended. Not `http.Server#close()`: since
+ * Node 19 it also destroys every idle keep-alive connection at once, which resets requests that
+ * clients are writing on them at that moment. `net.Server#close()` only stops accepting.
+ */
+function stopAccepting(server: Server): Promise<void> {
+  return new Promise((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+}
+
+function settledWithin(api: InFlightApi, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void api.settled().then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RequestLogEvent } from '../../src/api/types.js';
+import { createServeLog } from '../../src/cli/log.js';
+import { createTempDirs, REPO_ROOT } from './harness.js';
+
+const temp = createTempDirs();
+afterAll(() => temp.cleanup());
+
+function requestEvent(i: number): RequestLogEvent {
+  return {
+    time: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+    request_id: `req_${i}`,
+    method: 'GET',
+    route: '/v1/useragent/lookup',
+    product: 'useragent',
+    status: i % 2 ? 200 : 429,
+    error_code: i % 2 ? null : 'rate_limit_exceeded',
+    latency_ms: 1.25,
+    client_ip: '203.0.113.7',
+  };
+}
+
+function lines(file: string): string[] {
+  return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+}
+
+describe('serve log', () => {
+  it('writes request lines exactly as before pino (level first, then the event fields) and error lines with their cause', async () => {
+    const file = join(temp.make(), 'log.jsonl');
+    const log = createServeLog({ level: 'info', dest: file });
+    expect(log.logsRequests).toBe(true);
+    // Fewer bytes than one buffered write: only close() gets them to the file.
+    const events = [1, 2, 3].map(requestEvent);
+    for (const event of events) log.request(event);
+    log.error(new Error('store failed', { cause: new Error('SQLITE_BUSY') }), 'meter refund');
+    await log.close();
+
+    const written = lines(file);
+    expect(written.slice(0, 3)).toEqual(events.map((event) => JSON.stringify({ level: 'info', ...event })));
+    const error = JSON.parse(written[3]) as Record<string, string>;
+    expect(Object.keys(error)).toEqual(['level', 'time', 'context', 'error']);
+    expect(error).toMatchObject({ level: 'error', context: 'meter refund' });
+    expect(new Date(error.time).toISOString()).toBe(error.time);
+    expect(error.error).toMatch(/^Error: store failed\n\s+at /);
+    expect(error.error).toContain('caused by: Error: SQLITE_BUSY');
+    expect(written).toHaveLength(4);
+  });
+
+  it('drops a line logged after close instead of writing to the closed file', async () => {
+    const file = join(temp.make(), 'late.jsonl');
+    const log = createServeLog({ level: 'info', dest: file });
+    log.request(requestEvent(1));
+    await log.close();
+    log.error(new Error('late'), 'closing the database');
+    // Lines are handed to the file at the end of the turn: give it a few.
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(lines(file)).toEqual([JSON.stringify({ level: 'info', ...requestEvent(1) })]);
+  });
+
+  it('leaves out what is below its level', async () => {
+    const dir = temp.make();
+    const warn = createServeLog({ level: 'warn', dest: join(dir, 'warn.jsonl') });
+    const silent = createServeLog({ level: 'silent', dest: join(dir, 'silent.jsonl') });
+    expect(warn.logsRequests).toBe(false);
+    expect(silent.logsRequests).toBe(false);
+    for (const log of [warn, silent]) {
+      log.request(requestEvent(1));
+      log.error(new Error('boom'), 'server');
+      await log.close();
+    }
+    expect(lines(join(dir, 'warn.jsonl')).map((line) => (JSON.parse(line) as { level: string }).level)).toEqual(['error']);
+    expect(lines(join(dir, 'silent.jsonl'))).toEqual([]);
+  });
+
+  it('on an uncaught exception, logs it as fatal after every buffered line and exits 1', async () => {
+    const file = join(temp.make(), 'crash.jsonl');
+    const logModule = pathToFileURL(join(REPO_ROOT, 'src/cli/log.ts')).href;
+    const script = `
+      import { createServeLog, flushOnFatal } from ${JSON.stringify(logModule)};
+      const log = createServeLog({ level: 'info', dest: ${JSON.stringify(file)} });
+      flushOnFatal(log, (text) => process.stderr.write(text + '\\n'));
+      for (let i = 0; i < 5; i++) log.request({ time: new Date().toISOString(), request_id: 'req_' + i, method: 'GET', route: '/healthz', product: null, status: 200, error_code: null, latency_ms: 0.1, client_ip: '127.0.0.1' });
+      setTimeout(() => { throw new Error('kaboom'); }, 10);
+    `;
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr });
+      });
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('seclookup: fatal error, exiting: Error: kaboom');
+    const written = lines(file).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(written.map((line) => line.request_id ?? line.level)).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4', 'fatal']);
+    expect(written[5]).toMatchObject({ context: 'uncaughtException' });
+    expect(written[5].error).toMatch(/^Error: kaboom\n/);
+  });
+});

@@ -14,19 +14,16 @@
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
-import type { DnsAnswer, DnsResolver } from '../../lib/dns/index.js';
+import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
 import { formatIp, isPublicIPv4Number, parseIp, parseIPv4Number } from '../../lib/ip.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { classifyAnswer, classifyFailure, type ZoneVerdict } from './classify.js';
 import type { DnsblFailedZone, DnsblListing, DnsblOptions, DnsblResult, DnsblZone } from './types.js';
 import { canonicalZoneName, compileZone, copyZone, type CompiledZone } from './zones.js';
 
 /** What the cache keeps per query: the result, its JSON, and when its oldest DNS answer was fetched. */
-export interface CachedDnsbl {
-  result: DnsblResult;
-  json: string;
-  fetchedAt: number;
-}
+export type CachedDnsbl = CachedResult<DnsblResult>;
 
 /** A checked query: the canonical IP, the zones to ask and the cache key. */
 export interface DnsblQuery {
@@ -98,13 +95,10 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
     return { ip: text, value, zones: selection.zones, cacheKey: selection.key ? `${text} ${selection.key}` : text };
   }
 
-  function check(query: DnsblQuery): MaybePromise<LookupOutcome<DnsblResult>> {
-    const hit = deps.cache?.get(query.cacheKey);
-    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : queryZones(query)));
-    return hit ? fromCache(hit) : queryZones(query);
-  }
+  const results = createResultCache(deps.cache, copyResult);
+  const check = (query: DnsblQuery) => results.lookup(query.cacheKey, () => queryZones(query));
 
-  async function queryZones(query: DnsblQuery): Promise<LookupOutcome<DnsblResult>> {
+  async function queryZones(query: DnsblQuery): Promise<Computed<DnsblResult>> {
     const dns = deps.dns();
     const reversed = reverseOctets(query.value); // made here, not in prepare: a cache hit never needs it
     const answers = await Promise.all(query.zones.map((zone) => askZone(dns, zone, reversed)));
@@ -113,12 +107,11 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
       const reasons = failed.map(({ zone, verdict }) => `${zone.zone}: ${(verdict as { reason: string }).reason}`).join('; ');
       throw new LookupError('lookup_failed', `every DNSBL zone failed (${reasons}); retry later`);
     }
-    const result = toResult(query.ip, answers);
-    const json = JSON.stringify(result);
     const answered = answers.flatMap((a) => (a.dns ? [a.dns] : []));
-    const fetchedAt = Math.min(...answered.map((answer) => answer.fetchedAt));
-    if (failed.length === 0) remember(query.cacheKey, { result, json, fetchedAt }, answered);
-    return { result: copyResult(result), cached: false, fetchedAt: new Date(fetchedAt), json };
+    const { fetchedAt, ttlMs } = freshnessOf(answered, deps.now());
+    // Kept until its first DNS answer expires; a result with a failed zone is not kept, so the
+    // next lookup asks the failed zones again (the others answer from the resolver's cache).
+    return { result: toResult(query.ip, answers), fetchedAt, ttlMs: failed.length === 0 ? ttlMs : 0 };
   }
 
   async function askZone(dns: DnsResolver, zone: CompiledZone, reversed: string): Promise<ZoneAnswer> {
@@ -131,14 +124,6 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
       if (!verdict) throw error;
       return { zone, verdict };
     }
-  }
-
-  /** Keep a complete result until its first DNS answer expires (answers from the resolver's cache are older than now). */
-  function remember(key: string, entry: CachedDnsbl, answers: DnsAnswer<'A'>[]): void {
-    if (!deps.cache) return;
-    const now = deps.now();
-    const ttlMs = Math.min(...answers.map((a) => a.ttl * 1000 - (a.cached ? clamp(now - a.fetchedAt, 0, a.ttl * 1000) : 0)));
-    if (ttlMs > 0) deps.cache.set(key, entry, ttlMs);
   }
 
   return {
@@ -170,11 +155,6 @@ function toResult(ip: string, answers: ZoneAnswer[]): DnsblResult {
     }
   }
   return { ip, listed: lists.length > 0, list_count: lists.length, lists, checked: answers.length, failed_zones: failedZones };
-}
-
-function fromCache(hit: CachedDnsbl): LookupOutcome<DnsblResult> {
-  // The cached object never leaves the engine, so callers cannot corrupt it.
-  return { result: copyResult(hit.result), cached: true, fetchedAt: new Date(hit.fetchedAt), json: hit.json };
 }
 
 function copyResult(r: DnsblResult): DnsblResult {
@@ -234,10 +214,6 @@ function createZoneSelections(zones: readonly CompiledZone[]) {
 /** `4.3.2.1` for 1.2.3.4 (an unsigned 32-bit number). */
 function reverseOctets(value: number): string {
   return `${value & 0xff}.${(value >>> 8) & 0xff}.${(value >>> 16) & 0xff}.${value >>> 24}`;
-}
-
-function clamp(value: number, min: number, max: number): number {
-  return Math.max(min, Math.min(max, value));
 }
 
 /** The input, JSON-quoted and cut short, for error messages. */

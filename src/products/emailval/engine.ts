@@ -6,8 +6,9 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
-import type { DnsResolver } from '../../lib/dns/index.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { createDisposableList, disposableListPath, loadDisposableDomains, type DisposableList } from './disposable.js';
 import { checkMx } from './mx.js';
 import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
@@ -16,12 +17,7 @@ import { createRoleList, loadRoleLocalParts, roleListPath, type RoleList } from 
 import { EMAIL_LIMITS_NOTE, type EmailValEngineOptions, type EmailValResult } from './types.js';
 
 /** What the cache keeps per normalized address. JSON-serialisable, for shared stores. */
-export interface CachedEmailResult {
-  result: EmailValResult;
-  json: string;
-  /** ms since the epoch: the oldest DNS answer the result was built from. */
-  fetchedAt: number;
-}
+export type CachedEmailResult = CachedResult<EmailValResult>;
 
 /** The lists an engine checks against. */
 export interface EmailLists {
@@ -95,7 +91,9 @@ export function createEmailValEngine({ lists, dns, cache, now = Date.now }: Emai
     return normalizeEmail(email);
   }
 
-  async function check(query: ValidEmail): Promise<LookupOutcome<EmailValResult>> {
+  const results = createResultCache(cache, copyResult);
+
+  async function check(query: ValidEmail): Promise<Computed<EmailValResult>> {
     const found = await checkMx(dns(), query.domain);
     const disposable = isDisposable(query.domain);
     const result: EmailValResult = {
@@ -108,28 +106,14 @@ export function createEmailValEngine({ lists, dns, cache, now = Date.now }: Emai
       risk: assessRisk({ disposable, mxReason: found.reason, roleAccount: isRoleLike(query.local) }),
       limits_note: EMAIL_LIMITS_NOTE,
     };
-    const json = JSON.stringify(result);
-    // Reused only while every DNS answer behind it is still fresh (an answer served from the
-    // resolver's cache has already aged), so a result never outlives its data.
-    const ttlMs = found.expiresAt - now();
-    if (ttlMs > 0) cache?.set(query.email, { result, json, fetchedAt: found.fetchedAt }, ttlMs);
-    return { result: copyResult(result), cached: false, fetchedAt: new Date(found.fetchedAt), json };
+    // Reused only while every DNS answer behind it is still fresh, so a result never outlives its data.
+    return { result, ...freshnessOf(found.answers, now()) };
   }
-
-  // The cached object never leaves the engine, so callers cannot corrupt it.
-  const fromCache = (hit: CachedEmailResult): LookupOutcome<EmailValResult> => ({
-    result: copyResult(hit.result),
-    cached: true,
-    fetchedAt: new Date(hit.fetchedAt),
-    json: hit.json,
-  });
 
   function lookupPrepared(query: NormalizedEmail): MaybePromise<LookupOutcome<EmailValResult>> {
     // Nothing was retrieved for a malformed address: fetched_at is the time of the check.
     if (!query.valid) return { result: invalidResult(query), cached: false, fetchedAt: new Date(now()) };
-    const hit = cache?.get(query.email);
-    if (isPromise(hit)) return hit.then((found) => (found ? fromCache(found) : check(query)));
-    return hit ? fromCache(hit) : check(query);
+    return results.lookup(query.email, () => check(query));
   }
 
   return {

@@ -14,10 +14,8 @@ export interface MxCheck {
   mx: string[];
   /** Why hasMx is false; null when it is true. */
   reason: EmailMxReason | null;
-  /** When the oldest DNS answer used was fetched (ms since the epoch): the result's `fetched_at`. */
-  fetchedAt: number;
-  /** When the first DNS answer used expires (ms since the epoch): the result may be reused until then. */
-  expiresAt: number;
+  /** The DNS answers the check used: the result's freshness (`fetched_at`, lifetime) comes from them. */
+  answers: DnsAnswer<DnsRecordType>[];
 }
 
 /**
@@ -26,13 +24,7 @@ export interface MxCheck {
  */
 export async function checkMx(resolver: DnsResolver, domain: string): Promise<MxCheck> {
   const used: DnsAnswer<DnsRecordType>[] = [];
-  const finish = (reason: EmailMxReason | null, mx: string[] = []): MxCheck => ({
-    hasMx: reason === null,
-    mx,
-    reason,
-    fetchedAt: Math.min(...used.map((answer) => answer.fetchedAt)),
-    expiresAt: Math.min(...used.map((answer) => answer.fetchedAt + answer.ttl * 1000)),
-  });
+  const finish = (reason: EmailMxReason | null, mx: string[] = []): MxCheck => ({ hasMx: reason === null, mx, reason, answers: used });
 
   const mx = await ask(resolver, domain, 'MX');
   used.push(mx);

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
+import { startDnsServer, type Zone } from '../servers/dns-server.js';
 import { CLI_PATH, cliEnv, createTempDirs, runCli, runCliJson } from './harness.js';
 
 const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
@@ -340,33 +341,35 @@ describe('seclookup serve: log and shutdown', () => {
     expect(help.stdout).toMatch(/--log-level LEVEL\s+least severe log line written \(default: info;[^)]*\): trace\|debug\|info\|warn\|error\|fatal\|silent\n/);
   });
 
-  it('a request cut at the shutdown deadline gives its quota back before the database closes, and serve exits 0', async () => {
-    const dbPath = join(temp.make(), 'deadline.db');
-    const { serve, baseUrl } = await ServeProcess.start(dbPath, { env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '300' } });
-    const key = (await serve.waitFor(() => serve.starterKeys().get('useragent'))).secret;
-    const subscription = await subscriptionOf(dbPath, key);
-    const before = await remainingQuota(dbPath, subscription);
+  it('a lookup cut at the shutdown deadline gives its quota back before the database closes, and serve exits 0', async () => {
+    // A lookup holds its quota unit while it waits for DNS: point serve at a server that never answers.
+    const silentDns = await startDnsServer({ behaviour: 'silent' });
+    try {
+      const dbPath = join(temp.make(), 'deadline.db');
+      const { serve, baseUrl } = await ServeProcess.start(dbPath, { args: ['--dns', silentDns.address], env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '300' } });
+      const key = (await serve.waitFor(() => serve.starterKeys().get('emailauth'))).secret;
+      const subscription = await subscriptionOf(dbPath, key);
+      const before = await remainingQuota(dbPath, subscription);
 
-    // A slow upload: the body is announced as 200 bytes and never completes.
-    let clientError: NodeJS.ErrnoException | undefined;
-    const upload = request(`${baseUrl}/v1/useragent/lookup`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': 200 },
-    });
-    upload.on('error', (error) => (clientError = error));
-    upload.write('{"ua": "');
-    upload.flushHeaders();
-    // The quota unit is reserved before the body is read: wait until the database shows it.
-    await eventually(async () => (await remainingQuota(dbPath, subscription)) === before - 1, 'the reservation');
+      let clientError: NodeJS.ErrnoException | undefined;
+      const lookup = request(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, { headers: { authorization: `Bearer ${key}` } });
+      lookup.on('error', (error) => (clientError = error));
+      lookup.end();
+      // The unit is reserved once the input has passed its checks: wait until the database shows it.
+      await eventually(async () => (await remainingQuota(dbPath, subscription)) === before - 1, 'the reservation');
+      await eventually(async () => silentDns.total() > 0, 'the DNS query');
 
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-    running.delete(serve);
-    expect(serve.stderr).toContain('SIGTERM received: finishing 1 in-flight request(s)');
-    expect(serve.stderr).toContain('requests still open after 0.3 s: closing their connections');
-    expect(serve.stderr).toContain('database closed');
-    await eventually(async () => clientError, 'the client to see its connection cut');
-    expect(await remainingQuota(dbPath, subscription)).toBe(before);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      running.delete(serve);
+      expect(serve.stderr).toContain('SIGTERM received: finishing 1 in-flight request(s)');
+      expect(serve.stderr).toContain('requests still open after 0.3 s: closing their connections');
+      expect(serve.stderr).toContain('database closed');
+      await eventually(async () => clientError, 'the client to see its connection cut');
+      expect(await remainingQuota(dbPath, subscription)).toBe(before);
+    } finally {
+      await silentDns.close();
+    }
   });
 
   it('during the drain, answers requests arriving on open keep-alive connections with Connection: close instead of resetting them', async () => {
@@ -392,5 +395,59 @@ describe('seclookup serve: log and shutdown', () => {
     }
     // Every answer has its log line.
     expect(serve.requestLines()).toHaveLength(reports.reduce((sum, report) => sum + report.answers, 0));
+  });
+});
+
+/** A small real-world-shaped zone under RFC 2606 .com names (emailauth needs an ICANN suffix). */
+const MAIL_ZONE: Zone = {
+  'example.com': [
+    { type: 'MX', priority: 20, exchange: 'mx2.example.com' },
+    { type: 'MX', priority: 10, exchange: 'mx1.example.com' },
+    { type: 'TXT', data: 'v=spf1 ip4:192.0.2.0/24 -all' },
+  ],
+  '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
+  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${'A'.repeat(300)}` }],
+  // 45.142.120.10 (a public address) is listed on the Spamhaus zone; the other bundled zones answer NXDOMAIN
+  '10.120.142.45.zen.spamhaus.org': [{ type: 'A', address: '127.0.0.2' }],
+};
+
+describe('seclookup serve --dns', () => {
+  it('answers emailval, emailauth and dnsbl from the DNS server it is pointed at, and 502 when that server goes silent', async () => {
+    const dns = await startDnsServer({ zone: MAIL_ZONE });
+    try {
+      const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'dns.db'), { args: ['--dns', dns.address] });
+      const keys = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
+      const key = (product: string) => keys.get(product)!.secret;
+
+      const email = await getJson(`${baseUrl}/v1/emailval/lookup/${encodeURIComponent('jane@example.com')}`, key('emailval'));
+      expect(email.status).toBe(200);
+      expect(email.body).toMatchObject({ email: 'jane@example.com', valid_format: true, has_mx: true, mx: ['10 mx1.example.com', '20 mx2.example.com'], risk: { level: 'low' }, cached: false });
+      expect(email.body.fetched_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/);
+
+      const auth = await getJson(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, key('emailauth'));
+      expect(auth.body).toMatchObject({ domain: 'example.com', score: 100, spf: { found: true }, dmarc: { found: true }, dkim: { found: true } });
+      expect((await getJson(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, key('emailauth'))).body.cached).toBe(true);
+
+      const listed = await getJson(`${baseUrl}/v1/dnsbl/lookup/45.142.120.10`, key('dnsbl'));
+      expect(listed.body).toMatchObject({ ip: '45.142.120.10', listed: true, list_count: 1, lists: [{ zone: 'zen.spamhaus.org', responses: ['127.0.0.2'] }] });
+      expect(listed.body.checked).toBeGreaterThan(1);
+      for (const product of ['emailval', 'emailauth', 'dnsbl']) {
+        const status = await getJson(`${baseUrl}/v1/${product}/status`, keys.get(product)!.public);
+        expect(Number.isSafeInteger(status.body.database_records) && (status.body.database_records as number) > 0).toBe(true);
+      }
+
+      dns.setBehaviour('silent');
+      const failed = await getJson(`${baseUrl}/v1/emailauth/lookup?domain=example.org`, key('emailauth'));
+      expect([failed.status, failed.body.error_code]).toEqual([502, 'lookup_failed']);
+      expect(JSON.stringify(failed.body)).not.toContain(dns.address);
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it('refuses a --dns value that is not a server address', async () => {
+    const result = await runCli(['serve', '--db', join(temp.make(), 'x.db'), '--dns', 'resolver.example.com']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--dns: "resolver.example.com" is not a DNS server address');
   });
 });

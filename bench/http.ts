@@ -6,9 +6,10 @@
  * dist/), loaded by autocannon from this process; bare and seclookup are measured alternately
  * and each keeps its best round.
  *
- * A last pair of rows measures `seclookup serve` itself as an operator runs it: the built CLI
- * (`dist/cli.js serve`) with its JSON request log going to a file, and once more with
- * `--log-level warn` (no request lines), against the same bare Node server.
+ * The last rows measure `seclookup serve` itself as an operator runs it: the built CLI
+ * (`dist/cli.js serve`) with its JSON request log going to a file, once more with
+ * `--log-level warn` (no request lines), and answering a cached emailauth lookup, against the
+ * same bare Node server.
  *
  * Two loads: 100 connections keep the server saturated, so the ratio compares throughput
  * capacity (the goal). 10 connections, on a 2-core machine shared with the load generator,
@@ -21,6 +22,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
 import { ratioRow, type BenchRow } from './harness.js';
 
 const ADAPTERS = ['node', 'express', 'fastify'] as const;
@@ -89,12 +91,12 @@ function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], met
  * `dir/requests.log`, the way an operator runs it. The key comes from the CLI too: an unlimited
  * plan, as in http-server.mjs, so the bench never reaches a limit.
  */
-function startServe(dir: string, extraArgs: string[], children: ChildProcess[]): Promise<Target & { logFile: string }> {
+function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup = { product: 'useragent', path: PATH }): Promise<Target & { logFile: string }> {
   const db = join(dir, 'serve.db');
   const logFile = join(dir, 'requests.log');
   const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, '--db', db], { encoding: 'utf8' });
-  cli(['plans', 'set', 'bench', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
-  const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', 'useragent', '--plan', 'bench', '--json'])) as { secret_key: string };
+  cli(['plans', 'set', 'bench', '--all-products', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
+  const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', lookup.product, '--plan', 'bench', '--json'])) as { secret_key: string };
   const log = openSync(logFile, 'w');
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...extraArgs], { stdio: ['ignore', log, 'pipe'] });
   closeSync(log);
@@ -111,7 +113,7 @@ function startServe(dir: string, extraArgs: string[], children: ChildProcess[]):
       const listening = /listening on (http:\/\/[\d.]+:\d+)/.exec(errors);
       if (!listening) return;
       clearTimeout(timer);
-      resolve({ url: `${listening[1]}${PATH}`, headers: { authorization: `Bearer ${key}` }, answered: 0, logFile });
+      resolve({ url: `${listening[1]}${lookup.path}`, headers: { authorization: `Bearer ${key}` }, answered: 0, logFile });
     });
   });
 }
@@ -186,7 +188,11 @@ async function benchAdapter(adapter: Adapter): Promise<BenchRow[]> {
   }
 }
 
-/** `seclookup serve` with its request log to a file, and without request lines, against bare Node. */
+/**
+ * `seclookup serve` with its request log to a file, and without request lines, against bare
+ * Node; and serve answering a cached emailauth lookup (SPF, DMARC and nine DKIM selectors,
+ * from a loopback DNS server that is asked once, then from the product cache), log on.
+ */
 async function benchServe(): Promise<BenchRow[]> {
   const children: ChildProcess[] = [];
   const killOnExit = () => children.forEach((child) => child.kill('SIGKILL'));
@@ -196,29 +202,32 @@ async function benchServe(): Promise<BenchRow[]> {
     mkdirSync(join(root, name));
     return join(root, name);
   };
+  const dns = await startDnsServer({ zone: EMAILAUTH_ZONE });
   try {
-    const [bare, withLog, withoutLog] = await Promise.all([
+    const [bare, withLog, withoutLog, emailauth] = await Promise.all([
       startServer('node', 'bare', children),
       startServe(dir('logged'), [], children),
       startServe(dir('quiet'), ['--log-level', 'warn'], children),
+      startServe(dir('emailauth'), ['--dns', dns.address], children, { product: 'emailauth', path: '/v1/emailauth/lookup?domain=example.com' }),
     ]);
+    const targets = { bare, withLog, withoutLog, emailauth };
     const { connections } = LOADS[0];
-    for (const target of [bare, withLog, withoutLog]) await load(target, connections, WARMUP_SECONDS);
-    const best = { bare: 0, withLog: 0, withoutLog: 0 };
+    for (const target of Object.values(targets)) await load(target, connections, WARMUP_SECONDS);
+    const best = { bare: 0, withLog: 0, withoutLog: 0, emailauth: 0 };
     for (let round = 0; round < ROUNDS; round++) {
-      best.bare = Math.max(best.bare, await load(bare, connections, ROUND_SECONDS));
-      best.withLog = Math.max(best.withLog, await load(withLog, connections, ROUND_SECONDS));
-      best.withoutLog = Math.max(best.withoutLog, await load(withoutLog, connections, ROUND_SECONDS));
+      for (const name of Object.keys(best) as (keyof typeof best)[]) best[name] = Math.max(best[name], await load(targets[name], connections, ROUND_SECONDS));
     }
+    // Every lookup after the first came from the cache: one DNS question per name, ever.
+    if (dns.total() > 12) throw new Error(`the cached emailauth bench asked the DNS server ${dns.total()} times`);
     // SIGTERM flushes the log: every answered request must have its line, or the row measured a log that was dropped.
     await stopAll(children);
     const lines = readFileSync(withLog.logFile, 'utf8').split('\n').filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
     if (lines < withLog.answered) throw new Error(`seclookup serve logged ${lines} lookups but answered ${withLog.answered}`);
-    const row = (label: string, opsPerSec: number, goal: boolean) =>
+    const row = (what: string, opsPerSec: number, goal: boolean) =>
       ratioRow(
         {
           suite: 'http',
-          case: `seclookup serve (CLI, SQLite): GET /v1/useragent/lookup, warm UA cache, ${label}, ${connections} connections`,
+          case: `seclookup serve (CLI, SQLite): ${what}, ${connections} connections`,
           baseline: 'bare node hello JSON',
           opsPerSec,
           baselineOpsPerSec: best.bare,
@@ -226,13 +235,25 @@ async function benchServe(): Promise<BenchRow[]> {
         },
         goal ? MIN_RATIO : 0,
       );
-    return [row('JSON request log to a file', best.withLog, true), row('--log-level warn (no request lines)', best.withoutLog, false)];
+    return [
+      row('GET /v1/useragent/lookup, warm UA cache, JSON request log to a file', best.withLog, true),
+      row('GET /v1/useragent/lookup, warm UA cache, --log-level warn (no request lines)', best.withoutLog, false),
+      row('GET /v1/emailauth/lookup, cached result, JSON request log to a file', best.emailauth, true),
+    ];
   } finally {
     await stopAll(children);
+    await dns.close();
     process.removeListener('exit', killOnExit);
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/** example.com with SPF, DMARC and one DKIM selector: a full score, 11 questions when cold. */
+const EMAILAUTH_ZONE: Zone = {
+  'example.com': [{ type: 'TXT', data: 'v=spf1 ip4:192.0.2.0/24 -all' }],
+  '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
+  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${'A'.repeat(392)}` }],
+};
 
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];

@@ -55,6 +55,12 @@ export interface DnsResolverOptions {
   timeouts?: TimeoutOptions;
   /** Attempts per question, rotating through the servers; a timeout, SERVFAIL, REFUSED or malformed answer moves on. @default 2 */
   attempts?: number;
+  /**
+   * Upstream exchanges in flight at once; more wait their turn. A burst of cold lookups (an
+   * emailauth lookup asks 11 questions) would otherwise send hundreds of datagrams at once and
+   * lose some to the resolver's or the kernel's buffers. @default 256
+   */
+  maxInFlight?: number;
   cache?: DnsCacheOptions;
   /** Clock in ms since the epoch. @default Date.now */
   now?: () => number;
@@ -72,6 +78,8 @@ export interface DnsResolver {
   readonly servers: readonly string[];
   /** Upstream queries sent so far (UDP and TCP), for tests and stats. */
   readonly queriesSent: number;
+  /** Upstream exchanges in flight now (at most `maxInFlight`). */
+  readonly queriesInFlight: number;
 }
 
 export const DNS_TIMEOUT_DEFAULTS = { connectMs: 1_000, totalMs: 2_000 } as const;
@@ -97,6 +105,9 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
   const { connectMs, totalMs } = resolveTimeouts(options.timeouts, DNS_TIMEOUT_DEFAULTS, 'dns.timeouts');
   const attempts = options.attempts ?? 2;
   if (!Number.isSafeInteger(attempts) || attempts < 1) throw invalidOption(`dns.attempts must be a positive integer (got ${String(options.attempts)})`);
+  const maxInFlight = options.maxInFlight ?? 256;
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw invalidOption(`dns.maxInFlight must be a positive integer (got ${String(options.maxInFlight)})`);
+  const slots = createSlots(maxInFlight);
   const now = options.now ?? Date.now;
   const cacheOptions = options.cache ?? {};
   const minTtl = cacheOptions.minTtl ?? 10;
@@ -168,7 +179,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     for (let attempt = 0; attempt < attempts; attempt++) {
       const server = servers[nextServer++ % servers.length];
       try {
-        const message = await exchangeWith(server, name, type);
+        const message = await slots.run(() => exchangeWith(server, name, type));
         if (message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN) return message;
         lastError = new SeclookupError('upstream_failed', `DNS server ${server.text} answered ${rcodeName(message.rcode)} for ${name}`);
       } catch (error) {
@@ -204,6 +215,35 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     servers: servers.map((s) => s.text),
     get queriesSent() {
       return queriesSent;
+    },
+    get queriesInFlight() {
+      return slots.busy;
+    },
+  };
+}
+
+/** At most `size` tasks at once; the others wait in arrival order. */
+function createSlots(size: number) {
+  let busy = 0;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else busy--;
+  };
+  return {
+    get busy() {
+      return busy;
+    },
+    async run<T>(task: () => Promise<T>): Promise<T> {
+      // A freed slot passes straight to the next waiter, so `busy` only falls when none waits.
+      if (busy < size) busy++;
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+      try {
+        return await task();
+      } finally {
+        release();
+      }
     },
   };
 }

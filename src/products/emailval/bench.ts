@@ -26,6 +26,7 @@ function inMemoryResolver(): DnsResolver {
   return {
     servers: ['in-memory'],
     queriesSent: 0,
+    queriesInFlight: 0,
     async resolve<T extends DnsRecordType>(name: string): Promise<DnsAnswer<T>> {
       return { status: 'ok', records: [{ priority: 10, exchange: `mx.${name}` }] as DnsAnswer<T>['records'], ttl: 3_600, cached: false, fetchedAt: Date.now() };
     },

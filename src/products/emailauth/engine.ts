@@ -78,7 +78,28 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
 
   const lookupNormalized = (domain: EmailDomain) => results.lookup(domain.name, () => lookUp(domain));
 
-  return { normalize: normalizeDomain, lookupNormalized, lookup: (domain) => lookupNormalized(normalizeDomain(domain)) };
+  const normalize = createNormalizeMemo();
+  return { normalize, lookupNormalized, lookup: (domain) => lookupNormalized(normalize(domain)) };
+}
+
+/** Domains remembered by `createNormalizeMemo`; real traffic asks about far fewer. */
+const NORMALIZE_MEMO_SIZE = 10_000;
+
+/**
+ * normalizeDomain with the valid answers remembered: its IDN mapping and two public-suffix
+ * parses cost more than the rest of a cached lookup. Only accepted inputs are kept, and the
+ * memo is emptied when full, so caller-chosen strings cannot grow it without bound.
+ */
+function createNormalizeMemo(): (input: string) => EmailDomain {
+  const memo = new Map<string, EmailDomain>();
+  return (input) => {
+    const known = memo.get(input);
+    if (known) return { ...known };
+    const domain = normalizeDomain(input);
+    if (memo.size >= NORMALIZE_MEMO_SIZE) memo.clear();
+    memo.set(input, domain);
+    return { ...domain };
+  };
 }
 
 /** The TXT records at a name. */

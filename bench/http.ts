@@ -261,3 +261,6 @@ export async function run(): Promise<BenchRow[]> {
   rows.push(...(await benchServe()));
   return rows;
 }
+
+/** The `seclookup serve` rows alone (`npm run bench -- serve`). */
+export const runServe = benchServe;

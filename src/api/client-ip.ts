@@ -9,8 +9,18 @@ export type ClientIpResolver = (remoteAddress: string | undefined, forwardedFor:
  */
 export function createClientIpResolver(trustProxy: readonly string[]): ClientIpResolver {
   const isTrusted = trustProxy.length > 0 ? createCidrMatcher(trustProxy) : () => false;
+  // Socket peers repeat (keep-alive, proxies): parsed once each. Bounded, emptied when full.
+  const peers = new Map<string, IpAddress | null>();
+  const peerOf = (remoteAddress: string): IpAddress | null => {
+    let peer = peers.get(remoteAddress);
+    if (peer === undefined) {
+      if (peers.size >= 10_000) peers.clear();
+      peers.set(remoteAddress, (peer = parseIp(remoteAddress)));
+    }
+    return peer;
+  };
   return (remoteAddress, forwardedFor) => {
-    const peer = remoteAddress ? parseIp(remoteAddress) : null;
+    const peer = remoteAddress ? peerOf(remoteAddress) : null;
     if (!peer || !isTrusted(peer) || forwardedFor === undefined) return peer;
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
     let client = peer;

@@ -84,7 +84,7 @@ export function createApi(options: ApiOptions): Api {
 
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
-      time: new Date().toISOString(),
+      time: isoNow(),
       request_id: requestId,
       method,
       route: 'pattern' in route ? route.pattern : 'unmatched',
@@ -92,7 +92,7 @@ export function createApi(options: ApiOptions): Api {
       status,
       error_code: errorCode,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
-      client_ip: formatClientIp(clientIp()),
+      client_ip: logIp(clientIp()),
     });
     return response;
   }
@@ -158,8 +158,27 @@ export function createApi(options: ApiOptions): Api {
   };
 }
 
-function formatClientIp(ip: IpAddress | null): string | null {
-  return ip ? formatIp(ip) : null;
+let isoMs = Number.NaN;
+let isoText = '';
+
+/** `new Date().toISOString()`, made once per millisecond: a busy server logs many requests in one. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
+/** Caller addresses as logged, per parsed address (the resolver hands back the same object for a repeated peer). */
+const loggedIps = new WeakMap<IpAddress, string>();
+
+function logIp(ip: IpAddress | null): string | null {
+  if (!ip) return null;
+  let text = loggedIps.get(ip);
+  if (text === undefined) loggedIps.set(ip, (text = formatIp(ip)));
+  return text;
 }
 
 function toLookupError(error: unknown): LookupError {

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RequestLogEvent } from '../../src/api/types.js';
-import { createServeLog } from '../../src/cli/log.js';
+import { createServeLog, requestLine } from '../../src/cli/log.js';
+import { ERROR_STATUS, type ErrorCode } from '../../src/errors.js';
+import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { createTempDirs, REPO_ROOT } from './harness.js';
 
 const temp = createTempDirs();
@@ -104,5 +107,29 @@ describe('serve log', () => {
     expect(written.map((line) => line.request_id ?? line.level)).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4', 'fatal']);
     expect(written[5]).toMatchObject({ context: 'uncaughtException' });
     expect(written[5].error).toMatch(/^Error: kaboom\n/);
+  });
+});
+
+describe('requestLine', () => {
+  it('writes the same bytes as JSON.stringify for any request event, odd methods and null fields included', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          time: fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString()),
+          request_id: fc.stringMatching(/^req_[0-9a-f]{32}$/),
+          method: fc.string(),
+          route: fc.oneof(fc.constant('unmatched'), fc.string()),
+          product: fc.option(fc.constantFrom(...PRODUCT_IDS)),
+          status: fc.integer({ min: 100, max: 599 }),
+          error_code: fc.option(fc.constantFrom(...(Object.keys(ERROR_STATUS) as ErrorCode[]))),
+          latency_ms: fc.double({ min: 0, max: 1e6, noNaN: true }).map((ms) => Math.round(ms * 1000) / 1000),
+          client_ip: fc.option(fc.oneof(fc.ipV4(), fc.constant('2001:db8::1'))),
+        }),
+        (event) => {
+          expect(requestLine(event)).toBe(`${JSON.stringify({ level: 'info', ...event })}\n`);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -17,6 +17,9 @@ const productSuites: [string, Suite][] = PRODUCT_MODULES.map((module) => module.
   .filter((id) => existsSync(new URL(`../src/products/${id}/bench.ts`, import.meta.url)))
   .map((id) => [id, () => import(`../src/products/${id}/bench.ts`)]);
 
+/** Suites that run a part of another one, left out when no suite is named. */
+const PART_OF_ANOTHER = new Set(['serve']);
+
 const SUITES: Record<string, Suite> = {
   ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const rows: BenchRow[] = [];
-  for (const name of wanted.length ? wanted : Object.keys(SUITES)) {
+  for (const name of wanted.length ? wanted : Object.keys(SUITES).filter((suite) => !PART_OF_ANOTHER.has(suite))) {
     console.error(`running ${name}...`);
     const suite = await SUITES[name]();
     rows.push(...(await suite.run()));

@@ -21,6 +21,8 @@ import { statusExtras, statusResource } from './status.js';
 import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 
 const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
+/** Stands in for a result whose JSON the engine already made. */
+const NO_RESOURCE = {};
 
 /** What one request carries through the pipeline. `headers` collects the response headers. */
 interface RequestContext {
@@ -145,7 +147,9 @@ export function createApi(options: ApiOptions): Api {
       const outcome = await module.lookup(engine, query);
       billed = true;
       const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
-      return successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }, outcome.json);
+      // Read `result` only when there is no JSON of it: engines may make it lazily.
+      const { json } = outcome;
+      return json === undefined ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }) : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
     } finally {
       if (reservation && !billed) await gate.refund(reservation, headers);
     }

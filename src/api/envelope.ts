@@ -23,9 +23,20 @@ export function baseHeaders(requestId: string): Record<string, string> {
   return { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId };
 }
 
-/** SPEC's `fetched_at` shape: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
+let fetchedMs = Number.NaN;
+let fetchedText = '';
+
+/**
+ * SPEC's `fetched_at` shape: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. The last one is remembered: a
+ * cached result answers with the same time request after request.
+ */
 export function formatFetchedAt(date: Date): string {
-  return date.toISOString().slice(0, 23).replace('T', ' ');
+  const ms = date.getTime();
+  if (ms !== fetchedMs) {
+    fetchedMs = ms;
+    fetchedText = date.toISOString().slice(0, 23).replace('T', ' ');
+  }
+  return fetchedText;
 }
 
 export interface SuccessMeta {

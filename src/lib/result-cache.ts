@@ -35,7 +35,16 @@ export interface ResultCache<Result> {
  */
 export function createResultCache<Result>(cache: ProductCache<CachedResult<Result>> | null, copy: (result: Result) => Result): ResultCache<Result> {
   const outcome = (entry: CachedResult<Result>, cached: boolean): LookupOutcome<Result> => {
-    const answer: LookupOutcome<Result> = { result: copy(entry.result), cached, json: entry.json };
+    // The copy is made on first read of `result`: the HTTP API answers from `json` alone, so a
+    // cached HTTP lookup never pays for a deep copy it would not use.
+    let copied: Result | undefined;
+    const answer: LookupOutcome<Result> = {
+      get result() {
+        return (copied ??= copy(entry.result));
+      },
+      cached,
+      json: entry.json,
+    };
     if (entry.fetchedAt !== undefined) answer.fetchedAt = new Date(entry.fetchedAt);
     return answer;
   };

@@ -10,7 +10,7 @@ import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
 import type { AnyProductModule, EngineContext, ProductModule } from './products/module.js';
-import { isBuiltProduct, PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
+import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
 
 export type { LookupOutcome } from './lib/outcome.js';
 
@@ -159,4 +159,3 @@ function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value 
   return typeof (value as DnsResolver | undefined)?.resolve === 'function';
 }
 
-export { isBuiltProduct };

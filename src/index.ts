@@ -42,7 +42,7 @@ export { PRODUCTS, PRODUCT_IDS, SCAMRISK_TYPES, isProductId } from './products/c
 export type { ProductId, ProductInfo } from './products/catalog.js';
 export { PRODUCT_MODULES, BUILT_PRODUCT_IDS, isBuiltProduct } from './products/registry.js';
 export type { BuiltProductId } from './products/registry.js';
-export type { ProductModule, EngineContext, ProductCli, ProductDataset, DatasetUpdateOptions, DatasetUpdateReport } from './products/module.js';
+export type { ProductModule, EngineContext, ProductCli, ProductSetting, ProductDataset, DatasetUpdateOptions, DatasetUpdateReport } from './products/module.js';
 export type { LookupRoute, RouteInput } from './products/route.js';
 export type { UserAgentResult, UserAgentEngineOptions } from './products/useragent/types.js';
 export type { UserAgentEngine } from './products/useragent/engine.js';

@@ -11,6 +11,7 @@ import { loadEngines } from './engines.js';
 import { DATA_DIR_OPTION, DNS_OPTION, expectPositionals, parseCommand, parseDnsServers, resolveDataDir } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
+import { engineOptionsFrom, SETTING_OPTIONS, settingsHelp } from './settings.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const BUILT = BUILT_PRODUCT_IDS.join(', ');
@@ -33,6 +34,7 @@ JSON on stdout. Products available: ${BUILT}.
 
 ${MODULES.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
 ${flagHelp()}
+${settingsHelp(22)}
   --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
   --dns HOST:PORT     DNS server for the DNS-using products (repeatable or
@@ -50,7 +52,7 @@ Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"}
 
 export async function runLookup(argv: string[]): Promise<number> {
   const command = 'lookup';
-  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...DATA_DIR_OPTION, ...DNS_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...SETTING_OPTIONS, ...DATA_DIR_OPTION, ...DNS_OPTION }, command);
   if (values.help) {
     out(LOOKUP_HELP);
     return EXIT_OK;
@@ -66,7 +68,8 @@ export async function runLookup(argv: string[]): Promise<number> {
   }
 
   // Only this product's engine is built: another product's missing data does not matter here.
-  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never], dnsServers);
+  const engineOptions = engineOptionsFrom(values, command);
+  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never], dnsServers, engineOptions);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
     printJson(await call(...module.cli.args(input, flags)));

@@ -13,6 +13,7 @@ import { PRODUCT_IDS } from '../products/catalog.js';
 import { DATA_DIR_OPTION, DB_OPTION, DNS_OPTION, expectPositionals, parseCidrList, parseCommand, parseDnsServers, parseInteger, resolveDataDir, resolveDbPath } from './args.js';
 import { openMeter } from './db.js';
 import { loadEngines } from './engines.js';
+import { engineOptionsFrom, SETTING_OPTIONS, settingsHelp } from './settings.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
@@ -25,7 +26,7 @@ const BOOTSTRAP_SETTING = 'bootstrap';
 
 export const SERVE_HELP = `Usage:
   seclookup serve [--host HOST] [--port N] [--db FILE] [--data-dir DIR] [--trust-proxy CIDR,...]
-                  [--dns HOST:PORT,...] [--log-level LEVEL]
+                  [--dns HOST:PORT,...] [--log-level LEVEL] [product settings]
 
 Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
 
@@ -42,6 +43,7 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          comma-separated; default: the system's, from /etc/resolv.conf)
   --log-level LEVEL      least severe log line written (default: info; request lines
                          are info, errors error): ${LOG_LEVELS.join('|')}
+${settingsHelp(25)}
   -h, --help             show this help
 
 First start on a new database: a "starter" key pair is created for each of the 15
@@ -76,6 +78,7 @@ export async function runServe(argv: string[]): Promise<number> {
       ...DNS_OPTION,
       ...DB_OPTION,
       ...DATA_DIR_OPTION,
+      ...SETTING_OPTIONS,
     },
     command,
   );
@@ -93,7 +96,7 @@ export async function runServe(argv: string[]): Promise<number> {
 
   const dnsServers = parseDnsServers(values.dns, command);
   // Every engine is built now, so a broken dataset stops serve before the port opens.
-  const lookup = loadEngines(resolveDataDir(values['data-dir']), undefined, dnsServers);
+  const lookup = loadEngines(resolveDataDir(values['data-dir']), undefined, dnsServers, engineOptionsFrom(values, command));
   const meter = openMeter(dbPath, { create: true });
   const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
   flushOnFatal(log, note);

@@ -31,8 +31,20 @@ export interface EngineContext<Options> {
   engine(id: ProductId): unknown;
 }
 
+/**
+ * An engine setting taken from the command line by `serve` and `lookup` (a database path, a
+ * source address), with an environment variable fallback: flag `--geoip-db` reads
+ * `$SECLOOKUP_GEOIP_DB`. `apply` turns the text into the product's engine options.
+ */
+export interface ProductSetting<Options> {
+  /** One help line: what the value is and the default. */
+  help: string;
+  /** The engine options the value sets; throws a TypeError (with code invalid_option) for bad text. */
+  apply(value: string): Partial<NonNullable<Options>>;
+}
+
 /** How `seclookup lookup <id> INPUT` calls the product. */
-export interface ProductCli<Args extends unknown[]> {
+export interface ProductCli<Args extends unknown[], Options = unknown> {
   /** What INPUT is, for the help: `a User-Agent string (quote it)`. */
   input: string;
   /** One example INPUT (and flags), for the help. */
@@ -41,6 +53,8 @@ export interface ProductCli<Args extends unknown[]> {
   flags?: Readonly<Record<string, string>>;
   /** The engine arguments from INPUT and the flags. */
   args(input: string, flags: Readonly<Record<string, string | undefined>>): Args;
+  /** Engine settings by flag name (`geoip-db`), for `serve` and `lookup`; names start with the product id. */
+  settings?: Readonly<Record<string, ProductSetting<Options>>>;
 }
 
 export interface DatasetUpdateOptions {
@@ -90,7 +104,7 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   routes: readonly LookupRoute<Args>[];
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
-  cli: ProductCli<Args>;
+  cli: ProductCli<Args, Options>;
   dataset?: ProductDataset;
 }
 

@@ -1,0 +1,59 @@
+/**
+ * Engine settings on the command line: each product may declare flags (`--geoip-db FILE`)
+ * that set its engine options for `serve` and `lookup`, each with an environment variable
+ * fallback (`$SECLOOKUP_GEOIP_DB`), so a container can be configured without flags.
+ */
+import type { AnyProductModule, ProductSetting } from '../products/module.js';
+import { PRODUCT_MODULES } from '../products/registry.js';
+import { UsageError } from './errors.js';
+
+const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
+
+interface DeclaredSetting {
+  product: string;
+  flag: string;
+  env: string;
+  setting: ProductSetting<unknown>;
+}
+
+const DECLARED: readonly DeclaredSetting[] = MODULES.flatMap((module) =>
+  Object.entries(module.cli.settings ?? {}).map(([flag, setting]) => ({
+    product: module.id,
+    flag,
+    env: envName(flag),
+    setting: setting as ProductSetting<unknown>,
+  })),
+);
+
+/** `geoip-db` -> `SECLOOKUP_GEOIP_DB`. */
+function envName(flag: string): string {
+  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/** parseArgs specs for every product setting flag. */
+export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(DECLARED.map((d) => [d.flag, { type: 'string' as const }]));
+
+/** Help lines for the settings, indented by `width` columns before the text. */
+export function settingsHelp(width: number): string {
+  return DECLARED.map((d) => `  ${`--${d.flag} VALUE`.padEnd(width - 2)}${d.setting.help} ($${d.env})`).join('\n');
+}
+
+/**
+ * The per-product engine options the settings give: flag first, then the environment. A value
+ * the product refuses is a UsageError naming the flag (or variable) and the problem.
+ */
+export function engineOptionsFrom(values: Readonly<Record<string, unknown>>, command: string, env: NodeJS.ProcessEnv = process.env): Record<string, object> {
+  const options: Record<string, object> = {};
+  for (const { product, flag, env: variable, setting } of DECLARED) {
+    const fromFlag = values[flag];
+    const value = typeof fromFlag === 'string' ? fromFlag : env[variable] || undefined;
+    if (value === undefined) continue;
+    try {
+      options[product] = { ...options[product], ...setting.apply(value) };
+    } catch (error) {
+      const source = typeof fromFlag === 'string' ? `--${flag}` : `$${variable}`;
+      throw new UsageError(`${source}: ${error instanceof Error ? error.message : String(error)}`, command);
+    }
+  }
+  return options;
+}

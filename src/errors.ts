@@ -127,3 +127,8 @@ export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): val
 export function invalidOption(message: string): TypeError & { code: 'invalid_option' } {
   return Object.assign(new TypeError(message), { code: 'invalid_option' as const });
 }
+
+/** Client text for an error message: JSON-quoted (control characters escaped) and cut at 64 characters. */
+export function quoteInput(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
+}

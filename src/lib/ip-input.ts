@@ -11,8 +11,9 @@
  * ports, CIDR suffixes.
  */
 import type ipaddr from 'ipaddr.js';
-import { LookupError } from '../errors.js';
-import { formatIp, isPublicIp, isPublicIPv4Number, parseIp, parseIPv4Number } from './ip.js';
+import { LookupError, quoteInput } from '../errors.js';
+import { formatIp, parseIp, parseIPv4Number } from './ip.js';
+import { ipv4NotRoutable, ipv6NotRoutable, type NotRoutable } from './ip-special.js';
 
 /** A well-formed address read from input: its canonical text and parsed form. */
 export type IpInput = IPv4Input | IPv6Input;
@@ -39,7 +40,7 @@ export function parseIpInput(input: unknown): IpInput {
   const value = parseIPv4Number(input); // the common case, allocation-free: already canonical
   if (value >= 0) return { ip: input, version: 4, value };
   const address = parseIp(input.trim());
-  if (!address) throw new LookupError('invalid_ip', `${quote(input)} is not a valid IPv4 or IPv6 address`);
+  if (!address) throw new LookupError('invalid_ip', `${quoteInput(input)} is not a valid IPv4 or IPv6 address`);
   if (address.kind() === 'ipv4') {
     const octets = (address as ipaddr.IPv4).octets;
     return { ip: formatIp(address), version: 4, value: ((octets[0] << 24) >>> 0) + (octets[1] << 16) + (octets[2] << 8) + octets[3] };
@@ -47,25 +48,33 @@ export function parseIpInput(input: unknown): IpInput {
   return { ip: formatIp(address), version: 6, address: address as ipaddr.IPv6 };
 }
 
-/** True when the address is globally routable (see ip.ts `isPublicIp` for the registry it follows). */
-export function isRoutable(input: IpInput): boolean {
-  return input.version === 4 ? isPublicIPv4Number(input.value) : isPublicIp(input.address);
+/** Why the address is not globally routable (ip-special.ts), or null when it is. */
+export function notRoutableReason(input: IpInput): NotRoutable | null {
+  return input.version === 4 ? ipv4NotRoutable(input.value) : ipv6NotRoutable(input.address);
 }
 
-/** Throws LookupError `ip_not_routable` (422) unless the address is globally routable. */
+/** True when the address is globally routable. */
+export function isRoutable(input: IpInput): boolean {
+  return notRoutableReason(input) === null;
+}
+
+/**
+ * Throws LookupError `ip_not_routable` (422) unless the address is globally routable; the
+ * message names the special-purpose block (`10.0.0.1 is not publicly routable: private-use
+ * 10.0.0.0/8`).
+ */
 export function requireRoutable<T extends IpInput>(input: T): T {
-  if (!isRoutable(input)) {
-    throw new LookupError('ip_not_routable', `${input.ip} is not a publicly routable address (private, loopback, link-local, CGNAT, multicast, documentation, reserved or another special-purpose range)`);
-  }
+  const reason = notRoutableReason(input);
+  if (reason) throw new LookupError('ip_not_routable', `${input.ip} is not publicly routable: ${describe(reason)}`);
   return input;
+}
+
+function describe({ block, embedded }: NotRoutable): string {
+  const outer = `${block.name} ${block.cidr}`;
+  return embedded ? `${outer} carrying an IPv4 address in ${embedded.name} ${embedded.cidr}` : outer;
 }
 
 /** parseIpInput then requireRoutable: the usual prepare of an IP product. */
 export function readRoutableIp(input: unknown): IpInput {
   return requireRoutable(parseIpInput(input));
-}
-
-/** The input quoted for a message, shortened: it is client text and may be long. */
-function quote(text: string): string {
-  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
 }

@@ -1,17 +1,17 @@
 /**
  * IP addresses for every product: parse, format, classify, and CIDR lists.
  *
- * ipaddr.js defines what is valid and what is public; this module only makes the common
- * cases fast. ipaddr.js costs about 2.7 us to parse an IPv6 address, 0.4 us for range() and
- * 0.5 us for toRFC5952String, while lookup products aim at millions of answers per second.
- * So plain dotted quads and plain colon-hex IPv6 are parsed here (building the same ipaddr.js
- * objects), anything else goes to ipaddr.js exactly as before, and the public/non-public
- * decision uses tables compiled from ipaddr.js's own SpecialRanges. test/lib/ip.test.ts
- * checks every fast function against plain ipaddr.js with property tests.
+ * ipaddr.js defines what is valid text; this module only makes the common cases fast.
+ * ipaddr.js costs about 2.7 us to parse an IPv6 address and 0.5 us for toRFC5952String, while
+ * lookup products aim at millions of answers per second. So plain dotted quads and plain
+ * colon-hex IPv6 are parsed here (building the same ipaddr.js objects), and anything else goes
+ * to ipaddr.js, minus the forms we refuse as ambiguous (see ip-input.ts). What is public is
+ * ip-special.ts's table of the IANA special-purpose registries. test/lib/ip.test.ts checks
+ * every fast function against plain ipaddr.js with property tests.
  */
 import { invalidOption } from '../errors.js';
 import ipaddr from 'ipaddr.js';
-import { createCidrTable, type CidrTable } from './cidr-table.js';
+import { ipv4NotRoutable, ipv6NotRoutable } from './ip-special.js';
 
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
 export type IpVersion = 4 | 6;
@@ -41,11 +41,17 @@ export function parseIp(text: string): IpAddress | null {
 function parseWithIpaddr(text: string): IpAddress | null {
   // Branch on ':' first: ipaddr.js's IPv4 check throws and catches internally on IPv6 text.
   if (text.includes(':')) {
-    if (text.includes('%') || !ipaddr.IPv6.isValid(text)) return null;
+    if (text.includes('%') || !ipaddr.IPv6.isValid(text) || !hasStrictDottedTail(text)) return null;
     const addr = ipaddr.IPv6.parse(text);
     return addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
   }
   return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
+}
+
+/** An IPv6 text's dotted IPv4 tail, if any, is a strict dotted quad (`::ffff:010.0.0.1` is not). */
+function hasStrictDottedTail(text: string): boolean {
+  if (!text.includes('.')) return true;
+  return parseIPv4Number(text.slice(text.lastIndexOf(':') + 1)) >= 0;
 }
 
 /**
@@ -208,17 +214,17 @@ function joinHex(groups: readonly number[], from: number, to: number): string {
 // --- public or not --------------------------------------------------------------------------
 
 /**
- * True for globally routable unicast addresses: exactly `addr.range() === 'unicast'` in
- * ipaddr.js. Private, loopback, link-local, CGNAT, multicast, documentation, benchmarking,
- * 6to4, Teredo and the other special ranges are not. A table lookup instead of ipaddr.js's
- * walk over its range list.
+ * True for globally routable addresses: not in a special-purpose block the IANA registries mark
+ * as not globally reachable (private, loopback, link-local, CGNAT, multicast, broadcast,
+ * documentation, benchmarking, reserved, ULA, IPv6 outside 2000::/3, ...), and for 6to4,
+ * Teredo and NAT64 only when the IPv4 address they embed is routable. See ip-special.ts.
  */
 export function isPublicIp(addr: IpAddress): boolean {
   if (addr.kind() === 'ipv4') {
     const o = (addr as ipaddr.IPv4).octets;
     return isPublicIPv4Number(o[0] * 0x1000000 + o[1] * 0x10000 + o[2] * 0x100 + o[3]);
   }
-  return nonUnicastTables().v6.match(addr).length === 0;
+  return ipv6NotRoutable(addr as ipaddr.IPv6) === null;
 }
 
 /**
@@ -226,39 +232,7 @@ export function isPublicIp(addr: IpAddress): boolean {
  * {@link parseIPv4Number}): the allocation-free partner of the IPv4 fast path.
  */
 export function isPublicIPv4Number(value: number): boolean {
-  return nonUnicastTables().v4.matchIPv4(value).length === 0;
-}
-
-/** ipaddr.js's SpecialRanges shape: range name -> one [network, bits] or a list of them. */
-type SpecialRanges<A> = Record<string, [A, number] | [A, number][]>;
-
-let nonUnicast: { v4: CidrTable<string>; v6: CidrTable<string> } | undefined;
-
-/**
- * Every non-unicast range, compiled from ipaddr.js's own SpecialRanges (so an upgrade carries
- * over) into one table per family, valued by range name. Built on first use: building at load
- * would call into cidr-table.ts before it is initialised, as it imports this module. (Changes
- * made to SpecialRanges at run time after that first use are not seen.)
- */
-function nonUnicastTables(): { v4: CidrTable<string>; v6: CidrTable<string> } {
-  return (nonUnicast ??= {
-    v4: tableOf((ipaddr.IPv4.prototype as unknown as { SpecialRanges: SpecialRanges<ipaddr.IPv4> }).SpecialRanges),
-    v6: tableOf((ipaddr.IPv6.prototype as unknown as { SpecialRanges: SpecialRanges<ipaddr.IPv6> }).SpecialRanges),
-  });
-}
-
-/**
- * One table over all the ranges. The IPv6 `ipv4Mapped` range (`::ffff:0:0/96`) becomes IPv4
- * `0.0.0.0/0` in the table (parseCidr unwraps it), which is what the table's match uses for a
- * mapped IPv6 address, so such an address is never public, as in ipaddr.js.
- */
-function tableOf(ranges: SpecialRanges<IpAddress>): CidrTable<string> {
-  const entries = Object.entries(ranges).flatMap(([name, list]) => {
-    // The same test as ipaddr.subnetMatch: a list's first item is itself a pair.
-    const subnets = (Array.isArray(list[0]) ? list : [list]) as [IpAddress, number][];
-    return subnets.map(([net, bits]) => ({ cidr: `${net.toString()}/${bits}`, value: name }));
-  });
-  return createCidrTable(entries);
+  return ipv4NotRoutable(value) === null;
 }
 
 // --- CIDRs --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
+import { IPV4_SPECIAL_BLOCKS, IPV6_SPECIAL_BLOCKS, type SpecialBlock } from '../../src/lib/ip-special.js';
 import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, networkOf, normalizeCidrs, parseIp, parseIPv4Number, type IpAddress } from '../../src/lib/ip.js';
 
 // --- the reference: the pre-fast-path logic, plain ipaddr.js calls only ---------------------
@@ -13,7 +14,9 @@ import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, networkOf, norma
 function referenceParseIp(text: unknown): IpAddress | null {
   if (typeof text !== 'string' || text.length === 0 || text.length > 45) return null;
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
-  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) {
+  // A dotted tail must be a strict quad too (no leading zeros), as in IPv4 text.
+  const strictTail = !text.includes('.') || ipaddr.IPv4.isValidFourPartDecimal(text.slice(text.lastIndexOf(':') + 1));
+  if (text.includes(':') && !text.includes('%') && strictTail && ipaddr.IPv6.isValid(text)) {
     const addr = ipaddr.IPv6.parse(text);
     return addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
   }
@@ -21,7 +24,27 @@ function referenceParseIp(text: unknown): IpAddress | null {
 }
 
 const referenceFormat = (addr: IpAddress) => (addr.kind() === 'ipv4' ? addr.toString() : (addr as ipaddr.IPv6).toRFC5952String());
-const referenceIsPublic = (addr: IpAddress) => addr.range() === 'unicast';
+/**
+ * The routability rule of ip-special.ts, written the slow and obvious way: scan the blocks with
+ * ipaddr.js `match`, the longest prefix decides, embedded IPv4 addresses are read from bytes.
+ */
+function referenceIsPublic(addr: IpAddress): boolean {
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return referenceIsPublic((addr as ipaddr.IPv6).toIPv4Address());
+  const blocks = addr.kind() === 'ipv4' ? IPV4_SPECIAL_BLOCKS : IPV6_SPECIAL_BLOCKS;
+  let best: SpecialBlock | undefined;
+  let bestBits = -1;
+  for (const block of blocks) {
+    const [net, bits] = ipaddr.parseCIDR(block.cidr);
+    if (net.kind() === addr.kind() && addr.match(net, bits) && bits > bestBits) [best, bestBits] = [block, bits];
+  }
+  if (!best) return true;
+  if (best.reachable !== 'embedded') return best.reachable;
+  const b = addr.toByteArray();
+  const v4 = (at: number, invert = false) => new ipaddr.IPv4(b.slice(at, at + 4).map((x) => (invert ? x ^ 0xff : x)));
+  if (best.cidr === '2002::/16') return referenceIsPublic(v4(2));
+  if (best.cidr === '2001::/32') return referenceIsPublic(v4(4)) && referenceIsPublic(v4(12, true));
+  return referenceIsPublic(v4(12));
+}
 
 /** What a parse result is, in a form toEqual compares field by field. */
 function identity(addr: IpAddress | null) {
@@ -101,7 +124,15 @@ function specialRanges(proto: object): { name: string; net: IpAddress; bits: num
     ((Array.isArray(list[0]) ? list : [list]) as [IpAddress, number][]).map(([net, bits]) => ({ name, net, bits })),
   );
 }
-const special = [...specialRanges(ipaddr.IPv4.prototype), ...specialRanges(ipaddr.IPv6.prototype)];
+/** Our IANA blocks, and ipaddr.js's list too (its edges are worth probing as well). */
+const special = [
+  ...[...IPV4_SPECIAL_BLOCKS, ...IPV6_SPECIAL_BLOCKS].map(({ cidr, name }) => {
+    const [net, bits] = ipaddr.parseCIDR(cidr);
+    return { name, net, bits };
+  }),
+  ...specialRanges(ipaddr.IPv4.prototype),
+  ...specialRanges(ipaddr.IPv6.prototype),
+];
 
 function toBigInt(addr: IpAddress): bigint {
   return addr.toByteArray().reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
@@ -237,10 +268,40 @@ describe('formatIp agrees with ipaddr.js', () => {
   });
 });
 
-describe('isPublicIp is range() === "unicast"', () => {
-  it("reads ipaddr.js's whole special-range list", () => {
-    expect(special.length).toBeGreaterThan(30);
-    expect(new Set(special.map((r) => r.name))).toContain('ipv4Mapped');
+describe('isPublicIp follows the IANA special-purpose registries', () => {
+  // The registries' own answers, written out by hand (iana.org/assignments/iana-ipv4-special-registry
+  // and iana-ipv6-special-registry, "Globally Reachable"), plus multicast and the IPv6 space outside 2000::/3.
+  const expected: [string, boolean][] = [
+    ['8.8.8.8', true], ['1.1.1.1', true], ['2606:4700:4700::1111', true], ['2001:4860:4860::8888', true],
+    ['0.0.0.0', false], ['0.1.2.3', false], ['10.0.0.1', false], ['100.64.0.1', false], ['100.127.255.255', false],
+    ['100.63.255.255', true], ['100.128.0.0', true], ['127.0.0.1', false], ['169.254.1.1', false], ['172.16.0.1', false],
+    ['172.31.255.255', false], ['172.32.0.0', true], ['192.0.0.1', false], ['192.0.0.8', false], ['192.0.0.9', true],
+    ['192.0.0.10', true], ['192.0.0.170', false], ['192.0.2.1', false], ['192.31.196.1', true], ['192.52.193.1', true],
+    ['192.88.99.1', false], ['192.168.1.1', false], ['192.175.48.1', true], ['198.18.0.1', false], ['198.19.255.255', false],
+    ['198.20.0.0', true], ['198.51.100.1', false], ['203.0.113.1', false], ['224.0.0.1', false], ['239.255.255.255', false],
+    ['240.0.0.1', false], ['255.255.255.255', false],
+    ['::', false], ['::1', false], ['::2', false], ['1::', false], ['fc00::1', false], ['fd12:3456::1', false], ['fe80::1', false],
+    ['fec0::1', false], ['ff02::1', false], ['100::1', false], ['100:0:0:1::1', false], ['64:ff9b:1::1', false],
+    ['2001:db8::1', false], ['3fff::1', false], ['3fff:1000::', true], ['5f00::1', false], ['2001:2::1', false],
+    ['2001:10::1', false], ['2001:20::1', true], ['2001:30::1', true], ['2001:1::1', true], ['2001:1::3', true],
+    ['2001:1::4', false], ['2001:3::1', true], ['2001:4:112::1', true], ['2620:4f:8000::1', true], ['2001:100::1', false],
+    ['2001:200::1', true], ['4000::1', false],
+    // Embedded IPv4: 6to4, NAT64, Teredo (server 65.54.227.120, client 192.0.2.45 stored inverted: RFC 4380's example).
+    ['2002:808:808::1', true], ['2002:a00:1::1', false], ['2002:c0a8:101::', false], ['2002:7f00:1::', false],
+    ['64:ff9b::808:808', true], ['64:ff9b::a00:1', false], ['64:ff9b::c0a8:101', false],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false], ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true],
+    ['2001:0:a00:1:8000:63bf:f7f7:f7f7', false],
+  ];
+  it.each(expected)('%s is routable: %s', (text, routable) => {
+    const addr = parseIp(text)!;
+    expect(addr).not.toBeNull();
+    expect(isPublicIp(addr)).toBe(routable);
+    expect(referenceIsPublic(addr)).toBe(routable);
+    if (addr.kind() === 'ipv4') expect(isPublicIPv4Number(Number(toBigInt(addr)))).toBe(routable);
+  });
+
+  it('covers the registries and ipaddr.js\'s special ranges', () => {
+    expect(special.length).toBeGreaterThan(60);
   });
 
   it('at the first, last, one-before and one-after address of every special range', () => {

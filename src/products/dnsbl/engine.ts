@@ -11,11 +11,11 @@
  * not kept: the next lookup asks the failed zones again, while the zones that answered come
  * from the resolver's own cache.
  */
-import { invalidOption, LookupError } from '../../errors.js';
+import { invalidOption, LookupError, quoteInput } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
-import { formatIp, isPublicIPv4Number, parseIp, parseIPv4Number } from '../../lib/ip.js';
+import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { classifyAnswer, classifyFailure, type ZoneVerdict } from './classify.js';
@@ -74,24 +74,12 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
   const selections = createZoneSelections(zones);
 
   function prepare(ip: string, options?: DnsblOptions): DnsblQuery {
-    if (typeof ip !== 'string' || ip.length === 0) throw new LookupError('invalid_ip', 'ip is required');
-    let value = parseIPv4Number(ip);
-    let text = ip;
-    if (value < 0) {
-      // Not a plain dotted quad: forgive surrounding whitespace, then parse strictly.
-      const address = parseIp(ip.trim());
-      if (!address) throw new LookupError('invalid_ip', `${quote(ip)} is not a valid IPv4 address`);
-      text = formatIp(address);
-      if (address.kind() === 'ipv6') {
-        selections.pick(options?.zones);
-        throw new LookupError('ip_not_routable', `${text} is an IPv6 address; DNSBL zones are checked for public IPv4 addresses only`);
-      }
-      value = parseIPv4Number(text);
-    }
+    const input = parseIpInput(ip);
     const selection = selections.pick(options?.zones);
-    if (!isPublicIPv4Number(value)) {
-      throw new LookupError('ip_not_routable', `${text} is not a public address (private, loopback, CGNAT, reserved or special-purpose)`);
+    if (input.version === 6) {
+      throw new LookupError('ip_not_routable', `${input.ip} is an IPv6 address; DNSBL zones are checked for public IPv4 addresses only`);
     }
+    const { ip: text, value } = requireRoutable(input);
     return { ip: text, value, zones: selection.zones, cacheKey: selection.key ? `${text} ${selection.key}` : text };
   }
 
@@ -184,7 +172,7 @@ function createZoneSelections(zones: readonly CompiledZone[]) {
     for (const name of names) {
       const index = indexByName.get(name);
       if (index === undefined) {
-        throw new LookupError('invalid_request', `unknown DNSBL zone ${quote(name)}; configured: ${zones.map((z) => z.zone).join(', ')}`);
+        throw new LookupError('invalid_request', `unknown DNSBL zone ${quoteInput(name)}; configured: ${zones.map((z) => z.zone).join(', ')}`);
       }
       chosen.add(index);
     }
@@ -216,10 +204,6 @@ function reverseOctets(value: number): string {
   return `${value & 0xff}.${(value >>> 8) & 0xff}.${(value >>> 16) & 0xff}.${value >>> 24}`;
 }
 
-/** The input, JSON-quoted and cut short, for error messages. */
-function quote(text: string): string {
-  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
-}
 
 /** Checked `cacheSize`: a non-negative whole number. */
 export function checkCacheSize(value: number | undefined): number {

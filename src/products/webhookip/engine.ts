@@ -11,10 +11,11 @@
  * classifying and formatting addresses is lib/ip's job (fast paths included).
  */
 import { join } from 'node:path';
-import { LookupError, SeclookupError } from '../../errors.js';
+import { LookupError, quoteInput, SeclookupError } from '../../errors.js';
 import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
-import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, parseCidr, parseIp, parseIPv4Number, type Cidr, type IpAddress } from '../../lib/ip.js';
+import { hasHostBits, parseCidr, type Cidr, type IpAddress } from '../../lib/ip.js';
+import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
 
@@ -138,21 +139,10 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
   const names: readonly WebhookProvider[] = sources.map((p) => ({ id: p.id, name: p.name }));
 
   function prepare(ip: string, options?: WebhookIpOptions): WebhookIpQuery {
-    if (typeof ip !== 'string' || ip.length === 0) throw new LookupError('invalid_ip', 'ip is required');
-    const v4 = parseIPv4Number(ip);
-    if (v4 >= 0) {
-      // Fast path: a plain dotted quad is already canonical text; no ipaddr.js object needed.
-      const only = filters.fromOptions(options);
-      if (!isPublicIPv4Number(v4)) throw notRoutable(ip);
-      return { ip, address: v4, only };
-    }
-    // Everything else: surrounding whitespace is forgiven, then a strict parse.
-    const addr = parseIp(ip.trim());
-    if (!addr) throw new LookupError('invalid_ip', `${quote(ip)} is not a valid IPv4 or IPv6 address`);
+    const input = parseIpInput(ip);
     const only = filters.fromOptions(options);
-    const text = formatIp(addr);
-    if (!isPublicIp(addr)) throw notRoutable(text);
-    return { ip: text, address: addr, only };
+    requireRoutable(input);
+    return { ip: input.ip, address: input.version === 4 ? input.value : input.address, only };
   }
 
   function match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult> {
@@ -179,14 +169,6 @@ function toResult(ip: string, matches: readonly number[], only: ReadonlySet<numb
   return { ip, matched: providers.length > 0, providers };
 }
 
-function notRoutable(ip: string): LookupError {
-  return new LookupError('ip_not_routable', `${ip} is not a public address (private, loopback, reserved or special-purpose)`);
-}
-
-/** The input, JSON-quoted and cut short, for error messages. */
-function quote(text: string): string {
-  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text);
-}
 
 // --- the provider option ----------------------------------------------------------------------
 
@@ -213,7 +195,7 @@ function createProviderFilters(sources: WebhookRangeSource[]) {
     let resolved: Set<number> | null = null;
     for (const name of names) {
       const index = indexByName.get(name);
-      if (index === undefined) throw new LookupError('invalid_provider', `unknown provider ${quote(name)}; known: ${known}`);
+      if (index === undefined) throw new LookupError('invalid_provider', `unknown provider ${quoteInput(name)}; known: ${known}`);
       (resolved ??= new Set()).add(index);
     }
     if (memo.size >= 256) memo.clear(); // bounded: the option is caller-controlled

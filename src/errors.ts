@@ -89,7 +89,11 @@ export type SeclookupErrorCode =
   /** A meter or cache store failed (closed, unreachable, corrupt). */
   | 'store_failed'
   /** An outbound call failed: refused, reset, an HTTP error status, an answer too large or malformed. */
-  | 'upstream_failed';
+  | 'upstream_failed'
+  /** The outbound guard refused a target: not a public address (lib/outbound.ts). */
+  | 'target_refused'
+  /** A name has no address (NXDOMAIN, or no A/AAAA records). */
+  | 'name_not_found';
 
 /**
  * The error seclookup throws at run time for problems that are the operator's to fix, not the
@@ -112,7 +116,7 @@ export class SeclookupError extends Error {
   }
 }
 
-const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'upstream_failed']);
+const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'upstream_failed', 'target_refused', 'name_not_found']);
 
 /** An error of seclookup's with a stable `code`: a SeclookupError, or a configuration TypeError. */
 export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is Error & { code: SeclookupErrorCode } {

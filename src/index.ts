@@ -23,6 +23,8 @@ export { createMemoryCache, createProductCache } from './lib/cache.js';
 export type { CacheStore, MemoryCacheOptions, ProductCache, ProductCacheOptions } from './lib/cache.js';
 export { DEFAULT_TIMEOUTS } from './lib/deadline.js';
 export { createDnsResolver, DNS_TIMEOUT_DEFAULTS, parseDnsServer } from './lib/dns/index.js';
+export { createOutboundGuard } from './lib/outbound.js';
+export type { OutboundGuard, OutboundGuardOptions, CheckedTarget } from './lib/outbound.js';
 export type { DnsAnswer, DnsCacheOptions, DnsRecordType, DnsResolver, DnsResolverOptions, DnsValue, MxData } from './lib/dns/index.js';
 export type { TimeoutOptions } from './lib/deadline.js';
 

@@ -7,6 +7,7 @@ import { invalidOption, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type CacheStore } from './lib/cache.js';
 import { bundledDataDir } from './lib/datasets.js';
 import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
+import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
 import type { AnyProductModule, EngineContext, ProductModule } from './products/module.js';
@@ -57,6 +58,12 @@ export interface LookupOptions extends ProductOptionsMap {
    * @default the system's resolvers, 2 attempts of 2 s, TTL-honouring cache
    */
   dns?: DnsResolverOptions | DnsResolver;
+  /**
+   * The outbound-connection guard of tls, whois and every product that connects to a host a
+   * client names. `allowPrivateTargets` is DANGEROUS: it lets clients reach those networks
+   * (for tests against loopback servers, or lookups of your own hosts). @default none allowed
+   */
+  outbound?: { allowPrivateTargets?: readonly string[] };
   /** Told when a cache store fails (lookups then run uncached). @default none */
   onCacheError?: (error: unknown) => void;
   /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
@@ -93,6 +100,9 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   const now = options.now ?? Date.now;
   const built = new Map<ProductId, Built>();
   let resolver: DnsResolver | undefined;
+  // Built now, so a bad allowPrivateTargets CIDR throws from createLookup.
+  const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: options.outbound?.allowPrivateTargets });
+  const outbound = (): OutboundGuard => guard;
   const dns = (): DnsResolver => (resolver ??= isResolver(options.dns) ? options.dns : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
 
   function engine(id: ProductId): unknown {
@@ -118,6 +128,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
       now,
       engine,
       dns,
+      outbound,
       cache: ({ ttlMs, maxEntries }) => {
         if (options.cache) return createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError });
         return maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null;

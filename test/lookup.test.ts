@@ -40,6 +40,12 @@ describe('createLookup', () => {
     expect((thrown as Error).message).not.toContain('useragent');
   });
 
+  it('checks outbound.allowPrivateTargets at construction', () => {
+    expect(() => createLookup({ outbound: { allowPrivateTargets: ['10.0.0.1/8'] } })).toThrow(/host bits/);
+    expect(() => createLookup({ outbound: { allowPrivateTargets: ['not-a-cidr'] } })).toThrow(/not a valid IP address or CIDR/);
+    expect(() => createLookup({ outbound: { allowPrivateTargets: ['127.0.0.0/8'] } })).not.toThrow();
+  });
+
   it('load(products) builds only the products named', () => {
     const lookup = createLookup({ dataDir: emptyDir });
     expect(() => lookup.load(['useragent'])).not.toThrow();

@@ -7,11 +7,11 @@ import { isLookupError } from '../errors.js';
 import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, isBuiltProduct, PRODUCT_MODULES, productModule } from '../products/registry.js';
-import { loadEngines } from './engines.js';
-import { DATA_DIR_OPTION, DNS_OPTION, expectPositionals, parseCommand, parseDnsServers, resolveDataDir } from './args.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
+import { expectPositionals, parseCommand } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
-import { engineOptionsFrom, SETTING_OPTIONS, settingsHelp } from './settings.js';
+import { settingsHelp } from './settings.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const BUILT = BUILT_PRODUCT_IDS.join(', ');
@@ -34,11 +34,12 @@ JSON on stdout. Products available: ${BUILT}.
 
 ${MODULES.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
 ${flagHelp()}
-${settingsHelp(22)}
-  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
+${settingsHelp(22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
   --dns HOST:PORT     DNS server for the DNS-using products (repeatable or
                       comma-separated; default: the system's, from /etc/resolv.conf)
+  --allow-private-targets CIDR,...
+                      ${ALLOW_PRIVATE_TARGETS_HELP.replace(/\n/g, '\n                      ')}
   -h, --help          show this help
 
 An INPUT that starts with '-' goes after '--':  seclookup lookup useragent -- "-weird-agent"
@@ -52,14 +53,13 @@ Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"}
 
 export async function runLookup(argv: string[]): Promise<number> {
   const command = 'lookup';
-  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...SETTING_OPTIONS, ...DATA_DIR_OPTION, ...DNS_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...ENGINE_OPTIONS }, command);
   if (values.help) {
     out(LOOKUP_HELP);
     return EXIT_OK;
   }
   const [productName, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
   const module = moduleFor(productName, command);
-  const dnsServers = parseDnsServers(values.dns, command);
   const flags = values as Record<string, string | undefined>;
   for (const flag of Object.keys(PRODUCT_FLAGS)) {
     if (flags[flag] !== undefined && !(module.cli.flags && flag in module.cli.flags)) {
@@ -68,8 +68,7 @@ export async function runLookup(argv: string[]): Promise<number> {
   }
 
   // Only this product's engine is built: another product's missing data does not matter here.
-  const engineOptions = engineOptionsFrom(values, command);
-  const lookup = loadEngines(resolveDataDir(values['data-dir']), [module.id as never], dnsServers, engineOptions);
+  const lookup = loadEngines(lookupOptionsFrom(values, command), [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
     printJson(await call(...module.cli.args(input, flags)));

@@ -10,10 +10,10 @@ import { createApi } from '../api/create-api.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
-import { DATA_DIR_OPTION, DB_OPTION, DNS_OPTION, expectPositionals, parseCidrList, parseCommand, parseDnsServers, parseInteger, resolveDataDir, resolveDbPath } from './args.js';
+import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath } from './args.js';
 import { openMeter } from './db.js';
-import { loadEngines } from './engines.js';
-import { engineOptionsFrom, SETTING_OPTIONS, settingsHelp } from './settings.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
+import { settingsHelp } from './settings.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
@@ -41,10 +41,11 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          IP (default: none; the socket address is the caller)
   --dns HOST:PORT,...    DNS servers for emailval, emailauth and dnsbl (repeatable or
                          comma-separated; default: the system's, from /etc/resolv.conf)
+  --allow-private-targets CIDR,...
+                         ${ALLOW_PRIVATE_TARGETS_HELP.replace(/\n/g, '\n                         ')}
   --log-level LEVEL      least severe log line written (default: info; request lines
                          are info, errors error): ${LOG_LEVELS.join('|')}
-${settingsHelp(25)}
-  -h, --help             show this help
+${settingsHelp(25)}  -h, --help             show this help
 
 First start on a new database: a "starter" key pair is created for each of the 15
 products and printed once, as a table on stderr. Secret keys are never shown again (only
@@ -75,10 +76,8 @@ export async function runServe(argv: string[]): Promise<number> {
       port: { type: 'string' },
       'trust-proxy': { type: 'string', multiple: true },
       'log-level': { type: 'string' },
-      ...DNS_OPTION,
       ...DB_OPTION,
-      ...DATA_DIR_OPTION,
-      ...SETTING_OPTIONS,
+      ...ENGINE_OPTIONS,
     },
     command,
   );
@@ -94,9 +93,8 @@ export async function runServe(argv: string[]): Promise<number> {
   const deadlineMs = resolveShutdownDeadline(command);
   const dbPath = resolveDbPath(values.db);
 
-  const dnsServers = parseDnsServers(values.dns, command);
   // Every engine is built now, so a broken dataset stops serve before the port opens.
-  const lookup = loadEngines(resolveDataDir(values['data-dir']), undefined, dnsServers, engineOptionsFrom(values, command));
+  const lookup = loadEngines(lookupOptionsFrom(values, command));
   const meter = openMeter(dbPath, { create: true });
   const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
   flushOnFatal(log, note);

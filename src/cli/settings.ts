@@ -33,9 +33,9 @@ function envName(flag: string): string {
 /** parseArgs specs for every product setting flag. */
 export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(DECLARED.map((d) => [d.flag, { type: 'string' as const }]));
 
-/** Help lines for the settings, indented by `width` columns before the text. */
+/** Help lines for the settings (each ending in a newline; empty when none), text at column `width`. */
 export function settingsHelp(width: number): string {
-  return DECLARED.map((d) => `  ${`--${d.flag} VALUE`.padEnd(width - 2)}${d.setting.help} ($${d.env})`).join('\n');
+  return DECLARED.map((d) => `  ${`--${d.flag} VALUE`.padEnd(width - 2)}${d.setting.help} ($${d.env})\n`).join('');
 }
 
 /**

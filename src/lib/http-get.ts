@@ -6,7 +6,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
 
@@ -16,6 +16,11 @@ export interface HttpGetOptions {
   /** Largest body accepted; a larger one fails with `upstream_failed`. @default 5 MB */
   maxBytes?: number;
   headers?: Record<string, string>;
+  /**
+   * How the URL's host is resolved; the outbound guard's `pinnedLookup` connects to the address
+   * it checked (TLS still verifies and sends SNI for the URL's name). @default the system's
+   */
+  lookup?: LookupFunction;
 }
 
 export interface HttpGetResponse {
@@ -53,7 +58,7 @@ export function httpGet(url: string, options: HttpGetOptions = {}): Promise<Http
     const fail = (code: 'timeout' | 'upstream_failed', message: string, cause?: unknown) => settle(new SeclookupError(code, message, { cause }));
 
     // agent: false: one connection per call, nothing pooled that could outlive the deadline.
-    const request = (secure ? https : http).get(target, { headers: options.headers, agent: false }, (response) => {
+    const request = (secure ? https : http).get(target, { headers: options.headers, agent: false, lookup: options.lookup }, (response) => {
       const declared = Number(response.headers['content-length']);
       if (declared > maxBytes) return fail('upstream_failed', `response larger than ${formatBytes(maxBytes)}`);
       const chunks: Buffer[] = [];

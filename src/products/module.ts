@@ -7,6 +7,7 @@
 import type { ProductCache } from '../lib/cache.js';
 import type { DnsResolver } from '../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../lib/outcome.js';
+import type { OutboundGuard } from '../lib/outbound.js';
 import type { ResolvedKey } from '../metering/types.js';
 import type { ProductId } from './catalog.js';
 import type { LookupRoute } from './route.js';
@@ -27,6 +28,8 @@ export interface EngineContext<Options> {
   now: () => number;
   /** The DNS resolver every DNS-using product shares (`createLookup({ dns })`), made on first use. */
   dns(): DnsResolver;
+  /** The outbound-connection guard every connection made for a client goes through (lib/outbound.ts). */
+  outbound(): OutboundGuard;
   /** Another product's engine, built on first use (for products that combine others). */
   engine(id: ProductId): unknown;
 }

@@ -69,4 +69,11 @@ describe('seclookup lookup --dns', () => {
     const result = await runCliJson<{ is_bot: boolean }>(['lookup', 'useragent', 'curl/8', '--dns', '127.0.0.1:5353,[::1]:53', '--dns', '10.0.0.2']);
     expect(result.is_bot).toBe(true);
   });
+
+  it('refuses an --allow-private-targets CIDR with host bits (exit 2, naming the flag)', async () => {
+    const result = await runCli(['lookup', 'useragent', 'curl/8', '--allow-private-targets', '127.0.0.1/8']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--allow-private-targets');
+    expect(result.stderr).toContain('host bits');
+  });
 });

@@ -1,0 +1,359 @@
+/**
+ * Port-43 WHOIS text into a RegistrationRecord. There is no standard: registries write
+ * `Key: value` lines (ICANN's gTLD layout, RIPE-style `key:   value`, `key.......: value`,
+ * JPRS's `a. [Key]   value`), blocks under a heading (`Registrar:` then indented lines, as
+ * .uk, .nl, .eu, .it, .li, .bg, .tw and .hk do), sections (`[Registrar]`), values continued on
+ * indented lines (.pl, .kz), and contact objects after the domain's own.
+ *
+ * The reading, field by field (first match in the text wins, so a registry answer followed by
+ * the registrar's keeps the registry's facts):
+ * - registrar: the first registrar line with a shown value (`Registrar:`, `Sponsoring
+ *   Registrar:`, `Registrar Name:`, `registrar-name:`, `Registration Service Provider:`, ...),
+ *   or a `Registrar` block's Organization / Name line or first line; when the value is a handle
+ *   that names a registrar object further down (.sk, .ua), that object's organization or name.
+ * - created / updated / expires: the first line under one of the field's names whose value is
+ *   wholly a date (dates.ts), skipping contact and registrar objects.
+ * - status: every status line of the first paragraph that has one, EPP URLs and
+ *   ` - explanations` dropped, comma lists split.
+ * - nameservers: every nameserver line, continuation and block, first word only, lower case.
+ * A leading IANA answer (`% IANA WHOIS server` ... `refer:`) and Verisign's `Server Name:`
+ * records (other names that merely start with the query) are not the domain's data.
+ */
+import { parseRegistryDate } from './dates.js';
+import { addUnique, emptyRecord, hostnameOf, isEmptyRecord, shownValue, type RegistrationRecord } from './record.js';
+
+/** What one WHOIS answer says. */
+export interface ParsedWhois {
+  record: RegistrationRecord;
+  /** The registrar's WHOIS server named by a thin registry (`Registrar WHOIS Server:`), if any. */
+  referral: string | null;
+  /** The answer says the domain is not registered. */
+  notFound: boolean;
+}
+
+interface Line {
+  text: string;
+  indent: number;
+  /** Paragraph number: blank and comment lines separate paragraphs. */
+  para: number;
+  /** Blank, comment, or dropped (IANA preamble, Verisign `Server Name:` records). */
+  skip: boolean;
+  kv: { key: string; value: string } | null;
+}
+
+interface Entry {
+  key: string;
+  value: string;
+  /** Values on the lines that continue this one (deeper indented, not `key: value`). */
+  more: string[];
+  /** For a heading (`Registrar:` with nothing after it): the lines of its block. */
+  block: Line[];
+  para: number;
+  indent: number;
+}
+
+const aliases = (...names: string[]): ReadonlySet<string> => new Set(names);
+
+const REGISTRAR_KEYS = aliases(
+  'registrar', 'sponsoring registrar', 'registrar name', 'registrar-name', 'registration service provider', 'current registrar',
+  'current registar', 'registrar of record', 'registrar organization', 'registrar organisation', 'authorized agency',
+);
+const CREATED_KEYS = aliases(
+  'creation date', 'created', 'created on', 'created date', 'create date', 'registered', 'registered on', 'registration date',
+  'registration time', 'record created', 'record created on', 'domain created', 'domain created on', 'domain record activated',
+  'first registration date', 'assigned', 'domain name commencement date', 'fecha de creación', 'fecha de creacion', 'registered date',
+  'activated on', 'domain registration date', 'registration',
+);
+const UPDATED_KEYS = aliases(
+  'updated date', 'updated', 'last updated', 'last updated on', 'last update', 'last-update', 'last modified', 'last-modified', 'modified',
+  'changed', 'modification date', 'ultima actualización', 'ultima actualizacion', 'última actualización', 'record last updated on',
+  'last updated date', 'update date', 'domain last updated date',
+);
+const EXPIRES_KEYS = aliases(
+  'registry expiry date', 'registrar registration expiration date', 'expiration date', 'expiry date', 'expires', 'expires on', 'expire',
+  'expire date', 'expiration time', 'paid-till', 'valid until', 'renewal date', 'validity', 'record expires on', 'fecha de vencimiento',
+  'expires at', 'expiry', 'domain expiration date', 'registry expiration date', 'domain expires on', 'domain expires',
+);
+const STATUS_KEYS = aliases(
+  'domain status', 'status', 'state', 'eppstatus', 'epp status', 'registration status', 'estatus del dominio', 'estatus', 'domaintype',
+  'domain state',
+);
+const NAMESERVER_KEYS = aliases(
+  'name server', 'name servers', 'nameserver', 'nameservers', 'nserver', 'dns', 'primary server', 'secondary server', 'domain servers',
+  'domain nameservers', 'domain servers in listed order', 'name servers in the listed order', 'name server information',
+  'name servers information', 'servidor(es) de nombres de dominio', 'host name', 'hostname', 'nameservers in listed order', 'dns servers',
+);
+const REFERRAL_KEYS = aliases('registrar whois server', 'whois server', 'referral whois server');
+/** First keys of the objects that follow the domain's own (contacts, registrar objects): not the domain's dates. */
+const OBJECT_KEYS = aliases('nic-hdl', 'nic-hdl-br', 'person', 'personname', 'contact', 'role', 'tech-c', 'zone-c', 'admin-c', 'holder-c');
+/** Inside a registrar block or object, where its name is. */
+const NAME_KEYS = ['organization', 'organisation', 'org', 'name', 'company name'] as const;
+
+/** `Record expires on 2019-11-09 (YYYY-MM-DD)`: the few date lines written without a colon. */
+const NO_COLON = /^(record expires on|record created on|record last updated on|domain created on|domain expires on)\s+(.+)$/i;
+/** `a. [Domain Name]   VALUE` (JPRS) and `[Registrar]` (a section heading, empty value). */
+const BRACKETED = /^(?:[a-z]\.\s*)?\[([^\]]{1,60})\]\s*(.*)$/i;
+/** `Key: value`, `key.....: value`, `Key : value`. The key holds no `[`, `]` or `:`; a URL is not a key. */
+const KEY_VALUE = /^([^:[\]]{1,80}?)\s*:(?!\/\/)\s*(.*)$/;
+
+/**
+ * Answers that say "no such domain" (the registry's own words): checked only when the answer
+ * holds no registrar, date or nameserver, so a disclaimer that mentions "not found" cannot
+ * hide a registered domain.
+ */
+const NOT_FOUND = [
+  /^\s*no match(?:es)?(?: for|!!|\b)/im,
+  /\bno entries found\b/i,
+  /^\W*not found\b/im,
+  /\bno data found\b/i,
+  /^\s*domain not found\b/im,
+  /^\s*no found\b/im,
+  /\bis (?:available for registration|free)\b/i,
+  /^\s*(?:domain )?status:\s*(?:free|available|no object found)\s*$/im,
+  /\bthe queried object does not exist\b/i,
+  /\bobject does not exist\b/i,
+  /\bno data was found to match the request criteria\b/i,
+  /\bwe do not have an entry in our database matching your query\b/i,
+  /^\W*nothing found\b/im,
+  /\bno information available about domain name\b/i,
+  /^\W*no such domain\b/im,
+  /\bthe domain has not been registered\b/i,
+  /\bthis domain name has not been registered\b/i,
+  /\bel dominio no se encuentra registrado\b/i,
+  /\bthe requested domain was not found\b/i,
+  /^\s*no domain records were found\b/im,
+  /^\s*domain \S+ (?:is not registered|does not exist)\b/im,
+  /^\W*no matching record\b/im,
+];
+
+/** Parse one WHOIS answer. `domain` (the name asked for) is not needed to read it. */
+export function parseWhoisText(text: string): ParsedWhois {
+  const lines = readLines(text);
+  const entries = readEntries(lines);
+  const record = emptyRecord();
+  const firstOfPara = new Map<number, Entry>();
+  for (const entry of entries) if (!firstOfPara.has(entry.para)) firstOfPara.set(entry.para, entry);
+  const objectParas = new Set<number>();
+  for (const [para, first] of firstOfPara) {
+    if (OBJECT_KEYS.has(first.key)) objectParas.add(para);
+    else if (first.key === 'registrar' && !entries.some((e) => e.para === para && (e.key === 'domain name' || e.key === 'domain'))) objectParas.add(para);
+  }
+
+  record.registrar = findRegistrar(entries, firstOfPara);
+  record.createdAt = findDate(entries, CREATED_KEYS, objectParas);
+  record.updatedAt = findDate(entries, UPDATED_KEYS, objectParas);
+  record.expiresAt = findDate(entries, EXPIRES_KEYS, objectParas);
+  record.status = findStatus(entries, objectParas);
+  record.nameservers = findNameservers(entries);
+
+  let referral: string | null = null;
+  for (const entry of entries) {
+    if (!REFERRAL_KEYS.has(entry.key)) continue;
+    const host = hostnameOf(entry.value.replace(/^(?:whois|rwhois):\/\//i, '').split('/')[0]);
+    if (host) {
+      referral = host;
+      break;
+    }
+  }
+  // A status alone (`Status: free`) is how some registries say "not registered".
+  const noFacts = isEmptyRecord({ ...record, status: [] });
+  const notFound = noFacts && NOT_FOUND.some((pattern) => pattern.test(text));
+  return { record, referral, notFound };
+}
+
+// --- lines and entries ----------------------------------------------------------------------
+
+function readLines(text: string): Line[] {
+  const raw = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').replace(/\0/g, '').split('\n');
+  // An IANA answer in front of the registry's (as `whois` clients print a referral chain).
+  let start = 0;
+  const firstText = raw.findIndex((line) => line.trim() !== '');
+  if (firstText >= 0 && /^%\s*IANA WHOIS server/i.test(raw[firstText])) {
+    const next = raw.findIndex((line, i) => i > firstText && /^#\s*\S/.test(line));
+    start = next >= 0 ? next : raw.length;
+  }
+  const lines: Line[] = [];
+  let para = 0;
+  let wasSeparator = true;
+  for (let i = 0; i < raw.length; i++) {
+    const textLine = raw[i].replace(/\s+$/, '');
+    const trimmed = textLine.trim();
+    const separator = i < start || trimmed === '' || /^(?:%|#|>>>|\[\s)/.test(trimmed) || /^-{3,}/.test(trimmed);
+    if (separator && !wasSeparator) para++;
+    wasSeparator = separator;
+    const expanded = textLine.replace(/\t/g, '        ');
+    lines.push({ text: trimmed, indent: expanded.length - expanded.trimStart().length, para, skip: separator, kv: separator ? null : keyValue(trimmed) });
+  }
+  // Verisign's old answers list every name that starts with the query (`Server Name:`
+  // records, with a registrar each) before the domain itself: drop those records.
+  const spam = new Set(lines.filter((line) => line.kv?.key === 'server name').map((line) => line.para));
+  if (spam.size > 0) for (const line of lines) if (spam.has(line.para)) line.skip = true;
+  return lines;
+}
+
+function keyValue(text: string): { key: string; value: string } | null {
+  const bracket = BRACKETED.exec(text);
+  if (bracket) return { key: cleanKey(bracket[1]), value: bracket[2].trim() };
+  const phrase = NO_COLON.exec(text);
+  if (phrase) return { key: cleanKey(phrase[1]), value: phrase[2].trim() };
+  const kv = KEY_VALUE.exec(text);
+  if (!kv) return null;
+  const key = cleanKey(kv[1]);
+  if (key === '' || key.length > 60 || !/[a-z]/.test(key)) return null;
+  return { key, value: kv[2].trim() };
+}
+
+/** `** Domain Servers` -> `domain servers`; `domain.............` -> `domain`. */
+function cleanKey(key: string): string {
+  return key
+    .replace(/^[\s*\-.]+/, '')
+    .replace(/[\s.]+$/, '')
+    .replace(/\s+/g, ' ')
+    .toLowerCase();
+}
+
+function readEntries(lines: Line[]): Entry[] {
+  const entries: Entry[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.skip) continue;
+    if (line.kv) {
+      const entry: Entry = { key: line.kv.key, value: line.kv.value, more: [], block: [], para: line.para, indent: line.indent };
+      if (entry.value === '') {
+        entry.block = blockAfter(lines, i, NAMESERVER_KEYS.has(entry.key));
+      } else {
+        // Values continued on deeper-indented lines (.pl nameservers, .kz status).
+        for (let j = i + 1; j < lines.length && !lines[j].skip && lines[j].indent > line.indent && !lines[j].kv; j++) entry.more.push(lines[j].text);
+      }
+      entries.push(entry);
+    } else {
+      // A heading without a colon (`Registrar`, `Nameservers` in .it) introduces indented lines.
+      const next = lines[i + 1];
+      if (next && !next.skip && next.indent > line.indent && line.text.length <= 60) {
+        entries.push({ key: cleanKey(line.text), value: '', more: [], block: blockAfter(lines, i, false), para: line.para, indent: line.indent });
+      }
+    }
+  }
+  return entries;
+}
+
+/**
+ * The lines of the block a heading at `index` introduces: deeper-indented lines, or lines at
+ * its own indent that are not `key: value` (the .li and .bg layout), up to a blank line. A
+ * nameserver heading may be followed by a blank line first (.kg, .hk).
+ */
+function blockAfter(lines: Line[], index: number, blankFirst: boolean): Line[] {
+  const heading = lines[index];
+  let j = index + 1;
+  if (blankFirst) while (j < lines.length && lines[j].skip && lines[j].text === '') j++;
+  const block: Line[] = [];
+  for (; j < lines.length; j++) {
+    const line = lines[j];
+    if (line.skip) break;
+    if (line.indent > heading.indent || (!line.kv && !line.text.endsWith(':'))) block.push(line);
+    else break;
+  }
+  return block;
+}
+
+// --- fields ---------------------------------------------------------------------------------
+
+function findRegistrar(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>): string | null {
+  for (const entry of entries) {
+    if (!REGISTRAR_KEYS.has(entry.key)) continue;
+    if (entry.value === '') {
+      const named = nameInBlock(entry.block);
+      if (named) return named;
+      continue;
+    }
+    const value = shownValue(entry.value);
+    if (value === null) continue;
+    return registrarObjectName(entries, firstOfPara, entry, value) ?? value;
+  }
+  return null;
+}
+
+/** A registrar block's name: its Organization or Name line, else its first plain line. */
+function nameInBlock(block: readonly Line[]): string | null {
+  for (const key of NAME_KEYS) {
+    const line = block.find((candidate) => candidate.kv?.key === key);
+    const value = shownValue(line?.kv?.value);
+    if (value) return value;
+  }
+  const plain = block.find((line) => !line.kv);
+  return shownValue(plain?.text);
+}
+
+/**
+ * When the registrar value is a handle (`FAJN-0002`, `ua.markmonitor`) and a registrar object
+ * with that handle follows (a paragraph starting `registrar: <handle>`), the object's
+ * organization or name.
+ */
+function registrarObjectName(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>, found: Entry, handle: string): string | null {
+  for (const [para, first] of firstOfPara) {
+    if (first.key !== found.key || first.value !== handle) continue;
+    if (para < found.para) continue;
+    const inObject = entries.filter((entry) => entry.para === para);
+    for (const key of NAME_KEYS) {
+      const value = shownValue(inObject.find((entry) => entry.key === key)?.value);
+      if (value) return value;
+    }
+  }
+  return null;
+}
+
+function findDate(entries: Entry[], keys: ReadonlySet<string>, objectParas: ReadonlySet<number>): number | null {
+  for (const entry of entries) {
+    if (!keys.has(entry.key) || objectParas.has(entry.para)) continue;
+    const text = entry.value !== '' ? entry.value : entry.block.find((line) => !line.kv)?.text;
+    if (!text) continue;
+    const instant = parseRegistryDate(text);
+    if (instant !== null) return instant;
+  }
+  return null;
+}
+
+function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[] {
+  const status: string[] = [];
+  let para: number | null = null;
+  for (const entry of entries) {
+    if (!STATUS_KEYS.has(entry.key) || objectParas.has(entry.para)) continue;
+    // `state:` is .ru's domain state at the start of a line; indented, it is a contact's address.
+    if (entry.key === 'state' && entry.indent > 0) continue;
+    const values = entry.value !== '' ? [entry.value, ...entry.more] : entry.block.map((line) => line.text);
+    const cleaned = values.flatMap(statusValues);
+    if (cleaned.length === 0) continue;
+    if (para === null) para = entry.para;
+    else if (entry.para !== para) break;
+    for (const value of cleaned) addUnique(status, value);
+  }
+  return status;
+}
+
+/** `clientHold https://icann.org/epp#clientHold` -> `clientHold`; `a,b` -> both; `ok - explanation` -> `ok`. */
+function statusValues(text: string): string[] {
+  const bare = text.replace(/\s*\(?https?:\/\/\S*\)?/gi, '').replace(/\s+-\s+.*$/, '');
+  return bare
+    .split(/\s*,\s*/)
+    .map((value) => shownValue(value))
+    .filter((value): value is string => value !== null);
+}
+
+function findNameservers(entries: Entry[]): string[] {
+  const names: string[] = [];
+  const add = (text: string) => {
+    const first = text.replace(/^[-*]\s*/, '').split(/[\s,|[(]/)[0];
+    const host = hostnameOf(first);
+    if (host) addUnique(names, host);
+  };
+  for (const entry of entries) {
+    if (!NAMESERVER_KEYS.has(entry.key)) continue;
+    if (entry.value !== '') {
+      add(entry.value);
+      entry.more.forEach(add);
+    } else {
+      for (const line of entry.block) add(line.kv && NAMESERVER_KEYS.has(line.kv.key) ? line.kv.value : line.text);
+    }
+  }
+  return names;
+}

@@ -45,8 +45,13 @@ export interface WhoisEngineOptions {
    * `servers.json`; null means "none known" (whois.iana.org is asked).
    */
   whoisServers?: Readonly<Record<string, string | null>>;
-  /** The server asked for a TLD's WHOIS server (`refer:`). @default 'whois.iana.org' */
+  /** The server asked for a TLD's WHOIS server (`refer:`), `host` or `host:port`. @default 'whois.iana.org' */
   ianaServer?: string;
+  /**
+   * The port of WHOIS servers that other servers name (IANA's `refer:`, a thin registry's
+   * `Registrar WHOIS Server:`): 43 on the internet; tests use a loopback port. @default 43
+   */
+  whoisPort?: number;
   /** Per request (each RDAP hop, each WHOIS query). @default connect 3 s, total 8 s */
   timeouts?: TimeoutOptions;
   /** The whole lookup, every hop included. @default 15000 */

@@ -1,0 +1,267 @@
+/**
+ * The whois engine: registration data for a domain, RDAP first, port-43 WHOIS where the TLD
+ * has no RDAP service.
+ *
+ * 1. The input is normalized to its registrable domain (lib/domain.ts): `www.example.co.uk`
+ *    is looked up as `example.co.uk`.
+ * 2. RDAP: the TLD's base URL (options, rdap-overrides.json, IANA's bootstrap; HTTPS first),
+ *    `GET <base>domain/<name>` with `Accept: application/rdap+json`, redirects followed (each
+ *    hop through the guard, at most `maxRedirects`). 404 is "not registered". When the
+ *    registry's answer is thin (no registrar, creation or expiry date) and it links to the
+ *    registrar's RDAP record, that record fills the gaps (never replaces a registry value).
+ * 3. WHOIS: the TLD's server (options, servers.json, else whois.iana.org's `refer:`), the query
+ *    written as that server wants it, the answer parsed (parse.ts); a registry's "not found"
+ *    text is "not registered"; a thin answer with a `Registrar WHOIS Server:` is completed
+ *    from that server, once.
+ * Failures (timeouts, refused or unreachable servers, answers too large, garbage, a target the
+ * guard refuses) are 502 `lookup_failed`, never cached. Results are cached for `ttlMs`; "not
+ * registered", and results whose registrar step failed, for `shortTtlMs`.
+ */
+import { performance } from 'node:perf_hooks';
+import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
+import type { ProductCache } from '../../lib/cache.js';
+import { checkMs, resolveTimeouts } from '../../lib/deadline.js';
+import { parseDomainName } from '../../lib/domain.js';
+import type { OutboundGuard } from '../../lib/outbound.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
+import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
+import { parseWhoisText } from './parse.js';
+import { NotADomainObject, readRdapDomain } from './rdap.js';
+import { copyResult, fillGaps, isEmptyRecord, isThin, toResult, type RegistrationRecord } from './record.js';
+import { bySuffix, formatAddress, IANA_WHOIS_SERVER, knownTldCount, parseServerAddress, whoisQueryFor, WHOIS_PORT, type ServerAddress, type ServerTables } from './servers.js';
+import type { WhoisEngineOptions, WhoisResult, WhoisSource } from './types.js';
+
+/** A checked query: the registrable domain to look up. */
+export interface WhoisQuery {
+  domain: string;
+}
+
+/** "Not registered", cached like a result; its JSON starts with NOT_FOUND_PREFIX. */
+interface NotFound {
+  not_found: true;
+  domain: string;
+  source: WhoisSource;
+}
+type CacheValue = WhoisResult | NotFound;
+const NOT_FOUND_PREFIX = '{"not_found":true';
+
+export type CachedWhois = CachedResult<CacheValue>;
+
+export interface WhoisEngine {
+  /** Normalize the input to its registrable domain; LookupError `invalid_domain`. No I/O. */
+  prepare(domain: string): WhoisQuery;
+  /** Look it up (or answer from the cache). Rejects with LookupError `domain_not_found` or `lookup_failed`. */
+  lookup(query: WhoisQuery): MaybePromise<LookupOutcome<WhoisResult>>;
+  /** TLDs with a known RDAP or WHOIS server (status `database_records`). */
+  readonly knownTlds: number;
+  /** IANA's `publication` of the bootstrap in use. */
+  readonly bootstrapPublication: string | null;
+}
+
+export interface WhoisEngineDeps {
+  tables: ServerTables;
+  /** The outbound guard, asked for at the first lookup. */
+  guard: () => OutboundGuard;
+  cache: ProductCache<CachedWhois> | null;
+  /** Clock for fetched_at and domain_age_days (deadlines use a monotonic clock). */
+  now: () => number;
+}
+
+export const WHOIS_CACHE_SIZE = 10_000;
+const DEFAULTS = {
+  timeouts: { connectMs: 3_000, totalMs: 8_000 },
+  lookupTimeoutMs: 15_000,
+  maxBytes: 1024 * 1024,
+  maxRedirects: 3,
+  ttlMs: 60 * 60_000,
+  shortTtlMs: 10 * 60_000,
+} as const;
+/** How long whois.iana.org's answer for a TLD is kept. */
+const REFERRAL_TTL_MS = 24 * 60 * 60_000;
+const NORMALIZE_MEMO_SIZE = 10_000;
+
+/** Checked engine options with their defaults. */
+export function resolveWhoisOptions(options: WhoisEngineOptions = {}) {
+  const timeouts = resolveTimeouts(options.timeouts, DEFAULTS.timeouts, 'whois timeouts');
+  const whole = (value: number | undefined, fallback: number, label: string, min: number) => {
+    const v = value ?? fallback;
+    if (!Number.isSafeInteger(v) || v < min) throw invalidOption(`whois ${label} must be a whole number >= ${min} (got ${String(value)})`);
+    return v;
+  };
+  return {
+    timeouts,
+    lookupTimeoutMs: checkMs(options.lookupTimeoutMs ?? DEFAULTS.lookupTimeoutMs, 'whois lookupTimeoutMs'),
+    maxBytes: whole(options.maxBytes, DEFAULTS.maxBytes, 'maxBytes', 1),
+    maxRedirects: whole(options.maxRedirects, DEFAULTS.maxRedirects, 'maxRedirects', 0),
+    cacheSize: whole(options.cacheSize, WHOIS_CACHE_SIZE, 'cacheSize', 0),
+    ttlMs: checkMs(options.ttlMs ?? DEFAULTS.ttlMs, 'whois ttlMs'),
+    shortTtlMs: checkMs(options.shortTtlMs ?? DEFAULTS.shortTtlMs, 'whois shortTtlMs'),
+    ianaServer: parseServerAddress(options.ianaServer ?? IANA_WHOIS_SERVER, 'whois ianaServer'),
+    whoisPort: whole(options.whoisPort, WHOIS_PORT, 'whoisPort', 1),
+  };
+}
+
+export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOptions = {}): WhoisEngine {
+  const settings = resolveWhoisOptions(options);
+  const { tables } = deps;
+  const results = createResultCache<CacheValue>(deps.cache, (value) => ('not_found' in value ? { ...value } : copyResult(value)));
+  const inflight = new Map<string, Promise<Computed<CacheValue>>>();
+  const referrals = new Map<string, { server: ServerAddress | null; until: number }>();
+  const memo = new Map<string, string>();
+
+  function prepare(input: string): WhoisQuery {
+    const known = typeof input === 'string' ? memo.get(input) : undefined;
+    if (known) return { domain: known };
+    const { registrable } = parseDomainName(input);
+    if (memo.size >= NORMALIZE_MEMO_SIZE) memo.clear();
+    memo.set(input, registrable);
+    return { domain: registrable };
+  }
+
+  function lookup(query: WhoisQuery): MaybePromise<LookupOutcome<WhoisResult>> {
+    const outcome = results.lookup(query.domain, () => shared(query.domain));
+    return isPromise(outcome) ? outcome.then(found) : found(outcome);
+  }
+
+  /** A cached "not registered" becomes the 404 again; anything else is a result. */
+  function found(outcome: LookupOutcome<CacheValue>): LookupOutcome<WhoisResult> {
+    if (outcome.json?.startsWith(NOT_FOUND_PREFIX)) {
+      const { domain, source } = outcome.result as NotFound;
+      throw new LookupError('domain_not_found', `${domain} is not registered (the registry's ${source === 'rdap' ? 'RDAP' : 'WHOIS'} service says so)`);
+    }
+    return outcome as LookupOutcome<WhoisResult>;
+  }
+
+  /** One upstream lookup per domain at a time: concurrent callers share it. */
+  function shared(domain: string): Promise<Computed<CacheValue>> {
+    let pending = inflight.get(domain);
+    if (!pending) {
+      pending = retrieve(domain).finally(() => inflight.delete(domain));
+      inflight.set(domain, pending);
+    }
+    return pending;
+  }
+
+  async function retrieve(domain: string): Promise<Computed<CacheValue>> {
+    const ctx: CallContext = {
+      guard: deps.guard(),
+      connectMs: settings.timeouts.connectMs,
+      totalMs: settings.timeouts.totalMs,
+      maxBytes: settings.maxBytes,
+      maxRedirects: settings.maxRedirects,
+      deadline: performance.now() + settings.lookupTimeoutMs,
+    };
+    try {
+      const rdap = bySuffix(tables.rdap, domain);
+      return rdap?.value ? await viaRdap(domain, rdap.value[0], ctx) : await viaWhois(domain, ctx);
+    } catch (error) {
+      throw failure(error, domain);
+    }
+  }
+
+  function done(domain: string, record: RegistrationRecord, source: WhoisSource, partial: boolean): Computed<CacheValue> {
+    const now = deps.now();
+    return { result: toResult(domain, record, now, source), fetchedAt: now, ttlMs: partial ? settings.shortTtlMs : settings.ttlMs };
+  }
+
+  function notFound(domain: string, source: WhoisSource): Computed<CacheValue> {
+    return { result: { not_found: true, domain, source }, fetchedAt: deps.now(), ttlMs: settings.shortTtlMs };
+  }
+
+  async function viaRdap(domain: string, base: string, ctx: CallContext): Promise<Computed<CacheValue>> {
+    const response = await rdapGet(`${base}domain/${domain}`, ctx);
+    const host = new URL(response.url).host;
+    if (response.status === 404) return notFound(domain, 'rdap');
+    if (response.status !== 200) throw upstream(`the RDAP server ${host} answered HTTP ${response.status}`);
+    const answer = readRdap(response.body, host);
+    let record = answer.record;
+    let partial = false;
+    if (isThin(record) && answer.registrarLink) {
+      // The registrar's record only fills gaps; its failure leaves the registry's facts standing.
+      try {
+        const registrar = await rdapGet(answer.registrarLink, ctx);
+        if (registrar.status === 200) record = fillGaps(record, readRdap(registrar.body, new URL(registrar.url).host).record);
+        else partial = registrar.status !== 404;
+      } catch (error) {
+        if (!isSeclookupError(error) && !(error instanceof LookupError)) throw error;
+        partial = true;
+      }
+    }
+    return done(domain, record, 'rdap', partial);
+  }
+
+  function readRdap(body: Buffer, host: string) {
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw upstream(`the RDAP server ${host} answered something that is not JSON`);
+    }
+    try {
+      return readRdapDomain(json);
+    } catch (error) {
+      if (error instanceof NotADomainObject) throw upstream(`the RDAP server ${host}: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async function viaWhois(domain: string, ctx: CallContext): Promise<Computed<CacheValue>> {
+    const server = await whoisServerFor(domain, ctx);
+    const parsed = parseWhoisText(await whoisQuery(server, whoisQueryFor(server, domain), ctx));
+    if (parsed.notFound) return notFound(domain, 'whois');
+    if (isEmptyRecord(parsed.record)) throw upstream(`the WHOIS server ${formatAddress(server)} answered nothing we can read`);
+    let record = parsed.record;
+    let partial = false;
+    if (isThin(record) && parsed.referral && parsed.referral !== server.host) {
+      const registrar: ServerAddress = { host: parsed.referral, port: settings.whoisPort };
+      try {
+        const second = parseWhoisText(await whoisQuery(registrar, whoisQueryFor(registrar, domain), ctx));
+        if (!second.notFound) record = fillGaps(record, second.record);
+      } catch (error) {
+        if (!isSeclookupError(error)) throw error;
+        partial = true;
+      }
+    }
+    return done(domain, record, 'whois', partial);
+  }
+
+  /** The table's server for the TLD, else the one whois.iana.org names (`refer:`), remembered a day. */
+  async function whoisServerFor(domain: string, ctx: CallContext): Promise<ServerAddress> {
+    const listed = bySuffix(tables.whois, domain);
+    if (listed?.value) return listed.value;
+    const tld = domain.slice(domain.lastIndexOf('.') + 1);
+    const known = referrals.get(tld);
+    let server: ServerAddress | null;
+    if (known && known.until > performance.now()) server = known.server;
+    else {
+      const answer = await whoisQuery(settings.ianaServer, tld, ctx);
+      const refer = /^(?:refer|whois):\s*(\S+)\s*$/im.exec(answer)?.[1] ?? null;
+      server = refer && /^[a-z0-9.-]+$/i.test(refer) ? { host: refer.toLowerCase(), port: settings.whoisPort } : null;
+      if (referrals.size >= 4_096) referrals.clear();
+      referrals.set(tld, { server, until: performance.now() + REFERRAL_TTL_MS });
+    }
+    if (!server) throw upstream(`no RDAP or WHOIS server is known for .${tld}`);
+    return server;
+  }
+
+  return {
+    prepare,
+    lookup,
+    knownTlds: knownTldCount(tables),
+    bootstrapPublication: tables.publication,
+  };
+}
+
+function upstream(message: string): LookupError {
+  return new LookupError('lookup_failed', message);
+}
+
+/** Outbound failures as SPEC's 502 `lookup_failed`; anything else (a bug) as it is. */
+function failure(error: unknown, domain: string): unknown {
+  if (error instanceof LookupError) return error;
+  if (isSeclookupError(error) && error.code !== 'invalid_option') {
+    return new LookupError('lookup_failed', `whois lookup of ${domain} failed: ${error.message}`, { cause: error });
+  }
+  return error;
+}

@@ -12,6 +12,8 @@ import { isLookupError, LookupError } from '../../src/errors.js';
 import { createMemoryCache, type CacheStore } from '../../src/lib/cache.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import { eppStatus } from '../../src/products/whois/rdap.js';
+import { bootstrapProblem } from '../../src/products/whois/servers.js';
+import { createApiStack } from '../api/harness.js';
 import type { WhoisEngineOptions } from '../../src/products/whois/types.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { rdapAnswer, startRdapServer, type RdapTestServer } from '../servers/rdap-server.js';
@@ -412,9 +414,79 @@ describe('options and status', () => {
     expect(engine.bootstrapPublication).toBe('2025-06-27T17:00:02Z');
   });
 
+  it('checks a bootstrap document\'s shape (RFC 9224)', () => {
+    expect(bootstrapProblem({ services: [[['com'], ['https://rdap.example/']]] })).toBeNull();
+    expect(bootstrapProblem({ services: 'none' })).toBe('no "services" array');
+    expect(bootstrapProblem({ services: [[['com'], ['ftp://rdap.example/']]] })).toBe('services[0] lists a URL that is not http(s)');
+    expect(bootstrapProblem({ services: [[['c m'], ['https://rdap.example/']]] })).toBe('services[0] lists a TLD that is not a DNS label');
+    expect(bootstrapProblem([1])).toBe('not a JSON object');
+  });
+
   it('refuses bad options at construction of the engine', () => {
     expect(() => createLookup({ whois: { rdapServers: { com: 'ftp://x/' } } }).engine('whois')).toThrow(/http\(s\) URL/);
     expect(() => createLookup({ whois: { whoisServers: { de: 'whois.denic.de:99999' } } }).engine('whois')).toThrow(/bad port/);
     expect(() => createLookup({ whois: { maxRedirects: -1 } }).engine('whois')).toThrow(/maxRedirects/);
+  });
+});
+
+describe('whois over HTTP (the API harness)', () => {
+  const FETCHED_AT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+
+  it.each([
+    ['GET ?domain=', '/v1/whois/lookup?domain=google.com'],
+    ['GET /lookup/{domain}', '/v1/whois/lookup/www.google.com'],
+  ])('%s answers 200 with the result, cached and fetched_at', async (_form, path) => {
+    const stack = await createApiStack({ lookup: lookupWith() });
+    const keys = await stack.keys('whois');
+    const reply = await stack.call(path, { key: keys.secretKey });
+    expect(reply.status).toBe(200);
+    const { request_id, cached, fetched_at, ...result } = reply.body;
+    expect(result).toEqual({ success: true, ...(await lookupWith().whois('google.com')) });
+    expect([typeof request_id, cached]).toEqual(['string', false]);
+    expect(fetched_at).toBe('2026-11-23 12:00:00.000');
+    expect(fetched_at).toMatch(FETCHED_AT);
+    const again = await stack.call(path, { key: keys.secretKey });
+    expect(again.body).toMatchObject({ cached: true, fetched_at });
+  });
+
+  it.each([
+    ['no domain', '/v1/whois/lookup'],
+    ['an empty domain', '/v1/whois/lookup?domain='],
+    ['an IP address', '/v1/whois/lookup/93.184.215.14'],
+    ['an unknown TLD', '/v1/whois/lookup?domain=example.notatld'],
+    ['broken percent-encoding', '/v1/whois/lookup/exa%E0%A4%A'],
+  ])('answers %s with 400 invalid_domain', async (_name, path) => {
+    const stack = await createApiStack({ lookup: lookupWith() });
+    const keys = await stack.keys('whois');
+    const reply = await stack.call(path, { key: keys.secretKey });
+    expect([reply.status, reply.body.success, reply.body.error_code]).toEqual([400, false, 'invalid_domain']);
+  });
+
+  it('answers 404 domain_not_found (RDAP and WHOIS) and 502 lookup_failed, refunding the quota of both', async () => {
+    const stack = await createApiStack({ lookup: lookupWith() });
+    const keys = await stack.keys('whois');
+    const quota = () => stack.meter.quota(keys.subscriptionId, 10_000, Date.now());
+    const before = await quota();
+    for (const [path, status, code] of [
+      ['/v1/whois/lookup/nosuch-example.com', 404, 'domain_not_found'],
+      ['/v1/whois/lookup?domain=nosuch-example.co.uk', 404, 'domain_not_found'],
+      ['/v1/whois/lookup/garbage.com', 502, 'lookup_failed'],
+      ['/v1/whois/lookup?domain=hang.pl', 502, 'lookup_failed'],
+    ] as const) {
+      const reply = await stack.call(path, { key: keys.secretKey });
+      expect([path, reply.status, reply.body.success, reply.body.error_code]).toEqual([path, status, false, code]);
+      expect(typeof reply.body.error).toBe('string');
+    }
+    expect(await quota()).toEqual(before);
+  });
+
+  it('reports database_records: the TLDs with a known RDAP or WHOIS server', async () => {
+    const lookup = createLookup();
+    const stack = await createApiStack({ lookup });
+    const keys = await stack.keys('whois');
+    const reply = await stack.call('/v1/whois/status', { key: keys.publicKey });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ success: true, product: 'whois', database_records: lookup.engine('whois').knownTlds });
+    expect(reply.body.database_records).toBeGreaterThan(1190);
   });
 });

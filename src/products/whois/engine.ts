@@ -37,14 +37,15 @@ export interface WhoisQuery {
   domain: string;
 }
 
-/** "Not registered", cached like a result; its JSON starts with NOT_FOUND_PREFIX. */
+/** "Not registered", cached like a result; its JSON starts `{"not_found"` where a result's starts `{"domain"`. */
 interface NotFound {
   not_found: true;
   domain: string;
   source: WhoisSource;
 }
 type CacheValue = WhoisResult | NotFound;
-const NOT_FOUND_PREFIX = '{"not_found":true';
+/** The third character of a cached entry's JSON: `n` of `{"not_found"`, never `d` of `{"domain"`. */
+const NOT_FOUND_MARK = 'n'.charCodeAt(0);
 
 export type CachedWhois = CachedResult<CacheValue>;
 
@@ -126,7 +127,7 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
 
   /** A cached "not registered" becomes the 404 again; anything else is a result. */
   function found(outcome: LookupOutcome<CacheValue>): LookupOutcome<WhoisResult> {
-    if (outcome.json?.startsWith(NOT_FOUND_PREFIX)) {
+    if (outcome.json !== undefined && outcome.json.charCodeAt(2) === NOT_FOUND_MARK) {
       const { domain, source } = outcome.result as NotFound;
       throw new LookupError('domain_not_found', `${domain} is not registered (the registry's ${source === 'rdap' ? 'RDAP' : 'WHOIS'} service says so)`);
     }

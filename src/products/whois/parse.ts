@@ -93,8 +93,6 @@ const NAME_KEYS = ['organization', 'organisation', 'org', 'name', 'company name'
 const NO_COLON = /^(record expires on|record created on|record last updated on|domain created on|domain expires on)\s+(.+)$/i;
 /** `a. [Domain Name]   VALUE` (JPRS) and `[Registrar]` (a section heading, empty value). */
 const BRACKETED = /^(?:[a-z]\.\s*)?\[([^\]]{1,60})\]\s*(.*)$/i;
-/** `Key: value`, `key.....: value`, `Key : value`. The key holds no `[`, `]` or `:`; a URL is not a key. */
-const KEY_VALUE = /^([^:[\]]{1,80}?)\s*:(?!\/\/)\s*(.*)$/;
 
 /**
  * Answers that say "no such domain" (the registry's own words): checked only when the answer
@@ -176,13 +174,12 @@ function readLines(text: string): Line[] {
   let para = 0;
   let wasSeparator = true;
   for (let i = 0; i < raw.length; i++) {
-    const textLine = raw[i].replace(/\s+$/, '');
-    const trimmed = textLine.trim();
-    const separator = i < start || trimmed === '' || /^(?:%|#|>>>|\[\s)/.test(trimmed) || /^-{3,}/.test(trimmed);
+    const textLine = raw[i].trimEnd();
+    const trimmed = textLine.trimStart();
+    const separator = i < start || trimmed === '' || SEPARATOR.test(trimmed);
     if (separator && !wasSeparator) para++;
     wasSeparator = separator;
-    const expanded = textLine.replace(/\t/g, '        ');
-    lines.push({ text: trimmed, indent: expanded.length - expanded.trimStart().length, para, skip: separator, kv: separator ? null : keyValue(trimmed) });
+    lines.push({ text: trimmed, indent: indentOf(textLine), para, skip: separator, kv: separator ? null : keyValue(trimmed) });
   }
   // Verisign's old answers list every name that starts with the query (`Server Name:`
   // records, with a registrar each) before the domain itself: drop those records.
@@ -191,25 +188,56 @@ function readLines(text: string): Line[] {
   return lines;
 }
 
-function keyValue(text: string): { key: string; value: string } | null {
-  const bracket = BRACKETED.exec(text);
-  if (bracket) return { key: cleanKey(bracket[1]), value: bracket[2].trim() };
-  const phrase = NO_COLON.exec(text);
-  if (phrase) return { key: cleanKey(phrase[1]), value: phrase[2].trim() };
-  const kv = KEY_VALUE.exec(text);
-  if (!kv) return null;
-  const key = cleanKey(kv[1]);
-  if (key === '' || key.length > 60 || !/[a-z]/.test(key)) return null;
-  return { key, value: kv[2].trim() };
+/** Comment and rule lines: `%`, `#`, `>>>`, `[ JPRS notice ]`, `-----`. */
+const SEPARATOR = /^(?:%|#|>>>|\[\s|-{3,})/;
+
+/** Leading whitespace width, a tab counting 8. */
+function indentOf(line: string): number {
+  let width = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 32) width++;
+    else if (c === 9) width += 8;
+    else break;
+  }
+  return width;
 }
+
+function keyValue(text: string): { key: string; value: string } | null {
+  const first = text.charCodeAt(0);
+  if (first === 91 /* [ */ || (text.charCodeAt(1) === 46 /* . */ && text.includes('['))) {
+    const bracket = BRACKETED.exec(text);
+    if (bracket) return { key: cleanKey(bracket[1]), value: bracket[2].trim() };
+  }
+  const phrase = first === 82 || first === 114 || first === 68 || first === 100 ? NO_COLON.exec(text) : null; // R, r, D, d
+  if (phrase) return { key: cleanKey(phrase[1]), value: phrase[2].trim() };
+  // `Key: value`: the key is what precedes the first colon (no `[` or `]` in it, at most 80
+  // characters), and a colon that starts `//` is a URL's, not a separator.
+  const colon = text.indexOf(':');
+  if (colon < 1 || text.startsWith('//', colon + 1)) return null;
+  const rawKey = text.slice(0, colon).trimEnd();
+  if (rawKey.length === 0 || rawKey.length > 80 || rawKey.includes('[') || rawKey.includes(']')) return null;
+  const key = cleanKey(rawKey);
+  if (key === '' || key.length > 60 || !/[a-z]/.test(key)) return null;
+  return { key, value: text.slice(colon + 1).trim() };
+}
+
+/** Keys seen before, cleaned: registries repeat the same few dozen keys. Bounded. */
+const CLEAN_KEYS = new Map<string, string>();
 
 /** `** Domain Servers` -> `domain servers`; `domain.............` -> `domain`. */
 function cleanKey(key: string): string {
-  return key
-    .replace(/^[\s*\-.]+/, '')
-    .replace(/[\s.]+$/, '')
-    .replace(/\s+/g, ' ')
-    .toLowerCase();
+  let clean = CLEAN_KEYS.get(key);
+  if (clean === undefined) {
+    clean = key
+      .replace(/^[\s*\-.]+/, '')
+      .replace(/[\s.]+$/, '')
+      .replace(/\s+/g, ' ')
+      .toLowerCase();
+    if (CLEAN_KEYS.size >= 4_096) CLEAN_KEYS.clear();
+    CLEAN_KEYS.set(key, clean);
+  }
+  return clean;
 }
 
 function readEntries(lines: Line[]): Entry[] {

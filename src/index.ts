@@ -56,6 +56,8 @@ export type { DnsblResult, DnsblListing, DnsblFailedZone, DnsblFailureReason, Dn
 export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
 export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, EmailRiskReason, EmailFormatReason, EmailMxReason } from './products/emailval/types.js';
 export type { EmailValEngine } from './products/emailval/engine.js';
+export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';
+export type { WhoisEngine, WhoisQuery } from './products/whois/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';

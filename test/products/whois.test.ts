@@ -31,12 +31,15 @@ let rdapHost: string;
 /** WHOIS answers by `<host> <query>` (host 127.0.0.1 = registries and IANA, 127.0.0.2 = a registrar). */
 const WHOIS_ANSWERS = new Map<string, WhoisBehaviour>();
 
+/** A fixture's RDAP object about another name (the engine refuses an answer about a name it did not ask for). */
+const renamed = (path: string, name: string) => rdapAnswer.json({ ...fixture(path), ldhName: name });
+
 /** The registry's thin .com answer: no registrar entity, and a link to the registrar's record. */
-function thinRegistryAnswer(registrarLink: string) {
+function thinRegistryAnswer(name: string, registrarLink: string) {
   const registry = fixture('domain/google.com.registry-verisign.json');
   return {
     ...registry,
-    ldhName: 'THIN.COM',
+    ldhName: name.toUpperCase(),
     entities: [],
     links: [...(registry.links as object[]).filter((l) => (l as { rel: string }).rel === 'self'), { rel: 'related', type: 'application/rdap+json', href: registrarLink }],
   };
@@ -66,12 +69,16 @@ beforeAll(async () => {
 
   const file = (name: string) => rdapAnswer.file(`domain/${name}`);
   rdap.set('google.com', file('google.com.registry-verisign.json'));
-  rdap.set('thin.com', rdapAnswer.json(thinRegistryAnswer(`http://rdap.registrar.test:${port}/registrar/domain/THIN.COM`)));
-  rdap.set('/registrar/domain/THIN.COM', file('google.com.registrar-markmonitor.json'));
-  rdap.set('thin-broken.com', rdapAnswer.json(thinRegistryAnswer(`http://rdap.registrar.test:${port}/registrar/hang`)));
+  rdap.set('thin.com', rdapAnswer.json(thinRegistryAnswer('thin.com', `http://rdap.registrar.test:${port}/registrar/domain/THIN.COM`)));
+  rdap.set('/registrar/domain/THIN.COM', renamed('domain/google.com.registrar-markmonitor.json', 'thin.com'));
+  rdap.set('thin-broken.com', rdapAnswer.json(thinRegistryAnswer('thin-broken.com', `http://rdap.registrar.test:${port}/registrar/hang`)));
   rdap.set('/registrar/hang', rdapAnswer.hang());
-  rdap.set('moved.com', rdapAnswer.redirect(`http://rdap.registrar.test:${port}/rdap/domain/google.com`, 301));
-  rdap.set('relative.com', rdapAnswer.redirect('/rdap/domain/google.com', 307));
+  rdap.set('thin-other.com', rdapAnswer.json(thinRegistryAnswer('thin-other.com', `http://rdap.registrar.test:${port}/registrar/domain/THIN.COM`)));
+  rdap.set('moved.com', rdapAnswer.redirect(`http://rdap.registrar.test:${port}/elsewhere/moved.com`, 301));
+  rdap.set('/elsewhere/moved.com', renamed('domain/google.com.registry-verisign.json', 'MOVED.COM'));
+  rdap.set('relative.com', rdapAnswer.redirect('/elsewhere/relative.com', 307));
+  rdap.set('/elsewhere/relative.com', renamed('domain/google.com.registry-verisign.json', 'relative.com.'));
+  rdap.set('other.com', file('google.com.registry-verisign.json'));
   rdap.set('loop.com', rdapAnswer.redirect('/rdap/domain/loop.com'));
   rdap.set('to-private.com', rdapAnswer.redirect('http://private.test/rdap/domain/google.com'));
   rdap.set('to-ftp.com', rdapAnswer.redirect('ftp://rdap.registry.test/x'));
@@ -82,13 +89,13 @@ beforeAll(async () => {
   rdap.set('garbage.com', rdapAnswer.garbage());
   rdap.set('error.com', rdapAnswer.file('other/error-501.rir-ripe.json'));
   rdap.set('help.com', rdapAnswer.file('other/help.registry-afnic.json'));
-  rdap.set('broken.com', rdapAnswer.file('synthetic/bad_response_02.json'));
+  rdap.set('broken.com', renamed('synthetic/bad_response_02.json', 'broken.com'));
   rdap.set('busy.com', rdapAnswer.error(503));
   rdap.set('example.cz', file('example.cz.registry-cznic.json'));
   rdap.set('norway.no', file('norway.no.registry-norid.json'));
   rdap.set('lemonde.fr', file('lemonde.fr.registry-afnic.json'));
   rdap.set('example.com', rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json'));
-  rdap.set('redacted.com', rdapAnswer.json({ ...fixture('domain/themarquetry.com.registry-verisign.json'), links: [], entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'REDACTED FOR PRIVACY']]] }] }));
+  rdap.set('redacted.com', rdapAnswer.json({ ...fixture('domain/themarquetry.com.registry-verisign.json'), ldhName: 'REDACTED.COM', links: [], entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'REDACTED FOR PRIVACY']]] }] }));
 
   const registry = (query: string, behaviour: WhoisBehaviour) => WHOIS_ANSWERS.set(`127.0.0.1 ${query}`, behaviour);
   registry('-T dn,ace google.de', whoisAnswer.sample('google.de'));
@@ -208,6 +215,10 @@ describe('RDAP', () => {
     expect(Object.fromEntries([...ttls].filter(([key]) => key.startsWith('whois:')))).toEqual({ 'whois:thin-broken.com': 120_000, 'whois:google.com': 3_600_000, 'whois:nosuch-example.com': 120_000 });
   });
 
+  it('does not take a registrar record about another name', async () => {
+    expect(await lookupWith().whois('thin-other.com')).toMatchObject({ registrar: null, updated_at: null, created_at: '1997-09-15T04:00:00Z' });
+  });
+
   it('does not follow the link of a complete answer', async () => {
     await lookupWith().whois('google.com');
     expect(rdap.hits.get('/rdap/domain/GOOGLE.COM') ?? 0).toBe(0);
@@ -231,11 +242,12 @@ describe('RDAP', () => {
   it('fails with 502 lookup_failed on every hostile server, each within its deadline, and caches none', async () => {
     const lookup = lookupWith({ maxRedirects: 2 });
     const started = performance.now();
-    const cases = ['loop.com', 'to-private.com', 'to-ftp.com', 'hang.com', 'early.com', 'endless.com', 'drip.com', 'garbage.com', 'error.com', 'help.com', 'busy.com', 'anything.org', 'anything.info'];
+    const cases = ['other.com', 'loop.com', 'to-private.com', 'to-ftp.com', 'hang.com', 'early.com', 'endless.com', 'drip.com', 'garbage.com', 'error.com', 'help.com', 'busy.com', 'anything.org', 'anything.info'];
     const errors = await Promise.all(cases.map((domain) => failure(lookup.whois(domain))));
     const elapsed = performance.now() - started;
     const byDomain = Object.fromEntries(cases.map((domain, i) => [domain, errors[i]]));
     for (const [domain, error] of Object.entries(byDomain)) expect([domain, error.code, error.status]).toEqual([domain, 'lookup_failed', 502]);
+    expect(byDomain['other.com'].message).toContain('answered about "google.com", not other.com');
     expect(byDomain['loop.com'].message).toContain('more than 2 redirects');
     expect(byDomain['to-private.com'].message).toContain('not a public address');
     expect(byDomain['hang.com'].message).toMatch(/timeout after \d+ ms/);
@@ -249,7 +261,7 @@ describe('RDAP', () => {
     expect(elapsed).toBeLessThan(2_500);
 
     // Never cached: the server is asked again, and a repaired server answers.
-    rdap.set('hang.com', rdapAnswer.file('domain/google.com.registry-verisign.json'));
+    rdap.set('hang.com', renamed('domain/google.com.registry-verisign.json', 'hang.com'));
     expect((await lookup.detailed.whois('hang.com')).cached).toBe(false);
     rdap.set('hang.com', rdapAnswer.hang());
   });
@@ -375,7 +387,7 @@ describe('cache, sharing and input', () => {
   });
 
   it('converts IDN to punycode and looks up the registrable domain', async () => {
-    rdap.set('xn--bcher-kva.com', rdapAnswer.file('domain/google.com.registry-verisign.json'));
+    rdap.set('xn--bcher-kva.com', renamed('domain/google.com.registry-verisign.json', 'XN--BCHER-KVA.COM'));
     expect((await lookupWith().whois('shop.BÜCHER.com')).domain).toBe('xn--bcher-kva.com');
   });
 });

@@ -5,7 +5,7 @@
  * - cached: lookups of already-looked-up domains through prepare + lookup (registrable-domain
  *   normalization, memoised, then the in-process cache): the hot path.
  * - cold RDAP: distinct .com domains, one at a time, each a `GET /rdap/domain/<name>` answered
- *   with Verisign's google.com record (test/fixtures/rdap): latency p50 / p99.
+ *   with Verisign's google.com record (test/fixtures/rdap) under that name: latency p50 / p99.
  * - cold WHOIS: distinct .ai domains over port-43 TCP, answered with the google.ai sample
  *   (ICANN layout, 2 KB): latency p50 / p99.
  * - parse: the 66 raw WHOIS answers of test/fixtures/whois, parsed in turn (answers per second).
@@ -51,8 +51,8 @@ async function coldLatencies(engine: WhoisEngine, domains: string[]): Promise<nu
 export async function run(): Promise<BenchRow[]> {
   const comDomains = Array.from({ length: CACHED }, (_, i) => `bench-${i}.com`);
   const aiDomains = Array.from({ length: COLD + WARMUP }, (_, i) => `bench-${i}.ai`);
-  const registry = rdapAnswer.file('domain/google.com.registry-verisign.json');
-  const rdap = await startRdapServer(Object.fromEntries(comDomains.map((d) => [d, registry])));
+  const registry = JSON.parse(readFileSync(fileURLToPath(new URL('../../../test/fixtures/rdap/domain/google.com.registry-verisign.json', import.meta.url)), 'utf8')) as object;
+  const rdap = await startRdapServer(Object.fromEntries(comDomains.map((d) => [d, rdapAnswer.json({ ...registry, ldhName: d.toUpperCase() })])));
   const whois = await startWhoisServer({ answer: () => whoisAnswer.sample('google.ai') });
   // Names are never resolved here (the servers are IP literals), so the resolver is never asked.
   const guard = createOutboundGuard({ dns: () => createDnsResolver({ servers: ['127.0.0.1:9'] }), allowPrivateTargets: ['127.0.0.0/8'] });

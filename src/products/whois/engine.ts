@@ -175,14 +175,14 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     const host = new URL(response.url).host;
     if (response.status === 404) return notFound(domain, 'rdap');
     if (response.status !== 200) throw upstream(`the RDAP server ${host} answered HTTP ${response.status}`);
-    const answer = readRdap(response.body, host);
+    const answer = readRdap(response.body, host, domain);
     let record = answer.record;
     let partial = false;
     if (isThin(record) && answer.registrarLink) {
       // The registrar's record only fills gaps; its failure leaves the registry's facts standing.
       try {
         const registrar = await rdapGet(answer.registrarLink, ctx);
-        if (registrar.status === 200) record = fillGaps(record, readRdap(registrar.body, new URL(registrar.url).host).record);
+        if (registrar.status === 200) record = fillGaps(record, readRdap(registrar.body, new URL(registrar.url).host, domain).record);
         else partial = registrar.status !== 404;
       } catch (error) {
         if (!isSeclookupError(error) && !(error instanceof LookupError)) throw error;
@@ -192,19 +192,23 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     return done(domain, record, 'rdap', partial);
   }
 
-  function readRdap(body: Buffer, host: string) {
+  /** The domain object in an RDAP answer, which must be about `domain` (another domain's data is never passed off as its). */
+  function readRdap(body: Buffer, host: string, domain: string) {
     let json: unknown;
     try {
       json = JSON.parse(body.toString('utf8'));
     } catch {
       throw upstream(`the RDAP server ${host} answered something that is not JSON`);
     }
+    let answer;
     try {
-      return readRdapDomain(json);
+      answer = readRdapDomain(json);
     } catch (error) {
       if (error instanceof NotADomainObject) throw upstream(`the RDAP server ${host}: ${error.message}`);
       throw error;
     }
+    if (answer.name !== null && answer.name !== domain) throw upstream(`the RDAP server ${host} answered about ${JSON.stringify(answer.name.slice(0, 64))}, not ${domain}`);
+    return answer;
   }
 
   async function viaWhois(domain: string, ctx: CallContext): Promise<Computed<CacheValue>> {

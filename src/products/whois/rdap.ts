@@ -20,6 +20,8 @@ import { addUnique, emptyRecord, hostnameOf, shownValue, type RegistrationRecord
 
 export interface RdapDomainAnswer {
   record: RegistrationRecord;
+  /** The object's `ldhName`, lower case, no trailing dot; null when absent. */
+  name: string | null;
   /** The registrar's RDAP URL for this domain, when the registry links to it. */
   registrarLink: string | null;
 }
@@ -91,7 +93,8 @@ export function readRdapDomain(json: unknown): RdapDomainAnswer {
     if (host) addUnique(record.nameservers, host);
   }
   record.registrar = registrarName(arrayOf(json.entities));
-  return { record, registrarLink: registrarLink(arrayOf(json.links)) };
+  const name = typeof json.ldhName === 'string' ? json.ldhName.trim().toLowerCase().replace(/\.$/, '') : null;
+  return { record, name, registrarLink: registrarLink(arrayOf(json.links)) };
 }
 
 function registrarName(entities: unknown[]): string | null {

@@ -9,6 +9,7 @@ import dnsbl from './dnsbl/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
 import geoip from './geoip/index.js';
+import timezone from './timezone/index.js';
 import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
 
@@ -17,6 +18,7 @@ export const PRODUCT_MODULES = [
   useragent,
   webhookip,
   geoip,
+  timezone,
   emailauth,
   dnsbl,
   emailval,

@@ -4,15 +4,19 @@
  * the JSON MaxMind built them from, network by network. Then the ASN sources, the continent and
  * EU tables, the errors, and the options.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tzlookup from '@photostructure/tz-lookup';
+import { Reader, type Response } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../../src/errors.js';
 import { parseIpInput } from '../../src/lib/ip-input.js';
 import { createLookup } from '../../src/lookup.js';
+import { seededRandom } from '../../bench/harness.js';
 import { mmdbAsnSource } from '../../src/products/geoip/asn-source.js';
+import { configuredSlots } from '../../src/products/geoip/database.js';
+import { readGeo } from '../../src/products/geoip/record.js';
 import { continentOf, countryNameOf, EU_MEMBERS, knownCountryCodes } from '../../src/products/geoip/countries.js';
 import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
 import type { GeoIpResult } from '../../src/products/geoip/types.js';
@@ -316,6 +320,87 @@ describe('connection isp / org / asn', () => {
     expect(missing.info().asnSource).toBe('none');
     const throwing = createLookup({ geoip: { watch: false, asn: { record: () => { throw new Error('corrupt ASN data'); } } } });
     expect(await throwing.geoip('8.8.8.8')).toMatchObject({ country: { code: 'US' }, connection: CONNECTION_V4 });
+  });
+});
+
+describe('the search-tree walk finds the record maxmind finds', () => {
+  /** What the engine should say for `ip`: maxmind's own record, read. */
+  function expectedGeo(reader: Reader<Response>, ip: string) {
+    const record = reader.get(ip);
+    if (record === null) return null;
+    const geo = readGeo(record);
+    return geo.known ? geo : null;
+  }
+
+  it('DB-IP City Lite: 4,000 random IPv4 and 1,000 random IPv6 addresses, twice (memo cold, then warm)', () => {
+    const { slots } = configuredSlots(undefined);
+    const raw = { 4: new Reader<Response>(readFileSync(slots[0].path)), 6: new Reader<Response>(readFileSync(slots[1].path)) };
+    const engine = createLookup({ geoip: NO_ASN }).engine('geoip');
+    const rand = seededRandom(2026);
+    const hex = () => Math.floor(rand() * 0x10000).toString(16);
+    const addresses: string[] = [];
+    while (addresses.length < 5_000) {
+      const ip = addresses.length % 5 === 4 ? `2${hex().slice(0, 3).padStart(3, '0')}:${hex()}:${hex()}::${hex()}` : Array.from({ length: 4 }, () => Math.floor(rand() * 256)).join('.');
+      try {
+        engine.prepare(ip);
+        addresses.push(ip);
+      } catch {
+        // not routable: skip
+      }
+    }
+    let found = 0;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const ip of addresses) {
+        const input = engine.prepare(ip);
+        const expected = expectedGeo(raw[input.version], input.ip);
+        expect(engine.locate(input), ip).toEqual(expected);
+        if (expected) found++;
+      }
+    }
+    expect(found).toBeGreaterThan(8_000);
+  });
+
+  it.each([
+    ['GeoIP2-City-Test (28-bit records, IPv4 inside an IPv6 tree)', MAXMIND.city, 'GeoIP2-City-Test'],
+    ['GeoIP2-Country-Test', MAXMIND.country, 'GeoIP2-Country-Test'],
+  ] as const)('%s: the first and last address of every network', (_name, path, source) => {
+    const reader = new Reader<Response>(readFileSync(path));
+    const engine = createLookup({ geoip: { ...NO_ASN, database: path } }).engine('geoip');
+    for (const network of sourceNetworks(source)) {
+      const bits = network.ip.includes(':') ? 128 : 32;
+      const last = network.ip.includes(':') ? null : ((parseIpInput(network.ip) as { value: number }).value | (2 ** (bits - network.prefix) - 1)) >>> 0;
+      const ips = [network.ip, ...(last === null ? [] : [`${last >>> 24}.${(last >>> 16) & 0xff}.${(last >>> 8) & 0xff}.${last & 0xff}`])];
+      for (const ip of ips) {
+        let input;
+        try {
+          input = engine.prepare(ip);
+        } catch {
+          continue;
+        }
+        expect(engine.locate(input), ip).toEqual(expectedGeo(reader, input.ip));
+      }
+    }
+  });
+
+  it('24-bit records (MaxMind-DB-test-broken-pointers-24): the same not-found answers, the same failures', () => {
+    const engine = createLookup({ geoip: { ...NO_ASN, database: MAXMIND.brokenPointers } }).engine('geoip');
+    const reader = new Reader<Response>(readFileSync(MAXMIND.brokenPointers));
+    for (let last = 0; last < 64; last++) {
+      const ip = `1.1.1.${last}`;
+      let expected: unknown;
+      try {
+        expected = expectedGeo(reader, ip);
+      } catch {
+        expected = 'throws';
+      }
+      let got: unknown;
+      try {
+        got = engine.locate(engine.prepare(ip));
+      } catch (error) {
+        got = isLookupError(error) && error.code === 'lookup_failed' ? 'throws' : error;
+      }
+      expect(got, ip).toEqual(expected);
+    }
   });
 });
 

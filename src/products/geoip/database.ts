@@ -2,9 +2,11 @@
  * The MMDB files behind geoip: where they are, opening them (synchronously: engines are built
  * synchronously), and replacing them while the service runs.
  *
- * Files are read whole into memory (fs.readFileSync) and read with maxmind's `Reader`, each
- * with a small cache of decoded records keyed by their offset in the file, so popular records
- * (a big city, a country) are decoded once. A file's bytes are shared by every engine of the
+ * Files are read whole into memory (fs.readFileSync) and read with maxmind's `Reader`. The
+ * engine walks the search tree itself for a parsed address (no second parse of the text) to
+ * find the offset of its data record, and remembers what each record means by that offset
+ * (a bounded memo), so a popular record (a big city, a country) is decoded and read once and
+ * maxmind decodes only the records not seen yet. A file's bytes are shared by every engine of the
  * process that opens the same unchanged file (two `createLookup`s in one process hold one
  * copy of the 134 MB DB-IP pair, not two).
  *
@@ -17,6 +19,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Reader, type Response } from 'maxmind';
 import { invalidOption, SeclookupError } from '../../errors.js';
+import type { IpInput } from '../../lib/ip-input.js';
+import type { Geo } from './record.js';
 import type { GeoIpEngineOptions, GeoIpFileInfo } from './types.js';
 
 /** The npm package holding the default DB-IP City Lite pair (an optional dependency). */
@@ -33,6 +37,10 @@ export interface DatabaseSlot {
 export interface OpenedDatabase {
   slot: DatabaseSlot;
   reader: Reader<Response>;
+  /** The data offset of an address's record, or -1: {@link createTreeWalker}. */
+  find: (input: IpInput) => number;
+  /** What records mean, by data offset (the engine's; null when cacheSize is 0). */
+  memo: RecordMemo<Geo> | null;
   info: GeoIpFileInfo;
   /** The file's identity when it was read, to tell a replaced file from an untouched one. */
   identity: string;
@@ -127,7 +135,7 @@ export function openDatabase(slot: DatabaseSlot, cacheSize: number): OpenedDatab
   };
   let reader: Reader<Response>;
   try {
-    reader = new Reader<Response>(bytes, cacheSize > 0 ? { cache: createOffsetCache(cacheSize) } : {});
+    reader = new Reader<Response>(bytes);
   } catch (error) {
     return invalid(`is not a readable MMDB database (${(error as Error).message})`, error);
   }
@@ -144,25 +152,70 @@ export function openDatabase(slot: DatabaseSlot, cacheSize: number): OpenedDatab
   return {
     slot,
     reader,
+    find: createTreeWalker(bytes, metadata),
+    memo: cacheSize > 0 ? new RecordMemo<Geo>(cacheSize) : null,
     identity: identityOf(stats),
     info: { role, path, databaseType: type, builtAt: metadata.buildEpoch, nodeCount: metadata.nodeCount, ipVersion: metadata.ipVersion },
   };
 }
 
 /**
- * The decoder's cache: decoded values by file offset, oldest out first once full. A record's
- * object comes back identical on every hit, which also lets the engine remember what it made
- * of it.
+ * The search-tree walk of an MMDB file for a parsed address, without maxmind's string parsing:
+ * the offset of the address's data record, or -1 when the file has none. The same walk as
+ * maxmind's `findAddressInTree` (an IPv4 address in an IPv6 tree starts at the node 96 zero
+ * bits down), over the bytes the reader reads.
  */
-function createOffsetCache(maxEntries: number): { get(key: number): unknown; set(key: number, value: unknown): void } {
-  const entries = new Map<number, unknown>();
-  return {
-    get: (key) => entries.get(key),
-    set(key, value) {
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(key, value);
-    },
+export function createTreeWalker(bytes: Buffer, metadata: Reader<Response>['metadata']): (input: IpInput) => number {
+  const { nodeCount, recordSize, nodeByteSize, searchTreeSize } = metadata;
+  const left = (node: number): number => {
+    const at = node * nodeByteSize;
+    if (recordSize === 28) return ((bytes[at + 3] & 0xf0) << 20) | (bytes[at] << 16) | (bytes[at + 1] << 8) | bytes[at + 2];
+    if (recordSize === 24) return (bytes[at] << 16) | (bytes[at + 1] << 8) | bytes[at + 2];
+    return bytes.readUInt32BE(at);
   };
+  const right = (node: number): number => {
+    const at = node * nodeByteSize;
+    if (recordSize === 28) return ((bytes[at + 3] & 0x0f) << 24) | (bytes[at + 4] << 16) | (bytes[at + 5] << 8) | bytes[at + 6];
+    if (recordSize === 24) return (bytes[at + 3] << 16) | (bytes[at + 4] << 8) | bytes[at + 5];
+    return bytes.readUInt32BE(at + 4);
+  };
+  let ipv4Start = 0;
+  if (metadata.ipVersion === 6) for (let i = 0; i < 96 && ipv4Start < nodeCount; i++) ipv4Start = left(ipv4Start);
+  /** The data offset a record value points to, or -1 (not found, or still inside the tree). */
+  const dataOffset = (node: number) => (node > nodeCount ? node - nodeCount + searchTreeSize : -1);
+
+  return (input) => {
+    let node: number;
+    if (input.version === 4) {
+      node = ipv4Start;
+      const value = input.value;
+      for (let bit = 31; bit >= 0 && node < nodeCount; bit--) node = (value >>> bit) & 1 ? right(node) : left(node);
+      return dataOffset(node);
+    }
+    node = 0;
+    const parts = input.address.parts;
+    for (let depth = 0; depth < 128 && node < nodeCount; depth++) node = (parts[depth >> 4] >> (15 - (depth & 15))) & 1 ? right(node) : left(node);
+    return dataOffset(node);
+  };
+}
+
+/** At most `maxEntries` values by number, oldest out first: what each data record means, by offset. */
+export class RecordMemo<V> {
+  private readonly entries = new Map<number, V>();
+  constructor(private readonly maxEntries: number) {}
+
+  get(key: number): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: number, value: V): void {
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 }
 
 /**

@@ -6,14 +6,14 @@
  * file (an IPv6 address in an IPv4-only file is not found). Never an IPv6 address to an IPv4
  * file: maxmind's reader answers that with a wrong record rather than an error.
  *
- * Per lookup: one tree walk in the file, the record decoded (or taken from the reader's cache
- * of decoded records), and what the record means made once per decoded record (`readGeo`,
- * remembered in a WeakMap keyed by the record object), then the result object. No Intl objects
- * or tables are built per lookup.
+ * Per lookup: one walk of the file's search tree for the parsed address (database.ts), what the
+ * record at the offset found means (`readGeo`, made once per record and remembered by offset,
+ * so maxmind decodes only records not seen yet), then the result object. No Intl objects or
+ * tables are built per lookup.
  *
  * Errors: 400 `invalid_ip` and 422 `ip_not_routable` in prepare (before any quota); 404
- * `ip_not_found` when the file has no record for the address or one that says nothing about
- * where it is; 502 `lookup_failed` when reading the file throws (a corrupt file).
+ * `ip_not_found` when the file has no record for the address, or one that says nothing about
+ * either its location or its network (a record with only `traits.is_anycast`); 502 `lookup_failed` when reading the file throws (a corrupt file).
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
@@ -34,8 +34,9 @@ export interface GeoIpEngine {
    */
   lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>>;
   /**
-   * The location fields of an address from the local database only (no ASN, no DNS), for
-   * products built on geoip (timezone): null when the database has nothing on it. Throws
+   * What the local database says about an address (no ASN source, no DNS), for products built
+   * on geoip (timezone): null when it has no record, or one that says nothing about the
+   * location or the network. Throws
    * LookupError `lookup_failed` (502) when the file cannot be read.
    */
   locate(input: IpInput): Geo | null;
@@ -85,8 +86,6 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
 
   let current = assemble(slots.map((slot) => openDatabase(slot, cacheSize)));
   let lastReloadError: Error | null = null;
-  /** What each decoded record means; records are shared objects of the readers' caches. */
-  let geoOf = new WeakMap<object, Geo>();
 
   function assemble(databases: OpenedDatabase[]): LoadedSet {
     const byRole = (role: string) => databases.find((d) => d.slot.role === role) ?? null;
@@ -138,19 +137,21 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     const set = current;
     const opened = input.version === 4 ? set.ipv4 : set.ipv6;
     if (!opened) return null;
-    let record: unknown;
-    try {
-      record = opened.reader.get(input.ip);
-    } catch (error) {
-      throw new LookupError('lookup_failed', `the geolocation database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
-    }
-    if (record === null || typeof record !== 'object') return null;
-    let geo = geoOf.get(record);
-    if (!geo) {
+    const offset = opened.find(input);
+    if (offset < 0) return null;
+    let geo = opened.memo?.get(offset);
+    if (geo === undefined) {
+      // A record not seen yet: maxmind decodes it (walking the tree again, which is cheap next to decoding).
+      let record: unknown;
+      try {
+        record = opened.reader.get(input.ip);
+      } catch (error) {
+        throw new LookupError('lookup_failed', `the geolocation database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
+      }
       geo = readGeo(record);
-      geoOf.set(record, geo);
+      opened.memo?.set(offset, geo);
     }
-    return geo.located ? geo : null;
+    return geo.known ? geo : null;
   }
 
   function lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>> {
@@ -206,7 +207,6 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     lastReloadError = null;
     if (!next.changed) return false;
     current = assemble(next.databases);
-    geoOf = new WeakMap();
     options.onReload?.(info());
     return true;
   }

@@ -17,7 +17,7 @@
 import tzlookup from '@photostructure/tz-lookup';
 import { CONTINENT_NAMES, continentOf, countryNameOf, EU_MEMBERS, isKnownCountry } from './countries.js';
 
-/** The location part of a result, made once per database record and shared (frozen). */
+/** The location part of a result, made once per database record and shared (read-only). */
 export interface Geo {
   readonly continent: string | null;
   readonly countryCode: string | null;
@@ -36,6 +36,8 @@ export interface Geo {
   readonly domain: string | null;
   /** False when the record says nothing about where the address is (no country, continent or coordinates). */
   readonly located: boolean;
+  /** False when it says nothing about the location or the network either: no answer at all (404). */
+  readonly known: boolean;
 }
 
 type Loose = Record<string, unknown>;
@@ -98,8 +100,47 @@ function readMaxMind(rec: Loose): Geo {
   });
 }
 
-function finish(fields: Omit<Geo, 'located'>): Geo {
-  return Object.freeze({ ...fields, located: fields.countryCode !== null || fields.continent !== null || fields.latitude !== null });
+/** One class, so every Geo has the same shape (and no spread or freeze per record). */
+class GeoValue implements Geo {
+  readonly continent: string | null;
+  readonly countryCode: string | null;
+  readonly countryName: string | null;
+  readonly region: string | null;
+  readonly city: string | null;
+  readonly postal: string | null;
+  readonly latitude: number | null;
+  readonly longitude: number | null;
+  readonly timezoneId: string | null;
+  readonly isEu: boolean | null;
+  readonly isp: string | null;
+  readonly org: string | null;
+  readonly asn: number | null;
+  readonly domain: string | null;
+  readonly located: boolean;
+  readonly known: boolean;
+
+  constructor(f: Omit<Geo, 'located' | 'known'>) {
+    this.continent = f.continent;
+    this.countryCode = f.countryCode;
+    this.countryName = f.countryName;
+    this.region = f.region;
+    this.city = f.city;
+    this.postal = f.postal;
+    this.latitude = f.latitude;
+    this.longitude = f.longitude;
+    this.timezoneId = f.timezoneId;
+    this.isEu = f.isEu;
+    this.isp = f.isp;
+    this.org = f.org;
+    this.asn = f.asn;
+    this.domain = f.domain;
+    this.located = f.countryCode !== null || f.continent !== null || f.latitude !== null;
+    this.known = this.located || f.isp !== null || f.org !== null || f.asn !== null || f.domain !== null;
+  }
+}
+
+function finish(fields: Omit<Geo, 'located' | 'known'>): Geo {
+  return new GeoValue(fields);
 }
 
 /** tz-lookup for coordinates (both present), else null. */

@@ -44,6 +44,17 @@ describe('offset and abbreviation follow daylight saving time', () => {
     expect((await lookup.timezone('74.209.24.1')).timezone).toMatchObject({ utc_offset: '-05:00', abbreviation: 'EST' });
   });
 
+  it('changes at the exact minute inside an hour: Australia/Adelaide leaves ACDT at 2026-04-04 16:30 UTC', () => {
+    const engine = at(JANUARY).lookup.engine('timezone');
+    const change = Date.UTC(2026, 3, 4, 16, 30);
+    expect(engine.clock('Australia/Adelaide', change - 60_001)).toEqual({ utcOffset: '+10:30', abbreviation: 'ACDT' });
+    expect(engine.clock('Australia/Adelaide', change - 1)).toEqual({ utcOffset: '+10:30', abbreviation: 'ACDT' });
+    expect(engine.clock('Australia/Adelaide', change)).toEqual({ utcOffset: '+09:30', abbreviation: 'ACST' });
+    expect(engine.clock('Australia/Adelaide', change + 20 * 60_000)).toEqual({ utcOffset: '+09:30', abbreviation: 'ACST' });
+    expect(engine.clock('Australia/Adelaide', change - 15 * 60_000)).toEqual({ utcOffset: '+10:30', abbreviation: 'ACDT' });
+    expect(engine.clock('Australia/Adelaide', Date.UTC(2026, 3, 4, 17, 59))).toEqual({ utcOffset: '+09:30', abbreviation: 'ACST' });
+  });
+
   it('Europe/London: +00:00 GMT and +01:00 BST (MaxMind City)', async () => {
     const { lookup, clock } = at(JANUARY, { database: MAXMIND.city });
     expect(await lookup.timezone('81.2.69.142')).toEqual({ ip: '81.2.69.142', timezone: { id: 'Europe/London', utc_offset: '+00:00', abbreviation: 'GMT' }, country: { code: 'GB' }, city: 'London' });

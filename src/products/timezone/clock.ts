@@ -1,8 +1,11 @@
 /**
  * A time zone's UTC offset and abbreviation at an instant, from Intl (the ICU time zone data
- * Node ships), with no Intl object built per lookup: formatters are made once per zone and an
- * answer is remembered per zone for the minute it was asked in (offsets only ever change on a
- * whole minute).
+ * Node ships), with no Intl object built per lookup (a format call costs several µs):
+ * formatters are made once per zone; an answer is remembered per zone for the UTC hour it was
+ * asked in when the offset is the same at the hour's first and last millisecond, else for the
+ * minute (offsets change only on a whole minute, and no zone changes twice within an hour); and
+ * the abbreviation is remembered per zone and offset (EST goes with -05:00 in New York, EDT
+ * with -04:00). A new hour costs two format calls per zone.
  *
  * Offset: `timeZoneName: 'shortOffset'` ("GMT-5", "GMT+5:30", "GMT") as `-05:00`, `+05:30`,
  * `+00:00`.
@@ -27,10 +30,16 @@ export interface ZoneClock {
 interface ZoneFormatters {
   offset: Intl.DateTimeFormat;
   names: Intl.DateTimeFormat[];
-  /** The minute (ms / 60000) of the remembered answer. */
-  minute: number;
+  /** The abbreviation (or null) found for each offset text seen in this zone. */
+  abbreviations: Map<string, string | null>;
+  /** The period the remembered answer holds for: [from, until) in ms. */
+  from: number;
+  until: number;
   answer: ZoneClock;
 }
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
 
 const UNKNOWN: ZoneClock = Object.freeze({ utcOffset: null, abbreviation: null });
 const REAL_ABBREVIATION = /^[A-Za-z]{2,6}$/;
@@ -47,7 +56,9 @@ export function createZoneClocks(): { at(zone: string, ms: number): ZoneClock; r
       formatters = {
         offset: new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'shortOffset' }),
         names: ABBREVIATION_LOCALES.map((locale) => new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' })),
-        minute: Number.NaN,
+        abbreviations: new Map(),
+        from: 0,
+        until: 0,
         answer: UNKNOWN,
       };
     } catch {
@@ -62,11 +73,23 @@ export function createZoneClocks(): { at(zone: string, ms: number): ZoneClock; r
     at(zone, ms) {
       const formatters = formattersOf(zone);
       if (!formatters) return UNKNOWN;
-      const minute = Math.floor(ms / 60_000);
-      if (formatters.minute !== minute) {
-        formatters.answer = Object.freeze({ utcOffset: offsetText(zoneName(formatters.offset, ms)), abbreviation: abbreviationOf(formatters.names, ms) });
-        formatters.minute = minute;
+      if (ms >= formatters.from && ms < formatters.until) return formatters.answer;
+      const hour = Math.floor(ms / HOUR) * HOUR;
+      const shortOffset = zoneName(formatters.offset, ms);
+      if (zoneName(formatters.offset, hour) === shortOffset && zoneName(formatters.offset, hour + HOUR - 1) === shortOffset) {
+        formatters.from = hour;
+        formatters.until = hour + HOUR;
+      } else {
+        // The offset changes within this hour: remember the answer for this minute only.
+        formatters.from = Math.floor(ms / MINUTE) * MINUTE;
+        formatters.until = formatters.from + MINUTE;
       }
+      let abbreviation = formatters.abbreviations.get(shortOffset);
+      if (abbreviation === undefined) {
+        abbreviation = abbreviationOf(formatters.names, ms);
+        formatters.abbreviations.set(shortOffset, abbreviation);
+      }
+      formatters.answer = Object.freeze({ utcOffset: offsetText(shortOffset), abbreviation });
       return formatters.answer;
     },
     get size() {

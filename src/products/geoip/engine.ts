@@ -137,7 +137,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     const set = current;
     const opened = input.version === 4 ? set.ipv4 : set.ipv6;
     if (!opened) return null;
-    const offset = opened.find(input);
+    // The walk is only needed to key the memo; without one, maxmind's own walk is enough.
+    const offset = opened.memo ? opened.find(input) : 0;
     if (offset < 0) return null;
     let geo = opened.memo?.get(offset);
     if (geo === undefined) {
@@ -148,6 +149,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
       } catch (error) {
         throw new LookupError('lookup_failed', `the geolocation database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
       }
+      if (record === null) return null;
       geo = readGeo(record);
       opened.memo?.set(offset, geo);
     }

@@ -59,3 +59,8 @@ export type { EmailValEngine } from './products/emailval/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';
+export { mmdbAsnSource } from './products/geoip/asn-source.js';
+export type { GeoIpResult, GeoIpEngineOptions, GeoIpDatabases, GeoIpDatabaseInfo, GeoIpFileInfo, AsnSource } from './products/geoip/types.js';
+export type { GeoIpEngine } from './products/geoip/engine.js';
+export type { TimezoneResult } from './products/timezone/types.js';
+export type { TimezoneEngine } from './products/timezone/engine.js';

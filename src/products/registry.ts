@@ -8,6 +8,8 @@ import type { ProductId } from './catalog.js';
 import dnsbl from './dnsbl/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
+import geoip from './geoip/index.js';
+import timezone from './timezone/index.js';
 import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
 
@@ -15,6 +17,8 @@ import emailval from './emailval/index.js';
 export const PRODUCT_MODULES = [
   useragent,
   webhookip,
+  geoip,
+  timezone,
   emailauth,
   dnsbl,
   emailval,

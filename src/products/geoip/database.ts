@@ -14,7 +14,7 @@
  * whole set in one assignment, so a lookup (synchronous) sees either the old set or the new one,
  * never a mix, and a file that fails to load leaves the old set in use.
  */
-import { readFileSync, statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Reader, type Response } from 'maxmind';
@@ -237,17 +237,21 @@ export function reopenChanged(previous: readonly OpenedDatabase[], cacheSize: nu
 }
 
 /**
- * Poll the files' stat (fs.watchFile: it follows a path across atomic renames, which fs.watch
- * on the file does not) and call `onChange` when one changes. Not persistent: the watchers never
- * keep a process alive. Returns the function that stops watching.
+ * Poll the files' identity (device, inode, size, mtime: an atomic rename changes it) every
+ * `intervalMs` and call `onChange` when the set differs from the last one seen, starting from
+ * `initial`, the identities the engine loaded. Comparing with what was loaded, not with a first
+ * poll, means a file replaced before the first poll is not missed; and one bad file is reported
+ * once, not on every tick. The timer is unref'd: it never keeps a process alive. Returns the
+ * function that stops watching.
  */
-export function watchFiles(paths: readonly string[], intervalMs: number, onChange: () => void): () => void {
-  const listener = (current: Stats, previous: Stats) => {
-    if (current.mtimeMs !== previous.mtimeMs || current.ino !== previous.ino || current.size !== previous.size) onChange();
-  };
-  const unique = [...new Set(paths)];
-  for (const path of unique) watchFile(path, { interval: intervalMs, persistent: false }, listener);
-  return () => {
-    for (const path of unique) unwatchFile(path, listener);
-  };
+export function watchFiles(paths: readonly string[], initial: readonly string[], intervalMs: number, onChange: () => void): () => void {
+  let seen = initial.join('|');
+  const timer = setInterval(() => {
+    const now = paths.map((path) => currentIdentity(path) ?? 'missing').join('|');
+    if (now === seen) return;
+    seen = now;
+    onChange();
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

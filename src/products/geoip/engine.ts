@@ -216,7 +216,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   let stopWatching: (() => void) | null = null;
   if (options.watch !== false) {
     stopWatching = watchFiles(
-      slots.map((slot) => slot.path),
+      current.databases.map((d) => d.slot.path),
+      current.databases.map((d) => d.identity),
       watchIntervalMs,
       () => {
         try {

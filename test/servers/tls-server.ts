@@ -191,7 +191,11 @@ export interface TlsServerOptions {
   certificate: TestCertificate;
   /** Intermediate / CA certificates sent after the leaf. */
   chain?: TestCertificate[];
-  /** Certificates by exact server name (lower case), chosen with SNICallback. */
+  /**
+   * Certificates by exact server name (lower case), chosen with SNICallback. On TLS 1.3, give
+   * them the default certificate's key type: Node (OpenSSL 3) keeps serving an ECDSA default
+   * when the SNI context holds only an RSA certificate.
+   */
   sni?: Record<string, TestCertificate>;
   minVersion?: tls.SecureVersion;
   maxVersion?: tls.SecureVersion;
@@ -204,10 +208,15 @@ export interface TlsServerOptions {
 export interface TlsTestServer {
   port: number;
   host: string;
-  /** The server name each completed handshake asked for (false: no SNI), in order. */
+  /** TCP connections accepted: counted as they arrive, so a client that finished a handshake has been counted. */
+  connections(): number;
+  /**
+   * The server name each completed handshake asked for (false: no SNI), in order. The server
+   * sees a handshake complete after the client does: read this after `settled()`.
+   */
   servernames: (string | false)[];
-  /** Completed handshakes. */
-  handshakes(): number;
+  /** Resolves once every connection accepted so far has closed (within 2 s). */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -219,6 +228,7 @@ function contextOptions(certificate: TestCertificate, chain: TestCertificate[] =
 export async function startTlsServer(options: TlsServerOptions): Promise<TlsTestServer> {
   const servernames: (string | false)[] = [];
   const sockets = new Set<net.Socket>();
+  let accepted = 0;
   const base = { minVersion: options.minVersion, maxVersion: options.maxVersion, ciphers: options.ciphers };
   const contexts = new Map(
     Object.entries(options.sni ?? {}).map(([name, cert]) => [name.toLowerCase(), tls.createSecureContext({ ...base, ...contextOptions(cert, options.chain) })]),
@@ -229,6 +239,7 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsTest
     SNICallback: contexts.size > 0 ? (name, callback) => callback(null, contexts.get(name.toLowerCase())) : undefined,
   });
   server.on('connection', (socket: net.Socket) => {
+    accepted++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -244,7 +255,8 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsTest
     port: (server.address() as AddressInfo).port,
     host,
     servernames,
-    handshakes: () => servernames.length,
+    connections: () => accepted,
+    settled: () => settled(sockets),
     close: () => closeServer(server, sockets),
   };
 }
@@ -343,6 +355,10 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+async function settled(sockets: Set<net.Socket>): Promise<void> {
+  for (let waited = 0; sockets.size > 0 && waited < 2_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 function closeServer(server: net.Server, sockets: Set<net.Socket>): Promise<void> {

@@ -86,12 +86,13 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
     const left = Math.floor(timeouts.totalMs - (performance.now() - started));
     if (left < 1) throw new LookupError('lookup_failed', `${target.key}: no TLS handshake within ${timeouts.totalMs} ms; retry later`);
     const where = checked.literal ? target.key : `${target.key} (${checked.address.includes(':') ? `[${checked.address}]` : checked.address})`;
-    const done = await handshake({ address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host }, Math.min(timeouts.connectMs, left)).catch(
-      (error: unknown) => {
-        if (!isSeclookupError(error)) throw error;
-        throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
-      },
-    );
+    // The handshake gets its own deadline, or what is left of the whole check's if that is shorter.
+    const budget = Math.min(timeouts.connectMs, left);
+    const late = budget === timeouts.connectMs ? `no TLS handshake within ${budget} ms` : `no TLS handshake within the check's ${timeouts.totalMs} ms`;
+    const done = await handshake({ address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host }, budget, late).catch((error: unknown) => {
+      if (!isSeclookupError(error)) throw error;
+      throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
+    });
     const facts = certificateFacts(done.certificate);
     const now = deps.now();
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };

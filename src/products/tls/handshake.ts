@@ -38,10 +38,10 @@ const skipIdentityCheck = (): undefined => undefined;
 
 /**
  * Handshake with `target` within `timeoutMs` (TCP connect and TLS handshake together).
- * Rejects with SeclookupError `timeout` or `upstream_failed` (refused, reset, closed, not TLS,
- * handshake failure, no certificate), the message saying which.
+ * Rejects with SeclookupError `timeout` (message `lateMessage`) or `upstream_failed` (refused,
+ * reset, closed, not TLS, handshake failure, no certificate), the message saying which.
  */
-export function handshake(target: HandshakeTarget, timeoutMs: number): Promise<Handshake> {
+export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessage = `no TLS handshake within ${timeoutMs} ms`): Promise<Handshake> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const socket = tls.connect({
@@ -66,7 +66,7 @@ export function handshake(target: HandshakeTarget, timeoutMs: number): Promise<H
         resolve(value!);
       }
     };
-    const timer = setTimeout(() => finish(new SeclookupError('timeout', `no TLS handshake within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => finish(new SeclookupError('timeout', lateMessage)), timeoutMs);
     socket.once('secureConnect', () => {
       const certificate = socket.getPeerX509Certificate();
       if (!certificate) return finish(new SeclookupError('upstream_failed', 'the server presented no certificate'));

@@ -384,6 +384,19 @@ describe('cache', () => {
   });
 });
 
+describe('prepare', () => {
+  it('gives the same target for the same input, and throws again for bad input', () => {
+    const engine = lookupFor().engine('tls');
+    expect(engine.prepare('https://Example.com:8443/x')).toEqual({ host: 'example.com', literal: false, port: 8443, key: 'example.com:8443' });
+    expect(engine.prepare('https://Example.com:8443/x')).toBe(engine.prepare('https://Example.com:8443/x'));
+    expect(engine.prepare('example.com', { port: 8443 })).toEqual(engine.prepare('example.com', { port: '8443' }));
+    expect(engine.prepare('example.com', { port: 8443 }).port).not.toBe(engine.prepare('example.com').port);
+    for (let i = 0; i < 2; i++) expect(() => engine.prepare('example.com:8443', { port: 443 })).toThrow('give one');
+    expect(() => engine.prepare('example.com', { port: null as unknown as number })).toThrow('port must be a number or decimal text');
+    expect(Object.isFrozen(engine.prepare('example.com'))).toBe(true);
+  });
+});
+
 describe('options', () => {
   it('refuses bad options at construction', () => {
     for (const tls of [{ cacheSize: -1 }, { cacheSize: 1.5 }, { cacheTtlMs: 0 }, { timeouts: { totalMs: 0 } }, { timeouts: { connectMs: -5 } }]) {

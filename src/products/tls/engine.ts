@@ -98,13 +98,30 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };
   }
 
+  // Parsed inputs, memoised: clients send the same few hosts over and over, and parsing (URL
+  // forms, IDN mapping) costs more than the cache hit it leads to. Bounded; errors not kept.
+  const parsed = new Map<string, TlsTarget>();
+  function prepare(host: string, callOptions?: TlsOptions): TlsTarget {
+    const port = callOptions?.port;
+    const memoKey = typeof host === 'string' && host.length <= MEMO_INPUT_LENGTH && (port === undefined || typeof port !== 'object') ? (port === undefined ? host : `${host}\u0000${typeof port}${port}`) : null;
+    let target = memoKey === null ? undefined : parsed.get(memoKey);
+    if (!target) {
+      target = Object.freeze(parseTarget(host, port));
+      if (memoKey !== null) {
+        if (parsed.size >= MEMO_ENTRIES) parsed.clear();
+        parsed.set(memoKey, target);
+      }
+    }
+    return target;
+  }
+
   const check = (target: TlsTarget) => results.lookup(target.key, () => checkOnce(target));
-  return {
-    prepare: (host, callOptions) => parseTarget(host, callOptions?.port),
-    check,
-    lookup: (host, callOptions) => check(parseTarget(host, callOptions?.port)),
-  };
+  return { prepare, check, lookup: (host, callOptions) => check(prepare(host, callOptions)) };
 }
+
+/** Inputs memoised by prepare: at most this many, each at most this long. */
+const MEMO_ENTRIES = 4_096;
+const MEMO_INPUT_LENGTH = 256;
 
 /** The guard's refusals and DNS failures, as the API answers them. */
 function guardFailure(target: TlsTarget, error: unknown): unknown {

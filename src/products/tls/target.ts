@@ -24,10 +24,15 @@ export const DEFAULT_PORT = 443;
 /** Raw input longer than this is refused before any parsing (a URL to a host needs far less). */
 export const MAX_INPUT_LENGTH = 2048;
 const MAX_NAME_LENGTH = 253;
-/** Letters, digits, hyphens and underscores (real hostnames carry them), 1 to 63, not starting or ending with a hyphen. */
-const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-/** ASCII allowed in a name before IDN mapping; anything else ASCII (`%`, `\`, `*`, spaces) would be reinterpreted or is not a hostname. */
-const NAME_ASCII = /^[a-z0-9._-]$/;
+/**
+ * A hostname of labels of letters, digits, hyphens and underscores (real hostnames carry
+ * them), 1 to 63 each, none starting or ending with a hyphen; checked in one pass.
+ */
+const HOSTNAME = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+/** ASCII other than `a-z 0-9 . - _` (after lower-casing): `%`, `\`, `*`, `@`, spaces, ... would be reinterpreted or are not hostnames. */
+const BAD_ASCII = /[\x00-\x2c\x2f\x3a-\x5e\x60\x7b-\x7f]/;
+/** Plain ASCII with no punycode label: IDN mapping would return it unchanged. */
+const PLAIN_ASCII = /^[a-z0-9._-]*$/;
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 const PORT_TEXT = /^[1-9][0-9]{0,4}$/;
 
@@ -125,13 +130,12 @@ function normalizeHost(raw: string, bracketed: boolean): string {
   }
   let name = raw.toLowerCase();
   if (name.endsWith('.')) name = name.slice(0, -1);
-  for (const char of name) {
-    if (char.charCodeAt(0) < 0x80 && !NAME_ASCII.test(char)) throw invalid(`${quoteInput(raw)} is not a hostname: ${quoteInput(char)} is not allowed`);
-  }
+  const bad = BAD_ASCII.exec(name);
+  if (bad) throw invalid(`${quoteInput(raw)} is not a hostname: ${quoteInput(bad[0])} is not allowed`);
   // Checked before IDN mapping, which would turn 0x7f.1 into 127.0.0.1.
   if (looksNumeric(name)) throw notAllowed(`${quoteInput(raw)} is a numeric form some resolvers read as an IP address; write the address in standard form`);
-  const ascii = domainToASCII(name);
-  if (ascii === '' || ascii.length > MAX_NAME_LENGTH || !ascii.split('.').every((label) => LABEL.test(label))) {
+  const ascii = PLAIN_ASCII.test(name) && !name.includes('xn--') ? name : domainToASCII(name);
+  if (ascii === '' || ascii.length > MAX_NAME_LENGTH || !HOSTNAME.test(ascii)) {
     throw invalid(`${quoteInput(raw)} is not a valid hostname: labels are letters, digits, hyphens and underscores, 1 to 63 each, 253 in all`);
   }
   if (isIP(ascii) !== 0) throw notAllowed(`${quoteInput(raw)} reads as the IP address ${ascii}; write the address itself`);

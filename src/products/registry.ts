@@ -12,6 +12,7 @@ import geoip from './geoip/index.js';
 import timezone from './timezone/index.js';
 import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
+import tls from './tls/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -22,6 +23,7 @@ export const PRODUCT_MODULES = [
   emailauth,
   dnsbl,
   emailval,
+  tls,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

@@ -54,6 +54,9 @@ export type { EmailAuthResult, EmailAuthEngineOptions, SpfResult, DkimResult, Dk
 export type { EmailAuthEngine } from './products/emailauth/engine.js';
 export type { DnsblResult, DnsblListing, DnsblFailedZone, DnsblFailureReason, DnsblEngineOptions, DnsblOptions, DnsblZone, DnsblCode, DnsblZonesDataset } from './products/dnsbl/types.js';
 export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
+export type { TlsResult, TlsOptions, TlsEngineOptions } from './products/tls/types.js';
+export type { TlsEngine } from './products/tls/engine.js';
+export type { TlsTarget } from './products/tls/target.js';
 export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, EmailRiskReason, EmailFormatReason, EmailMxReason } from './products/emailval/types.js';
 export type { EmailValEngine } from './products/emailval/engine.js';
 export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';
@@ -61,3 +64,8 @@ export type { WhoisEngine, WhoisQuery } from './products/whois/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';
+export { mmdbAsnSource } from './products/geoip/asn-source.js';
+export type { GeoIpResult, GeoIpEngineOptions, GeoIpDatabases, GeoIpDatabaseInfo, GeoIpFileInfo, AsnSource } from './products/geoip/types.js';
+export type { GeoIpEngine } from './products/geoip/engine.js';
+export type { TimezoneResult } from './products/timezone/types.js';
+export type { TimezoneEngine } from './products/timezone/engine.js';

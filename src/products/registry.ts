@@ -8,17 +8,23 @@ import type { ProductId } from './catalog.js';
 import dnsbl from './dnsbl/index.js';
 import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
+import geoip from './geoip/index.js';
+import timezone from './timezone/index.js';
 import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
+import tls from './tls/index.js';
 import whois from './whois/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
   useragent,
   webhookip,
+  geoip,
+  timezone,
   emailauth,
   dnsbl,
   emailval,
+  tls,
   whois,
 ] as const;
 

@@ -1,0 +1,271 @@
+/**
+ * The geoip engine: geolocation and network metadata for a public IP, from local MMDB files.
+ *
+ * Routing by family: an IPv4 address (IPv4-mapped IPv6 included: parseIpInput makes it IPv4) is
+ * asked of the IPv4 file, an IPv6 address of the IPv6 file; with one file for both, of that
+ * file (an IPv6 address in an IPv4-only file is not found). Never an IPv6 address to an IPv4
+ * file: maxmind's reader answers that with a wrong record rather than an error.
+ *
+ * Per lookup: one walk of the file's search tree for the parsed address (database.ts), what the
+ * record at the offset found means (`readGeo`, made once per record and remembered by offset,
+ * so maxmind decodes only records not seen yet), then the result object. No Intl objects or
+ * tables are built per lookup.
+ *
+ * Errors: 400 `invalid_ip` and 422 `ip_not_routable` in prepare (before any quota); 404
+ * `ip_not_found` when the file has no record for the address, or one that says nothing about
+ * either its location or its network (a record with only `traits.is_anycast`); 502 `lookup_failed` when reading the file throws (a corrupt file).
+ */
+import { invalidOption, LookupError } from '../../errors.js';
+import type { DnsResolver } from '../../lib/dns/index.js';
+import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
+import { readAsnRecord, type AsnRecord } from './asn-source.js';
+import { configuredSlots, DBIP_PROVIDER, openDatabase, reopenChanged, watchFiles, type OpenedDatabase } from './database.js';
+import { readGeo, type Geo } from './record.js';
+import { reverseDnsBudget, reverseDomain } from './reverse-dns.js';
+import type { AsnSource, GeoIpDatabaseInfo, GeoIpEngineOptions, GeoIpResult } from './types.js';
+
+export interface GeoIpEngine {
+  /** The input checks: LookupError `invalid_ip` (400), then `ip_not_routable` (422). No I/O. */
+  prepare(ip: string): IpInput;
+  /**
+   * Look a prepared address up. Synchronous unless reverse DNS is on. Throws LookupError
+   * `ip_not_found` (404) or `lookup_failed` (502).
+   */
+  lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>>;
+  /**
+   * What the local database says about an address (no ASN source, no DNS), for products built
+   * on geoip (timezone): null when it has no record, or one that says nothing about the
+   * location or the network. Throws
+   * LookupError `lookup_failed` (502) when the file cannot be read.
+   */
+  locate(input: IpInput): Geo | null;
+  /**
+   * Re-read the files that changed on disk and swap them in at once. Returns true when
+   * something changed. Throws SeclookupError (`dataset_missing` / `dataset_invalid`, naming the
+   * file) when a changed file cannot be loaded; the database in use stays in use.
+   */
+  reload(): boolean;
+  /** The files in use, the record count and the last reload failure. */
+  info(): GeoIpDatabaseInfo;
+  /** SPEC's database_records: search-tree nodes of the location files together. */
+  readonly databaseRecords: number;
+  /** Stop watching the files (the engine keeps answering from what it has). */
+  close(): void;
+}
+
+export interface GeoIpEngineDeps {
+  options: GeoIpEngineOptions | undefined;
+  /** The shared DNS resolver, asked for only when reverse DNS is used. */
+  dns: () => DnsResolver;
+  /** Another product's engine (for `asn`); throws when that product is missing or broken. */
+  engine: (id: 'asn') => unknown;
+}
+
+export const GEOIP_CACHE_SIZE = 10_000;
+export const GEOIP_WATCH_INTERVAL_MS = 5_000;
+
+/** The files in use, swapped as a whole on reload. */
+interface LoadedSet {
+  databases: OpenedDatabase[];
+  ipv4: OpenedDatabase | null;
+  ipv6: OpenedDatabase | null;
+  asn: OpenedDatabase | null;
+  provider: string;
+  records: number;
+  loadedAt: Date;
+}
+
+export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
+  const options = deps.options ?? {};
+  const cacheSize = checkCount(options.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize');
+  const watchIntervalMs = checkCount(options.watchIntervalMs ?? GEOIP_WATCH_INTERVAL_MS, 'watchIntervalMs', 1);
+  const reverseBudget = reverseDnsBudget(options.reverseDns);
+  if (options.provider !== undefined && (typeof options.provider !== 'string' || options.provider === '')) throw invalidOption('geoip: provider must be a non-empty string');
+  const { slots, isDefault } = configuredSlots(options);
+
+  let current = assemble(slots.map((slot) => openDatabase(slot, cacheSize)));
+  let lastReloadError: Error | null = null;
+
+  function assemble(databases: OpenedDatabase[]): LoadedSet {
+    const byRole = (role: string) => databases.find((d) => d.slot.role === role) ?? null;
+    const both = byRole('both');
+    const ipv4 = both ?? byRole('ipv4');
+    const ipv6 = both ? (both.info.ipVersion === 6 ? both : null) : byRole('ipv6');
+    const location = databases.filter((d) => d.slot.role !== 'asn');
+    return {
+      databases,
+      ipv4,
+      ipv6,
+      asn: byRole('asn'),
+      provider: options.provider ?? providerOf(location[0], isDefault),
+      records: location.reduce((sum, d) => sum + d.info.nodeCount, 0),
+      loadedAt: new Date(),
+    };
+  }
+
+  // --- ASN source: an option, the asn database, or the asn product's engine, found lazily --------
+
+  type AsnLookup = (input: IpInput) => AsnRecord | null;
+  let asnLookup: AsnLookup | null | undefined = options.asn === false ? null : options.asn ? (input) => (options.asn as AsnSource).record(input) : undefined;
+  let asnKind: GeoIpDatabaseInfo['asnSource'] = options.asn === false ? 'none' : options.asn ? 'option' : current.asn ? 'asn-database' : 'pending';
+
+  function asnFor(input: IpInput): AsnRecord | null {
+    if (current.asn) return readAsnRecord(current.asn.reader, input);
+    if (asnLookup === undefined) asnLookup = findAsnProduct();
+    return asnLookup ? asnLookup(input) : null;
+  }
+
+  /** The asn product's engine when it is registered and its data loads; else none, for good. */
+  function findAsnProduct(): AsnLookup | null {
+    try {
+      const engine = deps.engine('asn') as Partial<AsnSource> | null;
+      if (engine && typeof engine.record === 'function') {
+        asnKind = 'asn-product';
+        return (input) => (engine as AsnSource).record(input);
+      }
+    } catch {
+      // Not registered, or its data is missing: connection isp / org / asn stay null.
+    }
+    asnKind = 'none';
+    return null;
+  }
+
+  // --- lookups --------------------------------------------------------------------------------
+
+  function locate(input: IpInput): Geo | null {
+    const set = current;
+    const opened = input.version === 4 ? set.ipv4 : set.ipv6;
+    if (!opened) return null;
+    // The walk is only needed to key the memo; without one, maxmind's own walk is enough.
+    const offset = opened.memo ? opened.find(input) : 0;
+    if (offset < 0) return null;
+    let geo = opened.memo?.get(offset);
+    if (geo === undefined) {
+      // A record not seen yet: maxmind decodes it (walking the tree again, which is cheap next to decoding).
+      let record: unknown;
+      try {
+        record = opened.reader.get(input.ip);
+      } catch (error) {
+        throw new LookupError('lookup_failed', `the geolocation database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
+      }
+      if (record === null) return null;
+      geo = readGeo(record);
+      opened.memo?.set(offset, geo);
+    }
+    return geo.known ? geo : null;
+  }
+
+  function lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>> {
+    const set = current;
+    const geo = locate(input);
+    if (!geo) throw new LookupError('ip_not_found', `no location is known for ${input.ip}`);
+    let asn: AsnRecord | null = null;
+    if (geo.asn === null || geo.org === null) {
+      try {
+        asn = asnFor(input);
+      } catch {
+        asn = null; // the ASN data failing never fails the geo answer
+      }
+    }
+    const org = geo.org ?? asn?.org ?? null;
+    const result: GeoIpResult = {
+      ip: input.ip,
+      provider: set.provider,
+      continent: geo.continent,
+      country: { code: geo.countryCode, name: geo.countryName },
+      region: geo.region,
+      city: geo.city,
+      postal: geo.postal,
+      location: { latitude: geo.latitude, longitude: geo.longitude },
+      timezone: { id: geo.timezoneId },
+      connection: {
+        isp: geo.isp ?? asn?.isp ?? org,
+        org,
+        asn: geo.asn ?? asn?.asn ?? null,
+        domain: geo.domain,
+        type: input.version === 4 ? 'IPv4' : 'IPv6',
+      },
+      is_eu: geo.isEu,
+    };
+    const fetchedAt = (input.version === 4 ? set.ipv4 : set.ipv6)!.info.builtAt;
+    if (reverseBudget === null || geo.domain !== null) return { result, cached: true, fetchedAt };
+    return reverseDomain(deps.dns(), input, reverseBudget).then(({ domain, cached }) => {
+      result.connection.domain = domain;
+      return { result, cached, fetchedAt };
+    });
+  }
+
+  // --- reloading ------------------------------------------------------------------------------
+
+  function reload(): boolean {
+    let next: { databases: OpenedDatabase[]; changed: boolean };
+    try {
+      next = reopenChanged(current.databases, cacheSize);
+    } catch (error) {
+      lastReloadError = error as Error;
+      throw error;
+    }
+    lastReloadError = null;
+    if (!next.changed) return false;
+    current = assemble(next.databases);
+    options.onReload?.(info());
+    return true;
+  }
+
+  let stopWatching: (() => void) | null = null;
+  if (options.watch !== false) {
+    stopWatching = watchFiles(
+      current.databases.map((d) => d.slot.path),
+      current.databases.map((d) => d.identity),
+      watchIntervalMs,
+      () => {
+        try {
+          reload();
+        } catch (error) {
+          options.onReloadError?.(error as Error);
+        }
+      },
+    );
+  }
+
+  function info(): GeoIpDatabaseInfo {
+    return {
+      provider: current.provider,
+      files: current.databases.map((d) => ({ ...d.info })),
+      loadedAt: current.loadedAt,
+      records: current.records,
+      lastReloadError,
+      asnSource: current.asn ? 'asn-database' : asnKind,
+    };
+  }
+
+  return {
+    prepare: (ip) => readRoutableIp(ip),
+    lookup,
+    locate,
+    reload,
+    info,
+    get databaseRecords() {
+      return current.records;
+    },
+    close() {
+      stopWatching?.();
+      stopWatching = null;
+    },
+  };
+}
+
+/** `DB-IP City Lite` for the default files and other flat files, `MaxMind GeoIP2-City` for MaxMind's. */
+function providerOf(opened: OpenedDatabase | undefined, isDefault: boolean): string {
+  const type = opened?.info.databaseType ?? '';
+  if (isDefault || /^city ipv[46]$/i.test(type)) return DBIP_PROVIDER;
+  if (/^(GeoIP2|GeoLite2)-/i.test(type)) return `MaxMind ${type}`;
+  if (/^DBIP-/i.test(type)) return `DB-IP ${type.slice(5).replace(/-/g, ' ')}`;
+  return type || 'unknown';
+}
+
+function checkCount(value: number, name: string, min = 0): number {
+  if (!Number.isSafeInteger(value) || value < min) throw invalidOption(`geoip ${name} must be a whole number >= ${min} (got ${String(value)})`);
+  return value;
+}

@@ -1,0 +1,48 @@
+import { invalidOption } from '../../errors.js';
+import type { IpInput } from '../../lib/ip-input.js';
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import { createGeoIpEngine } from './engine.js';
+import type { GeoIpEngineOptions } from './types.js';
+
+/** geoip: location and network metadata of a public IP from local MMDB files (DB-IP City Lite by default). */
+export default defineProduct({
+  id: 'geoip',
+  createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions>) => createGeoIpEngine({ options, dns, engine: (id) => engine(id) }),
+  prepare: (engine, ip: string): IpInput => engine.prepare(ip),
+  lookup: (engine, input) => engine.lookup(input),
+  // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
+  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  // The search-tree nodes of the location database files: the closest thing an MMDB file has
+  // to a record count (its data records are shared between networks and not counted anywhere).
+  statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  cli: {
+    input: 'a public IPv4 or IPv6 address',
+    example: '8.8.8.8',
+    args: (input): [string] => [input],
+    settings: {
+      'geoip-db': {
+        help: 'MMDB file(s): FILE for both families (MaxMind GeoIP2/GeoLite2 City or Country), or IPV4_FILE,IPV6_FILE (default: the DB-IP City Lite pair)',
+        apply: (value) => {
+          const files = value.split(',').map((file) => file.trim());
+          if (files.length === 1 && files[0]) return { database: files[0] };
+          if (files.length === 2 && files[0] && files[1]) return { databases: { ipv4: files[0], ipv6: files[1] } };
+          throw invalidOption('expected FILE or IPV4_FILE,IPV6_FILE');
+        },
+      },
+      'geoip-asn-db': {
+        help: 'MaxMind GeoLite2-ASN or GeoIP2-ISP file for connection isp/org/asn (default: the asn product)',
+        apply: (value) => ({ asnDatabase: value }),
+      },
+      'geoip-reverse-dns': {
+        help: 'on, off, or the budget in ms: connection.domain from a PTR query (default: off; on waits at most 150 ms)',
+        apply: (value) => {
+          if (value === 'off') return { reverseDns: false };
+          if (value === 'on') return { reverseDns: true };
+          if (/^[1-9]\d{0,5}$/.test(value)) return { reverseDns: { timeoutMs: Number(value) } };
+          throw invalidOption(`expected on, off or a number of milliseconds (got ${JSON.stringify(value)})`);
+        },
+      },
+    },
+  },
+});

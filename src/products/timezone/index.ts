@@ -1,0 +1,24 @@
+import type { IpInput } from '../../lib/ip-input.js';
+import type { GeoIpEngine } from '../geoip/engine.js';
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import { createTimezoneEngine } from './engine.js';
+
+/**
+ * timezone: IANA zone, UTC offset and abbreviation of a public IP. Reads the geoip product's
+ * database (configure that one: `createLookup({ geoip: { database } })`, `--geoip-db`).
+ */
+export default defineProduct({
+  id: 'timezone',
+  // The geoip engine is built now, so its missing or broken database fails this engine too.
+  createEngine: ({ engine, now }: EngineContext<undefined>) => createTimezoneEngine({ geoip: engine('geoip') as GeoIpEngine, now }),
+  prepare: (engine, ip: string): IpInput => engine.prepare(ip),
+  lookup: (engine, input) => engine.lookup(input),
+  // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
+  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  cli: {
+    input: 'a public IPv4 or IPv6 address',
+    example: '1.1.1.1',
+    args: (input): [string] => [input],
+  },
+});

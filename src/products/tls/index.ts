@@ -1,0 +1,36 @@
+import { invalidOption } from '../../errors.js';
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes, queryValue } from '../route.js';
+import { checkTlsOptions, createTlsEngine, type CachedTls } from './engine.js';
+import type { TlsEngineOptions, TlsOptions } from './types.js';
+
+/** tls: certificate metadata for a public host, from one TLS handshake. */
+export default defineProduct({
+  id: 'tls',
+  createEngine: ({ options, cache, outbound, now }: EngineContext<TlsEngineOptions>) => {
+    const { cacheSize, cacheTtlMs } = checkTlsOptions(options);
+    return createTlsEngine({ outbound, now, cache: cache<CachedTls>({ maxEntries: cacheSize, ttlMs: cacheTtlMs }) }, options);
+  },
+  prepare: (engine, host: string, options?: TlsOptions) => engine.prepare(host, options),
+  lookup: (engine, target) => engine.check(target),
+  // SPEC: GET ?host= and GET /lookup/{host}; the port parameter's name is ours: `port`.
+  routes: getLookupRoutes('host', 'invalid_host', (host, query): [string, TlsOptions] => [host, { port: queryValue(query, 'port') }]),
+  cli: {
+    input: 'a host, host:port or https:// URL',
+    example: 'example.com:443',
+    flags: { port: 'the port to check (default: the one in INPUT, else 443)' },
+    args: (input, flags): [string, TlsOptions] => [input, { port: flags.port }],
+    settings: {
+      'tls-timeout': {
+        help: 'tls: deadline of a whole check in ms, DNS included (default 5000)',
+        apply: (value) => ({ timeouts: { totalMs: positiveMs(value, 'tls-timeout') } }),
+      },
+    },
+  },
+});
+
+function positiveMs(text: string, name: string): number {
+  const ms = /^[1-9][0-9]*$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(ms)) throw invalidOption(`${name} must be a positive whole number of milliseconds (got ${JSON.stringify(text)})`);
+  return ms;
+}

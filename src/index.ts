@@ -52,6 +52,7 @@ export type { EmailAuthResult, EmailAuthEngineOptions, SpfResult, DkimResult, Dk
 export type { EmailAuthEngine } from './products/emailauth/engine.js';
 export type { DnsblResult, DnsblListing, DnsblFailedZone, DnsblFailureReason, DnsblEngineOptions, DnsblOptions, DnsblZone, DnsblCode, DnsblZonesDataset } from './products/dnsbl/types.js';
 export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
+export type { AsnEngine, AsnResult, AsnRecord, AsnNetworkType, AsnEngineOptions, AsnCymruOptions, AsnSourceInfo, AsnIndexInfo } from './products/asn/types.js';
 export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, EmailRiskReason, EmailFormatReason, EmailMxReason } from './products/emailval/types.js';
 export type { EmailValEngine } from './products/emailval/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';

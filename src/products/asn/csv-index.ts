@@ -542,8 +542,10 @@ export function paintRanges<T extends number | bigint>(ranges: readonly RowRange
   const close = () => {
     const top = stack.pop()!;
     emit(top.next, top.range.end, top.range.row);
+    // The first address neither it nor a range inside it gave out (an inner range may reach past it).
+    const covered = top.next > top.range.end ? top.next : add(top.range.end, one);
     const below = stack[stack.length - 1];
-    if (below && below.next <= top.range.end) below.next = add(top.range.end, one);
+    if (below && below.next < covered) below.next = covered;
   };
   for (const range of sorted) {
     while (stack.length > 0 && stack[stack.length - 1].range.end < range.start) close();

@@ -20,16 +20,19 @@ import type { AsnNetworkType } from './types.js';
 const WORD_CLASSES: readonly (readonly [AsnNetworkType, RegExp])[] = [
   [
     'hosting',
-    // host/hosted/hoster/hosting(s), any word containing "hosting", cloud..., vps, vds,
-    // datacenter(s)/datacentre(s), colo, colocation, server(s), dedicated
-    /^(?:host(?:s|ed|ers?)?|\p{L}*hosting\p{L}*|cloud[\p{L}\p{N}]*|vps|vds|datacent(?:er|re)s?|colo|colocation|servers?|dedicated)$/u,
+    // host... (host, hosting, hosted, Hostinger, HostPapa), any word containing "hosting"
+    // (webhosting), cloud... (Cloudflare, CloudSigma), any word containing "vps" (BlueVPS,
+    // VPSville), vds, datacenter(s) / datacentre(s) (also glued: virtudatacenter), colo,
+    // colocation, server(s), dedicated
+    /^(?:host[\p{L}\p{N}]*|[\p{L}\p{N}]*hosting[\p{L}\p{N}]*|cloud[\p{L}\p{N}]*|[\p{L}\p{N}]*vps[\p{L}\p{N}]*|vds|[\p{L}\p{N}]*datacent(?:er|re)s?|colo|colocation|servers?|dedicated)$/u,
   ],
   [
     'education',
     // universit... (university, universitas, universitat, universite, ...), universidad(e),
-    // uniwersytet, hochschule, univ, edu, educ, education(al), educacao/educacion/educacional,
-    // college(s), school(s), academy, academic, academia, polytechnic, politecnic...
-    /^(?:universit\p{L}*|universidad\p{L}*|uniwersytet\p{L}*|hochschule\p{L}*|univ|edu|educ|education(?:al)?|educac\p{L}*|colleges?|schools?|academy|academic|academia|polytechnic\p{L}*|politecnic\p{L}*)$/u,
+    // uniwersytet, hochschule, univ, edu, educ, educa... (education, educational, educacao,
+    // educacion, educativa), eduka... (edukacji, edukasi), college(s), school(s), academy,
+    // academic, academia, polytechnic..., politecnic...
+    /^(?:universit\p{L}*|universidad\p{L}*|uniwersytet\p{L}*|hochschule\p{L}*|univ|edu|educ|educa\p{L}*|eduka\p{L}*|colleges?|schools?|academy|academic|academia|polytechnic\p{L}*|politecnic\p{L}*)$/u,
   ],
   [
     'government',

@@ -24,7 +24,8 @@ const DATA_TIME = '2026-06-17T19:00:00.000Z';
 function nameOf(ip: string): string {
   const address = ipaddr.parse(ip);
   if (address.kind() === 'ipv4') return `${ip.split('.').reverse().join('.')}.${ZONE4}`;
-  return `${(address as ipaddr.IPv6).toFixedLengthString().replace(/:/g, '').split('').reverse().join('.')}.${ZONE6}`;
+  const hex = (address as ipaddr.IPv6).parts.map((part) => part.toString(16).padStart(4, '0')).join('');
+  return `${hex.split('').reverse().join('.')}.${ZONE6}`;
 }
 
 const txt = (...data: string[]) => data.map((text) => ({ type: 'TXT' as const, data: text, ttl: 600 }));

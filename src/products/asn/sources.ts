@@ -138,7 +138,7 @@ function csvSource(kind: 'npm' | 'csv', files: readonly string[], packageId: str
  * The IPv4 search over an index: the range holding an address, or -1, and its network text.
  * A table of the first range at each /16 narrows the binary search to the few ranges of the
  * address's /16 (a handful on average, instead of 19 steps over 1.6 MB); ranges that are one
- * CIDR (most) have their prefix length precomputed.
+ * CIDR (most) have their prefix length precomputed, and their network text kept once made.
  */
 export interface IPv4Finder {
   find(value: number): number;
@@ -155,6 +155,8 @@ export function createIPv4Finder(data: AsnIndexData): IPv4Finder {
     bucket[h] = i;
   }
   const cidrPrefix = new Uint8Array(n);
+  // The text of a one-CIDR range's network, made at its first lookup (at most one per range).
+  const texts: (string | undefined)[] = new Array<string | undefined>(n);
   for (let i = 0; i < n; i++) {
     const p = ipv4PrefixInRange(starts[i], ends[i], starts[i]);
     cidrPrefix[i] = 2 ** (32 - p) === ends[i] - starts[i] + 1 ? p : 255;
@@ -174,7 +176,8 @@ export function createIPv4Finder(data: AsnIndexData): IPv4Finder {
     },
     network(i, value) {
       const p = cidrPrefix[i];
-      return p !== 255 ? ipv4Network(starts[i], p) : ipv4Network(value, ipv4PrefixInRange(starts[i], ends[i], value));
+      if (p === 255) return ipv4Network(value, ipv4PrefixInRange(starts[i], ends[i], value));
+      return (texts[i] ??= ipv4Network(starts[i], p));
     },
   };
 }

@@ -6,7 +6,7 @@
  * at the first build, read at the next, rebuilt when stale, truncated or corrupt, and kept out
  * of folders it cannot write or must not trust.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,7 +20,7 @@ import { loadAsnIndex } from '../../src/products/asn/csv-index.js';
 import { ASN_PACKAGE, ASN_PACKAGE_VERSION, locateAsnPackage, openLocalSource, versionDate } from '../../src/products/asn/sources.js';
 import type { AsnEngine, AsnResult } from '../../src/products/asn/types.js';
 
-const temp = mkdtempSync(join(tmpdir(), 'seclookup-asn-'));
+const temp = realpathSync(mkdtempSync(join(tmpdir(), 'seclookup-asn-'))); // index paths are real paths
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 let dirs = 0;
 const newDir = (): string => {

@@ -9,7 +9,7 @@
  * (RFC 7607: never announced) are left out. Rows are sorted if needed, and overlapping ranges are
  * cut so that the later-starting one wins (see paintRanges).
  *
- * The index file (`seclookup-asn-<hash of the source paths>.idx`):
+ * The index file (`seclookup-asn-v<format>-<hash of the source paths>.idx`):
  *   8 bytes magic, u32 LE header length, the header (JSON), zero padding to 8 bytes, the body.
  *   Header: format version, the machine's byte order, the stamp (package name and version, and
  *   each source file's path, size and mtime), the counts, and the SHA-256 of the body.
@@ -27,7 +27,7 @@
  * When nothing is writable the index lives in memory for this process only.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { endianness, tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type ipaddr from 'ipaddr.js';
@@ -67,9 +67,10 @@ export interface LoadIndexOptions {
 
 /** Load the index of `files` from a valid cache file, or compile it and cache it. */
 export function loadAsnIndex(options: LoadIndexOptions): { data: AsnIndexData; info: AsnIndexInfo } {
-  const files = options.files.map((file) => resolve(file));
+  const files = options.files.map(realPath); // one index per file, whatever symlinks lead to it
   const stamp = stampOf(files, options.packageId);
-  const name = `seclookup-asn-${createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 16)}.idx`;
+  // The format is in the name too, so two seclookup versions side by side do not overwrite each other's file.
+  const name = `seclookup-asn-v${INDEX_FORMAT}-${createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 16)}.idx`;
   const fallback = options.fallbackDir ?? defaultFallbackDir();
   const candidates: { dir: string; private: boolean }[] = [{ dir: options.indexDir ? resolve(options.indexDir) : dirname(files[0]), private: false }];
   if (resolve(fallback) !== candidates[0].dir) candidates.push({ dir: resolve(fallback), private: true });
@@ -97,6 +98,14 @@ export function loadAsnIndex(options: LoadIndexOptions): { data: AsnIndexData; i
     if (writeAtomically(path, bytes, candidate.private ? 0o600 : 0o644)) return { data, info: { path, origin: 'compiled', rejected } };
   }
   return { data, info: { path: null, origin: 'compiled', rejected } };
+}
+
+function realPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return resolve(file); // missing: stampOf reports it
+  }
 }
 
 /** The stamp of the sources now: sizes and mtimes read from the files. */

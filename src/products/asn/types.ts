@@ -14,8 +14,8 @@ export interface AsnEngine {
   lookup(query: IpInput): MaybePromise<LookupOutcome<AsnResult>>;
   /**
    * What the local data says about an address: `{ asn, org, network }`, or null when it has no
-   * record. Synchronous, no DNS, no cache. Takes any parsed address (`parseIpInput`); a
-   * non-public one simply has no record.
+   * record. Synchronous, no DNS, no cache. Takes any parsed address (`parseIpInput`) and does
+   * not check that it is public (`prepare` does).
    */
   record(input: IpInput): AsnRecord | null;
   /** SPEC's database_records: ranges in the index (IPv4 + IPv6), or networks in a MaxMind DB. */

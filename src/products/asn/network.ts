@@ -9,25 +9,28 @@
 import ipaddr from 'ipaddr.js';
 import { formatIp } from '../../lib/ip.js';
 
-const TWO_32 = 0x1_0000_0000;
-
 /**
  * Prefix length of the largest CIDR inside [start, end] that contains `value` (all unsigned
- * 32-bit numbers, start <= value <= end).
+ * 32-bit numbers, start <= value <= end), without a loop. The block of 2^k addresses holding
+ * `value` starts at or after `start` for every k up to the highest bit where value and start
+ * differ, and beyond that only while start's low k bits are zero: k1 = max(highest(value ^
+ * start), trailingZeros(start)). Likewise it ends at or before `end` up to k2 = max(highest(value
+ * ^ end), trailingOnes(end)). The widest block that fits both is 2^min(k1, k2).
  */
 export function ipv4PrefixInRange(start: number, end: number, value: number): number {
-  // Most ranges are one CIDR: a power-of-two size on an aligned start.
-  const size = end - start + 1;
-  if (size === TWO_32) return 0; // the whole space (start 0): 0.0.0.0/0
-  let bits = 31 - Math.clz32(size); // floor(log2(size)); size < 2^32 here
-  if (size === 2 ** bits && start % size === 0) return 32 - bits;
-  // Otherwise: from the widest block that could fit down to the address alone (always fits).
-  for (; bits > 0; bits--) {
-    const block = 2 ** bits;
-    const first = value - (value % block);
-    if (first >= start && first + block - 1 <= end) return 32 - bits;
-  }
-  return 32;
+  const k1 = Math.max(highestBit(value ^ start), trailingZeros(start));
+  const k2 = Math.max(highestBit(value ^ end), trailingZeros(~end));
+  return 32 - Math.min(k1, k2);
+}
+
+/** Index of the highest set bit of a 32-bit pattern; -1 for 0. */
+function highestBit(bits: number): number {
+  return 31 - Math.clz32(bits);
+}
+
+/** Trailing zero bits of a 32-bit pattern; 32 for 0. */
+function trailingZeros(bits: number): number {
+  return bits === 0 || (bits | 0) === 0 ? 32 : 31 - Math.clz32(bits & -bits);
 }
 
 /** `'0.'` to `'255.'`, and `'/0'` to `'/128'`: strings made once, so formatting is concatenation only. */

@@ -17,6 +17,7 @@ import { isLookupError, isSeclookupError } from '../../src/errors.js';
 import { isRoutable, parseIpInput } from '../../src/lib/ip-input.js';
 import { createLookup } from '../../src/lookup.js';
 import { loadAsnIndex } from '../../src/products/asn/csv-index.js';
+import { formatIPv6BigInt, ipv6Network, ipv6PrefixInRange } from '../../src/products/asn/network.js';
 import { ASN_PACKAGE, ASN_PACKAGE_VERSION, locateAsnPackage, openLocalSource, versionDate } from '../../src/products/asn/sources.js';
 import type { AsnEngine, AsnResult } from '../../src/products/asn/types.js';
 
@@ -130,6 +131,24 @@ describe('asn over the npm package @ip-location-db/asn (the default)', () => {
       expect(result.result.asn).toBe(record?.asn ?? null);
       expect(result.result.network).toBe(record?.network ?? null);
       checked++;
+    }
+  });
+
+  it('answers addresses drawn from random IPv6 rows with the row\'s AS and the network computed from the row', () => {
+    const rows = readFileSync(locateAsnPackage().files[1], 'utf8').split('\n').filter(Boolean);
+    const big = (text: string) => ipaddr.IPv6.parse(text).parts.reduce((acc, part) => (acc << 16n) | BigInt(part), 0n);
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let k = 0; k < 300; k++) {
+      const [start, end, asn] = rows[random() % rows.length].split(',');
+      const [s, e] = [big(start), big(end)];
+      // Twice each: the second lookup of a row reads its network text as kept.
+      for (const value of [s + ((BigInt(random()) << 64n) | BigInt(random())) % (e - s + 1n), s + BigInt(random()) % (e - s + 1n)]) {
+        const ip = formatIPv6BigInt(value);
+        const input = parseIpInput(ip);
+        if (!isRoutable(input)) continue;
+        expect(engine.record(input), ip).toEqual({ asn: Number(asn), org: expect.anything(), network: ipv6Network(value, ipv6PrefixInRange(s, e, value)) });
+      }
     }
   });
 

@@ -19,7 +19,7 @@ import { createResultCache, type CachedResult, type Computed } from '../../lib/r
 import { CYMRU_ZONE, CYMRU_ZONE6, cymruName, parseCymruAnswer } from './cymru.js';
 import { partsToWords } from './network.js';
 import { createOrgClassifier } from './network-type.js';
-import { findIPv6, ipv6NetworkOf, type LocalSource } from './sources.js';
+import type { LocalSource } from './sources.js';
 import type { AsnCymruOptions, AsnEngine, AsnNetworkType, AsnRecord, AsnResult } from './types.js';
 
 export type { AsnEngine } from './types.js';
@@ -51,6 +51,7 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
   // organization's network_type is classified once (by name number; 255 = not yet).
   const index = local.index?.data;
   const ipv4 = local.index?.ipv4;
+  const ipv6 = local.index?.ipv6;
   const typeOfOrg = index ? new Uint8Array(index.orgNames.length).fill(255) : null;
   const orgType = (n: number): AsnNetworkType => {
     let code = typeOfOrg![n];
@@ -76,14 +77,14 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
         };
       }
       const words = partsToWords(query.address.parts);
-      const i = findIPv6(index, words);
+      const i = ipv6!.find(words);
       if (i < 0) return emptyResult(query.ip);
       const n = index.v6.orgs[i];
       return {
         ip: query.ip,
         asn: index.v6.asns[i],
         as_org: index.orgNames[n],
-        network: ipv6NetworkOf(index, i, words),
+        network: ipv6!.network(i, words),
         country_code: null,
         registry: null,
         allocated: null,

@@ -36,8 +36,8 @@ export interface LocalSource {
   find(input: IpInput): AsnRecord | null;
   /** The first organization name the data gives an AS, for answers of the DNS source. */
   orgOf(asn: number): string | null;
-  /** The CSV index and its IPv4 search, for the engine's fast path (null for a MaxMind DB). */
-  index: { data: AsnIndexData; ipv4: IPv4Finder } | null;
+  /** The CSV index and its searches, for the engine's fast path (null for a MaxMind DB). */
+  index: { data: AsnIndexData; ipv4: IPv4Finder; ipv6: IPv6Finder } | null;
 }
 
 /** Open the source the options name. `resolveFrom` is where the npm package is looked up from. */
@@ -101,6 +101,7 @@ function csvSource(kind: 'npm' | 'csv', files: readonly string[], packageId: str
   const { data, info } = loadAsnIndex({ files, packageId, indexDir });
   const { v4, v6, orgNames } = data;
   const ipv4 = createIPv4Finder(data);
+  const ipv6 = createIPv6Finder(data);
   let orgByAsn: Map<number, number> | undefined;
 
   function find(input: IpInput): AsnRecord | null {
@@ -110,9 +111,9 @@ function csvSource(kind: 'npm' | 'csv', files: readonly string[], packageId: str
       return { asn: v4.asns[i], org: orgNames[v4.orgs[i]], network: ipv4.network(i, input.value) };
     }
     const words = partsToWords(input.address.parts);
-    const i = findIPv6(data, words);
+    const i = ipv6.find(words);
     if (i < 0) return null;
-    return { asn: v6.asns[i], org: orgNames[v6.orgs[i]], network: ipv6NetworkOf(data, i, words) };
+    return { asn: v6.asns[i], org: orgNames[v6.orgs[i]], network: ipv6.network(i, words) };
   }
 
   return {
@@ -130,7 +131,7 @@ function csvSource(kind: 'npm' | 'csv', files: readonly string[], packageId: str
       const n = orgByAsn.get(asn);
       return n === undefined ? null : orgNames[n];
     },
-    index: { data, ipv4 },
+    index: { data, ipv4, ipv6 },
   };
 }
 
@@ -182,34 +183,55 @@ export function createIPv4Finder(data: AsnIndexData): IPv4Finder {
   };
 }
 
-/** The IPv6 range holding the address (four 32-bit words), or -1. */
-export function findIPv6(data: AsnIndexData, w: readonly number[]): number {
+/**
+ * The IPv6 search over an index: binary search over the starts (four 32-bit words each), and the
+ * network text, kept once made for ranges that are one CIDR (found out at their first lookup).
+ */
+export interface IPv6Finder {
+  /** The range holding the address (four 32-bit words), or -1. */
+  find(words: readonly number[]): number;
+  network(i: number, words: readonly number[]): string;
+}
+
+export function createIPv6Finder(data: AsnIndexData): IPv6Finder {
   const { starts, ends } = data.v6;
-  const compare = (words: Uint32Array, i: number) => {
+  const n = starts.length / 4;
+  /** Per range: its prefix length when it is one CIDR, 254 when not, 255 not known yet. */
+  const cidrPrefix = new Uint8Array(n).fill(255);
+  const texts: (string | undefined)[] = new Array<string | undefined>(n);
+  const big = (a: Uint32Array, i: number) => wordsToBigInt(a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3]);
+  const compare = (a: Uint32Array, i: number, w: readonly number[]) => {
     const at = 4 * i;
     for (let k = 0; k < 4; k++) {
-      const d = words[at + k] - w[k];
+      const d = a[at + k] - w[k];
       if (d !== 0) return d;
     }
     return 0;
   };
-  let lo = 0;
-  let hi = starts.length / 4 - 1;
-  if (hi < 0 || compare(starts, 0) > 0) return -1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (compare(starts, mid) <= 0) lo = mid;
-    else hi = mid - 1;
-  }
-  return compare(ends, lo) >= 0 ? lo : -1;
-}
-
-/** The network of an address inside IPv6 range `i`. */
-export function ipv6NetworkOf(data: AsnIndexData, i: number, words: readonly number[]): string {
-  const { starts, ends } = data.v6;
-  const big = (a: Uint32Array) => wordsToBigInt(a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3]);
-  const value = wordsToBigInt(words[0], words[1], words[2], words[3]);
-  return ipv6Network(value, ipv6PrefixInRange(big(starts), big(ends), value));
+  return {
+    find(w) {
+      let lo = 0;
+      let hi = n - 1;
+      if (hi < 0 || compare(starts, 0, w) > 0) return -1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (compare(starts, mid, w) <= 0) lo = mid;
+        else hi = mid - 1;
+      }
+      return compare(ends, lo, w) >= 0 ? lo : -1;
+    },
+    network(i, w) {
+      let p = cidrPrefix[i];
+      if (p === 255) {
+        const start = big(starts, i);
+        const prefix = ipv6PrefixInRange(start, big(ends, i), start);
+        p = cidrPrefix[i] = 1n << BigInt(128 - prefix) === big(ends, i) - start + 1n ? prefix : 254;
+      }
+      if (p !== 254) return (texts[i] ??= ipv6Network(big(starts, i), p));
+      const value = wordsToBigInt(w[0], w[1], w[2], w[3]);
+      return ipv6Network(value, ipv6PrefixInRange(big(starts, i), big(ends, i), value));
+    },
+  };
 }
 
 function mmdbSource(path: string): LocalSource {

@@ -62,14 +62,15 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
   function localResult(query: IpInput): AsnResult {
     if (index) {
       if (query.version === 4) {
-        const i = ipv4!.find(query.value);
-        if (i < 0) return emptyResult(query.ip);
+        const block = ipv4!.find(query.value);
+        if (block < 0) return emptyResult(query.ip);
+        const i = ipv4!.row(block);
         const n = index.v4.orgs[i];
         return {
           ip: query.ip,
           asn: index.v4.asns[i],
           as_org: index.orgNames[n],
-          network: ipv4!.network(i, query.value),
+          network: ipv4!.network(block),
           country_code: null,
           registry: null,
           allocated: null,

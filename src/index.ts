@@ -57,6 +57,7 @@ export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
 export type { TlsResult, TlsOptions, TlsEngineOptions } from './products/tls/types.js';
 export type { TlsEngine } from './products/tls/engine.js';
 export type { TlsTarget } from './products/tls/target.js';
+export type { AsnEngine, AsnResult, AsnRecord, AsnNetworkType, AsnEngineOptions, AsnCymruOptions, AsnSourceInfo, AsnIndexInfo } from './products/asn/types.js';
 export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, EmailRiskReason, EmailFormatReason, EmailMxReason } from './products/emailval/types.js';
 export type { EmailValEngine } from './products/emailval/engine.js';
 export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';

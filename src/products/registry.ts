@@ -10,6 +10,7 @@ import useragent from './useragent/index.js';
 import webhookip from './webhookip/index.js';
 import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
+import pwbreach from './pwbreach/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -18,6 +19,7 @@ export const PRODUCT_MODULES = [
   emailauth,
   dnsbl,
   emailval,
+  pwbreach,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

@@ -23,7 +23,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { SeclookupError } from '../../errors.js';
-import { PREFIX_COUNT, prefixOf } from './hash.js';
+import { PREFIX_COUNT } from './hash.js';
 import type { BreachRange } from './range.js';
 
 export const RECORD_BYTES = 21;
@@ -38,6 +38,11 @@ const MAGIC = Buffer.from([0x53, 0x4c, 0x50, 0x57, 0x42, 0x00, 0x00, 0x01]); // 
 
 /** Ranges at most this long are read whole; longer ones through a window around the estimated position. */
 const SMALL_RANGE = 96;
+
+/** The hash's prefix (hash.ts's prefixOf, kept local to the hot paths here). */
+function prefixAt(hash: Uint8Array, offset: number): number {
+  return (hash[offset] << 12) | (hash[offset + 1] << 4) | (hash[offset + 2] >> 4);
+}
 
 /** Write a record for the hash at `hash[offset..offset+20)` with `count` (already capped) at `out[at]`. */
 export function encodeRecord(hash: Uint8Array, offset: number, count: number, out: Uint8Array, at: number): void {
@@ -165,7 +170,7 @@ function openStore(source: ByteSource, size: number, path: string | null, label 
   const readRecords = (first: number, count: number, copy = false) => source.read(RECORDS_OFFSET + first * RECORD_BYTES, count * RECORD_BYTES, copy);
 
   function count(hash: Uint8Array): number {
-    const prefix = prefixOf(hash);
+    const prefix = prefixAt(hash, 0);
     const start = index[prefix];
     const n = index[prefix + 1] - start;
     if (n === 0) return 0;
@@ -253,7 +258,7 @@ export class StoreWriter {
     }
     encodeRecord(hash, offset, count, this.buffer, this.used);
     this.used += RECORD_BYTES;
-    this.perPrefix[prefixOf(hash, offset)]++;
+    this.perPrefix[prefixAt(hash, offset)]++;
     this.records++;
     this.countSum += count;
     if (this.used === this.buffer.length) this.flush();

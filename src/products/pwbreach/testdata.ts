@@ -5,8 +5,12 @@
  * Not part of the published package.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { HASH_BYTES, PREFIX_COUNT } from './hash.js';
+import { HASH_BYTES as HASH_LENGTH, PREFIX_COUNT as PREFIXES } from './hash.js';
 import { StoreWriter, type StoreSink } from './store.js';
+
+// Local copies for the hot loops (see import.ts).
+const HASH_BYTES = HASH_LENGTH;
+const PREFIX_COUNT = PREFIXES;
 
 /** mulberry32: 32 random bits per call. */
 function random32(seed: number): () => number {

@@ -64,10 +64,11 @@ describe('pwbreach: the bundled sample', () => {
     const engine = lookup.engine('pwbreach');
     expect(engine.source).toBe('sample');
     expect(engine.records).toBe(sample.size);
-    for (const [hash, count] of sample) {
-      const outcome = engine.lookup(engine.prepare({ sha1: hash }));
-      expect(outcome).toMatchObject({ result: { breached: true, count }, cached: false });
-    }
+    const wrong = [...sample].filter(([hash, count]) => {
+      const outcome = engine.lookup(engine.prepare({ sha1: hash })) as { result: { breached: boolean; count: number }; cached: boolean };
+      return !outcome.result.breached || outcome.result.count !== count || outcome.cached;
+    });
+    expect(wrong).toEqual([]);
   });
 
   it('answers count 0 for a password not in the data, and for hashes next to listed ones', async () => {
@@ -224,23 +225,21 @@ describe('pwbreach: the store', () => {
     const hashes = Array.from({ length: 5000 }, (_, i) => `ABCDE000${i.toString(16).toUpperCase().padStart(8, '0')}${randomBytes(12).toString('hex').toUpperCase()}`.slice(0, 40));
     writeFileSync(file, hashes.map((h, i) => `${h}:${i + 1}`).join('\n'));
     const store = openStoreBuffer(buildStoreInMemory([file]));
-    hashes.forEach((hash, i) => expect(store.count(parseSha1Hex(hash)!)).toBe(i + 1));
+    expect(hashes.filter((hash, i) => store.count(parseSha1Hex(hash)!) !== i + 1)).toEqual([]);
     expect(store.count(parseSha1Hex(`ABCDEFFF${'0'.repeat(32)}`)!)).toBe(0);
     expect(store.count(parseSha1Hex(`ABCDE000${'0'.repeat(32)}`)!)).toBe(0);
     expect(store.range(0xabcde).size).toBe(5000);
   });
 
-  it('reads a generated store file of 200,000 hashes: every sampled hash, and no absent one', () => {
+  it('reads a generated store file of 200,000 hashes: every sampled hash, and random hashes as their whole range says', () => {
     const path = join(temp, 'generated.pwb');
     const { records, samples } = writeStoreFile(path, { records: 200_000, seed: 3, sampleEvery: 97 });
     const store = openStoreFile(path);
     try {
       expect(store.records).toBe(records);
-      for (const { hash, count } of samples) expect(store.count(hash)).toBe(count);
-      for (let i = 0; i < 2000; i++) {
-        const absent = randomBytes(20);
-        expect(store.count(absent)).toBe(store.range(prefixOf(absent)).count(absent));
-      }
+      expect(samples.filter(({ hash, count }) => store.count(hash) !== count)).toEqual([]);
+      const absent = Array.from({ length: 2000 }, () => randomBytes(20));
+      expect(absent.filter((hash) => store.count(hash) !== store.range(prefixOf(hash)).count(hash))).toEqual([]);
     } finally {
       store.close();
     }

@@ -49,7 +49,7 @@ export function generateHashes(options: GenerateOptions, emit: (hash: Uint8Array
     if (tops.length < n) tops = new Uint32Array(n * 2);
     // The 28 bits after the prefix, distinct and sorted; the other 112 bits at random.
     for (let i = 0; i < n; i++) tops[i] = next() >>> 4;
-    const sorted = tops.subarray(0, n).sort();
+    const sorted = n > 16 ? tops.subarray(0, n).sort() : insertionSort(tops, n);
     for (let i = 1; i < n; i++) if (sorted[i] <= sorted[i - 1]) sorted[i] = sorted[i - 1] + 1;
     hash[0] = prefix >>> 12;
     hash[1] = (prefix >>> 4) & 0xff;
@@ -73,6 +73,20 @@ export function generateHashes(options: GenerateOptions, emit: (hash: Uint8Array
     }
   }
   return made;
+}
+
+/** Sort the first `n` values in place (small ranges: cheaper than a subarray and a native sort). */
+function insertionSort(values: Uint32Array, n: number): Uint32Array {
+  for (let i = 1; i < n; i++) {
+    const value = values[i];
+    let j = i - 1;
+    while (j >= 0 && values[j] > value) {
+      values[j + 1] = values[j];
+      j--;
+    }
+    values[j + 1] = value;
+  }
+  return values;
 }
 
 const HEX = Buffer.from('0123456789ABCDEF');
@@ -99,7 +113,11 @@ export function writeHashFile(path: string, options: GenerateOptions & { crlf?: 
         chunk[used++] = HEX[hash[b] & 0x0f];
       }
       chunk[used++] = 0x3a;
-      used += chunk.write(String(count), used, 'latin1');
+      // The count's decimal digits (1 to 1,000), written by hand: String() per line cost more than the rest.
+      if (count >= 1000) chunk[used++] = 0x30 + Math.floor(count / 1000);
+      if (count >= 100) chunk[used++] = 0x30 + (Math.floor(count / 100) % 10);
+      if (count >= 10) chunk[used++] = 0x30 + (Math.floor(count / 10) % 10);
+      chunk[used++] = 0x30 + (count % 10);
       if (options.crlf) chunk[used++] = 13;
       chunk[used++] = 10;
       if (i++ % every === 0) samples.push({ hash: Buffer.from(hash), count });

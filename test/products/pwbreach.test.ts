@@ -231,10 +231,20 @@ describe('pwbreach: the store', () => {
     expect(store.range(0xabcde).size).toBe(5000);
   });
 
-  it('reads a generated store file of 200,000 hashes: every sampled hash, and random hashes as their whole range says', () => {
-    const path = join(temp, 'generated.pwb');
-    const { records, samples } = writeStoreFile(path, { records: 200_000, seed: 3, sampleEvery: 97 });
-    const store = openStoreFile(path);
+  const generated = (() => {
+    let made: { path: string; records: number; samples: { hash: Buffer; count: number }[] } | undefined;
+    return () => (made ??= (() => {
+      const path = join(temp, 'generated.pwb');
+      return { path, ...writeStoreFile(path, { records: 200_000, seed: 3, sampleEvery: 97 }) };
+    })());
+  })();
+
+  it.each([
+    ['read into memory (a small file, by default)', undefined],
+    ['read at offsets (memoryMaxBytes 0)', 0],
+  ])('reads a generated store file of 200,000 hashes %s: every sampled hash, and random hashes as their whole range says', (_how, memoryMaxBytes) => {
+    const { path, records, samples } = generated();
+    const store = openStoreFile(path, { memoryMaxBytes });
     try {
       expect(store.records).toBe(records);
       expect(samples.filter(({ hash, count }) => store.count(hash) !== count)).toEqual([]);
@@ -260,6 +270,7 @@ describe('pwbreach: the store', () => {
       broken('foreign.pwb', (f) => writeFileSync(f, Buffer.alloc(RECORDS_OFFSET + 21))),
     ]) {
       expect(() => openStoreFile(file)).toThrow(expect.objectContaining({ code: 'dataset_invalid' }));
+      expect(() => openStoreFile(file, { memoryMaxBytes: 0 })).toThrow(expect.objectContaining({ code: 'dataset_invalid' }));
     }
     expect(() => openStoreFile(join(temp, 'absent.pwb'))).toThrow(expect.objectContaining({ code: 'dataset_missing' }));
   });

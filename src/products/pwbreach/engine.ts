@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { LookupError, SeclookupError } from '../../errors.js';
+import { invalidOption, LookupError, SeclookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { parsePrefix, parseSha1Hex, prefixHex, prefixOf, sha1OfPassword } from './hash.js';
@@ -64,6 +64,9 @@ interface EngineSetup {
 }
 
 export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSetup): PwbreachEngine {
+  if (options.memoryMaxBytes !== undefined && !(Number.isSafeInteger(options.memoryMaxBytes) && options.memoryMaxBytes >= 0)) {
+    throw invalidOption(`pwbreach memoryMaxBytes must be a whole number of bytes >= 0 (got ${String(options.memoryMaxBytes)})`);
+  }
   let store: BreachStore | null = null;
   let upstream: UpstreamSource | null = null;
   let source: PwbreachSourceKind;
@@ -72,10 +75,10 @@ export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSet
     upstream = createUpstreamSource(upstreamOptions, cache({ ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE }));
     source = 'upstream';
   } else if (options.store !== undefined) {
-    store = openStoreFile(options.store);
+    store = openStoreFile(options.store, { memoryMaxBytes: options.memoryMaxBytes });
     source = 'store';
   } else if (existsSync(join(dataDir, STORE_FILE))) {
-    store = openStoreFile(join(dataDir, STORE_FILE));
+    store = openStoreFile(join(dataDir, STORE_FILE), { memoryMaxBytes: options.memoryMaxBytes });
     source = 'store';
   } else {
     store = openStoreBuffer(compiledSample(join(dataDir, SAMPLE_FILE), join(dataDir, STORE_FILE)), 'bundled breach sample');

@@ -3,7 +3,7 @@
  * 5-hex-digit prefix of the public range API) and the remaining 140 bits (the 35-hex-digit
  * suffix). Hex is read in either case and written in upper case, as the range API does.
  */
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 
 export const HASH_BYTES = 20;
 /** Hex digits of a prefix and of a suffix. */
@@ -25,9 +25,17 @@ export const HEX_VALUE: Int8Array = (() => {
 
 const UPPER_HEX = '0123456789ABCDEF';
 
+/** `crypto.hash` (Node 20.12+): one call, no Hash object; its string outputs are the cheapest. */
+const oneShotHash = (crypto as unknown as { hash?: (algorithm: string, data: string, encoding: 'latin1') => string }).hash;
+
 /** SHA-1 of the password's UTF-8 bytes, as the range API and its datasets hash them (no normalization). */
 export function sha1OfPassword(password: string): Buffer {
-  return createHash('sha1').update(password, 'utf8').digest();
+  if (!oneShotHash) return createHash('sha1').update(password, 'utf8').digest();
+  // One character per byte; measured at a third of createHash's cost, and under half of asking for a Buffer.
+  const bytes = oneShotHash('sha1', password, 'latin1');
+  const hash = Buffer.allocUnsafe(HASH_BYTES);
+  for (let i = 0; i < HASH_BYTES; i++) hash[i] = bytes.charCodeAt(i);
+  return hash;
 }
 
 /** 40 hex digits in either case -> 20 bytes; null when the text is anything else. */

@@ -129,8 +129,16 @@ export interface BreachStore {
   close(): void;
 }
 
-/** Open a store file: reads the header and the 4 MB index, checks them against the file size. */
-export function openStoreFile(path: string): BreachStore {
+/** Stores up to this size are read into memory when opened (see openStoreFile). */
+export const DEFAULT_MEMORY_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Open a store file: reads the header and the 4 MB index, checks them against the file size.
+ * A file of at most `memoryMaxBytes` (default 64 MiB, about 3 million hashes) is read whole
+ * into memory, so its lookups make no system call; a larger one is read per lookup at an
+ * offset, and memory stays the index and one read buffer however large the file.
+ */
+export function openStoreFile(path: string, { memoryMaxBytes = DEFAULT_MEMORY_MAX_BYTES }: { memoryMaxBytes?: number } = {}): BreachStore {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -138,10 +146,18 @@ export function openStoreFile(path: string): BreachStore {
     throw new SeclookupError('dataset_missing', `seclookup: cannot read breach store ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    const source = fileSource(path, fd);
-    return openStore(source, fstatSync(fd).size, path);
-  } catch (error) {
+    const size = fstatSync(fd).size;
+    const file = fileSource(path, fd);
+    if (size > memoryMaxBytes) return openStore(file, size, path);
+    const bytes = file.read(0, size, true);
     closeSync(fd);
+    return openStore(memorySource(bytes), size, path);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed after reading it into memory.
+    }
     throw error;
   }
 }

@@ -21,6 +21,12 @@ export interface PwbreachEngineOptions {
    */
   store?: string;
   /**
+   * A store file up to this size is read into memory at start (lookups make no system call);
+   * a larger one is read per lookup at an offset, memory staying at its 4 MB index. 0: always
+   * read from the file. @default 67,108,864 (64 MiB, about 3 million hashes)
+   */
+  memoryMaxBytes?: number;
+  /**
    * Ask a range API compatible with Have I Been Pwned's instead of a local store: a URL template
    * with `{prefix}` (`https://api.pwnedpasswords.com/range/{prefix}`) or its options. @default none (local)
    */

@@ -76,11 +76,11 @@ export default defineProduct({
     },
     settings: {
       'pwbreach-upstream': {
-        help: 'range API URL template, e.g. https://api.pwnedpasswords.com/range/{prefix} (default: none, the local store)',
+        help: 'ask a range API: URL with {prefix} (default: the local store)',
         apply: (value) => ({ upstream: checkUpstreamUrl(value) }),
       },
       'pwbreach-store': {
-        help: `breach store file from \`seclookup data import pwbreach\` (default: DATA_DIR/${STORE_FILE} if present, else the bundled sample)`,
+        help: `store file from \`data import pwbreach\` (default: DATA_DIR/${STORE_FILE}, else the bundled sample)`,
         apply: (value) => ({ store: value }),
       },
     },

@@ -169,8 +169,9 @@ describe('pwbreach upstream: hostile or broken range APIs answer lookup_failed',
     expect(hits('gone')).toBe(1);
   });
 
-  it('an answer over the size cap', async () => {
-    await expect(engineFor('huge', { maxBytes: 64 * 1024, attempts: 1 }).pwbreach(PASSWORD)).rejects.toMatchObject(failure);
+  it('an answer over the size cap: failed at once, not retried', async () => {
+    await expect(engineFor('huge', { maxBytes: 64 * 1024, attempts: 3 }).pwbreach(PASSWORD)).rejects.toMatchObject(failure);
+    expect(hits('huge')).toBe(1);
   });
 
   it('a port nobody listens on', async () => {

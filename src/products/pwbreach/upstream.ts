@@ -73,7 +73,8 @@ export function createUpstreamSource(options: UpstreamOptions, cache: ProductCac
     try {
       response = await httpGet(template.replaceAll('{prefix}', prefix), { timeouts, maxBytes, headers: { 'add-padding': 'true', 'user-agent': USER_AGENT } });
     } catch (error) {
-      // Refused, reset, cut or late: worth another attempt.
+      // An answer over the cap would be as large next time; refused, reset, cut or late: worth another attempt.
+      if (error instanceof SeclookupError && error.message.startsWith('response larger than')) throw error;
       throw new RetryableError('request failed', { cause: error });
     }
     const { status } = response;

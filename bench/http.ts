@@ -8,8 +8,8 @@
  *
  * The last rows measure `seclookup serve` itself as an operator runs it: the built CLI
  * (`dist/cli.js serve`) with its JSON request log going to a file, once more with
- * `--log-level warn` (no request lines), and answering a cached emailauth lookup, against the
- * same bare Node server.
+ * `--log-level warn` (no request lines), answering a cached emailauth lookup, and answering a
+ * pwbreach POST lookup (a JSON body with a password), against the same bare Node server.
  *
  * Two loads: 100 connections keep the server saturated, so the ratio compares throughput
  * capacity (the goal). 10 connections, on a 2-core machine shared with the load generator,
@@ -17,6 +17,7 @@
  * SQLite meter's group commit (answers leave at the end of the event-loop turn) costs most.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ import { ratioRow, type BenchRow } from './harness.js';
 
 const ADAPTERS = ['node', 'express', 'fastify'] as const;
 type Adapter = (typeof ADAPTERS)[number];
-type Mode = 'bare' | 'seclookup';
+type Mode = 'bare' | 'bare-post' | 'seclookup';
 type MeterKind = 'sqlite' | 'memory';
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./servers/http-server.mjs', import.meta.url));
@@ -53,14 +54,23 @@ interface CannonResult {
   non2xx: number;
   '2xx': number;
 }
-type Autocannon = (options: { url: string; connections: number; duration: number; headers?: Record<string, string> }) => Promise<CannonResult>;
+type Autocannon = (options: { url: string; connections: number; duration: number; headers?: Record<string, string>; method?: string; body?: string }) => Promise<CannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 interface Target {
   url: string;
   headers: Record<string, string>;
+  /** A POST body (JSON); GET when absent. */
+  body?: string;
   /** Requests answered 2xx over every load so far. */
   answered: number;
+}
+
+/** The lookup a `seclookup serve` target answers: a GET path, or a POST with a JSON body. */
+interface ServeLookup {
+  product: string;
+  path: string;
+  body?: string;
 }
 
 /** Start one bench server; resolves once it prints its port. Registers the child for cleanup first. */
@@ -91,7 +101,7 @@ function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], met
  * `dir/requests.log`, the way an operator runs it. The key comes from the CLI too: an unlimited
  * plan, as in http-server.mjs, so the bench never reaches a limit.
  */
-function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup = { product: 'useragent', path: PATH }): Promise<Target & { logFile: string }> {
+function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup: ServeLookup = { product: 'useragent', path: PATH }): Promise<Target & { logFile: string }> {
   const db = join(dir, 'serve.db');
   const logFile = join(dir, 'requests.log');
   const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, '--db', db], { encoding: 'utf8' });
@@ -113,14 +123,17 @@ function startServe(dir: string, extraArgs: string[], children: ChildProcess[], 
       const listening = /listening on (http:\/\/[\d.]+:\d+)/.exec(errors);
       if (!listening) return;
       clearTimeout(timer);
-      resolve({ url: `${listening[1]}${lookup.path}`, headers: { authorization: `Bearer ${key}` }, answered: 0, logFile });
+      const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+      if (lookup.body !== undefined) headers['content-type'] = 'application/json';
+      resolve({ url: `${listening[1]}${lookup.path}`, headers, body: lookup.body, answered: 0, logFile });
     });
   });
 }
 
 /** Requests per second answered 2xx; throws if anything else came back. */
 async function load(target: Target, connections: number, seconds: number): Promise<number> {
-  const result = await autocannon({ url: target.url, connections, duration: seconds, headers: target.headers });
+  const request = target.body === undefined ? {} : { method: 'POST', body: target.body };
+  const result = await autocannon({ url: target.url, connections, duration: seconds, headers: target.headers, ...request });
   if (result.non2xx || result.errors || result.timeouts) {
     throw new Error(`${target.url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
@@ -204,16 +217,20 @@ async function benchServe(): Promise<BenchRow[]> {
   };
   const dns = await startDnsServer({ zone: EMAILAUTH_ZONE });
   try {
-    const [bare, withLog, withoutLog, emailauth] = await Promise.all([
+    const [bare, barePost, withLog, withoutLog, emailauth, pwbreach] = await Promise.all([
       startServer('node', 'bare', children),
+      startServer('node', 'bare-post', children),
       startServe(dir('logged'), [], children),
       startServe(dir('quiet'), ['--log-level', 'warn'], children),
       startServe(dir('emailauth'), ['--dns', dns.address], children, { product: 'emailauth', path: '/v1/emailauth/lookup?domain=example.com' }),
+      startServe(dir('pwbreach'), [], children, { product: 'pwbreach', path: '/v1/pwbreach/lookup', body: JSON.stringify({ password: PWBREACH_PASSWORD }) }),
     ]);
-    const targets = { bare, withLog, withoutLog, emailauth };
+    // The bare POST server gets the pwbreach request: same body, same headers.
+    Object.assign(barePost, { url: barePost.url.replace(/\/v1\/.*$/, '/v1/pwbreach/lookup'), headers: pwbreach.headers, body: pwbreach.body });
+    const targets = { bare, barePost, withLog, withoutLog, emailauth, pwbreach };
     const { connections } = LOADS[0];
     for (const target of Object.values(targets)) await load(target, connections, WARMUP_SECONDS);
-    const best = { bare: 0, withLog: 0, withoutLog: 0, emailauth: 0 };
+    const best = { bare: 0, barePost: 0, withLog: 0, withoutLog: 0, emailauth: 0, pwbreach: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of Object.keys(best) as (keyof typeof best)[]) best[name] = Math.max(best[name], await load(targets[name], connections, ROUND_SECONDS));
     }
@@ -223,14 +240,19 @@ async function benchServe(): Promise<BenchRow[]> {
     await stopAll(children);
     const lines = readFileSync(withLog.logFile, 'utf8').split('\n').filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
     if (lines < withLog.answered) throw new Error(`seclookup serve logged ${lines} lookups but answered ${withLog.answered}`);
-    const row = (what: string, opsPerSec: number, goal: boolean) =>
+    // The pwbreach log has its lines, and neither the password nor its hash.
+    const pwbreachLog = readFileSync(pwbreach.logFile, 'utf8');
+    const pwbreachLines = pwbreachLog.split('\n').filter((line) => line.includes('"route":"/v1/pwbreach/lookup","product":"pwbreach","status":200')).length;
+    if (pwbreachLines < pwbreach.answered) throw new Error(`seclookup serve logged ${pwbreachLines} pwbreach lookups but answered ${pwbreach.answered}`);
+    if (pwbreachLog.includes(PWBREACH_PASSWORD) || pwbreachLog.toUpperCase().includes(PWBREACH_SHA1.slice(5))) throw new Error('the pwbreach request log holds the password or its hash');
+    const row = (what: string, opsPerSec: number, goal: boolean, baseline = { name: 'bare node hello JSON', opsPerSec: best.bare }) =>
       ratioRow(
         {
           suite: 'http',
           case: `seclookup serve (CLI, SQLite): ${what}, ${connections} connections`,
-          baseline: 'bare node hello JSON',
+          baseline: baseline.name,
           opsPerSec,
-          baselineOpsPerSec: best.bare,
+          baselineOpsPerSec: baseline.opsPerSec,
           target: goal ? `>= ${MIN_RATIO.toFixed(2)}x` : '(info)',
         },
         goal ? MIN_RATIO : 0,
@@ -239,6 +261,8 @@ async function benchServe(): Promise<BenchRow[]> {
       row('GET /v1/useragent/lookup, warm UA cache, JSON request log to a file', best.withLog, true),
       row('GET /v1/useragent/lookup, warm UA cache, --log-level warn (no request lines)', best.withoutLog, false),
       row('GET /v1/emailauth/lookup, cached result, JSON request log to a file', best.emailauth, true),
+      row(`POST /v1/pwbreach/lookup {"password": ...} (JSON body, SHA-1, bundled sample in memory), JSON request log to a file`, best.pwbreach, true),
+      row(`the same pwbreach POST lookups`, best.pwbreach, false, { name: 'bare node reading and parsing the same JSON POST body', opsPerSec: best.barePost }),
     ];
   } finally {
     await stopAll(children);
@@ -247,6 +271,10 @@ async function benchServe(): Promise<BenchRow[]> {
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/** A password in the bundled sample (breached), which must never reach the request log. */
+const PWBREACH_PASSWORD = 'qwerty';
+const PWBREACH_SHA1 = createHash('sha1').update(PWBREACH_PASSWORD).digest('hex').toUpperCase();
 
 /** example.com with SPF, DMARC and one DKIM selector: a full score, 11 questions when cold. */
 const EMAILAUTH_ZONE: Zone = {

@@ -1,7 +1,9 @@
 /**
  * A bench target, run as a child of bench/http.ts:
- * `node http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]`.
- * `bare` answers every GET with a small JSON on the plain framework; `seclookup` mounts the API
+ * `node http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]` or
+ * `node http-server.mjs node bare-post`.
+ * `bare` answers every GET with a small JSON on the plain framework; `bare-post` reads and
+ * parses a request's JSON body first; `seclookup` mounts the API
  * (built package in dist/) with a SQLite (default) or in-memory meter and an unlimited key. It listens on a free loopback
  * port and prints one JSON line, `{ "port": ..., "key": ... }`, then serves until SIGTERM.
  */
@@ -35,6 +37,17 @@ async function listenNode(handler) {
 
 const SERVERS = {
   async node(sec) {
+    if (mode === 'bare-post') {
+      // Reads and parses the JSON body of a POST, as the API must, then answers.
+      return listenNode((req, res) => {
+        const chunks = [];
+        req.on('data', (chunk) => chunks.push(chunk));
+        req.on('end', () => {
+          JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+          res.writeHead(200, { 'content-type': 'application/json' }).end(HELLO);
+        });
+      });
+    }
     if (!sec) return listenNode((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(HELLO));
     const { createListener } = await import('../../dist/node.js');
     return listenNode(createListener(sec.api));
@@ -57,8 +70,8 @@ const SERVERS = {
   },
 };
 
-if (!(adapter in SERVERS) || (mode !== 'bare' && mode !== 'seclookup') || (meterKind !== 'sqlite' && meterKind !== 'memory')) {
-  console.error('usage: http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]');
+if (!(adapter in SERVERS) || (mode !== 'bare' && mode !== 'seclookup' && !(mode === 'bare-post' && adapter === 'node')) || (meterKind !== 'sqlite' && meterKind !== 'memory')) {
+  console.error('usage: http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory], or node bare-post');
   process.exit(2);
 }
 const sec = mode === 'seclookup' ? await seclookupApi() : null;

@@ -135,7 +135,7 @@ export function createApi(options: ApiOptions): Api {
     let query: unknown;
     try {
       const input = await decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
-      query = module.prepare(engine, ...route.route.args(input));
+      query = 'prepare' in route.route ? route.route.prepare(engine, input) : module.prepare(engine, ...route.route.args(input));
     } catch (error) {
       if (isLookupError(error)) await gate.countRejected(pass, product, headers);
       throw error;
@@ -144,8 +144,12 @@ export function createApi(options: ApiOptions): Api {
     const { reservation } = await gate.admit(pass, product, true, headers, true);
     let billed = false;
     try {
-      const outcome = await module.lookup(engine, query);
+      const outcome = await ('lookup' in route.route ? route.route.lookup(engine, query) : module.lookup(engine, query));
       billed = true;
+      if (outcome.text) {
+        headers['content-type'] = outcome.text.contentType;
+        return outcome.text.body;
+      }
       const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
       // Read `result` only when there is no JSON of it: engines may make it lazily.
       const { json } = outcome;

@@ -5,7 +5,7 @@
 import { LookupError, type ErrorCode } from '../errors.js';
 import type { MaybePromise } from '../lib/outcome.js';
 import { parseQuery } from '../lib/query.js';
-import type { LookupRoute, RouteInput } from '../products/route.js';
+import type { ExtraRoute, LookupRoute, RouteInput } from '../products/route.js';
 import { parseBody } from './body.js';
 import type { ApiRequest } from './types.js';
 
@@ -15,7 +15,7 @@ import type { ApiRequest } from './types.js';
  */
 export function decodeInput(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  route: LookupRoute<any[]>,
+  route: LookupRoute<any[]> | ExtraRoute<any, any>,
   request: ApiRequest,
   search: string,
   rawPathValue: string | undefined,
@@ -23,9 +23,10 @@ export function decodeInput(
 ): MaybePromise<RouteInput> {
   const query = parseQuery(search);
   const pathValue = rawPathValue === undefined ? undefined : decodePathValue(rawPathValue, route.inputError);
+  const { headers } = request;
   // GET routes stay synchronous: no promise on the hot path.
-  if (route.method !== 'POST') return { query, pathValue };
-  return parseBody(request.body, request.headers, bodyLimit).then((body) => ({ query, pathValue, body }));
+  if (route.method !== 'POST') return { query, pathValue, headers };
+  return parseBody(request.body, headers, bodyLimit).then((body) => ({ query, pathValue, body, headers }));
 }
 
 /** The path form's value, percent-decoded; malformed encoding is the product's input error. */

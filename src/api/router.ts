@@ -1,9 +1,10 @@
 import { isProductId, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
-import type { LookupRoute } from '../products/route.js';
+import type { ExtraRoute, LookupRoute } from '../products/route.js';
 
+/** A product's lookup route or one of its extra routes. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyRoute = LookupRoute<any[]>;
+export type AnyRoute = LookupRoute<any[]> | ExtraRoute<any, any>;
 
 export const HEALTH_PATH = '/healthz';
 
@@ -21,10 +22,13 @@ export type RouteMatch =
  * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
  * HEAD goes with it.
  */
-export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes'>[]) {
+export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes'>[]) {
   // Each route's pattern, split once: `lookup/:ua` -> base `lookup`, takes a path value.
   const lookupRoutes = new Map(
-    products.map((p) => [p.id, p.routes.map((route) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') }))]),
+    products.map((p) => [
+      p.id,
+      [...p.routes, ...(p.extraRoutes ?? [])].map((route: AnyRoute) => ({ route, base: route.path.split('/:')[0], takesValue: route.path.includes('/:') })),
+    ]),
   );
 
   // Answers for the fixed paths (status, query-form lookups, health), by path then method.

@@ -31,6 +31,8 @@ Commands:
   plans set|list        manage plans (per-minute rate limit, monthly quota)
   lookup PRODUCT INPUT  run one lookup in this process and print the JSON result
   data update PRODUCT   refresh a dataset from its sources (seclookup data --help lists them)
+  data import PRODUCT FILE...
+                        build a dataset from files you have (pwbreach: Pwned Passwords)
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options

@@ -35,7 +35,12 @@ export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Obj
 
 /** Help lines for the settings (each ending in a newline; empty when none), text at column `width`. */
 export function settingsHelp(width: number): string {
-  return DECLARED.map((d) => `  ${`--${d.flag} VALUE`.padEnd(width - 2)}${d.setting.help} ($${d.env})\n`).join('');
+  return DECLARED.map((d) => {
+    const flag = `--${d.flag} VALUE`;
+    const text = `${d.setting.help} ($${d.env})`;
+    // A flag too long for the column gets its text on the next line.
+    return flag.length < width - 2 ? `  ${flag.padEnd(width - 2)}${text}\n` : `  ${flag}\n${' '.repeat(width)}${text}\n`;
+  }).join('');
 }
 
 /**

@@ -18,6 +18,12 @@ export interface LookupOutcome<Result> {
    * API can answer without serializing the same result again on every request.
    */
   json?: string;
+  /**
+   * An answer that is not a JSON result: the API sends `body` as it is, with `contentType`,
+   * instead of the success envelope. Only routes beyond a product's lookup set it (pwbreach's
+   * `range/:prefix` answers the public range API's text format); errors stay JSON envelopes.
+   */
+  text?: { body: string; contentType: string };
 }
 
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {

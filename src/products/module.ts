@@ -10,7 +10,7 @@ import type { LookupOutcome, MaybePromise } from '../lib/outcome.js';
 import type { OutboundGuard } from '../lib/outbound.js';
 import type { ResolvedKey } from '../metering/types.js';
 import type { ProductId } from './catalog.js';
-import type { LookupRoute } from './route.js';
+import type { ExtraRoute, LookupRoute } from './route.js';
 
 /** What an engine is built from. Engines take everything from here, never from globals. */
 export interface EngineContext<Options> {
@@ -80,12 +80,43 @@ export interface DatasetUpdateReport {
   notes: string[];
 }
 
-/** A dataset `seclookup data update <id>` can refresh from its public sources. */
+export interface DatasetImportOptions {
+  /** The data folder whose dataset is replaced (unless `out` is given). */
+  dataDir: string;
+  /** The files (or folders) to import, in the order given. */
+  files: string[];
+  /** Write the dataset here instead of its place in `dataDir`. */
+  out?: string;
+  /** Import the good lines when some are corrupt (they are reported either way). @default false: refuse */
+  skipCorrupt?: boolean;
+  /** Folder for temporary files. @default beside the dataset */
+  tmpDir?: string;
+  /** Progress lines, for stderr. */
+  onProgress: (line: string) => void;
+  /** Progress of the current phase (called often; the caller throttles), for a progress bar. */
+  onProgressBar?: (progress: ImportProgress) => void;
+}
+
+export interface ImportProgress {
+  /** What is being done: `reading`, `sorting`. */
+  phase: string;
+  done: number;
+  total: number;
+  /** What `done` and `total` count. */
+  unit: 'bytes' | 'buckets';
+}
+
+/**
+ * A dataset `seclookup data update <id>` refreshes from its public sources, and/or one that
+ * `seclookup data import <id> FILE...` builds from files the operator has.
+ */
 export interface ProductDataset {
-  /** A paragraph for `seclookup data --help`: what is fetched and what happens on failure. */
+  /** A paragraph for `seclookup data --help`: what is fetched or read, and what happens on failure. */
   help: string;
   /** Throws when the dataset cannot be updated at all (the file is left unchanged). */
-  update(options: DatasetUpdateOptions): Promise<DatasetUpdateReport>;
+  update?(options: DatasetUpdateOptions): Promise<DatasetUpdateReport>;
+  /** Throws when nothing could be imported (the dataset is left unchanged). */
+  import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
 }
 
 /**
@@ -105,6 +136,8 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   lookup(engine: Engine, query: Query): MaybePromise<LookupOutcome<Result>>;
   /** The HTTP lookup routes (SPEC: the product's table). */
   routes: readonly LookupRoute<Args>[];
+  /** Routes beyond the lookup (pwbreach's `range/:prefix`), authenticated and billed like it. */
+  extraRoutes?: readonly ExtraRoute<Engine, any>[];
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
   cli: ProductCli<Args, Options>;

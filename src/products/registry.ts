@@ -15,6 +15,7 @@ import emailval from './emailval/index.js';
 import tls from './tls/index.js';
 import whois from './whois/index.js';
 import asn from './asn/index.js';
+import pwbreach from './pwbreach/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -28,6 +29,7 @@ export const PRODUCT_MODULES = [
   tls,
   whois,
   asn,
+  pwbreach,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

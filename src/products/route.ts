@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../errors.js';
+import type { LookupOutcome, MaybePromise } from '../lib/outcome.js';
 import type { QueryParams } from '../lib/query.js';
 
 /** What a lookup route receives, already decoded by the API layer. */
@@ -8,6 +9,8 @@ export interface RouteInput {
   pathValue?: string;
   /** The decoded JSON or form body of a POST. */
   body?: Record<string, unknown>;
+  /** The request headers, names in lower case (pwbreach's range route reads `Add-Padding`). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /**
@@ -23,6 +26,24 @@ export interface LookupRoute<Args extends unknown[]> {
   inputError: ErrorCode;
   /** The engine arguments this request carries. Reads only; validation is the engine's. */
   args(input: RouteInput): Args;
+}
+
+/**
+ * A route beyond the product's lookup, such as pwbreach's `range/:prefix`: it checks its own
+ * input and gives its own answer (a JSON result, or a text body through `LookupOutcome.text`),
+ * in place of the module's `prepare` and `lookup`. The API treats it as a lookup in every other
+ * way: secret key, rate limit, quota (billed on success, refunded on failure), request log.
+ */
+export interface ExtraRoute<Engine = unknown, Query = unknown> {
+  method: 'GET' | 'POST';
+  /** Below `/v1/<product>/`, with at most one trailing `:name` segment: `range/:prefix`. */
+  path: string;
+  /** The product's code for bad input, used when the path value cannot be URL-decoded. */
+  inputError: ErrorCode;
+  /** Validation and normalization, as a module's `prepare`: synchronous, free of I/O, throws LookupError. */
+  prepare(engine: Engine, input: RouteInput): Query;
+  /** The answer, as a module's `lookup`. */
+  lookup(engine: Engine, query: Query): MaybePromise<LookupOutcome<object>>;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { ProductId } from '../../src/products/catalog.js';
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  /** The parsed JSON body ({} for an empty one, as HEAD answers). */
+  /** The parsed JSON body ({} for an empty one, as HEAD answers, and for a text answer). */
   body: Record<string, unknown>;
   raw: string;
 }
@@ -90,7 +90,9 @@ export async function call(api: Api, path: string, options: CallOptions = {}): P
     remoteAddress: options.remoteAddress ?? '127.0.0.1',
   };
   const response = await api.handle(request);
-  return { status: response.status, headers: response.headers, body: response.body === '' ? {} : JSON.parse(response.body), raw: response.body };
+  // A text answer (pwbreach's range route) has no JSON body: read it from `raw`.
+  const json = response.body !== '' && (response.headers['content-type'] ?? '').startsWith('application/json');
+  return { status: response.status, headers: response.headers, body: json ? JSON.parse(response.body) : {}, raw: response.body };
 }
 
 /** A request body that sends `first` and then never ends (a stalled upload), until `end()`. */

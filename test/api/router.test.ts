@@ -42,4 +42,14 @@ describe('router', () => {
     expect(match('HEAD', '/healthz')).toMatchObject({ kind: 'health' });
     expect(match('POST', '/healthz')).toMatchObject({ kind: 'method_not_allowed', allow: ['GET', 'HEAD'] });
   });
+
+  it("matches a product's extra routes (pwbreach's range/:prefix) beside its lookup routes, and nothing else", () => {
+    expect(match('GET', '/v1/pwbreach/range/7C4A8')).toMatchObject({ kind: 'lookup', product: 'pwbreach', pattern: '/v1/pwbreach/range/:prefix', rawPathValue: '7C4A8' });
+    expect(match('POST', '/v1/pwbreach/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/pwbreach/lookup' });
+    expect(match('GET', '/v1/pwbreach/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/pwbreach/lookup' });
+    // SPEC: no path form for pwbreach.
+    expect(match('GET', '/v1/pwbreach/lookup/7C4A8D09CA3762AF61E59520943DC26494F8941B')).toEqual({ kind: 'not_found', product: 'pwbreach' });
+    expect(match('GET', '/v1/pwbreach/range')).toEqual({ kind: 'not_found', product: 'pwbreach' });
+    expect(match('POST', '/v1/pwbreach/range/7C4A8')).toEqual({ kind: 'method_not_allowed', product: 'pwbreach', allow: ['GET'] });
+  });
 });

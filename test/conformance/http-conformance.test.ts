@@ -408,6 +408,44 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
     });
   });
 
+  describe('pwbreach lookups and the range route', () => {
+    // SHA-1 of 123456, in the bundled sample.
+    const HASH = '7C4A8D09CA3762AF61E59520943DC26494F8941B';
+
+    it.each([
+      ['POST JSON password', '/v1/pwbreach/lookup', { json: { password: '123456' } }],
+      ['POST form password', '/v1/pwbreach/lookup', { body: 'password=123456', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+      ['GET ?sha1=', `/v1/pwbreach/lookup?sha1=${HASH.toLowerCase()}`, {}],
+    ])('answers %s with breached and a count', async (_form, path, options: CallOptions) => {
+      const { secretKey } = await main.keys('pwbreach');
+      const reply = await call(main.url(path), { key: secretKey, ...options });
+      expectSuccess(reply);
+      expect(reply.body).toMatchObject({ breached: true, cached: false });
+      expect(reply.body.count).toBeGreaterThan(0);
+    });
+
+    it('refuses a password in the URL with 400 invalid_password', async () => {
+      const { secretKey } = await main.keys('pwbreach');
+      expectError(await call(main.url('/v1/pwbreach/lookup?password=123456'), { key: secretKey }), 400, 'invalid_password');
+    });
+
+    it('answers the range route in the range API text format, and HEAD with its headers only', async () => {
+      const { secretKey } = await main.keys('pwbreach');
+      const response = await fetch(main.url(`/v1/pwbreach/range/${HASH.slice(0, 5)}`), { headers: { authorization: `Bearer ${secretKey}`, 'add-padding': 'true' } });
+      const text = await response.text();
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+      expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+      const lines = text.split('\r\n');
+      expect(lines.length).toBeGreaterThanOrEqual(800);
+      expect(lines.filter((line) => !line.endsWith(':0'))).toEqual([expect.stringMatching(new RegExp(`^${HASH.slice(5)}:[1-9]\\d*$`))]);
+      const head = await fetch(main.url(`/v1/pwbreach/range/${HASH.slice(0, 5)}`), { method: 'HEAD', headers: { authorization: `Bearer ${secretKey}` } });
+      expect({ status: head.status, type: head.headers.get('content-type'), body: await head.text() }).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: '' });
+      expectError(await call(main.url('/v1/pwbreach/range/XYZ'), { key: secretKey }), 400, 'invalid_request');
+    });
+  });
+
   describe('status routes', () => {
     it.each(['public', 'secret'] as const)('reports every SPEC field with the %s key', async (kind) => {
       const keys = await main.keys('useragent');

@@ -28,6 +28,13 @@ describe('product registry', () => {
       expect(route.path === 'lookup' || route.path.startsWith('lookup/:')).toBe(true);
       expect(typeof route.args).toBe('function');
     }
+    for (const route of module.extraRoutes ?? []) {
+      expect(['GET', 'POST']).toContain(route.method);
+      // Beside the lookup routes, never in their place.
+      expect(route.path.split('/')[0]).not.toBe('lookup');
+      expect(typeof route.prepare).toBe('function');
+      expect(typeof route.lookup).toBe('function');
+    }
     expect(module.cli.input.length).toBeGreaterThan(0);
     expect(module.cli.example.length).toBeGreaterThan(0);
     expect(typeof module.cli.args).toBe('function');

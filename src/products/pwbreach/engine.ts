@@ -1,0 +1,186 @@
+/**
+ * The pwbreach engine: a password or SHA-1 -> its 5-hex-digit prefix -> that prefix's range
+ * (local store or upstream range API, one interface) -> `breached` and `count`. Neither the
+ * password nor the hash is ever kept, logged, cached or put in a result: the cache holds ranges
+ * keyed by prefix, as the range API itself sees them.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { invalidOption, LookupError, SeclookupError } from '../../errors.js';
+import type { ProductCache } from '../../lib/cache.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { parsePrefix, parseSha1Hex, prefixHex, prefixOf, sha1OfPassword } from './hash.js';
+import { buildStoreInMemory, ImportRefused } from './import.js';
+import { rangeText, type BreachRange } from './range.js';
+import { openStoreBuffer, openStoreFile, type BreachStore } from './store.js';
+import { MAX_PASSWORD_BYTES, type PwbreachEngineOptions, type PwbreachInput, type PwbreachResult, type PwbreachSourceKind } from './types.js';
+import { createUpstreamSource, type UpstreamSource } from './upstream.js';
+
+/** The store `seclookup data import pwbreach` writes, and the engine reads, in a data folder. */
+export const STORE_FILE = 'pwbreach/passwords.pwb';
+export const SAMPLE_FILE = 'pwbreach/pwned-sample.txt';
+export const DEFAULT_CACHE_SIZE = 1024;
+export const DEFAULT_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+export const RANGE_CONTENT_TYPE = 'text/plain; charset=utf-8';
+
+/** A validated lookup: the 20-byte SHA-1, nothing else. */
+export interface PwbreachQuery {
+  hash: Buffer;
+}
+
+/** A validated range request. */
+export interface RangeQuery {
+  prefix: number;
+  padding: boolean;
+}
+
+/** What the range route's outcome carries besides its text. */
+export interface RangeSummary {
+  prefix: string;
+  size: number;
+}
+
+export interface PwbreachEngine {
+  readonly source: PwbreachSourceKind;
+  /** Hashes in the local store (0 with an upstream). */
+  readonly records: number;
+  /** The store file, or null (the sample in memory, or an upstream). */
+  readonly storePath: string | null;
+  prepare(input: PwbreachInput): PwbreachQuery;
+  lookup(query: PwbreachQuery): MaybePromise<LookupOutcome<PwbreachResult>>;
+  /** Check a prefix (5 hex digits, either case). Throws LookupError invalid_request. */
+  prepareRange(prefix: string, padding?: boolean): RangeQuery;
+  /** The range in the public range API's text format (the outcome's `text`). */
+  rangeAnswer(query: RangeQuery): MaybePromise<LookupOutcome<RangeSummary>>;
+  /** Every hash suffix and count under a prefix, for in-process k-anonymity clients. */
+  range(prefix: string): Promise<BreachRange>;
+}
+
+interface EngineSetup {
+  dataDir: string;
+  options: PwbreachEngineOptions | undefined;
+  /** The product cache, asked for only when an upstream is configured. */
+  cache: (settings: { ttlMs: number; maxEntries: number }) => ProductCache<string> | null;
+}
+
+export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSetup): PwbreachEngine {
+  if (options.memoryMaxBytes !== undefined && !(Number.isSafeInteger(options.memoryMaxBytes) && options.memoryMaxBytes >= 0)) {
+    throw invalidOption(`pwbreach memoryMaxBytes must be a whole number of bytes >= 0 (got ${String(options.memoryMaxBytes)})`);
+  }
+  let store: BreachStore | null = null;
+  let upstream: UpstreamSource | null = null;
+  let source: PwbreachSourceKind;
+  if (options.upstream !== undefined) {
+    const upstreamOptions = typeof options.upstream === 'string' ? { url: options.upstream } : options.upstream;
+    upstream = createUpstreamSource(upstreamOptions, cache({ ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE }));
+    source = 'upstream';
+  } else if (options.store !== undefined) {
+    store = openStoreFile(options.store, { memoryMaxBytes: options.memoryMaxBytes });
+    source = 'store';
+  } else if (existsSync(join(dataDir, STORE_FILE))) {
+    store = openStoreFile(join(dataDir, STORE_FILE), { memoryMaxBytes: options.memoryMaxBytes });
+    source = 'store';
+  } else {
+    store = openStoreBuffer(compiledSample(join(dataDir, SAMPLE_FILE), join(dataDir, STORE_FILE)), 'bundled breach sample');
+    source = 'sample';
+  }
+
+  const local = store;
+  const answer = (count: number, cached: boolean): LookupOutcome<PwbreachResult> => ({
+    result: { breached: count > 0, count },
+    cached,
+    json: `{"breached":${count > 0},"count":${count}}`,
+  });
+
+  function rangeOf(prefix: number): MaybePromise<{ range: BreachRange; cached: boolean }> {
+    return local ? { range: local.range(prefix), cached: false } : upstream!.range(prefix);
+  }
+
+  return {
+    source,
+    records: local?.records ?? 0,
+    storePath: local?.path ?? null,
+    prepare,
+    lookup(query) {
+      if (local) return answer(local.count(query.hash), false);
+      const sourced = upstream!.range(prefixOf(query.hash));
+      return isPromise(sourced) ? sourced.then(({ range, cached }) => answer(range.count(query.hash), cached)) : answer(sourced.range.count(query.hash), sourced.cached);
+    },
+    prepareRange(prefix, padding = false) {
+      const value = parsePrefix(prefix);
+      if (value < 0) throw new LookupError('invalid_request', 'the prefix must be the first 5 hexadecimal characters of a SHA-1 hash');
+      return { prefix: value, padding };
+    },
+    rangeAnswer({ prefix, padding }) {
+      const toOutcome = ({ range, cached }: { range: BreachRange; cached: boolean }): LookupOutcome<RangeSummary> => ({
+        result: { prefix: prefixHex(prefix), size: range.size },
+        cached,
+        text: { body: rangeText(range, padding), contentType: RANGE_CONTENT_TYPE },
+      });
+      const sourced = rangeOf(prefix);
+      return isPromise(sourced) ? sourced.then(toOutcome) : toOutcome(sourced);
+    },
+    async range(prefix) {
+      const value = parsePrefix(prefix);
+      if (value < 0) throw new LookupError('invalid_request', 'the prefix must be the first 5 hexadecimal characters of a SHA-1 hash');
+      return (await rangeOf(value)).range;
+    },
+  };
+}
+
+/**
+ * Validate a lookup's input. The password is hashed here and dropped; error messages never
+ * repeat the input.
+ */
+function prepare(input: PwbreachInput): PwbreachQuery {
+  let password: unknown;
+  let sha1: unknown;
+  if (typeof input === 'string') password = input;
+  else if (typeof input === 'object' && input !== null) ({ password, sha1 } = input as { password?: unknown; sha1?: unknown });
+  const hasPassword = given(password);
+  if (given(sha1)) {
+    if (hasPassword) throw invalid('send either password or sha1, not both');
+    const hash = typeof sha1 === 'string' ? parseSha1Hex(sha1) : null;
+    if (!hash) throw invalid('sha1 must be 40 hexadecimal characters');
+    return { hash };
+  }
+  if (!hasPassword) throw invalid('missing password (or sha1)');
+  if (typeof password !== 'string') throw invalid('password must be a string');
+  if (password.length > MAX_PASSWORD_BYTES || Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
+    throw invalid(`password longer than ${MAX_PASSWORD_BYTES} bytes (UTF-8)`);
+  }
+  return { hash: sha1OfPassword(password) };
+}
+
+/** Present and not empty: an empty form field is as good as absent. */
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
+}
+
+function invalid(message: string): LookupError {
+  return new LookupError('invalid_password', message);
+}
+
+/** The bundled sample compiled once per process (per file and modification time): a few ms, 4.3 MB. */
+const compiled = new Map<string, Buffer>();
+
+function compiledSample(path: string, storePath: string): Buffer {
+  let mtime: number;
+  try {
+    mtime = statSync(path).mtimeMs;
+  } catch (error) {
+    throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`, { cause: error });
+  }
+  const key = `${path}\0${mtime}`;
+  let bytes = compiled.get(key);
+  if (!bytes) {
+    try {
+      bytes = buildStoreInMemory([path]);
+    } catch (error) {
+      const why = error instanceof ImportRefused ? error.message : (error as Error).message;
+      throw new SeclookupError('dataset_invalid', `seclookup: breach sample ${path} cannot be read: ${why}`, { cause: error });
+    }
+    compiled.set(key, bytes);
+  }
+  return bytes;
+}

@@ -1,0 +1,671 @@
+/**
+ * The importer behind `seclookup data import pwbreach FILE...`: builds a store (store.ts) from
+ * the two formats the public data comes in, streaming, in memory that does not grow with the input.
+ *
+ * - A file of `HASH:COUNT` lines (40 hex digits), as the official downloader writes in
+ *   single-file mode (and the bundled sample is): any file whose name is not a prefix.
+ * - Per-prefix files of `SUFFIX:COUNT` lines (35 hex digits), named by their prefix (`00000`
+ *   or `00000.txt`, any case), as the downloader writes by default; given one by one or as the
+ *   folder holding them (other entries of the folder are ignored and reported).
+ *
+ * Inputs are read in the order given (a folder's files by prefix). Hex is read in either case;
+ * CRLF and LF line endings, blank lines and a UTF-8 byte order mark are accepted; a line with
+ * count 0 is range-API padding and skipped. A hash listed more than once keeps its largest count.
+ *
+ * Sorted input (the downloader's output is) is written straight to the store in one pass. The
+ * first hash out of order switches to the unsorted path, which starts again from the first
+ * input: records go to bucket files by their leading bits (about two million records, 48 MB,
+ * per bucket), then each bucket is sorted in memory and appended to the store.
+ *
+ * A corrupt line (anything else) is counted, with the file and line number of the first few (never
+ * the line's text: a wrong file could hold plaintext passwords). By default any corrupt line
+ * refuses the import; with `skipCorrupt` the good lines are imported. The store is written to
+ * a temporary file beside it and renamed over it only when complete, so it is never seen
+ * half-written; a refused or failed import leaves the previous store as it was.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { HASH_BYTES as HASH_LENGTH, HEX_VALUE } from './hash.js';
+import { memorySink, StoreWriter, type StoreSink } from './store.js';
+
+export interface ImportSource {
+  path: string;
+  /** `hash`: HASH:COUNT lines; `suffix`: SUFFIX:COUNT lines under `prefix`. */
+  kind: 'hash' | 'suffix';
+  prefix: number;
+  size: number;
+}
+
+export interface ImportOptions {
+  /** The store to write (replaced atomically). */
+  out: string;
+  /** Import the good lines when some are corrupt. @default false (refuse) */
+  skipCorrupt?: boolean;
+  /** Folder for the bucket files of unsorted input. @default beside `out` */
+  tmpDir?: string;
+  /** A line per phase. */
+  onProgress?: (line: string) => void;
+  /** Called after every chunk read and every bucket sorted. */
+  onProgressBar?: (progress: { phase: string; done: number; total: number; unit: 'bytes' | 'buckets' }) => void;
+  /** Records per bucket aimed at on the unsorted path (tests make it small). @default 2,097,152 */
+  bucketRecords?: number;
+}
+
+export interface ImportReport {
+  /** Input files read. */
+  files: number;
+  /** Entries of the folders given that are not per-prefix files (ignored). */
+  ignored: string[];
+  bytes: number;
+  /** Non-blank lines read. */
+  lines: number;
+  /** Distinct hashes written. */
+  hashes: number;
+  /** Lines whose hash was already listed (merged: the largest count kept). */
+  duplicates: number;
+  /** Lines with count 0 (range-API padding), skipped. */
+  padding: number;
+  corrupt: number;
+  /** `file:line` of the first corrupt lines. */
+  corruptAt: string[];
+  /** Counts above the store's largest (2^28 - 1), stored as that. */
+  capped: number;
+  /** Whether the input was sorted (one pass) or went through buckets. */
+  sorted: boolean;
+  buckets: number;
+  seconds: number;
+  /** The store written (null when nothing was written). */
+  out: string | null;
+  storeBytes: number;
+}
+
+/** Why an import wrote nothing; the report says what was read. */
+export class ImportRefused extends Error {
+  constructor(
+    message: string,
+    readonly report: ImportReport,
+  ) {
+    super(message);
+    this.name = 'ImportRefused';
+  }
+}
+
+// Module-local copies of the constants hot loops read per character: a test runner that turns
+// imports into property reads (vitest) made the importer three times slower without them.
+const HEX = HEX_VALUE;
+const HASH_BYTES = HASH_LENGTH;
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+const BUCKET_RECORD_BYTES = 24;
+const DEFAULT_BUCKET_RECORDS = 2 ** 21;
+const MAX_BUCKET_BITS = 12;
+/** Record indexes within a bucket must fit beside its sort key (see sortBucket). */
+const MAX_BUCKET_INDEX_BITS = 26;
+const BUCKET_BUFFER_TOTAL = 64 * 1024 * 1024;
+const CORRUPT_SAMPLES = 5;
+const PREFIX_FILE = /^([0-9a-f]{5})(?:\.txt)?$/i;
+
+/** The inputs named on the command line: files and folders of per-prefix files. Throws when one cannot be read. */
+export function resolveSources(paths: readonly string[]): { sources: ImportSource[]; ignored: string[] } {
+  const sources: ImportSource[] = [];
+  const ignored: string[] = [];
+  for (const path of paths) {
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      const found: ImportSource[] = [];
+      for (const entry of readdirSync(path, { withFileTypes: true })) {
+        const match = PREFIX_FILE.exec(entry.name);
+        if (!match || !entry.isFile()) {
+          ignored.push(join(path, entry.name));
+          continue;
+        }
+        const file = join(path, entry.name);
+        found.push({ path: file, kind: 'suffix', prefix: parseInt(match[1], 16), size: statSync(file).size });
+      }
+      found.sort((a, b) => a.prefix - b.prefix || (a.path < b.path ? -1 : 1));
+      sources.push(...found);
+    } else {
+      const match = PREFIX_FILE.exec(basename(path));
+      sources.push(match ? { path, kind: 'suffix', prefix: parseInt(match[1], 16), size: stat.size } : { path, kind: 'hash', prefix: -1, size: stat.size });
+    }
+  }
+  return { sources, ignored };
+}
+
+/** Thrown by the sorted path at the first hash out of order. */
+class OutOfOrder extends Error {}
+
+/**
+ * Splits chunks into lines and lines into hashes and counts. Lines may straddle chunks.
+ * `onRecord` gets a scratch array it must copy from before returning.
+ */
+class LineReader {
+  readonly hash = new Uint8Array(HASH_BYTES);
+  lines = 0;
+  padding = 0;
+  corrupt = 0;
+  readonly corruptAt: string[] = [];
+  private source!: ImportSource;
+  private lineNumber = 0;
+  private carry: Buffer | null = null;
+  private atStart = true;
+
+  constructor(private readonly onRecord: (hash: Uint8Array, count: number) => void) {}
+
+  begin(source: ImportSource): void {
+    this.source = source;
+    this.lineNumber = 0;
+    this.carry = null;
+    this.atStart = true;
+  }
+
+  feed(chunk: Buffer, length: number): void {
+    let start = 0;
+    if (this.atStart && length > 0) {
+      this.atStart = false;
+      if (length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) start = 3;
+    }
+    let newline = chunk.indexOf(10, start);
+    if (this.carry !== null) {
+      if (newline < 0 || newline >= length) {
+        this.carry = Buffer.concat([this.carry, chunk.subarray(start, length)]);
+        return;
+      }
+      const line = Buffer.concat([this.carry, chunk.subarray(start, newline)]);
+      this.carry = null;
+      this.line(line, 0, line.length);
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    while (newline >= 0 && newline < length) {
+      this.line(chunk, start, newline);
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    if (start < length) this.carry = Buffer.from(chunk.subarray(start, length));
+  }
+
+  /** `file:line` of the line being read. */
+  where(): string {
+    return `${this.source.path}:${this.lineNumber}`;
+  }
+
+  end(): void {
+    if (this.carry !== null) this.line(this.carry, 0, this.carry.length);
+    this.carry = null;
+  }
+
+  private line(buf: Buffer, start: number, end: number): void {
+    this.lineNumber++;
+    if (end > start && buf[end - 1] === 13) end--;
+    if (end === start) return;
+    this.lines++;
+    const hash = this.hash;
+    let colon: number;
+    if (this.source.kind === 'hash') {
+      colon = start + 40;
+      if (end - start < 42 || buf[colon] !== 0x3a) return this.bad();
+      for (let i = 0; i < HASH_BYTES; i++) {
+        const hi = HEX[buf[start + 2 * i]];
+        const lo = HEX[buf[start + 2 * i + 1]];
+        if ((hi | lo) < 0) return this.bad();
+        hash[i] = (hi << 4) | lo;
+      }
+    } else {
+      colon = start + 35;
+      if (end - start < 37 || buf[colon] !== 0x3a) return this.bad();
+      const prefix = this.source.prefix;
+      const first = HEX[buf[start]];
+      if (first < 0) return this.bad();
+      hash[0] = prefix >>> 12;
+      hash[1] = (prefix >>> 4) & 0xff;
+      hash[2] = ((prefix & 0x0f) << 4) | first;
+      for (let i = 0; i < 17; i++) {
+        const hi = HEX[buf[start + 1 + 2 * i]];
+        const lo = HEX[buf[start + 2 + 2 * i]];
+        if ((hi | lo) < 0) return this.bad();
+        hash[3 + i] = (hi << 4) | lo;
+      }
+    }
+    // A decimal count of at most 15 digits (exact as a double).
+    if (end - colon - 1 > 15) return this.bad();
+    let count = 0;
+    for (let i = colon + 1; i < end; i++) {
+      const digit = buf[i] - 0x30;
+      if (digit < 0 || digit > 9) return this.bad();
+      count = count * 10 + digit;
+    }
+    if (count === 0) {
+      this.padding++;
+      return;
+    }
+    this.onRecord(hash, count);
+  }
+
+  private bad(): void {
+    this.corrupt++;
+    if (this.corruptAt.length < CORRUPT_SAMPLES) this.corruptAt.push(`${this.source.path}:${this.lineNumber}`);
+  }
+}
+
+function compareHashes(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number): number {
+  for (let i = 0; i < HASH_BYTES; i++) {
+    const diff = a[aAt + i] - b[bAt + i];
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+/** Where bucket records (20-byte hash, u32 LE count) wait for sorting: files, or memory. */
+interface Buckets {
+  append(bucket: number, hash: Uint8Array, count: number): void;
+  /** Every record of a bucket (called once per bucket, in order, after the last append). */
+  take(bucket: number): Buffer;
+  dispose(): void;
+}
+
+function memoryBuckets(count: number): Buckets {
+  const parts: Buffer[][] = Array.from({ length: count }, () => []);
+  const pending: Buffer[] = Array.from({ length: count }, () => Buffer.allocUnsafe(BUCKET_RECORD_BYTES * 4096));
+  const used = new Uint32Array(count);
+  return {
+    append(bucket, hash, value) {
+      let buffer = pending[bucket];
+      if (used[bucket] === buffer.length) {
+        parts[bucket].push(buffer);
+        buffer = pending[bucket] = Buffer.allocUnsafe(buffer.length);
+        used[bucket] = 0;
+      }
+      writeBucketRecord(buffer, used[bucket], hash, value);
+      used[bucket] += BUCKET_RECORD_BYTES;
+    },
+    take(bucket) {
+      const all = Buffer.concat([...parts[bucket], pending[bucket].subarray(0, used[bucket])]);
+      parts[bucket] = [];
+      return all;
+    },
+    dispose() {},
+  };
+}
+
+function fileBuckets(count: number, dir: string): Buckets {
+  mkdirSync(dir, { recursive: true });
+  const size = BUCKET_RECORD_BYTES * Math.max(256, Math.min(40_000, Math.floor(BUCKET_BUFFER_TOTAL / count / BUCKET_RECORD_BYTES)));
+  const buffers: (Buffer | null)[] = new Array(count).fill(null);
+  const used = new Uint32Array(count);
+  const path = (bucket: number) => join(dir, `bucket-${bucket}`);
+  const flush = (bucket: number) => {
+    if (used[bucket] === 0) return;
+    const fd = openSync(path(bucket), 'a');
+    try {
+      writeAll(fd, buffers[bucket]!, used[bucket], null);
+    } finally {
+      closeSync(fd);
+    }
+    used[bucket] = 0;
+  };
+  return {
+    append(bucket, hash, value) {
+      const buffer = (buffers[bucket] ??= Buffer.allocUnsafe(size));
+      writeBucketRecord(buffer, used[bucket], hash, value);
+      used[bucket] += BUCKET_RECORD_BYTES;
+      if (used[bucket] === size) flush(bucket);
+    },
+    take(bucket) {
+      flush(bucket);
+      buffers[bucket] = null;
+      let data: Buffer;
+      try {
+        data = readFileSync(path(bucket));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+        throw error;
+      }
+      unlinkSync(path(bucket));
+      return data;
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function writeBucketRecord(buffer: Buffer, at: number, hash: Uint8Array, count: number): void {
+  for (let i = 0; i < HASH_BYTES; i++) buffer[at + i] = hash[i];
+  const value = Math.min(count, 0xffffffff);
+  buffer[at + 20] = value & 0xff;
+  buffer[at + 21] = (value >>> 8) & 0xff;
+  buffer[at + 22] = (value >>> 16) & 0xff;
+  buffer[at + 23] = value >>> 24;
+}
+
+/** The count of a bucket record (u32 little-endian after the hash). */
+function bucketCount(data: Uint8Array, at: number): number {
+  return (data[at + 20] | (data[at + 21] << 8) | (data[at + 22] << 16)) + data[at + 23] * 0x1000000;
+}
+
+/** Bytes 0-3 or 4-7 of a hash as an unsigned 32-bit number. */
+function word(data: Uint8Array, at: number): number {
+  return ((data[at] << 24) | (data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]) >>> 0;
+}
+
+/**
+ * Sort one bucket's records by hash and hand them to `emit` in order, duplicates merged (largest
+ * count). Keys are 64-bit: the hash bits after the bucket's common leading bits, with the low
+ * bits replaced by the record's index, sorted natively as a BigUint64Array. Records whose kept
+ * bits are equal (rare: 38 or more bits alike) are put in order by comparing whole hashes.
+ */
+function sortBucket(data: Buffer, commonBits: number, emit: (data: Buffer, at: number, count: number) => void): number {
+  const n = data.length / BUCKET_RECORD_BYTES;
+  if (n === 0) return 0;
+  const indexBits = Math.max(1, Math.ceil(Math.log2(n)));
+  if (indexBits > MAX_BUCKET_INDEX_BITS) throw new Error(`a bucket of ${n} records is too large to sort (the input's hashes are far from uniform)`);
+  const keys = new BigUint64Array(n);
+  const words = new Uint32Array(keys.buffer);
+  const mask = 2 ** indexBits - 1;
+  for (let i = 0, at = 0; i < n; i++, at += BUCKET_RECORD_BYTES) {
+    const hi = word(data, at);
+    const lo = word(data, at + 4);
+    const high = commonBits === 0 ? hi : ((hi << commonBits) | (lo >>> (32 - commonBits))) >>> 0;
+    const low = commonBits === 0 ? lo : (lo << commonBits) >>> 0;
+    words[2 * i] = (((low >>> indexBits) << indexBits) | i) >>> 0;
+    words[2 * i + 1] = high;
+  }
+  keys.sort();
+  let duplicates = 0;
+  for (let j = 0; j < n; ) {
+    const high = words[2 * j + 1];
+    const kept = words[2 * j] >>> indexBits;
+    let k = j + 1;
+    while (k < n && words[2 * k + 1] === high && words[2 * k] >>> indexBits === kept) k++;
+    if (k === j + 1) {
+      const at = (words[2 * j] & mask) * BUCKET_RECORD_BYTES;
+      emit(data, at, bucketCount(data, at));
+    } else {
+      // Records alike in every kept bit: order them by whole hash, merge the equal ones.
+      const run: number[] = [];
+      for (let r = j; r < k; r++) run.push((words[2 * r] & mask) * BUCKET_RECORD_BYTES);
+      run.sort((a, b) => compareHashes(data, a, data, b));
+      let previous = run[0];
+      let best = bucketCount(data, previous);
+      for (let r = 1; r < run.length; r++) {
+        const at = run[r];
+        const count = bucketCount(data, at);
+        if (compareHashes(data, previous, data, at) === 0) {
+          duplicates++;
+          best = Math.max(best, count);
+          continue;
+        }
+        emit(data, previous, best);
+        previous = at;
+        best = count;
+      }
+      emit(data, previous, best);
+    }
+    j = k;
+  }
+  return duplicates;
+}
+
+/** A store file written beside its final path and renamed over it when complete. */
+interface FileTarget {
+  sink: StoreSink;
+  commit(): void;
+  abort(): void;
+}
+
+function fileTarget(out: string): FileTarget {
+  const dir = dirname(out);
+  mkdirSync(dir, { recursive: true });
+  removeStale(dir, basename(out));
+  const temp = join(dir, `.${basename(out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const fd = openSync(temp, 'wx');
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    sink: { write: (data, length, position) => writeAll(fd, data, length, position) },
+    commit() {
+      fsyncSync(fd);
+      close();
+      renameSync(temp, out);
+      syncDir(dir);
+    },
+    abort() {
+      close();
+      rmSync(temp, { force: true });
+    },
+  };
+}
+
+function writeAll(fd: number, data: Uint8Array, length: number, position: number | null): void {
+  let done = 0;
+  while (done < length) done += writeSync(fd, data, done, length - done, position === null ? null : position + done);
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Not every platform can fsync a folder; the rename itself is atomic either way.
+  }
+}
+
+/** Temporary files and bucket folders of an import that was killed (its process is gone). */
+function removeStale(dir: string, base: string): void {
+  const pattern = new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(?:tmp|buckets)-(\\d+)-`);
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const match = pattern.exec(entry);
+    if (match && !isAlive(Number(match[1]))) rmSync(join(dir, entry), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface Run {
+  sources: readonly ImportSource[];
+  ignored: string[];
+  options: ImportOptions;
+  newSink(): { sink: StoreSink; commit(): void; abort(): void };
+  newBuckets(count: number): Buckets;
+}
+
+/**
+ * The import, as steps: it yields after every chunk read and bucket sorted, so the async driver
+ * can let the event loop run (signals, progress) and the sync one (the bundled sample) need not.
+ */
+function* importSteps(run: Run): Generator<void, ImportReport> {
+  const started = performance.now();
+  const total = run.sources.reduce((sum, s) => sum + s.size, 0);
+  try {
+    return yield* attempt(run, total, started, 'sorted');
+  } catch (error) {
+    if (!(error instanceof OutOfOrder)) throw error;
+    run.options.onProgress?.(`${error.message}: sorting through buckets (reading the input again)`);
+    return yield* attempt(run, total, started, 'unsorted');
+  }
+}
+
+function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'unsorted'): Generator<void, ImportReport> {
+  const { options } = run;
+  const target = run.newSink();
+  const writer = new StoreWriter(target.sink);
+  let duplicates = 0;
+  let buckets: Buckets | null = null;
+  let bucketBits = 0;
+  let onRecord: (hash: Uint8Array, count: number) => void;
+
+  const pending = new Uint8Array(HASH_BYTES);
+  let pendingCount = -1;
+  if (mode === 'sorted') {
+    onRecord = (hash, count) => {
+      if (pendingCount < 0) {
+        pending.set(hash);
+        pendingCount = count;
+        return;
+      }
+      const order = compareHashes(pending, 0, hash, 0);
+      if (order < 0) {
+        writer.add(pending, 0, pendingCount);
+        pending.set(hash);
+        pendingCount = count;
+      } else if (order === 0) {
+        duplicates++;
+        if (count > pendingCount) pendingCount = count;
+      } else {
+        throw new OutOfOrder(`${lines.where()}: hashes are not in ascending order`);
+      }
+    };
+  } else {
+    const estimate = Math.ceil(total / 40);
+    bucketBits = Math.min(MAX_BUCKET_BITS, Math.max(0, Math.ceil(Math.log2(Math.max(1, estimate / (options.bucketRecords ?? DEFAULT_BUCKET_RECORDS))))));
+    buckets = run.newBuckets(2 ** bucketBits);
+    const shift = 32 - bucketBits;
+    const into = buckets;
+    onRecord =
+      bucketBits === 0
+        ? (hash, count) => into.append(0, hash, count)
+        : (hash, count) => into.append((((hash[0] << 24) | (hash[1] << 16) | (hash[2] << 8) | hash[3]) >>> shift), hash, count);
+  }
+
+  const lines = new LineReader((hash, count) => onRecord(hash, count));
+  let done = 0;
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  try {
+    options.onProgress?.(`reading ${run.sources.length} file(s), ${formatBytes(total)}${mode === 'unsorted' ? ` into ${2 ** bucketBits} bucket(s)` : ''}`);
+    for (const source of run.sources) {
+      lines.begin(source);
+      const fd = openSync(source.path, 'r');
+      try {
+        for (;;) {
+          const n = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+          if (n === 0) break;
+          lines.feed(chunk, n);
+          done += n;
+          options.onProgressBar?.({ phase: 'reading', done, total, unit: 'bytes' });
+          yield;
+        }
+        lines.end();
+      } finally {
+        closeSync(fd);
+      }
+    }
+    if (mode === 'sorted') {
+      if (pendingCount >= 0) writer.add(pending, 0, pendingCount);
+    } else {
+      const count = 2 ** bucketBits;
+      options.onProgress?.(`sorting ${count} bucket(s)`);
+      const emit = (data: Buffer, at: number, value: number) => writer.add(data, at, value);
+      for (let b = 0; b < count; b++) {
+        duplicates += sortBucket(buckets!.take(b), bucketBits, emit);
+        options.onProgressBar?.({ phase: 'sorting', done: b + 1, total: count, unit: 'buckets' });
+        yield;
+      }
+    }
+
+    const report: ImportReport = {
+      files: run.sources.length,
+      ignored: run.ignored,
+      bytes: done,
+      lines: lines.lines,
+      hashes: writer.records,
+      duplicates,
+      padding: lines.padding,
+      corrupt: lines.corrupt,
+      corruptAt: lines.corruptAt,
+      capped: writer.capped,
+      sorted: mode === 'sorted',
+      buckets: mode === 'sorted' ? 0 : 2 ** bucketBits,
+      seconds: (performance.now() - started) / 1000,
+      out: null,
+      storeBytes: 0,
+    };
+    if (lines.corrupt > 0 && !options.skipCorrupt) {
+      target.abort();
+      throw new ImportRefused(`${lines.corrupt} corrupt line(s), first at ${lines.corruptAt.join(', ')}; nothing was imported (the store is unchanged)`, report);
+    }
+    if (writer.records === 0) {
+      target.abort();
+      throw new ImportRefused('no hashes found in the input; nothing was imported (the store is unchanged)', report);
+    }
+    report.storeBytes = writer.finish();
+    target.commit();
+    report.out = options.out;
+    report.seconds = (performance.now() - started) / 1000;
+    return report;
+  } catch (error) {
+    target.abort();
+    throw error;
+  } finally {
+    buckets?.dispose();
+  }
+}
+
+/**
+ * Import files and folders into the store at `options.out`, replacing it atomically. Resolves
+ * with what was read and written; rejects with ImportRefused (corrupt lines, no hashes) or the
+ * file system's error, the previous store unchanged either way.
+ */
+export async function importBreachFiles(paths: readonly string[], options: ImportOptions): Promise<ImportReport> {
+  const { sources, ignored } = resolveSources(paths);
+  const bucketDir = join(options.tmpDir ?? dirname(options.out), `.${basename(options.out)}.buckets-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const steps = importSteps({
+    sources,
+    ignored,
+    options,
+    newSink: () => fileTarget(options.out),
+    newBuckets: (count) => fileBuckets(count, bucketDir),
+  });
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * Build a store in memory from `HASH:COUNT` files (the bundled sample), synchronously. Throws
+ * ImportRefused on a corrupt line.
+ */
+export function buildStoreInMemory(paths: readonly string[]): Buffer {
+  const { sources, ignored } = resolveSources(paths);
+  let built = memorySink();
+  const steps = importSteps({
+    sources,
+    ignored,
+    options: { out: '(memory)' },
+    newSink: () => {
+      built = memorySink();
+      return { sink: built, commit: () => {}, abort: () => {} };
+    },
+    newBuckets: (count) => memoryBuckets(count),
+  });
+  for (let step = steps.next(); !step.done; step = steps.next());
+  return built.bytes();
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${bytes} bytes`;
+}

@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LookupError } from '../../errors.js';
+import type { QueryParams } from '../../lib/query.js';
+import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
+import type { ExtraRoute } from '../route.js';
+import { createPwbreachEngine, STORE_FILE, type PwbreachEngine, type RangeQuery } from './engine.js';
+import { formatBytes, ImportRefused, importBreachFiles, type ImportReport } from './import.js';
+import { RECORD_BYTES } from './store.js';
+import type { PwbreachEngineOptions, PwbreachInput } from './types.js';
+import { checkUpstreamUrl } from './upstream.js';
+
+/** A password in a URL ends up in access logs, proxies and browser history: refused wherever it appears. */
+function refusePasswordInUrl(query: QueryParams): void {
+  if (query.get('password') !== null) {
+    throw new LookupError('invalid_password', 'passwords must never be sent in a URL: POST them in the body, or send their SHA-1 as ?sha1=');
+  }
+}
+
+/** `Add-Padding: true`, as the public range API reads it. */
+function wantsPadding(value: string | string[] | undefined): boolean {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * Beyond SPEC: `GET /v1/pwbreach/range/{prefix}`, the public range API's answer for clients that
+ * keep k-anonymity against this server too (they send 5 hex digits, never the hash).
+ */
+const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
+  method: 'GET',
+  path: 'range/:prefix',
+  inputError: 'invalid_request',
+  prepare(engine, { pathValue, query, headers }) {
+    const mode = query.get('mode');
+    if (mode !== null && mode.toLowerCase() !== 'sha1') throw new LookupError('invalid_request', 'only SHA-1 ranges are served (mode=sha1)');
+    return engine.prepareRange(pathValue ?? '', wantsPadding(headers['add-padding']));
+  },
+  lookup: (engine, query) => engine.rangeAnswer(query),
+};
+
+/** pwbreach: is a password (or its SHA-1) in the breach data, and how often? */
+export default defineProduct({
+  id: 'pwbreach',
+  createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) => createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
+  prepare: (engine, input: PwbreachInput) => engine.prepare(input),
+  lookup: (engine, query) => engine.lookup(query),
+  // SPEC: POST JSON { password } or { sha1 } (or a form field password); GET ?sha1= only. No path form.
+  routes: [
+    {
+      method: 'POST',
+      path: 'lookup',
+      inputError: 'invalid_password',
+      args: ({ query, body }): [PwbreachInput] => {
+        refusePasswordInUrl(query);
+        return [{ password: body?.password, sha1: body?.sha1 } as PwbreachInput];
+      },
+    },
+    {
+      method: 'GET',
+      path: 'lookup',
+      inputError: 'invalid_password',
+      args: ({ query }): [PwbreachInput] => {
+        refusePasswordInUrl(query);
+        return [{ sha1: query.get('sha1') ?? '' }];
+      },
+    },
+  ],
+  extraRoutes: [RANGE_ROUTE],
+  cli: {
+    input: 'a password, - to read it from stdin (keeps it out of shell history), or a SHA-1 (40 hex digits)',
+    example: '- <<< "correct horse battery staple"',
+    args: (input): [PwbreachInput] => {
+      if (input === '-') return [readFileSync(0, 'utf8').replace(/\r?\n$/, '')];
+      return [/^[0-9a-f]{40}$/i.test(input) ? { sha1: input } : input];
+    },
+    settings: {
+      'pwbreach-upstream': {
+        help: 'ask a range API: URL with {prefix} (default: the local store)',
+        apply: (value) => ({ upstream: checkUpstreamUrl(value) }),
+      },
+      'pwbreach-store': {
+        help: `store file from \`data import pwbreach\` (default: DATA_DIR/${STORE_FILE}, else the bundled sample)`,
+        apply: (value) => ({ store: value }),
+      },
+    },
+  },
+  dataset: {
+    help: `pwbreach imports the Pwned Passwords data you downloaded (the official downloader's
+output): a file of HASH:COUNT lines (40 hex digits), and/or per-prefix files of
+SUFFIX:COUNT lines named by their prefix (00000.txt, ...) or the folder holding them.
+Sorted or not, CRLF or LF. It writes DATA_DIR/${STORE_FILE} (or --out FILE), 21 bytes
+per hash plus a 4 MB index, replacing the previous store atomically. A hash listed twice
+keeps its largest count. Corrupt lines refuse the import (the store is unchanged) unless
+--skip-corrupt; either way their count and first line numbers are printed.`,
+    async import({ dataDir, files, out, skipCorrupt, tmpDir, onProgress, onProgressBar }) {
+      const target = out ?? join(dataDir, STORE_FILE);
+      try {
+        return describeImport(await importBreachFiles(files, { out: target, skipCorrupt, tmpDir, onProgress, onProgressBar }), out !== undefined);
+      } catch (error) {
+        if (!(error instanceof ImportRefused)) throw error;
+        return { summary: `pwbreach: ${summaryOf(error.report)}; nothing imported`, ok: false, notes: [error.message, ...ignoredNotes(error.report)] };
+      }
+    },
+  },
+});
+
+function summaryOf(report: ImportReport): string {
+  const rate = report.seconds > 0 ? Math.round(report.lines / report.seconds) : report.lines;
+  return (
+    `${report.lines.toLocaleString('en-US')} lines in ${report.files} file(s) (${formatBytes(report.bytes)}, ${report.sorted ? 'sorted' : `unsorted, ${report.buckets} bucket(s)`}) ` +
+    `in ${report.seconds.toFixed(2)} s (${rate.toLocaleString('en-US')} lines/s): ${report.hashes.toLocaleString('en-US')} hashes, ` +
+    `${report.duplicates.toLocaleString('en-US')} duplicates merged, ${report.padding.toLocaleString('en-US')} padding lines skipped, ${report.corrupt.toLocaleString('en-US')} corrupt`
+  );
+}
+
+function ignoredNotes(report: ImportReport): string[] {
+  if (report.ignored.length === 0) return [];
+  const shown = report.ignored.slice(0, 3).join(', ');
+  return [`ignored ${report.ignored.length} folder entr${report.ignored.length === 1 ? 'y' : 'ies'} not named by a prefix (${shown}${report.ignored.length > 3 ? ', ...' : ''})`];
+}
+
+/** The importer's report as the CLI prints it. */
+function describeImport(report: ImportReport, customOut: boolean): DatasetUpdateReport {
+  const summary = `pwbreach: ${summaryOf(report)}; wrote ${report.out} (${formatBytes(report.storeBytes)}: ${RECORD_BYTES} bytes per hash + 4 MB index)`;
+  const notes = [...ignoredNotes(report)];
+  if (report.corrupt > 0) notes.push(`skipped ${report.corrupt} corrupt line(s), first at ${report.corruptAt.join(', ')}`);
+  if (report.capped > 0) notes.push(`${report.capped} count(s) above 268,435,455 stored as 268,435,455`);
+  notes.push(customOut ? `Serve it with \`seclookup serve --pwbreach-store ${report.out}\`.` : 'Restart `seclookup serve` to use the new store.');
+  return { summary, ok: true, notes };
+}

@@ -1,0 +1,124 @@
+/**
+ * Ranges from a range API compatible with Have I Been Pwned's
+ * (`https://api.pwnedpasswords.com/range/{prefix}`): only the 5-hex-digit prefix leaves the
+ * process, in the URL; the request asks for padding (`Add-Padding: true`) so the answer's size
+ * says nothing about the prefix, and the padding (count 0) is dropped. Each attempt has connect
+ * and total deadlines; failures that may pass (no connection, a cut or late answer, 5xx, 429,
+ * 408) are retried a bounded number of times with jittered exponential backoff. Ranges are
+ * cached (the product cache, so a shared store works too) and concurrent requests for one
+ * prefix share one upstream call.
+ */
+import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
+import type { ProductCache } from '../../lib/cache.js';
+import { resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
+import { httpGet } from '../../lib/http-get.js';
+import { isPromise, type MaybePromise } from '../../lib/outcome.js';
+import { prefixHex } from './hash.js';
+import { parseRangeAnswer, textRange, type BreachRange } from './range.js';
+
+export interface UpstreamOptions {
+  /** URL template with `{prefix}`, http or https: `https://api.pwnedpasswords.com/range/{prefix}`. */
+  url: string;
+  /** Per attempt. @default { connectMs: 2000, totalMs: 5000 } */
+  timeouts?: TimeoutOptions;
+  /** Attempts per range, the first included (1 to 10). @default 3 */
+  attempts?: number;
+  /** The wait before the first retry, doubled each time (jittered: half to all of it; at most 2 s). @default 100 */
+  backoffMs?: number;
+  /** Largest answer accepted. @default 1 MB (a padded range is about 40 KB) */
+  maxBytes?: number;
+}
+
+export const UPSTREAM_DEFAULTS = { timeouts: { connectMs: 2_000, totalMs: 5_000 }, attempts: 3, backoffMs: 100, maxBytes: 1024 * 1024 } as const;
+const MAX_BACKOFF_MS = 2_000;
+const USER_AGENT = 'seclookup-pwbreach';
+
+export interface SourcedRange {
+  range: BreachRange;
+  /** True when the range came from the cache. */
+  cached: boolean;
+}
+
+export interface UpstreamSource {
+  range(prefix: number): MaybePromise<SourcedRange>;
+}
+
+/** Check a URL template: http(s), with `{prefix}`. Throws a TypeError (invalid_option). */
+export function checkUpstreamUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.replaceAll('{prefix}', '00000'));
+  } catch {
+    throw invalidOption(`pwbreach upstream must be an http(s) URL template with {prefix} (got ${JSON.stringify(url)})`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidOption(`pwbreach upstream must be an http or https URL (got ${JSON.stringify(url)})`);
+  if (!url.includes('{prefix}')) throw invalidOption(`pwbreach upstream must contain {prefix}, where the 5 hex digits go (got ${JSON.stringify(url)})`);
+  return url;
+}
+
+class RetryableError extends Error {}
+
+export function createUpstreamSource(options: UpstreamOptions, cache: ProductCache<string> | null): UpstreamSource {
+  const template = checkUpstreamUrl(options.url);
+  const timeouts = resolveTimeouts(options.timeouts, UPSTREAM_DEFAULTS.timeouts, 'pwbreach upstream timeouts');
+  const attempts = options.attempts ?? UPSTREAM_DEFAULTS.attempts;
+  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 10) throw invalidOption(`pwbreach upstream attempts must be 1 to 10 (got ${String(attempts)})`);
+  const backoffMs = options.backoffMs ?? UPSTREAM_DEFAULTS.backoffMs;
+  if (!Number.isFinite(backoffMs) || backoffMs < 0) throw invalidOption(`pwbreach upstream backoffMs must be >= 0 (got ${String(backoffMs)})`);
+  const maxBytes = options.maxBytes ?? UPSTREAM_DEFAULTS.maxBytes;
+  const inFlight = new Map<number, Promise<SourcedRange>>();
+
+  async function fetchOnce(prefix: string): Promise<string> {
+    let response;
+    try {
+      response = await httpGet(template.replaceAll('{prefix}', prefix), { timeouts, maxBytes, headers: { 'add-padding': 'true', 'user-agent': USER_AGENT } });
+    } catch (error) {
+      // An answer over the cap would be as large next time; refused, reset, cut or late: worth another attempt.
+      if (error instanceof SeclookupError && error.message.startsWith('response larger than')) throw error;
+      throw new RetryableError('request failed', { cause: error });
+    }
+    const { status } = response;
+    if (status >= 500 || status === 429 || status === 408) throw new RetryableError(`answered HTTP ${status}`);
+    if (status !== 200) throw new SeclookupError('upstream_failed', `the range API answered HTTP ${status}`);
+    return parseRangeAnswer(response.body.toString('latin1'));
+  }
+
+  async function fetchRange(prefix: number): Promise<SourcedRange> {
+    const hex = prefixHex(prefix);
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) await sleep(Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (attempt - 2)) * (0.5 + Math.random() / 2));
+      try {
+        const text = await fetchOnce(hex);
+        cache?.set(hex, text);
+        return { range: textRange(text), cached: false };
+      } catch (error) {
+        lastError = error instanceof RetryableError && error.cause !== undefined ? error.cause : error;
+        if (!(error instanceof RetryableError)) break;
+      }
+    }
+    // The client hears only that the lookup failed; the cause stays with the error.
+    throw new LookupError('lookup_failed', 'the breach range lookup failed; retry with backoff', { cause: lastError });
+  }
+
+  function shared(prefix: number): Promise<SourcedRange> {
+    let pending = inFlight.get(prefix);
+    if (!pending) {
+      pending = fetchRange(prefix).finally(() => inFlight.delete(prefix));
+      inFlight.set(prefix, pending);
+    }
+    return pending;
+  }
+
+  return {
+    range(prefix) {
+      const hit = cache?.get(prefixHex(prefix));
+      if (isPromise(hit)) return hit.then((text) => (typeof text === 'string' ? { range: textRange(text), cached: true } : shared(prefix)));
+      return typeof hit === 'string' ? { range: textRange(hit), cached: true } : shared(prefix);
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

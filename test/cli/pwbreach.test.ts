@@ -1,0 +1,198 @@
+/**
+ * pwbreach through the built CLI: `seclookup data import pwbreach` (both formats, the progress
+ * bar, corrupt input refused with exit 1 and the store unchanged), `seclookup lookup pwbreach`
+ * with the password on stdin, and `seclookup serve` answering every form while its request log
+ * (and every answer) stays free of the password and the hash.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_PATH, cliEnv, createTempDirs, REPO_ROOT, runCli, runCliJson, type CliResult } from './harness.js';
+
+const SAMPLE = join(REPO_ROOT, 'data', 'pwbreach', 'pwned-sample.txt');
+const sampleLines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
+const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex').toUpperCase();
+const countIn = (lines: string[], hash: string) => Number(lines.find((line) => line.startsWith(hash))?.split(':')[1] ?? 0);
+
+const temp = createTempDirs();
+afterAll(() => temp.cleanup());
+
+/** Run the CLI with `input` on its stdin. */
+function runWithStdin(args: string[], input: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe('seclookup data import pwbreach', () => {
+  it('imports a HASH:COUNT file into the data folder, which lookup then reads', async () => {
+    const dataDir = temp.make();
+    // A third of the sample, so the imported store and the bundled sample answer differently.
+    const lines = sampleLines.filter((_, i) => i % 3 === 0);
+    const input = join(temp.make(), 'pwned.txt');
+    writeFileSync(input, lines.join('\r\n'));
+    const result = await runCli(['data', 'import', 'pwbreach', input, '--data-dir', dataDir]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^pwbreach: ${lines.length.toLocaleString('en-US')} lines in 1 file\\(s\\) .*sorted.* ${lines.length.toLocaleString('en-US')} hashes, 0 duplicates merged, 0 padding lines skipped, 0 corrupt; wrote .*passwords\\.pwb \\(.*21 bytes per hash`, 'm'));
+    expect(result.stderr).toMatch(/Restart `seclookup serve`/);
+    // No bar when stderr is not a terminal.
+    expect(result.stderr).not.toMatch(/\[#/);
+
+    const listed = lines[0].split(':')[0];
+    const unlisted = sampleLines[1].split(':')[0];
+    expect(
+      await Promise.all([runCliJson(['lookup', 'pwbreach', listed.toLowerCase(), '--data-dir', dataDir]), runCliJson(['lookup', 'pwbreach', unlisted, '--data-dir', dataDir])]),
+    ).toEqual([
+      { breached: true, count: countIn(lines, listed) },
+      { breached: false, count: 0 },
+    ]);
+  });
+
+  it('imports a folder of per-prefix files to --out with a progress bar, served with --pwbreach-store', async () => {
+    const folder = temp.make();
+    const lines = sampleLines.slice(0, 200);
+    for (const line of lines) writeFileSync(join(folder, `${line.slice(0, 5)}.txt`), `${line.slice(5)}\r\n`, { flag: 'a' });
+    const out = join(temp.make(), 'custom', 'breach.pwb');
+    const result = await runCli(['data', 'import', 'pwbreach', folder, '--out', out, '--progress']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/\r\[#+\.*\] +\d+% reading [\d.]+ KB of [\d.]+ KB/);
+    expect(result.stderr).toMatch(/100% reading/);
+    expect(result.stderr).toContain(`--pwbreach-store ${out}`);
+    const hash = lines[10].split(':')[0];
+    const expected = { breached: true, count: countIn(lines, hash) };
+    expect(await Promise.all([runCliJson(['lookup', 'pwbreach', hash, '--pwbreach-store', out]), runCliJson(['lookup', 'pwbreach', hash], { env: { SECLOOKUP_PWBREACH_STORE: out } })])).toEqual([
+      expected,
+      expected,
+    ]);
+  });
+
+  it('refuses corrupt input with exit 1, the line numbers and the store unchanged; --skip-corrupt imports the rest', async () => {
+    const dataDir = temp.make();
+    const store = join(dataDir, 'pwbreach', 'passwords.pwb');
+    expect((await runCli(['data', 'import', 'pwbreach', SAMPLE, '--data-dir', dataDir])).code).toBe(0);
+    const before = readFileSync(store);
+    const input = join(temp.make(), 'damaged.txt');
+    writeFileSync(input, [sampleLines[0], 'hunter2', sampleLines[1], `${sampleLines[2].slice(0, 30)}:9`].join('\n'));
+
+    const refused = await runCli(['data', 'import', 'pwbreach', input, '--data-dir', dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/2 corrupt; nothing imported/);
+    expect(refused.stderr).toContain(`2 corrupt line(s), first at ${input}:2, ${input}:4; nothing was imported (the store is unchanged)`);
+    expect(refused.stdout + refused.stderr).not.toContain('hunter2');
+    expect(readFileSync(store).equals(before)).toBe(true);
+
+    const skipped = await runCli(['data', 'import', 'pwbreach', input, '--data-dir', dataDir, '--skip-corrupt']);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).toMatch(/2 hashes/);
+    expect(skipped.stderr).toContain(`skipped 2 corrupt line(s), first at ${input}:2, ${input}:4`);
+  });
+
+  it('exits 2 on usage errors, 1 for an input that does not exist, and lists import in data --help', async () => {
+    const usage: [string[], RegExp][] = [
+      [['data', 'import', 'pwbreach'], /missing FILE/],
+      [['data', 'import'], /missing PRODUCT/],
+      [['data', 'import', 'webhookip', 'x.txt'], /webhookip has no importable dataset; importable: pwbreach/],
+      [['data', 'update', 'pwbreach'], /pwbreach has no updatable dataset/],
+      [['data', 'import', 'pwbreach', 'x.txt', '--bogus'], /unknown option/],
+    ];
+    const [missing, help, ...results] = await Promise.all([
+      runCli(['data', 'import', 'pwbreach', join(temp.make(), 'nope.txt'), '--data-dir', temp.make()]),
+      runCli(['data', '--help']),
+      ...usage.map(([args]) => runCli(args)),
+    ]);
+    results.forEach((result, i) => {
+      expect(result.code, usage[i][0].join(' ')).toBe(2);
+      expect(result.stderr).toMatch(usage[i][1]);
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/pwbreach import failed, dataset left unchanged: ENOENT/);
+    expect(help.stdout).toMatch(/seclookup data import PRODUCT FILE\|DIR\.\.\./);
+    expect(help.stdout).toMatch(/pwbreach imports the Pwned Passwords data/);
+  });
+});
+
+describe('seclookup lookup pwbreach', () => {
+  it('reads the password from stdin with -, and refuses an empty one with exit 1 and invalid_password', async () => {
+    const [found, empty] = await Promise.all([runWithStdin(['lookup', 'pwbreach', '-'], '123456\n'), runWithStdin(['lookup', 'pwbreach', '-'], '\n')]);
+    expect(found.code).toBe(0);
+    expect(JSON.parse(found.stdout)).toEqual({ breached: true, count: countIn(sampleLines, sha1('123456')) });
+    expect(empty.code).toBe(1);
+    expect(JSON.parse(empty.stderr)).toMatchObject({ error_code: 'invalid_password' });
+  });
+});
+describe('seclookup serve: pwbreach', () => {
+  it('answers every form and never writes the password or its hash to the log or an answer', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'serve.db');
+    const { secret_key: key } = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'pwbreach', '--json', '--db', db]);
+    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db], { env: cliEnv(), cwd: tmpdir() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const baseUrl = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 15_000);
+        child.stderr.on('data', () => {
+          const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+      });
+      const password = 'hunter2-serve-secret';
+      const hash = sha1(password);
+      const known = sha1('123456');
+      const auth = { authorization: `Bearer ${key}` };
+      const answers: string[] = [];
+      const send = async (path: string, init: RequestInit = {}) => {
+        const response = await fetch(baseUrl + path, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
+        const text = await response.text();
+        answers.push(text, JSON.stringify([...response.headers]));
+        return { status: response.status, text };
+      };
+      const json = { 'content-type': 'application/json' };
+      expect(await send('/v1/pwbreach/lookup', { method: 'POST', headers: json, body: JSON.stringify({ password }) })).toMatchObject({ status: 200 });
+      expect(JSON.parse((await send('/v1/pwbreach/lookup', { method: 'POST', headers: json, body: JSON.stringify({ password: '123456' }) })).text)).toMatchObject({ breached: true, count: countIn(sampleLines, known) });
+      expect(await send('/v1/pwbreach/lookup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${password}` })).toMatchObject({ status: 200 });
+      expect(await send(`/v1/pwbreach/lookup?sha1=${hash.toLowerCase()}`)).toMatchObject({ status: 200 });
+      expect(await send(`/v1/pwbreach/lookup?password=${password}`)).toMatchObject({ status: 400 });
+      expect(await send(`/v1/pwbreach/lookup/${password}`)).toMatchObject({ status: 404 });
+      expect(await send(`/v1/pwbreach/lookup/${hash}`)).toMatchObject({ status: 404 });
+      const range = await send(`/v1/pwbreach/range/${known.slice(0, 5)}`, { headers: { 'add-padding': 'true' } });
+      expect(range.status).toBe(200);
+      expect(range.text.split('\r\n')).toContain(`${known.slice(5)}:${countIn(sampleLines, known)}`);
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.filter((line) => line.product === 'pwbreach').map((line) => `${line.method} ${line.route} ${line.status}`)).toEqual([
+        'POST /v1/pwbreach/lookup 200',
+        'POST /v1/pwbreach/lookup 200',
+        'POST /v1/pwbreach/lookup 200',
+        'GET /v1/pwbreach/lookup 200',
+        'GET /v1/pwbreach/lookup 400',
+        'GET unmatched 404',
+        'GET unmatched 404',
+        'GET /v1/pwbreach/range/:prefix 200',
+      ]);
+      const everything = `${stdout}\n${stderr}\n${answers.join('\n')}`.toUpperCase();
+      for (const secret of [password.toUpperCase(), hash, hash.slice(5)]) expect(everything).not.toContain(secret);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    }
+  });
+});

@@ -175,6 +175,7 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
   );
   const count = db.prepare('SELECT COUNT(*) AS n FROM scamrisk_reports');
   const guard = <T>(work: () => T): T => {
+    if (!db.open) throw new SeclookupError('store_failed', 'the report database is closed');
     try {
       return work();
     } catch (error) {

@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   host_not_allowed: 422,
   lookup_failed: 502,
   upstream_unconfigured: 503,
+  // scamrisk: a source the assessment needs (the report database) failed.
+  assessment_failed: 500,
 
   // Transport (ours: the spec does not name these).
   not_found: 404,

@@ -1,5 +1,5 @@
 import type { QuotaState, ResolvedKey } from '../metering/types.js';
-import { PRODUCTS, SCAMRISK_TYPES, type ProductId } from '../products/catalog.js';
+import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 
 /** SPEC's unlimited plans have no monthly number; we send -1 beside `quota_unlimited: true`. */
@@ -37,13 +37,12 @@ export function statusExtras(product: ProductId, module: AnyProductModule | unde
 
 /**
  * What the status route of a product without its engine says: no local database yet
- * (`database_records: 0`), scamrisk's fixed type list, and captcha with no site-key domains
+ * (`database_records: 0`) and captcha with no site-key domains
  * configured. Each product replaces these with its module's `statusExtras` when it ships.
  */
 export function placeholderExtras(product: ProductId, key: ResolvedKey): Record<string, unknown> {
   const extras: Record<string, unknown> = {};
   if (PRODUCTS[product].hasDatabaseRecords) extras.database_records = 0;
-  if (product === 'scamrisk') extras.supported_types = [...SCAMRISK_TYPES];
   if (product === 'captcha') Object.assign(extras, { domains_configured: false, domain_count: 0, ip_restrictions: key.ipAllow.length > 0 });
   return extras;
 }

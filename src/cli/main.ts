@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   plans: async () => (await import('./plans.js')).runPlans,
   lookup: async () => (await import('./lookup.js')).runLookup,
   data: async () => (await import('./data.js')).runData,
+  reports: async () => (await import('./reports.js')).runReports,
 };
 
 const MAIN_HELP = `seclookup: security lookups (User-Agent, webhook source IPs, ...) as a self-hosted API.
@@ -33,6 +34,8 @@ Commands:
   data update PRODUCT   refresh a dataset from its sources (seclookup data --help lists them)
   data import PRODUCT FILE...
                         build a dataset from files you have (pwbreach: Pwned Passwords)
+  reports add|import|dispute|list
+                        scamrisk's report database (in the --db file)
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options

@@ -94,7 +94,10 @@ export async function runServe(argv: string[]): Promise<number> {
   const dbPath = resolveDbPath(values.db);
 
   // Every engine is built now, so a broken dataset stops serve before the port opens.
-  const lookup = loadEngines(lookupOptionsFrom(values, command));
+  const lookupOptions = lookupOptionsFrom(values, command);
+  // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
+  lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
+  const lookup = loadEngines(lookupOptions);
   const meter = openMeter(dbPath, { create: true });
   const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
   flushOnFatal(log, note);

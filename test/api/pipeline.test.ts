@@ -12,7 +12,7 @@ import { createLookup, type Lookup } from '../../src/lookup.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import type { Meter } from '../../src/metering/types.js';
-import { PRODUCT_IDS, SCAMRISK_TYPES } from '../../src/products/catalog.js';
+import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { isBuiltProduct } from '../../src/products/registry.js';
 import { createApiStack, FROZEN_NOW, stalledBody, TEST_PLANS } from './harness.js';
 
@@ -210,7 +210,6 @@ describe('status placeholders of products not built yet', () => {
       expect(rate_limit_per_minute).toBeGreaterThan(0);
       const expected: Record<string, unknown> = {};
       if (['emailval', 'riskscore', 'emailauth', 'geoip', 'asn', 'dnsbl', 'whois'].includes(product)) expected.database_records = 0;
-      if (product === 'scamrisk') expected.supported_types = [...SCAMRISK_TYPES];
       if (product === 'captcha') Object.assign(expected, { domains_configured: false, domain_count: 0, ip_restrictions: true });
       expect(extras, product).toEqual(expected);
     }

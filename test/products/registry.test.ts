@@ -25,7 +25,9 @@ describe('product registry', () => {
     expect(module.routes.length).toBeGreaterThan(0);
     for (const route of module.routes) {
       expect(['GET', 'POST']).toContain(route.method);
-      expect(route.path === 'lookup' || route.path.startsWith('lookup/:')).toBe(true);
+      // SPEC names scamrisk's route `assess`; every other product's is `lookup`.
+      const base = id === 'scamrisk' ? 'assess' : 'lookup';
+      expect(route.path === base || route.path.startsWith(`${base}/:`)).toBe(true);
       expect(typeof route.args).toBe('function');
     }
     for (const route of module.extraRoutes ?? []) {

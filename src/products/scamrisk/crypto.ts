@@ -1,0 +1,127 @@
+/**
+ * Cryptocurrency addresses: which chain a text is an address of, and whether its checksum holds.
+ * Bitcoin through bitcoin-address-validation (legacy, P2SH, SegWit, Taproot/bech32m), EVM
+ * through EIP-55 (keccak-256), base58check chains (Tron, Litecoin, Dash, ZCash, Dogecoin) by
+ * their double SHA-256 checksum, Polkadot-family SS58 by its blake2b checksum, and the rest
+ * (Monero, XRP, Bitcoin Cash cashaddr, Litecoin bech32) by format only.
+ */
+import { getAddressInfo } from 'bitcoin-address-validation';
+import { blake2b } from '@noble/hashes/blake2.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+
+export type Chain = 'btc' | 'evm' | 'trx' | 'ltc' | 'doge' | 'dash' | 'zec' | 'bch' | 'xmr' | 'xrp' | 'dot';
+
+export interface CryptoAddress {
+  /** The address as compared: EVM lower-cased with 0x, bech32 lower-cased, others as given. */
+  normalized: string;
+  chain: Chain;
+  /** False when the format is the chain's but the checksum does not hold. */
+  checksumValid: boolean;
+  /** `p2tr`, `p2wpkh`, ... for Bitcoin. */
+  kind?: string;
+}
+
+const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const B58_MAP = new Map([...B58].map((c, i) => [c, i]));
+
+/** Base58 decode (Bitcoin alphabet); null on a character outside it. */
+export function base58Decode(text: string): Uint8Array | null {
+  let value = 0n;
+  for (const c of text) {
+    const digit = B58_MAP.get(c);
+    if (digit === undefined) return null;
+    value = value * 58n + BigInt(digit);
+  }
+  const bytes: number[] = [];
+  while (value > 0n) {
+    bytes.unshift(Number(value & 0xffn));
+    value >>= 8n;
+  }
+  for (const c of text) {
+    if (c !== '1') break;
+    bytes.unshift(0);
+  }
+  return Uint8Array.from(bytes);
+}
+
+function base58CheckOk(text: string): boolean {
+  const bytes = base58Decode(text);
+  if (!bytes || bytes.length < 5) return false;
+  const body = bytes.subarray(0, -4);
+  const sum = sha256(sha256(body));
+  return bytes.subarray(-4).every((b, i) => b === sum[i]);
+}
+
+/** EIP-55 checksummed form of a 40-hex-digit address (without 0x). */
+export function eip55(hex40: string): string {
+  const lower = hex40.toLowerCase();
+  const hash = keccak_256(new TextEncoder().encode(lower));
+  let out = '0x';
+  for (let i = 0; i < 40; i++) {
+    const nibble = (hash[i >> 1] >> (i % 2 === 0 ? 4 : 0)) & 0xf;
+    out += nibble >= 8 ? lower[i].toUpperCase() : lower[i];
+  }
+  return out;
+}
+
+/** SS58: the 32-byte public key (hex) and whether the blake2b checksum holds; null when not SS58-shaped. */
+export function ss58PublicKey(text: string): { key: string; checksumValid: boolean } | null {
+  if (text.length < 46 || text.length > 50) return null;
+  const bytes = base58Decode(text);
+  if (!bytes || (bytes.length !== 35 && bytes.length !== 36)) return null;
+  const prefixLength = bytes[0] & 0x40 ? 2 : 1;
+  if (bytes.length !== prefixLength + 34) return null;
+  const body = bytes.subarray(0, -2);
+  const hash = blake2b(Uint8Array.from([...new TextEncoder().encode('SS58PRE'), ...body]), { dkLen: 64 });
+  const key = Buffer.from(bytes.subarray(prefixLength, prefixLength + 32)).toString('hex');
+  return { key, checksumValid: hash[0] === bytes[bytes.length - 2] && hash[1] === bytes[bytes.length - 1] };
+}
+
+const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
+const FORMATS: readonly { chain: Chain; pattern: RegExp; check: 'base58check' | 'none' }[] = [
+  { chain: 'trx', pattern: new RegExp(`^T${BASE58}{33}$`), check: 'base58check' },
+  { chain: 'ltc', pattern: new RegExp(`^[LM]${BASE58}{26,33}$`), check: 'base58check' },
+  { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,87}$/, check: 'none' },
+  { chain: 'doge', pattern: new RegExp(`^D${BASE58}{33}$`), check: 'base58check' },
+  { chain: 'dash', pattern: new RegExp(`^X${BASE58}{33}$`), check: 'base58check' },
+  { chain: 'zec', pattern: new RegExp(`^t[13]${BASE58}{33}$`), check: 'base58check' },
+  { chain: 'bch', pattern: /^(?:bitcoincash:)?[qp][02-9ac-hj-np-z]{41}$/, check: 'none' },
+  { chain: 'xmr', pattern: new RegExp(`^[48]${BASE58}{94}(?:${BASE58}{11})?$`), check: 'none' },
+  { chain: 'xrp', pattern: /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/, check: 'none' },
+];
+
+/**
+ * The chain and checksum of an address; null when the text is no supported chain's address.
+ * Order matters where formats overlap: Bitcoin first (a legacy `1...`/`3...` address is also a
+ * valid Bitcoin Cash/SV legacy address; we name it btc), then EVM, SS58, the table above.
+ */
+export function parseCryptoAddress(input: string): CryptoAddress | null {
+  const text = input.trim();
+  if (text === '' || text.length > 128) return null;
+  // Bitcoin (mainnet, testnet, signet, regtest), any script type.
+  try {
+    const info = getAddressInfo(text);
+    return { normalized: info.bech32 ? text.toLowerCase() : text, chain: 'btc', checksumValid: true, kind: info.type };
+  } catch {
+    // not a valid Bitcoin address; maybe a Bitcoin-shaped one with a bad checksum, below
+  }
+  if (/^0x[0-9a-fA-F]{40}$/.test(text)) {
+    const hex = text.slice(2);
+    const uniform = hex === hex.toLowerCase() || hex === hex.toUpperCase();
+    return { normalized: '0x' + hex.toLowerCase(), chain: 'evm', checksumValid: uniform || eip55(hex) === '0x' + hex };
+  }
+  const ss58 = ss58PublicKey(text);
+  if (ss58 && !/^[13]/.test(text)) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
+  for (const { chain, pattern, check } of FORMATS) {
+    if (!pattern.test(text)) continue;
+    const lower = chain === 'bch' || text.startsWith('ltc1');
+    return { normalized: lower ? text.toLowerCase() : text, chain, checksumValid: check === 'none' || base58CheckOk(text) };
+  }
+  // Shaped like Bitcoin but failing its checks: a mistyped or forged address.
+  if (new RegExp(`^[13]${BASE58}{25,34}$`).test(text) || /^(?:bc|tb)1[02-9ac-hj-np-z]{8,87}$/i.test(text)) {
+    return { normalized: /^(?:bc|tb)1/i.test(text) ? text.toLowerCase() : text, chain: 'btc', checksumValid: false };
+  }
+  if (ss58) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
+  return null;
+}

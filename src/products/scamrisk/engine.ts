@@ -1,0 +1,319 @@
+/**
+ * The scamrisk engine: validate and normalize an identifier (sync), then gather signals from
+ * the bundled lists, the report database and the other engines, and score them (scoring.ts).
+ */
+import { invalidOption, LookupError } from '../../errors.js';
+import type { LookupOutcome } from '../../lib/outcome.js';
+import type { ProductId } from '../catalog.js';
+import type { AsnResult } from '../asn/types.js';
+import type { DnsblResult } from '../dnsbl/types.js';
+import type { EmailAuthResult } from '../emailauth/types.js';
+import type { EmailValResult } from '../emailval/types.js';
+import type { WhoisResult } from '../whois/types.js';
+import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
+import { levenshtein, LIST_DATES, type ScamLists } from './lists.js';
+import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
+import { assess, isoWithOffset, reportFinding, type Finding } from './scoring.js';
+import { IDENTIFIER_TYPES, SIGNAL_SEVERITY, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type ScamriskResult, type SignalCode, type SoftSource } from './types.js';
+
+export interface ScamriskQuery {
+  identifier: Identifier;
+}
+
+export interface ScamriskEngine {
+  /** Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError invalid_request / invalid_identifier. */
+  prepare(request: ScamriskRequest): ScamriskQuery;
+  assess(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
+  /** The normalized form reports are filed under. */
+  normalize(type: IdentifierType, value: string, region?: string): Identifier;
+  /** File a report against a value (normalized here). */
+  report(report: Omit<NewReport, 'identifier'> & { value: string; region?: string }): Promise<StoredReport>;
+  readonly reports: ReportStore;
+  readonly lists: ScamLists;
+}
+
+export interface ScamriskEngineDeps {
+  lists: ScamLists;
+  options: ScamriskEngineOptions | undefined;
+  now: () => number;
+  /** Another product's engine (EngineContext.engine). */
+  engine: (id: ProductId) => unknown;
+}
+
+const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
+
+export function createScamriskEngine({ lists, options = {}, now, engine }: ScamriskEngineDeps): ScamriskEngine {
+  const disabled = new Set<SoftSource>(options.disable ?? []);
+  for (const source of disabled) if (!(SOFT_SOURCES as readonly string[]).includes(source)) throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
+  const timeoutMs = options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw invalidOption('scamrisk sourceTimeoutMs must be a positive integer');
+  const defaultRegion = options.defaultRegion?.toUpperCase();
+  if (defaultRegion !== undefined && !/^[A-Z]{2}$/.test(defaultRegion)) throw invalidOption('scamrisk defaultRegion must be an ISO 3166 alpha-2 code');
+  const reports: ReportStore = typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
+
+  function normalize(type: IdentifierType, value: string, region?: string): Identifier {
+    return parseIdentifier(type, value, { region: region ?? defaultRegion });
+  }
+
+  function prepare(request: ScamriskRequest): ScamriskQuery {
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
+    const keys = Object.keys(request).filter((k) => request[k] !== undefined);
+    const region = request.region;
+    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region))) throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
+    const rest = keys.filter((k) => k !== 'region');
+    const typed = rest.filter((k) => (IDENTIFIER_TYPES as readonly string[]).includes(k));
+    let type: unknown;
+    let value: unknown;
+    if (typed.length > 0) {
+      if (rest.length !== 1) throw new LookupError('invalid_request', 'the typed shorthand takes exactly one key, the type name (and optionally region)');
+      type = typed[0];
+      value = request[typed[0]];
+    } else {
+      const extra = rest.filter((k) => k !== 'type' && k !== 'value');
+      if (extra.length > 0) throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra[0])}; send type and value, or one of ${IDENTIFIER_TYPES.join(', ')}`);
+      type = request.type;
+      value = request.value;
+      if (typeof type !== 'string' || type === '') throw new LookupError('invalid_request', 'type is required');
+      if (!(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new LookupError('invalid_request', `unknown type ${JSON.stringify(type.slice(0, 32))}; supported: ${IDENTIFIER_TYPES.join(', ')}`);
+    }
+    if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required (a string)');
+    if (region !== undefined && type !== 'phone') throw new LookupError('invalid_request', 'region applies to phone numbers only');
+    return { identifier: normalize(type as IdentifierType, value, region as string | undefined) };
+  }
+
+  /** A soft source: its engine, or null when disabled, absent (riskscore) or failing to load. */
+  function softEngine<E>(id: SoftSource): E | null {
+    if (disabled.has(id)) return null;
+    try {
+      return engine(id as ProductId) as E;
+    } catch {
+      return null;
+    }
+  }
+
+  async function assessQuery({ identifier }: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>> {
+    const at = now();
+    const seenNow = isoWithOffset(at);
+    const findings: Finding[] = [];
+    const queried = new Set<string>();
+    const responded = new Set<string>();
+    let engineCalls = 0;
+    let engineCached = 0;
+    const add = (code: SignalCode, source: string, confidence: number, lastSeen: string, detail?: string, points?: number) =>
+      findings.push({ signal: { code, severity: SIGNAL_SEVERITY[code], confidence, last_seen: lastSeen, source, ...(detail ? { detail } : {}) }, points });
+    const local = (source: string) => {
+      queried.add(source);
+      responded.add(source);
+    };
+
+    /** Run a soft source under the deadline; its failures only leave it out of `sources_responded`. */
+    async function soft<R>(source: SoftSource, call: (e: any) => unknown): Promise<R | null> {
+      const found = softEngine<any>(source);
+      if (!found) return null;
+      queried.add(source);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const outcome = (await Promise.race([
+          Promise.resolve().then(() => call(found)),
+          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs))),
+        ])) as LookupOutcome<R>;
+        responded.add(source);
+        engineCalls++;
+        if (outcome.cached) engineCached++;
+        return outcome.result;
+      } catch {
+        return null;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+
+    const tasks: Promise<void>[] = [];
+    const host = identifier.domain?.name;
+
+    // The report database: needed. A failure is 500 assessment_failed.
+    queried.add('reports');
+    let found: StoredReport[];
+    try {
+      found = [...(await reports.find(identifier.type, identifier.normalized))];
+      if (identifier.type === 'url' && host) found.push(...(await reports.find('domain', host)));
+      if (identifier.type === 'email' && identifier.email) found.push(...(await reports.find('domain', identifier.email.domain)));
+    } catch (error) {
+      throw new LookupError('assessment_failed', 'the report database failed; retry with backoff', { cause: error });
+    }
+    responded.add('reports');
+    const reportPart = reportFinding(found, at);
+    if (reportPart) findings.push(...reportPart);
+
+    // Host checks: lists and structure (domain, url, and an e-mail's domain).
+    const hostToCheck = host ?? identifier.email?.domain;
+    if (hostToCheck) {
+      local('metamask');
+      local('polkadot');
+      for (const match of lists.phishing(hostToCheck)) add('phishing_domain', match.source, 0.95, LIST_DATES[match.source], `listed: ${match.entry}`);
+    }
+    if (host && identifier.domain) {
+      local('structure');
+      structureSignals(identifier, lists, seenNow, add);
+      for (const entry of lists.fuzzy(host)) add('lookalike_domain', 'metamask', 0.8, LIST_DATES.metamask, `close to ${entry}`);
+    }
+    if (identifier.url) {
+      if (identifier.url.hasCredentials) add('credentials_in_url', 'structure', 0.9, seenNow, 'user information before the host');
+      if (identifier.ip) {
+        local('structure');
+        add('ip_host_url', 'structure', 0.7, seenNow);
+      }
+    }
+
+    if (identifier.crypto) {
+      local('ofac');
+      local('polkadot');
+      local('structure');
+      const { crypto } = identifier;
+      for (const asset of lists.sanctioned(crypto.normalized)) add('sanctioned_address', 'ofac', 0.99, LIST_DATES.ofac, `asset: ${asset}`);
+      for (const campaign of lists.scamCampaigns(crypto.normalized)) add('scam_address', 'polkadot', 0.9, LIST_DATES.polkadotAddresses, `campaign: ${campaign}`);
+      if (!crypto.checksumValid) add('invalid_checksum', 'structure', 0.9, seenNow, `chain: ${crypto.chain}`);
+    }
+
+    if (identifier.phone) {
+      local('phone_metadata');
+      const { phone } = identifier;
+      if (!phone.valid) add('invalid_phone_number', 'phone_metadata', 0.9, seenNow);
+      if (phone.kind === 'PREMIUM_RATE' || phone.kind === 'SHARED_COST') add('premium_rate_number', 'phone_metadata', 0.9, seenNow, phone.kind.toLowerCase());
+      if (phone.kind === 'VOIP') add('voip_number', 'phone_metadata', 0.8, seenNow);
+      if (phone.kind === 'TOLL_FREE') add('toll_free_number', 'phone_metadata', 0.9, seenNow);
+    }
+
+    if (identifier.email) {
+      const email = identifier.email;
+      tasks.push(
+        soft<EmailValResult>('emailval', (e) => e.lookupPrepared(e.prepare(email.email))).then((r) => {
+          if (!r) return;
+          if (r.disposable) add('disposable_email', 'emailval', 0.95, seenNow);
+          if (r.valid_format && !r.has_mx) add('no_mx', 'emailval', 0.9, seenNow, r.risk.reasons.find((x) => x.startsWith('no_mx') || x === 'null_mx' || x === 'domain_not_found'));
+          if (r.risk.reasons.includes('role_account')) add('role_account', 'emailval', 0.9, seenNow);
+        }),
+        soft<EmailAuthResult>('emailauth', (e) => e.lookupNormalized(e.normalize(email.domain))).then((r) => {
+          if (r && !r.spf.found && !r.dmarc.found) add('missing_email_auth', 'emailauth', 0.7, seenNow, 'no SPF and no DMARC');
+        }),
+      );
+    }
+
+    const whoisDomain = identifier.domain?.registrable ?? identifier.email?.domain;
+    if (whoisDomain) {
+      tasks.push(
+        soft<WhoisResult>('whois', (e) => e.lookup(e.prepare(whoisDomain))).then((r) => {
+          const age = r?.domain_age_days;
+          if (age === null || age === undefined) return;
+          if (age < 30) add('young_domain', 'whois', 0.85, seenNow, `registered ${age} days ago`);
+          else if (age < 180) add('recent_domain', 'whois', 0.7, seenNow, `registered ${age} days ago`);
+        }),
+      );
+    }
+
+    if (identifier.type === 'ip' && identifier.ip) {
+      const ip = identifier.ip.ip;
+      tasks.push(
+        soft<AsnResult>('asn', (e) => e.lookup(e.prepare(ip))).then((r) => {
+          if (r?.network_type === 'hosting') add('hosting_network', 'asn', 0.7, seenNow, r.as_org ? `AS${r.asn} ${r.as_org}` : undefined);
+        }),
+      );
+      if (identifier.ip.version === 4) {
+        tasks.push(
+          soft<DnsblResult>('dnsbl', (e) => e.check(e.prepare(ip))).then((r) => {
+            if (r?.listed) add('dnsbl_listed', 'dnsbl', Math.min(0.95, 0.6 + 0.1 * r.list_count), seenNow, r.lists.map((l) => l.name).join(', '));
+          }),
+        );
+      }
+      tasks.push(
+        soft<Record<string, unknown>>('riskscore', (e) => e.lookup(e.prepare(ip))).then((r) => {
+          if (!r) return;
+          riskscoreSignals(r, seenNow, add);
+        }),
+      );
+    }
+
+    await Promise.all(tasks);
+    const result = assess({
+      identifier,
+      findings,
+      reports: found,
+      queried: queried.size,
+      responded: responded.size,
+      now: at,
+    });
+    return { result, cached: engineCalls > 0 && engineCached === engineCalls };
+  }
+
+  return {
+    prepare,
+    assess: assessQuery,
+    normalize,
+    async report({ value, region, ...rest }) {
+      const identifier = normalize(rest.type, value, region);
+      try {
+        return await reports.add({ ...rest, identifier: identifier.normalized });
+      } catch (error) {
+        if (error instanceof TypeError) throw new LookupError('invalid_request', error.message);
+        throw error;
+      }
+    },
+    reports,
+    lists,
+  };
+}
+
+type Add = (code: SignalCode, source: string, confidence: number, lastSeen: string, detail?: string, points?: number) => void;
+
+/** Brand in a subdomain, IDN and mixed scripts, look-alikes of brands. */
+function structureSignals(identifier: Identifier, lists: ScamLists, seen: string, add: Add): void {
+  const name = identifier.domain!;
+  const label = name.registrable.slice(0, -(name.publicSuffix.length + 1));
+  const subLabels = name.name === name.registrable ? [] : name.name.slice(0, -(name.registrable.length + 1)).split('.');
+  const brands = lists.brands;
+  const inSub = brands.find((brand) => label !== brand && subLabels.some((l) => l === brand || l.startsWith(`${brand}-`) || l.endsWith(`-${brand}`)));
+  if (inSub) add('brand_in_subdomain', 'structure', 0.8, seen, `brand: ${inSub}`);
+  if (name.name.split('.').some((l) => l.startsWith('xn--'))) {
+    add('idn_domain', 'structure', 1, seen);
+    const unicode = unicodeHost(name.name);
+    const unicodeLabel = unicode.split('.').slice(0, -(name.publicSuffix.split('.').length)).pop() ?? '';
+    const skeleton = toSkeleton(unicodeLabel);
+    const scripts = scriptsOf(unicodeLabel);
+    if (scripts.size > 1) add('mixed_script_domain', 'structure', 0.85, seen, [...scripts].join('+'));
+    const target = brands.find((b) => skeleton === b || (skeleton.length > 4 && levenshtein(skeleton, b, 1) <= 1));
+    if (target) add('lookalike_domain', 'structure', 0.9, seen, `confusable with ${target}`);
+  } else {
+    const target = brands.find((b) => b.length >= 5 && label !== b && levenshtein(label, b, 1) <= 1);
+    if (target) add('lookalike_domain', 'structure', 0.7, seen, `one edit from ${target}`);
+  }
+}
+
+/** Common Cyrillic and Greek letters that look like Latin ones (a subset of Unicode's confusables). */
+const CONFUSABLES: Record<string, string> = {
+  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ɡ: 'g', һ: 'h', ӏ: 'l', ԛ: 'q', ԝ: 'w',
+  α: 'a', ο: 'o', ρ: 'p', ν: 'v', κ: 'k', ι: 'i', τ: 't', υ: 'u', ε: 'e', '0': 'o', '1': 'l',
+};
+
+function toSkeleton(label: string): string {
+  return [...label.normalize('NFKC')].map((c) => CONFUSABLES[c] ?? c).join('');
+}
+
+function scriptsOf(label: string): Set<string> {
+  const scripts = new Set<string>();
+  for (const c of label) {
+    if (/\p{Script=Latin}/u.test(c)) scripts.add('latin');
+    else if (/\p{Script=Cyrillic}/u.test(c)) scripts.add('cyrillic');
+    else if (/\p{Script=Greek}/u.test(c)) scripts.add('greek');
+    else if (/\p{L}/u.test(c)) scripts.add('other');
+  }
+  return scripts;
+}
+
+/** The riskscore engine is built in parallel: its fields are read defensively. */
+function riskscoreSignals(r: Record<string, unknown>, seen: string, add: Add): void {
+  const score = typeof r.risk_score === 'number' ? r.risk_score : typeof r.score === 'number' ? r.score : null;
+  if (score !== null && score >= 60) add('ip_threat_intel', 'riskscore', Math.min(1, score / 100), seen, `risk_score ${score}`);
+  const flags = { ...(r as Record<string, unknown>), ...((r.threat ?? r.security ?? {}) as Record<string, unknown>) };
+  if (flags.is_tor === true || flags.tor === true) add('tor_exit', 'riskscore', 0.9, seen);
+  if (flags.is_vpn === true || flags.is_proxy === true || flags.vpn === true || flags.proxy === true) add('vpn_or_proxy', 'riskscore', 0.8, seen);
+}

@@ -1,0 +1,211 @@
+/**
+ * Validation, normalization and masking of each identifier type (README: scamrisk, types).
+ * Synchronous and free of I/O: the API runs it before quota is reserved. Every refusal is
+ * LookupError `invalid_identifier`.
+ */
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { domainToUnicode } from 'node:url';
+import { LookupError } from '../../errors.js';
+import { parseDomainName, type DomainName } from '../../lib/domain.js';
+import { notRoutableReason, parseIpInput, type IpInput } from '../../lib/ip-input.js';
+import { normalizeEmail, type ValidEmail } from '../emailval/normalize.js';
+import { parseCryptoAddress, type CryptoAddress } from './crypto.js';
+import type { IdentifierType } from './types.js';
+
+export interface PhoneInfo {
+  e164: string;
+  country: string | null;
+  valid: boolean;
+  /** libphonenumber's type (`MOBILE`, `PREMIUM_RATE`, ...); null when unknown. */
+  kind: string | null;
+}
+
+export interface Identifier {
+  type: IdentifierType;
+  /** The key reports are filed under and caches use. */
+  normalized: string;
+  masked: string;
+  email?: ValidEmail;
+  phone?: PhoneInfo;
+  ip?: IpInput;
+  crypto?: CryptoAddress;
+  /** Domain and URL hosts (a URL whose host is an IP address has `ip` instead). */
+  domain?: DomainName;
+  url?: { href: string; hasCredentials: boolean };
+}
+
+const MAX_INPUT = 2048;
+const USERNAME = /^[a-z0-9._-]{1,64}$/;
+/** Ours: optional platform prefixes of a username (`telegram:alice`), kept in the normalized form. */
+export const USERNAME_PLATFORMS = ['telegram', 'twitter', 'x', 'instagram', 'facebook', 'tiktok', 'discord', 'github', 'reddit', 'whatsapp', 'signal', 'skype', 'snapchat', 'youtube', 'linkedin'] as const;
+
+function refuse(type: IdentifierType, why: string): LookupError {
+  return new LookupError('invalid_identifier', `not a valid ${type}: ${why}`);
+}
+
+/** Normalize `value` as an identifier of `type`; throws LookupError `invalid_identifier`. */
+export function parseIdentifier(type: IdentifierType, value: string, options: { region?: string } = {}): Identifier {
+  if (value.length > MAX_INPUT) throw refuse(type, `longer than ${MAX_INPUT} characters`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value) && type !== 'address') throw refuse(type, 'control characters');
+  const text = value.trim();
+  if (text === '') throw refuse(type, 'empty');
+  switch (type) {
+    case 'email':
+      return email(text);
+    case 'phone':
+      return phone(text, options.region);
+    case 'ip':
+      return ip(text);
+    case 'username':
+      return username(text);
+    case 'address':
+      return address(value);
+    case 'crypto':
+      return crypto(text);
+    case 'domain':
+      return domain(text);
+    case 'url':
+      return url(text);
+  }
+}
+
+function email(text: string): Identifier {
+  const parsed = normalizeEmail(text);
+  if (!parsed.valid) throw refuse('email', parsed.reason);
+  const normalized = `${parsed.local.toLowerCase()}@${parsed.domain}`;
+  return { type: 'email', normalized, masked: maskEmail(parsed.local, parsed.domain), email: parsed };
+}
+
+function phone(text: string, region: string | undefined): Identifier {
+  if (!/^\+?[0-9 ().\-/]{3,40}$/.test(text)) throw refuse('phone', 'digits, spaces, ()-./ and a leading + only');
+  if (!text.startsWith('+') && !region) throw refuse('phone', 'no country: start with + and the country code, or give a region');
+  const parsed = parsePhoneNumberFromString(text, region ? { defaultCountry: region.toUpperCase() as CountryCode } : undefined);
+  if (!parsed || !parsed.isPossible()) throw refuse('phone', 'not a possible number');
+  const e164 = parsed.number as string;
+  const info: PhoneInfo = { e164, country: parsed.country ?? null, valid: parsed.isValid(), kind: parsed.getType() ?? null };
+  return { type: 'phone', normalized: e164, masked: maskPhone(e164, parsed.countryCallingCode), phone: info };
+}
+
+function ip(text: string): Identifier {
+  let parsed: IpInput;
+  try {
+    parsed = parseIpInput(text);
+  } catch {
+    throw refuse('ip', 'not an IPv4 or IPv6 address');
+  }
+  if (notRoutableReason(parsed)) throw refuse('ip', 'not publicly routable');
+  return { type: 'ip', normalized: parsed.ip, masked: maskIp(parsed), ip: parsed };
+}
+
+function username(text: string): Identifier {
+  let platform = '';
+  let name = text.toLowerCase();
+  const colon = name.indexOf(':');
+  if (colon > 0) {
+    platform = name.slice(0, colon);
+    if (!(USERNAME_PLATFORMS as readonly string[]).includes(platform)) throw refuse('username', `unknown platform prefix ${JSON.stringify(platform)}`);
+    name = name.slice(colon + 1);
+  }
+  name = name.replace(/^@/, '');
+  if (!USERNAME.test(name)) throw refuse('username', '1 to 64 of a-z 0-9 . _ - (after an optional platform: and @)');
+  const normalized = platform ? `${platform}:${name}` : name;
+  return { type: 'username', normalized, masked: (platform ? `${platform}:` : '') + maskWord(name) };
+}
+
+function address(value: string): Identifier {
+  // eslint-disable-next-line no-control-regex
+  const normalized = value.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
+  if (normalized.length < 8) throw refuse('address', 'shorter than 8 characters');
+  if (normalized.length > 300) throw refuse('address', 'longer than 300 characters');
+  if (!/\p{L}/u.test(normalized)) throw refuse('address', 'no letters');
+  const masked = normalized.replace(/[\p{L}\p{N}]+/gu, (word) => maskWord(word));
+  return { type: 'address', normalized, masked };
+}
+
+function crypto(text: string): Identifier {
+  const parsed = parseCryptoAddress(text);
+  if (!parsed) throw refuse('crypto', 'not an address of a supported chain (btc, evm, trx, ltc, doge, dash, zec, bch, xmr, xrp, dot)');
+  return { type: 'crypto', normalized: parsed.normalized, masked: maskMiddle(parsed.normalized), crypto: parsed };
+}
+
+function domain(text: string): Identifier {
+  let parsed: DomainName;
+  try {
+    parsed = parseDomainName(text);
+  } catch (error) {
+    throw refuse('domain', error instanceof Error ? error.message : 'not a domain name');
+  }
+  return { type: 'domain', normalized: parsed.name, masked: maskDomain(parsed), domain: parsed };
+}
+
+function url(text: string): Identifier {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(withScheme);
+  } catch {
+    throw refuse('url', 'not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw refuse('url', 'only http and https URLs');
+  parsed.hash = '';
+  const hasCredentials = parsed.username !== '' || parsed.password !== '';
+  const host = parsed.hostname;
+  const tail = parsed.pathname === '/' && parsed.search === '' ? '' : '/...';
+  if (host.startsWith('[') || /^[0-9.]+$/.test(host)) {
+    const address = host.replace(/^\[|\]$/g, '');
+    let ipInput: IpInput;
+    try {
+      ipInput = parseIpInput(address);
+    } catch {
+      throw refuse('url', 'the host is not a valid address');
+    }
+    return { type: 'url', normalized: parsed.href, masked: `${parsed.protocol}//${maskIp(ipInput)}${tail}`, ip: ipInput, url: { href: parsed.href, hasCredentials } };
+  }
+  let name: DomainName;
+  try {
+    name = parseDomainName(host);
+  } catch (error) {
+    throw refuse('url', `the host: ${error instanceof Error ? error.message : 'not a domain'}`);
+  }
+  return { type: 'url', normalized: parsed.href, masked: `${parsed.protocol}//${maskDomain(name)}${tail}`, domain: name, url: { href: parsed.href, hasCredentials } };
+}
+
+// Masking (README: masking). Each keeps enough to recognise the identifier, never all of it.
+
+/** First character then `***`; a one-character word becomes `*`. */
+export function maskWord(word: string): string {
+  const chars = [...word];
+  return chars.length <= 1 ? '*' : `${chars[0]}***`;
+}
+
+function maskEmail(local: string, domain: string): string {
+  return `${maskWord(local)}@${domain}`;
+}
+
+function maskPhone(e164: string, callingCode: string): string {
+  const national = e164.slice(1 + callingCode.length);
+  return `+${callingCode}${'*'.repeat(Math.max(national.length - 2, 1))}${national.slice(-2)}`;
+}
+
+function maskIp(input: IpInput): string {
+  if (input.version === 4) return input.ip.replace(/\.\d+$/, '.*');
+  return `${input.ip.split(':').slice(0, 3).join(':')}:*`;
+}
+
+/** First 6 and last 4 characters. */
+function maskMiddle(text: string): string {
+  return text.length > 12 ? `${text.slice(0, 6)}...${text.slice(-4)}` : `${text.slice(0, 2)}***`;
+}
+
+/** Subdomains as `*.`, the registrable label as its first character and `***`, the suffix kept. */
+function maskDomain(name: DomainName): string {
+  const label = name.registrable.slice(0, -(name.publicSuffix.length + 1));
+  const sub = name.name === name.registrable ? '' : '*.';
+  return `${sub}${maskWord(label)}.${name.publicSuffix}`;
+}
+
+/** The Unicode form of a (punycode) host, for confusable checks. */
+export function unicodeHost(name: string): string {
+  return domainToUnicode(name) || name;
+}

@@ -1,0 +1,115 @@
+import { invalidOption, LookupError } from '../../errors.js';
+import { defineProduct, type EngineContext } from '../module.js';
+import type { ExtraRoute, RouteInput } from '../route.js';
+import { createScamriskEngine, type ScamriskEngine } from './engine.js';
+import { loadScamLists } from './lists.js';
+import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
+import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
+
+/** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
+function fromQuery({ query }: RouteInput): ScamriskRequest {
+  const request: ScamriskRequest = {};
+  for (const name of ['type', 'value', 'region']) {
+    const value = query.get(name);
+    if (value !== null) request[name] = value;
+  }
+  return request;
+}
+
+interface ReportQuery {
+  type: IdentifierType;
+  value: string;
+  category: ReportCategory;
+  source: string;
+  note?: string;
+  region?: string;
+}
+
+const REPORT_FIELDS = new Set(['type', 'value', 'category', 'reporter', 'note', 'region']);
+
+/**
+ * Beyond SPEC (ours): `POST /v1/scamrisk/report` files an unverified report, authenticated and
+ * billed like an assessment. Body: type, value, category, optional reporter (default `api`),
+ * note, region. Answers the stored report (its id, normalized identifier and masked form).
+ */
+const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
+  method: 'POST',
+  path: 'report',
+  inputError: 'invalid_request',
+  prepare(engine, { body }) {
+    if (!body) throw new LookupError('invalid_request', 'send a JSON body: type, value, category');
+    const extra = Object.keys(body).find((k) => !REPORT_FIELDS.has(k));
+    if (extra) throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra)}`);
+    const { type, value, category, reporter = 'api', note, region } = body;
+    if (typeof type !== 'string' || !(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new LookupError('invalid_request', `type must be one of ${IDENTIFIER_TYPES.join(', ')}`);
+    if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required');
+    if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category)) throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
+    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100) throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters');
+    if (note !== undefined && (typeof note !== 'string' || note.length > 500)) throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
+    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region))) throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
+    // Validates the value now, before quota: invalid_identifier.
+    engine.normalize(type as IdentifierType, value, region as string | undefined);
+    return { type: type as IdentifierType, value, category: category as ReportCategory, source: reporter.trim(), note: note as string | undefined, region: region as string | undefined };
+  },
+  async lookup(engine, query) {
+    const stored = await engine.report({ ...query, verified: false });
+    const identifier = engine.normalize(query.type, query.value, query.region);
+    return {
+      result: {
+        report: {
+          id: stored.id,
+          identifier: { type: stored.type, masked: identifier.masked },
+          category: stored.category,
+          reporter: stored.source,
+          verified: stored.verified,
+          disputed: stored.disputed,
+          reported_at: new Date(stored.reportedAt).toISOString().replace('Z', '+00:00'),
+        },
+      },
+      cached: false,
+    };
+  },
+};
+
+/** scamrisk: risk assessment of an identifier from bundled lists, a report database and the other engines. */
+export default defineProduct({
+  id: 'scamrisk',
+  createEngine: ({ dataDir, options, now, engine }: EngineContext<ScamriskEngineOptions>) => createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine }),
+  prepare: (engine, request: ScamriskRequest) => engine.prepare(request),
+  lookup: (engine, query) => engine.assess(query),
+  // SPEC: POST /assess with { type, value } or { <type>: value }; GET /assess?type=&value=.
+  routes: [
+    { method: 'POST', path: 'assess', inputError: 'invalid_request', args: ({ body }): [ScamriskRequest] => [body ?? {}] },
+    { method: 'GET', path: 'assess', inputError: 'invalid_request', args: (input): [ScamriskRequest] => [fromQuery(input)] },
+  ],
+  extraRoutes: [REPORT_ROUTE],
+  statusExtras: () => ({ supported_types: [...IDENTIFIER_TYPES] }),
+  cli: {
+    input: 'the identifier (with --type)',
+    example: '--type domain metamask-io.com',
+    flags: { type: `scamrisk: the identifier type (${IDENTIFIER_TYPES.join(', ')})`, region: 'scamrisk: region of a phone number without + (US, GB, ...)' },
+    args: (input, flags): [ScamriskRequest] => [{ type: flags.type, value: input, region: flags.region }],
+    settings: {
+      'scamrisk-reports': {
+        help: 'report database (SQLite file; default for serve: the --db file, for lookup: none)',
+        apply: (value) => ({ reports: value }),
+      },
+      'scamrisk-region': {
+        help: 'default region of phone numbers without + (ISO 3166 alpha-2; default: none)',
+        apply: (value) => {
+          if (!/^[A-Za-z]{2}$/.test(value)) throw invalidOption(`expected a two-letter region (got ${JSON.stringify(value)})`);
+          return { defaultRegion: value.toUpperCase() };
+        },
+      },
+      'scamrisk-disable': {
+        help: `engine-backed sources to skip, comma-separated (${SOFT_SOURCES.join(', ')})`,
+        apply: (value) => {
+          const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+          const unknown = list.find((s) => !(SOFT_SOURCES as readonly string[]).includes(s));
+          if (unknown) throw invalidOption(`unknown source ${JSON.stringify(unknown)}; known: ${SOFT_SOURCES.join(', ')}`);
+          return { disable: list as SoftSource[] };
+        },
+      },
+    },
+  },
+});

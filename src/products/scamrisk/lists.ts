@@ -1,0 +1,181 @@
+/**
+ * The bundled lists under `<dataDir>/scamrisk/` (data/scamrisk/SOURCES.md): phishing domains
+ * (MetaMask eth-phishing-detect, polkadot-js phishing), OFAC-sanctioned crypto addresses per
+ * asset, and polkadot-js scam addresses per site or campaign.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SeclookupError } from '../../errors.js';
+import { ss58PublicKey } from './crypto.js';
+
+/** Snapshot dates of the lists (their READMEs): a list signal's `last_seen`. */
+export const LIST_DATES = { metamask: '2023-08-31T00:00:00+00:00', polkadot: '2026-02-03T00:00:00+00:00', polkadotAddresses: '2025-03-15T00:00:00+00:00', ofac: '2025-06-20T00:00:00+00:00' } as const;
+
+export type PhishingMatch = { source: 'metamask' | 'polkadot'; entry: string; fuzzy?: boolean };
+
+export interface ScamLists {
+  /** Phishing matches of a lower-case ASCII host; empty when none or when an allowlist covers it. */
+  phishing(host: string): PhishingMatch[];
+  /** The MetaMask fuzzylist entries within its tolerance of the host (genuine ones excluded): look-alikes. */
+  fuzzy(host: string): string[];
+  /** Assets under which OFAC lists the address (normalized: EVM lower case). */
+  sanctioned(address: string): string[];
+  /** Sites or campaigns polkadot-js lists the address under (SS58 compared by public key). */
+  scamCampaigns(address: string): string[];
+  /** Brand names the look-alike and brand-in-subdomain checks use. */
+  readonly brands: readonly string[];
+  readonly counts: { phishingDomains: number; allowDomains: number; sanctioned: number; scamAddresses: number };
+}
+
+/** Ours: brands checked in subdomains and for look-alikes, beside the MetaMask fuzzylist. */
+export const BRANDS = [
+  'paypal', 'apple', 'icloud', 'google', 'gmail', 'microsoft', 'outlook', 'office365', 'amazon', 'netflix', 'facebook', 'instagram', 'whatsapp',
+  'linkedin', 'twitter', 'coinbase', 'binance', 'kraken', 'metamask', 'opensea', 'uniswap', 'ledger', 'trezor', 'blockchain', 'etherscan',
+  'myetherwallet', 'chase', 'wellsfargo', 'bankofamerica', 'hsbc', 'barclays', 'dhl', 'fedex', 'ups', 'usps', 'steam', 'roblox', 'dropbox', 'docusign', 'adobe',
+] as const;
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new SeclookupError('dataset_missing', `scamrisk list ${path} cannot be read`, { cause: error });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SeclookupError('dataset_invalid', `scamrisk list ${path} is not valid JSON`, { cause: error });
+  }
+}
+
+function stringArray(value: unknown, path: string, key: string): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
+  return (value as string[]).map((v) => v.trim().toLowerCase().replace(/\.$/, '')).filter((v) => v !== '');
+}
+
+/** The host and each parent domain: `a.b.c` -> `a.b.c`, `b.c`, `c`. */
+function* selfAndParents(host: string): Generator<string> {
+  let at = 0;
+  while (at !== -1) {
+    yield host.slice(at);
+    const dot = host.indexOf('.', at);
+    at = dot === -1 ? -1 : dot + 1;
+  }
+}
+
+export function levenshtein(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      best = Math.min(best, current[j]);
+    }
+    if (best > limit) return limit + 1;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** The host without its last label and a leading `www.`, as MetaMask's detector compares it. */
+function fuzzyKey(host: string): string {
+  return host.replace(/^www\./, '').replace(/\.[^.]+$/, '');
+}
+
+export function loadScamLists(dataDir: string): ScamLists {
+  const dir = join(dataDir, 'scamrisk');
+  const metamaskPath = join(dir, 'metamask', 'config.json');
+  const metamask = readJson(metamaskPath) as Record<string, unknown>;
+  const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist'));
+  const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
+  const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
+  const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
+
+  const polkadotPath = join(dir, 'polkadot', 'all.json');
+  const polkadot = readJson(polkadotPath) as Record<string, unknown>;
+  const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny'));
+  const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');
+  const pdAllowPlain = new Set(pdAllow.filter((a) => !a.startsWith('*.')));
+  const pdAllowWild = pdAllow.filter((a) => a.startsWith('*.')).map((a) => a.slice(2));
+
+  /** A polkadot allow entry guards a deny entry equal to it, or (wildcard `*.p`) equal to `p` or one label below it. */
+  const guarded = (entry: string) => pdAllowPlain.has(entry) || pdAllowWild.some((p) => entry === p || (entry.endsWith(`.${p}`) && !entry.slice(0, -p.length - 1).includes('.')));
+
+  const addressPath = join(dir, 'polkadot', 'address.json');
+  const campaignsByAddress = new Map<string, string[]>();
+  const addresses = readJson(addressPath);
+  if (typeof addresses !== 'object' || addresses === null) throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
+  let scamAddresses = 0;
+  for (const [campaign, list] of Object.entries(addresses)) {
+    if (!Array.isArray(list)) throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} is not an array`);
+    for (const address of list) {
+      if (typeof address !== 'string') continue;
+      const key = ss58PublicKey(address)?.key ?? address;
+      campaignsByAddress.set(key, [...(campaignsByAddress.get(key) ?? []), campaign]);
+      scamAddresses++;
+    }
+  }
+
+  const ofacDir = join(dir, 'ofac');
+  const assetsByAddress = new Map<string, string[]>();
+  let files: string[];
+  try {
+    files = readdirSync(ofacDir).filter((f) => /^sanctioned_addresses_[A-Z0-9]+\.txt$/.test(f));
+  } catch (error) {
+    throw new SeclookupError('dataset_missing', `scamrisk OFAC folder ${ofacDir} cannot be read`, { cause: error });
+  }
+  let sanctioned = 0;
+  for (const file of files) {
+    const asset = file.slice('sanctioned_addresses_'.length, -4);
+    for (const line of readFileSync(join(ofacDir, file), 'utf8').split('\n')) {
+      const raw = line.trim();
+      if (raw === '' || raw.startsWith('#')) continue;
+      const key = sanctionKey(raw);
+      const assets = assetsByAddress.get(key) ?? [];
+      if (!assets.includes(asset)) assets.push(asset);
+      assetsByAddress.set(key, assets);
+      sanctioned++;
+    }
+  }
+
+  const allowedByMetamask = (host: string) => {
+    for (const name of selfAndParents(host)) if (mmAllow.has(name)) return true;
+    return false;
+  };
+
+  return {
+    phishing(host) {
+      if (allowedByMetamask(host)) return [];
+      const matches: PhishingMatch[] = [];
+      for (const name of selfAndParents(host)) {
+        if (mmBlock.has(name) && !guarded(name)) {
+          matches.push({ source: 'metamask', entry: name });
+          break;
+        }
+      }
+      for (const name of selfAndParents(host)) {
+        if (pdDeny.has(name) && !guarded(name)) {
+          matches.push({ source: 'polkadot', entry: name });
+          break;
+        }
+      }
+      return matches;
+    },
+    fuzzy(host) {
+      if (allowedByMetamask(host) || tolerance <= 0) return [];
+      const key = fuzzyKey(host);
+      return mmFuzzy.filter((entry) => levenshtein(key, fuzzyKey(entry), tolerance) <= tolerance);
+    },
+    sanctioned: (address) => assetsByAddress.get(sanctionKey(address)) ?? [],
+    scamCampaigns: (address) => campaignsByAddress.get(ss58PublicKey(address)?.key ?? address) ?? [],
+    brands: BRANDS,
+    counts: { phishingDomains: mmBlock.size + pdDeny.size, allowDomains: mmAllow.size + pdAllow.length, sanctioned, scamAddresses },
+  };
+}
+
+/** EVM addresses compare case-insensitively; bech32 ones are lower case; base58 ones keep their case. */
+function sanctionKey(address: string): string {
+  return /^0x[0-9a-f]{40}$/i.test(address) || /^(?:bc|ltc|tb)1/i.test(address) ? address.toLowerCase() : address;
+}

@@ -1,0 +1,204 @@
+/**
+ * The report database: reports filed against normalized identifiers, behind one interface
+ * with an SQLite implementation (better-sqlite3; the default for `serve`, in the `--db` file)
+ * and an in-memory one (tests, embedding). test/products/scamrisk-reports.test.ts runs one
+ * conformance suite over both.
+ */
+import Database from 'better-sqlite3';
+import { SeclookupError } from '../../errors.js';
+import type { MaybePromise } from '../../lib/outcome.js';
+import type { IdentifierType } from './types.js';
+
+/** Ours: the categories a report may carry. */
+export const REPORT_CATEGORIES = ['phishing', 'scam', 'fraud', 'impersonation', 'spam', 'malware', 'extortion', 'other'] as const;
+export type ReportCategory = (typeof REPORT_CATEGORIES)[number];
+
+export interface NewReport {
+  type: IdentifierType;
+  /** The normalized identifier (the engine's `normalize`). */
+  identifier: string;
+  category: ReportCategory;
+  /** Who reported it: a name the operator recognises (`abuse-desk`, `api`); one reporter counts once in the score. */
+  source: string;
+  /** Checked by the operator. @default false */
+  verified?: boolean;
+  /** Free text, at most 500 characters. */
+  note?: string;
+  /** When it was reported, ms since the epoch. @default now */
+  reportedAt?: number;
+}
+
+export interface StoredReport {
+  id: number;
+  type: IdentifierType;
+  identifier: string;
+  category: ReportCategory;
+  source: string;
+  verified: boolean;
+  disputed: boolean;
+  note: string | null;
+  reportedAt: number;
+  /** When it was last disputed or undisputed; null when never. */
+  disputedAt: number | null;
+}
+
+export interface ReportFilter {
+  type?: IdentifierType;
+  identifier?: string;
+  /** Newest first, at most this many. @default 100 */
+  limit?: number;
+}
+
+export interface ReportStore {
+  add(report: NewReport): MaybePromise<StoredReport>;
+  /** Mark a report disputed (or, with `disputed: false`, no longer); null when there is no such id. */
+  dispute(id: number, disputed: boolean, at: number): MaybePromise<StoredReport | null>;
+  /** Every report of one identifier, newest first. */
+  find(type: IdentifierType, identifier: string): MaybePromise<StoredReport[]>;
+  list(filter?: ReportFilter): MaybePromise<StoredReport[]>;
+  count(): MaybePromise<number>;
+  close(): MaybePromise<void>;
+}
+
+export function checkNewReport(report: NewReport, now: number): Required<Omit<NewReport, 'note'>> & { note: string | null } {
+  if (!(REPORT_CATEGORIES as readonly string[]).includes(report.category)) throw new TypeError(`category must be one of ${REPORT_CATEGORIES.join(', ')}`);
+  if (typeof report.source !== 'string' || report.source.trim() === '' || report.source.length > 100) throw new TypeError('source must be 1 to 100 characters');
+  if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > 500)) throw new TypeError('note must be at most 500 characters');
+  const reportedAt = report.reportedAt ?? now;
+  if (!Number.isSafeInteger(reportedAt) || reportedAt < 0) throw new TypeError('reportedAt must be ms since the epoch');
+  return { type: report.type, identifier: report.identifier, category: report.category, source: report.source.trim(), verified: report.verified ?? false, note: report.note ?? null, reportedAt };
+}
+
+const byNewest = (a: StoredReport, b: StoredReport) => b.reportedAt - a.reportedAt || b.id - a.id;
+
+export function createMemoryReportStore(options: { now?: () => number } = {}): ReportStore {
+  const now = options.now ?? Date.now;
+  const reports: StoredReport[] = [];
+  let closed = false;
+  const open = () => {
+    if (closed) throw new SeclookupError('store_failed', 'the report store is closed');
+  };
+  return {
+    add(report) {
+      open();
+      const stored: StoredReport = { id: reports.length + 1, ...checkNewReport(report, now()), disputed: false, disputedAt: null };
+      reports.push(stored);
+      return { ...stored };
+    },
+    dispute(id, disputed, at) {
+      open();
+      const found = reports.find((r) => r.id === id);
+      if (!found) return null;
+      found.disputed = disputed;
+      found.disputedAt = at;
+      return { ...found };
+    },
+    find(type, identifier) {
+      open();
+      return reports.filter((r) => r.type === type && r.identifier === identifier).sort(byNewest).map((r) => ({ ...r }));
+    },
+    list(filter = {}) {
+      open();
+      return reports
+        .filter((r) => (filter.type === undefined || r.type === filter.type) && (filter.identifier === undefined || r.identifier === filter.identifier))
+        .sort(byNewest)
+        .slice(0, filter.limit ?? 100)
+        .map((r) => ({ ...r }));
+    },
+    count() {
+      open();
+      return reports.length;
+    },
+    close() {
+      closed = true;
+    },
+  };
+}
+
+interface Row {
+  id: number;
+  type: IdentifierType;
+  identifier: string;
+  category: ReportCategory;
+  source: string;
+  verified: number;
+  disputed: number;
+  note: string | null;
+  reported_at: number;
+  disputed_at: number | null;
+}
+
+const fromRow = (row: Row): StoredReport => ({
+  id: row.id,
+  type: row.type,
+  identifier: row.identifier,
+  category: row.category,
+  source: row.source,
+  verified: row.verified === 1,
+  disputed: row.disputed === 1,
+  note: row.note,
+  reportedAt: row.reported_at,
+  disputedAt: row.disputed_at,
+});
+
+/**
+ * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
+ * shares the metering database by default (`--db`) and touches no other table.
+ */
+export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
+  const now = options.now ?? Date.now;
+  let db: Database.Database;
+  try {
+    db = new Database(path, { timeout: 5000 });
+    db.pragma('journal_mode = WAL');
+    db.exec(`CREATE TABLE IF NOT EXISTS scamrisk_reports (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      type TEXT NOT NULL,
+      identifier TEXT NOT NULL,
+      category TEXT NOT NULL,
+      source TEXT NOT NULL,
+      verified INTEGER NOT NULL DEFAULT 0,
+      disputed INTEGER NOT NULL DEFAULT 0,
+      note TEXT,
+      reported_at INTEGER NOT NULL,
+      disputed_at INTEGER
+    );
+    CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);`);
+  } catch (error) {
+    throw new SeclookupError('store_failed', `cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const insert = db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');
+  const setDisputed = db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');
+  const find = db.prepare('SELECT * FROM scamrisk_reports WHERE type = ? AND identifier = ? ORDER BY reported_at DESC, id DESC');
+  const list = db.prepare(
+    'SELECT * FROM scamrisk_reports WHERE (@type IS NULL OR type = @type) AND (@identifier IS NULL OR identifier = @identifier) ORDER BY reported_at DESC, id DESC LIMIT @limit',
+  );
+  const count = db.prepare('SELECT COUNT(*) AS n FROM scamrisk_reports');
+  const guard = <T>(work: () => T): T => {
+    if (!db.open) throw new SeclookupError('store_failed', 'the report database is closed');
+    try {
+      return work();
+    } catch (error) {
+      if (error instanceof TypeError) throw error;
+      throw new SeclookupError('store_failed', `report database failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+  return {
+    add: (report) =>
+      guard(() => {
+        const r = checkNewReport(report, now());
+        return fromRow(insert.get(r.type, r.identifier, r.category, r.source, r.verified ? 1 : 0, r.note, r.reportedAt) as Row);
+      }),
+    dispute: (id, disputed, at) =>
+      guard(() => {
+        const row = setDisputed.get(disputed ? 1 : 0, at, id) as Row | undefined;
+        return row ? fromRow(row) : null;
+      }),
+    find: (type, identifier) => guard(() => (find.all(type, identifier) as Row[]).map(fromRow)),
+    list: (filter = {}) => guard(() => (list.all({ type: filter.type ?? null, identifier: filter.identifier ?? null, limit: filter.limit ?? 100 }) as Row[]).map(fromRow)),
+    count: () => guard(() => (count.get() as { n: number }).n),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/** Per-type validation and normalization tables, and the masking property. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { describe, expect, it } from 'vitest';
+import { eip55, parseCryptoAddress } from '../../src/products/scamrisk/crypto.js';
+import { parseIdentifier } from '../../src/products/scamrisk/identifiers.js';
+import type { IdentifierType } from '../../src/products/scamrisk/types.js';
+
+const norm = (type: IdentifierType, value: string, region?: string) => parseIdentifier(type, value, { region });
+const refused = (type: IdentifierType, value: string, region?: string) => expect(() => norm(type, value, region), `${type} ${value}`).toThrow(expect.objectContaining({ code: 'invalid_identifier' }));
+
+describe('phone', () => {
+  it.each([
+    ['+1 415 555 2671', undefined, '+14155552671', 'US'],
+    ['(415) 555-2671', 'US', '+14155552671', 'US'],
+    ['+44 20 7946 0958', undefined, '+442079460958', 'GB'],
+    ['020 7946 0958', 'gb', '+442079460958', 'GB'],
+  ])('%s (region %s) -> %s', (value, region, e164, country) => {
+    const id = norm('phone', value, region);
+    expect(id.normalized).toBe(e164);
+    expect(id.phone).toMatchObject({ country, valid: true });
+  });
+
+  it('types: premium rate, toll free, mobile; an impossible or region-less number is refused', () => {
+    expect(norm('phone', '+44 909 879 0000').phone?.kind).toBe('PREMIUM_RATE');
+    expect(norm('phone', '+1 900 555 0199').phone?.kind).toBe('PREMIUM_RATE');
+    expect(norm('phone', '+1 800 555 0199').phone?.kind).toBe('TOLL_FREE');
+    expect(norm('phone', '+44 7911 123456').phone?.kind).toBe('MOBILE');
+    refused('phone', '415 555 2671');
+    refused('phone', '+1 23');
+    refused('phone', 'call me');
+  });
+});
+
+describe('crypto', () => {
+  it.each([
+    ['1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', 'btc', 'p2pkh'],
+    ['3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'btc', 'p2sh'],
+    ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', 'btc', 'p2wpkh'],
+    ['bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297', 'btc', 'p2tr'],
+    ['BC1QAR0SRRR7XFKVY5L643LYDNW9RE59GTZZWF5MDQ', 'btc', 'p2wpkh'],
+  ])('%s is %s %s with a valid checksum', (value, chain, kind) => {
+    expect(parseCryptoAddress(value)).toMatchObject({ chain, kind, checksumValid: true });
+  });
+
+  it('EIP-55: lower, upper and the checksummed form pass; a wrong mixed case fails the checksum', () => {
+    const lower = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
+    expect(eip55(lower.slice(2))).toBe('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed');
+    for (const good of [lower, '0x' + lower.slice(2).toUpperCase(), '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359']) {
+      expect(parseCryptoAddress(good), good).toMatchObject({ chain: 'evm', checksumValid: true, normalized: good.toLowerCase().replace('0X', '0x') });
+    }
+    expect(parseCryptoAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toMatchObject({ chain: 'evm', checksumValid: false });
+  });
+
+  it('a Bitcoin-shaped address with a broken checksum is btc with checksumValid false; other chains by format', () => {
+    expect(parseCryptoAddress('1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3')).toMatchObject({ chain: 'btc', checksumValid: false });
+    expect(parseCryptoAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr')).toMatchObject({ chain: 'btc', checksumValid: false });
+    expect(parseCryptoAddress('TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre')).toMatchObject({ chain: 'trx', checksumValid: true });
+    expect(parseCryptoAddress('LNf2JDiuunBz7GMDKFYHN4rq5meXWxiwfb')).toMatchObject({ chain: 'ltc', checksumValid: true });
+    const ss58 = Object.values(JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>)[0][0];
+    expect(parseCryptoAddress(ss58)).toMatchObject({ chain: 'dot', checksumValid: true });
+    refused('crypto', 'hello world');
+    refused('crypto', '0x1234');
+  });
+});
+
+describe('url and domain', () => {
+  it('normalizes and reads hosts with tldts; refuses non-http schemes and bad hosts', () => {
+    expect(norm('url', 'HTTPS://PayPal.com.Evil-Login.xyz/a?b#frag')).toMatchObject({ normalized: 'https://paypal.com.evil-login.xyz/a?b', domain: { registrable: 'evil-login.xyz' } });
+    expect(norm('url', 'example.com/path').normalized).toBe('http://example.com/path');
+    expect(norm('url', 'https://bücher.example.com/').domain?.name).toBe('xn--bcher-kva.example.com');
+    expect(norm('url', 'http://user:pw@example.com/').url?.hasCredentials).toBe(true);
+    expect(norm('url', 'http://203.0.113.9/login').ip?.ip).toBe('203.0.113.9');
+    refused('url', 'javascript:alert(1)');
+    refused('url', 'ftp://example.com/');
+    refused('url', 'http://foo.notatld/');
+    expect(norm('domain', 'WWW.Example.CO.UK.').normalized).toBe('www.example.co.uk');
+    expect(norm('domain', 'pаypal.com').normalized).toBe('xn--pypal-4ve.com');
+    refused('domain', 'co.uk');
+    refused('domain', '1.2.3.4');
+  });
+});
+
+describe('email, ip, username, address', () => {
+  it('tables', () => {
+    expect(norm('email', ' John.Doe@EXAMPLE.com ').normalized).toBe('john.doe@example.com');
+    refused('email', 'john@');
+    refused('email', 'nobody');
+    expect(norm('ip', '2606:4700:0:0:0:0:0:1111 ').normalized).toBe('2606:4700::1111');
+    refused('ip', '10.0.0.1');
+    refused('ip', '300.1.1.1');
+    expect(norm('username', '@Alice_99').normalized).toBe('alice_99');
+    expect(norm('username', 'Telegram:@Alice').normalized).toBe('telegram:alice');
+    refused('username', 'bad name');
+    refused('username', 'myspace:alice');
+    refused('username', 'a'.repeat(65));
+    expect(norm('address', '  10 Downing  Street ,London\n SW1A 2AA ').normalized).toBe('10 downing street, london sw1a 2aa');
+    refused('address', 'short');
+    refused('address', '12345678 90');
+    refused('address', 'x'.repeat(301));
+  });
+});
+
+describe('masking', () => {
+  const samples: [IdentifierType, fc.Arbitrary<string>][] = [
+    ['email', fc.tuple(fc.stringMatching(/^[a-z0-9]{1,20}$/), fc.constantFrom('example.com', 'mail.example.org')).map(([l, d]) => `${l}@${d}`)],
+    ['phone', fc.integer({ min: 2_000_000, max: 9_999_999 }).map((n) => `+1 415 ${String(n).slice(0, 3)} ${String(n).slice(3)}`)],
+    ['ip', fc.tuple(fc.integer({ min: 1, max: 223 }), fc.nat(255), fc.nat(255), fc.nat(255)).map((o) => o.join('.'))],
+    ['username', fc.stringMatching(/^[a-z0-9._-]{1,64}$/)],
+    ['address', fc.stringMatching(/^[0-9]{1,4} [a-z]{3,12} (street|road|lane), [a-z]{3,12}$/)],
+    ['domain', fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), fc.constantFrom('com', 'co.uk', 'io')).map(([l, s]) => `${l}.${s}`)],
+    ['url', fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), fc.stringMatching(/^[a-z0-9]{0,10}$/)).map(([l, p]) => `https://${l}.com/${p}`)],
+    ['crypto', fc.constantFrom('1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre')],
+  ];
+  it.each(samples)('%s: masked never equals nor contains the value', (type, values) => {
+    fc.assert(
+      fc.property(values, (value) => {
+        let id;
+        try {
+          id = norm(type, value);
+        } catch {
+          return true; // not valid for its type: nothing to mask
+        }
+        expect(id.masked).not.toBe(value);
+        expect(id.masked).not.toBe(id.normalized);
+        if (value.length > 4) {
+          expect(id.masked.includes(value)).toBe(false);
+          expect(id.masked.includes(id.normalized)).toBe(false);
+        }
+        return true;
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,61 @@
+/** One conformance suite over both report stores: memory and SQLite. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryReportStore, createSqliteReportStore, type ReportStore } from '../../src/products/scamrisk/reports.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'scamrisk-reports-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const NOW = Date.UTC(2025, 0, 1);
+let n = 0;
+
+const stores: [string, () => ReportStore][] = [
+  ['memory', () => createMemoryReportStore({ now: () => NOW })],
+  ['sqlite', () => createSqliteReportStore(join(dir, `r${n++}.db`), { now: () => NOW })],
+];
+
+describe.each(stores)('%s report store', (_name, make) => {
+  it('adds, finds newest first, lists with filters, counts', async () => {
+    const store = make();
+    const a = await store.add({ type: 'email', identifier: 'a@example.com', category: 'phishing', source: 'desk' });
+    expect(a).toEqual({ id: a.id, type: 'email', identifier: 'a@example.com', category: 'phishing', source: 'desk', verified: false, disputed: false, note: null, reportedAt: NOW, disputedAt: null });
+    const b = await store.add({ type: 'email', identifier: 'a@example.com', category: 'scam', source: 'other', verified: true, note: 'seen twice', reportedAt: NOW + 1000 });
+    await store.add({ type: 'phone', identifier: '+14155550100', category: 'fraud', source: 'desk' });
+    expect((await store.find('email', 'a@example.com')).map((r) => r.id)).toEqual([b.id, a.id]);
+    expect(await store.find('email', 'b@example.com')).toEqual([]);
+    expect(await store.find('phone', 'a@example.com')).toEqual([]);
+    expect((await store.list({ type: 'phone' })).length).toBe(1);
+    expect((await store.list({ limit: 2 })).length).toBe(2);
+    expect(await store.count()).toBe(3);
+    await store.close();
+  });
+
+  it('disputes and undisputes; an unknown id is null', async () => {
+    const store = make();
+    const a = await store.add({ type: 'domain', identifier: 'evil.example', category: 'malware', source: 'x' });
+    expect(await store.dispute(a.id, true, NOW + 5)).toMatchObject({ id: a.id, disputed: true, disputedAt: NOW + 5 });
+    expect((await store.find('domain', 'evil.example'))[0].disputed).toBe(true);
+    expect(await store.dispute(a.id, false, NOW + 6)).toMatchObject({ disputed: false, disputedAt: NOW + 6 });
+    expect(await store.dispute(9999, true, NOW)).toBeNull();
+    await store.close();
+  });
+
+  it('refuses bad reports and fails once closed', async () => {
+    const store = make();
+    await expect(async () => store.add({ type: 'email', identifier: 'a@example.com', category: 'nope' as never, source: 'x' })).rejects.toThrow(TypeError);
+    await expect(async () => store.add({ type: 'email', identifier: 'a@example.com', category: 'scam', source: ' ' })).rejects.toThrow(TypeError);
+    await store.close();
+    await expect(async () => store.find('email', 'a@example.com')).rejects.toThrow(expect.objectContaining({ code: 'store_failed' }));
+  });
+});
+
+it('the SQLite store keeps reports across reopening', async () => {
+  const path = join(dir, 'reopen.db');
+  const first = createSqliteReportStore(path);
+  await first.add({ type: 'username', identifier: 'alice', category: 'spam', source: 'x' });
+  await first.close();
+  const second = createSqliteReportStore(path);
+  expect((await second.find('username', 'alice')).length).toBe(1);
+  await second.close();
+});

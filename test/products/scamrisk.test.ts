@@ -1,0 +1,229 @@
+/**
+ * scamrisk end to end through createLookup and the API harness: bundled-list evidence, the
+ * report database in the score, the scoring caps, every error code, request ids and status.
+ * Engine-backed sources that need the network are disabled; the lists and reports are real.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { createLookup, type Lookup } from '../../src/lookup.js';
+import { createMemoryReportStore, type ReportStore } from '../../src/products/scamrisk/reports.js';
+import { LIMITATIONS, SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
+import { createApiStack, FROZEN_NOW, type ApiStack } from '../api/harness.js';
+
+const DATA = join(bundledDataDir(), 'scamrisk');
+const lines = (file: string) => readFileSync(join(DATA, file), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+const metamask = JSON.parse(readFileSync(join(DATA, 'metamask', 'config.json'), 'utf8')) as { blacklist: string[]; whitelist: string[] };
+const polkadotAddresses = JSON.parse(readFileSync(join(DATA, 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>;
+const SANCTIONED_ETH = lines('ofac/sanctioned_addresses_ETH.txt')[0];
+const SANCTIONED_BTC = lines('ofac/sanctioned_addresses_XBT.txt')[0];
+const OFFLINE = { disable: [...SOFT_SOURCES] };
+
+let store: ReportStore;
+let lookup: Lookup;
+
+function fresh(now = () => FROZEN_NOW): void {
+  store = createMemoryReportStore({ now });
+  lookup = createLookup({ now, scamrisk: { ...OFFLINE, reports: store } });
+}
+
+async function assess(request: Record<string, unknown>): Promise<ScamriskResult> {
+  return lookup.scamrisk(request);
+}
+
+beforeAll(() => fresh());
+
+describe('bundled lists', () => {
+  it('a sanctioned ETH address (any letter case) is critical with its asset as evidence', async () => {
+    for (const value of [SANCTIONED_ETH, SANCTIONED_ETH.toLowerCase()]) {
+      const result = await assess({ type: 'crypto', value });
+      expect(result.assessment.risk_level).toBe('critical');
+      expect(result.assessment.recommendation).toBe('manual_review');
+      expect(result.signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', severity: 'critical', source: 'ofac', detail: 'asset: ETH' }));
+    }
+  });
+
+  it('a sanctioned Bitcoin address is critical', async () => {
+    const result = await assess({ crypto: SANCTIONED_BTC });
+    expect(result.assessment.risk_level).toBe('critical');
+    expect(result.signals.map((s) => s.code)).toContain('sanctioned_address');
+  });
+
+  it('a polkadot scam address shows its campaign and a high level', async () => {
+    const [campaign, addresses] = Object.entries(polkadotAddresses)[0];
+    const result = await assess({ type: 'crypto', value: addresses[0] });
+    expect(result.signals).toContainEqual(expect.objectContaining({ code: 'scam_address', detail: `campaign: ${campaign}` }));
+    expect(['high', 'critical']).toContain(result.assessment.risk_level);
+  });
+
+  it('a blocklisted phishing domain is flagged (also in a URL and under a subdomain); an allowlisted one is not', async () => {
+    const blocked = metamask.blacklist.find((d) => !metamask.whitelist.some((w) => d === w || d.endsWith(`.${w}`)) && !d.includes('*'))!;
+    for (const request of [{ domain: blocked }, { type: 'url', value: `https://${blocked}/claim` }, { domain: `login.${blocked}` }]) {
+      const result = await assess(request);
+      expect(result.signals.map((s) => s.code), JSON.stringify(request)).toContain('phishing_domain');
+      expect(result.assessment.risk_score).toBeGreaterThanOrEqual(60);
+    }
+    const allowed = metamask.whitelist.find((d) => d.split('.').length === 2)!;
+    const result = await assess({ domain: allowed });
+    expect(result.signals.map((s) => s.code)).not.toContain('phishing_domain');
+  });
+
+  it('a fresh, valid identifier with no signals gets allow, minimal, and the limitations', async () => {
+    const result = await assess({ type: 'username', value: '@Some.Fresh_User' });
+    expect(result).toMatchObject({
+      identifier: { type: 'username', masked: 's***' },
+      assessment: { risk_score: 0, risk_level: 'minimal', recommendation: 'allow', coverage: { sources_queried: 1, sources_responded: 1, independent_matches: 0 } },
+      signals: [],
+      report_summary: { total_reports: 0, verified_reports: 0, disputed_reports: 0, categories: [] },
+      limitations: [...LIMITATIONS],
+    });
+    expect(result.generated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
+    expect(result.limitations.join(' ')).toMatch(/not proof of safety/);
+    expect(result.limitations.join(' ')).toMatch(/identity or conduct/);
+  });
+});
+
+describe('structure signals', () => {
+  it('brand in a subdomain, a punycode confusable, a premium-rate number', async () => {
+    expect((await assess({ url: 'https://paypal.com.account-verify.xyz/login' })).signals.map((s) => s.code)).toContain('brand_in_subdomain');
+    expect((await assess({ url: 'https://www.paypal.com/' })).signals).toEqual([]);
+    const idn = await assess({ domain: 'xn--pypal-4ve.com' });
+    expect(idn.signals.map((s) => s.code)).toEqual(expect.arrayContaining(['idn_domain', 'mixed_script_domain', 'lookalike_domain']));
+    expect(idn.assessment.risk_level).toBe('high');
+    const premium = await assess({ phone: '+44 909 879 0000' });
+    expect(premium.signals.map((s) => s.code)).toContain('premium_rate_number');
+    expect(premium.assessment.recommendation).toBe('manual_review');
+  });
+
+  it('an EIP-55 address with a wrong checksum is assessed with invalid_checksum', async () => {
+    const good = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55's own example
+    const bad = '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // one letter's case flipped
+    expect((await assess({ crypto: good })).signals).toEqual([]);
+    const result = await assess({ crypto: bad });
+    expect(result.signals.map((s) => s.code)).toContain('invalid_checksum');
+  });
+});
+
+describe('reports in the score', () => {
+  it('verified reports from one reporter give high but never critical; more reporters do not pass the cap alone', async () => {
+    fresh();
+    const value = 'scammer_handle';
+    for (let i = 0; i < 20; i++) await lookup.engine('scamrisk').report({ type: 'username', value, category: 'scam', source: 'one-desk', verified: true });
+    let result = await assess({ username: value });
+    expect(result.assessment.risk_level).toBe('high');
+    expect(result.report_summary).toEqual({ total_reports: 20, verified_reports: 20, disputed_reports: 0, categories: ['scam'] });
+    expect(result.signals[0]).toMatchObject({ code: 'reported_verified', severity: 'high', source: 'reports' });
+    for (let i = 0; i < 10; i++) await lookup.engine('scamrisk').report({ type: 'username', value, category: 'fraud', source: `desk-${i}`, verified: true });
+    result = await assess({ username: value });
+    expect(result.assessment.risk_score).toBeLessThan(80);
+  });
+
+  it('unverified reports alone stay below high; a reported sanctioned address stays critical; disputed reports add nothing', async () => {
+    fresh();
+    await lookup.engine('scamrisk').report({ type: 'phone', value: '+14155550100', category: 'fraud', source: 'a' });
+    let result = await assess({ phone: '+1 415 555 0100' });
+    expect(result.signals.map((s) => s.code)).toContain('reported');
+    expect(result.assessment.risk_score).toBeLessThan(60);
+    const stored = await lookup.engine('scamrisk').report({ type: 'crypto', value: SANCTIONED_ETH, category: 'scam', source: 'b', verified: true });
+    result = await assess({ crypto: SANCTIONED_ETH });
+    expect(result.assessment.risk_level).toBe('critical');
+    expect(result.report_summary.total_reports).toBe(1);
+    await store.dispute(stored.id, true, FROZEN_NOW);
+    result = await assess({ crypto: SANCTIONED_ETH.toLowerCase() });
+    expect(result.report_summary).toMatchObject({ total_reports: 1, disputed_reports: 1, categories: [] });
+    expect(result.signals.map((s) => s.code)).toContain('reports_disputed');
+  });
+
+  it('old reports decay', async () => {
+    fresh();
+    const year = 365 * 86_400_000;
+    await store.add({ type: 'address', identifier: '1 old street, springfield', category: 'scam', source: 'x', verified: true, reportedAt: FROZEN_NOW - 2 * year });
+    const result = await assess({ address: '1  Old Street ,Springfield' });
+    expect(result.report_summary.total_reports).toBe(1);
+    expect(result.assessment.risk_score).toBeLessThan(15);
+  });
+});
+
+describe('HTTP', () => {
+  let stack: ApiStack;
+  let secret: string;
+  let publicKey: string;
+
+  beforeAll(async () => {
+    fresh();
+    stack = await createApiStack({ lookup });
+    ({ secretKey: secret, publicKey } = await stack.keys('scamrisk'));
+  });
+
+  it('POST {type, value}, the typed shorthand and GET answer the same assessment, each with a fresh req_ id', async () => {
+    const a = await stack.call('/v1/scamrisk/assess', { key: secret, json: { type: 'crypto', value: SANCTIONED_ETH } });
+    const b = await stack.call('/v1/scamrisk/assess', { key: secret, json: { crypto: SANCTIONED_ETH } });
+    const c = await stack.call(`/v1/scamrisk/assess?type=crypto&value=${SANCTIONED_ETH}`, { key: secret });
+    for (const reply of [a, b, c]) {
+      expect(reply.status).toBe(200);
+      expect(reply.body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+      expect(reply.body).toMatchObject({ success: true, assessment: { risk_level: 'critical' } });
+    }
+    expect(new Set([a.body.request_id, b.body.request_id, c.body.request_id]).size).toBe(3);
+  });
+
+  it('status lists supported_types', async () => {
+    const reply = await stack.call('/v1/scamrisk/status', { key: publicKey });
+    expect(reply.body.supported_types).toEqual(['email', 'phone', 'ip', 'username', 'address', 'crypto', 'domain', 'url']);
+  });
+
+  it('every error code, for real', async () => {
+    const cases: [string, Parameters<ApiStack['call']>[1], number, string][] = [
+      ['/v1/scamrisk/assess', { json: { type: 'email', value: 'a@example.com' } }, 401, 'missing_credentials'],
+      ['/v1/scamrisk/assess', { key: 'sa_sec_nope', json: { type: 'email', value: 'a@example.com' } }, 401, 'invalid_api_key'],
+      ['/v1/scamrisk/assess', { key: publicKey, json: { type: 'email', value: 'a@example.com' } }, 401, 'wrong_key_type'],
+      ['/v1/scamrisk/assess', { key: secret, json: { type: 'fax', value: '1' } }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess', { key: secret, json: { type: 'email' } }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess', { key: secret, json: { type: 'email', value: 'a@example.com', email: 'a@example.com' } }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess', { key: secret, json: { email: 'a@example.com', phone: '+14155550100' } }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess', { key: secret, json: { type: 'email', value: 'a@example.com', extra: 1 } }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess?type=email', { key: secret }, 400, 'invalid_request'],
+      ['/v1/scamrisk/assess', { key: secret, json: { type: 'email', value: 'not-an-email' } }, 400, 'invalid_identifier'],
+      ['/v1/scamrisk/assess', { key: secret, json: { ip: '10.0.0.1' } }, 400, 'invalid_identifier'],
+      ['/v1/scamrisk/assess', { key: secret, json: { crypto: 'hello' } }, 400, 'invalid_identifier'],
+    ];
+    for (const [path, options, status, code] of cases) {
+      const reply = await stack.call(path, options);
+      expect([reply.status, reply.body.error_code], JSON.stringify(options)).toEqual([status, code]);
+      expect(reply.body.request_id).toMatch(/^req_/);
+    }
+  });
+
+  it('429 rate_limit_exceeded and quota_exceeded', async () => {
+    const rate = await stack.keys('scamrisk', { plan: 'test-rate2' });
+    const codes: unknown[] = [];
+    for (let i = 0; i < 3; i++) codes.push((await stack.call('/v1/scamrisk/assess', { key: rate.secretKey, json: { username: 'x' } })).body.error_code);
+    expect(codes.at(-1)).toBe('rate_limit_exceeded');
+    const quota = await stack.keys('scamrisk', { plan: 'test-quota3' });
+    let last: Record<string, unknown> = {};
+    for (let i = 0; i < 4; i++) last = (await stack.call('/v1/scamrisk/assess', { key: quota.secretKey, json: { username: 'x' } })).body;
+    expect(last.error_code).toBe('quota_exceeded');
+  });
+
+  it('500 assessment_failed when the report database fails', async () => {
+    const broken = createMemoryReportStore();
+    await broken.close();
+    const failing = await createApiStack({ lookup: createLookup({ scamrisk: { ...OFFLINE, reports: broken } }) });
+    const keys = await failing.keys('scamrisk');
+    const reply = await failing.call('/v1/scamrisk/assess', { key: keys.secretKey, json: { username: 'x' } });
+    expect([reply.status, reply.body.error_code]).toEqual([500, 'assessment_failed']);
+  });
+
+  it('POST /report files an unverified report that the next assessment counts', async () => {
+    const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'Bad.Actor@Example.com', category: 'phishing', reporter: 'help-desk' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.report).toMatchObject({ identifier: { type: 'email', masked: 'B***@example.com' }, category: 'phishing', reporter: 'help-desk', verified: false });
+    const assessed = await stack.call('/v1/scamrisk/assess', { key: secret, json: { email: 'bad.actor@example.com' } });
+    expect(assessed.body.report_summary).toMatchObject({ total_reports: 1, categories: ['phishing'] });
+    const bad = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'x@example.com', category: 'nope' } });
+    expect([bad.status, bad.body.error_code]).toEqual([400, 'invalid_request']);
+    const noAuth = await stack.call('/v1/scamrisk/report', { key: publicKey, json: { type: 'email', value: 'x@example.com', category: 'scam' } });
+    expect(noAuth.body.error_code).toBe('wrong_key_type');
+  });
+});

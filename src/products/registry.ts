@@ -14,6 +14,7 @@ import emailauth from './emailauth/index.js';
 import emailval from './emailval/index.js';
 import tls from './tls/index.js';
 import whois from './whois/index.js';
+import domainrep from './domainrep/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -26,6 +27,7 @@ export const PRODUCT_MODULES = [
   emailval,
   tls,
   whois,
+  domainrep,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

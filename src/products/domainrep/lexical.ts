@@ -166,8 +166,9 @@ export function idnSignals(parts: NameParts): DomainRepSignal[] {
   if (scripts.size >= 2 && !cjkWithLatin) {
     signals.push({ code: 'mixed_script', detail: `the label "${unicode}" mixes ${[...scripts].sort().join(' and ')} letters`, weight: LEXICAL_WEIGHTS.mixedScript });
   }
+  // Accented Latin letters (bücher) are ordinary IDN; the brand check still reads them through the skeleton.
   const look = skeleton(unicode);
-  if (/^[a-z0-9-]+$/.test(look)) {
+  if (/^[a-z0-9-]+$/.test(look) && [...scripts].some((script) => script !== 'Latin')) {
     signals.push({ code: 'confusable', detail: `the label "${unicode}" is made of characters that look like ASCII: reads as "${look}"`, weight: LEXICAL_WEIGHTS.confusable });
   }
   return signals;

@@ -61,6 +61,8 @@ export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, 
 export type { EmailValEngine } from './products/emailval/engine.js';
 export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';
 export type { WhoisEngine, WhoisQuery } from './products/whois/engine.js';
+export type { DomainRepResult, DomainRepSignal, DomainRepSignalCode, DomainRepLevel, DomainRepEngineOptions, DomainZone, DomainZoneCode } from './products/domainrep/types.js';
+export type { DomainRepEngine, DomainRepQuery } from './products/domainrep/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export { USER_AGENT_MAX_LENGTH } from './products/useragent/types.js';
 export type { WebhookIpResult, WebhookIpOptions, WebhookProvider, WebhookRangesDataset, WebhookRangeSource } from './products/webhookip/types.js';

@@ -62,6 +62,8 @@ export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, 
 export type { EmailValEngine } from './products/emailval/engine.js';
 export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';
 export type { WhoisEngine, WhoisQuery } from './products/whois/engine.js';
+export type { DomainRepResult, DomainRepSignal, DomainRepSignalCode, DomainRepLevel, DomainRepEngineOptions, DomainZone, DomainZoneCode } from './products/domainrep/types.js';
+export type { DomainRepEngine, DomainRepQuery } from './products/domainrep/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export type { PwbreachResult, PwbreachInput, PwbreachEngineOptions } from './products/pwbreach/types.js';
 export { MAX_PASSWORD_BYTES } from './products/pwbreach/types.js';

@@ -24,6 +24,12 @@ export interface LookupOutcome<Result> {
    * `range/:prefix` answers the public range API's text format); errors stay JSON envelopes.
    */
   text?: { body: string; contentType: string };
+  /**
+   * When the result stops being fresh (ms since the epoch), from engines whose results expire
+   * with their data (DNS TTLs, a registry answer's lifetime); absent when unknown. A product
+   * built on another's results (domainrep) keeps its own no longer than this.
+   */
+  expiresAt?: number;
 }
 
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {

@@ -12,6 +12,8 @@ export interface CachedResult<Result> {
   result: Result;
   json: string;
   fetchedAt?: number;
+  /** When it stops being fresh (ms since the epoch), when the lookup said how long to keep it. */
+  expiresAt?: number;
 }
 
 /** What a lookup hands the cache on a miss. */
@@ -32,12 +34,14 @@ export interface ResultCache<Result> {
  * @param cache the product's cache, or null to compute every time.
  * @param copy a deep copy of a result: the stored object never leaves the engine, so callers
  *   cannot corrupt it.
+ * @param now the engine's clock, for `expiresAt` (when the lookup gives `ttlMs`).
  */
-export function createResultCache<Result>(cache: ProductCache<CachedResult<Result>> | null, copy: (result: Result) => Result): ResultCache<Result> {
+export function createResultCache<Result>(cache: ProductCache<CachedResult<Result>> | null, copy: (result: Result) => Result, now: () => number = Date.now): ResultCache<Result> {
   const outcome = (entry: CachedResult<Result>, cached: boolean): LookupOutcome<Result> => new CachedOutcome(entry, cached, copy);
 
   function remember(key: string, computed: Computed<Result>): LookupOutcome<Result> {
     const entry: CachedResult<Result> = { result: computed.result, json: JSON.stringify(computed.result), fetchedAt: computed.fetchedAt };
+    if (computed.ttlMs !== undefined) entry.expiresAt = now() + Math.max(0, computed.ttlMs);
     if (computed.ttlMs === undefined || computed.ttlMs > 0) cache?.set(key, entry, computed.ttlMs);
     return outcome(entry, false);
   }
@@ -66,6 +70,7 @@ class CachedOutcome<Result> implements LookupOutcome<Result> {
   readonly cached: boolean;
   readonly json: string;
   readonly fetchedAt?: Date;
+  readonly expiresAt?: number;
   #entry: CachedResult<Result>;
   #copy: (result: Result) => Result;
   #copied: Result | undefined;
@@ -74,6 +79,7 @@ class CachedOutcome<Result> implements LookupOutcome<Result> {
     this.cached = cached;
     this.json = entry.json;
     if (entry.fetchedAt !== undefined) this.fetchedAt = new Date(entry.fetchedAt);
+    if (entry.expiresAt !== undefined) this.expiresAt = entry.expiresAt;
     this.#entry = entry;
     this.#copy = copy;
   }

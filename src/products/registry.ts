@@ -17,6 +17,7 @@ import whois from './whois/index.js';
 import asn from './asn/index.js';
 import pwbreach from './pwbreach/index.js';
 import scamrisk from './scamrisk/index.js';
+import domainrep from './domainrep/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -32,6 +33,7 @@ export const PRODUCT_MODULES = [
   asn,
   pwbreach,
   scamrisk,
+  domainrep,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

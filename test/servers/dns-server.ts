@@ -74,6 +74,11 @@ export interface DnsServerOptions {
   defaultTtl?: number;
   /** Negative-caching SOA minimum: 60. */
   negativeTtl?: number;
+  /**
+   * Behaviours for names at or under a suffix (`{ 'multi.surbl.org': 'silent' }`), winning over
+   * `behaviour` for those names: one zone can be silent or broken while the others answer.
+   */
+  behaviours?: Record<string, DnsBehaviour>;
 }
 
 export interface DnsTestServer {
@@ -92,6 +97,8 @@ export interface DnsTestServer {
   setZone(zone: Zone): void;
   /** `delayMs` sets the 'slow' delay; left out, the previous delay stays. */
   setBehaviour(behaviour: DnsBehaviour, delayMs?: number): void;
+  /** Replace the per-suffix behaviours (see DnsServerOptions.behaviours). */
+  setBehaviours(behaviours: Record<string, DnsBehaviour>): void;
   close(): Promise<void>;
 }
 
@@ -114,6 +121,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
     delayMs: options.delayMs ?? DEFAULT_DELAY_MS,
     defaultTtl: options.defaultTtl ?? DEFAULT_TTL,
     negativeTtl: options.negativeTtl ?? NEGATIVE_TTL,
+    behaviours: normalizeBehaviours(options.behaviours),
   };
   const queries = new Map<string, number>();
   const tcpQueries = new Map<string, number>();
@@ -133,7 +141,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
     if (!query) return settings.behaviour === 'silent' ? undefined : formatError(message);
     count(query, transport);
     const now = (bytes: Buffer) => ({ bytes, delayMs: 0 });
-    switch (settings.behaviour) {
+    switch (behaviourFor(settings, query.questions[0]!.name)) {
       case 'silent':
         return undefined;
       case 'servfail':
@@ -197,11 +205,28 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
       settings.behaviour = behaviour;
       if (delayMs !== undefined) settings.delayMs = delayMs;
     },
+    setBehaviours(behaviours) {
+      settings.behaviours = normalizeBehaviours(behaviours);
+    },
     close() {
       closing ??= closeAll(udp, tcp, connections, timers);
       return closing;
     },
   };
+}
+
+/** Per-suffix behaviours, longest suffix first. */
+function normalizeBehaviours(behaviours: Record<string, DnsBehaviour> = {}): [string, DnsBehaviour][] {
+  return Object.entries(behaviours)
+    .map(([suffix, behaviour]): [string, DnsBehaviour] => [canonical(suffix), behaviour])
+    .sort((a, b) => b[0].length - a[0].length);
+}
+
+/** The behaviour for a question name: the longest matching suffix's, else the server's. */
+function behaviourFor(settings: { behaviour: DnsBehaviour; behaviours: [string, DnsBehaviour][] }, name: string): DnsBehaviour {
+  const key = canonical(name);
+  for (const [suffix, behaviour] of settings.behaviours) if (key === suffix || key.endsWith(`.${suffix}`)) return behaviour;
+  return settings.behaviour;
 }
 
 // ---------------------------------------------------------------------------------------------

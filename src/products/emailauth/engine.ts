@@ -61,8 +61,8 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
     throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
   const store = deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
-  const results = createResultCache(store, copyResult);
   const now = deps.now ?? Date.now;
+  const results = createResultCache(store, copyResult, now);
   const resolver = typeof deps.dns === 'function' ? deps.dns : () => deps.dns as DnsResolver;
 
   async function lookUp(domain: EmailDomain): Promise<Computed<EmailAuthResult>> {

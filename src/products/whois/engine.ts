@@ -106,7 +106,7 @@ export function resolveWhoisOptions(options: WhoisEngineOptions = {}) {
 export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOptions = {}): WhoisEngine {
   const settings = resolveWhoisOptions(options);
   const { tables } = deps;
-  const results = createResultCache<CacheValue>(deps.cache, (value) => ('not_found' in value ? { ...value } : copyResult(value)));
+  const results = createResultCache<CacheValue>(deps.cache, (value) => ('not_found' in value ? { ...value } : copyResult(value)), deps.now);
   const inflight = new Map<string, Promise<Computed<CacheValue>>>();
   const referrals = new Map<string, { server: ServerAddress | null; until: number }>();
   const memo = new Map<string, string>();

@@ -1,0 +1,170 @@
+/**
+ * domainrep's bundled data, read once per engine: the domain blocklist zones, the TLD risk table,
+ * the brand list and the phishing lists (MetaMask eth-phishing-detect, polkadot{.js} phishing).
+ * Every mistake names the file and the field; nothing here reads outside `dataDir`.
+ */
+import { join } from 'node:path';
+import { invalidOption, SeclookupError } from '../../errors.js';
+import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
+import { readJsonDataset } from '../../lib/datasets.js';
+import type { DomainRepEngineOptions, DomainZone } from './types.js';
+
+/** Room in a 253-character name for the domain queried in front of the zone (at least `a.b.`). */
+const MAX_ZONE_LENGTH = 253 - 4;
+
+function datasetError(path: string, what: string): never {
+  throw new SeclookupError('dataset_invalid', `seclookup: domainrep ${path}: ${what}`);
+}
+
+// --- zones ------------------------------------------------------------------------------------
+
+export function domainZonesPath(dataDir: string): string {
+  return join(dataDir, 'domainrep', 'zones.json');
+}
+
+/** Read and check `<dataDir>/domainrep/zones.json`. */
+export function loadDomainZones(dataDir: string): DomainZone[] {
+  const path = domainZonesPath(dataDir);
+  const fail = (what: string): never => datasetError(path, what);
+  const data = readJsonDataset<unknown>(path);
+  if (!isObject(data)) return fail('expected a JSON object');
+  return checkZoneList(data.zones, fail);
+}
+
+/** The zones an engine checks: `options.zones` (definitions or names from the file), else the file's. */
+export function configuredDomainZones(dataDir: string, options: DomainRepEngineOptions | undefined): DomainZone[] {
+  if (options?.zones === undefined) return loadDomainZones(dataDir);
+  const fail = (what: string): never => {
+    throw invalidOption(`domainrep zones option: ${what}`);
+  };
+  if (!Array.isArray(options.zones)) return fail('must be an array of zone names or definitions');
+  let fromFile: DomainZone[] | undefined;
+  const entries = options.zones.map((entry: unknown, i: number) => {
+    if (typeof entry !== 'string') return entry;
+    fromFile ??= loadDomainZones(dataDir);
+    const name = canonicalZoneName(entry);
+    return fromFile.find((zone) => zone.zone === name) ?? fail(`zones[${i}] ${JSON.stringify(entry)} is not defined in ${domainZonesPath(dataDir)}`);
+  });
+  return checkZoneList(entries, fail, true);
+}
+
+function checkZoneList(zones: unknown, fail: (what: string) => never, mayBeEmpty = false): DomainZone[] {
+  if (!Array.isArray(zones) || (!mayBeEmpty && zones.length === 0)) return fail('"zones" must be a non-empty array');
+  const seen = new Set<string>();
+  return zones.map((raw: unknown, i: number) => {
+    const at = `zones[${i}]`;
+    const checked = checkZoneDefinition(raw, at, fail, MAX_ZONE_LENGTH);
+    if (seen.has(checked.zone)) fail(`${at}: zone ${checked.zone} is listed twice`);
+    seen.add(checked.zone);
+    // The weight of each listing code: checkZoneDefinition keeps the order of listing_codes.
+    const rawCodes = (raw as { listing_codes: unknown[] }).listing_codes;
+    const listing_codes = checked.listing_codes.map((code, j) => {
+      const weight = (rawCodes[j] as { weight?: unknown }).weight;
+      if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0 || weight > 100) {
+        fail(`${at} (${JSON.stringify(checked.zone)}): listing_codes[${j}] (${code.code}) needs a "weight" from 0 to 100`);
+      }
+      return { ...code, weight: weight as number };
+    });
+    return { ...checked, listing_codes };
+  });
+}
+
+export function copyDomainZone(zone: DomainZone): DomainZone {
+  const copy: DomainZone = { ...zone, listing_codes: zone.listing_codes.map((c) => ({ ...c })) };
+  if (zone.error_codes) copy.error_codes = zone.error_codes.map((c) => ({ ...c }));
+  return copy;
+}
+
+// --- TLD risk ---------------------------------------------------------------------------------
+
+export interface TldRisk {
+  tld: string;
+  listed: number;
+  baseline: number;
+  share: number;
+  lift: number;
+  weight: number;
+}
+
+export interface TldRiskTable {
+  byTld: ReadonlyMap<string, TldRisk>;
+  minListed: number;
+  listedDomains: number;
+}
+
+export function loadTldRisk(dataDir: string): TldRiskTable {
+  const path = join(dataDir, 'domainrep', 'tld-risk.json');
+  const data = readJsonDataset<unknown>(path);
+  if (!isObject(data) || !Array.isArray(data.tlds)) return datasetError(path, 'expected { "tlds": [...] }');
+  if (typeof data.min_listed !== 'number' || typeof data.listed_domains !== 'number') return datasetError(path, '"min_listed" and "listed_domains" must be numbers');
+  const byTld = new Map<string, TldRisk>();
+  data.tlds.forEach((row: unknown, i: number) => {
+    if (!isObject(row) || typeof row.tld !== 'string' || !/^[a-z0-9-]+$/.test(row.tld)) datasetError(path, `tlds[${i}]: "tld" must be a lower-case TLD`);
+    const r = row as Record<string, unknown>;
+    for (const key of ['listed', 'baseline', 'share', 'lift', 'weight']) {
+      if (typeof r[key] !== 'number' || !Number.isFinite(r[key])) datasetError(path, `tlds[${i}] (${String(r.tld)}): "${key}" must be a number`);
+    }
+    if ((r.weight as number) < 0 || (r.weight as number) > 100) datasetError(path, `tlds[${i}] (${String(r.tld)}): "weight" must be 0-100`);
+    byTld.set(r.tld as string, { tld: r.tld as string, listed: r.listed as number, baseline: r.baseline as number, share: r.share as number, lift: r.lift as number, weight: r.weight as number });
+  });
+  return { byTld, minListed: data.min_listed, listedDomains: data.listed_domains };
+}
+
+// --- brands -----------------------------------------------------------------------------------
+
+export interface Brand {
+  brand: string;
+  /** The brand's own registrable domains: never flagged. */
+  domains: readonly string[];
+  /** `substring`: the brand inside a longer label counts; `token`: only as a whole hyphen- or digit-separated part. */
+  match: 'substring' | 'token';
+}
+
+export function loadBrands(dataDir: string): Brand[] {
+  const path = join(dataDir, 'domainrep', 'brands.json');
+  const data = readJsonDataset<unknown>(path);
+  if (!isObject(data) || !Array.isArray(data.brands)) return datasetError(path, 'expected { "brands": [...] }');
+  return data.brands.map((entry: unknown, i: number) => {
+    if (!isObject(entry) || typeof entry.brand !== 'string' || !/^[a-z0-9]{3,}$/.test(entry.brand)) return datasetError(path, `brands[${i}]: "brand" must be 3 or more lower-case letters or digits`);
+    if (!Array.isArray(entry.domains) || !entry.domains.every((d) => typeof d === 'string')) return datasetError(path, `brands[${i}]: "domains" must be an array of domain names`);
+    if (entry.match !== 'substring' && entry.match !== 'token') return datasetError(path, `brands[${i}]: "match" must be "substring" or "token"`);
+    return { brand: entry.brand, domains: entry.domains as string[], match: entry.match };
+  });
+}
+
+// --- phishing lists ---------------------------------------------------------------------------
+
+export interface PhishingLists {
+  /** Names blocked (equal or parent match), with the list that blocks them. */
+  blocked: ReadonlyMap<string, string>;
+  /** MetaMask's whitelist (equal or parent match). */
+  allowed: ReadonlySet<string>;
+  /** polkadot{.js} `allow`: exact names, and `*.parent` wildcards (names one label below). */
+  allowedExact: ReadonlySet<string>;
+  allowedWildcard: ReadonlySet<string>;
+}
+
+export const METAMASK_LIST = 'MetaMask eth-phishing-detect blacklist (2023-08-31 snapshot)';
+export const POLKADOT_LIST = 'polkadot{.js} phishing deny list (2026-02-03 snapshot)';
+
+export function loadPhishingLists(dataDir: string): PhishingLists {
+  const metamaskPath = join(dataDir, 'domainrep', 'sources', 'metamask-config.json');
+  const polkadotPath = join(dataDir, 'domainrep', 'sources', 'polkadot-all.json');
+  const metamask = readJsonDataset<unknown>(metamaskPath);
+  const polkadot = readJsonDataset<unknown>(polkadotPath);
+  const strings = (path: string, value: unknown, key: string): string[] => {
+    const list = isObject(value) ? value[key] : undefined;
+    if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) return datasetError(path, `"${key}" must be an array of strings`);
+    return list.map((s: string) => s.trim().toLowerCase().replace(/\.$/, ''));
+  };
+  const blocked = new Map<string, string>();
+  for (const name of strings(polkadotPath, polkadot, 'deny')) blocked.set(name, POLKADOT_LIST);
+  for (const name of strings(metamaskPath, metamask, 'blacklist')) blocked.set(name, METAMASK_LIST);
+  const allowedExact = new Set<string>();
+  const allowedWildcard = new Set<string>();
+  for (const name of strings(polkadotPath, polkadot, 'allow')) {
+    if (name.startsWith('*.')) allowedWildcard.add(name.slice(2));
+    else allowedExact.add(name);
+  }
+  return { blocked, allowed: new Set(strings(metamaskPath, metamask, 'whitelist')), allowedExact, allowedWildcard };
+}

@@ -1,0 +1,36 @@
+import { defineProduct, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import type { EmailAuthEngine } from '../emailauth/engine.js';
+import type { WhoisEngine } from '../whois/engine.js';
+import { configuredDomainZones, loadBrands, loadPhishingLists, loadTldRisk } from './data.js';
+import { checkCacheSize, createDomainRepEngine, type CachedDomainRep } from './engine.js';
+import type { DomainRepEngineOptions } from './types.js';
+
+/** domainrep: a 0-100 risk score for a domain from weighted signals (whois age, email auth, DNS, blocklists, lexical). */
+export default defineProduct({
+  id: 'domainrep',
+  createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions>) =>
+    createDomainRepEngine({
+      zones: configuredDomainZones(dataDir, options),
+      tldRisk: loadTldRisk(dataDir),
+      brands: loadBrands(dataDir),
+      phishing: loadPhishingLists(dataDir),
+      dns,
+      // The whois and emailauth products' own engines (and caches), built on first use.
+      whois: () => engine('whois') as WhoisEngine,
+      emailauth: () => engine('emailauth') as EmailAuthEngine,
+      cache: cache<CachedDomainRep>({ maxEntries: checkCacheSize(options?.cacheSize) }),
+      now,
+      signalTimeoutMs: options?.signalTimeoutMs,
+      maxTtlMs: options?.maxTtlMs,
+    }),
+  prepare: (engine, domain: string) => engine.prepare(domain),
+  lookup: (engine, query) => engine.lookup(query),
+  // SPEC: GET ?domain= and GET /lookup/{domain}.
+  routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  cli: {
+    input: 'a domain name',
+    example: 'example.com',
+    args: (input): [string] => [input],
+  },
+});

@@ -16,6 +16,7 @@ import tls from './tls/index.js';
 import whois from './whois/index.js';
 import asn from './asn/index.js';
 import pwbreach from './pwbreach/index.js';
+import riskscore from './riskscore/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -30,6 +31,7 @@ export const PRODUCT_MODULES = [
   whois,
   asn,
   pwbreach,
+  riskscore,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

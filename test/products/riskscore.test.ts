@@ -191,7 +191,7 @@ describe('riskscore through the API: every error code', () => {
     const error = await ipqs().riskscore('1.0.0.4').catch((e: unknown) => e as LookupError);
     expect(error).toMatchObject({ code: 'lookup_failed' });
     expect((error as Error).message).not.toContain(KEY);
-    const refused = await createLookup({ riskscore: { provider: 'ipqualityscore', url: 'http://127.0.0.1:1/ipqs', key: KEY } }).riskscore('1.0.0.5').catch((e: unknown) => e as Error);
+    const refused = await createLookup({ riskscore: { provider: 'ipqualityscore', url: 'http://127.0.0.1:1/ipqs', key: KEY } }).riskscore('1.0.0.5').then(() => new Error('resolved'), (e: unknown) => e as Error);
     expect(refused).toMatchObject({ code: 'lookup_failed' });
     expect(refused.message).not.toContain(KEY);
   });

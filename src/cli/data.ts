@@ -16,7 +16,7 @@ const UPDATABLE = MODULES.filter((module): module is WithDataset<'update'> => mo
 const IMPORTABLE = MODULES.filter((module): module is WithDataset<'import'> => module.dataset?.import !== undefined);
 
 export const DATA_HELP = `Usage:
-  seclookup data update PRODUCT [--data-dir DIR] [--mirror URL] [--timeout MS]
+  seclookup data update PRODUCT [--data-dir DIR] [--mirror URL] [--timeout MS] [--source NAME]
   seclookup data import PRODUCT FILE|DIR... [--data-dir DIR] [--out FILE] [--skip-corrupt]
                         [--tmp-dir DIR] [--progress]
 
@@ -32,6 +32,7 @@ ${MODULES.filter((module) => module.dataset).map((module) => module.dataset!.hel
   --mirror URL       fetch each source https://HOST/PATH from URL/HOST/PATH instead
                      (an internal mirror or an offline copy)
   --timeout MS       per-request timeout in milliseconds (default: the product's own)
+  --source NAME      update: only these sources of the product (comma-separated)
   --out FILE         import: write the dataset here instead of its place in the data folder
   --skip-corrupt     import: import the good lines when some are corrupt (default: refuse)
   --tmp-dir DIR      import: folder for temporary files (default: beside the dataset)
@@ -61,7 +62,7 @@ export async function runData(argv: string[]): Promise<number> {
 
 async function update(argv: string[]): Promise<number> {
   const command = 'data update';
-  const { values, positionals } = parseCommand(argv, { mirror: { type: 'string' }, timeout: { type: 'string' }, ...DATA_DIR_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { mirror: { type: 'string' }, timeout: { type: 'string' }, source: { type: 'string' }, ...DATA_DIR_OPTION }, command);
   if (values.help) {
     out(DATA_HELP);
     return EXIT_OK;
@@ -76,7 +77,7 @@ async function update(argv: string[]): Promise<number> {
 
   let report: DatasetUpdateReport;
   try {
-    report = await module.dataset.update({ dataDir, mirror: values.mirror, timeoutMs, onProgress: (line) => note(line) });
+    report = await module.dataset.update({ dataDir, mirror: values.mirror, timeoutMs, source: values.source, onProgress: (line) => note(line) });
   } catch (error) {
     throw new CommandError(`${product} update failed, dataset left unchanged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

@@ -245,7 +245,8 @@ export function parseCidr(text: string): Cidr {
   const trimmed = text.trim();
   try {
     if (trimmed.includes('/')) {
-      const [addr, bits] = ipaddr.parseCIDR(trimmed);
+      // Without a colon it can only be IPv4: skip ipaddr.parseCIDR's IPv6 attempt, the slow part.
+      const [addr, bits] = trimmed.includes(':') ? ipaddr.parseCIDR(trimmed) : ipaddr.IPv4.parseCIDR(trimmed);
       if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
         return [(addr as ipaddr.IPv6).toIPv4Address(), Math.max(0, bits - 96)];
       }

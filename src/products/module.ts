@@ -67,6 +67,8 @@ export interface DatasetUpdateOptions {
   mirror?: string;
   /** Per request. @default the product's own, documented in its help */
   timeoutMs?: number;
+  /** `--source NAME[,NAME]`: which of the product's sources to update (products that have several). @default the product's own */
+  source?: string;
   /** Progress lines, for stderr. */
   onProgress: (line: string) => void;
 }

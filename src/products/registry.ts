@@ -18,6 +18,7 @@ import asn from './asn/index.js';
 import pwbreach from './pwbreach/index.js';
 import scamrisk from './scamrisk/index.js';
 import domainrep from './domainrep/index.js';
+import riskscore from './riskscore/index.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -34,6 +35,7 @@ export const PRODUCT_MODULES = [
   pwbreach,
   scamrisk,
   domainrep,
+  riskscore,
 ] as const;
 
 /** The products with a lookup engine, in registry order. */

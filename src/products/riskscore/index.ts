@@ -1,0 +1,78 @@
+import { invalidOption } from '../../errors.js';
+import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
+import { getLookupRoutes } from '../route.js';
+import { createRiskScoreEngine } from './engine.js';
+import type { ProviderName, RiskScoreEngineOptions } from './types.js';
+import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
+
+/** riskscore: risk and threat intelligence, location and network of an IP. */
+export default defineProduct({
+  id: 'riskscore',
+  createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions>) =>
+    createRiskScoreEngine({ options, dataDir, engine: (id) => engine(id), cache, now }),
+  prepare: (engine, ip: string) => engine.prepare(ip),
+  lookup: (engine, query) => engine.lookup(query),
+  // SPEC: GET ?ip= and GET /lookup/{ip}.
+  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  cli: {
+    input: 'a public IPv4 or IPv6 address',
+    example: '185.220.101.1',
+    args: (input): [string] => [input],
+    settings: {
+      'riskscore-provider': {
+        help: 'riskscore: local (default), ipinfo or ipqualityscore',
+        apply: (value) => ({ provider: providerSetting(value) }),
+      },
+      'riskscore-url': {
+        help: "riskscore: the upstream's base URL (default: the provider's public API)",
+        apply: (value) => ({ url: value.trim() }),
+      },
+      'riskscore-key': {
+        help: "riskscore: the upstream's API key or token (prefer $SECLOOKUP_RISKSCORE_KEY)",
+        apply: (value) => ({ key: value.trim() }),
+      },
+      'riskscore-local': {
+        help: 'riskscore: off to not load the local data (default: on)',
+        apply: (value) => ({ local: onOff(value, 'riskscore-local') }),
+      },
+      'riskscore-dnsbl': {
+        help: 'riskscore: on to add DNSBL listings from the dnsbl engine (default: off)',
+        apply: (value) => ({ dnsbl: onOff(value, 'riskscore-dnsbl') }),
+      },
+    },
+  },
+  dataset: {
+    help: `riskscore fetches its local lists from their official URLs: tor (Onionoo exit
+relays), hosting-vpn (X4BNet datacenter and VPN ranges and ASNs), cloud (provider ranges
+via lord-alfred/ipranges), apple-private-relay (Apple's egress CSV), ipsum (IPsum), and
+spamhaus-drop (Spamhaus DROP, DROPv6, ASN-DROP: not bundled; --source spamhaus-drop
+installs it, under Spamhaus's terms). --source picks groups. A group whose download fails
+or does not read keeps its previous files. Default per-request timeout: 60000 ms.`,
+    async update({ dataDir, mirror, timeoutMs, source, onProgress }) {
+      const sources = source === undefined ? undefined : parseSourceGroups(source);
+      return describeUpdate(await updateRiskScoreData({ dataDir, mirror, timeoutMs, sources, onProgress }));
+    },
+  },
+});
+
+function describeUpdate(report: RiskScoreUpdateReport): DatasetUpdateReport {
+  const summary = `riskscore: ${report.updated.length} updated (${report.updated.join(', ') || 'none'}), ${report.failed.length} failed; ${report.dir}`;
+  const notes: string[] = [];
+  if (report.failed.length > 0) notes.push(`${report.failed.map((f) => `${f.group} (${f.reason})`).join(', ')}: previous data kept.`);
+  if (report.updated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
+  return { summary, ok: report.updated.length > 0 || report.failed.length === 0, notes };
+}
+
+function providerSetting(value: string): ProviderName {
+  const text = value.trim().toLowerCase();
+  if (text === 'local' || text === 'ipinfo' || text === 'ipqualityscore') return text;
+  throw invalidOption(`expected local, ipinfo or ipqualityscore (got ${JSON.stringify(value)})`);
+}
+
+function onOff(value: string, name: string): boolean {
+  const text = value.trim().toLowerCase();
+  if (text === 'on' || text === 'true' || text === '1') return true;
+  if (text === 'off' || text === 'false' || text === '0') return false;
+  throw invalidOption(`${name}: expected on or off (got ${JSON.stringify(value)})`);
+}

@@ -1,0 +1,155 @@
+/**
+ * The local provider's data, compiled: every range list (Tor exits, VPN, datacenter, cloud,
+ * crawler, monitor and platform ranges, Apple Private Relay, IPsum, Spamhaus DROP) in ONE
+ * CidrTable whose values are list ids, answered in one binary search; the ASN lists as Sets.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { SeclookupError } from '../../errors.js';
+import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
+import type { IpInput } from '../../lib/ip-input.js';
+import { LOCAL_SOURCES, SourceFormatError, parseSource, type LocalSource, type SourceGroup } from './sources.js';
+import { NO_EVIDENCE, type Evidence } from './score.js';
+
+export interface LocalData {
+  table: CidrTable<string>;
+  datacenterAsns: ReadonlySet<number>;
+  vpnAsns: ReadonlySet<number>;
+  dropAsns: ReadonlySet<number>;
+  /** Entries loaded (ranges, addresses and ASNs of every list): SPEC's database_records. */
+  records: number;
+  /** Entries left out at load (special-purpose space, too broad). */
+  filtered: number;
+  /** The newest snapshot date of the groups loaded: `fetched_at`. */
+  snapshot: Date;
+  /** Per group: its snapshot date and entries. */
+  groups: { group: SourceGroup; snapshot: string | null; records: number }[];
+}
+
+/** What identifies a data folder's current files: their paths, sizes and mtimes (a changed file is another stamp). */
+export function localDataStamp(dataDir: string): string {
+  const dir = riskscoreDir(dataDir);
+  const parts = [dir];
+  for (const file of ['snapshots.json', ...LOCAL_SOURCES.map((s) => s.file)]) {
+    try {
+      const st = statSync(join(dir, file));
+      parts.push(`${file}:${st.size}:${st.mtimeMs}`);
+    } catch {
+      parts.push(`${file}:-`);
+    }
+  }
+  return parts.join('|');
+}
+
+export function riskscoreDir(dataDir: string): string {
+  return join(dataDir, 'riskscore');
+}
+
+/** `<dataDir>/riskscore/snapshots.json`: group -> ISO date of its data. */
+export function readSnapshots(dataDir: string): Record<string, string> {
+  const path = join(riskscoreDir(dataDir), 'snapshots.json');
+  if (!existsSync(path)) return {};
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8'));
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch (error) {
+    throw new SeclookupError('dataset_invalid', `seclookup: ${path} is not valid JSON`, { cause: error });
+  }
+}
+
+/**
+ * Read and compile the local data. Throws SeclookupError `dataset_missing` when a bundled file
+ * is absent (the caller turns that into "local provider unavailable"), `dataset_invalid` for a
+ * file that does not read.
+ */
+export function loadLocalData(dataDir: string): LocalData {
+  const dir = riskscoreDir(dataDir);
+  const snapshots = readSnapshots(dataDir);
+  const ranges: { cidr: string; value: string }[] = [];
+  const asnSets = { 'asn-datacenter': new Set<number>(), 'asn-vpn': new Set<number>(), 'asn-drop': new Set<number>() };
+  let records = 0;
+  let filtered = 0;
+  const perGroup = new Map<SourceGroup, number>();
+  for (const source of LOCAL_SOURCES) {
+    const path = join(dir, source.file);
+    if (!existsSync(path)) {
+      if (source.optional) continue;
+      throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
+    }
+    const parsed = readSource(source, path);
+    for (const range of parsed.ranges) ranges.push(range);
+    if (source.kind === 'asn-datacenter' || source.kind === 'asn-vpn' || source.kind === 'asn-drop') for (const asn of parsed.asns) asnSets[source.kind].add(asn);
+    const count = parsed.ranges.length + parsed.asns.length;
+    records += count;
+    filtered += parsed.filtered;
+    perGroup.set(source.group, (perGroup.get(source.group) ?? 0) + count);
+  }
+  const groups = [...perGroup].map(([group, count]) => ({ group, snapshot: typeof snapshots[group] === 'string' ? snapshots[group] : null, records: count }));
+  const times = groups.map((g) => (g.snapshot ? Date.parse(g.snapshot) : NaN)).filter((t) => Number.isFinite(t));
+  return {
+    table: createCidrTable(ranges),
+    datacenterAsns: asnSets['asn-datacenter'],
+    vpnAsns: asnSets['asn-vpn'],
+    dropAsns: asnSets['asn-drop'],
+    records,
+    filtered,
+    snapshot: new Date(times.length > 0 ? Math.max(...times) : 0),
+    groups,
+  };
+}
+
+function readSource(source: LocalSource, path: string) {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new SeclookupError('dataset_missing', `seclookup: cannot read riskscore dataset ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return parseSource(source, text);
+  } catch (error) {
+    if (error instanceof SourceFormatError) throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** The range part of the evidence for one table answer (memoised per answer array: the table shares them). */
+export type RangeEvidence = Pick<Evidence, 'tor' | 'vpnRange' | 'vpnServer' | 'relay' | 'datacenterRange' | 'cloud' | 'crawler' | 'monitor' | 'platform' | 'ipsumLists' | 'drop'>;
+
+const memo = new WeakMap<readonly string[], RangeEvidence>();
+
+export function rangeEvidence(values: readonly string[]): RangeEvidence {
+  let found = memo.get(values);
+  if (found) return found;
+  const e = {
+    tor: false, vpnRange: false, vpnServer: false, relay: false, datacenterRange: false, drop: false, ipsumLists: 0,
+    cloud: [] as string[], crawler: [] as string[], monitor: [] as string[], platform: [] as string[],
+  };
+  for (const value of values) {
+    const colon = value.indexOf(':');
+    const kind = colon < 0 ? value : value.slice(0, colon);
+    const name = colon < 0 ? '' : value.slice(colon + 1);
+    switch (kind) {
+      case 'tor': e.tor = true; break;
+      case 'vpn': e.vpnRange = true; break;
+      case 'vpnserver': e.vpnServer = true; break;
+      case 'relay': e.relay = true; break;
+      case 'datacenter': e.datacenterRange = true; break;
+      case 'drop': e.drop = true; break;
+      case 'ipsum': e.ipsumLists = Math.max(e.ipsumLists, Number(name)); break;
+      case 'cloud': case 'crawler': case 'monitor': case 'platform': e[kind].push(name); break;
+    }
+  }
+  // X4BNet's VPN list includes Apple's relay egress ranges: there, the address is a relay (ours).
+  if (e.relay) e.vpnRange = false;
+  found = Object.freeze(e);
+  memo.set(values, found);
+  return found;
+}
+
+/** The table's answer for a prepared address. */
+export function matchInput(table: CidrTable<string>, input: IpInput): readonly string[] {
+  return input.version === 4 ? table.matchIPv4(input.value) : table.match(input.address);
+}
+
+export { NO_EVIDENCE };

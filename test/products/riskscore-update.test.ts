@@ -1,0 +1,85 @@
+/**
+ * `data update riskscore` against recorded copies served on loopback (--mirror): every group
+ * refreshed from its official URL's shape, a failing group keeps its files, Spamhaus DROP
+ * installed with --source (private entries filtered at load) and then used by the engine.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { viaMirror } from '../../src/lib/source-update.js';
+import { createLookup } from '../../src/lookup.js';
+import { LOCAL_SOURCES, TOR_URL, APPLE_RELAY_URL } from '../../src/products/riskscore/sources.js';
+import { updateRiskScoreData } from '../../src/products/riskscore/update.js';
+import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
+
+const pathOf = (url: string) => new URL(viaMirror(url, 'http://x')).pathname;
+const recorded = (name: string) => readFileSync(new URL(`../fixtures/riskscore/${name}`, import.meta.url), 'utf8');
+
+let server: HttpFixture;
+let dataDir: string;
+
+beforeAll(async () => {
+  server = await startHttpFixture();
+  dataDir = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-'));
+  cpSync(join(bundledDataDir(), 'riskscore'), join(dataDir, 'riskscore'), { recursive: true });
+  // Recorded copies in each official format; small, with values of our choosing.
+  for (const source of LOCAL_SOURCES) {
+    if (source.url === TOR_URL || source.url === APPLE_RELAY_URL || source.group === 'spamhaus-drop') continue;
+    const body =
+      source.format === 'asn-lines' ? 'AS64496 # example\nAS13335 # Cloudflare\n'
+      : source.format === 'ipsum' ? '# IPsum\n# Last update: test\n203.0.113.9\t9\n45.9.148.7\t8\n10.1.2.3\t9\n'
+      : source.id.endsWith('ipv6') ? '2a0e:1c80::/29\n' : '45.9.149.0/24\n';
+    server.routes.set(pathOf(source.url), respond.text(body));
+  }
+  server.routes.set(pathOf(TOR_URL), respond.json({ version: '8.0', relays: [{ fingerprint: 'AAAA', or_addresses: ['45.9.150.1:443', '[2a0e:1c80::1]:9001'] }] }));
+  server.routes.set(pathOf(APPLE_RELAY_URL), respond.text('45.9.151.0/24,GB,GB-EN,London,\n2a0e:1c81::/48,GB,GB-EN,London,\n45.9.151.0/24,GB,GB-EN,London,\n'));
+  for (const name of ['drop_v4.json', 'drop_v6.json', 'asndrop.json']) server.routes.set(pathOf(`https://www.spamhaus.org/drop/${name}`), respond.text(recorded(`spamhaus/${name}`)));
+});
+
+afterAll(async () => {
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('riskscore data update via --mirror', () => {
+  it('refreshes the bundled groups, keeps a group whose download fails, and the engine reads the new data', async () => {
+    server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.status(500));
+    const progress: string[] = [];
+    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, onProgress: (l) => progress.push(l), now: () => new Date('2026-12-01T10:00:00Z') });
+    expect(report.updated).toEqual(['tor', 'hosting-vpn', 'cloud', 'apple-private-relay']);
+    expect(report.failed).toEqual([{ group: 'ipsum', reason: 'HTTP 500' }]);
+    const dir = join(dataDir, 'riskscore');
+    expect(readFileSync(join(dir, 'tor/tor-exits.csv'), 'utf8')).toBe('fingerprint, ipaddr, port\nAAAA, 45.9.150.1, 443\nAAAA, 2a0e:1c80::1, 9001\n');
+    expect(readFileSync(join(dir, 'apple-private-relay/ipv4.txt'), 'utf8')).toBe('45.9.151.0/24\n');
+    expect(readFileSync(join(dir, 'abuse/ipsum.txt'), 'utf8')).toBe(readFileSync(join(bundledDataDir(), 'riskscore/abuse/ipsum.txt'), 'utf8'));
+    expect(JSON.parse(readFileSync(join(dir, 'snapshots.json'), 'utf8')).tor).toBe('2026-12-01T10:00:00Z');
+
+    const lookup = createLookup({ dataDir });
+    expect((await lookup.riskscore('45.9.150.1')).intelligence.flags.is_tor).toBe(true);
+    expect((await lookup.riskscore('45.9.151.7')).intelligence.flags.is_relay).toBe(true);
+  });
+
+  it('installs Spamhaus DROP with --source spamhaus-drop; entries in private space are filtered at load', async () => {
+    server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.text('# IPsum\n203.0.113.9\t9\n45.9.148.7\t8\n'));
+    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, sources: ['spamhaus-drop', 'ipsum'] });
+    expect(report).toMatchObject({ updated: ['spamhaus-drop', 'ipsum'], failed: [] });
+    const lookup = createLookup({ dataDir });
+    const r = await lookup.riskscore('45.9.148.7');
+    expect(r.intelligence.tags).toEqual(expect.arrayContaining(['spamhaus_drop', 'ipsum:8']));
+    expect(r.intelligence).toMatchObject({ verdict: 'malicious', flags: { is_malicious: true }, threat: { score: 100 } });
+    expect((await lookup.riskscore('2a0e:fd40::1')).intelligence.tags).toContain('spamhaus_drop');
+    const engine = lookup.engine('riskscore') as { local: { filtered: number } };
+    expect(engine.local.filtered).toBeGreaterThanOrEqual(1); // 10.0.0.0/8 in the DROP copy
+  });
+
+  it('refuses a download that does not read and keeps the old files', async () => {
+    server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.text('<html>not the feed</html>'));
+    const before = readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8');
+    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, sources: ['ipsum'] });
+    expect(report.updated).toEqual([]);
+    expect(report.failed[0].reason).toMatch(/ipsum.txt line 1/);
+    expect(readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8')).toBe(before);
+  });
+});

@@ -32,8 +32,9 @@ const ALPHA = 1;
 const MAX_WEIGHT = 15;
 const SCALE = 3;
 
-const metamask = JSON.parse(readFileSync(join(SOURCES, 'metamask-config.json'), 'utf8'));
-const polkadot = JSON.parse(readFileSync(join(SOURCES, 'polkadot-all.json'), 'utf8'));
+const PHISHING = join(HERE, '..', 'phishing');
+const metamask = JSON.parse(readFileSync(join(PHISHING, 'metamask', 'config.json'), 'utf8'));
+const polkadot = JSON.parse(readFileSync(join(PHISHING, 'polkadot', 'all.json'), 'utf8'));
 const freemail = readFileSync(join(SOURCES, 'free-email-domains.txt'), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
 
 const clean = (name) => String(name).trim().toLowerCase().replace(/\.$/, '');

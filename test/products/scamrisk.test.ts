@@ -14,7 +14,7 @@ import { createApiStack, FROZEN_NOW, type ApiStack } from '../api/harness.js';
 
 const DATA = join(bundledDataDir(), 'scamrisk');
 const lines = (file: string) => readFileSync(join(DATA, file), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
-const metamask = JSON.parse(readFileSync(join(DATA, 'metamask', 'config.json'), 'utf8')) as { blacklist: string[]; whitelist: string[] };
+const metamask = JSON.parse(readFileSync(join(bundledDataDir(), 'phishing', 'metamask', 'config.json'), 'utf8')) as { blacklist: string[]; whitelist: string[] };
 const polkadotAddresses = JSON.parse(readFileSync(join(DATA, 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>;
 const SANCTIONED_ETH = lines('ofac/sanctioned_addresses_ETH.txt')[0];
 const SANCTIONED_BTC = lines('ofac/sanctioned_addresses_XBT.txt')[0];

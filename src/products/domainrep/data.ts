@@ -148,8 +148,9 @@ export const METAMASK_LIST = 'MetaMask eth-phishing-detect blacklist (2023-08-31
 export const POLKADOT_LIST = 'polkadot{.js} phishing deny list (2026-02-03 snapshot)';
 
 export function loadPhishingLists(dataDir: string): PhishingLists {
-  const metamaskPath = join(dataDir, 'domainrep', 'sources', 'metamask-config.json');
-  const polkadotPath = join(dataDir, 'domainrep', 'sources', 'polkadot-all.json');
+  // Shared with scamrisk: data/phishing/ (see its README).
+  const metamaskPath = join(dataDir, 'phishing', 'metamask', 'config.json');
+  const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const metamask = readJsonDataset<unknown>(metamaskPath);
   const polkadot = readJsonDataset<unknown>(polkadotPath);
   const strings = (path: string, value: unknown, key: string): string[] => {

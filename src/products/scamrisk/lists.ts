@@ -86,14 +86,15 @@ function fuzzyKey(host: string): string {
 
 export function loadScamLists(dataDir: string): ScamLists {
   const dir = join(dataDir, 'scamrisk');
-  const metamaskPath = join(dir, 'metamask', 'config.json');
+  // The phishing domain lists are shared with domainrep: data/phishing/ (see its README).
+  const metamaskPath = join(dataDir, 'phishing', 'metamask', 'config.json');
   const metamask = readJson(metamaskPath) as Record<string, unknown>;
   const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist'));
   const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
   const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
-  const polkadotPath = join(dir, 'polkadot', 'all.json');
+  const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const polkadot = readJson(polkadotPath) as Record<string, unknown>;
   const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny'));
   const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');

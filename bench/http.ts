@@ -10,7 +10,8 @@
  * (`dist/cli.js serve`) with its JSON request log going to a file, once more with
  * `--log-level warn` (no request lines), answering a cached emailauth lookup, and answering a
  * pwbreach POST lookup (a JSON body with a password) and a geoip lookup of 8.8.8.8 (location from
- * the DB-IP file, connection from the asn data), against the same bare Node server.
+ * the DB-IP file, connection from the asn data) and a local riskscore lookup, against the same
+ * bare Node server.
  *
  * Two loads: 100 connections keep the server saturated, so the ratio compares throughput
  * capacity (the goal). 10 connections, on a 2-core machine shared with the load generator,
@@ -219,7 +220,7 @@ async function benchServe(): Promise<BenchRow[]> {
   // Long TTLs: the rows run for over a minute, longer than the test server's 60 s negative TTL.
   const dns = await startDnsServer({ zone: EMAILAUTH_ZONE, defaultTtl: 3600, negativeTtl: 3600 });
   try {
-    const [bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip] = await Promise.all([
+    const [bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip, riskscore] = await Promise.all([
       startServer('node', 'bare', children),
       startServer('node', 'bare-post', children),
       startServe(dir('logged'), [], children),
@@ -227,13 +228,14 @@ async function benchServe(): Promise<BenchRow[]> {
       startServe(dir('emailauth'), ['--dns', dns.address], children, { product: 'emailauth', path: '/v1/emailauth/lookup?domain=example.com' }),
       startServe(dir('pwbreach'), [], children, { product: 'pwbreach', path: '/v1/pwbreach/lookup', body: JSON.stringify({ password: PWBREACH_PASSWORD }) }),
       startServe(dir('geoip'), [], children, { product: 'geoip', path: '/v1/geoip/lookup?ip=8.8.8.8' }),
+      startServe(dir('riskscore'), [], children, { product: 'riskscore', path: '/v1/riskscore/lookup?ip=8.8.8.8' }),
     ]);
     // The bare POST server gets the pwbreach request: same body, same headers.
     Object.assign(barePost, { url: barePost.url.replace(/\/v1\/.*$/, '/v1/pwbreach/lookup'), headers: pwbreach.headers, body: pwbreach.body });
-    const targets = { bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip };
+    const targets = { bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip, riskscore };
     const { connections } = LOADS[0];
     for (const target of Object.values(targets)) await load(target, connections, WARMUP_SECONDS);
-    const best = { bare: 0, barePost: 0, withLog: 0, withoutLog: 0, emailauth: 0, pwbreach: 0, geoip: 0 };
+    const best = { bare: 0, barePost: 0, withLog: 0, withoutLog: 0, emailauth: 0, pwbreach: 0, geoip: 0, riskscore: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of Object.keys(best) as (keyof typeof best)[]) best[name] = Math.max(best[name], await load(targets[name], connections, ROUND_SECONDS));
     }
@@ -265,6 +267,7 @@ async function benchServe(): Promise<BenchRow[]> {
       row('GET /v1/useragent/lookup, warm UA cache, --log-level warn (no request lines)', best.withoutLog, false),
       row('GET /v1/emailauth/lookup, cached result, JSON request log to a file', best.emailauth, true),
       row('GET /v1/geoip/lookup?ip=8.8.8.8 (DB-IP City Lite and the asn data, in memory), JSON request log to a file', best.geoip, true),
+      row('GET /v1/riskscore/lookup?ip=8.8.8.8 (local provider: every open list, geoip and asn), JSON request log to a file', best.riskscore, true),
       row(`POST /v1/pwbreach/lookup {"password": ...} (JSON body, SHA-1, bundled sample in memory), JSON request log to a file`, best.pwbreach, true),
       row(`the same pwbreach POST lookups`, best.pwbreach, false, { name: 'bare node reading and parsing the same JSON POST body', opsPerSec: best.barePost }),
     ];

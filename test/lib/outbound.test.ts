@@ -142,6 +142,23 @@ describe('connecting to the checked address', () => {
     expect(dns.total()).toBe(before); // no second resolution
   });
 
+  it('a name whose second resolution differs (DNS rebinding) still reaches only the checked address', async () => {
+    const rebinding = await startDnsServer({ zone: { 'rebind.test': [{ type: 'A', address: '127.0.0.1', ttl: 0 }] } });
+    try {
+      const guard = guardFor(rebinding, ['127.0.0.0/8']);
+      const target = await guard.check('rebind.test');
+      // The name now points at the metadata address; a client that resolved again would follow it.
+      rebinding.setZone({ 'rebind.test': [{ type: 'A', address: '169.254.169.254', ttl: 0 }] });
+      const response = await httpGet(`http://rebind.test:${port}/`, { lookup: guard.pinnedLookup(target) });
+      expect(response.body.toString()).toBe(`host header rebind.test:${port}`);
+      expect(rebinding.total()).toBe(2); // A and AAAA, once: nothing asked after the check
+      // And a fresh check of the name now refuses it.
+      expect(await codeOf(guardFor(rebinding, ['127.0.0.0/8']).check('rebind.test'))).toBe('target_refused');
+    } finally {
+      await rebinding.close();
+    }
+  });
+
   it('pinnedLookup answers the all-addresses form too', async () => {
     const guard = guardFor(dns, ['127.0.0.0/8']);
     const target = await guard.check('loopback.test');

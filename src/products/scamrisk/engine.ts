@@ -9,6 +9,7 @@ import type { AsnResult } from '../asn/types.js';
 import type { DnsblResult } from '../dnsbl/types.js';
 import type { EmailAuthResult } from '../emailauth/types.js';
 import type { EmailValResult } from '../emailval/types.js';
+import type { RiskScoreResult } from '../riskscore/types.js';
 import type { WhoisResult } from '../whois/types.js';
 import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
 import { levenshtein, LIST_DATES, type ScamLists } from './lists.js';
@@ -226,9 +227,8 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
         );
       }
       tasks.push(
-        soft<Record<string, unknown>>('riskscore', (e) => e.lookup(e.prepare(ip))).then((r) => {
-          if (!r) return;
-          riskscoreSignals(r, seenNow, add);
+        soft<RiskScoreResult>('riskscore', (e) => e.lookup(e.prepare(ip))).then((r) => {
+          if (r) riskscoreSignals(r, seenNow, add);
         }),
       );
     }
@@ -309,11 +309,11 @@ function scriptsOf(label: string): Set<string> {
   return scripts;
 }
 
-/** The riskscore engine is built in parallel: its fields are read defensively. */
-function riskscoreSignals(r: Record<string, unknown>, seen: string, add: Add): void {
-  const score = typeof r.risk_score === 'number' ? r.risk_score : typeof r.score === 'number' ? r.score : null;
-  if (score !== null && score >= 60) add('ip_threat_intel', 'riskscore', Math.min(1, score / 100), seen, `risk_score ${score}`);
-  const flags = { ...(r as Record<string, unknown>), ...((r.threat ?? r.security ?? {}) as Record<string, unknown>) };
-  if (flags.is_tor === true || flags.tor === true) add('tor_exit', 'riskscore', 0.9, seen);
-  if (flags.is_vpn === true || flags.is_proxy === true || flags.vpn === true || flags.proxy === true) add('vpn_or_proxy', 'riskscore', 0.8, seen);
+/** Signals from a riskscore answer: its risk score (high or critical), anonymity and hosting flags. */
+function riskscoreSignals({ intelligence }: RiskScoreResult, seen: string, add: Add): void {
+  const { risk, flags } = intelligence;
+  if (risk.score >= 60) add('ip_threat_intel', 'riskscore', Math.min(1, risk.score / 100), seen, `${intelligence.verdict}: risk ${risk.score} (${risk.level})`);
+  if (flags.is_tor) add('tor_exit', 'riskscore', 0.9, seen);
+  if (flags.is_vpn || flags.is_proxy) add('vpn_or_proxy', 'riskscore', 0.8, seen);
+  if (flags.is_hosting) add('hosting_network', 'riskscore', 0.8, seen, intelligence.tags.join(', '));
 }

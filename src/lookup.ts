@@ -84,6 +84,12 @@ export interface Lookup extends LookupCalls {
    * SeclookupError listing every product whose data failed to load.
    */
   load(products?: readonly BuiltProductId[]): void;
+  /**
+   * Release what the built engines hold open (file watches, scamrisk's report database). Lookups
+   * after it may fail. Engines are closed in the order they were built; the first error is thrown
+   * after all were tried.
+   */
+  close(): Promise<void>;
 }
 
 type Built = { engine: unknown } | { error: unknown };
@@ -161,7 +167,21 @@ export function createLookup(options: LookupOptions = {}): Lookup {
     calls[module.id] = async (...args) => (await detailed[module.id](...args)).result;
   }
 
-  const lookup = { ...calls, detailed, engine, load } as unknown as Lookup;
+  async function close(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const entry of built.values()) {
+      const closable = 'engine' in entry ? (entry.engine as { close?: () => unknown }) : null;
+      if (typeof closable?.close !== 'function') continue;
+      try {
+        await closable.close();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  }
+
+  const lookup = { ...calls, detailed, engine, load, close } as unknown as Lookup;
   if (options.eager) lookup.load();
   return lookup;
 }

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../src/errors.js';
 import { createMemoryCache, type CacheStore } from '../src/lib/cache.js';
 import { createLookup } from '../src/lookup.js';
+import { SOFT_SOURCES } from '../src/products/scamrisk/types.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const emptyDir = mkdtempSync(join(tmpdir(), 'seclookup-empty-'));
@@ -44,6 +45,21 @@ describe('createLookup', () => {
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['10.0.0.1/8'] } })).toThrow(/host bits/);
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['not-a-cidr'] } })).toThrow(/not a valid IP address or CIDR/);
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['127.0.0.0/8'] } })).not.toThrow();
+  });
+
+  it('close() releases what the built engines hold: a report database scamrisk opened from a path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seclookup-close-'));
+    try {
+      const lookup = createLookup({ scamrisk: { reports: join(dir, 'reports.db'), disable: [...SOFT_SOURCES] } });
+      expect((await lookup.scamrisk({ username: 'someone' })).report_summary.total_reports).toBe(0);
+      const { reports } = lookup.engine('scamrisk');
+      await lookup.close();
+      const error = await rejection(Promise.resolve().then(() => reports.find('username', 'someone')));
+      expect(isSeclookupError(error, 'store_failed')).toBe(true);
+      await lookup.close(); // twice is harmless
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('load(products) builds only the products named', () => {

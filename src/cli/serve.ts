@@ -120,12 +120,13 @@ export async function runServe(argv: string[]): Promise<number> {
     await announceKeys(meter, dbPath);
   } catch (error) {
     server.close();
+    await lookup.close();
     await meter.close();
     await log.close();
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (database ${dbPath})`);
-  return untilSignal({ server, api, meter, log, deadlineMs });
+  return untilSignal({ server, api, meter, lookup, log, deadlineMs });
 }
 
 function parseLogLevel(flag: string | undefined, command: string): LogLevel {

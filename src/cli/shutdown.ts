@@ -12,6 +12,7 @@ import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
 import type { Meter } from '../metering/types.js';
+import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
 import { note } from './output.js';
@@ -78,6 +79,8 @@ export interface ShutdownOptions {
   server: Server;
   api: InFlightApi;
   meter: Meter;
+  /** The engines: closed with the meter (scamrisk's report database, geoip's file watch). */
+  lookup: Pick<Lookup, 'close'>;
   log: ServeLog;
   deadlineMs: number;
 }
@@ -102,7 +105,7 @@ export function untilSignal(options: ShutdownOptions): Promise<number> {
   });
 }
 
-async function stopGracefully({ server, api, meter, log, deadlineMs }: ShutdownOptions): Promise<number> {
+async function stopGracefully({ server, api, meter, lookup, log, deadlineMs }: ShutdownOptions): Promise<number> {
   api.drain();
   const closed = stopAccepting(server);
   // Connections that carry a request get `Connection: close` on its answer and end after it;
@@ -123,6 +126,7 @@ async function stopGracefully({ server, api, meter, log, deadlineMs }: ShutdownO
   }
   let code = EXIT_OK;
   try {
+    await lookup.close();
     await meter.close();
     note('seclookup stopped: database closed');
   } catch (error) {

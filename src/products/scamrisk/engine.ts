@@ -31,6 +31,8 @@ export interface ScamriskEngine {
   report(report: Omit<NewReport, 'identifier'> & { value: string; region?: string }): Promise<StoredReport>;
   readonly reports: ReportStore;
   readonly lists: ScamLists;
+  /** Close the report database if the engine opened it (a `reports` path); a store passed in stays the caller's. */
+  close(): Promise<void>;
 }
 
 export interface ScamriskEngineDeps {
@@ -260,6 +262,9 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
     },
     reports,
     lists,
+    async close() {
+      if (typeof options.reports === 'string') await reports.close();
+    },
   };
 }
 

@@ -31,7 +31,7 @@ describe('router', () => {
   });
 
   it('leaves unbuilt lookup routes and unknown paths absent (404), not stubbed', () => {
-    expect(match('GET', '/v1/riskscore/lookup')).toEqual({ kind: 'not_found', product: 'riskscore' });
+    expect(match('GET', '/v1/captcha/lookup')).toEqual({ kind: 'not_found', product: 'captcha' });
     expect(match('GET', '/v1/nope/status')).toEqual({ kind: 'not_found', product: null });
     expect(match('GET', '/v2/useragent/status')).toEqual({ kind: 'not_found', product: null });
     expect(match('GET', '/')).toEqual({ kind: 'not_found', product: null });

@@ -302,7 +302,7 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
 
     it.each([
       ['an unknown route of a product', '/v1/useragent/nope'],
-      ['the lookup of a product not built yet', '/v1/riskscore/lookup?ip=8.8.8.8'],
+      ['the lookup of a product not built yet', '/v1/captcha/verify'],
       ['an unknown product', '/v1/nope/status'],
     ])('answers 404 not_found for %s', async (_name, path) => {
       // The route is matched before the key is looked at, so any valid key will do.

@@ -28,14 +28,15 @@ const referenceFormat = (addr: IpAddress) => (addr.kind() === 'ipv4' ? addr.toSt
  * The routability rule of ip-special.ts, written the slow and obvious way: scan the blocks with
  * ipaddr.js `match`, the longest prefix decides, embedded IPv4 addresses are read from bytes.
  */
+const parsedBlocks = (blocks: readonly SpecialBlock[]) => blocks.map((block) => ({ block, cidr: ipaddr.parseCIDR(block.cidr) }));
+const REFERENCE_BLOCKS = { ipv4: parsedBlocks(IPV4_SPECIAL_BLOCKS), ipv6: parsedBlocks(IPV6_SPECIAL_BLOCKS) };
+
 function referenceIsPublic(addr: IpAddress): boolean {
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return referenceIsPublic((addr as ipaddr.IPv6).toIPv4Address());
-  const blocks = addr.kind() === 'ipv4' ? IPV4_SPECIAL_BLOCKS : IPV6_SPECIAL_BLOCKS;
   let best: SpecialBlock | undefined;
   let bestBits = -1;
-  for (const block of blocks) {
-    const [net, bits] = ipaddr.parseCIDR(block.cidr);
-    if (net.kind() === addr.kind() && addr.match(net, bits) && bits > bestBits) [best, bestBits] = [block, bits];
+  for (const { block, cidr: [net, bits] } of REFERENCE_BLOCKS[addr.kind()]) {
+    if (addr.match(net, bits) && bits > bestBits) [best, bestBits] = [block, bits];
   }
   if (!best) return true;
   if (best.reachable !== 'embedded') return best.reachable;

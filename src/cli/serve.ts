@@ -39,7 +39,8 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          bundled with seclookup)
   --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
                          IP (default: none; the socket address is the caller)
-  --dns HOST:PORT,...    DNS servers for emailval, emailauth and dnsbl (repeatable or
+  --dns HOST:PORT,...    DNS servers of every product that resolves names (emailval,
+                         emailauth, dnsbl, tls, whois, domainrep, ...; repeatable or
                          comma-separated; default: the system's, from /etc/resolv.conf)
   --allow-private-targets CIDR,...
                          ${ALLOW_PRIVATE_TARGETS_HELP.replace(/\n/g, '\n                         ')}

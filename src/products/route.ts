@@ -81,3 +81,6 @@ export function getLookupRoutes<Args extends unknown[]>(
     { method: 'GET', path: `lookup/:${param}`, inputError, args: ({ query, pathValue }) => args(pathValue ?? '', query) },
   ];
 }
+
+/** SPEC's two GET forms for the products whose one input is `ip` (geoip, asn, timezone, riskscore). */
+export const IP_LOOKUP_ROUTES: readonly LookupRoute<[string]>[] = getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]);

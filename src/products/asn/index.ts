@@ -1,6 +1,6 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type EngineContext } from '../module.js';
-import { getLookupRoutes } from '../route.js';
+import { IP_LOOKUP_ROUTES } from '../route.js';
 import { checkCacheSize, checkZone, createAsnEngine, type CachedAsn } from './engine.js';
 import { openLocalSource } from './sources.js';
 import type { AsnEngineOptions } from './types.js';
@@ -17,7 +17,7 @@ export default defineProduct({
   prepare: (engine, ip: string) => engine.prepare(ip),
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
-  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  routes: IP_LOOKUP_ROUTES,
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   cli: {
     input: 'a public IPv4 or IPv6 address',

@@ -1,7 +1,7 @@
 import { invalidOption } from '../../errors.js';
 import type { IpInput } from '../../lib/ip-input.js';
 import { defineProduct, type EngineContext } from '../module.js';
-import { getLookupRoutes } from '../route.js';
+import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createGeoIpEngine } from './engine.js';
 import type { GeoIpEngineOptions } from './types.js';
 
@@ -12,7 +12,7 @@ export default defineProduct({
   prepare: (engine, ip: string): IpInput => engine.prepare(ip),
   lookup: (engine, input) => engine.lookup(input),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
-  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  routes: IP_LOOKUP_ROUTES,
   // The search-tree nodes of the location database files: the closest thing an MMDB file has
   // to a record count (its data records are shared between networks and not counted anywhere).
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),

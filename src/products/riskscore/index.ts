@@ -1,6 +1,6 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
-import { getLookupRoutes } from '../route.js';
+import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
@@ -13,7 +13,7 @@ export default defineProduct({
   prepare: (engine, ip: string) => engine.prepare(ip),
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}.
-  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  routes: IP_LOOKUP_ROUTES,
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   cli: {
     input: 'a public IPv4 or IPv6 address',

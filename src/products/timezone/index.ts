@@ -1,7 +1,7 @@
 import type { IpInput } from '../../lib/ip-input.js';
 import type { GeoIpEngine } from '../geoip/engine.js';
 import { defineProduct, type EngineContext } from '../module.js';
-import { getLookupRoutes } from '../route.js';
+import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createTimezoneEngine } from './engine.js';
 
 /**
@@ -15,7 +15,7 @@ export default defineProduct({
   prepare: (engine, ip: string): IpInput => engine.prepare(ip),
   lookup: (engine, input) => engine.lookup(input),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
-  routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string] => [ip]),
+  routes: IP_LOOKUP_ROUTES,
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '1.1.1.1',

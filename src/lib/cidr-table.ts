@@ -31,6 +31,23 @@ export interface CidrTableEntry<T> {
 const EMPTY: readonly never[] = Object.freeze([]);
 
 /**
+ * A table in plain arrays, as {@link compileCidrTable} builds it: what a cache file keeps, so a
+ * later start skips the build ({@link cidrTableFrom}).
+ */
+export interface CompiledCidrTable<T> {
+  /** Number of entries the table was built from. */
+  size: number;
+  /** Each distinct answer once (answers[0] is the empty one); the segments hold indexes into it. */
+  answers: (readonly T[])[];
+  /** IPv4 segment starts, ascending from 0, and each segment's answer. */
+  starts4: Float64Array;
+  answers4: Uint32Array;
+  /** IPv6 segment starts as four 32-bit words each, most significant first, and each segment's answer. */
+  starts6: Float64Array;
+  answers6: Uint32Array;
+}
+
+/**
  * Compile `entries` into a {@link CidrTable}. Throws a TypeError naming the bad CIDR.
  *
  * @example
@@ -38,6 +55,11 @@ const EMPTY: readonly never[] = Object.freeze([]);
  * table.match(parseIp('140.82.112.5')!); // ['github']
  */
 export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrTable<T> {
+  return cidrTableFrom(compileCidrTable(entries));
+}
+
+/** The build step of {@link createCidrTable}, stopping at plain arrays. */
+export function compileCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CompiledCidrTable<T> {
   const v4: Interval<T>[] = [];
   const v6: Interval<T>[] = [];
   entries.forEach((entry, order) => {
@@ -47,18 +69,28 @@ export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrT
     const start = (toBigInt(addr) / size) * size; // drop host bits
     (width === 32 ? v4 : v6).push({ start, end: start + size, order, value: entry.value });
   });
+  const answers = new AnswerPalette<T>();
 
   const table4 = toSegments(v4, 32n);
   const starts4 = new Float64Array(table4.starts.map(Number));
-  const values4 = table4.values;
+  const answers4 = Uint32Array.from(table4.values, (values) => answers.indexOf(values));
 
   const table6 = toSegments(v6, 128n);
-  // Each IPv6 start as four 32-bit words, most significant first, side by side.
   const starts6 = new Float64Array(table6.starts.length * 4);
   table6.starts.forEach((start, i) => {
     for (let w = 0; w < 4; w++) starts6[i * 4 + w] = Number((start >> BigInt(96 - 32 * w)) & 0xffffffffn);
   });
-  const values6 = table6.values;
+  const answers6 = Uint32Array.from(table6.values, (values) => answers.indexOf(values));
+  return { size: entries.length, answers: answers.list, starts4, answers4, starts6, answers6 };
+}
+
+/** A table from its compiled arrays (which it keeps: do not change them afterwards). */
+export function cidrTableFrom<T>(compiled: CompiledCidrTable<T>): CidrTable<T> {
+  const { answers, starts4, answers4, starts6, answers6 } = compiled;
+  if (starts4.length === 0 || starts4.length !== answers4.length || starts6.length !== answers6.length * 4 || answers6.length === 0) {
+    throw new TypeError('cidr table: the compiled arrays do not match');
+  }
+  for (const list of [answers4, answers6]) for (const i of list) if (i >= answers.length) throw new TypeError('cidr table: an answer index is out of range');
 
   function matchIPv4(value: number): readonly T[] {
     // Last segment whose start <= value; segment 0 starts at 0, so one always exists.
@@ -69,7 +101,7 @@ export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrT
       if (starts4[mid] <= value) lo = mid;
       else hi = mid - 1;
     }
-    return values4[lo];
+    return answers[answers4[lo]];
   }
 
   function matchIPv6(parts: number[]): readonly T[] {
@@ -78,7 +110,7 @@ export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrT
     const w2 = parts[4] * 0x10000 + parts[5];
     const w3 = parts[6] * 0x10000 + parts[7];
     let lo = 0;
-    let hi = values6.length - 1;
+    let hi = answers6.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const k = mid * 4;
@@ -91,11 +123,11 @@ export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrT
       if (le) lo = mid;
       else hi = mid - 1;
     }
-    return values6[lo];
+    return answers[answers6[lo]];
   }
 
   return {
-    size: entries.length,
+    size: compiled.size,
     matchIPv4,
     match(addr) {
       if (addr.kind() === 'ipv4') {
@@ -109,6 +141,28 @@ export function createCidrTable<T>(entries: readonly CidrTableEntry<T>[]): CidrT
       return matchIPv6(p);
     },
   };
+}
+
+/** Distinct answers, each kept once: segments with the same values share one frozen array. */
+class AnswerPalette<T> {
+  readonly list: (readonly T[])[] = [EMPTY];
+  #byKey = new Map<string, number>([['', 0]]);
+  #valueIds = new Map<T, number>();
+
+  indexOf(values: readonly T[]): number {
+    let key = '';
+    for (const value of values) {
+      let id = this.#valueIds.get(value);
+      if (id === undefined) this.#valueIds.set(value, (id = this.#valueIds.size));
+      key += `${id},`;
+    }
+    let index = this.#byKey.get(key);
+    if (index === undefined) {
+      this.#byKey.set(key, (index = this.list.length));
+      this.list.push(values);
+    }
+    return index;
+  }
 }
 
 /** A CIDR as the half-open integer interval [start, end). */

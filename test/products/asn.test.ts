@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../../src/errors.js';
 import { isRoutable, parseIpInput } from '../../src/lib/ip-input.js';
 import { createLookup } from '../../src/lookup.js';
-import { loadAsnIndex } from '../../src/products/asn/csv-index.js';
+import { INDEX_FORMAT, loadAsnIndex } from '../../src/products/asn/csv-index.js';
 import { formatIPv6BigInt, ipv6Network, ipv6PrefixInRange } from '../../src/products/asn/network.js';
 import { ASN_PACKAGE, ASN_PACKAGE_VERSION, locateAsnPackage, openLocalSource, versionDate } from '../../src/products/asn/sources.js';
 import type { AsnEngine, AsnResult } from '../../src/products/asn/types.js';
@@ -414,9 +414,9 @@ describe('the index file', () => {
       'of another format version',
       (path: string) => {
         const bytes = readFileSync(path);
-        writeFileSync(path, Buffer.from(bytes.toString('latin1').replace('"format":1,', '"format":9,'), 'latin1'));
+        writeFileSync(path, Buffer.from(bytes.toString('latin1').replace(`"format":${INDEX_FORMAT},`, '"format":9,'), 'latin1'));
       },
-      /^index format 9, expected 1/,
+      new RegExp(`^index format 9, expected ${INDEX_FORMAT}`),
     ],
   ])('is rebuilt when %s, never trusted', (_case, damage, reason) => {
     const dir = newDir();

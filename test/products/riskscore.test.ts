@@ -2,13 +2,22 @@
  * riskscore with the bundled data (local provider), and every error code through the API
  * harness, with upstreams served on loopback in ipinfo's and IPQualityScore's documented shapes.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { loadLocalData } from '../../src/products/riskscore/local.js';
+import type { RiskScoreEngine } from '../../src/products/riskscore/engine.js';
+import type { RiskScoreResult } from '../../src/products/riskscore/types.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import { LookupError } from '../../src/errors.js';
 import { createApiStack } from '../api/harness.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 import { appleRelayIPv4, datacenterIPv4, topIpsum, torExitIPv4 } from './riskscore-helpers.js';
+import { parseIp } from '../../src/lib/ip.js';
+
+const parseIpForTest = (ip: string) => parseIp(ip)!;
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/riskscore/${name}`, import.meta.url), 'utf8'));
 const KEY = 'sekret-key-0123456789';
@@ -82,9 +91,78 @@ describe('riskscore local provider (bundled data)', () => {
     expect(r.is_eu).toBeNull();
   });
 
+  it('repeat lookups come from the result cache: cached, the same JSON, and a caller cannot change the stored result', async () => {
+    const engine = lookup.engine('riskscore') as RiskScoreEngine;
+    const ip = torExitIPv4();
+    const first = await engine.lookup(engine.prepare(ip));
+    first.result.intelligence.tags.push('tampered');
+    first.result.location.country.code = 'ZZ';
+    const second = await engine.lookup(engine.prepare(ip));
+    expect(second.cached).toBe(true);
+    expect(second.result.intelligence.tags).not.toContain('tampered');
+    expect(second.result.location.country.code).not.toBe('ZZ');
+    expect(JSON.parse(second.json!)).toEqual(second.result);
+    expect(second.result.intelligence.flags.is_tor).toBe(true);
+    // Computed without the cache, the answer is the same.
+    const uncached = createLookup({ riskscore: { cacheSize: 0 } }).engine('riskscore') as RiskScoreEngine;
+    expect((await uncached.lookup(uncached.prepare(ip))).result).toEqual(second.result);
+  });
+
   it('input errors: 400 invalid_ip, 422 ip_not_routable', async () => {
     await expect(lookup.riskscore('not-an-ip')).rejects.toMatchObject({ code: 'invalid_ip' });
     await expect(lookup.riskscore('10.1.2.3')).rejects.toMatchObject({ code: 'ip_not_routable' });
+  });
+});
+
+describe('the compiled lists, cached on disk', () => {
+  // One copy of the data for the three steps, in order (each build takes seconds).
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-idx-'));
+    cpSync(join(bundledDataDir(), 'riskscore'), join(dataDir, 'riskscore'), { recursive: true, filter: (path) => !path.endsWith('.idx') });
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const torOf = (data: ReturnType<typeof loadLocalData>, ip: string) => data.table.match(parseIpForTest(ip)).includes('tor');
+
+  it('are written beside the lists at the first start and read at the next, with the same answers', () => {
+    const first = loadLocalData(dataDir);
+    expect(first.index).toMatchObject({ origin: 'compiled', rejected: [] });
+    expect(first.index.path!.startsWith(join(dataDir, 'riskscore', 'seclookup-riskscore-'))).toBe(true);
+    const second = loadLocalData(dataDir);
+    expect(second.index).toEqual({ path: first.index.path, origin: 'cache', rejected: [] });
+    expect(second.records).toBe(first.records);
+    expect(second.groups).toEqual(first.groups);
+    expect(second.snapshot).toEqual(first.snapshot);
+    expect([...second.vpnAsns].sort()).toEqual([...first.vpnAsns].sort());
+    const ip = torExitIPv4();
+    for (const probe of [ip, '8.8.8.8', topIpsum().ip, appleRelayIPv4(), '2a0b:f4c2::1', '1.1.1.1']) {
+      expect(second.table.match(parseIpForTest(probe))).toEqual(first.table.match(parseIpForTest(probe)));
+    }
+    expect(torOf(second, ip)).toBe(true);
+  });
+
+  it('are rebuilt, never trusted, when the file is damaged', () => {
+    const path = loadLocalData(dataDir).index.path!;
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 100] ^= 0x01;
+    writeFileSync(path, bytes);
+    const second = loadLocalData(dataDir);
+    expect(second.index.origin).toBe('compiled');
+    expect(second.index.rejected).toEqual([`${path}: checksum mismatch (corrupt file)`]);
+    expect(torOf(second, torExitIPv4())).toBe(true);
+    expect(readdirSync(join(dataDir, 'riskscore')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('are rebuilt when a list changes (seclookup data update), and answer from the new list', () => {
+    const first = loadLocalData(dataDir);
+    expect(first.index.origin).toBe('cache');
+    expect(torOf(first, '81.2.69.142')).toBe(false);
+    appendFileSync(join(dataDir, 'riskscore', 'tor', 'tor-exits.csv'), 'FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF, 81.2.69.142, 443\n');
+    const second = loadLocalData(dataDir);
+    expect(second.index.origin).toBe('compiled');
+    expect(second.index.rejected).toEqual([`${first.index.path}: stale: a list file changed (size or mtime)`]);
+    expect(torOf(second, '81.2.69.142')).toBe(true);
+    expect(loadLocalData(dataDir).index.origin).toBe('cache');
   });
 });
 

@@ -9,36 +9,27 @@
  * (RFC 7607: never announced) are left out. Rows are sorted if needed, and overlapping ranges are
  * cut so that the later-starting one wins (see paintRanges).
  *
- * The index file (`seclookup-asn-v<format>-<hash of the source paths>.idx`):
- *   8 bytes magic, u32 LE header length, the header (JSON), zero padding to 8 bytes, the body.
- *   Header: format version, the machine's byte order, the stamp (package name and version, and
- *   each source file's path, size and mtime), the counts, and the SHA-256 of the body.
- *   Body: IPv4 starts, ends, ASNs and name numbers (Uint32 each), IPv6 starts and ends (four
- *   Uint32 words each, most significant first), ASNs and name numbers, then the names as one
- *   JSON array (entry 0 is null: no name).
- * A file is used only if everything matches: magic, format, byte order, stamp, lengths and
- * checksum. Anything else (stale, truncated, corrupt, from another machine) is reported and
- * rebuilt, never trusted. Writes go to a temporary name and are renamed into place, so a reader
- * (or a second process building at the same time) never sees half a file.
- *
- * Where the file goes: `indexDir` when given, else beside the CSV files (for the npm package,
- * its folder). When that folder is not writable, `<os.tmpdir()>/seclookup-<uid>/`, created
- * 0700 and used only if it is a real directory owned by this user that nobody else can write.
- * When nothing is writable the index lives in memory for this process only.
+ * The index file (`seclookup-asn-v<format>-<hash of the source paths>.idx`, written and checked
+ * by lib/compiled-file.ts, beside the CSV files or in `indexDir`): its stamp is the package name
+ * and version and each source file's path, size and mtime; its sections are the IPv4 starts,
+ * ends, ASNs and name numbers (Uint32 each), the IPv6 starts and ends (four Uint32 words each,
+ * most significant first), ASNs and name numbers, then the names as one JSON array (entry 0 is
+ * null: no name).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { endianness, tmpdir, userInfo } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type ipaddr from 'ipaddr.js';
 import { SeclookupError } from '../../errors.js';
+import { fileStamp, loadOrCompile, uint32Section, type CompiledFileContents } from '../../lib/compiled-file.js';
 import { parseIp, parseIPv4Number } from '../../lib/ip.js';
 import { partsToWords, wordsToBigInt } from './network.js';
 import type { AsnIndexInfo } from './types.js';
 
 /** Bumped whenever the layout or the meaning of the index changes. */
-export const INDEX_FORMAT = 1;
-const MAGIC = Buffer.from('SLASNIDX', 'latin1');
+export const INDEX_FORMAT = 2;
+const KIND = { magic: 'SLASNIDX', format: INDEX_FORMAT };
+const STALE = 'the source data changed (package version, or a file size or mtime)';
 
 /** The compiled data: typed arrays over sorted, non-overlapping ranges. */
 export interface AsnIndexData {
@@ -68,36 +59,18 @@ export interface LoadIndexOptions {
 /** Load the index of `files` from a valid cache file, or compile it and cache it. */
 export function loadAsnIndex(options: LoadIndexOptions): { data: AsnIndexData; info: AsnIndexInfo } {
   const files = options.files.map(realPath); // one index per file, whatever symlinks lead to it
-  const stamp = stampOf(files, options.packageId);
-  // The format is in the name too, so two seclookup versions side by side do not overwrite each other's file.
-  const name = `seclookup-asn-v${INDEX_FORMAT}-${createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 16)}.idx`;
-  const fallback = options.fallbackDir ?? defaultFallbackDir();
-  const candidates: { dir: string; private: boolean }[] = [{ dir: options.indexDir ? resolve(options.indexDir) : dirname(files[0]), private: false }];
-  if (resolve(fallback) !== candidates[0].dir) candidates.push({ dir: resolve(fallback), private: true });
-
-  const rejected: string[] = [];
-  for (const candidate of candidates) {
-    const path = join(candidate.dir, name);
-    if (candidate.private && !privateDirOk(candidate.dir, false)) continue;
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(path);
-    } catch {
-      continue; // none there yet (or unreadable): try the next folder, else compile
-    }
-    const read = readIndex(bytes, stamp);
-    if (typeof read !== 'string') return { data: read, info: { path, origin: 'cache', rejected } };
-    rejected.push(`${path}: ${read}`);
-  }
-
-  const data = compileAsnCsv(files);
-  const bytes = serializeIndex(data, stamp);
-  for (const candidate of candidates) {
-    const path = join(candidate.dir, name);
-    if (candidate.private ? !privateDirOk(candidate.dir, true) : !ensureDir(candidate.dir)) continue;
-    if (writeAtomically(path, bytes, candidate.private ? 0o600 : 0o644)) return { data, info: { path, origin: 'compiled', rejected } };
-  }
-  return { data, info: { path: null, origin: 'compiled', rejected } };
+  return loadOrCompile({
+    kind: KIND,
+    // The format is in the name too, so two seclookup versions side by side do not overwrite each other's file.
+    name: `seclookup-asn-v${INDEX_FORMAT}-${createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 16)}.idx`,
+    dir: options.indexDir ? resolve(options.indexDir) : dirname(files[0]),
+    fallbackDir: options.fallbackDir,
+    stamp: stampOf(files, options.packageId),
+    staleReason: STALE,
+    compile: () => compileAsnCsv(files),
+    encode: encodeIndex,
+    decode: decodeIndex,
+  });
 }
 
 function realPath(file: string): string {
@@ -113,161 +86,38 @@ export function stampOf(files: readonly string[], packageId: string | null): Asn
   return {
     package: packageId,
     sources: files.map((path) => {
-      let stats;
       try {
-        stats = statSync(path);
+        return fileStamp(path);
       } catch (error) {
         throw new SeclookupError('dataset_missing', `seclookup: asn: cannot read ${path}: ${(error as Error).message}`, { cause: error });
       }
-      return { path, size: stats.size, mtimeMs: stats.mtimeMs };
     }),
   };
 }
 
-function defaultFallbackDir(): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
-  return join(tmpdir(), `seclookup-${uid >= 0 ? uid : safeName(userInfo().username)}`);
-}
-
-function safeName(text: string): string {
-  return text.replace(/[^A-Za-z0-9._-]/g, '_') || 'user';
-}
-
-function ensureDir(dir: string): boolean {
-  try {
-    mkdirSync(dir, { recursive: true });
-    return statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A shared temporary folder is trusted only when it is a real directory (not a symlink) owned
- * by this user and writable by nobody else; otherwise another local user could plant an index.
- */
-function privateDirOk(dir: string, create: boolean): boolean {
-  try {
-    if (create) mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
-  }
-  try {
-    const stats = lstatSync(dir);
-    if (!stats.isDirectory() || stats.isSymbolicLink()) return false;
-    if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) return false;
-    return process.platform === 'win32' || (stats.mode & 0o022) === 0;
-  } catch {
-    return false;
-  }
-}
-
-function writeAtomically(path: string, bytes: Buffer, mode: number): boolean {
-  const temporary = `${path}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
-  let fd: number | undefined;
-  try {
-    fd = openSync(temporary, 'wx', mode);
-    for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temporary, path);
-    return true;
-  } catch {
-    if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // never created
-    }
-    return false;
-  }
-}
-
-// --- the file format ----------------------------------------------------------------------------
-
-interface IndexHeader {
-  format: number;
-  endianness: string;
-  stamp: AsnIndexStamp;
-  v4: number;
-  v6: number;
-  orgBytes: number;
-  sha256: string;
-}
-
-/** Body size in bytes for the counts: 4 words per IPv4 range, 10 per IPv6 range, then the names. */
-function bodyLength(v4: number, v6: number, orgBytes: number): number {
-  return 4 * (4 * v4 + 10 * v6) + orgBytes;
-}
-
-/** The index file's bytes. */
-export function serializeIndex(data: AsnIndexData, stamp: AsnIndexStamp): Buffer {
+function encodeIndex(data: AsnIndexData) {
   const names = Buffer.from(JSON.stringify(data.orgNames), 'utf8');
-  const arrays = [data.v4.starts, data.v4.ends, data.v4.asns, data.v4.orgs, data.v6.starts, data.v6.ends, data.v6.asns, data.v6.orgs];
-  const body = Buffer.concat([...arrays.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)), names]);
-  const header: IndexHeader = {
-    format: INDEX_FORMAT,
-    endianness: endianness(),
-    stamp,
-    v4: data.v4.asns.length,
-    v6: data.v6.asns.length,
-    orgBytes: names.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-  };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const head = Buffer.alloc(align8(MAGIC.length + 4 + json.length));
-  MAGIC.copy(head, 0);
-  head.writeUInt32LE(json.length, MAGIC.length);
-  json.copy(head, MAGIC.length + 4);
-  return Buffer.concat([head, body]);
+  return { meta: { v4: data.v4.asns.length, v6: data.v6.asns.length }, sections: [data.v4.starts, data.v4.ends, data.v4.asns, data.v4.orgs, data.v6.starts, data.v6.ends, data.v6.asns, data.v6.orgs, names] };
 }
 
-function align8(n: number): number {
-  return Math.ceil(n / 8) * 8;
-}
-
-/** The data in an index file, or why it cannot be used. */
-export function readIndex(bytes: Buffer, stamp: AsnIndexStamp): AsnIndexData | string {
-  if (bytes.length < MAGIC.length + 4 || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return 'not an index file (bad magic)';
-  const headerLength = bytes.readUInt32LE(MAGIC.length);
-  if (MAGIC.length + 4 + headerLength > bytes.length) return 'truncated (header)';
-  let header: IndexHeader;
+function decodeIndex({ meta, sections }: CompiledFileContents): AsnIndexData | string {
+  const { v4, v6 } = (meta ?? {}) as { v4?: number; v6?: number };
+  if (!Number.isSafeInteger(v4) || !Number.isSafeInteger(v6) || sections.length !== 9) return 'corrupt header (counts)';
+  const words = sections.slice(0, 8).map(uint32Section);
+  const expected = [v4!, v4!, v4!, v4!, 4 * v6!, 4 * v6!, v6!, v6!];
+  if (words.some((w, i) => w.length !== expected[i])) return 'corrupt header (counts)';
+  let orgNames: (string | null)[];
   try {
-    header = JSON.parse(bytes.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + headerLength)) as IndexHeader;
-  } catch {
-    return 'corrupt header';
-  }
-  if (header.format !== INDEX_FORMAT) return `index format ${String(header.format)}, expected ${INDEX_FORMAT}`;
-  if (header.endianness !== endianness()) return `built on a ${String(header.endianness)} machine`;
-  if (JSON.stringify(header.stamp) !== JSON.stringify(stamp)) return 'stale: the source data changed (package version, or a file size or mtime)';
-  const { v4, v6, orgBytes } = header;
-  if (![v4, v6, orgBytes].every((n) => Number.isSafeInteger(n) && n >= 0)) return 'corrupt header (counts)';
-  const start = align8(MAGIC.length + 4 + headerLength);
-  const length = bodyLength(v4, v6, orgBytes);
-  if (bytes.length !== start + length) return `wrong length: ${bytes.length} bytes, expected ${start + length}`;
-  const body = bytes.subarray(start);
-  if (createHash('sha256').update(body).digest('hex') !== header.sha256) return 'checksum mismatch (corrupt file)';
-
-  let offset = 0;
-  const words = (count: number): Uint32Array => {
-    const at = body.byteOffset + offset;
-    offset += count * 4;
-    // A view when aligned (the usual case: the file's own buffer), else a copy.
-    if (at % 4 === 0) return new Uint32Array(body.buffer, at, count);
-    return new Uint32Array(new Uint8Array(body.buffer, at, count * 4).slice().buffer);
-  };
-  const data: AsnIndexData = {
-    v4: { starts: words(v4), ends: words(v4), asns: words(v4), orgs: words(v4) },
-    v6: { starts: words(4 * v6), ends: words(4 * v6), asns: words(v6), orgs: words(v6) },
-    orgNames: [],
-  };
-  try {
-    data.orgNames = JSON.parse(body.toString('utf8', offset, offset + orgBytes)) as (string | null)[];
+    orgNames = JSON.parse(sections[8].toString('utf8')) as (string | null)[];
   } catch {
     return 'corrupt organization names';
   }
-  if (!Array.isArray(data.orgNames) || data.orgNames[0] !== null) return 'corrupt organization names';
-  return data;
+  if (!Array.isArray(orgNames) || orgNames[0] !== null) return 'corrupt organization names';
+  return {
+    v4: { starts: words[0], ends: words[1], asns: words[2], orgs: words[3] },
+    v6: { starts: words[4], ends: words[5], asns: words[6], orgs: words[7] },
+    orgNames,
+  };
 }
 
 // --- compiling the CSV --------------------------------------------------------------------------

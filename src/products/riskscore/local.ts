@@ -2,11 +2,18 @@
  * The local provider's data, compiled: every range list (Tor exits, VPN, datacenter, cloud,
  * crawler, monitor and platform ranges, Apple Private Relay, IPsum, Spamhaus DROP) in ONE
  * CidrTable whose values are list ids, answered in one binary search; the ASN lists as Sets.
+ *
+ * Compiling the 200,000-odd entries takes seconds, so the result is cached on disk
+ * (lib/compiled-file.ts): `seclookup-riskscore-v<format>.idx` beside the lists (else in the
+ * private temp folder), stamped with each list file's size and mtime and the source
+ * definitions; `seclookup data update riskscore` changes the files, so the next start rebuilds.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
-import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
+import { cidrTableFrom, compileCidrTable, type CidrTable, type CompiledCidrTable } from '../../lib/cidr-table.js';
+import { float64Section, loadOrCompile, uint32Section, type CompiledFileContents, type CompiledFileInfo } from '../../lib/compiled-file.js';
 import type { IpInput } from '../../lib/ip-input.js';
 import { LOCAL_SOURCES, SourceFormatError, parseSource, type LocalSource, type SourceGroup } from './sources.js';
 import { NO_EVIDENCE, type Evidence } from './score.js';
@@ -24,6 +31,22 @@ export interface LocalData {
   snapshot: Date;
   /** Per group: its snapshot date and entries. */
   groups: { group: SourceGroup; snapshot: string | null; records: number }[];
+  /** Where the compiled form came from (read from its cache file, or compiled now). */
+  index: CompiledFileInfo;
+}
+
+/** Bumped whenever parsing or the compiled layout changes, so older cache files are rebuilt. */
+export const LOCAL_INDEX_FORMAT = 1;
+const KIND = { magic: 'SLRSKIDX', format: LOCAL_INDEX_FORMAT };
+
+/** The compiled form, before the table is wrapped for lookups: what the cache file holds. */
+interface CompiledLocal {
+  table: CompiledCidrTable<string>;
+  asns: Record<'asn-datacenter' | 'asn-vpn' | 'asn-drop', number[]>;
+  records: number;
+  filtered: number;
+  snapshot: number;
+  groups: LocalData['groups'];
 }
 
 /** What identifies a data folder's current files: their paths, sizes and mtimes (a changed file is another stamp). */
@@ -58,11 +81,51 @@ export function readSnapshots(dataDir: string): Record<string, string> {
 }
 
 /**
- * Read and compile the local data. Throws SeclookupError `dataset_missing` when a bundled file
- * is absent (the caller turns that into "local provider unavailable"), `dataset_invalid` for a
- * file that does not read.
+ * The local data, from its cache file when that matches the lists, else read, compiled and
+ * cached. Throws SeclookupError `dataset_missing` when a bundled file is absent (the caller turns
+ * that into "local provider unavailable"), `dataset_invalid` for a file that does not read.
+ * @param fallbackDir where the cache file goes when the data folder cannot be written (tests).
  */
-export function loadLocalData(dataDir: string): LocalData {
+export function loadLocalData(dataDir: string, fallbackDir?: string): LocalData {
+  const dir = riskscoreDir(dataDir);
+  const files: { file: string; size: number; mtimeMs: number }[] = [];
+  for (const file of ['snapshots.json', ...LOCAL_SOURCES.map((s) => s.file)]) {
+    const path = join(dir, file);
+    const source = LOCAL_SOURCES.find((s) => s.file === file);
+    if (!existsSync(path)) {
+      if (source && !source.optional) throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
+      continue;
+    }
+    const st = statSync(path);
+    files.push({ file, size: st.size, mtimeMs: st.mtimeMs });
+  }
+  const definitions = createHash('sha256').update(JSON.stringify(LOCAL_SOURCES)).digest('hex').slice(0, 16);
+  const { data, info } = loadOrCompile<CompiledLocal>({
+    kind: KIND,
+    name: `seclookup-riskscore-v${LOCAL_INDEX_FORMAT}-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}.idx`,
+    dir,
+    fallbackDir,
+    stamp: { definitions, files },
+    staleReason: 'a list file changed (size or mtime)',
+    compile: () => compileLocalData(dataDir),
+    encode: encodeLocal,
+    decode: decodeLocal,
+  });
+  return {
+    table: cidrTableFrom(data.table),
+    datacenterAsns: new Set(data.asns['asn-datacenter']),
+    vpnAsns: new Set(data.asns['asn-vpn']),
+    dropAsns: new Set(data.asns['asn-drop']),
+    records: data.records,
+    filtered: data.filtered,
+    snapshot: new Date(data.snapshot),
+    groups: data.groups,
+    index: info,
+  };
+}
+
+/** Read every list file and compile them. */
+function compileLocalData(dataDir: string): CompiledLocal {
   const dir = riskscoreDir(dataDir);
   const snapshots = readSnapshots(dataDir);
   const ranges: { cidr: string; value: string }[] = [];
@@ -87,15 +150,57 @@ export function loadLocalData(dataDir: string): LocalData {
   const groups = [...perGroup].map(([group, count]) => ({ group, snapshot: typeof snapshots[group] === 'string' ? snapshots[group] : null, records: count }));
   const times = groups.map((g) => (g.snapshot ? Date.parse(g.snapshot) : NaN)).filter((t) => Number.isFinite(t));
   return {
-    table: createCidrTable(ranges),
-    datacenterAsns: asnSets['asn-datacenter'],
-    vpnAsns: asnSets['asn-vpn'],
-    dropAsns: asnSets['asn-drop'],
+    table: compileCidrTable(ranges),
+    asns: { 'asn-datacenter': [...asnSets['asn-datacenter']], 'asn-vpn': [...asnSets['asn-vpn']], 'asn-drop': [...asnSets['asn-drop']] },
     records,
     filtered,
-    snapshot: new Date(times.length > 0 ? Math.max(...times) : 0),
+    snapshot: times.length > 0 ? Math.max(...times) : 0,
     groups,
   };
+}
+
+const ASN_KINDS = ['asn-datacenter', 'asn-vpn', 'asn-drop'] as const;
+
+function encodeLocal(data: CompiledLocal) {
+  const { table } = data;
+  return {
+    meta: { size: table.size, records: data.records, filtered: data.filtered, snapshot: data.snapshot, groups: data.groups },
+    sections: [
+      Buffer.from(JSON.stringify(table.answers), 'utf8'),
+      table.starts4,
+      table.answers4,
+      table.starts6,
+      table.answers6,
+      ...ASN_KINDS.map((kind) => Uint32Array.from(data.asns[kind])),
+    ],
+  };
+}
+
+function decodeLocal({ meta, sections }: CompiledFileContents): CompiledLocal | string {
+  const m = meta as Partial<Omit<CompiledLocal, 'table' | 'asns'> & { size: number }> | null;
+  if (!m || !Number.isSafeInteger(m.size) || !Number.isSafeInteger(m.records) || !Number.isSafeInteger(m.filtered) || typeof m.snapshot !== 'number' || !Array.isArray(m.groups) || sections.length !== 8) return 'corrupt header (meta)';
+  let answers: string[][];
+  try {
+    answers = JSON.parse(sections[0].toString('utf8')) as string[][];
+  } catch {
+    return 'corrupt answers';
+  }
+  if (!Array.isArray(answers) || !answers.every((a) => Array.isArray(a) && a.every((v) => typeof v === 'string'))) return 'corrupt answers';
+  const table: CompiledCidrTable<string> = {
+    size: m.size!,
+    answers: answers.map((a) => Object.freeze(a)),
+    starts4: float64Section(sections[1]),
+    answers4: uint32Section(sections[2]),
+    starts6: float64Section(sections[3]),
+    answers6: uint32Section(sections[4]),
+  };
+  try {
+    cidrTableFrom(table); // checks the arrays agree
+  } catch (error) {
+    return `corrupt table: ${(error as Error).message}`;
+  }
+  const asns = Object.fromEntries(ASN_KINDS.map((kind, i) => [kind, [...uint32Section(sections[5 + i])]])) as CompiledLocal['asns'];
+  return { table, asns, records: m.records!, filtered: m.filtered!, snapshot: m.snapshot!, groups: m.groups! };
 }
 
 function readSource(source: LocalSource, path: string) {

@@ -18,9 +18,9 @@ export interface RiskScoreEngineOptions {
   key?: string;
   /** Per upstream request. @default { connectMs: 2000, totalMs: 5000 } */
   timeouts?: TimeoutOptions;
-  /** Upstream answers kept in the result cache. @default 10000 */
+  /** Answers kept in the result cache (upstream answers; local ones when `dnsbl` is off). 0 turns it off. @default 10000 */
   cacheSize?: number;
-  /** How long an upstream answer is kept. @default 3600000 (1 hour) */
+  /** How long a cached answer is kept. @default 3600000 (1 hour) upstream, 600000 (10 minutes) local */
   cacheTtlMs?: number;
   /** False: the local data is not loaded (with no upstream, lookups are 503). @default true */
   local?: boolean;

@@ -1,0 +1,406 @@
+/* seclookup captcha: the widget inside its iframe (served from the API origin, strict CSP: no
+ * inline code or style; styles set through CSSOM only). Talks to the API by same-origin fetch
+ * and to the page (api.js) by postMessage, to and from the page origin only. PROTOCOL.md. */
+(function () {
+  'use strict';
+  var I18N = {
+    en: {
+      human: 'I am human', verifying: 'Verifying…', working: 'Verifying… {n}%', done: 'Verified',
+      slide: 'Drag the piece into the outlined slot, or use the arrow keys, then Enter.',
+      again: 'Not quite. Try again.', need: 'Click to verify.', expired: 'Expired. Click to verify again.',
+      piece: 'Puzzle piece', progress: 'Verification progress',
+      e_domain: 'This website is not allowed to use this captcha ({code}).',
+      e_key: 'This captcha is misconfigured ({code}).',
+      e_net: 'Network error. Click to try again.',
+      e_rate: 'Too many attempts. Wait a moment, then click to try again.',
+      e_gen: 'Verification failed ({code}). Click to try again.',
+    },
+    fr: {
+      human: 'Je suis humain', verifying: 'Vérification…', working: 'Vérification… {n} %', done: 'Vérifié',
+      slide: 'Faites glisser la pièce dans l’emplacement, ou utilisez les flèches puis Entrée.',
+      again: 'Pas tout à fait. Réessayez.', need: 'Cliquez pour vérifier.', expired: 'Expiré. Cliquez pour vérifier à nouveau.',
+      piece: 'Pièce du puzzle', progress: 'Progression de la vérification',
+      e_domain: 'Ce site n’est pas autorisé à utiliser ce captcha ({code}).',
+      e_key: 'Ce captcha est mal configuré ({code}).',
+      e_net: 'Erreur réseau. Cliquez pour réessayer.',
+      e_rate: 'Trop de tentatives. Patientez un instant, puis cliquez pour réessayer.',
+      e_gen: 'Échec de la vérification ({code}). Cliquez pour réessayer.',
+    },
+    de: {
+      human: 'Ich bin ein Mensch', verifying: 'Wird überprüft…', working: 'Wird überprüft… {n} %', done: 'Verifiziert',
+      slide: 'Ziehen Sie das Teil in die markierte Lücke oder nutzen Sie die Pfeiltasten, dann die Eingabetaste.',
+      again: 'Nicht ganz. Bitte erneut versuchen.', need: 'Zum Überprüfen klicken.', expired: 'Abgelaufen. Zum erneuten Überprüfen klicken.',
+      piece: 'Puzzleteil', progress: 'Fortschritt der Überprüfung',
+      e_domain: 'Diese Website darf dieses Captcha nicht verwenden ({code}).',
+      e_key: 'Dieses Captcha ist falsch konfiguriert ({code}).',
+      e_net: 'Netzwerkfehler. Zum erneuten Versuchen klicken.',
+      e_rate: 'Zu viele Versuche. Bitte kurz warten, dann erneut klicken.',
+      e_gen: 'Überprüfung fehlgeschlagen ({code}). Zum erneuten Versuchen klicken.',
+    },
+    es: {
+      human: 'Soy humano', verifying: 'Verificando…', working: 'Verificando… {n} %', done: 'Verificado',
+      slide: 'Arrastra la pieza al hueco marcado, o usa las flechas y luego Intro.',
+      again: 'Casi. Inténtalo de nuevo.', need: 'Haz clic para verificar.', expired: 'Caducado. Haz clic para verificar de nuevo.',
+      piece: 'Pieza del puzle', progress: 'Progreso de la verificación',
+      e_domain: 'Este sitio web no está autorizado a usar este captcha ({code}).',
+      e_key: 'Este captcha está mal configurado ({code}).',
+      e_net: 'Error de red. Haz clic para intentarlo de nuevo.',
+      e_rate: 'Demasiados intentos. Espera un momento y haz clic para intentarlo de nuevo.',
+      e_gen: 'La verificación ha fallado ({code}). Haz clic para intentarlo de nuevo.',
+    },
+  };
+  var ERRORS = {
+    domain_not_allowed: 'e_domain', domain_not_configured: 'e_domain', domain_required: 'e_domain', invalid_embed: 'e_domain',
+    missing_credentials: 'e_key', invalid_api_key: 'e_key', wrong_key_type: 'e_key', ip_not_allowed: 'e_domain',
+    network_error: 'e_net', server_error: 'e_net', rate_limit_exceeded: 'e_rate', quota_exceeded: 'e_rate',
+  };
+
+  var q = new URLSearchParams(location.hash.slice(1));
+  var P = {
+    id: q.get('id') || '', sitekey: q.get('sitekey') || '', host: q.get('host') || '', origin: q.get('origin') || '',
+    action: q.get('action') || '', mode: q.get('mode') === 'managed' ? 'managed' : 'puzzle',
+    pt: /^(pow|slider|random)$/.test(q.get('pt')) ? q.get('pt') : 'pow',
+  };
+  var V = encodeURIComponent(new URLSearchParams(location.search).get('v') || '');
+  var theme = /^(light|dark|auto)$/.test(q.get('theme')) ? q.get('theme') : 'auto';
+  var lang = I18N[q.get('lang')] ? q.get('lang') : 'en';
+  var T = I18N[lang];
+  var t0 = Number(q.get('t'));
+  if (!(t0 > 0 && t0 <= Date.now())) t0 = Date.now();
+
+  var $ = function (id) { return document.getElementById(id); };
+  var w = $('w'), cb = $('cb'), st = $('st'), pg = $('pg'), bar = $('bar'), sl = $('sl'), tr = $('tr'), no = $('no'), pc = $('pc');
+  var state = 'idle', run = 0, attempts = 0, worker = null, moves = 0, keys = 0, lastQuarter = -1, lastSize = '';
+  var sc = null, x = 0, drag = null, trace = [], ktrace = [], kt0 = 0;
+
+  document.documentElement.className = theme;
+  document.documentElement.lang = lang;
+  $('lbl').textContent = T.human;
+  pg.setAttribute('aria-label', T.progress);
+  pc.setAttribute('aria-label', T.piece);
+
+  var originOk = /^https?:\/\/[^/?#]+$/.test(P.origin) && window.parent !== window;
+  if (originOk) {
+    try { originOk = new URL(P.origin).hostname === P.host; } catch (e) { originOk = false; }
+    var anc = location.ancestorOrigins;
+    if (anc && anc.length && anc[0] !== P.origin) originOk = false;
+  }
+
+  function post(type, extra) {
+    if (!originOk) return;
+    var m = { seclookup: 'captcha', id: P.id, type: type };
+    for (var k in extra) m[k] = extra[k];
+    window.parent.postMessage(m, P.origin);
+  }
+
+  function fmt(s, v) {
+    return s.replace('{n}', v).replace('{code}', v);
+  }
+
+  function say(text) {
+    if (st.textContent !== text) st.textContent = text;
+  }
+
+  /** The visible state: the box (spinner, tick, error), the checkbox, the progress bar, the slider. */
+  function show(s, text) {
+    state = s;
+    w.className = 'w' + (s === 'busy' ? ' busy' : s === 'ok' ? ' ok' : s === 'err' ? ' err' : '');
+    w.setAttribute('aria-busy', s === 'busy' ? 'true' : 'false');
+    cb.setAttribute('aria-checked', s === 'ok' ? 'true' : 'false');
+    if (s !== 'busy') pg.hidden = true;
+    if (s !== 'slider') sl.hidden = true;
+    if (text !== undefined) say(text);
+    size();
+  }
+
+  function size() {
+    var need = Math.ceil(w.getBoundingClientRect().height), wide = sc ? sc.width + 22 : 0;
+    var key = need + 'x' + wide;
+    if (key !== lastSize) { lastSize = key; post('size', { h: need, w: wide }); }
+  }
+
+  function telemetry() {
+    var n = navigator, tz = '';
+    try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch (e) { /* old browser */ }
+    return {
+      webdriver: !!n.webdriver, headless: /HeadlessChrome/.test(n.userAgent || ''),
+      languages: (n.languages || []).length, plugins: n.plugins ? n.plugins.length : 0,
+      touch: (n.maxTouchPoints || 0) > 0, screen: [screen.width, screen.height],
+      pointer_moves: moves, keys: keys, focus: document.hasFocus(), elapsed_ms: Math.max(0, Date.now() - t0), timezone: tz,
+    };
+  }
+
+  function fetchJson(method, path, body) {
+    var init = { method: method, credentials: 'omit', cache: 'no-store' };
+    if (body) { init.headers = { 'Content-Type': 'application/json' }; init.body = JSON.stringify(body); }
+    return fetch(new URL('../' + path, location.href).href, init).then(function (r) {
+      return r.json().then(function (j) { return { s: r.status, j: j || {} }; }, function () { return { s: r.status, j: {} }; });
+    }, function () { return { s: 0, j: { error_code: 'network_error' } }; });
+  }
+
+  /** fetchJson with two retries (1 s, 2 s) on a network error or a 5xx. */
+  function call(my, method, path, body) {
+    var tries = 0;
+    function go() {
+      return fetchJson(method, path, body).then(function (r) {
+        if ((r.s === 0 || r.s >= 500) && tries < 2 && my === run) {
+          tries++;
+          return new Promise(function (res) { setTimeout(res, tries * 1000); }).then(go);
+        }
+        return r;
+      });
+    }
+    return go();
+  }
+
+  function codeOf(r) {
+    return r.j.error_code || (r.s === 0 ? 'network_error' : r.s >= 500 ? 'server_error' : 'http_' + r.s);
+  }
+
+  function base(extra) {
+    var b = { sitekey: P.sitekey, hostname: P.host };
+    if (P.action) b.action = P.action;
+    for (var k in extra) b[k] = extra[k];
+    return b;
+  }
+
+  function success(proof) {
+    sc = null;
+    show('ok', T.done);
+    post('success', { proof: proof });
+  }
+
+  function fail(code) {
+    sc = null;
+    show('err', fmt(T[ERRORS[code] || 'e_gen'], code));
+    post('error', { code: code });
+  }
+
+  /** Start (or restart) a verification: managed first in managed mode, else a puzzle. */
+  function begin() {
+    var my = ++run;
+    attempts = 0;
+    if (P.mode === 'managed') managed(my);
+    else puzzle(my, false);
+  }
+
+  function managed(my) {
+    show('busy', T.verifying);
+    call(my, 'POST', 'v1/captcha/managed', base({ telemetry: telemetry() })).then(function (r) {
+      if (my !== run) return;
+      if (r.s === 200 && r.j.proof) success(r.j.proof);
+      else if (r.s === 422) show('need', T.need);
+      else fail(codeOf(r));
+    });
+  }
+
+  function puzzle(my, retry) {
+    show('busy', T.verifying);
+    var qs = new URLSearchParams({ sitekey: P.sitekey, hostname: P.host, puzzle_type: P.pt });
+    call(my, 'GET', 'v1/captcha/challenge?' + qs).then(function (r) {
+      if (my !== run) return;
+      if (r.s !== 200 || !r.j.challenge) return fail(codeOf(r));
+      if (r.j.puzzle_type === 'slider') slider(my, r.j, retry);
+      else if (r.j.puzzle_type === 'pow') pow(my, r.j);
+      else fail('unsupported_puzzle');
+    });
+  }
+
+  function verify(my, token, tr, slid) {
+    show('busy', T.verifying);
+    call(my, 'POST', 'v1/captcha/verify', base({ token: token, trace: tr, telemetry: telemetry() })).then(function (r) {
+      if (my !== run) return;
+      if (r.s === 200 && r.j.proof) return success(r.j.proof);
+      var code = codeOf(r);
+      if ((code === 'challenge_failed' || code === 'invalid_token') && ++attempts < 5) puzzle(my, slid);
+      else fail(code);
+    });
+  }
+
+  // ---- proof of work ----
+
+  function progress(p) {
+    var v = Math.round(p * 100), quarter = Math.floor(v / 25);
+    pg.hidden = false;
+    bar.style.width = v + '%';
+    pg.setAttribute('aria-valuenow', String(v));
+    if (quarter !== lastQuarter) { lastQuarter = quarter; say(fmt(T.working, v)); }
+    size();
+  }
+
+  function pow(my, ch) {
+    lastQuarter = -1;
+    progress(0);
+    solve(my, ch.params).then(function (counters) {
+      if (my !== run) return;
+      progress(1);
+      verify(my, ch.challenge + '.' + counters.join(','), [], false);
+    }, function () {
+      if (my === run) fail('solver_error');
+    });
+  }
+
+  function solve(my, params) {
+    return new Promise(function (resolve, reject) {
+      var wk;
+      try { wk = new Worker('worker.js?v=' + V); } catch (e) { return mainThread(my, params).then(resolve, reject); }
+      worker = wk;
+      var stop = function () { wk.terminate(); if (worker === wk) worker = null; };
+      wk.onmessage = function (e) {
+        var m = e.data || {};
+        if (my !== run) return stop();
+        if (m.type === 'progress') progress(m.p);
+        else if (m.type === 'done') { stop(); resolve(m.counters); }
+        else { stop(); reject(new Error(m.message)); }
+      };
+      wk.onerror = function (e) {
+        if (e.preventDefault) e.preventDefault();
+        stop();
+        mainThread(my, params).then(resolve, reject);
+      };
+      wk.postMessage(params);
+    });
+  }
+
+  /** No Worker: the same solver (worker.js as a plain script), in slices between frames. */
+  function mainThread(my, params) {
+    return new Promise(function (resolve, reject) {
+      if (window.seclookupPow) return resolve(window.seclookupPow);
+      var s = document.createElement('script');
+      s.src = 'worker.js?v=' + V;
+      s.onload = function () { if (window.seclookupPow) resolve(window.seclookupPow); else reject(new Error('load')); };
+      s.onerror = reject;
+      document.head.appendChild(s);
+    }).then(function (pw) {
+      var stt = pw.createSolver(params);
+      return new Promise(function (resolve, reject) {
+        (function tick() {
+          if (my !== run) return;
+          try { if (pw.step(stt, 4096)) return resolve(stt.counters); } catch (e) { return reject(e); }
+          progress(pw.progress(stt));
+          setTimeout(tick, 0);
+        })();
+      });
+    });
+  }
+
+  // ---- slider ----
+
+  function slider(my, ch, retry) {
+    var p = ch.params || {};
+    sc = { my: my, challenge: ch.challenge, width: p.width, max: Math.max(0, p.width - p.piece) };
+    tr.style.width = p.width + 'px';
+    no.style.left = p.target + 'px';
+    no.style.width = p.piece + 'px';
+    pc.style.width = p.piece + 'px';
+    pc.setAttribute('aria-valuemax', String(sc.max));
+    x = 0;
+    drag = null;
+    ktrace = [];
+    kt0 = 0;
+    place(0);
+    sl.hidden = false;
+    show('slider', retry ? T.again + ' ' + T.slide : T.slide);
+    pc.focus();
+  }
+
+  function place(nx) {
+    x = Math.min(sc ? sc.max : 0, Math.max(0, nx));
+    pc.style.transform = 'translateX(' + x + 'px)';
+    pc.setAttribute('aria-valuenow', String(Math.round(x)));
+  }
+
+  function r1(v) {
+    return Math.round(v * 10) / 10;
+  }
+
+  function submit(points) {
+    var s = sc, final = Math.round(x);
+    sc = null;
+    verify(s.my, s.challenge + '.' + final, points, true);
+  }
+
+  pc.addEventListener('pointerdown', function (e) {
+    if (!sc || drag || e.button > 0) return;
+    e.preventDefault();
+    if (pc.setPointerCapture) pc.setPointerCapture(e.pointerId);
+    drag = { id: e.pointerId, x0: e.clientX - x, y0: e.clientY, t0: performance.now(), y: 0 };
+    trace = [{ x: r1(x), y: 0, t: 0 }];
+    ktrace = [];
+  });
+  pc.addEventListener('pointermove', function (e) {
+    if (!drag || e.pointerId !== drag.id) return;
+    place(e.clientX - drag.x0);
+    drag.y = r1(e.clientY - drag.y0);
+    var pt = { x: r1(x), y: drag.y, t: r1(performance.now() - drag.t0) };
+    if (trace.length < 1990) trace.push(pt);
+    else trace[trace.length - 1] = pt;
+  });
+  function release(e) {
+    if (!drag || e.pointerId !== drag.id) return;
+    var d = drag;
+    drag = null;
+    if (x < 3) return place(0);
+    trace.push({ x: Math.round(x), y: d.y, t: r1(performance.now() - d.t0) });
+    submit(trace);
+  }
+  pc.addEventListener('pointerup', release);
+  pc.addEventListener('pointercancel', release);
+  pc.addEventListener('keydown', function (e) {
+    if (!sc || drag) return;
+    var k = e.key, stepPx = e.shiftKey ? 20 : 4, nx;
+    if (k === 'ArrowRight' || k === 'ArrowUp') nx = x + stepPx;
+    else if (k === 'ArrowLeft' || k === 'ArrowDown') nx = x - stepPx;
+    else if (k === 'Home') nx = 0;
+    else if (k === 'End') nx = sc.max;
+    else if (k === 'Enter' || k === ' ') {
+      e.preventDefault();
+      if (ktrace.length) submit(ktrace);
+      return;
+    } else return;
+    e.preventDefault();
+    place(nx);
+    var now = performance.now();
+    if (!kt0) kt0 = now;
+    if (ktrace.length < 1990) ktrace.push({ x: Math.round(x), y: 0, t: r1(now - kt0), k: 1 });
+  });
+
+  // ---- wiring ----
+
+  document.addEventListener('pointermove', function () { moves++; }, true);
+  document.addEventListener('keydown', function () { keys++; }, true);
+
+  cb.addEventListener('click', function () {
+    if (!originOk) return;
+    if (state === 'need') puzzle(run, false);
+    else if (state === 'slider') pc.focus();
+    else if (state === 'idle' || state === 'err' || state === 'expired') begin();
+  });
+
+  window.addEventListener('message', function (e) {
+    if (e.source !== window.parent || e.origin !== P.origin || !originOk) return;
+    var m = e.data;
+    if (!m || m.seclookup !== 'captcha' || m.id !== P.id) return;
+    if (m.type === 'expire' && state === 'ok') {
+      show('expired', T.expired);
+    } else if (m.type === 'reset') {
+      run++;
+      if (worker) { worker.terminate(); worker = null; }
+      sc = null;
+      show('idle', '');
+      if (P.mode === 'managed') begin();
+    } else if (m.type === 'execute') {
+      if (state === 'need') puzzle(run, false);
+      else if (state === 'idle' || state === 'err' || state === 'expired') begin();
+    }
+  });
+
+  if (window.ResizeObserver) new ResizeObserver(size).observe(w);
+  if (!originOk) {
+    show('err', fmt(T.e_domain, 'invalid_embed'));
+  } else {
+    show('idle', '');
+    post('ready', {});
+    if (P.mode === 'managed') begin();
+  }
+})();

@@ -317,6 +317,7 @@
   function submit(points) {
     var s = sc, final = Math.round(x);
     sc = null;
+    if (document.activeElement === pc) cb.focus(); // the slider hides: keep keyboard focus in the widget
     verify(s.my, s.challenge + '.' + final, points, true);
   }
 

@@ -32,6 +32,19 @@ export const ERROR_STATUS = {
   // scamrisk: a source the assessment needs (the report database) failed.
   assessment_failed: 500,
 
+  // captcha (SPEC's captcha table), then ours: a bad, expired or foreign challenge or
+  // response token; a wrong solution or an implausible trace; siteverify's action differs;
+  // managed mode needs a puzzle (SPEC: 422 with interactive_required true, no code listed).
+  token_already_used: 400,
+  domain_not_allowed: 403,
+  domain_required: 403,
+  domain_not_configured: 403,
+  server_error: 500,
+  invalid_token: 400,
+  challenge_failed: 400,
+  action_mismatch: 400,
+  interactive_required: 422,
+
   // Transport (ours: the spec does not name these).
   not_found: 404,
   method_not_allowed: 405,
@@ -62,12 +75,18 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export class LookupError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
+  /**
+   * Fields the error envelope carries beside `error` and `error_code` (captcha's
+   * `interactive_required`, siteverify's Turnstile-named `error-codes`).
+   */
+  readonly fields?: Readonly<Record<string, unknown>>;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; fields?: Record<string, unknown> }) {
     super(message, options);
     this.name = 'LookupError';
     this.code = code;
     this.status = ERROR_STATUS[code];
+    if (options?.fields) this.fields = options.fields;
   }
 }
 

@@ -8,9 +8,12 @@ import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
 import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import { PRODUCT_MODULES, productModule } from '../products/registry.js';
+import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
+import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
+import { createMemorySingleUseStore } from '../metering/single-use.js';
+import { parseBody } from './body.js';
 import { bearerToken } from './auth.js';
-import { DEFAULT_BODY_LIMIT } from './body.js';
+import { DEFAULT_BODY_LIMIT, firstHeader } from './body.js';
 import { createClientIpResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
 import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
@@ -56,8 +59,16 @@ export function createApi(options: ApiOptions): Api {
   if (onMeterError !== 'deny' && onMeterError !== 'allow') throw invalidOption(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
   const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
-  const match = createRouter(PRODUCT_MODULES);
+  const match = createRouter(PRODUCT_MODULES, SERVICE_MODULES);
   const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
+  const singleUse = options.singleUse ?? createMemorySingleUseStore();
+  // Each service's handlers, built on its first request.
+  const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
+  const serviceHandlers = (module: ServiceModule) => {
+    let built = services.get(module.id);
+    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, lookup, now, onError: options.onError })));
+    return built;
+  };
 
   async function handle(request: ApiRequest): Promise<ApiResponse> {
     const started = options.onResponse ? performance.now() : 0;
@@ -74,14 +85,19 @@ export function createApi(options: ApiOptions): Api {
     let body: string;
     let errorCode: ErrorCode | null = null;
     try {
-      body = await dispatch(route, context);
+      const answer = await dispatch(route, context);
+      if (typeof answer === 'string') body = answer;
+      else {
+        body = answer.body;
+        status = answer.status ?? 200;
+      }
     } catch (error) {
-      const failure = toLookupError(error);
-      if (failure.code === 'internal_error') options.onError?.(error, requestId);
+      const failure = toLookupError(error, route.kind === 'service' ? SERVICE_BY_ID.get(route.product)?.internalErrorCode : undefined);
+      if (!isLookupError(error) || failure.code === 'internal_error') options.onError?.(error, requestId);
       if (failure.code === 'method_not_allowed' && route.kind === 'method_not_allowed') headers.allow = route.allow.join(', ');
       status = failure.status;
       errorCode = failure.code;
-      body = errorBody(failure.code, failure.message, requestId);
+      body = errorBody(failure.code, failure.message, requestId, failure.fields);
     }
 
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
@@ -90,7 +106,7 @@ export function createApi(options: ApiOptions): Api {
       request_id: requestId,
       method,
       route: 'pattern' in route ? route.pattern : 'unmatched',
-      product: route.kind === 'health' ? null : route.product,
+      product: route.kind === 'health' || route.kind === 'asset' ? null : route.product,
       status,
       error_code: errorCode,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
@@ -100,7 +116,7 @@ export function createApi(options: ApiOptions): Api {
   }
 
   /** Not async itself: the route handlers are, and one promise per request is enough. */
-  function dispatch(route: RouteMatch, context: RequestContext): Promise<string> | string {
+  function dispatch(route: RouteMatch, context: RequestContext): Promise<string | ServiceAnswer> | string | ServiceAnswer {
     switch (route.kind) {
       case 'health':
         return HEALTH_BODY;
@@ -112,7 +128,37 @@ export function createApi(options: ApiOptions): Api {
         return status(route.product, context);
       case 'lookup':
         return lookupRoute(route, context);
+      case 'service':
+        return serviceRoute(route, context);
+      case 'asset':
+        return asset(route, context);
     }
+  }
+
+  function serviceRoute(route: Extract<RouteMatch, { kind: 'service' }>, { request, search, requestId, clientIp, headers }: RequestContext): Promise<ServiceAnswer> {
+    const handler = serviceHandlers(SERVICE_BY_ID.get(route.product)!)[route.handler];
+    let body: Promise<Record<string, unknown>> | undefined;
+    return handler({
+      method: (request.method || 'GET').toUpperCase(),
+      query: parseQuery(search),
+      headers: request.headers,
+      responseHeaders: headers,
+      requestId,
+      clientIp,
+      body: () => (body ??= parseBody(request.body, request.headers, bodyLimit)),
+    });
+  }
+
+  /** A static file of a service (the captcha widget), with its ETag; `?v=<current version>` URLs are cached for a year. */
+  function asset(route: Extract<RouteMatch, { kind: 'asset' }>, { request, search, headers }: RequestContext): ServiceAnswer {
+    const file = route.assets.file(route.name);
+    if (!file) throw new LookupError('not_found', 'no such file');
+    headers['content-type'] = file.contentType;
+    headers.etag = file.etag;
+    headers['cache-control'] = parseQuery(search).get('v') === route.assets.version() ? 'public, max-age=31536000, immutable' : 'public, max-age=300';
+    Object.assign(headers, file.headers);
+    if (firstHeader(request.headers['if-none-match']) === file.etag) return { status: 304, body: '' };
+    return { body: file.body.toString('utf8') };
   }
 
   async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
@@ -120,7 +166,7 @@ export function createApi(options: ApiOptions): Api {
     const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
     const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
     const { quota } = await gate.admit(pass, product, false, headers, false);
-    const extras = statusExtras(product, productModule(product), () => lookup.engine(product as never), pass.key);
+    const extras = statusExtras(productModule(product), () => lookup.engine(product as never), pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
 
@@ -161,7 +207,7 @@ export function createApi(options: ApiOptions): Api {
 
   return {
     handle,
-    owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/'),
+    owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/') || ASSET_MOUNTS.some((mount) => path.startsWith(mount)),
     refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),
   };
 }
@@ -189,7 +235,10 @@ function logIp(ip: IpAddress | null): string | null {
   return text;
 }
 
-function toLookupError(error: unknown): LookupError {
+function toLookupError(error: unknown, internalCode: ErrorCode = 'internal_error'): LookupError {
   if (isLookupError(error)) return error;
-  return new LookupError('internal_error', 'unexpected server error; retry with backoff');
+  return new LookupError(internalCode, 'unexpected server error; retry with backoff');
 }
+
+const SERVICE_BY_ID: ReadonlyMap<ProductId, ServiceModule> = new Map(SERVICE_MODULES.map((module) => [module.id, module]));
+const ASSET_MOUNTS: readonly string[] = SERVICE_MODULES.flatMap((module) => (module.assets ? [module.assets.mount] : []));

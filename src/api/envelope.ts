@@ -60,8 +60,8 @@ export function successBody(resource: object, meta: SuccessMeta, resourceJson?: 
 }
 
 /** The one place the error envelope is built, as JSON text. */
-export function errorBody(code: ErrorCode, message: string, requestId: string): string {
-  return JSON.stringify({ success: false, error: message, error_code: code, request_id: requestId });
+export function errorBody(code: ErrorCode, message: string, requestId: string, fields?: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify({ success: false, error: message, error_code: code, ...fields, request_id: requestId });
 }
 
 export function errorStatus(code: ErrorCode): number {

@@ -12,6 +12,7 @@ import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { quotaPeriodResetAt } from '../metering/calendar.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
+import type { ServiceGate } from '../products/service.js';
 import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.js';
 
 /** Default deadline of one meter store call. */
@@ -113,7 +114,7 @@ export function createMeterGate(options: MeterGateOptions) {
    * the reservation to refund if the lookup then fails, and the quota after this call (both
    * null when the request went through unmetered).
    */
-  function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean): MaybePromise<Admission> {
+  function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean, rateKeyId = pass.key.id): MaybePromise<Admission> {
     if (!pass.metered) return UNMETERED;
     const afterFailure = (error: unknown): Admission => {
       storeFailed(error, lenient);
@@ -127,7 +128,7 @@ export function createMeterGate(options: MeterGateOptions) {
     let outcome: MaybePromise<ConsumeOutcome>;
     try {
       outcome = boundedMeter.consume({
-        keyId: pass.key.id,
+        keyId: rateKeyId,
         subscriptionId: pass.key.subscriptionId,
         product,
         rateLimitPerMinute: pass.key.plan.rateLimitPerMinute,
@@ -175,7 +176,19 @@ export function createMeterGate(options: MeterGateOptions) {
     );
   }
 
-  return { authenticate, admit, countRejected, refund };
+  /**
+   * The gate as a service route uses it (products/service.ts): the key resolved without the
+   * kind and allowlist checks (the service applies its own), store failures thrown as they are.
+   */
+  function forService(product: ProductId): ServiceGate {
+    return {
+      resolve: async (token) => auth.resolve(token, product),
+      admit: async (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, reserveQuota, headers, false, rateKeyId),
+      refund,
+    };
+  }
+
+  return { authenticate, admit, countRejected, refund, forService };
 }
 
 /**

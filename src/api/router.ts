@@ -1,6 +1,7 @@
 import { isProductId, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import type { ExtraRoute, LookupRoute } from '../products/route.js';
+import type { ServiceAssets, ServiceModule } from '../products/service.js';
 
 /** A product's lookup route or one of its extra routes. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -12,6 +13,8 @@ export type RouteMatch =
   | { kind: 'health'; pattern: string }
   | { kind: 'status'; product: ProductId; pattern: string }
   | { kind: 'lookup'; product: ProductId; route: AnyRoute; pattern: string; rawPathValue?: string }
+  | { kind: 'service'; product: ProductId; handler: string; pattern: string }
+  | { kind: 'asset'; assets: ServiceAssets; name: string; pattern: string }
   | { kind: 'not_found'; product: ProductId | null }
   | { kind: 'method_not_allowed'; product: ProductId | null; allow: string[] };
 
@@ -22,7 +25,9 @@ export type RouteMatch =
  * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
  * HEAD goes with it.
  */
-export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes'>[]) {
+export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes'>[], services: readonly Pick<ServiceModule, 'id' | 'routes' | 'assets'>[] = []) {
+  const serviceRoutes = new Map(services.map((s) => [s.id, s.routes]));
+  const assetMounts = services.flatMap((s) => (s.assets ? [s.assets] : []));
   // Each route's pattern, split once: `lookup/:ua` -> base `lookup`, takes a path value.
   const lookupRoutes = new Map(
     products.map((p) => [
@@ -40,7 +45,7 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     const known = fixedPaths.get(path)?.get(method);
     if (known) return known;
     const found = matchUncached(method, path);
-    if (found.kind === 'health' || found.kind === 'status' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
+    if (found.kind === 'health' || found.kind === 'status' || found.kind === 'service' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
       let byMethod = fixedPaths.get(path);
       if (!byMethod) fixedPaths.set(path, (byMethod = new Map()));
       byMethod.set(method, found);
@@ -53,6 +58,12 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     if (path === HEALTH_PATH) {
       return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
     }
+    for (const assets of assetMounts) {
+      if (!path.startsWith(assets.mount)) continue;
+      const name = path.slice(assets.mount.length);
+      if (method !== 'GET') return { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
+      return { kind: 'asset', assets, name, pattern: `${assets.mount}:file` };
+    }
     const segments = path.split('/');
     // ['', 'v1', product, ...rest]
     if (segments.length < 4 || segments[0] !== '' || segments[1] !== 'v1' || !isProductId(segments[2])) {
@@ -60,6 +71,15 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     }
     const product = segments[2];
     const rest = segments.slice(3);
+    const own = serviceRoutes.get(product);
+    if (own) {
+      const at = rest.join('/');
+      const matching = own.filter((route) => route.path === at);
+      if (matching.length === 0) return { kind: 'not_found', product };
+      const hit = matching.find((route) => route.method === method);
+      if (!hit) return { kind: 'method_not_allowed', product, allow: matching.map((route) => route.method) };
+      return { kind: 'service', product, handler: hit.handler, pattern: `/v1/${product}/${hit.path}` };
+    }
     if (rest.length === 1 && rest[0] === 'status') {
       return method === 'GET' ? { kind: 'status', product, pattern: `/v1/${product}/status` } : { kind: 'method_not_allowed', product, allow: ['GET'] };
     }

@@ -2,6 +2,7 @@ import type { ErrorCode } from '../errors.js';
 import type { Lookup } from '../lookup.js';
 import type { RefusedRequest } from './client-error.js';
 import type { Meter } from '../metering/types.js';
+import type { SingleUseStore } from '../metering/single-use.js';
 import type { ProductId } from '../products/catalog.js';
 
 /**
@@ -51,6 +52,12 @@ export interface ApiOptions {
   lookup: Lookup;
   /** Keys, plans, rate windows and quotas. */
   meter: Meter;
+  /**
+   * Where captcha challenge nonces and proof ids are consumed, once each. Several instances
+   * must share one (`createSqliteSingleUseStore` on the meter's file for processes on one
+   * machine). @default an in-process store
+   */
+  singleUse?: SingleUseStore;
   /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */
   bodyLimit?: number;
   /**

@@ -6,21 +6,24 @@ import { SeclookupError } from '../errors.js';
 let cached: string | undefined;
 
 /**
- * The `data/` folder shipped with the package. Found by walking up from this module to the
- * seclookup package root, so it works from `src/` (tests) and from the bundled `dist/`.
+ * The seclookup package's root folder. Found by walking up from this module to the
+ * package.json named seclookup, so it works from `src/` (tests) and from the bundled `dist/`.
  */
-export function bundledDataDir(): string {
+export function packageRoot(): string {
   if (cached) return cached;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'seclookup') {
-      return (cached = join(dir, 'data'));
-    }
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'seclookup') return (cached = dir);
     const parent = dirname(dir);
-    if (parent === dir) throw new SeclookupError('dataset_missing', 'seclookup: cannot find the package data/ folder; pass dataDir');
+    if (parent === dir) throw new SeclookupError('dataset_missing', 'seclookup: cannot find the package root (its data/ folder); pass dataDir');
     dir = parent;
   }
+}
+
+/** The `data/` folder shipped with the package. */
+export function bundledDataDir(): string {
+  return join(packageRoot(), 'data');
 }
 
 /**

@@ -4,7 +4,7 @@
  * `consume` is atomic by construction.
  */
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
-import { SeclookupError } from '../errors.js';
+import { SeclookupError, invalidOption } from '../errors.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -15,6 +15,7 @@ import {
   duplicateKeyError,
   refundEntry,
   snapshotQuota,
+  validateNewKeys,
   validateSubscription,
   type QuotaEntry,
   type RateEntry,
@@ -28,6 +29,7 @@ import type {
   KeyKind,
   KeyStatus,
   Meter,
+  NewKey,
   NewSubscription,
   Plan,
   QuotaState,
@@ -137,6 +139,21 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
         return keyInfo(key);
       });
       return { subscriptionId: sub.id, keys };
+    },
+
+    async addKeys(subscriptionId: string, newKeys: NewKey[]): Promise<KeyInfo[]> {
+      ensureOpen();
+      validateNewKeys(newKeys);
+      const sub = [...keysById.values()].find((key) => key.subscription.id === subscriptionId)?.subscription;
+      if (!sub) throw invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
+      if (newKeys.some((k) => keysByHash.has(k.hash))) throw duplicateKeyError();
+      const createdAt = new Date().toISOString();
+      return newKeys.map((k) => {
+        const key: KeyRecord = { id: String(++lastKeyId), subscription: sub, kind: k.kind, hash: k.hash, prefix: k.prefix, status: 'active', createdAt };
+        keysById.set(key.id, key);
+        keysByHash.set(key.hash, key);
+        return keyInfo(key);
+      });
     },
 
     async listKeys(): Promise<KeyInfo[]> {

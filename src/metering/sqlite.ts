@@ -4,7 +4,7 @@
  * better-sqlite3, and it is published on its own subpath (`seclookup/sqlite`).
  */
 import Database from 'better-sqlite3';
-import { SeclookupError } from '../errors.js';
+import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
 import {
   answerNow,
@@ -17,6 +17,7 @@ import {
   looksLikeKeyHash,
   refundEntry,
   snapshotQuota,
+  validateNewKeys,
   validateSubscription,
 } from './store-logic.js';
 import type { ProductId } from '../products/catalog.js';
@@ -28,6 +29,7 @@ import type {
   KeyKind,
   KeyStatus,
   Meter,
+  NewKey,
   NewSubscription,
   Plan,
   QuotaState,
@@ -223,6 +225,14 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     return { subscriptionId: String(subscriptionId), keys };
   });
 
+  const addKeysOnce = db.transaction((subscriptionId: string, newKeys: NewKey[]): KeyInfo[] => {
+    validateNewKeys(newKeys);
+    if (!/^[1-9]\d*$/.test(subscriptionId) || sql.subscriptionExists.get(subscriptionId) === undefined) throw invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
+    if (newKeys.some((k) => sql.keyIdByHash.get(k.hash) !== undefined)) throw duplicateKeyError();
+    const createdAt = new Date().toISOString();
+    return newKeys.map((k) => toKeyInfo(sql.keyById.get(sql.insertKey.run(Number(subscriptionId), k.kind, k.hash, k.prefix, createdAt).lastInsertRowid)!));
+  });
+
   const revokeOnce = db.transaction((idOrHash: string): KeyInfo | null => {
     const row = looksLikeKeyHash(idOrHash) ? sql.keyByHash.get(idOrHash) : /^[1-9]\d*$/.test(idOrHash) ? sql.keyById.get(idOrHash) : undefined;
     if (!row) return null;
@@ -265,6 +275,11 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     async createSubscription(input: NewSubscription): Promise<CreatedSubscription> {
       ensureOpen();
       return createSubscriptionOnce.immediate(input);
+    },
+
+    async addKeys(subscriptionId: string, newKeys: NewKey[]): Promise<KeyInfo[]> {
+      ensureOpen();
+      return addKeysOnce.immediate(subscriptionId, newKeys);
     },
 
     async listKeys(): Promise<KeyInfo[]> {
@@ -554,6 +569,7 @@ function prepareStatements(db: Database.Database) {
     insertKey: db.prepare<[number | bigint, string, string, string, string]>(
       `INSERT INTO keys (subscription_id, kind, hash, prefix, status, created_at) VALUES (?, ?, ?, ?, 'active', ?)`,
     ),
+    subscriptionExists: db.prepare<[string], number>('SELECT 1 FROM subscriptions WHERE id = ?').pluck(),
     keyIdByHash: db.prepare<[string], number>('SELECT id FROM keys WHERE hash = ?').pluck(),
     keyByHash: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.hash = ?`),
     keyById: db.prepare<[number | bigint | string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ?`),

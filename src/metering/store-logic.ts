@@ -8,7 +8,7 @@ import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
 import { assertValidPlan, resolvePlan } from './plans.js';
-import type { ConsumeOutcome, ConsumeRequest, NewSubscription, Plan, QuotaState, RateState, UsageRow } from './types.js';
+import type { ConsumeOutcome, ConsumeRequest, NewKey, NewSubscription, Plan, QuotaState, RateState, UsageRow } from './types.js';
 
 /** A key's count in its current one-minute window. Stores keep one entry per key. */
 export interface RateEntry {
@@ -133,18 +133,24 @@ export function validateSubscription(input: NewSubscription, plansWithSlug: (slu
   if (typeof input.plan !== 'string' || !resolvePlan(plansWithSlug(input.plan), input.plan, input.product)) {
     throw invalidOption(`unknown plan "${input.plan}" for product ${input.product}`);
   }
+  validateNewKeys(input.keys);
+  if (!Array.isArray(input.ipAllow) || input.ipAllow.some((c) => typeof c !== 'string')) {
+    throw invalidOption('ipAllow must be an array of CIDR strings');
+  }
+  return normalizeCidrs(input.ipAllow);
+}
+
+/** Check keys to store: kinds, hashes, prefixes, no hash twice. Throws a TypeError naming the bad field. */
+export function validateNewKeys(keys: readonly NewKey[]): void {
+  if (!Array.isArray(keys)) throw invalidOption('keys must be an array');
   const hashes = new Set<string>();
-  for (const key of input.keys) {
+  for (const key of keys) {
     if (key.kind !== 'secret' && key.kind !== 'public') throw invalidOption(`key kind must be "secret" or "public" (got ${JSON.stringify(key.kind)})`);
     if (typeof key.hash !== 'string' || !SHA256_HEX.test(key.hash)) throw invalidOption('key hash must be a SHA-256 digest in lowercase hex');
     if (typeof key.prefix !== 'string') throw invalidOption('key prefix must be a string');
     if (hashes.has(key.hash)) throw duplicateKeyError();
     hashes.add(key.hash);
   }
-  if (!Array.isArray(input.ipAllow) || input.ipAllow.some((c) => typeof c !== 'string')) {
-    throw invalidOption('ipAllow must be an array of CIDR strings');
-  }
-  return normalizeCidrs(input.ipAllow);
 }
 
 /** The error both stores throw when a key hash is already stored. */

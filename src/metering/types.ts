@@ -150,6 +150,11 @@ export interface Meter {
   quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;
 
   createSubscription(input: NewSubscription): Promise<CreatedSubscription>;
+  /**
+   * More keys for an existing subscription (captcha: several site keys sharing one quota).
+   * Throws a TypeError (code invalid_option) when the subscription does not exist.
+   */
+  addKeys(subscriptionId: string, keys: NewKey[]): Promise<KeyInfo[]>;
   listKeys(): Promise<KeyInfo[]>;
   /** Revoke by key id or by the key's hash. Returns the revoked key, or null when none matched. */
   revokeKey(idOrHash: string): Promise<KeyInfo | null>;

@@ -19,6 +19,8 @@ import pwbreach from './pwbreach/index.js';
 import scamrisk from './scamrisk/index.js';
 import domainrep from './domainrep/index.js';
 import riskscore from './riskscore/index.js';
+import captcha from './captcha/index.js';
+import type { ServiceModule } from './service.js';
 
 // One entry per line, so products added side by side merge cleanly.
 export const PRODUCT_MODULES = [
@@ -37,6 +39,9 @@ export const PRODUCT_MODULES = [
   domainrep,
   riskscore,
 ] as const;
+
+/** The products that are not lookups and own their routes' handling (products/service.ts). */
+export const SERVICE_MODULES: readonly ServiceModule[] = [captcha];
 
 /** The products with a lookup engine, in registry order. */
 export type BuiltProductId = (typeof PRODUCT_MODULES)[number]['id'];

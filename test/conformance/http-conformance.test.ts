@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/create-api.js';
 import type { Api, ApiOptions, RequestLogEvent } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
+import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
@@ -192,6 +193,12 @@ interface Stack {
 
 type StackOptions = Partial<ApiOptions> & { host?: Host };
 
+/** A captcha site key (allowed on example.com) as the key pair the other products' tests use. */
+async function siteKeyPair(meter: Meter, options: { plan?: string; ipAllow?: string[] }): Promise<IssuedKeys> {
+  const created = await createSiteKey(meter, { domains: ['example.com'], ...options });
+  return { product: 'captcha', plan: created.plan, subscriptionId: created.subscriptionId, keys: [], secretKey: created.secretKey, publicKey: created.siteKey };
+}
+
 async function startStack(adapter: AdapterVariant, options: StackOptions = {}): Promise<Stack> {
   const { host, ...apiOptions } = options;
   const meter = apiOptions.meter ?? createMemoryMeter();
@@ -207,7 +214,7 @@ function stackOn(api: Api, meter: Meter, server: RunningServer): Stack {
     meter,
     server,
     url: (path) => server.baseUrl + path,
-    keys: (product, options = {}) => issueKeys(meter, { product, ...options }),
+    keys: (product, options = {}) => (product === 'captcha' ? siteKeyPair(meter, options) : issueKeys(meter, { product, ...options })),
   };
 }
 
@@ -302,7 +309,7 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
 
     it.each([
       ['an unknown route of a product', '/v1/useragent/nope'],
-      ['the lookup of a product not built yet', '/v1/captcha/verify'],
+      ['an unknown route of a service product', '/v1/captcha/lookup'],
       ['an unknown product', '/v1/nope/status'],
     ])('answers 404 not_found for %s', async (_name, path) => {
       // The route is matched before the key is looked at, so any valid key will do.

@@ -126,6 +126,31 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         }
       });
 
+      it('addKeys adds keys to an existing subscription: they resolve to it and share its quota', async () => {
+        const created = await meter.createSubscription({
+          product: 'captcha',
+          plan: 'starter',
+          ipAllow: [],
+          keys: [{ kind: 'public', hash: hashKey('first-pub'), prefix: 'tf_pub_aaaaaa' }],
+        });
+        const added = await meter.addKeys(created.subscriptionId, [
+          { kind: 'secret', hash: hashKey('second-sec'), prefix: 'tf_sec_bbbbbb' },
+          { kind: 'public', hash: hashKey('second-pub'), prefix: 'tf_pub_cccccc' },
+        ]);
+        expect(added.map((k) => [k.subscriptionId, k.kind, k.product, k.status, k.prefix])).toEqual([
+          [created.subscriptionId, 'secret', 'captcha', 'active', 'tf_sec_bbbbbb'],
+          [created.subscriptionId, 'public', 'captcha', 'active', 'tf_pub_cccccc'],
+        ]);
+        const resolved = await meter.resolveKey(hashKey('second-pub'));
+        expect(resolved).toMatchObject({ id: added[1].id, subscriptionId: created.subscriptionId, kind: 'public', status: 'active' });
+        expect((await meter.listKeys()).filter((k) => k.subscriptionId === created.subscriptionId)).toHaveLength(3);
+        // Unknown subscription, duplicate hash, bad hash: refused, nothing stored.
+        await expect(meter.addKeys('999999', [{ kind: 'public', hash: hashKey('x'), prefix: 'tf_pub_x' }])).rejects.toThrow(/no subscription/);
+        await expect(meter.addKeys(created.subscriptionId, [{ kind: 'public', hash: hashKey('first-pub'), prefix: 'tf_pub_a' }])).rejects.toThrow(/already exists/);
+        await expect(meter.addKeys(created.subscriptionId, [{ kind: 'public', hash: 'nothex', prefix: 'tf_pub_a' }])).rejects.toThrow(/SHA-256/);
+        expect(await meter.resolveKey(hashKey('x'))).toBeNull();
+      });
+
       it('normalises the IP allowlist, for every key of the subscription', async () => {
         const sub = await subscribe({ ipAllow: ['10.0.0.0/8', '2001:DB8::1', '::ffff:192.0.2.1', ' 198.51.100.0/24 '] });
         const expected = ['10.0.0.0/8', '2001:db8::1/128', '192.0.2.1/32', '198.51.100.0/24'];

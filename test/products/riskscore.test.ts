@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadLocalData } from '../../src/products/riskscore/local.js';
 import type { RiskScoreEngine } from '../../src/products/riskscore/engine.js';
-import type { RiskScoreResult } from '../../src/products/riskscore/types.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import { LookupError } from '../../src/errors.js';
 import { createApiStack } from '../api/harness.js';

@@ -1,0 +1,53 @@
+/**
+ * Single-use ids (captcha challenge nonces and proof ids): each id can be consumed once while it
+ * is live. Behind an interface like the meter's, so several instances can share one store
+ * (sqlite on one machine now, Redis later); `consume` must be atomic across every process that
+ * shares the store, so two parallel submits of one token never both pass.
+ */
+import { invalidOption, SeclookupError } from '../errors.js';
+import type { MaybePromise } from '../lib/outcome.js';
+
+export interface SingleUseStore {
+  /**
+   * Mark `id` used until `expiresAt` (ms since the epoch). True the first time; false when it
+   * was already used and its entry is still live. Entries expire at `expiresAt` and are never
+   * dropped before (no eviction under memory pressure: a dropped entry could be used twice).
+   * May answer synchronously.
+   */
+  consume(id: string, expiresAt: number, now: number): MaybePromise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Longest id accepted: ids are hashes or random tokens, never client text of any length. */
+export const MAX_SINGLE_USE_ID = 128;
+
+export function checkSingleUseId(id: string, expiresAt: number): void {
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_SINGLE_USE_ID) throw invalidOption(`single-use id must be 1 to ${MAX_SINGLE_USE_ID} characters`);
+  if (!Number.isFinite(expiresAt)) throw invalidOption('single-use expiresAt must be a time in ms');
+}
+
+/** Consumed ids held in this process: for one instance, or tests. Expired entries are swept as new ones arrive. */
+export function createMemorySingleUseStore(): SingleUseStore {
+  const used = new Map<string, number>();
+  let closed = false;
+  let nextSweep = 0;
+  return {
+    consume(id, expiresAt, now) {
+      if (closed) throw new SeclookupError('store_failed', 'the single-use store is closed');
+      checkSingleUseId(id, expiresAt);
+      // Sweep at most once a second: O(entries), amortised over the inserts of that second.
+      if (now >= nextSweep) {
+        for (const [key, until] of used) if (until <= now) used.delete(key);
+        nextSweep = now + 1_000;
+      }
+      const until = used.get(id);
+      if (until !== undefined && until > now) return false;
+      used.set(id, expiresAt);
+      return true;
+    },
+    async close() {
+      closed = true;
+      used.clear();
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import { defineService } from '../service.js';
+import { createCaptchaService } from './service.js';
+import { createWidgetAssets } from './widget.js';
+
+/** captcha: puzzles and managed checks for pages, single-use proofs for their servers, and the widget. */
+export default defineService({
+  id: 'captcha',
+  // SPEC: the captcha routes; OPTIONS answers CORS preflights of the browser routes.
+  routes: [
+    { method: 'GET', path: 'challenge', handler: 'challenge' },
+    { method: 'OPTIONS', path: 'challenge', handler: 'preflight' },
+    { method: 'POST', path: 'verify', handler: 'verify' },
+    { method: 'OPTIONS', path: 'verify', handler: 'preflight' },
+    { method: 'POST', path: 'managed', handler: 'managed' },
+    { method: 'OPTIONS', path: 'managed', handler: 'preflight' },
+    { method: 'POST', path: 'siteverify', handler: 'siteverify' },
+    { method: 'GET', path: 'status', handler: 'status' },
+    { method: 'GET', path: 'usage', handler: 'usage' },
+  ],
+  internalErrorCode: 'server_error',
+  create: createCaptchaService,
+  assets: createWidgetAssets(),
+});

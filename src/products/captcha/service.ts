@@ -1,0 +1,383 @@
+/**
+ * The captcha routes (PROTOCOL.md): challenge, verify and managed for pages (public key), and
+ * siteverify, status and usage for the site's server (secret key). Checks in SPEC's order: the
+ * key (401), the site key's IP allowlist (403), rate and quota (429), the page's domain (403),
+ * then the token and the solution (400), and only then the single-use nonce or proof id,
+ * consumed atomically, so garbage never burns a real token and two racing submits cannot both
+ * pass. A failed verify or managed call gives its quota unit back.
+ */
+import { randomBytes } from 'node:crypto';
+import { LookupError, isLookupError, type ErrorCode } from '../../errors.js';
+import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
+import { successBody } from '../../api/envelope.js';
+import { bearerToken } from '../../api/auth.js';
+import { firstHeader } from '../../api/body.js';
+import { quotaPeriod } from '../../metering/calendar.js';
+import type { Reservation } from '../../metering/types.js';
+import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';
+import { createKeyRingSource } from './key-ring.js';
+import { createPowPuzzle } from './puzzles/pow.js';
+import { createSliderPuzzle } from './puzzles/slider.js';
+import type { Puzzle, TracePoint } from './puzzles/types.js';
+import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, riskLevel, riskScore, telemetrySignals } from './risk.js';
+import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
+import { openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
+
+/** Seconds a challenge may be answered in. */
+export const CHALLENGE_TTL_S = 120;
+/** Seconds a proof stays valid (SPEC: tokens are valid for 300 s). */
+export const PROOF_TTL_S = 300;
+/** How long site key settings are reused before being read again (an update shows within this). */
+const SETTINGS_TTL_MS = 2_000;
+const ACTION = /^[A-Za-z0-9_-]{1,32}$/;
+
+const CHALLENGE: TokenKind<'siteKey' | 'hostname' | 'puzzle' | 'params' | 'nonce' | 'issuedAt' | 'expiresAt'> = {
+  label: 'seclookup-captcha-challenge',
+  fields: ['siteKey', 'hostname', 'puzzle', 'params', 'nonce', 'issuedAt', 'expiresAt'],
+};
+const PROOF: TokenKind<'id' | 'siteKey' | 'hostname' | 'action' | 'mode' | 'puzzle' | 'risk' | 'issuedAt' | 'expiresAt'> = {
+  label: 'seclookup-captcha-proof',
+  fields: ['id', 'siteKey', 'hostname', 'action', 'mode', 'puzzle', 'risk', 'issuedAt', 'expiresAt'],
+};
+
+/** Turnstile's `error-codes` for our codes, so Turnstile server libraries read our failures. */
+const TURNSTILE_CODES: Partial<Record<ErrorCode, string>> = {
+  missing_credentials: 'missing-input-secret',
+  invalid_api_key: 'invalid-input-secret',
+  wrong_key_type: 'invalid-input-secret',
+  invalid_request: 'missing-input-response',
+  invalid_json: 'bad-request',
+  unsupported_media_type: 'bad-request',
+  payload_too_large: 'bad-request',
+  invalid_token: 'invalid-input-response',
+  token_already_used: 'timeout-or-duplicate',
+  action_mismatch: 'invalid-input-response',
+  domain_not_allowed: 'invalid-input-response',
+  ip_not_allowed: 'invalid-input-secret',
+  rate_limit_exceeded: 'internal-error',
+  quota_exceeded: 'internal-error',
+  server_error: 'internal-error',
+};
+
+type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
+
+export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
+  const { meter, gate, singleUse, lookup, now } = context;
+  const ring = createKeyRingSource(meter);
+  const puzzles: Record<string, Puzzle<object>> = { pow: createPowPuzzle() as Puzzle<object>, slider: createSliderPuzzle() as Puzzle<object> };
+  const settingsCache = new Map<string, { config: SiteKeyConfig | null; readAt: number }>();
+  const allowlists = new Map<string, (ip: IpAddress) => boolean>();
+
+  async function siteKeyOf(publicKeyId: string): Promise<SiteKeyConfig> {
+    // Elapsed time, not the API clock (which tests stop): how long ago the settings were read.
+    const cached = settingsCache.get(publicKeyId);
+    let config = cached && performance.now() - cached.readAt < SETTINGS_TTL_MS ? cached.config : undefined;
+    if (config === undefined) {
+      config = await readSiteKey(meter, publicKeyId);
+      if (settingsCache.size > 10_000) settingsCache.clear();
+      settingsCache.set(publicKeyId, { config, readAt: performance.now() });
+    }
+    if (!config) throw new LookupError('invalid_api_key', 'the key is not a site key (create site keys with seclookup sitekeys create)');
+    return config;
+  }
+
+  /** The key and its site key, for a route that takes `kind` of key. */
+  async function authenticate(token: string | undefined, kind: 'public' | 'secret', request: ServiceRequest): Promise<{ key: ServiceKey; site: SiteKeyConfig }> {
+    if (!token) throw new LookupError('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
+    const other = kind === 'public' ? 'tf_sec_' : 'tf_pub_';
+    if (token.startsWith(other)) {
+      throw new LookupError('wrong_key_type', kind === 'public' ? 'a secret key on a browser route: pages carry the site key (tf_pub_), never the secret' : 'a site key (tf_pub_) on a server route: send the secret key (tf_sec_)');
+    }
+    const key = await gate.resolve(token);
+    if (key.kind !== kind) throw new LookupError('wrong_key_type', `this route takes the ${kind} key`);
+    const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOfSecret(meter, key.id);
+    if (!publicKeyId) throw new LookupError('invalid_api_key', 'the key is not a site key');
+    const site = await siteKeyOf(publicKeyId);
+    if (site.ipAllow.length > 0) {
+      const id = site.ipAllow.join(',');
+      let allowed = allowlists.get(id);
+      if (!allowed) allowlists.set(id, (allowed = createCidrMatcher(site.ipAllow)));
+      const ip = request.clientIp();
+      if (!ip || !allowed(ip)) throw new LookupError('ip_not_allowed', 'the caller IP is not on this site key\'s allowlist');
+    }
+    return { key, site };
+  }
+
+  /** The page hostname: the `hostname` field, else the Origin's host; checked against the allowlist. A third-party Origin is refused. */
+  function pageHost(site: SiteKeyConfig, hostnameField: unknown, request: ServiceRequest): string {
+    if (site.domains.length === 0) throw new LookupError('domain_not_configured', 'this site key has no domains: add them with seclookup sitekeys update KEY --domain example.com');
+    const origin = originHost(request);
+    if (origin && !origin.own && !hostAllowed(origin.host, site.domains)) throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
+    const given = hostnameField === undefined || hostnameField === null || hostnameField === '' ? (origin && !origin.own ? origin.host : null) : normalizeHostname(hostnameField);
+    if (!given) throw new LookupError('domain_required', 'send the page hostname (hostname), as the widget does');
+    if (!hostAllowed(given, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
+    return given;
+  }
+
+  /** CORS: reflect the Origin when its host is allowed for the site key. */
+  function allowOrigin(site: SiteKeyConfig | null, request: ServiceRequest): boolean {
+    const origin = firstHeader(request.headers.origin);
+    const parsed = origin ? originHost(request) : null;
+    request.responseHeaders.vary = 'Origin';
+    if (!origin || !parsed || !site || !hostAllowed(parsed.host, site.domains)) return false;
+    request.responseHeaders['access-control-allow-origin'] = origin;
+    return true;
+  }
+
+  async function issueChallenge(request: ServiceRequest): Promise<ServiceAnswer> {
+    const { key, site } = await authenticate(request.query.get('sitekey') ?? undefined, 'public', request);
+    allowOrigin(site, request);
+    await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const hostname = pageHost(site, request.query.get('hostname'), request);
+    const puzzle = choosePuzzle(request.query.get('puzzle_type'));
+    const params = puzzle.create();
+    const issuedAt = now();
+    const challenge = signToken(await ring(), CHALLENGE, {
+      siteKey: site.publicKeyId,
+      hostname,
+      puzzle: puzzle.type,
+      params: JSON.stringify(params),
+      nonce: randomBytes(16).toString('hex'),
+      issuedAt,
+      expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
+    });
+    return { body: successBody({ challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S }, { requestId: request.requestId }) };
+  }
+
+  function choosePuzzle(type: string | null): Puzzle<object> {
+    if (type === null || type === '' || type === 'pow') return puzzles.pow;
+    if (type === 'slider') return puzzles.slider;
+    if (type === 'random') return randomBytes(1)[0] & 1 ? puzzles.slider : puzzles.pow;
+    throw new LookupError('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
+  }
+
+  /** Run `work` holding a quota unit; give it back when `work` fails. */
+  async function billed(key: ServiceKey, site: SiteKeyConfig, request: ServiceRequest, work: () => Promise<ServiceAnswer>): Promise<ServiceAnswer> {
+    const { reservation } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: true }, request.responseHeaders);
+    let kept = false;
+    try {
+      const answer = await work();
+      kept = answer.status === undefined || answer.status === 200;
+      return answer;
+    } finally {
+      if (reservation && !kept) await gate.refund(reservation as Reservation, request.responseHeaders);
+    }
+  }
+
+  async function verify(request: ServiceRequest): Promise<ServiceAnswer> {
+    const body = await request.body();
+    const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
+    allowOrigin(site, request);
+    return billed(key, site, request, async () => {
+      const hostname = pageHost(site, body.hostname, request);
+      const action = readAction(body.action);
+      const token = stringField(body.token);
+      if (!token) throw new LookupError('invalid_request', 'send token: the challenge, a dot, and the solution');
+      const cut = token.lastIndexOf('.');
+      const keys = await ring(tokenKeyId(CHALLENGE, token.slice(0, Math.max(0, cut))) ?? undefined);
+      const challenge = cut > 0 ? openToken(keys, CHALLENGE, token.slice(0, cut)) : null;
+      if (!challenge) throw new LookupError('invalid_token', 'the challenge is not one of ours or was altered; fetch a new one');
+      if (Number(challenge.expiresAt) <= now()) throw new LookupError('invalid_token', 'the challenge expired; fetch a new one');
+      if (challenge.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the challenge was issued for another site key');
+      if (challenge.hostname !== hostname) throw new LookupError('invalid_token', 'the challenge was issued for another hostname');
+      const puzzle = puzzles[challenge.puzzle];
+      const params = puzzle?.readParams(JSON.parse(challenge.params));
+      if (!puzzle || !params) throw new LookupError('invalid_token', 'the challenge names an unknown puzzle');
+      const trace = readTrace(body.trace);
+      const problem = puzzle.check(params, token.slice(cut + 1), trace);
+      if (problem) throw new LookupError('challenge_failed', `the puzzle was not solved: ${problem}; fetch a new challenge`);
+      if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
+        throw new LookupError('invalid_token', 'this challenge was already solved; fetch a new one');
+      }
+      const signals = [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
+      const score = riskScore(signals);
+      const proof = issueProof(keys, site, hostname, action, 'puzzle', challenge.puzzle, score);
+      return { body: successBody({ proof, risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
+    });
+  }
+
+  async function managed(request: ServiceRequest): Promise<ServiceAnswer> {
+    const body = await request.body();
+    const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
+    allowOrigin(site, request);
+    return billed(key, site, request, async () => {
+      const hostname = pageHost(site, body.hostname, request);
+      const action = readAction(body.action);
+      if (!site.managed) throw interactive('managed mode is off for this site key: solve a puzzle');
+      const signals = [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
+      const score = riskScore(signals);
+      if (score >= MANAGED_PASS_BELOW) throw interactive(`a puzzle is needed (signals: ${signals.map((s) => s.name).join(', ')})`);
+      const proof = issueProof(await ring(), site, hostname, action, 'managed', 'none', score);
+      return { body: successBody({ proof, mode: 'managed', risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
+    });
+  }
+
+  function issueProof(keys: KeyRing, site: SiteKeyConfig, hostname: string, action: string, mode: 'puzzle' | 'managed', puzzle: string, risk: number): string {
+    const issuedAt = now();
+    return signToken(keys, PROOF, {
+      id: randomBytes(16).toString('hex'),
+      siteKey: site.publicKeyId,
+      hostname,
+      action,
+      mode,
+      puzzle,
+      risk,
+      issuedAt,
+      expiresAt: issuedAt + PROOF_TTL_S * 1000,
+    });
+  }
+
+  async function siteverify(request: ServiceRequest): Promise<ServiceAnswer> {
+    try {
+      return await siteverifyChecked(request);
+    } catch (error) {
+      // Our envelope, plus Turnstile's `error-codes` for its server libraries.
+      const code: ErrorCode = isLookupError(error) ? error.code : 'server_error';
+      const failure = isLookupError(error) ? error : new LookupError('server_error', 'unexpected server error; retry with backoff', { cause: error });
+      if (!isLookupError(error)) context.onError?.(error, request.requestId);
+      throw new LookupError(failure.code, failure.message, { fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
+    }
+  }
+
+  async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {
+    const body = await request.body();
+    const { key, site } = await authenticate(stringField(body.secret), 'secret', request);
+    await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const response = stringField(body.response);
+    if (!response) throw new LookupError('invalid_request', 'send response: the value of the captcha-response field');
+    if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
+      throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address');
+    }
+    const proof = openToken(await ring(tokenKeyId(PROOF, response) ?? undefined), PROOF, response);
+    if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');
+    if (proof.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the response was issued for another site key (secret mismatch)');
+    if (Number(proof.expiresAt) <= now()) throw new LookupError('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
+    if (body.action !== undefined && body.action !== '' && body.action !== proof.action) throw new LookupError('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
+    if (!hostAllowed(proof.hostname, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
+    if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) throw new LookupError('token_already_used', 'this response was already verified: each token works once');
+    const risk = Number(proof.risk);
+    return {
+      body: successBody(
+        {
+          challenge_ts: new Date(Number(proof.issuedAt)).toISOString(),
+          hostname: proof.hostname,
+          action: proof.action,
+          'error-codes': [],
+          mode: proof.mode,
+          risk_score: risk,
+          risk_level: riskLevel(risk),
+        },
+        { requestId: request.requestId },
+      ),
+    };
+  }
+
+  async function status(request: ServiceRequest): Promise<ServiceAnswer> {
+    const token = bearerToken(request.headers) ?? request.query.get('sitekey') ?? request.query.get('secret') ?? undefined;
+    const kind = token?.startsWith('tf_sec_') ? 'secret' : 'public';
+    const { key, site } = await authenticate(token, kind, request);
+    const { quota } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    return {
+      body: successBody(
+        {
+          status: key.status,
+          product: 'captcha',
+          plan: key.plan.slug,
+          domains_configured: site.domains.length > 0,
+          domain_count: site.domains.length,
+          ip_restrictions: site.ipAllow.length > 0,
+          rate_limit_per_minute: key.plan.rateLimitPerMinute,
+          monthly_quota: quota!.limit ?? -1,
+          quota_unlimited: quota!.limit === null,
+          quota_remaining: quota!.remaining ?? -1,
+          quota_period: quota!.period,
+        },
+        { requestId: request.requestId },
+      ),
+    };
+  }
+
+  async function usage(request: ServiceRequest): Promise<ServiceAnswer> {
+    const token = bearerToken(request.headers) ?? request.query.get('secret') ?? stringField((await request.body()).secret);
+    const { key, site } = await authenticate(token, 'secret', request);
+    const { quota } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const period = quotaPeriod(now());
+    const rows = (await meter.usage(period)).filter((row) => row.subscriptionId === key.subscriptionId && row.product === 'captcha');
+    const siteKeys = (await meter.listKeys()).filter((k) => k.subscriptionId === key.subscriptionId && k.kind === 'public' && k.status === 'active').length;
+    return {
+      body: successBody(
+        {
+          product: 'captcha',
+          plan: key.plan.slug,
+          subscription_id: key.subscriptionId,
+          site_keys: siteKeys,
+          period,
+          monthly_quota: quota!.limit ?? -1,
+          quota_unlimited: quota!.limit === null,
+          quota_used: rows.reduce((sum, row) => sum + row.lookups, 0),
+          quota_remaining: quota!.remaining ?? -1,
+          days: rows.map((row) => ({ day: row.day, verifications: row.lookups })),
+        },
+        { requestId: request.requestId },
+      ),
+    };
+  }
+
+  /** OPTIONS on a browser route: 204 with the CORS headers when the Origin is allowed for `?sitekey=`. */
+  async function preflight(request: ServiceRequest): Promise<ServiceAnswer> {
+    const token = request.query.get('sitekey');
+    let site: SiteKeyConfig | null = null;
+    if (token && token.startsWith('tf_pub_')) {
+      try {
+        site = (await authenticate(token, 'public', request)).site;
+      } catch (error) {
+        if (!isLookupError(error)) throw error;
+      }
+    }
+    if (!allowOrigin(site, request)) throw new LookupError('domain_not_allowed', 'preflight refused: send ?sitekey= and an Origin allowed for it');
+    Object.assign(request.responseHeaders, {
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      'access-control-allow-headers': 'Content-Type',
+      'access-control-max-age': '600',
+    });
+    return { status: 204, body: '' };
+  }
+
+  return { challenge: issueChallenge, verify, managed, siteverify, status, usage, preflight };
+}
+
+function interactive(message: string): LookupError {
+  return new LookupError('interactive_required', message, { fields: { interactive_required: true } });
+}
+
+function stringField(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function readAction(value: unknown): string {
+  if (value === undefined || value === null || value === '') return '';
+  if (typeof value !== 'string' || !ACTION.test(value)) throw new LookupError('invalid_request', 'action must be 1 to 32 letters, digits, _ or -');
+  return value;
+}
+
+function readTrace(value: unknown): TracePoint[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw new LookupError('invalid_request', 'trace must be an array of {x, y, t} points');
+  return value as TracePoint[];
+}
+
+/** The Origin header's host, and whether it is this API's own origin (the widget's iframe). */
+function originHost(request: ServiceRequest): { host: string; own: boolean } | null {
+  const origin = firstHeader(request.headers.origin);
+  if (!origin || origin === 'null') return null;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return null;
+  }
+  const host = normalizeHostname(url.hostname.replace(/^\[|\]$/g, ''));
+  if (!host) return null;
+  return { host, own: url.host === firstHeader(request.headers.host) };
+}
+

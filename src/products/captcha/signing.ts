@@ -1,0 +1,127 @@
+/**
+ * Signed, stateless tokens (challenges and proofs): HMAC-SHA256 over a canonical binary
+ * encoding of every field. Each field is written as a one-byte tag, a four-byte length and its
+ * bytes, in a fixed order, after a domain label naming the token kind; nothing is joined by a
+ * separator, so no two different field lists share an encoding (the flaw of signing
+ * `a + ":" + b`, where a field holding the separator shifts the boundary). The signature is
+ * checked in constant time before any field is believed.
+ *
+ * A token is `base64url(encoding) "." base64url(mac)`. The key id travels in the encoding, so
+ * keys can rotate: verification picks the key named there from the ring.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The encoding's version byte. */
+const FORMAT = 1;
+
+/** A signing key and its id. */
+export interface SigningKey {
+  kid: string;
+  secret: Buffer;
+}
+
+/** The keys that verify (all of them) and the one that signs (the newest). */
+export interface KeyRing {
+  current: SigningKey;
+  byId: ReadonlyMap<string, SigningKey>;
+}
+
+/** Field values: text, or whole numbers (written as decimal text). */
+export type FieldValue = string | number;
+
+/** A token kind: its label (bound into the MAC) and its field names in order. */
+export interface TokenKind<Names extends string> {
+  label: string;
+  fields: readonly Names[];
+}
+
+export function newSigningKey(): SigningKey {
+  return { kid: randomBytes(6).toString('base64url'), secret: randomBytes(32) };
+}
+
+/** The canonical bytes: version, label, then each field as tag (its index), length, UTF-8 bytes. */
+export function encodeFields<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): Buffer {
+  const parts: Buffer[] = [Buffer.from([FORMAT]), lengthPrefixed(0xff, kind.label), lengthPrefixed(0xfe, kid)];
+  kind.fields.forEach((name, index) => {
+    const value = values[name];
+    if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError(`token field ${name} must be a whole number`);
+    parts.push(lengthPrefixed(index, String(value)));
+  });
+  return Buffer.concat(parts);
+}
+
+function lengthPrefixed(tag: number, text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  const head = Buffer.alloc(5);
+  head[0] = tag;
+  head.writeUInt32BE(bytes.length, 1);
+  return Buffer.concat([head, bytes]);
+}
+
+/** Sign `values` as a token of `kind` with the ring's current key. */
+export function signToken<Names extends string>(ring: KeyRing, kind: TokenKind<Names>, values: Readonly<Record<Names, FieldValue>>): string {
+  const encoded = encodeFields(kind, ring.current.kid, values);
+  return `${encoded.toString('base64url')}.${mac(ring.current.secret, encoded).toString('base64url')}`;
+}
+
+/**
+ * The fields of a token of `kind` whose signature a key of the ring verifies, as text; null for
+ * anything else (malformed, another kind, an unknown key, a bad signature). Never throws.
+ */
+export function openToken<Names extends string>(ring: KeyRing, kind: TokenKind<Names>, token: string): Record<Names, string> | null {
+  if (typeof token !== 'string' || token.length > 4096) return null;
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) return null;
+  const encoded = fromBase64Url(token.slice(0, dot));
+  const signature = fromBase64Url(token.slice(dot + 1));
+  if (!encoded || !signature || signature.length !== 32) return null;
+  const decoded = decodeFields(encoded, kind);
+  if (!decoded) return null;
+  const key = ring.byId.get(decoded.kid);
+  if (!key) return null;
+  if (!timingSafeEqual(mac(key.secret, encoded), signature)) return null;
+  return decoded.values;
+}
+
+/** The key id a token names (unverified: only to pick the key), or null when it does not parse. */
+export function tokenKeyId<Names extends string>(kind: TokenKind<Names>, token: string): string | null {
+  if (typeof token !== 'string' || token.length > 4096) return null;
+  const encoded = fromBase64Url(token.slice(0, Math.max(0, token.indexOf('.'))));
+  return encoded ? (decodeFields(encoded, kind)?.kid ?? null) : null;
+}
+
+/** Strict parse: version, this kind's label, a key id, then exactly the kind's fields in order, nothing after. */
+function decodeFields<Names extends string>(bytes: Buffer, kind: TokenKind<Names>): { kid: string; values: Record<Names, string> } | null {
+  if (bytes.length < 1 || bytes[0] !== FORMAT) return null;
+  let offset = 1;
+  const read = (tag: number): string | null => {
+    if (offset + 5 > bytes.length || bytes[offset] !== tag) return null;
+    const length = bytes.readUInt32BE(offset + 1);
+    const end = offset + 5 + length;
+    if (end > bytes.length) return null;
+    const text = bytes.toString('utf8', offset + 5, end);
+    offset = end;
+    return text;
+  };
+  if (read(0xff) !== kind.label) return null;
+  const kid = read(0xfe);
+  if (kid === null) return null;
+  const values = {} as Record<Names, string>;
+  for (let index = 0; index < kind.fields.length; index++) {
+    const value = read(index);
+    if (value === null) return null;
+    values[kind.fields[index]] = value;
+  }
+  return offset === bytes.length ? { kid, values } : null;
+}
+
+function mac(secret: Buffer, data: Buffer): Buffer {
+  return createHmac('sha256', secret).update(data).digest();
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+function fromBase64Url(text: string): Buffer | null {
+  if (!BASE64URL.test(text) || text.length % 4 === 1) return null;
+  return Buffer.from(text, 'base64url');
+}

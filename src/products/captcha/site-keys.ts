@@ -1,0 +1,190 @@
+/**
+ * Site keys: a public key (`tf_pub_`, in pages) and a secret key (`tf_sec_`, on the site's
+ * server) of one captcha subscription, plus the site key's own settings: its domain allowlist,
+ * its IP allowlist and managed mode. The keys live in the meter like every product's keys
+ * (hashed); the settings live in the meter's settings area beside them
+ * (`captcha.sitekey.<public key id>`, and `captcha.secret.<secret key id>` pointing at it), so
+ * every instance on one store sees the same site keys. A subscription may hold several site
+ * keys (`--subscription ID`): they share its monthly quota; each has its own rate window.
+ */
+import { domainToASCII } from 'node:url';
+import { invalidOption } from '../../errors.js';
+import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
+import { generateKey, hashKey, visiblePrefix } from '../../metering/keys.js';
+import type { KeyInfo, Meter } from '../../metering/types.js';
+
+/** A site key's settings, as stored. */
+export interface SiteKeyConfig {
+  /** The public key itself (it is public: pages carry it). */
+  siteKey: string;
+  publicKeyId: string;
+  secretKeyId: string;
+  subscriptionId: string;
+  /** Hostnames (lower-case ASCII); each allows itself and its subdomains. Empty: browser routes answer domain_not_configured. */
+  domains: string[];
+  /** CIDRs callers must come from, on every captcha route; empty: any address. */
+  ipAllow: string[];
+  managed: boolean;
+  createdAt: string;
+}
+
+export interface CreateSiteKeyOptions {
+  domains?: string[];
+  ipAllow?: string[];
+  managed?: boolean;
+  /** Plan of a new subscription. @default starter */
+  plan?: string;
+  /** Add the site key to this existing captcha subscription (sharing its quota) instead of a new one. */
+  subscriptionId?: string;
+}
+
+/** What `sitekeys create` prints: the two keys (the secret is shown once), its domains and plan. */
+export interface CreatedSiteKey {
+  siteKey: string;
+  secretKey: string;
+  domains: string[];
+  plan: string;
+  subscriptionId: string;
+}
+
+const SITEKEY_SETTING = (publicKeyId: string) => `captcha.sitekey.${publicKeyId}`;
+const SECRET_SETTING = (secretKeyId: string) => `captcha.secret.${secretKeyId}`;
+const MAX_HOSTNAME = 253;
+const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * A page hostname as compared with allowlists: trimmed, lower-case, IDN to punycode, one
+ * trailing dot dropped; a name of letter-digit-hyphen labels (`localhost` included) or an IP
+ * address. Null for anything else (a URL, a port, a path, an empty string).
+ */
+export function normalizeHostname(text: unknown): string | null {
+  if (typeof text !== 'string' || text.length === 0 || text.length > 1024) return null;
+  const trimmed = text.trim().toLowerCase();
+  const ip = parseIp(trimmed.startsWith('[') && trimmed.endsWith(']') ? trimmed.slice(1, -1) : trimmed);
+  if (ip) return formatIp(ip);
+  let name = domainToASCII(trimmed);
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (name === '' || name.length > MAX_HOSTNAME || !name.split('.').every((label) => LDH_LABEL.test(label))) return null;
+  return name;
+}
+
+/** The allowlist rule: the host is a listed domain, or a subdomain of one (`a.shop.example.com` under `example.com`). */
+export function hostAllowed(host: string, domains: readonly string[]): boolean {
+  return domains.some((domain) => host === domain || (host.endsWith(`.${domain}`) && parseIp(domain) === null));
+}
+
+/** Check and normalize an allowlist given by an operator; throws a TypeError naming the bad entry. */
+export function normalizeDomains(domains: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const entry of domains) {
+    const host = normalizeHostname(entry);
+    if (!host) throw invalidOption(`not a hostname: ${JSON.stringify(entry)} (give names such as example.com, without scheme, port or path)`);
+    if (!out.includes(host)) out.push(host);
+  }
+  return out;
+}
+
+/** Create a site key (and its subscription, unless one is given). */
+export async function createSiteKey(meter: Meter, options: CreateSiteKeyOptions = {}): Promise<CreatedSiteKey> {
+  const domains = normalizeDomains(options.domains ?? []);
+  const ipAllow = normalizeCidrs(options.ipAllow ?? []);
+  const siteKey = generateKey('captcha', 'public');
+  const secretKey = generateKey('captcha', 'secret');
+  const keys = [
+    { kind: 'public' as const, hash: hashKey(siteKey), prefix: visiblePrefix(siteKey) },
+    { kind: 'secret' as const, hash: hashKey(secretKey), prefix: visiblePrefix(secretKey) },
+  ];
+  let created: KeyInfo[];
+  let subscriptionId: string;
+  if (options.subscriptionId !== undefined) {
+    const existing = (await meter.listKeys()).find((k) => k.subscriptionId === options.subscriptionId);
+    if (!existing || existing.product !== 'captcha') throw invalidOption(`no captcha subscription ${JSON.stringify(options.subscriptionId)} (see seclookup sitekeys list)`);
+    if (options.plan !== undefined && options.plan !== existing.plan) throw invalidOption(`subscription ${options.subscriptionId} is on plan ${existing.plan}; a site key shares its subscription's plan`);
+    created = await meter.addKeys(options.subscriptionId, keys);
+    subscriptionId = options.subscriptionId;
+  } else {
+    const subscription = await meter.createSubscription({ product: 'captcha', plan: options.plan ?? 'starter', ipAllow: [], keys });
+    created = subscription.keys;
+    subscriptionId = subscription.subscriptionId;
+  }
+  const [pub, secret] = created;
+  const config: SiteKeyConfig = { siteKey, publicKeyId: pub.id, secretKeyId: secret.id, subscriptionId, domains, ipAllow, managed: options.managed ?? false, createdAt: pub.createdAt };
+  await meter.setSetting(SECRET_SETTING(secret.id), pub.id);
+  await meter.setSetting(SITEKEY_SETTING(pub.id), JSON.stringify(config));
+  return { siteKey, secretKey, domains, plan: pub.plan, subscriptionId };
+}
+
+/** A site key's settings by its public key's id, or null. */
+export async function readSiteKey(meter: Meter, publicKeyId: string): Promise<SiteKeyConfig | null> {
+  const text = await meter.getSetting(SITEKEY_SETTING(publicKeyId));
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as SiteKeyConfig;
+  } catch {
+    return null;
+  }
+}
+
+/** The public key id of the site key a secret key belongs to, or null. */
+export async function publicKeyIdOfSecret(meter: Meter, secretKeyId: string): Promise<string | null> {
+  return meter.getSetting(SECRET_SETTING(secretKeyId));
+}
+
+/** A listed site key: its settings, plan and status. Never the secret. */
+export interface SiteKeyListing extends SiteKeyConfig {
+  plan: string;
+  status: 'active' | 'revoked';
+  secretKeyPrefix: string;
+}
+
+export async function listSiteKeys(meter: Meter): Promise<SiteKeyListing[]> {
+  const keys = await meter.listKeys();
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  const out: SiteKeyListing[] = [];
+  for (const key of keys) {
+    if (key.product !== 'captcha' || key.kind !== 'public') continue;
+    const config = await readSiteKey(meter, key.id);
+    if (!config) continue;
+    const secret = byId.get(config.secretKeyId);
+    const status = key.status === 'active' && secret?.status === 'active' ? 'active' : 'revoked';
+    out.push({ ...config, plan: key.plan, status, secretKeyPrefix: secret?.prefix ?? '' });
+  }
+  return out;
+}
+
+/** Find a site key by its public key (the full `tf_pub_...` text) or the public key's id. */
+export async function findSiteKey(meter: Meter, keyOrId: string): Promise<SiteKeyConfig | null> {
+  const text = keyOrId.trim();
+  if (/^[1-9]\d*$/.test(text)) return readSiteKey(meter, text);
+  if (!text.startsWith('tf_pub_')) return null;
+  const resolved = await meter.resolveKey(hashKey(text));
+  return resolved && resolved.kind === 'public' ? readSiteKey(meter, resolved.id) : null;
+}
+
+export interface SiteKeyChanges {
+  domains?: string[];
+  ipAllow?: string[];
+  managed?: boolean;
+}
+
+export async function updateSiteKey(meter: Meter, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
+  const config = await findSiteKey(meter, keyOrId);
+  if (!config) throw invalidOption(`no site key ${JSON.stringify(keyOrId)} (give the tf_pub_ key or its id; see seclookup sitekeys list)`);
+  const next: SiteKeyConfig = {
+    ...config,
+    ...(changes.domains !== undefined ? { domains: normalizeDomains(changes.domains) } : {}),
+    ...(changes.ipAllow !== undefined ? { ipAllow: normalizeCidrs(changes.ipAllow) } : {}),
+    ...(changes.managed !== undefined ? { managed: changes.managed } : {}),
+  };
+  await meter.setSetting(SITEKEY_SETTING(config.publicKeyId), JSON.stringify(next));
+  return next;
+}
+
+/** Revoke both keys of a site key. Returns its settings, or null when there is no such site key. */
+export async function revokeSiteKey(meter: Meter, keyOrId: string): Promise<SiteKeyConfig | null> {
+  const config = await findSiteKey(meter, keyOrId);
+  if (!config) return null;
+  await meter.revokeKey(config.publicKeyId);
+  await meter.revokeKey(config.secretKeyId);
+  return config;
+}

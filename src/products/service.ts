@@ -1,0 +1,104 @@
+/**
+ * A product that is not a lookup (captcha): it owns its routes' handling instead of the
+ * lookup pipeline's `prepare` and `lookup`, but gets the same tools: the meter gate for keys,
+ * rate and quota, the body reader with its limit, the caller IP, the request id. Listed once in
+ * `registry.ts` beside the lookup products; the API's router reads both lists.
+ */
+import type { IpAddress } from '../lib/ip.js';
+import type { Lookup } from '../lookup.js';
+import type { SingleUseStore } from '../metering/single-use.js';
+import type { Meter, QuotaState, Reservation, ResolvedKey, ResolvedPlan } from '../metering/types.js';
+import type { QueryParams } from '../lib/query.js';
+import type { ErrorCode } from '../errors.js';
+import type { ProductId } from './catalog.js';
+
+/** A key the meter knows, active, of this product, with its plan. */
+export type ServiceKey = ResolvedKey & { plan: ResolvedPlan };
+
+/** One request as a service route sees it. */
+export interface ServiceRequest {
+  method: string;
+  query: QueryParams;
+  /** Request headers, names in lower case. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Response headers being collected: a route adds its own (CORS). */
+  responseHeaders: Record<string, string>;
+  requestId: string;
+  /** The caller's address (trusted proxies applied), or null when unknown. */
+  clientIp(): IpAddress | null;
+  /** The body as an object: JSON or an HTML form, within the body limit (400 invalid_json, 413, 415). */
+  body(): Promise<Record<string, unknown>>;
+}
+
+/** What a service route answers: a JSON text (build it with `successBody`), and a status when not 200. */
+export interface ServiceAnswer {
+  status?: number;
+  body: string;
+}
+
+/** The meter, as service routes use it. Store failures reach the route as non-LookupErrors. */
+export interface ServiceGate {
+  /** A presented key of this product, active: 401 missing_credentials / invalid_api_key. No kind or allowlist check. */
+  resolve(token: string | undefined): Promise<ServiceKey>;
+  /**
+   * Count one request against the rate window of `rateKeyId` (captcha: the site key, whichever
+   * of its two keys was presented), and reserve a quota unit of the key's subscription when
+   * `reserveQuota`. Sets the limit headers; throws 429 rate_limit_exceeded / quota_exceeded.
+   */
+  admit(key: ServiceKey, options: { rateKeyId: string; reserveQuota: boolean }, headers: Record<string, string>): Promise<{ reservation: Reservation | null; quota: QuotaState | null }>;
+  /** Give back a reserved unit (the request failed). Never throws. */
+  refund(reservation: Reservation, headers: Record<string, string>): Promise<void>;
+}
+
+/** What a service is built from, once per API. */
+export interface ServiceContext {
+  meter: Meter;
+  gate: ServiceGate;
+  /** Consumed single-use ids (nonces, proof ids), shared by every instance on one store. */
+  singleUse: SingleUseStore;
+  lookup: Lookup;
+  now: () => number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+export interface ServiceRoute {
+  method: 'GET' | 'POST' | 'OPTIONS';
+  /** Relative to `/v1/<id>/`; `status` replaces the shared status route. */
+  path: string;
+  /** The handler's name in what `create` returns. */
+  handler: string;
+}
+
+/** Static files served beside the API (the captcha widget at `/widget/`). */
+export interface ServiceAsset {
+  /** Content type to send. */
+  contentType: string;
+  body: Buffer;
+  /** Strong ETag (quoted). */
+  etag: string;
+  /** Extra headers (a Content-Security-Policy for an HTML page). */
+  headers?: Record<string, string>;
+}
+
+export interface ServiceAssets {
+  /** Path prefix, starting and ending with `/`: `/widget/`. */
+  mount: string;
+  /** The version in asset URLs (`?v=`): such requests are cached for a year. */
+  version(): string;
+  /** The file for a name below the mount, or undefined. Loaded on first use. */
+  file(name: string): ServiceAsset | undefined;
+}
+
+export interface ServiceModule {
+  id: ProductId;
+  routes: readonly ServiceRoute[];
+  /** The code answered for unexpected failures (captcha's table names `server_error`). @default internal_error */
+  internalErrorCode?: ErrorCode;
+  create(context: ServiceContext): Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>;
+  assets?: ServiceAssets;
+}
+
+/** Identity, for type checking: `export default defineService({ id: 'captcha', ... })`. */
+export function defineService(module: ServiceModule): ServiceModule {
+  return module;
+}

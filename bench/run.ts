@@ -4,7 +4,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { PRODUCT_MODULES } from '../src/products/registry.js';
+import { PRODUCT_MODULES, SERVICE_MODULES } from '../src/products/registry.js';
 import type { BenchRow } from './harness.js';
 
 type Suite = () => Promise<{ run(): Promise<BenchRow[]> }>;
@@ -13,7 +13,8 @@ type Suite = () => Promise<{ run(): Promise<BenchRow[]> }>;
  * A product's engine bench is `src/products/<id>/bench.ts` (kept beside the engine it measures,
  * and out of the published bundle), found through the registry; then the cross-cutting ones.
  */
-const productSuites: [string, Suite][] = PRODUCT_MODULES.map((module) => module.id)
+const productSuites: [string, Suite][] = [...PRODUCT_MODULES, ...SERVICE_MODULES]
+  .map((module) => module.id)
   .filter((id) => existsSync(new URL(`../src/products/${id}/bench.ts`, import.meta.url)))
   .map((id) => [id, () => import(`../src/products/${id}/bench.ts`)]);
 

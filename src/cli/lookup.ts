@@ -84,6 +84,6 @@ function moduleFor(productName: string, command: string): AnyProductModule {
   if (!isProductId(productName)) {
     throw new UsageError(`unknown product ${JSON.stringify(productName)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
   }
-  if (!isBuiltProduct(productName)) throw new UsageError(`product ${productName} has no lookup engine yet; available: ${BUILT}`, command);
+  if (!isBuiltProduct(productName)) throw new UsageError(`product ${productName} is not a lookup (see \`seclookup sitekeys --help\`); lookups: ${BUILT}`, command);
   return productModule(productName)!;
 }

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   lookup: async () => (await import('./lookup.js')).runLookup,
   data: async () => (await import('./data.js')).runData,
   reports: async () => (await import('./reports.js')).runReports,
+  sitekeys: async () => (await import('./sitekeys.js')).runSitekeys,
 };
 
 const MAIN_HELP = `seclookup: security lookups (User-Agent, webhook source IPs, ...) as a self-hosted API.
@@ -36,6 +37,8 @@ Commands:
                         build a dataset from files you have (pwbreach: Pwned Passwords)
   reports add|import|dispute|list
                         scamrisk's report database (in the --db file)
+  sitekeys create|list|update|revoke|rotate-signing-key
+                        captcha site keys (domains, IP allowlist, managed mode)
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options

@@ -7,6 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
+import { createSqliteSingleUseStore } from '../metering/sqlite-single-use.js';
+import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
@@ -100,12 +102,15 @@ export async function runServe(argv: string[]): Promise<number> {
   lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
   const lookup = loadEngines(lookupOptions);
   const meter = openMeter(dbPath, { create: true });
+  // Captcha nonces and proof ids in the same file: every process on this database shares them.
+  const singleUse = createSqliteSingleUseStore(dbPath);
   const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
   flushOnFatal(log, note);
   const api = trackInFlight(
     createApi({
       lookup,
       meter,
+      singleUse,
       trustProxy,
       // Left out when the level drops request lines: the API then does not build them.
       onResponse: log.logsRequests ? log.request : undefined,
@@ -122,12 +127,13 @@ export async function runServe(argv: string[]): Promise<number> {
   } catch (error) {
     server.close();
     await lookup.close();
+    await singleUse.close();
     await meter.close();
     await log.close();
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (database ${dbPath})`);
-  return untilSignal({ server, api, meter, lookup, log, deadlineMs });
+  return untilSignal({ server, api, meter, singleUse, lookup, log, deadlineMs });
 }
 
 function parseLogLevel(flag: string | undefined, command: string): LogLevel {
@@ -158,7 +164,7 @@ async function announceKeys(meter: Meter, dbPath: string): Promise<void> {
   const keys = await meter.listKeys();
   if (!bootstrapped && keys.length === 0) {
     const issued: IssuedKeys[] = [];
-    for (const product of PRODUCT_IDS) issued.push(await issueKeys(meter, { product }));
+    for (const product of PRODUCT_IDS) issued.push(product === 'captcha' ? await starterSiteKey(meter) : await issueKeys(meter, { product }));
     await meter.setSetting(BOOTSTRAP_SETTING, new Date().toISOString());
     printStarterKeys(issued);
     return;
@@ -172,10 +178,17 @@ async function announceKeys(meter: Meter, dbPath: string): Promise<void> {
  * On stderr, with the other operator messages: stdout is the JSON log, which often goes to a
  * collector, and secret keys have no place there.
  */
+/** captcha's starter pair is a site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`. */
+async function starterSiteKey(meter: Meter): Promise<IssuedKeys> {
+  const created = await createSiteKey(meter, {});
+  return { product: 'captcha', plan: created.plan, subscriptionId: created.subscriptionId, keys: [], secretKey: created.secretKey, publicKey: created.siteKey };
+}
+
 function printStarterKeys(issued: readonly IssuedKeys[]): void {
   note(`First start: created a "starter" key pair for each of the ${issued.length} products.`);
   note('The secret keys are shown only this once (the database keeps only their hashes). Copy them now.');
   note('Send a key as "Authorization: Bearer <key>". Manage keys with `seclookup keys`.');
+  note('The captcha pair is a site key with no domains: add them with `seclookup sitekeys update <tf_pub_ key> --domain example.com`.');
   note('');
   note(formatTable(['PRODUCT', 'SECRET KEY', 'PUBLIC KEY'], issued.map((k) => [k.product, k.secretKey, k.publicKey])));
   note('');

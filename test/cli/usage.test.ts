@@ -52,7 +52,7 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
     [['serve', '--trust-proxy', '192.168.1.1/16'], '--trust-proxy: "192.168.1.1/16" has host bits set after the /16 prefix; did you mean the network 192.168.0.0/16', 'seclookup serve --help'],
     [['lookup', 'useragent'], 'missing INPUT', 'seclookup lookup --help'],
     [['lookup', 'nosuch', 'x'], 'unknown product "nosuch"', 'seclookup lookup --help'],
-    [['lookup', 'captcha', '8.8.8.8'], 'product captcha has no lookup engine yet; available: ', 'seclookup lookup --help'],
+    [['lookup', 'captcha', '8.8.8.8'], 'product captcha is not a lookup (see `seclookup sitekeys --help`); lookups: ', 'seclookup lookup --help'],
     [['lookup', 'useragent', 'curl/8', '--provider', 'github'], '--provider applies to webhookip only', 'seclookup lookup --help'],
     [['data', 'update', 'useragent'], 'useragent has no updatable dataset', 'seclookup data --help'],
     [['data', 'update', 'webhookip', '--timeout', '5s'], '--timeout must be a whole number >= 1', 'seclookup data --help'],

@@ -60,8 +60,11 @@ const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function normalizeHostname(text: unknown): string | null {
   if (typeof text !== 'string' || text.length === 0 || text.length > 1024) return null;
   const trimmed = text.trim().toLowerCase();
-  const ip = parseIp(trimmed.startsWith('[') && trimmed.endsWith(']') ? trimmed.slice(1, -1) : trimmed);
-  if (ip) return formatIp(ip);
+  // Parsing a name as an IP costs an exception: only text that can be one is tried.
+  if (looksLikeIp(trimmed)) {
+    const ip = parseIp(trimmed.startsWith('[') && trimmed.endsWith(']') ? trimmed.slice(1, -1) : trimmed);
+    if (ip) return formatIp(ip);
+  }
   let name = domainToASCII(trimmed);
   if (name.endsWith('.')) name = name.slice(0, -1);
   if (name === '' || name.length > MAX_HOSTNAME || !name.split('.').every((label) => LDH_LABEL.test(label))) return null;
@@ -70,7 +73,12 @@ export function normalizeHostname(text: unknown): string | null {
 
 /** The allowlist rule: the host is a listed domain, or a subdomain of one (`a.shop.example.com` under `example.com`). */
 export function hostAllowed(host: string, domains: readonly string[]): boolean {
-  return domains.some((domain) => host === domain || (host.endsWith(`.${domain}`) && parseIp(domain) === null));
+  return domains.some((domain) => host === domain || (host.endsWith(`.${domain}`) && !looksLikeIp(domain)));
+}
+
+/** IPv4 (digits and dots) or IPv6 (a colon) text; hostnames have neither form. */
+function looksLikeIp(text: string): boolean {
+  return text.includes(':') || /^[0-9.]+$/.test(text);
 }
 
 /** Check and normalize an allowlist given by an operator; throws a TypeError naming the bad entry. */

@@ -1,0 +1,232 @@
+/**
+ * `seclookup sitekeys create | list | update | revoke | rotate-signing-key`: captcha site keys.
+ * A site key is a public key for pages (tf_pub_) and a secret key for the site's server
+ * (tf_sec_), with its domain allowlist, optional IP allowlist and managed mode. The secret is
+ * printed once, by `create`.
+ */
+import { invalidOption, isSeclookupError } from '../errors.js';
+import { rotateSigningKey } from '../products/captcha/key-ring.js';
+import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from '../products/captcha/site-keys.js';
+import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, resolveDbPath } from './args.js';
+import { withMeter } from './db.js';
+import { CommandError, EXIT_OK, UsageError } from './errors.js';
+import { formatIpAllow, formatTable, out, printJson } from './output.js';
+
+export const SITEKEYS_HELP = `Usage:
+  seclookup sitekeys create [--domain example.com[,other.com]] [--ip-allow CIDR,...] [--managed]
+                            [--plan SLUG | --subscription ID] [--json] [--db FILE]
+  seclookup sitekeys list [--json] [--db FILE]
+  seclookup sitekeys update KEY [--domain ...] [--ip-allow CIDR,... | --no-ip-allow]
+                            [--managed | --no-managed] [--db FILE]
+  seclookup sitekeys revoke KEY [--db FILE]
+  seclookup sitekeys rotate-signing-key [--db FILE]
+
+Captcha site keys. Pages carry the site key (tf_pub_); the site's server sends the secret key
+(tf_sec_) to /v1/captcha/siteverify.
+
+sitekeys create   Create a site key and print site_key and secret_key. The secret is shown
+                  only this once (the database keeps its hash).
+  --domain D,...        hostnames whose pages may use it; each allows itself and its
+                        subdomains (example.com allows www.example.com). Comma-separated,
+                        repeatable. Without any, browser routes answer 403
+                        domain_not_configured until \`sitekeys update --domain\`.
+  --ip-allow CIDR,...   only callers from these networks, on every captcha route
+  --managed             allow managed mode (no puzzle for a browser that looks human)
+  --plan SLUG           plan of the new subscription (default: starter)
+  --subscription ID     add the site key to this captcha subscription instead: site keys of
+                        one subscription share its monthly quota; each has its own rate limit
+  --json                print {"site_key", "secret_key", "domains", "plan"}
+
+sitekeys list     Every site key: the site key itself (it is public), subscription, plan,
+                  status, domains, IP allowlist, managed mode. Secrets are never shown.
+
+sitekeys update   Change a site key's settings (running servers see them within 2 s).
+                  KEY is the tf_pub_ key or its id. --domain replaces the whole list.
+
+sitekeys revoke   Revoke both keys of a site key, at once.
+
+sitekeys rotate-signing-key
+                  Sign new challenges and proofs with a fresh key; tokens already handed out
+                  keep verifying for an hour.
+
+Common options:
+  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+  -h, --help    show this help
+
+Exit codes: 0 done, 1 failed (no such site key or subscription, database error), 2 usage error.`;
+
+export async function runSitekeys(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'create':
+      return create(rest);
+    case 'list':
+      return list(rest);
+    case 'update':
+      return update(rest);
+    case 'revoke':
+      return revoke(rest);
+    case 'rotate-signing-key':
+      return rotate(rest);
+    case undefined:
+      throw new UsageError('missing subcommand: create, list, update, revoke or rotate-signing-key', 'sitekeys');
+    default:
+      if (sub === '-h' || sub === '--help') return help();
+      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use create, list, update, revoke or rotate-signing-key`, 'sitekeys');
+  }
+}
+
+function help(): number {
+  out(SITEKEYS_HELP);
+  return EXIT_OK;
+}
+
+/** `--domain a.com,b.com --domain c.com`, checked (a usage error names the bad entry). */
+function parseDomains(values: string[] | undefined, command: string): string[] | undefined {
+  if (values === undefined) return undefined;
+  const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  try {
+    return normalizeDomains(items);
+  } catch (error) {
+    throw new UsageError(`--domain: ${(error as Error).message}`, command);
+  }
+}
+
+/** Store-side refusals (an unknown plan or subscription) are the operator's to fix: exit 1 with the message. */
+async function run<T>(db: string | undefined, create: boolean, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
+  try {
+    return await withMeter(resolveDbPath(db), { create }, work);
+  } catch (error) {
+    if (isSeclookupError(error, 'invalid_option')) throw new CommandError(error.message, { cause: error });
+    throw error;
+  }
+}
+
+async function create(argv: string[]): Promise<number> {
+  const command = 'sitekeys create';
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      domain: { type: 'string', multiple: true },
+      'ip-allow': { type: 'string', multiple: true },
+      managed: { type: 'boolean' },
+      plan: { type: 'string' },
+      subscription: { type: 'string' },
+      json: { type: 'boolean' },
+      ...DB_OPTION,
+    },
+    command,
+  );
+  if (values.help) return help();
+  expectPositionals(positionals, [], command);
+  if (values.plan !== undefined && values.subscription !== undefined) throw new UsageError('give --plan or --subscription, not both: a site key shares its subscription\'s plan', command);
+  const domains = parseDomains(values.domain, command) ?? [];
+  const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
+  const created = await run(values.db, true, async (meter) => {
+    if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
+      throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
+    }
+    return createSiteKey(meter, { domains, ipAllow, managed: values.managed ?? false, plan: values.plan, subscriptionId: values.subscription });
+  });
+  if (values.json) printJson({ site_key: created.siteKey, secret_key: created.secretKey, domains: created.domains, plan: created.plan });
+  else printCreated(created);
+  return EXIT_OK;
+}
+
+function printCreated(created: CreatedSiteKey): void {
+  out(`Created a captcha site key on plan "${created.plan}" (subscription ${created.subscriptionId}).`);
+  out();
+  out(`  site key (pages):    ${created.siteKey}`);
+  out(`  secret key (server): ${created.secretKey}`);
+  out();
+  out(created.domains.length > 0 ? `Allowed on: ${created.domains.join(', ')} (and their subdomains).` : 'No domains yet: add them with `seclookup sitekeys update <site key> --domain example.com`.');
+  out('The secret key is shown only this once. Copy it now.');
+}
+
+async function list(argv: string[]): Promise<number> {
+  const command = 'sitekeys list';
+  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...DB_OPTION }, command);
+  if (values.help) return help();
+  expectPositionals(positionals, [], command);
+  const keys = await run(values.db, false, (meter) => listSiteKeys(meter));
+  if (values.json) {
+    printJson(
+      keys.map((k) => ({
+        site_key: k.siteKey,
+        id: k.publicKeyId,
+        subscription_id: k.subscriptionId,
+        plan: k.plan,
+        status: k.status,
+        domains: k.domains,
+        ip_allow: k.ipAllow,
+        managed: k.managed,
+        secret_key_prefix: k.secretKeyPrefix,
+        created_at: k.createdAt,
+      })),
+    );
+    return EXIT_OK;
+  }
+  if (keys.length === 0) {
+    out('No site keys yet: create one with `seclookup sitekeys create --domain example.com`.');
+    return EXIT_OK;
+  }
+  out(
+    formatTable(
+      ['ID', 'SITE KEY', 'SUBSCRIPTION', 'PLAN', 'STATUS', 'DOMAINS', 'IP ALLOW', 'MANAGED'],
+      keys.map((k) => [k.publicKeyId, k.siteKey, k.subscriptionId, k.plan, k.status, k.domains.join(',') || '(none)', formatIpAllow(k.ipAllow), k.managed ? 'yes' : 'no']),
+    ),
+  );
+  return EXIT_OK;
+}
+
+async function update(argv: string[]): Promise<number> {
+  const command = 'sitekeys update';
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      domain: { type: 'string', multiple: true },
+      'ip-allow': { type: 'string', multiple: true },
+      'no-ip-allow': { type: 'boolean' },
+      managed: { type: 'boolean' },
+      'no-managed': { type: 'boolean' },
+      ...DB_OPTION,
+    },
+    command,
+  );
+  if (values.help) return help();
+  const [key] = expectPositionals(positionals, ['KEY'], command);
+  if (values.managed && values['no-managed']) throw new UsageError('give --managed or --no-managed, not both', command);
+  if (values['ip-allow'] && values['no-ip-allow']) throw new UsageError('give --ip-allow or --no-ip-allow, not both', command);
+  const changes: SiteKeyChanges = {};
+  const domains = parseDomains(values.domain, command);
+  if (domains !== undefined) changes.domains = domains;
+  if (values['ip-allow']) changes.ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
+  if (values['no-ip-allow']) changes.ipAllow = [];
+  if (values.managed) changes.managed = true;
+  if (values['no-managed']) changes.managed = false;
+  if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed or --no-managed', command);
+  const updated = await run(values.db, false, (meter) => updateSiteKey(meter, key, changes));
+  out(`Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}.`);
+  return EXIT_OK;
+}
+
+async function revoke(argv: string[]): Promise<number> {
+  const command = 'sitekeys revoke';
+  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  if (values.help) return help();
+  const [key] = expectPositionals(positionals, ['KEY'], command);
+  const revoked = await run(values.db, false, (meter) => revokeSiteKey(meter, key));
+  if (!revoked) throw new CommandError(`no site key ${JSON.stringify(key)} (give the tf_pub_ key or its id; see \`seclookup sitekeys list\`)`);
+  out(`Revoked site key ${revoked.publicKeyId} and its secret key.`);
+  return EXIT_OK;
+}
+
+async function rotate(argv: string[]): Promise<number> {
+  const command = 'sitekeys rotate-signing-key';
+  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  if (values.help) return help();
+  expectPositionals(positionals, [], command);
+  const kid = await run(values.db, true, (meter) => rotateSigningKey(meter));
+  out(`New signing key ${kid}; tokens signed with the previous key keep verifying for an hour.`);
+  return EXIT_OK;
+}

@@ -1,0 +1,92 @@
+/**
+ * `seclookup sitekeys` through the built CLI, then a new user's path end to end: create a site
+ * key, start `seclookup serve` on the same database, solve a puzzle over HTTP, verify the proof
+ * from "the site's server" once, and see the second use refused.
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
+import { createTempDirs, runCli, runCliJson } from './harness.js';
+import { ServeProcess, running } from './serve-process.js';
+
+const temp = createTempDirs();
+afterEach(async () => {
+  for (const serve of running) await serve.stop('SIGKILL');
+});
+afterAll(() => temp.cleanup());
+
+async function post(url: string, json: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe('seclookup sitekeys', () => {
+  it('create (--json: exactly site_key, secret_key, domains, plan), list, update, revoke; several site keys on one subscription', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const created = await runCliJson<Record<string, unknown>>(['sitekeys', 'create', '--domain', 'Shop.Example.com,example.org', '--managed', '--json', '--db', db]);
+    expect(Object.keys(created).sort()).toEqual(['domains', 'plan', 'secret_key', 'site_key']);
+    expect(created).toMatchObject({ site_key: expect.stringMatching(/^tf_pub_/), secret_key: expect.stringMatching(/^tf_sec_/), domains: ['shop.example.com', 'example.org'], plan: 'starter' });
+
+    const listed = await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db]);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ site_key: created.site_key, status: 'active', managed: true, domains: ['shop.example.com', 'example.org'], ip_allow: [] });
+    expect(JSON.stringify(listed)).not.toContain(String(created.secret_key));
+
+    const second = await runCli(['sitekeys', 'create', '--subscription', String(listed[0].subscription_id), '--db', db]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(`(subscription ${String(listed[0].subscription_id)})`);
+    expect(second.stdout).toContain('No domains yet');
+
+    const updated = await runCli(['sitekeys', 'update', String(created.site_key), '--domain', 'example.net', '--ip-allow', '10.0.0.0/8', '--no-managed', '--db', db]);
+    expect(updated.code).toBe(0);
+    const after = (await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).find((k) => k.site_key === created.site_key);
+    expect(after).toMatchObject({ domains: ['example.net'], ip_allow: ['10.0.0.0/8'], managed: false });
+
+    expect((await runCli(['sitekeys', 'revoke', String(created.site_key), '--db', db])).code).toBe(0);
+    const revoked = (await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).find((k) => k.site_key === created.site_key);
+    expect(revoked?.status).toBe('revoked');
+    expect((await runCli(['sitekeys', 'rotate-signing-key', '--db', db])).stdout).toMatch(/^New signing key /);
+  });
+
+  it('refuses bad input with exit 2, and an unknown site key, plan or subscription with exit 1', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    expect((await runCli(['sitekeys', 'create', '--domain', 'https://example.com/', '--db', db])).code).toBe(2);
+    expect((await runCli(['sitekeys', 'create', '--ip-allow', '10.0.0.1/8', '--db', db])).code).toBe(2);
+    expect((await runCli(['sitekeys', 'create', '--plan', 'starter', '--subscription', '1', '--db', db])).code).toBe(2);
+    const noPlan = await runCli(['sitekeys', 'create', '--plan', 'gold', '--db', db]);
+    expect([noPlan.code, noPlan.stderr]).toEqual([1, expect.stringContaining('unknown plan "gold"')]);
+    const noSub = await runCli(['sitekeys', 'create', '--subscription', '99', '--db', db]);
+    expect([noSub.code, noSub.stderr]).toEqual([1, expect.stringContaining('no captcha subscription "99"')]);
+    expect((await runCli(['sitekeys', 'update', 'tf_pub_nope', '--managed', '--db', db])).code).toBe(1);
+    expect((await runCli(['sitekeys', 'update', 'tf_pub_nope', '--db', db])).code).toBe(2);
+    expect((await runCli(['sitekeys', 'revoke', '42', '--db', db])).code).toBe(1);
+    expect((await runCli(['sitekeys', 'frobnicate', '--db', db])).code).toBe(2);
+  });
+
+  it('a new user: site key from the CLI, a puzzle solved through serve, the proof verified once and refused the second time', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const key = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
+    const { serve, baseUrl } = await ServeProcess.start(db);
+    const challenge = await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${key.site_key}&hostname=shop.example.com`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    expect(challenge.success).toBe(true);
+    const token = `${challenge.challenge}.${solvePow(challenge.params as PowParams)}`;
+    const verified = await post(`${baseUrl}/v1/captcha/verify`, { sitekey: key.site_key, hostname: 'shop.example.com', token, action: 'checkout' });
+    expect(verified.status).toBe(200);
+    const first = await post(`${baseUrl}/v1/captcha/siteverify`, { secret: key.secret_key, response: verified.body.proof, action: 'checkout' });
+    expect(first.body).toMatchObject({ success: true, hostname: 'shop.example.com', action: 'checkout', 'error-codes': [] });
+    const again = await post(`${baseUrl}/v1/captcha/siteverify`, { secret: key.secret_key, response: verified.body.proof });
+    expect(again).toMatchObject({ status: 400, body: { success: false, error_code: 'token_already_used', 'error-codes': ['timeout-or-duplicate'] } });
+
+    // The proof ids are in the database: after a restart, the token is still used up.
+    await serve.stop('SIGTERM');
+    const restarted = await ServeProcess.start(db);
+    const third = await post(`${restarted.baseUrl}/v1/captcha/siteverify`, { secret: key.secret_key, response: verified.body.proof });
+    expect(third.body.error_code).toBe('token_already_used');
+    // Neither key nor proof reaches the request log.
+    await restarted.serve.stop('SIGTERM');
+    const log = restarted.serve.stdoutLines.join('\n') + serve.stdoutLines.join('\n');
+    expect(log).toContain('/v1/captcha/siteverify');
+    expect(log).not.toContain(key.secret_key);
+    expect(log).not.toContain(String(verified.body.proof));
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * The signed-token encoding: fields are length-prefixed, never joined, so moving a boundary
+ * between two fields changes the bytes (and the MAC); any altered byte, another kind, an
+ * unknown key or trailing bytes fail; rotation keeps old tokens verifying.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeFields, newSigningKey, openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
+import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
+
+const KIND: TokenKind<'a' | 'b' | 'n'> = { label: 'test-kind', fields: ['a', 'b', 'n'] };
+const OTHER: TokenKind<'a' | 'b' | 'n'> = { label: 'other-kind', fields: ['a', 'b', 'n'] };
+const ringOf = (...keys: ReturnType<typeof newSigningKey>[]): KeyRing => ({ current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) });
+
+describe('captcha token signing', () => {
+  it('shifting text across a field boundary changes the encoding (the concatenation flaw cannot happen)', () => {
+    const one = encodeFields(KIND, 'k', { a: 'shop.example.com', b: 'login:pow', n: 1 });
+    const two = encodeFields(KIND, 'k', { a: 'shop.example.com:login', b: 'pow', n: 1 });
+    const three = encodeFields(KIND, 'k', { a: 'shop.example.com', b: 'login', n: 1 });
+    expect(one.equals(two)).toBe(false);
+    expect(one.equals(three)).toBe(false);
+    // Byte layout: version, label and key id, then tag, u32 length, bytes per field.
+    expect([...encodeFields(KIND, 'k', { a: '', b: 'x', n: 7 })]).toEqual([1, 0xff, 0, 0, 0, 9, ...Buffer.from('test-kind'), 0xfe, 0, 0, 0, 1, 107, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 120, 2, 0, 0, 0, 1, 55]);
+  });
+
+  it('round-trips, and refuses every altered byte, another kind, an unknown key, and extra parts', () => {
+    const key = newSigningKey();
+    const ring = ringOf(key);
+    const token = signToken(ring, KIND, { a: 'ünïcode.example', b: 'a.b:c', n: 1_800_000_000_000 });
+    expect(openToken(ring, KIND, token)).toEqual({ a: 'ünïcode.example', b: 'a.b:c', n: '1800000000000' });
+    expect(tokenKeyId(KIND, token)).toBe(key.kid);
+    expect(openToken(ring, OTHER, token)).toBeNull();
+    expect(openToken(ringOf(newSigningKey()), KIND, token)).toBeNull();
+    expect(openToken(ring, KIND, `${token}.x`)).toBeNull();
+    expect(openToken(ring, KIND, token.replace('.', '..'))).toBeNull();
+    const [payload, mac] = token.split('.');
+    const bytes = Buffer.from(payload, 'base64url');
+    for (let i = 0; i < bytes.length; i++) {
+      const altered = Buffer.from(bytes);
+      altered[i] ^= 0x20;
+      expect(openToken(ring, KIND, `${altered.toString('base64url')}.${mac}`), `byte ${i}`).toBeNull();
+    }
+    const longer = Buffer.concat([bytes, Buffer.from([0])]);
+    expect(openToken(ring, KIND, `${longer.toString('base64url')}.${mac}`)).toBeNull();
+    expect(openToken(ring, KIND, '')).toBeNull();
+    expect(openToken(ring, KIND, 'x'.repeat(5000))).toBeNull();
+  });
+
+  it('rotation: the new key signs, the previous one verifies for an hour, then is dropped', async () => {
+    const meter = createMemoryMeter();
+    const ring = createKeyRingSource(meter, () => 0);
+    const first = await ring();
+    const token = signToken(first, KIND, { a: 'x', b: 'y', n: 1 });
+    const t0 = Date.now();
+    const kid = await rotateSigningKey(meter, t0);
+    const fresh = createKeyRingSource(meter);
+    const second = await fresh();
+    expect(second.current.kid).toBe(kid);
+    expect(openToken(second, KIND, token)).not.toBeNull();
+    await rotateSigningKey(meter, t0 + RETIRED_KEY_LIFETIME_MS + 1);
+    const third = await createKeyRingSource(meter)();
+    expect(third.byId.has(first.current.kid)).toBe(false);
+    expect(third.byId.has(kid)).toBe(true);
+    expect(JSON.parse((await meter.getSetting(SIGNING_KEYS_SETTING))!)).toHaveLength(2);
+  });
+});

@@ -402,7 +402,8 @@ describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
     const answers = captchaAnswers(page);
     await open('/managed', SHOP, page);
     const frame = await widgetFrame(page);
-    // The managed check runs by itself on load; its 422 leaves the widget waiting for a click.
+    // The managed check runs by itself about 1 s after render; its 422 (webdriver, headless)
+    // leaves the widget waiting for a click.
     await frame.waitForFunction(() => document.getElementById('st')?.textContent === 'Click to verify.');
     const managed = await answerOf(answers, '/v1/captcha/managed');
     expect(managed.status).toBe(422);
@@ -415,6 +416,31 @@ describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
     const result = await submit(page);
     expect(result.body).toMatchObject({ success: true, mode: 'puzzle' });
     expect(result.form['captcha-response']).toBe(proof);
+  });
+
+  it('managed mode: a browser that does not look automated passes by itself, no click, no puzzle', async () => {
+    const key = await siteKey({ managed: true });
+    addPage('/managed-clean', { key, attrs: `data-mode="managed" ${CALLBACKS}`, script: RECORDING });
+    // What a visitor's Chrome reports: no webdriver flag, no "HeadlessChrome" in the User-Agent.
+    const context = await browser.newContext({
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    });
+    contexts.push(context);
+    await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false }));
+    const page = await context.newPage();
+    const answers = captchaAnswers(page);
+    const started = Date.now();
+    await open('/managed-clean', SHOP, page);
+    const proof = await proofIn(page);
+    // It waited about a second after render before asking (an instant answer reads as a bot's).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const managed = await answerOf(answers, '/v1/captcha/managed');
+    expect(managed.status).toBe(200);
+    expect(managed.body).toMatchObject({ success: true, mode: 'managed', risk_level: 'low' });
+    expect(answers.map((a) => a.path)).toEqual(['/v1/captcha/managed']);
+    expect(await page.evaluate(() => (window as unknown as { events: unknown[] }).events)).toEqual([['callback', proof]]);
+    const result = await submit(page);
+    expect(result.body).toMatchObject({ success: true, mode: 'managed', hostname: SHOP });
   });
 
   it('explicit rendering: ?render=explicit&onload=, render, getResponse, reset, execute, isExpired, remove', async () => {

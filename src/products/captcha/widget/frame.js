@@ -366,6 +366,15 @@
     if (ktrace.length < 1990) ktrace.push({ x: Math.round(x), y: 0, t: r1(now - kt0), k: 1 });
   });
 
+  /** Managed mode asks by itself, once the widget has been up 1 s (the server reads an answer
+   * within 300 ms of render as a bot's); a click before that asks at once. */
+  function autoManaged() {
+    var my = run;
+    setTimeout(function () {
+      if (my === run && state === 'idle') begin();
+    }, Math.max(0, 1000 - (Date.now() - t0)));
+  }
+
   // ---- wiring ----
 
   document.addEventListener('pointermove', function () { moves++; }, true);
@@ -389,7 +398,7 @@
       if (worker) { worker.terminate(); worker = null; }
       sc = null;
       show('idle', '');
-      if (P.mode === 'managed') begin();
+      if (P.mode === 'managed') autoManaged();
     } else if (m.type === 'execute') {
       if (state === 'need') puzzle(run, false);
       else if (state === 'idle' || state === 'err' || state === 'expired') begin();
@@ -402,6 +411,6 @@
   } else {
     show('idle', '');
     post('ready', {});
-    if (P.mode === 'managed') begin();
+    if (P.mode === 'managed') autoManaged();
   }
 })();

@@ -91,7 +91,8 @@ export function parseScamriskSources(text: string): ScamriskSource[] {
 export async function updateScamriskData(options: ScamriskUpdateOptions): Promise<ScamriskUpdateReport> {
   const { dataDir } = options;
   const progress = options.onProgress ?? (() => {});
-  const sources = options.sources ?? SCAMRISK_SOURCES;
+  // In SCAMRISK_SOURCES order, whatever the order asked for.
+  const sources = SCAMRISK_SOURCES.filter((source) => !options.sources || options.sources.includes(source));
   const fetcher = createSourceFetcher(options, { timeoutMs: SCAMRISK_DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-scamrisk-updater' }, (reason) => new ListError(reason));
   const report: ScamriskUpdateReport = { dataDir, updated: [], unchanged: [], failed: [] };
 

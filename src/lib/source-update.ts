@@ -72,14 +72,21 @@ export function viaMirror(url: string, mirror: string): string {
 }
 
 /**
- * Write to a temporary file beside `path` (same file system, same permissions), then rename
- * it over `path`: readers see the old file or the new one, never half of one.
+ * Write to a temporary file beside `path` (same file system, same permissions; 0o644 for a
+ * file that does not exist yet), then rename it over `path`: readers see the old file or the
+ * new one, never half of one. The folder must exist.
  */
 export async function writeAtomically(path: string, content: string): Promise<void> {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const { mode } = await stat(path);
+  const mode = await stat(path).then(
+    (stats) => stats.mode & 0o777,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return 0o644;
+      throw error;
+    },
+  );
   try {
-    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
+    await writeFile(temporary, content, { flag: 'wx', mode });
     await rename(temporary, path);
   } catch (error) {
     await unlink(temporary).catch(() => {});

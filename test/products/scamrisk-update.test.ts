@@ -15,6 +15,7 @@ import { bundledDataDir } from '../../src/lib/datasets.js';
 import { viaMirror } from '../../src/lib/source-update.js';
 import { createLookup } from '../../src/lookup.js';
 import scamriskModule from '../../src/products/scamrisk/index.js';
+import { LIST_DATES } from '../../src/products/scamrisk/lists.js';
 import { SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
 import {
   METAMASK_CONFIG_URL,
@@ -47,6 +48,9 @@ const NEW_METAMASK_DOMAIN = 'claim-airdrop-wallet-check.com';
 const NEW_POLKADOT_DOMAIN = 'polkadot-staking-bonus.app';
 const NEW_CAMPAIGN = 'new-campaign.example';
 const NEW_SANCTIONED_ETH = '0x7e57000000000000000000000000000000000001';
+/** The updater's clock: the date snapshots.json records for each list fetched. */
+const NOW = '2026-12-01T10:00:00.000Z';
+const NOW_SEEN = '2026-12-01T10:00:00.000+00:00';
 
 const metamaskDoc = () => JSON.parse(bundled(METAMASK)) as { blacklist: string[]; whitelist: string[]; fuzzylist: string[]; tolerance: number };
 const polkadotDoc = () => JSON.parse(bundled(POLKADOT_ALL)) as { deny: string[]; allow: string[] };
@@ -94,12 +98,13 @@ function serveAll(): void {
 }
 
 function update(options: Partial<ScamriskUpdateOptions> = {}) {
-  return updateScamriskData({ dataDir, mirror: server.url, timeoutMs: 2_000, onProgress: (line) => progress.push(line), ...options });
+  return updateScamriskData({ dataDir, mirror: server.url, timeoutMs: 2_000, onProgress: (line) => progress.push(line), now: () => new Date(NOW), ...options });
 }
 
-/** scamrisk from the data folder, every engine-backed (networked) source off: the lists only. */
-function assess(request: Record<string, unknown>): Promise<ScamriskResult> {
-  return createLookup({ dataDir, scamrisk: { disable: [...SOFT_SOURCES] } }).scamrisk(request);
+/** scamrisk on the data folder as it is now (the lists are read when the engine is made), every engine-backed (networked) source off. */
+function engineOnData(): (request: Record<string, unknown>) => Promise<ScamriskResult> {
+  const lookup = createLookup({ dataDir, scamrisk: { disable: [...SOFT_SOURCES] } });
+  return (request) => lookup.scamrisk(request);
 }
 const signals = (result: ScamriskResult) => result.signals.map((s) => `${s.source}:${s.code}:${s.detail ?? ''}`);
 /** The signals that come from the lists this command updates. */
@@ -121,6 +126,7 @@ afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 describe('updateScamriskData from the mirror', () => {
   it('rewrites the changed files as served, leaves the others, and the engine reads the new entries', async () => {
     // Before: none of the new entries is known.
+    let assess = engineOnData();
     expect(listed(await assess({ domain: NEW_METAMASK_DOMAIN }))).toEqual([]);
     expect(listed(await assess({ type: 'crypto', value: NEW_SANCTIONED_ETH }))).toEqual([]);
 
@@ -130,6 +136,7 @@ describe('updateScamriskData from the mirror', () => {
       updated: [METAMASK, POLKADOT_ALL, ADDRESSES, ofacFile('ETH')],
       unchanged: OFAC_ASSETS.filter((a) => a !== 'ETH').map(ofacFile),
       failed: [],
+      dated: ['metamask', 'polkadot', 'polkadotAddresses', 'ofac'],
     });
     for (const file of ALL_FILES) expect(onFile(file), file).toBe(answers[file]);
     // Each official URL asked once, and nothing else.
@@ -141,12 +148,17 @@ describe('updateScamriskData from the mirror', () => {
     expect(readdirSync(join(dataDir, 'phishing', 'metamask')).sort()).toEqual(['LICENSE', 'config.json']);
     expect(readdirSync(join(dataDir, 'scamrisk', 'ofac')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
 
+    assess = engineOnData();
     expect(signals(await assess({ domain: NEW_METAMASK_DOMAIN }))).toContain(`metamask:phishing_domain:listed: ${NEW_METAMASK_DOMAIN}`);
     expect(signals(await assess({ type: 'url', value: `https://app.${NEW_POLKADOT_DOMAIN}/stake` }))).toContain(`polkadot:phishing_domain:listed: ${NEW_POLKADOT_DOMAIN}`);
     const sanctioned = await assess({ type: 'crypto', value: NEW_SANCTIONED_ETH });
     expect(sanctioned.signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', source: 'ofac', detail: 'asset: ETH' }));
     expect(sanctioned.assessment.risk_level).toBe('critical');
     expect(signals(await assess({ type: 'crypto', value: SCAM_ADDRESS }))).toContain(`polkadot:scam_address:campaign: ${NEW_CAMPAIGN}`);
+
+    // Each list's signals are dated from this run (snapshots.json), not the bundled snapshot.
+    expect(JSON.parse(onFile('scamrisk/snapshots.json'))).toEqual({ metamask: NOW_SEEN, polkadot: NOW_SEEN, polkadotAddresses: NOW_SEEN, ofac: NOW_SEEN });
+    expect(sanctioned.signals.find((s) => s.code === 'sanctioned_address')!.last_seen).toBe(NOW_SEEN);
   });
 
   it('a second run with the same answers changes nothing', async () => {
@@ -177,11 +189,14 @@ describe('failing sources keep their previous file', () => {
       { file: ofacFile('XBT'), source: 'ofac', reason: `refusing the download: 3 addresses, fewer than half of the ${xbtOnFile} on file (a truncated or broken source?)` },
     ]);
     expect(report.updated).toEqual([ofacFile('ETH')]);
+    expect(report.dated).toEqual([]); // every list had a failed file (OFAC: XBT)
+    expect(readdirSync(join(dataDir, 'scamrisk'))).not.toContain('snapshots.json');
     expect(progress).toContain(`${POLKADOT_ALL}: failed (HTTP 500), previous file kept`);
     for (const file of [METAMASK, POLKADOT_ALL, ADDRESSES, ofacFile('XBT')]) expect(onFile(file), file).toBe(before[file]);
     expect(onFile(ofacFile('ETH'))).toBe(answers[ofacFile('ETH')]);
 
     // The data still loads, with the old lists and the new sanctioned address.
+    const assess = engineOnData();
     expect(listed(await assess({ domain: NEW_METAMASK_DOMAIN }))).toEqual([]);
     expect(signals(await assess({ type: 'crypto', value: NEW_SANCTIONED_ETH }))).toContain('ofac:sanctioned_address:asset: ETH');
   });
@@ -227,6 +242,11 @@ describe('--source', () => {
     const report = await update({ sources: ['ofac', 'polkadot-addresses'] });
     expect(report.updated).toEqual([ADDRESSES, ofacFile('ETH')]);
     expect(report.failed).toEqual([]);
+    expect(report.dated).toEqual(['polkadotAddresses', 'ofac']);
+    // The phishing lists keep their bundled dates.
+    const dates = JSON.parse(onFile('scamrisk/snapshots.json'));
+    expect([dates.polkadotAddresses, dates.ofac]).toEqual([NOW_SEEN, NOW_SEEN]);
+    expect(dates.metamask).toBe(LIST_DATES.metamask);
     expect(server.hits.has(routeOf(METAMASK))).toBe(false);
     expect(server.hits.has(routeOf(POLKADOT_ALL))).toBe(false);
     expect(onFile(METAMASK)).toBe(bundled(METAMASK));

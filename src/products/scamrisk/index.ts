@@ -133,7 +133,8 @@ function describeUpdate(report: ScamriskUpdateReport): DatasetUpdateReport {
   const summary = `scamrisk: ${report.updated.length} updated${updated}, ${report.unchanged.length} unchanged, ${report.failed.length} failed; ${report.dataDir}`;
   const notes: string[] = [];
   if (report.failed.length > 0) notes.push(`${report.failed.map((f) => `${f.file} (${f.reason})`).join(', ')}: previous data kept.`);
-  if (report.updated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
+  // New dates alone (snapshots.json) change the signals' last_seen: a restart loads them too.
+  if (report.updated.length > 0 || report.dated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
   if (report.updated.some((file) => file.startsWith('phishing/'))) {
     notes.push("domainrep reads the phishing lists too; its TLD risk table is derived from them: rebuild it with `node data/domainrep/build-tld-risk.mjs` (from the seclookup folder; the script reads the phishing lists of the data folder it sits in).");
   }

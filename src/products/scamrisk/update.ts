@@ -15,12 +15,16 @@
  * file whose download fails, does not read, or lists fewer than half the entries of the file on
  * file (a truncated or hijacked source) keeps its previous content and is reported; the other
  * files still update. Files are refreshed, never created: the OFAC assets are those on file (an
- * empty `sanctioned_addresses_<ASSET>.txt` adds an asset).
+ * empty `sanctioned_addresses_<ASSET>.txt` adds an asset). A list whose every file was fetched
+ * (changed or not) gets the date of this run in `scamrisk/snapshots.json`, the `last_seen` of its
+ * signals.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalidOption } from '../../errors.js';
 import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
+import { isoWithOffset } from './scoring.js';
+import { listSnapshotsPath, readListDates, type ListName } from './lists.js';
 
 export const SCAMRISK_SOURCES = ['phishing', 'polkadot-addresses', 'ofac'] as const;
 export type ScamriskSource = (typeof SCAMRISK_SOURCES)[number];
@@ -47,6 +51,8 @@ export interface ScamriskUpdateOptions extends SourceRequestOptions {
   sources?: readonly ScamriskSource[];
   /** One line per file, for stderr. */
   onProgress?: (line: string) => void;
+  /** Clock for the lists' dates in `snapshots.json`. @default () => new Date() */
+  now?: () => Date;
 }
 
 export interface ScamriskUpdateReport {
@@ -57,11 +63,15 @@ export interface ScamriskUpdateReport {
   unchanged: string[];
   /** Files that kept their previous content, and why. */
   failed: { file: string; source: ScamriskSource; reason: string }[];
+  /** Lists whose date `snapshots.json` now records (every file of the list fetched). */
+  dated: ListName[];
 }
 
 /** One file the updater refreshes. */
 interface ListFile {
   source: ScamriskSource;
+  /** The list the file is (part of), for its date. */
+  list: ListName;
   /** Relative to the data folder, `/`-separated. */
   file: string;
   url: string;
@@ -94,7 +104,7 @@ export async function updateScamriskData(options: ScamriskUpdateOptions): Promis
   // In SCAMRISK_SOURCES order, whatever the order asked for.
   const sources = SCAMRISK_SOURCES.filter((source) => !options.sources || options.sources.includes(source));
   const fetcher = createSourceFetcher(options, { timeoutMs: SCAMRISK_DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-scamrisk-updater' }, (reason) => new ListError(reason));
-  const report: ScamriskUpdateReport = { dataDir, updated: [], unchanged: [], failed: [] };
+  const report: ScamriskUpdateReport = { dataDir, updated: [], unchanged: [], failed: [], dated: [] };
 
   const files: ListFile[] = [];
   for (const source of sources) {
@@ -123,7 +133,29 @@ export async function updateScamriskData(options: ScamriskUpdateOptions): Promis
       progress(`${list.file}: ${describeCounts(outcome.counts)} (${outcome.kind === 'updated' ? `updated, was ${describeCounts(outcome.before)}` : 'unchanged'})`);
     }
   });
+
+  // A list is dated when all its files arrived; one failed OFAC asset leaves OFAC's date as it was.
+  const failed = new Set(report.failed.map((f) => f.file));
+  const fetched = [...new Set(files.map((f) => f.list))].filter((name) => files.every((f) => f.list !== name || !failed.has(f.file)));
+  if (fetched.length > 0 && (await writeDates(dataDir, fetched, (options.now ?? (() => new Date()))(), progress))) report.dated = fetched;
   return report;
+}
+
+/**
+ * Record the lists' new date in `scamrisk/snapshots.json` (the other dates kept). The lists are
+ * written by then, so a failure here is only reported: the signals keep their previous dates.
+ */
+async function writeDates(dataDir: string, names: ListName[], at: Date, progress: (line: string) => void): Promise<boolean> {
+  const path = listSnapshotsPath(dataDir);
+  try {
+    const dates = readListDates(dataDir);
+    for (const name of names) dates[name] = isoWithOffset(at.getTime());
+    await writeAtomically(path, `${JSON.stringify(dates, null, 2)}\n`);
+    return true;
+  } catch (error) {
+    progress(`${path}: not written (${error instanceof Error ? error.message : String(error)}); the lists keep their previous dates`);
+    return false;
+  }
 }
 
 type Outcome = { kind: 'updated' | 'unchanged'; counts: Record<string, number>; before: Record<string, number> } | { kind: 'failed'; reason: string };
@@ -171,6 +203,7 @@ async function refresh(list: ListFile, dataDir: string, fetchText: (url: string)
 const LIST_FILES: readonly ListFile[] = [
   {
     source: 'phishing',
+    list: 'metamask',
     file: 'phishing/metamask/config.json',
     url: METAMASK_CONFIG_URL,
     read(text) {
@@ -182,6 +215,7 @@ const LIST_FILES: readonly ListFile[] = [
   },
   {
     source: 'phishing',
+    list: 'polkadot',
     file: 'phishing/polkadot/all.json',
     url: POLKADOT_ALL_URL,
     read(text) {
@@ -192,6 +226,7 @@ const LIST_FILES: readonly ListFile[] = [
   },
   {
     source: 'polkadot-addresses',
+    list: 'polkadotAddresses',
     file: 'scamrisk/polkadot/address.json',
     url: POLKADOT_ADDRESS_URL,
     read(text) {
@@ -207,6 +242,7 @@ const LIST_FILES: readonly ListFile[] = [
 function ofacFile(asset: string): ListFile {
   return {
     source: 'ofac',
+    list: 'ofac',
     file: `scamrisk/ofac/sanctioned_addresses_${asset}.txt`,
     url: ofacListUrl(asset),
     read(text) {

@@ -7,7 +7,7 @@
  * wrong shape, an implausibly short list) must leave their file byte for byte as it was while
  * the other files still update. Then the same through the built CLI.
  */
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { bundledDataDir } from '../../src/lib/datasets.js';
 import { viaMirror } from '../../src/lib/source-update.js';
 import { createLookup } from '../../src/lookup.js';
 import scamriskModule from '../../src/products/scamrisk/index.js';
-import { LIST_DATES } from '../../src/products/scamrisk/lists.js';
+import { LIST_DATES, loadScamLists } from '../../src/products/scamrisk/lists.js';
 import { SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
 import {
   METAMASK_CONFIG_URL,
@@ -250,6 +250,17 @@ describe('--source', () => {
     expect(server.hits.has(routeOf(METAMASK))).toBe(false);
     expect(server.hits.has(routeOf(POLKADOT_ALL))).toBe(false);
     expect(onFile(METAMASK)).toBe(bundled(METAMASK));
+  });
+
+  it('ofac refreshes the assets on file; an empty file adds an asset', async () => {
+    writeFileSync(join(dataDir, ofacFile('SOL')), '');
+    const sol = 'So1anaSanct1onedAddre55Examp1eXXXXXXXXXXXX';
+    server.routes.set(pathOf(ofacListUrl('SOL')), respond.text(`${sol}\n`));
+    const report = await update({ sources: ['ofac'] });
+    expect(report.updated).toEqual([ofacFile('ETH'), ofacFile('SOL')]);
+    expect(report.unchanged).toHaveLength(OFAC_ASSETS.length - 1);
+    expect(onFile(ofacFile('SOL'))).toBe(`${sol}\n`);
+    expect(loadScamLists(dataDir).sanctioned(sol)).toEqual(['SOL']);
   });
 
   it('parses the names; an unknown name is refused with the list of sources', async () => {

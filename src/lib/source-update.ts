@@ -1,7 +1,7 @@
 /**
  * What every dataset updater (`seclookup data update <product>`) shares: the request limits,
- * fetching a JSON document from its official URL or an internal mirror, and rewriting the
- * dataset file atomically. Each product keeps only what is its own: its sources, how to read
+ * fetching a JSON or text document from its official URL or an internal mirror, and rewriting
+ * the dataset file atomically. Each product keeps only what is its own: its sources, how to read
  * them, and its plausibility checks.
  */
 import { randomBytes } from 'node:crypto';
@@ -25,6 +25,8 @@ export interface SourceRequestOptions {
 export interface SourceFetcher {
   /** GET a JSON document; every failure is thrown as `fail(reason)`, the reason naming what went wrong. */
   json(url: string): Promise<unknown>;
+  /** GET a text document (UTF-8), e.g. a list kept byte for byte; failures as for `json`. */
+  text(url: string): Promise<string>;
 }
 
 /**
@@ -39,22 +41,27 @@ export function createSourceFetcher(
 ): SourceFetcher {
   const timeouts = resolveTimeouts(options.timeouts ?? { totalMs: options.timeoutMs ?? defaults.timeoutMs }, DEFAULT_TIMEOUTS, 'timeouts');
   const maxBytes = options.maxBytes ?? defaults.maxBytes;
+  const get = async (url: string, accept: string): Promise<string> => {
+    const target = options.mirror ? viaMirror(url, options.mirror) : url;
+    let response: HttpGetResponse;
+    try {
+      response = await httpGet(target, { timeouts, maxBytes, headers: { accept, 'user-agent': defaults.userAgent } });
+    } catch (error) {
+      throw fail(error instanceof Error ? error.message : String(error), url, error);
+    }
+    if (response.status < 200 || response.status > 299) throw fail(`HTTP ${response.status}`, url);
+    return response.body.toString('utf8');
+  };
   return {
     async json(url) {
-      const target = options.mirror ? viaMirror(url, options.mirror) : url;
-      let response: HttpGetResponse;
+      const body = await get(url, 'application/json');
       try {
-        response = await httpGet(target, { timeouts, maxBytes, headers: { accept: 'application/json', 'user-agent': defaults.userAgent } });
-      } catch (error) {
-        throw fail(error instanceof Error ? error.message : String(error), url, error);
-      }
-      if (response.status < 200 || response.status > 299) throw fail(`HTTP ${response.status}`, url);
-      try {
-        return JSON.parse(response.body.toString('utf8'));
+        return JSON.parse(body);
       } catch {
         throw fail('response is not valid JSON', url);
       }
     },
+    text: (url) => get(url, 'text/plain, */*'),
   };
 }
 
@@ -65,14 +72,21 @@ export function viaMirror(url: string, mirror: string): string {
 }
 
 /**
- * Write to a temporary file beside `path` (same file system, same permissions), then rename
- * it over `path`: readers see the old file or the new one, never half of one.
+ * Write to a temporary file beside `path` (same file system, same permissions; 0o644 for a
+ * file that does not exist yet), then rename it over `path`: readers see the old file or the
+ * new one, never half of one. The folder must exist.
  */
 export async function writeAtomically(path: string, content: string): Promise<void> {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const { mode } = await stat(path);
+  const mode = await stat(path).then(
+    (stats) => stats.mode & 0o777,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return 0o644;
+      throw error;
+    },
+  );
   try {
-    await writeFile(temporary, content, { flag: 'wx', mode: mode & 0o777 });
+    await writeFile(temporary, content, { flag: 'wx', mode });
     await rename(temporary, path);
   } catch (error) {
     await unlink(temporary).catch(() => {});

@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import type { AnyProductModule } from '../../src/products/module.js';
-import { PRODUCT_MODULES } from '../../src/products/registry.js';
+import { PRODUCT_MODULES, SERVICE_MODULES } from '../../src/products/registry.js';
 import { createLookup } from '../../src/lookup.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import { issueKeys } from '../../src/metering/keys.js';
@@ -12,9 +12,10 @@ const folders = readdirSync(PRODUCTS_DIR).filter((name) => statSync(new URL(name
 const modules = PRODUCT_MODULES as readonly AnyProductModule[];
 
 describe('product registry', () => {
-  it('lists every folder under src/products/ exactly once, under its own id', () => {
-    expect(modules.map((m) => m.id).sort()).toEqual([...folders].sort());
-    expect(new Set(modules.map((m) => m.id)).size).toBe(modules.length);
+  it('lists every folder under src/products/ exactly once, under its own id (lookup products and service products)', () => {
+    const ids = [...modules, ...SERVICE_MODULES].map((m) => m.id);
+    expect([...ids].sort()).toEqual([...folders].sort());
+    expect(new Set(ids).size).toBe(ids.length);
     for (const id of folders) expect(PRODUCT_IDS).toContain(id);
   });
 

@@ -164,13 +164,21 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     }
   }
 
-  async function verify(request: ServiceRequest): Promise<ServiceAnswer> {
+  /** What verify and managed share: the site key from the body, CORS, a quota unit held, the page's hostname and the action. */
+  async function browserPost(request: ServiceRequest, work: (call: { body: Record<string, unknown>; site: SiteKeyConfig; hostname: string; action: string }) => Promise<ServiceAnswer>): Promise<ServiceAnswer> {
     const body = await request.body();
     const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
     allowOrigin(site, request);
-    return billed(key, site, request, async () => {
-      const hostname = pageHost(site, body.hostname, request);
-      const action = readAction(body.action);
+    return billed(key, site, request, () => work({ body, site, hostname: pageHost(site, body.hostname, request), action: readAction(body.action) }));
+  }
+
+  /** The risk signals of one pass: the widget's telemetry and the caller's address. */
+  function signalsOf(body: Record<string, unknown>, request: ServiceRequest) {
+    return [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
+  }
+
+  function verify(request: ServiceRequest): Promise<ServiceAnswer> {
+    return browserPost(request, async ({ body, site, hostname, action }) => {
       const token = stringField(body.token);
       if (!token) throw new LookupError('invalid_request', 'send token: the challenge, a dot, and the solution');
       const cut = token.lastIndexOf('.');
@@ -189,22 +197,16 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
         throw new LookupError('invalid_token', 'this challenge was already solved; fetch a new one');
       }
-      const signals = [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
-      const score = riskScore(signals);
+      const score = riskScore(signalsOf(body, request));
       const proof = issueProof(keys, site, hostname, action, 'puzzle', challenge.puzzle, score);
       return { body: successBody({ proof, risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
     });
   }
 
-  async function managed(request: ServiceRequest): Promise<ServiceAnswer> {
-    const body = await request.body();
-    const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
-    allowOrigin(site, request);
-    return billed(key, site, request, async () => {
-      const hostname = pageHost(site, body.hostname, request);
-      const action = readAction(body.action);
+  function managed(request: ServiceRequest): Promise<ServiceAnswer> {
+    return browserPost(request, async ({ body, site, hostname, action }) => {
       if (!site.managed) throw interactive('managed mode is off for this site key: solve a puzzle');
-      const signals = [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
+      const signals = signalsOf(body, request);
       const score = riskScore(signals);
       if (score >= MANAGED_PASS_BELOW) throw interactive(`a puzzle is needed (signals: ${signals.map((s) => s.name).join(', ')})`);
       const proof = issueProof(await ring(), site, hostname, action, 'managed', 'none', score);

@@ -12,7 +12,7 @@ import type { EmailValResult } from '../emailval/types.js';
 import type { RiskScoreResult } from '../riskscore/types.js';
 import type { WhoisResult } from '../whois/types.js';
 import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
-import { levenshtein, LIST_DATES, type ScamLists } from './lists.js';
+import { levenshtein, type ScamLists } from './lists.js';
 import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
 import { assess, isoWithOffset, reportFinding, type Finding } from './scoring.js';
 import { IDENTIFIER_TYPES, SIGNAL_SEVERITY, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type ScamriskResult, type SignalCode, type SoftSource } from './types.js';
@@ -153,12 +153,12 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
     if (hostToCheck) {
       local('metamask');
       local('polkadot');
-      for (const match of lists.phishing(hostToCheck)) add('phishing_domain', match.source, 0.95, LIST_DATES[match.source], `listed: ${match.entry}`);
+      for (const match of lists.phishing(hostToCheck)) add('phishing_domain', match.source, 0.95, lists.dates[match.source], `listed: ${match.entry}`);
     }
     if (host && identifier.domain) {
       local('structure');
       structureSignals(identifier, lists, seenNow, add);
-      for (const entry of lists.fuzzy(host)) add('lookalike_domain', 'metamask', 0.8, LIST_DATES.metamask, `close to ${entry}`);
+      for (const entry of lists.fuzzy(host)) add('lookalike_domain', 'metamask', 0.8, lists.dates.metamask, `close to ${entry}`);
     }
     if (identifier.url) {
       if (identifier.url.hasCredentials) add('credentials_in_url', 'structure', 0.9, seenNow, 'user information before the host');
@@ -173,8 +173,8 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
       local('polkadot');
       local('structure');
       const { crypto } = identifier;
-      for (const asset of lists.sanctioned(crypto.normalized)) add('sanctioned_address', 'ofac', 0.99, LIST_DATES.ofac, `asset: ${asset}`);
-      for (const campaign of lists.scamCampaigns(crypto.normalized)) add('scam_address', 'polkadot', 0.9, LIST_DATES.polkadotAddresses, `campaign: ${campaign}`);
+      for (const asset of lists.sanctioned(crypto.normalized)) add('sanctioned_address', 'ofac', 0.99, lists.dates.ofac, `asset: ${asset}`);
+      for (const campaign of lists.scamCampaigns(crypto.normalized)) add('scam_address', 'polkadot', 0.9, lists.dates.polkadotAddresses, `campaign: ${campaign}`);
       if (!crypto.checksumValid) add('invalid_checksum', 'structure', 0.9, seenNow, `chain: ${crypto.chain}`);
     }
 

@@ -1,10 +1,11 @@
 import { invalidOption, LookupError } from '../../errors.js';
-import { defineProduct, type EngineContext } from '../module.js';
+import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute, RouteInput } from '../route.js';
 import { createScamriskEngine, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
 import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
+import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 
 /** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
 function fromQuery({ query }: RouteInput): ScamriskRequest {
@@ -112,4 +113,30 @@ export default defineProduct({
       },
     },
   },
+  dataset: {
+    help: `scamrisk fetches its bundled lists from their official URLs: phishing (MetaMask
+eth-phishing-detect config.json and polkadot{.js} phishing all.json, shared with domainrep),
+polkadot-addresses (polkadot{.js} phishing address.json) and ofac (the OFAC lists of
+0xB10C/ofac-sanctioned-digital-currency-addresses, one per asset on file). --source picks
+sources. A file whose download fails, does not read, or lists fewer than half the entries
+on file keeps its previous content; the others still update. Default per-request
+timeout: ${SCAMRISK_DEFAULT_TIMEOUT_MS} ms.`,
+    async update({ dataDir, mirror, timeoutMs, source, onProgress }) {
+      const sources = source === undefined ? undefined : parseScamriskSources(source);
+      return describeUpdate(await updateScamriskData({ dataDir, mirror, timeoutMs, sources, onProgress }));
+    },
+  },
 });
+
+function describeUpdate(report: ScamriskUpdateReport): DatasetUpdateReport {
+  const updated = report.updated.length > 0 ? ` (${report.updated.join(', ')})` : '';
+  const summary = `scamrisk: ${report.updated.length} updated${updated}, ${report.unchanged.length} unchanged, ${report.failed.length} failed; ${report.dataDir}`;
+  const notes: string[] = [];
+  if (report.failed.length > 0) notes.push(`${report.failed.map((f) => `${f.file} (${f.reason})`).join(', ')}: previous data kept.`);
+  // New dates alone (snapshots.json) change the signals' last_seen: a restart loads them too.
+  if (report.updated.length > 0 || report.dated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
+  if (report.updated.some((file) => file.startsWith('phishing/'))) {
+    notes.push("domainrep reads the phishing lists too; its TLD risk table is derived from them: rebuild it with `node data/domainrep/build-tld-risk.mjs` (from the seclookup folder; the script reads the phishing lists of the data folder it sits in).");
+  }
+  return { summary, ok: report.updated.length + report.unchanged.length > 0 || report.failed.length === 0, notes };
+}

@@ -3,13 +3,17 @@
  * (MetaMask eth-phishing-detect, polkadot-js phishing), OFAC-sanctioned crypto addresses per
  * asset, and polkadot-js scam addresses per site or campaign.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
 import { ss58PublicKey } from './crypto.js';
 
-/** Snapshot dates of the lists (their READMEs): a list signal's `last_seen`. */
+/**
+ * Snapshot dates of the bundled lists (their READMEs): a list signal's `last_seen`, unless
+ * `<dataDir>/scamrisk/snapshots.json` (written by `seclookup data update scamrisk`) gives its date.
+ */
 export const LIST_DATES = { metamask: '2023-08-31T00:00:00+00:00', polkadot: '2026-02-03T00:00:00+00:00', polkadotAddresses: '2025-03-15T00:00:00+00:00', ofac: '2025-06-20T00:00:00+00:00' } as const;
+export type ListName = keyof typeof LIST_DATES;
 
 export type PhishingMatch = { source: 'metamask' | 'polkadot'; entry: string; fuzzy?: boolean };
 
@@ -24,6 +28,8 @@ export interface ScamLists {
   scamCampaigns(address: string): string[];
   /** Brand names the look-alike and brand-in-subdomain checks use. */
   readonly brands: readonly string[];
+  /** Each list's date (ISO 8601 with `+00:00`): LIST_DATES, or the date of its last update. */
+  readonly dates: Readonly<Record<ListName, string>>;
   readonly counts: { phishingDomains: number; allowDomains: number; sanctioned: number; scamAddresses: number };
 }
 
@@ -172,8 +178,29 @@ export function loadScamLists(dataDir: string): ScamLists {
     sanctioned: (address) => assetsByAddress.get(sanctionKey(address)) ?? [],
     scamCampaigns: (address) => campaignsByAddress.get(ss58PublicKey(address)?.key ?? address) ?? [],
     brands: BRANDS,
+    dates: readListDates(dataDir),
     counts: { phishingDomains: mmBlock.size + pdDeny.size, allowDomains: mmAllow.size + pdAllow.length, sanctioned, scamAddresses },
   };
+}
+
+/** `<dataDir>/scamrisk/snapshots.json`: list name -> the date it was last fetched; it wins over LIST_DATES. */
+export function listSnapshotsPath(dataDir: string): string {
+  return join(dataDir, 'scamrisk', 'snapshots.json');
+}
+
+export function readListDates(dataDir: string): Record<ListName, string> {
+  const dates: Record<ListName, string> = { ...LIST_DATES };
+  const path = listSnapshotsPath(dataDir);
+  if (!existsSync(path)) return dates;
+  const doc = readJson(path);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new SeclookupError('dataset_invalid', `${path}: not an object`);
+  for (const name of Object.keys(LIST_DATES) as ListName[]) {
+    const value = (doc as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw new SeclookupError('dataset_invalid', `${path}: ${name} is not a date`);
+    dates[name] = value;
+  }
+  return dates;
 }
 
 /** EVM addresses compare case-insensitively; bech32 ones are lower case; base58 ones keep their case. */

@@ -2,7 +2,7 @@
  * Renders every .seclookup-captcha[data-sitekey] (unless ?render=explicit) as an iframe from the
  * API origin, and exposes window.seclookupCaptcha. Touches the page only through DOM and CSSOM
  * (no inline styles, no injected <style>, no eval), so a strict page CSP needs only script-src
- * and frame-src for the API origin. See WIDGET.md. */
+ * and frame-src for the API origin. See the README (captcha, the widget). */
 (function (win, doc) {
   'use strict';
   if (win.seclookupCaptcha && win.seclookupCaptcha.version) return;

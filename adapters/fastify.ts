@@ -38,7 +38,8 @@ function withoutPrefix(url: string, prefix: string): string | null {
 }
 
 /**
- * A Fastify plugin serving the API under `/v1/*` and `/healthz` (plus any `prefix` given to
+ * A Fastify plugin serving the API under `/v1/*`, the captcha widget under `/widget/*` and
+ * `/healthz` (plus any `prefix` given to
  * `register`). It is encapsulated: its raw-body content-type parser does not leak into the
  * rest of the application.
  *
@@ -61,6 +62,7 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     forward(api, cork, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
   fastify.all('/v1/*', handler);
+  for (const mount of api.assetMounts) fastify.all(`${mount}*`, handler);
   fastify.route({ method: ['GET', 'HEAD'], url: HEALTH_PATH, handler, exposeHeadRoute: false });
 }
 

@@ -207,6 +207,7 @@ export function createApi(options: ApiOptions): Api {
 
   return {
     handle,
+    assetMounts: ASSET_MOUNTS,
     owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/') || ASSET_MOUNTS.some((mount) => path.startsWith(mount)),
     refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),
   };

@@ -89,6 +89,8 @@ export interface ApiOptions {
 
 export interface Api {
   handle(request: ApiRequest): Promise<ApiResponse>;
+  /** Prefixes of the static files served beside the routes (`/widget/`), for adapters that register routes by pattern. */
+  readonly assetMounts: readonly string[];
   /** True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths on. */
   owns(path: string): boolean;
   /**

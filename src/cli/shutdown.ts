@@ -62,6 +62,7 @@ export function trackInFlight(api: Api): InFlightApi {
 
   return {
     handle,
+    assetMounts: api.assetMounts,
     owns: (path) => api.owns(path),
     refuse: (code, message, request) => api.refuse(code, message, request),
     get pending() {

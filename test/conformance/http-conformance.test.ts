@@ -453,6 +453,38 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
     });
   });
 
+  describe('the captcha widget and routes', () => {
+    it('serves /widget/api.js with an ETag (304 on a match), the version in the URLs it loads, and the frame with its CSP', async () => {
+      const api = await call(main.url('/widget/api.js'));
+      expect(api.status, JSON.stringify(api.body).slice(0, 300)).toBe(200);
+      expect(api.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      const text = String(api.body.unparsed);
+      expect(text).not.toContain('__WIDGET_VERSION__');
+      const version = /VERSION = '([0-9a-f]{12})'/.exec(text)?.[1];
+      expect(version).toMatch(/^[0-9a-f]{12}$/);
+      const etag = api.headers.get('etag')!;
+      expect(etag).toMatch(/^"[0-9a-f]{24}"$/);
+      expect(api.headers.get('cache-control')).toBe('public, max-age=300');
+      expect((await call(main.url('/widget/api.js'), { headers: { 'if-none-match': etag } })).status).toBe(304);
+      const frame = await call(main.url(`/widget/frame.html?v=${version}`));
+      expect(frame.status).toBe(200);
+      expect(frame.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(frame.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expectError(await call(main.url('/widget/nope.js')), 404, 'not_found');
+      expectError(await call(main.url('/widget/api.js'), { method: 'POST', body: 'x' }), 405, 'method_not_allowed');
+    });
+
+    it('answers a challenge and a CORS preflight on every adapter', async () => {
+      const { publicKey } = await main.keys('captcha');
+      const challenge = await call(main.url(`/v1/captcha/challenge?sitekey=${publicKey}&hostname=www.example.com`));
+      expectSuccess(challenge);
+      expect(challenge.body.puzzle_type).toBe('pow');
+      const preflight = await fetch(main.url(`/v1/captcha/verify?sitekey=${publicKey}`), { method: 'OPTIONS', headers: { origin: 'https://www.example.com', 'access-control-request-method': 'POST' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://www.example.com');
+    });
+  });
+
   describe('status routes', () => {
     it.each(['public', 'secret'] as const)('reports every SPEC field with the %s key', async (kind) => {
       const keys = await main.keys('useragent');

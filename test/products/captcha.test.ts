@@ -292,6 +292,11 @@ describe('captcha: every code of the captcha table', () => {
     const fromEvil = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { origin: 'https://evil.example.net', host: 'api.example.org' } });
     expectCode(fromEvil, 403, 'domain_not_allowed');
     expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`), 403, 'domain_required');
+    // The widget's iframe calls from the API's own origin (Host, or X-Forwarded-Host behind a proxy): only `hostname` counts.
+    const own = { origin: 'https://captcha.example.org' };
+    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: 'captcha.example.org' } })).status).toBe(200);
+    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: '127.0.0.1:8080', 'x-forwarded-host': 'captcha.example.org' } })).status).toBe(200);
+    expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { ...own, host: 'captcha.example.org' } }), 403, 'domain_required');
     expectCode(await challenge(s, key.siteKey, 'pow', 'https://shop.example.com/'), 403, 'domain_required');
     // Without the hostname field, an allowed Origin names the page.
     expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { origin: 'https://shop.example.com', host: 'api.example.org' } })).status).toBe(200);

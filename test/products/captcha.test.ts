@@ -97,6 +97,22 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(key.siteKey).toMatch(/^tf_pub_/);
   });
 
+  it('a burst mixing one real solution sent 50 times with 50 forged ones: exactly one proof, no 5xx, the forged ones burn nothing', async () => {
+    const s = await stack();
+    await s.meter.setPlan({ slug: 'burst', product: '*', rateLimitPerMinute: 1_000, monthlyQuota: 1_000 });
+    const key = await siteKey(s, { plan: 'burst' });
+    const c = await challenge(s, key.siteKey);
+    const solution = solvePow(c.body.params as PowParams);
+    const real = { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` };
+    const forged = (i: number) => ({ ...real, token: i % 2 ? `${c.body.challenge}.${solution.replace(/^\d+/, '4294967295')}` : `${String(c.body.challenge).slice(0, -3)}abc.${solution}` });
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => s.call('/v1/captcha/verify', { json: i % 2 ? real : forged(i / 2) })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(replies.filter((r) => r.status >= 500)).toHaveLength(0);
+    expect(replies.every((r) => r.status === 200 || r.status === 400)).toBe(true);
+    // One unit billed: failures gave theirs back.
+    expect((await s.call(`/v1/captcha/status?sitekey=${key.siteKey}`)).body.quota_remaining).toBe(999);
+  });
+
   it('siteverify takes a form-encoded body, as Turnstile server libraries send it', async () => {
     const s = await stack();
     const key = await siteKey(s);

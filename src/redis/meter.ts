@@ -120,7 +120,8 @@ interface KeyRecord {
  * Open a Meter on Redis from a `redis://host:port/db` URL (its own connection, closed by
  * `close()`) or an ioredis client (shared; `close()` leaves it open). Returns at once; the
  * first call waits for the connection (at most the command timeout), loads the scripts and
- * seeds `options.plans` into a Redis that holds no plans.
+ * seeds `options.plans` into a Redis that holds no plans; so does the first call after every
+ * reconnection.
  *
  * Hot path: `resolveKey` answers from memory for `keyCacheMs`, and `consume` is one EVALSHA,
  * so a request costs one round trip. Every Redis failure rejects with store_failed; the
@@ -157,6 +158,15 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   let closed = false;
   let initialised = false;
   let initialising: Promise<void> | null = null;
+  // After a reconnection, the next call loads the scripts again (a restarted Redis lost them;
+  // EVAL on NOSCRIPT covers the calls already on their way) and seeds the plans if Redis came
+  // back empty.
+  const onReconnect = () => {
+    if (!initialised) return;
+    initialised = false;
+    initialising = null;
+  };
+  client.on('ready', onReconnect);
 
   /** Connect, load the scripts and seed the plans: once per meter, retried after a failure. */
   function init(): Promise<void> {
@@ -383,6 +393,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
       if (closed) return;
       closed = true;
       keyCache.clear();
+      client.off('ready', onReconnect);
       await closeConnection(connection);
     },
   };

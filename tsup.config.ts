@@ -8,14 +8,15 @@ export default defineConfig({
     express: 'adapters/express.ts',
     fastify: 'adapters/fastify.ts',
     sqlite: 'src/metering/sqlite.ts',
+    redis: 'src/redis/index.ts',
     cli: 'src/cli/main.ts',
   },
   format: ['esm'],
   target: 'node20',
-  dts: { entry: { index: 'src/index.ts', node: 'adapters/node.ts', express: 'adapters/express.ts', fastify: 'adapters/fastify.ts', sqlite: 'src/metering/sqlite.ts' } },
+  dts: { entry: { index: 'src/index.ts', node: 'adapters/node.ts', express: 'adapters/express.ts', fastify: 'adapters/fastify.ts', sqlite: 'src/metering/sqlite.ts', redis: 'src/redis/index.ts' } },
   clean: true,
   splitting: true,
   sourcemap: true,
-  // Frameworks are optional peers: never bundle them.
-  external: ['express', 'fastify', 'better-sqlite3'],
+  // Frameworks and ioredis are optional peers: never bundle them.
+  external: ['express', 'fastify', 'better-sqlite3', 'ioredis'],
 });

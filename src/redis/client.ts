@@ -1,0 +1,215 @@
+/**
+ * The Redis connection the stores share: how it is opened (fail fast, bounded commands,
+ * reconnection forever), how it waits for its first connection, how Lua scripts run (EVALSHA,
+ * EVAL on NOSCRIPT), and how every Redis failure becomes a SeclookupError('store_failed') whose
+ * message names neither a key nor a secret. This folder is the only place that loads ioredis.
+ */
+import { createHash } from 'node:crypto';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { SeclookupError, invalidOption } from '../errors.js';
+
+/** A standalone connection or a Cluster; the stores use only what both offer. */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisConnectionOptions {
+  /**
+   * Longest wait for one Redis command (ioredis `commandTimeout`); a command that takes longer
+   * fails with store_failed. Keep it below the API's `meterTimeoutMs` (2 s). Applies to
+   * connections seclookup opens from a URL; a client you pass keeps its own setting.
+   * @default 1000
+   */
+  commandTimeoutMs?: number;
+  /** Longest wait for one TCP connection attempt (ioredis `connectTimeout`). @default 2000 */
+  connectTimeoutMs?: number;
+  /** Longest pause between reconnection attempts; attempts never stop. @default 2000 */
+  maxReconnectDelayMs?: number;
+  /**
+   * Told about connection errors (refused, reset, timed out) of a connection seclookup opened,
+   * as store_failed errors; calls report their own failures anyway. @default none
+   */
+  onError?: (error: SeclookupError) => void;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+export const DEFAULT_MAX_RECONNECT_DELAY_MS = 2_000;
+
+/**
+ * The ioredis options seclookup opens connections with, for building your own client (Sentinel,
+ * TLS, Cluster's `redisOptions`) with the same failure behaviour:
+ * - `enableOfflineQueue: false`: while disconnected a command fails at once instead of waiting
+ *   in a queue (an outage is a quick store_failed, never a hung request);
+ * - `maxRetriesPerRequest: 0` and `autoResendUnfulfilledCommands: false`: a command in flight
+ *   when the connection drops fails and is never sent again (Redis may already have run it:
+ *   a resend could count one request twice);
+ * - `commandTimeout`: every command is bounded;
+ * - `retryStrategy`: reconnect forever, backing off 50 ms, 100 ms, ... up to
+ *   `maxReconnectDelayMs`, so the stores work again as soon as Redis is back.
+ */
+export function redisClientOptions(options: RedisConnectionOptions = {}): RedisOptions {
+  const commandTimeout = checkMs(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs');
+  const connectTimeout = checkMs(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs');
+  const maxDelay = checkMs(options.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS, 'maxReconnectDelayMs');
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout,
+    connectTimeout,
+    retryStrategy: (attempt: number) => Math.min(maxDelay, 50 * 2 ** Math.min(attempt - 1, 16)),
+  };
+}
+
+/**
+ * A Redis connection with seclookup's settings (see {@link redisClientOptions}) from a
+ * `redis://[user:password@]host:port/db` (or `rediss://`) URL; an ioredis client you pass is
+ * returned as it is (its settings are yours: build it with `redisClientOptions()`).
+ *
+ * @example
+ * const redis = createRedisClient('redis://127.0.0.1:6379/0');
+ * const meter = createRedisMeter(redis);
+ * const cache = createRedisCache(redis);
+ */
+export function createRedisClient(urlOrClient: string | RedisClient, options: RedisConnectionOptions = {}): RedisClient {
+  return openConnection(urlOrClient, options).client;
+}
+
+/** A store's connection: the client, whether the store opened it (and so closes it), its timeout. */
+export interface Connection {
+  client: RedisClient;
+  owned: boolean;
+  /** The wait for a first connection and the bound used in error messages. */
+  commandTimeoutMs: number;
+  /** The wait for the connection in progress, shared by every call that needs it. */
+  pendingReady?: Promise<void> | null;
+}
+
+export function openConnection(urlOrClient: string | RedisClient, options: RedisConnectionOptions = {}): Connection {
+  if (typeof urlOrClient !== 'string') {
+    if (!(urlOrClient instanceof Redis) && !(urlOrClient instanceof Cluster)) {
+      throw invalidOption('a Redis store takes a redis:// URL or an ioredis client (Redis or Cluster)');
+    }
+    const own = (urlOrClient as Redis).options?.commandTimeout;
+    return { client: urlOrClient, owned: false, commandTimeoutMs: options.commandTimeoutMs ?? own ?? DEFAULT_COMMAND_TIMEOUT_MS };
+  }
+  // The URL may hold a password: no message here ever repeats it.
+  if (!/^rediss?:\/\//i.test(urlOrClient)) throw invalidOption('the Redis URL must start with redis:// or rediss://');
+  let parsed: URL;
+  try {
+    parsed = new URL(urlOrClient);
+  } catch {
+    throw invalidOption('the Redis URL is not a valid URL (redis://host:port/db)');
+  }
+  const db = parsed.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d+$/.test(db)) throw invalidOption('the Redis URL path must be a database number (redis://host:port/db)');
+  const settings = redisClientOptions(options);
+  const client = new Redis(urlOrClient, settings);
+  // Without a listener ioredis prints every failed reconnection attempt.
+  client.on('error', (error: unknown) => options.onError?.(toStoreError(error, 'connection')));
+  return { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
+}
+
+/**
+ * Resolves once the client can take commands. With the offline queue off, a command sent
+ * before the first connection is up would fail, so each store waits here before its first
+ * command (and after a restart of its own connection), at most `timeoutMs`. A connection that
+ * is down fails at once: that is an outage, not a start.
+ */
+export function whenReady(connection: Connection): Promise<void> {
+  const { client, commandTimeoutMs } = connection;
+  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
+    return Promise.reject(new SeclookupError('store_failed', 'redis is unreachable (the connection is down; reconnecting)'));
+  }
+  connection.pendingReady ??= new Promise<void>((resolve, reject) => {
+    const done = (error?: SeclookupError) => {
+      connection.pendingReady = null;
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('close', onClose);
+      client.off('end', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onClose = () => done(new SeclookupError('store_failed', 'redis is unreachable (the connection was closed)'));
+    const timer = setTimeout(() => done(new SeclookupError('store_failed', `redis did not accept a connection within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    client.once('ready', onReady);
+    client.once('close', onClose);
+    client.once('end', onClose);
+    if (client.status === 'wait') (client as Redis).connect().catch(() => undefined);
+  });
+  return connection.pendingReady;
+}
+
+/** Close a store's connection if the store opened it: QUIT, or a hard disconnect if that fails. */
+export async function closeConnection(connection: Connection): Promise<void> {
+  if (!connection.owned) return;
+  const { client } = connection;
+  if (client.status === 'end') return;
+  try {
+    if (client.status === 'ready') await client.quit();
+    else client.disconnect();
+  } catch {
+    client.disconnect();
+  }
+}
+
+/** A Lua script: its source and SHA-1, the name Redis keeps it under once loaded. */
+export class LuaScript {
+  readonly sha: string;
+  constructor(
+    readonly name: string,
+    readonly source: string,
+  ) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+}
+
+/** `SCRIPT LOAD` every script (on one node of a Cluster; the others learn them from EVAL). */
+export async function loadScripts(client: RedisClient, scripts: readonly LuaScript[]): Promise<void> {
+  await Promise.all(scripts.map((script) => (client as Redis).script('LOAD', script.source)));
+}
+
+/**
+ * Run a script in one round trip: EVALSHA, and on NOSCRIPT (Redis restarted or its script cache
+ * was flushed; a Cluster node that never saw it) EVAL with the source, which also caches it
+ * again. A NOSCRIPT reply means the script did not run, so nothing runs twice.
+ */
+export async function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return client.eval(script.source, keys.length, ...keys, ...args);
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * A Redis failure as store_failed. The message says what failed and how (timed out,
+ * unreachable, an error reply's code such as OOM or READONLY), never the command's arguments,
+ * keys or the URL; the ioredis error (which can carry them) is not attached.
+ */
+export function toStoreError(error: unknown, what: string, timeoutMs?: number): SeclookupError {
+  if (error instanceof SeclookupError) return error;
+  const message = error instanceof Error ? error.message : '';
+  const name = error instanceof Error ? error.name : '';
+  let reason: string;
+  if (/Command timed out/i.test(message)) reason = timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms`;
+  else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message)) reason = 'redis is unreachable (the connection is down; reconnecting)';
+  else if (name === 'ReplyError') reason = `redis answered ${/^[A-Z]{2,}\b/.exec(message)?.[0] ?? 'an error'}`;
+  else {
+    const code = (error as { code?: unknown } | null)?.code;
+    reason = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `redis is unreachable (${code})` : 'redis failed';
+  }
+  return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
+}
+
+function checkMs(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(`${name} must be a positive whole number of milliseconds (got ${String(value)})`);
+  return value;
+}

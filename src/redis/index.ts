@@ -1,0 +1,17 @@
+/**
+ * `seclookup/redis`: the stores several seclookup instances share through one Redis (a Meter, a
+ * CacheStore and a SingleUseStore), and the connection helper they use. This subpath is the
+ * only one that loads ioredis, an optional peer dependency: install it beside seclookup.
+ * See REDIS.md beside this file.
+ */
+export { createRedisClient, redisClientOptions, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_RECONNECT_DELAY_MS } from './client.js';
+export type { RedisClient, RedisConnectionOptions } from './client.js';
+export { createRedisMeter, DEFAULT_KEY_CACHE_MS, DEFAULT_USAGE_RETENTION_DAYS } from './meter.js';
+export type { RedisMeterOptions } from './meter.js';
+export { createRedisCache } from './cache.js';
+export type { RedisCacheOptions, RedisCacheStore } from './cache.js';
+export { createRedisSingleUseStore } from './single-use.js';
+export type { RedisSingleUseOptions } from './single-use.js';
+export type { Meter } from '../metering/types.js';
+export type { CacheStore } from '../lib/cache.js';
+export type { SingleUseStore } from '../metering/single-use.js';

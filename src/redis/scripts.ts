@@ -1,0 +1,201 @@
+/**
+ * The Lua scripts of the Redis stores. Each runs atomically inside Redis, on keys of one hash
+ * tag (one Cluster slot): a subscription's counters `{sub:<id>}` or the admin records
+ * `{admin}`. No time arithmetic happens here: windows, months, days and expiry durations are
+ * computed in TypeScript (src/metering/calendar.ts) and passed in; the scripts compare and count.
+ */
+import { LuaScript } from './client.js';
+
+/**
+ * Give `key` an expiry of at least `ttl` ms (relative, so the caller's clock never matters to
+ * Redis): extend-only, so a late caller cannot shorten a newer window's life, and a key whose
+ * expiry was lost (PTTL -1) always gets one again.
+ */
+const EXTEND = `
+local function extend(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+local function keepExpiring(key, ttl)
+  if redis.call('PTTL', key) == -1 then redis.call('PEXPIRE', key, ttl) end
+end
+`;
+
+/**
+ * One consume: the key's rate window and, if asked, the subscription's quota reservation and
+ * its usage record, as one step (decideConsume's rule, src/metering/store-logic.ts).
+ *
+ * KEYS: [1] the key's rate window (hash: w = minute index, n = hits), [2] the subscription's
+ * quota month (hash: p = YYYYMM, n = used), [3] the subscription's usage (hash: `<day>|<product>`
+ * = lookups).
+ * ARGV: [1] minute index, [2] rate limit, [3] rate TTL, [4] '1' to reserve quota, [5] month as
+ * YYYYMM, [6] monthly quota (-1: unlimited), [7] quota TTL, [8] usage field, [9] usage TTL.
+ * Counters never move back: a window or month older than the stored one counts against the
+ * stored one. Returns the counters as they were before the call (nil when absent): window,
+ * hits, month, used; then 1 admitted, 2 rate limited (nothing counted), 3 over quota (the call
+ * counted against the window only).
+ */
+export const CONSUME = new LuaScript(
+  'consume',
+  `${EXTEND}
+local rate = redis.call('HMGET', KEYS[1], 'w', 'n')
+local quota = redis.call('HMGET', KEYS[2], 'p', 'n')
+local storedWindow, storedPeriod = tonumber(rate[1]), tonumber(quota[1])
+local window, period = tonumber(ARGV[1]), tonumber(ARGV[5])
+if storedWindow and storedWindow > window then window = storedWindow end
+if storedPeriod and storedPeriod > period then period = storedPeriod end
+local hits, used = 0, 0
+if storedWindow == window then hits = tonumber(rate[2]) or 0 end
+if storedPeriod == period then used = tonumber(quota[2]) or 0 end
+local result = {rate[1], rate[2], quota[1], quota[2], 2}
+if hits >= tonumber(ARGV[2]) then
+  keepExpiring(KEYS[1], tonumber(ARGV[3]))
+  return result
+end
+redis.call('HSET', KEYS[1], 'w', window, 'n', hits + 1)
+extend(KEYS[1], tonumber(ARGV[3]))
+result[5] = 1
+if ARGV[4] ~= '1' then return result end
+local limit = tonumber(ARGV[6])
+if limit >= 0 and used >= limit then
+  keepExpiring(KEYS[2], tonumber(ARGV[7]))
+  result[5] = 3
+  return result
+end
+redis.call('HSET', KEYS[2], 'p', period, 'n', used + 1)
+extend(KEYS[2], tonumber(ARGV[7]))
+redis.call('HINCRBY', KEYS[3], ARGV[8], 1)
+extend(KEYS[3], tonumber(ARGV[9]))
+return result
+`,
+);
+
+/**
+ * Give back one reservation (refundEntry's rule): one unit of the quota month if it is still the
+ * stored month and above zero, one lookup of the usage day if above zero.
+ * KEYS: [1] quota, [2] usage. ARGV: [1] month as YYYYMM, [2] usage field, [3] quota TTL and
+ * [4] usage TTL, set only on a key that lost its expiry.
+ */
+export const REFUND = new LuaScript(
+  'refund',
+  `${EXTEND}
+local quota = redis.call('HMGET', KEYS[1], 'p', 'n')
+if tonumber(quota[1]) == tonumber(ARGV[1]) and (tonumber(quota[2]) or 0) > 0 then
+  redis.call('HINCRBY', KEYS[1], 'n', -1)
+  keepExpiring(KEYS[1], tonumber(ARGV[3]))
+end
+local lookups = tonumber(redis.call('HGET', KEYS[2], ARGV[2]))
+if lookups and lookups > 0 then
+  redis.call('HINCRBY', KEYS[2], ARGV[2], -1)
+  keepExpiring(KEYS[2], tonumber(ARGV[4]))
+end
+return 1
+`,
+);
+
+/**
+ * A key by its SHA-256 hash, with its subscription and the two plan rows that can apply to it.
+ * KEYS: [1] hashes, [2] keys, [3] subscriptions, [4] plans, [5] revoked. ARGV: [1] hash.
+ * Returns nil, or {key id, key record, subscription record, plan row for the product, plan row
+ * '*', 1 when revoked}.
+ */
+export const RESOLVE = new LuaScript(
+  'resolve',
+  `
+local id = redis.call('HGET', KEYS[1], ARGV[1])
+if not id then return false end
+local key = redis.call('HGET', KEYS[2], id)
+if not key then return false end
+local sub = redis.call('HGET', KEYS[3], cjson.decode(key).subscriptionId)
+if not sub then return false end
+local s = cjson.decode(sub)
+local rows = redis.call('HMGET', KEYS[4], s.plan .. '|' .. s.product, s.plan .. '|*')
+return {id, key, sub, rows[1], rows[2], redis.call('SISMEMBER', KEYS[5], id)}
+`,
+);
+
+/**
+ * Store keys for a new subscription (ARGV[1] its record, ARGV[2] '') or an existing one
+ * (ARGV[1] '', ARGV[2] its id), all or nothing. ARGV[3..]: pairs of key hash and key record
+ * without its first '{' (the script puts the subscription id first).
+ * KEYS: [1] hashes, [2] keys, [3] subscriptions, [4] id sequences.
+ * Returns {'no_subscription'}, {'duplicate'}, or {'ok', subscription id, subscription record,
+ * key ids...}.
+ */
+export const ADD_KEYS = new LuaScript(
+  'add-keys',
+  `
+local subId, sub = ARGV[2], ARGV[1]
+if subId ~= '' then
+  sub = redis.call('HGET', KEYS[3], subId)
+  if not sub then return {'no_subscription'} end
+end
+local count = (#ARGV - 2) / 2
+for i = 0, count - 1 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[3 + 2 * i]) == 1 then return {'duplicate'} end
+end
+if subId == '' then
+  subId = tostring(redis.call('HINCRBY', KEYS[4], 'subscription', 1))
+  redis.call('HSET', KEYS[3], subId, sub)
+end
+local result = {'ok', subId, sub}
+for i = 0, count - 1 do
+  local id = tostring(redis.call('HINCRBY', KEYS[4], 'key', 1))
+  redis.call('HSET', KEYS[2], id, '{"subscriptionId":"' .. subId .. '",' .. ARGV[4 + 2 * i])
+  redis.call('HSET', KEYS[1], ARGV[3 + 2 * i], id)
+  result[#result + 1] = id
+end
+return result
+`,
+);
+
+/**
+ * Revoke one key by id (ARGV[1]) or hash (ARGV[2]; ARGV[1] ''). Idempotent.
+ * KEYS: [1] hashes, [2] keys, [3] subscriptions, [4] revoked.
+ * Returns nil when no key matched, else {key id, key record, subscription record}.
+ */
+export const REVOKE = new LuaScript(
+  'revoke',
+  `
+local id = ARGV[1]
+if ARGV[2] ~= '' then
+  id = redis.call('HGET', KEYS[1], ARGV[2])
+  if not id then return false end
+end
+local key = redis.call('HGET', KEYS[2], id)
+if not key then return false end
+redis.call('SADD', KEYS[4], id)
+return {id, key, redis.call('HGET', KEYS[3], cjson.decode(key).subscriptionId)}
+`,
+);
+
+/** Seed the plan table when Redis holds none. KEYS: [1] plans. ARGV: field, row pairs. */
+export const SEED_PLANS = new LuaScript(
+  'seed-plans',
+  `
+if #ARGV == 0 or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`,
+);
+
+/**
+ * Consume a single-use id: KEYS[1] holds the time (ms) until which it is used. ARGV: [1] that
+ * time for this use, [2] the caller's now, [3] the entry's lifetime in ms (expiresAt - now).
+ * An entry counts as live by the caller's clock (as in the memory and SQLite stores); Redis's
+ * own expiry (PX) only cleans up. Returns 1 when this call used the id, 0 when it was in use.
+ */
+export const CONSUME_ONCE = new LuaScript(
+  'consume-once',
+  `
+local usedUntil = tonumber(redis.call('GET', KEYS[1]))
+if usedUntil and usedUntil > tonumber(ARGV[2]) then return 0 end
+if tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`,
+);
+
+export const METER_SCRIPTS = [CONSUME, REFUND, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;

@@ -1,0 +1,59 @@
+/**
+ * The single-use store on Redis: captcha nonces and proof ids consumed once across every
+ * instance. One script per call (GET, then SET ... PX) decides atomically inside Redis, so two
+ * instances racing for one id cannot both win.
+ */
+import { SeclookupError, invalidOption } from '../errors.js';
+import { checkSingleUseId, type SingleUseStore } from '../metering/single-use.js';
+import { closeConnection, loadScripts, openConnection, runScript, toStoreError, whenReady, type RedisClient, type RedisConnectionOptions } from './client.js';
+import { CONSUME_ONCE } from './scripts.js';
+
+export interface RedisSingleUseOptions extends RedisConnectionOptions {
+  /** Prefix of every Redis key of the store. @default 'seclookup:single-use:' */
+  prefix?: string;
+}
+
+/**
+ * `consume(id, expiresAt, now)` is true for the first use of `id` while it is live. The entry
+ * holds `expiresAt` and expires in Redis `expiresAt - now` ms later; liveness is judged by the
+ * caller's clock, as in the memory and SQLite stores. Run Redis with `maxmemory-policy
+ * noeviction`: an evicted entry could be used twice.
+ *
+ * @example
+ * const tokens = createRedisSingleUseStore('redis://127.0.0.1:6379/0');
+ */
+export function createRedisSingleUseStore(urlOrClient: string | RedisClient, options: RedisSingleUseOptions = {}): SingleUseStore {
+  const prefix = options.prefix ?? 'seclookup:single-use:';
+  if (typeof prefix !== 'string') throw invalidOption('the Redis key prefix must be a string');
+  const connection = openConnection(urlOrClient, options);
+  const { client } = connection;
+  let closed = false;
+  let loaded = false;
+
+  async function consumeOnce(id: string, expiresAt: number, now: number): Promise<boolean> {
+    try {
+      if (client.status !== 'ready') await whenReady(connection);
+      if (!loaded) {
+        await loadScripts(client, [CONSUME_ONCE]);
+        loaded = true;
+      }
+      const ttl = Math.ceil(expiresAt - now);
+      return (await runScript(client, CONSUME_ONCE, [prefix + id], [Math.round(expiresAt), now, ttl])) === 1;
+    } catch (error) {
+      throw toStoreError(error, 'single-use consume', connection.commandTimeoutMs);
+    }
+  }
+
+  return {
+    consume(id, expiresAt, now) {
+      if (closed) return Promise.reject(new SeclookupError('store_failed', 'the single-use store is closed'));
+      checkSingleUseId(id, expiresAt);
+      return consumeOnce(id, expiresAt, now);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await closeConnection(connection);
+    },
+  };
+}

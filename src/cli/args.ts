@@ -16,8 +16,10 @@ const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 /** What parseArgs returns for a command's options plus `--help`, in strict mode with positionals. */
 type ParsedCommand<T extends OptionSpecs> = ReturnType<typeof parseArgs<{ args: string[]; options: T & typeof HELP_OPTION; allowPositionals: true; strict: true }>>;
 
-/** `--db FILE`: taken by every command that reads or writes keys and plans. */
+/** `--db FILE`: the SQLite file of keys, plans and usage (and scamrisk's reports). */
 export const DB_OPTION = { db: { type: 'string' } } as const;
+/** `--db FILE` or `--redis URL`: taken by every command that reads or writes keys and plans. */
+export const METER_OPTIONS = { ...DB_OPTION, redis: { type: 'string' } } as const;
 /** `--data-dir DIR`: taken by every command that loads datasets. */
 export const DATA_DIR_OPTION = { 'data-dir': { type: 'string' } } as const;
 /** `--dns HOST:PORT`: the DNS servers of the DNS-using products (repeatable or comma-separated). */
@@ -115,6 +117,23 @@ export function parseCidrList(values: string | string[] | undefined, flag: strin
 /** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
 export function resolveDbPath(flag: string | undefined): string {
   return flag || process.env.SECLOOKUP_DB || DEFAULT_DB_PATH;
+}
+
+/**
+ * `--redis`, else `$SECLOOKUP_REDIS`, else undefined (the SQLite file). Only `redis://` and
+ * `rediss://` URLs: a typo must not fall back to a local file that other instances cannot see.
+ */
+export function resolveRedisUrl(flag: string | undefined): string | undefined {
+  const url = flag || process.env.SECLOOKUP_REDIS || undefined;
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 (got ${JSON.stringify(url)})`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new UsageError(`--redis must be a redis:// or rediss:// URL (got ${JSON.stringify(parsed.protocol)})`);
+  return url;
 }
 
 /** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */

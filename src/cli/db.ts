@@ -1,13 +1,36 @@
 import { existsSync } from 'node:fs';
 import { createSqliteMeter } from '../metering/sqlite.js';
 import type { Meter } from '../metering/types.js';
+import { resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
 
+/** Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`. */
+export interface MeterFlags {
+  db?: string;
+  redis?: string;
+}
+
+/** The meter's location, for messages: the Redis URL without its password, or the database file. */
+export function describeMeter(flags: MeterFlags): string {
+  const redis = resolveRedisUrl(flags.redis);
+  if (!redis) return resolveDbPath(flags.db);
+  const url = new URL(redis);
+  if (url.password) url.password = '***';
+  return url.toString();
+}
+
 /**
- * Open the SQLite meter at `path`. Commands that only read or change existing state pass
- * `create: false`, so a mistyped `--db` path fails clearly instead of creating an empty file.
+ * Open the meter: Redis when a URL is given (several instances share it), else the SQLite file.
+ * Commands that only read or change existing state pass `create: false`, so a mistyped `--db`
+ * path fails clearly instead of creating an empty file.
  */
-export function openMeter(path: string, { create }: { create: boolean }): Meter {
+export async function openMeter(flags: MeterFlags, { create }: { create: boolean }): Promise<Meter> {
+  const redis = resolveRedisUrl(flags.redis);
+  if (redis) {
+    const { createRedisMeter } = await loadRedis();
+    return createRedisMeter(redis);
+  }
+  const path = resolveDbPath(flags.db);
   if (!create && !existsSync(path)) {
     throw new CommandError(`no database at ${path}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``);
   }
@@ -18,9 +41,21 @@ export function openMeter(path: string, { create }: { create: boolean }): Meter 
   }
 }
 
-/** Run `work` with an open meter and always close it, so the WAL is checkpointed and released. */
-export async function withMeter<T>(path: string, options: { create: boolean }, work: (meter: Meter) => Promise<T>): Promise<T> {
-  const meter = openMeter(path, options);
+/** The Redis stores, loaded only when asked for: ioredis is an optional peer dependency. */
+export async function loadRedis(): Promise<typeof import('../redis/index.js')> {
+  try {
+    return await import('../redis/index.js');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes('ioredis')) {
+      throw new CommandError('--redis needs the ioredis package: npm install ioredis', { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** Run `work` with an open meter and always close it (the WAL checkpointed, the Redis connection quit). */
+export async function withMeter<T>(flags: MeterFlags, options: { create: boolean }, work: (meter: Meter) => Promise<T>): Promise<T> {
+  const meter = await openMeter(flags, options);
   try {
     return await work(meter);
   } finally {

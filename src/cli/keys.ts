@@ -7,15 +7,15 @@ import { hashKey, issueKeys, type IssuedKeys } from '../metering/keys.js';
 import { resolvePlan } from '../metering/plans.js';
 import type { KeyInfo, Meter } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
-import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseProduct, resolveDbPath } from './args.js';
+import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
 import { withMeter } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, printJson } from './output.js';
 
 export const KEYS_HELP = `Usage:
-  seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE]
-  seclookup keys list [--json] [--db FILE]
-  seclookup keys revoke KEY [--db FILE]
+  seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE | --redis URL]
+  seclookup keys list [--json] [--db FILE | --redis URL]
+  seclookup keys revoke KEY [--db FILE | --redis URL]
 
 Manage API keys in the metering database.
 
@@ -40,6 +40,8 @@ keys revoke   Revoke one key, at once, also for a running server. KEY is either 
 
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+  --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
+                (redis://host:port/db; default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (unknown plan, key not found, database error),
@@ -71,7 +73,7 @@ async function createKeys(argv: string[]): Promise<number> {
   const command = 'keys create';
   const { values, positionals } = parseCommand(
     argv,
-    { product: { type: 'string' }, plan: { type: 'string' }, 'ip-allow': { type: 'string', multiple: true }, json: { type: 'boolean' }, ...DB_OPTION },
+    { product: { type: 'string' }, plan: { type: 'string' }, 'ip-allow': { type: 'string', multiple: true }, json: { type: 'boolean' }, ...METER_OPTIONS },
     command,
   );
   if (values.help) return printHelp();
@@ -81,7 +83,7 @@ async function createKeys(argv: string[]): Promise<number> {
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
 
-  const issued = await withMeter(resolveDbPath(values.db), { create: true }, async (meter) => {
+  const issued = await withMeter(values, { create: true }, async (meter) => {
     await assertPlanExists(meter, plan, product);
     return issueKeys(meter, { product, plan, ipAllow });
   });
@@ -127,11 +129,11 @@ function printIssued(issued: IssuedKeys): void {
 
 async function listKeys(argv: string[]): Promise<number> {
   const command = 'keys list';
-  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const keys = await withMeter(resolveDbPath(values.db), { create: false }, (meter) => meter.listKeys());
+  const keys = await withMeter(values, { create: false }, (meter) => meter.listKeys());
   if (values.json) {
     printJson(keys.map(keyToJson));
   } else if (keys.length === 0) {
@@ -159,7 +161,7 @@ function keyToJson(key: KeyInfo): Record<string, unknown> {
 
 async function revokeKey(argv: string[]): Promise<number> {
   const command = 'keys revoke';
-  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   const [keyOrId] = expectPositionals(positionals, ['KEY'], command).map((v) => v.trim());
 
@@ -168,7 +170,7 @@ async function revokeKey(argv: string[]): Promise<number> {
   const byId = /^[1-9]\d*$/.test(keyOrId);
   const target = byId ? keyOrId : hashKey(keyOrId);
 
-  const { before, revoked } = await withMeter(resolveDbPath(values.db), { create: false }, async (meter) => {
+  const { before, revoked } = await withMeter(values, { create: false }, async (meter) => {
     const before = byId ? (await meter.listKeys()).find((k) => k.id === keyOrId)?.status : (await meter.resolveKey(target))?.status;
     return { before, revoked: await meter.revokeKey(target) };
   });

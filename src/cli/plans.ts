@@ -6,15 +6,15 @@
 import { assertValidPlan } from '../metering/plans.js';
 import type { Plan } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
-import { DB_OPTION, expectPositionals, parseCommand, parseInteger, parseProduct, parseQuota, resolveDbPath } from './args.js';
+import { METER_OPTIONS, expectPositionals, parseCommand, parseInteger, parseProduct, parseQuota } from './args.js';
 import { withMeter } from './db.js';
 import { EXIT_OK, UsageError } from './errors.js';
 import { formatQuota, formatTable, out, printJson } from './output.js';
 
 export const PLANS_HELP = `Usage:
   seclookup plans set SLUG (--product PRODUCT,... | --all-products) [--rate-limit N]
-                      [--monthly-quota N|unlimited] [--db FILE]
-  seclookup plans list [--json] [--db FILE]
+                      [--monthly-quota N|unlimited] [--db FILE | --redis URL]
+  seclookup plans list [--json] [--db FILE | --redis URL]
 
 A plan sets a key's per-minute rate limit and its monthly lookup quota. Each plan has a
 row for '*' (every product) and may have rows for single products, which win over '*'.
@@ -39,6 +39,8 @@ plans list    Show every plan row.
 
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+  --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
+                (redis://host:port/db; default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (database error), 2 usage error (bad number, bad slug,
@@ -83,7 +85,7 @@ async function setPlan(argv: string[]): Promise<number> {
       'monthly-quota': { type: 'string' },
       product: { type: 'string', multiple: true },
       'all-products': { type: 'boolean' },
-      ...DB_OPTION,
+      ...METER_OPTIONS,
     },
     command,
   );
@@ -99,7 +101,7 @@ async function setPlan(argv: string[]): Promise<number> {
   }
   const scope = parseScope(values.product, values['all-products'], command);
 
-  const { rows, created } = await withMeter(resolveDbPath(values.db), { create: true }, async (meter) => {
+  const { rows, created } = await withMeter(values, { create: true }, async (meter) => {
     const sameSlug = (await meter.listPlans()).filter((p) => p.slug === slug);
     // Every row is worked out before the first write, so a refused change writes nothing.
     const targets = planRowsToWrite(slug, scope, sameSlug, change, command);
@@ -176,11 +178,11 @@ function applyChange(row: Plan, change: LimitChange): Plan {
 
 async function listPlans(argv: string[]): Promise<number> {
   const command = 'plans list';
-  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const plans = await withMeter(resolveDbPath(values.db), { create: false }, (meter) => meter.listPlans());
+  const plans = await withMeter(values, { create: false }, (meter) => meter.listPlans());
   if (values.json) {
     printJson(plans.map((p) => ({ slug: p.slug, product: p.product, rate_limit_per_minute: p.rateLimitPerMinute, monthly_quota: p.monthlyQuota })));
   } else if (plans.length === 0) {

@@ -12,8 +12,8 @@ import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
-import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath } from './args.js';
-import { openMeter } from './db.js';
+import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
+import { describeMeter, loadRedis, openMeter } from './db.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
@@ -27,8 +27,9 @@ const DEFAULT_PORT = 8080;
 const BOOTSTRAP_SETTING = 'bootstrap';
 
 export const SERVE_HELP = `Usage:
-  seclookup serve [--host HOST] [--port N] [--db FILE] [--data-dir DIR] [--trust-proxy CIDR,...]
-                  [--dns HOST:PORT,...] [--log-level LEVEL] [product settings]
+  seclookup serve [--host HOST] [--port N] [--db FILE] [--redis URL] [--on-store-error deny|allow]
+                  [--data-dir DIR] [--trust-proxy CIDR,...] [--dns HOST:PORT,...]
+                  [--log-level LEVEL] [product settings]
 
 Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
 
@@ -37,6 +38,13 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
   --port N               port (default: $PORT, else 8080; 0 picks a free port)
   --db FILE              metering database with keys, plans and usage; created if absent
                          (default: $SECLOOKUP_DB, else ./seclookup.db)
+  --redis URL            share keys, plans, limits, quotas, usage, the result cache and
+                         captcha tokens with every instance on this Redis
+                         (redis://host:port/db; default: $SECLOOKUP_REDIS; --db then holds
+                         only scamrisk's reports)
+  --on-store-error deny|allow
+                         when the meter store fails or times out: deny answers 500
+                         (default); allow serves lookups unmetered until it is back
   --data-dir DIR         dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                          bundled with seclookup)
   --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
@@ -79,7 +87,8 @@ export async function runServe(argv: string[]): Promise<number> {
       port: { type: 'string' },
       'trust-proxy': { type: 'string', multiple: true },
       'log-level': { type: 'string' },
-      ...DB_OPTION,
+      'on-store-error': { type: 'string' },
+      ...METER_OPTIONS,
       ...ENGINE_OPTIONS,
     },
     command,
@@ -95,15 +104,23 @@ export async function runServe(argv: string[]): Promise<number> {
   const logLevel = parseLogLevel(values['log-level'], command);
   const deadlineMs = resolveShutdownDeadline(command);
   const dbPath = resolveDbPath(values.db);
+  const redisUrl = resolveRedisUrl(values.redis);
+  const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
 
   // Every engine is built now, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(values, command);
   // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
   lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
+  // With Redis, every instance shares the meter, the captcha single-use ids and the result
+  // cache; else the meter and the single-use ids share the --db file (every process on it).
+  const redis = redisUrl ? await loadRedis() : null;
+  const sharedCache = redis ? redis.createRedisCache(redisUrl!) : null;
+  if (sharedCache) lookupOptions.cache = sharedCache;
   const lookup = loadEngines(lookupOptions);
-  const meter = openMeter(dbPath, { create: true });
-  // Captcha nonces and proof ids in the same file: every process on this database shares them.
-  const singleUse = createSqliteSingleUseStore(dbPath);
+  const meter = await openMeter(values, { create: true });
+  const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
+  const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
+  const where = describeMeter(values);
   const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
   flushOnFatal(log, note);
   const api = trackInFlight(
@@ -112,6 +129,7 @@ export async function runServe(argv: string[]): Promise<number> {
       meter,
       singleUse,
       trustProxy,
+      onMeterError,
       // Left out when the level drops request lines: the API then does not build them.
       onResponse: log.logsRequests ? log.request : undefined,
       onError: log.error,
@@ -123,17 +141,24 @@ export async function runServe(argv: string[]): Promise<number> {
   try {
     // Port first: if it is taken, fail before creating (and printing) any starter keys.
     await listen(server, port, host, log);
-    await announceKeys(meter, dbPath);
+    await announceKeys(meter, where);
   } catch (error) {
     server.close();
     await lookup.close();
-    await singleUse.close();
+    for (const store of stores) await store.close();
     await meter.close();
     await log.close();
     throw error;
   }
-  note(`seclookup listening on ${urlOf(server)} (database ${dbPath})`);
-  return untilSignal({ server, api, meter, singleUse, lookup, log, deadlineMs });
+  note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
+  return untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
+}
+
+/** `--on-store-error deny|allow` (default deny): what the API does when the meter store fails. */
+function parseStoreErrorPolicy(flag: string | undefined, command: string): 'deny' | 'allow' {
+  if (flag === undefined || flag === 'deny') return 'deny';
+  if (flag === 'allow') return 'allow';
+  throw new UsageError(`--on-store-error must be deny or allow (got ${JSON.stringify(flag)})`, command);
 }
 
 function parseLogLevel(flag: string | undefined, command: string): LogLevel {
@@ -159,7 +184,7 @@ function resolvePort(flag: string | undefined, command: string): number {
  * First start (no bootstrap setting and no keys yet): create and print a starter key pair per
  * product. Later starts, or a database whose keys were made with `keys create`: only a count.
  */
-async function announceKeys(meter: Meter, dbPath: string): Promise<void> {
+async function announceKeys(meter: Meter, where: string): Promise<void> {
   const bootstrapped = (await meter.getSetting(BOOTSTRAP_SETTING)) !== null;
   const keys = await meter.listKeys();
   if (!bootstrapped && keys.length === 0) {
@@ -171,7 +196,7 @@ async function announceKeys(meter: Meter, dbPath: string): Promise<void> {
   }
   if (!bootstrapped) await meter.setSetting(BOOTSTRAP_SETTING, new Date().toISOString());
   const active = keys.filter((k) => k.status === 'active').length;
-  note(`${keys.length} keys in ${dbPath} (${active} active); use \`seclookup keys list\` to see them`);
+  note(`${keys.length} keys in ${where} (${active} active); use \`seclookup keys list\` to see them`);
 }
 
 /**

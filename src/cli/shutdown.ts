@@ -12,7 +12,6 @@ import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
 import type { Meter } from '../metering/types.js';
-import type { SingleUseStore } from '../metering/single-use.js';
 import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
@@ -81,8 +80,8 @@ export interface ShutdownOptions {
   server: Server;
   api: InFlightApi;
   meter: Meter;
-  /** Consumed captcha nonces and proof ids: closed with the meter. */
-  singleUse: Pick<SingleUseStore, 'close'>;
+  /** The other stores (captcha's single-use store, a shared cache): closed before the meter. */
+  stores: readonly { close(): Promise<void> }[];
   /** The engines: closed with the meter (scamrisk's report database, geoip's file watch). */
   lookup: Pick<Lookup, 'close'>;
   log: ServeLog;
@@ -109,7 +108,7 @@ export function untilSignal(options: ShutdownOptions): Promise<number> {
   });
 }
 
-async function stopGracefully({ server, api, meter, singleUse, lookup, log, deadlineMs }: ShutdownOptions): Promise<number> {
+async function stopGracefully({ server, api, meter, stores, lookup, log, deadlineMs }: ShutdownOptions): Promise<number> {
   api.drain();
   const closed = stopAccepting(server);
   // Connections that carry a request get `Connection: close` on its answer and end after it;
@@ -131,7 +130,7 @@ async function stopGracefully({ server, api, meter, singleUse, lookup, log, dead
   let code = EXIT_OK;
   try {
     await lookup.close();
-    await singleUse.close();
+    for (const store of stores) await store.close();
     await meter.close();
     note('seclookup stopped: database closed');
   } catch (error) {

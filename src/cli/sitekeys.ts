@@ -7,19 +7,19 @@
 import { invalidOption, isSeclookupError } from '../errors.js';
 import { rotateSigningKey } from '../products/captcha/key-ring.js';
 import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from '../products/captcha/site-keys.js';
-import { DB_OPTION, expectPositionals, parseCidrList, parseCommand, resolveDbPath } from './args.js';
-import { withMeter } from './db.js';
+import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand } from './args.js';
+import { withMeter, type MeterFlags } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, printJson } from './output.js';
 
 export const SITEKEYS_HELP = `Usage:
   seclookup sitekeys create [--domain example.com[,other.com]] [--ip-allow CIDR,...] [--managed]
-                            [--plan SLUG | --subscription ID] [--json] [--db FILE]
-  seclookup sitekeys list [--json] [--db FILE]
+                            [--plan SLUG | --subscription ID] [--json] [--db FILE | --redis URL]
+  seclookup sitekeys list [--json] [--db FILE | --redis URL]
   seclookup sitekeys update KEY [--domain ...] [--ip-allow CIDR,... | --no-ip-allow]
-                            [--managed | --no-managed] [--db FILE]
-  seclookup sitekeys revoke KEY [--db FILE]
-  seclookup sitekeys rotate-signing-key [--db FILE]
+                            [--managed | --no-managed] [--db FILE | --redis URL]
+  seclookup sitekeys revoke KEY [--db FILE | --redis URL]
+  seclookup sitekeys rotate-signing-key [--db FILE | --redis URL]
 
 Captcha site keys. Pages carry the site key (tf_pub_); the site's server sends the secret key
 (tf_sec_) to /v1/captcha/siteverify.
@@ -51,6 +51,8 @@ sitekeys rotate-signing-key
 
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+  --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
+                (redis://host:port/db; default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (no such site key or subscription, database error), 2 usage error.`;
@@ -93,9 +95,9 @@ function parseDomains(values: string[] | undefined, command: string): string[] |
 }
 
 /** Store-side refusals (an unknown plan or subscription) are the operator's to fix: exit 1 with the message. */
-async function run<T>(db: string | undefined, create: boolean, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
+async function run<T>(flags: MeterFlags, create: boolean, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
   try {
-    return await withMeter(resolveDbPath(db), { create }, work);
+    return await withMeter(flags, { create }, work);
   } catch (error) {
     if (isSeclookupError(error, 'invalid_option')) throw new CommandError(error.message, { cause: error });
     throw error;
@@ -113,7 +115,7 @@ async function create(argv: string[]): Promise<number> {
       plan: { type: 'string' },
       subscription: { type: 'string' },
       json: { type: 'boolean' },
-      ...DB_OPTION,
+      ...METER_OPTIONS,
     },
     command,
   );
@@ -122,7 +124,7 @@ async function create(argv: string[]): Promise<number> {
   if (values.plan !== undefined && values.subscription !== undefined) throw new UsageError('give --plan or --subscription, not both: a site key shares its subscription\'s plan', command);
   const domains = parseDomains(values.domain, command) ?? [];
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
-  const created = await run(values.db, true, async (meter) => {
+  const created = await run(values, true, async (meter) => {
     if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
       throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
     }
@@ -145,10 +147,10 @@ function printCreated(created: CreatedSiteKey): void {
 
 async function list(argv: string[]): Promise<number> {
   const command = 'sitekeys list';
-  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const keys = await run(values.db, false, (meter) => listSiteKeys(meter));
+  const keys = await run(values, false, (meter) => listSiteKeys(meter));
   if (values.json) {
     printJson(
       keys.map((k) => ({
@@ -189,7 +191,7 @@ async function update(argv: string[]): Promise<number> {
       'no-ip-allow': { type: 'boolean' },
       managed: { type: 'boolean' },
       'no-managed': { type: 'boolean' },
-      ...DB_OPTION,
+      ...METER_OPTIONS,
     },
     command,
   );
@@ -205,17 +207,17 @@ async function update(argv: string[]): Promise<number> {
   if (values.managed) changes.managed = true;
   if (values['no-managed']) changes.managed = false;
   if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed or --no-managed', command);
-  const updated = await run(values.db, false, (meter) => updateSiteKey(meter, key, changes));
+  const updated = await run(values, false, (meter) => updateSiteKey(meter, key, changes));
   out(`Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}.`);
   return EXIT_OK;
 }
 
 async function revoke(argv: string[]): Promise<number> {
   const command = 'sitekeys revoke';
-  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return help();
   const [key] = expectPositionals(positionals, ['KEY'], command);
-  const revoked = await run(values.db, false, (meter) => revokeSiteKey(meter, key));
+  const revoked = await run(values, false, (meter) => revokeSiteKey(meter, key));
   if (!revoked) throw new CommandError(`no site key ${JSON.stringify(key)} (give the tf_pub_ key or its id; see \`seclookup sitekeys list\`)`);
   out(`Revoked site key ${revoked.publicKeyId} and its secret key.`);
   return EXIT_OK;
@@ -223,10 +225,10 @@ async function revoke(argv: string[]): Promise<number> {
 
 async function rotate(argv: string[]): Promise<number> {
   const command = 'sitekeys rotate-signing-key';
-  const { values, positionals } = parseCommand(argv, { ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const kid = await run(values.db, true, (meter) => rotateSigningKey(meter));
+  const kid = await run(values, true, (meter) => rotateSigningKey(meter));
   out(`New signing key ${kid}; tokens signed with the previous key keep verifying for an hour.`);
   return EXIT_OK;
 }

@@ -1,0 +1,172 @@
+/**
+ * Several instances on one Redis, as an operator runs them: a real redis-server on loopback,
+ * keys and plans made with the CLI against it, two `seclookup serve --redis` processes sharing
+ * it. Limits, quotas and captcha tokens hold exactly across both; a revoked key is refused by
+ * both within the key cache's bound; Redis stopped mid-load gives the configured answer with no
+ * hang or crash, and counting is exact again once it is back, with no restart of seclookup.
+ */
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
+import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
+import { createTempDirs, runCli, runCliJson } from './harness.js';
+import { ServeProcess, running } from './serve-process.js';
+
+const temp = createTempDirs();
+let redis: RedisServer;
+let db = 0;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterEach(async () => {
+  for (const serve of running) await serve.stop('SIGKILL');
+});
+afterAll(async () => {
+  await redis?.close();
+  temp.cleanup();
+});
+
+const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+
+/** A fresh Redis database for one test, and two serve instances on it. */
+async function twoInstances(extra: string[] = []): Promise<{ url: string; a: string; b: string; serves: ServeProcess[] }> {
+  const url = redis.url(++db);
+  const started = await Promise.all([0, 1].map(() => ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra] })));
+  return { url, a: started[0].baseUrl, b: started[1].baseUrl, serves: started.map((s) => s.serve) };
+}
+
+async function get(url: string, key: string): Promise<number> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+const lookup = (base: string) => `${base}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`;
+
+describe('seclookup serve --redis: two instances, one Redis', () => {
+  it('a burst of 400 requests split across both against a limit of 120: exactly 120 succeed', async () => {
+    const { url, a, b } = await twoInstances();
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--redis', url]);
+    const statuses = await Promise.all(Array.from({ length: 400 }, (_, i) => get(lookup(i % 2 ? a : b), key.secret_key)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(280);
+  });
+
+  it('a monthly quota of 50 across both: exactly 50 lookups succeed; status shows none left', async () => {
+    const { url, a, b } = await twoInstances();
+    expect((await runCli(['plans', 'set', 'q50', '--all-products', '--rate-limit', '1000', '--monthly-quota', '50', '--redis', url])).code).toBe(0);
+    const key = await runCliJson<{ secret_key: string; public_key: string }>(['keys', 'create', '--product', 'useragent', '--plan', 'q50', '--json', '--redis', url]);
+    const statuses = await Promise.all(Array.from({ length: 90 }, (_, i) => get(lookup(i % 2 ? a : b), key.secret_key)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+    const status = await fetch(`${b}/v1/useragent/status`, { headers: { authorization: `Bearer ${key.public_key}` } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    expect(status).toMatchObject({ monthly_quota: 50, quota_remaining: 0 });
+  });
+
+  it('100 parallel siteverify calls for one captcha proof spread over both: exactly one success', async () => {
+    const { url, a, b } = await twoInstances();
+    const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--redis', url]);
+    const challenge = await fetch(`${a}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example.com`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    // Solved on the other instance: the signing keys are shared too.
+    const verified = await fetch(`${b}/v1/captcha/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sitekey: site.site_key, hostname: 'shop.example.com', token: `${challenge.challenge}.${solvePow(challenge.params as PowParams)}` }),
+    }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    expect(verified.success).toBe(true);
+    // The starter plan allows 60 requests a minute per site key: room for 100 with a plan of its own.
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        fetch(`${i % 2 ? a : b}/v1/captcha/siteverify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ secret: site.secret_key, response: verified.proof }) }).then(
+          async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }),
+        ),
+      ),
+    );
+    const ok = replies.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(1);
+    expect(replies.filter((r) => r.body.error_code === 'token_already_used').length + replies.filter((r) => r.body.error_code === 'rate_limit_exceeded').length).toBe(99);
+    expect(replies.filter((r) => r.body.error_code === 'token_already_used').length).toBeGreaterThan(0);
+  });
+
+  it('a key revoked with the CLI is refused by both instances within the key cache bound (1 s)', async () => {
+    const { url, a, b } = await twoInstances();
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--redis', url]);
+    expect(await get(lookup(a), key.secret_key)).toBe(200);
+    expect(await get(lookup(b), key.secret_key)).toBe(200);
+    expect((await runCli(['keys', 'revoke', key.secret_key, '--redis', url])).code).toBe(0);
+    const revokedAt = Date.now();
+    let refusedBoth = 0;
+    while (refusedBoth === 0 && Date.now() - revokedAt < 5_000) {
+      const [x, y] = await Promise.all([get(lookup(a), key.secret_key), get(lookup(b), key.secret_key)]);
+      if (x === 401 && y === 401) refusedBoth = Date.now() - revokedAt;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(refusedBoth).toBeGreaterThan(0);
+    // The bound is 1 s of key cache; allow for process scheduling on a loaded machine.
+    expect(refusedBoth).toBeLessThan(2_500);
+  });
+
+  it('Redis stopped mid-load: 500 internal_error within the command timeout, no crash; after it restarts, exact counting again with no restart of seclookup', async () => {
+    const { url, a, b, serves } = await twoInstances();
+    await runCli(['plans', 'set', 'r10', '--all-products', '--rate-limit', '10', '--monthly-quota', '1000', '--redis', url]);
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--plan', 'r10', '--json', '--redis', url]);
+    expect(await get(lookup(a), key.secret_key)).toBe(200);
+    // Load from 8 clients while Redis goes away under it.
+    const answers: { status: number; ms: number }[] = [];
+    let stopped = false;
+    const client = async (n: number) => {
+      while (answers.length < 160) {
+        const t = Date.now();
+        const status = await get(lookup(n % 2 ? a : b), key.secret_key);
+        answers.push({ status, ms: Date.now() - t });
+        if (answers.length === 40 && !stopped) {
+          stopped = true;
+          await redis.stop();
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, n) => client(n)));
+    // Before: 200 then 429 (limit 10); after: 500 internal_error (--on-store-error deny), never a hang.
+    expect(answers.every((x) => [200, 429, 500].includes(x.status))).toBe(true);
+    expect(answers.filter((x) => x.status === 200).length).toBeLessThanOrEqual(10);
+    expect(answers.slice(-40).every((x) => x.status === 500)).toBe(true);
+    expect(Math.max(...answers.map((x) => x.ms))).toBeLessThan(5_000);
+    expect(serves.every((s) => s.child.exitCode === null)).toBe(true);
+
+    await redis.start(); // empty: nothing was persisted, so the keys are gone with it
+    const fresh = await waitFor(async () => {
+      const made = await runCli(['keys', 'create', '--product', 'useragent', '--plan', 'starter', '--json', '--redis', url]);
+      return made.code === 0 ? (JSON.parse(made.stdout) as { secret_key: string }) : null;
+    });
+    await runCli(['plans', 'set', 'r10', '--all-products', '--rate-limit', '10', '--monthly-quota', '1000', '--redis', url]);
+    const again = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--plan', 'r10', '--json', '--redis', url]);
+    const statuses = await waitFor(async () => {
+      const probe = await get(lookup(a), fresh.secret_key);
+      return probe === 200 ? Promise.all(Array.from({ length: 30 }, (_, i) => get(lookup(i % 2 ? a : b), again.secret_key))) : null;
+    });
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+  });
+
+  it('--on-store-error allow serves lookups unmetered while Redis is down', async () => {
+    const { url, a } = await twoInstances(['--on-store-error', 'allow']);
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--redis', url]);
+    expect(await get(lookup(a), key.secret_key)).toBe(200);
+    await redis.stop();
+    try {
+      expect(await get(lookup(a), key.secret_key)).toBe(200);
+    } finally {
+      await redis.start();
+    }
+  });
+});
+
+async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting for Redis to come back');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -176,13 +176,12 @@ export async function loadScripts(client: RedisClient, scripts: readonly LuaScri
  * was flushed; a Cluster node that never saw it) EVAL with the source, which also caches it
  * again. A NOSCRIPT reply means the script did not run, so nothing runs twice.
  */
-export async function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-  try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
-  } catch (error) {
+export function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  const argv = [...keys, ...args];
+  return client.evalsha(script.sha, keys.length, ...argv).catch((error: unknown) => {
     if (!isNoScript(error)) throw error;
-    return client.eval(script.source, keys.length, ...keys, ...args);
-  }
+    return client.eval(script.source, keys.length, ...argv);
+  });
 }
 
 function isNoScript(error: unknown): boolean {

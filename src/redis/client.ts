@@ -5,7 +5,7 @@
  * message names neither a key nor a secret. This folder is the only place that loads ioredis.
  */
 import { createHash } from 'node:crypto';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { SeclookupError, invalidOption } from '../errors.js';
 
 /** A standalone connection or a Cluster; the stores use only what both offer. */
@@ -86,7 +86,9 @@ export interface Connection {
 
 export function openConnection(urlOrClient: string | RedisClient, options: RedisConnectionOptions = {}): Connection {
   if (typeof urlOrClient !== 'string') {
-    if (!(urlOrClient instanceof Redis) && !(urlOrClient instanceof Cluster)) {
+    // Duck-typed rather than instanceof, so a client from another copy of ioredis 5 works too.
+    const candidate = urlOrClient as Partial<Redis> | null;
+    if (typeof candidate !== 'object' || candidate === null || typeof candidate.evalsha !== 'function' || typeof candidate.status !== 'string') {
       throw invalidOption('a Redis store takes a redis:// URL or an ioredis client (Redis or Cluster)');
     }
     const own = (urlOrClient as Redis).options?.commandTimeout;

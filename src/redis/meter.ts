@@ -186,7 +186,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   async function redis<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (closed) throw closedError();
     if (!initialised) await init();
-    else if (client.status !== 'ready') await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what)));
+    else if (client.status !== 'ready') await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what, connection.commandTimeoutMs)));
     try {
       return await work();
     } catch (error) {

@@ -24,6 +24,7 @@ const PART_OF_ANOTHER = new Set(['serve']);
 const SUITES: Record<string, Suite> = {
   ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
+  redis: () => import('./redis.js'),
   dns: () => import('./dns.js'),
   http: () => import('./http.js'),
   // The serve rows of http alone: about a minute instead of five.

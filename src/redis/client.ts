@@ -5,7 +5,7 @@
  * message names neither a key nor a secret. This folder is the only place that loads ioredis.
  */
 import { createHash } from 'node:crypto';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { SeclookupError, invalidOption } from '../errors.js';
 
 /** A standalone connection or a Cluster; the stores use only what both offer. */
@@ -86,7 +86,9 @@ export interface Connection {
 
 export function openConnection(urlOrClient: string | RedisClient, options: RedisConnectionOptions = {}): Connection {
   if (typeof urlOrClient !== 'string') {
-    if (!(urlOrClient instanceof Redis) && !(urlOrClient instanceof Cluster)) {
+    // Duck-typed rather than instanceof, so a client from another copy of ioredis 5 works too.
+    const candidate = urlOrClient as Partial<Redis> | null;
+    if (typeof candidate !== 'object' || candidate === null || typeof candidate.evalsha !== 'function' || typeof candidate.status !== 'string') {
       throw invalidOption('a Redis store takes a redis:// URL or an ioredis client (Redis or Cluster)');
     }
     const own = (urlOrClient as Redis).options?.commandTimeout;
@@ -112,17 +114,18 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
 /**
  * Resolves once the client can take commands. With the offline queue off, a command sent
  * before the first connection is up would fail, so each store waits here before its first
- * command (and after a restart of its own connection), at most `timeoutMs`. A connection that
- * is down fails at once: that is an outage, not a start.
+ * command (and while its connection is being made again), at most the command timeout. A
+ * connection that is down fails at once: that is an outage, not a start. Rejects with an error
+ * for toStoreError.
  */
 export function whenReady(connection: Connection): Promise<void> {
   const { client, commandTimeoutMs } = connection;
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
-    return Promise.reject(new SeclookupError('store_failed', 'redis is unreachable (the connection is down; reconnecting)'));
+    return Promise.reject(new NotConnected('down'));
   }
   connection.pendingReady ??= new Promise<void>((resolve, reject) => {
-    const done = (error?: SeclookupError) => {
+    const done = (error?: NotConnected) => {
       connection.pendingReady = null;
       clearTimeout(timer);
       client.off('ready', onReady);
@@ -132,14 +135,21 @@ export function whenReady(connection: Connection): Promise<void> {
       else resolve();
     };
     const onReady = () => done();
-    const onClose = () => done(new SeclookupError('store_failed', 'redis is unreachable (the connection was closed)'));
-    const timer = setTimeout(() => done(new SeclookupError('store_failed', `redis did not accept a connection within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    const onClose = () => done(new NotConnected('down'));
+    const timer = setTimeout(() => done(new NotConnected('timeout')), commandTimeoutMs);
     client.once('ready', onReady);
     client.once('close', onClose);
     client.once('end', onClose);
     if (client.status === 'wait') (client as Redis).connect().catch(() => undefined);
   });
   return connection.pendingReady;
+}
+
+/** whenReady's failure: the connection is down, or did not come up in time. */
+class NotConnected extends Error {
+  constructor(readonly reason: 'down' | 'timeout') {
+    super(reason === 'down' ? 'the connection is down' : 'no connection in time');
+  }
 }
 
 /** Close a store's connection if the store opened it: QUIT, or a hard disconnect if that fails. */
@@ -176,13 +186,12 @@ export async function loadScripts(client: RedisClient, scripts: readonly LuaScri
  * was flushed; a Cluster node that never saw it) EVAL with the source, which also caches it
  * again. A NOSCRIPT reply means the script did not run, so nothing runs twice.
  */
-export async function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-  try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
-  } catch (error) {
+export function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  const argv = [...keys, ...args];
+  return client.evalsha(script.sha, keys.length, ...argv).catch((error: unknown) => {
     if (!isNoScript(error)) throw error;
-    return client.eval(script.source, keys.length, ...keys, ...args);
-  }
+    return client.eval(script.source, keys.length, ...argv);
+  });
 }
 
 function isNoScript(error: unknown): boolean {
@@ -196,6 +205,10 @@ function isNoScript(error: unknown): boolean {
  */
 export function toStoreError(error: unknown, what: string, timeoutMs?: number): SeclookupError {
   if (error instanceof SeclookupError) return error;
+  if (error instanceof NotConnected) {
+    const reason = error.reason === 'down' ? 'redis is unreachable (the connection is down; reconnecting)' : `redis did not accept a connection within ${timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`;
+    return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
+  }
   const message = error instanceof Error ? error.message : '';
   const name = error instanceof Error ? error.name : '';
   let reason: string;

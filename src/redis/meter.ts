@@ -186,7 +186,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   async function redis<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (closed) throw closedError();
     if (!initialised) await init();
-    else if (client.status !== 'ready') await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what)));
+    else if (client.status !== 'ready') await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what, connection.commandTimeoutMs)));
     try {
       return await work();
     } catch (error) {
@@ -241,37 +241,43 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     };
   }
 
-  async function consumeOnce(request: ConsumeRequest): Promise<ConsumeOutcome> {
+  /** The consume script's call: the key's window, the subscription's month and usage, and the rule's numbers. */
+  function sendConsume(request: ConsumeRequest): Promise<unknown> {
     const calendar = calendarOf(request.now);
     const window = rateWindow(request.now);
     const tag = subscriptionTag(request.subscriptionId);
-    const reply = (await redis('consume', () =>
-      script(
-        CONSUME,
-        [`${tag}:rate:${request.keyId}`, `${tag}:quota`, `${tag}:usage`],
-        [
-          window,
-          request.rateLimitPerMinute,
-          (window + 1) * MINUTE_MS - request.now + RATE_TTL_SLACK_MS,
-          request.reserveQuota ? '1' : '0',
-          calendar.periodNumber,
-          request.monthlyQuota ?? -1,
-          calendar.monthEnd - request.now + QUOTA_TTL_SLACK_MS,
-          usageField(calendar.day, request.product),
-          usageTtlMs,
-        ],
-      ),
-    )) as ConsumeReply;
-    const [storedWindow, storedHits, storedPeriod, storedUsed, verdict] = reply;
+    return script(
+      CONSUME,
+      [`${tag}:rate:${request.keyId}`, `${tag}:quota`, `${tag}:usage`],
+      [
+        window,
+        request.rateLimitPerMinute,
+        (window + 1) * MINUTE_MS - request.now + RATE_TTL_SLACK_MS,
+        request.reserveQuota ? '1' : '0',
+        calendar.periodNumber,
+        request.monthlyQuota ?? -1,
+        calendar.monthEnd - request.now + QUOTA_TTL_SLACK_MS,
+        usageField(calendar.day, request.product),
+        usageTtlMs,
+      ],
+    );
+  }
+
+  /**
+   * The outcome is the shared rule applied to the counters the script saw, so it is the memory
+   * and SQLite stores' answer to the letter; the script applied the same rule to decide.
+   */
+  function consumeOutcome(request: ConsumeRequest, reply: unknown): ConsumeOutcome {
+    const [storedWindow, storedHits, storedPeriod, storedUsed, verdict] = reply as ConsumeReply;
     const rate: RateEntry | undefined = storedWindow === null ? undefined : { window: Number(storedWindow), hits: Number(storedHits ?? 0) };
     const quota: QuotaEntry | undefined = storedPeriod === null ? undefined : { period: periodText(Number(storedPeriod)), used: Number(storedUsed ?? 0) };
-    // The outcome is the shared rule applied to the counters the script saw, so it is the
-    // memory and SQLite stores' answer to the letter; the script applied the same rule.
     const { outcome } = decideConsume(request, rate, quota);
     const expected = outcome.allowed ? VERDICT_ADMITTED : outcome.reason === 'rate_limit_exceeded' ? VERDICT_RATE_LIMITED : VERDICT_OVER_QUOTA;
     if (verdict !== expected) throw new SeclookupError('store_failed', 'redis consume: the script and the metering rules disagree');
     return outcome;
   }
+
+  const consumeFailed = (error: unknown) => Promise.reject(toStoreError(error, 'consume', connection.commandTimeoutMs));
 
   async function revokeOnce(idOrHash: string): Promise<KeyInfo | null> {
     const byHash = looksLikeKeyHash(idOrHash);
@@ -298,7 +304,9 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
     consume(request: ConsumeRequest) {
       if (closed) return rejectClosed();
-      return consumeOnce(request);
+      // The hot path: one EVALSHA, no other promise than its own.
+      if (initialised && client.status === 'ready') return sendConsume(request).then((reply) => consumeOutcome(request, reply), consumeFailed);
+      return redis('consume', () => sendConsume(request)).then((reply) => consumeOutcome(request, reply));
     },
 
     async refund(reservation: Reservation): Promise<void> {

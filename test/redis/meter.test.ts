@@ -265,7 +265,7 @@ describe('createRedisMeter: Redis failures', () => {
       await Promise.all(workers);
 
       expect(failures.length).toBeGreaterThan(0);
-      for (const failure of failures) expect(failure).toMatchObject({ name: 'SeclookupError', code: 'store_failed' });
+      for (const failure of failures) expect(failure).toMatchObject({ name: 'SeclookupError', code: 'store_failed', message: 'redis consume: redis is unreachable (the connection is down; reconnecting)' });
       expect(Math.max(...durations)).toBeLessThan(3_000);
       // Admin calls fail the same way, and no message carries the key's hash.
       const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' })]);

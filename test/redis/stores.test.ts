@@ -124,6 +124,7 @@ describe('createRedisClient', () => {
     expect(() => createRedisClient('mysql://user:pw-secret@host/0')).toThrow(expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('pw-secret') }));
     expect(() => createRedisClient('redis://127.0.0.1:6379/zero')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
     expect(() => createRedisClient('redis://127.0.0.1:6379/0', { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
+    expect(() => createRedisClient({} as Redis)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
 
   it('opens a connection with the fail-fast settings', async () => {

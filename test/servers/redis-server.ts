@@ -1,8 +1,8 @@
 /**
  * A real redis-server (Debian's package) on a free loopback port, for the Redis stores' tests and
  * bench: no persistence (`--save '' --appendonly no`), so a stop and start is a Redis that lost
- * everything, as after a crash without AOF. Never a mock: the stores' atomicity, scripts and
- * expiry are Redis's own.
+ * everything, as after a crash without AOF; or, with `appendOnly`, an AOF that a restart reads
+ * back. Never a mock: the stores' atomicity, scripts and expiry are Redis's own.
  *
  * @example
  * const redis = await startRedisServer();
@@ -56,7 +56,15 @@ export function findRedisServer(): string {
   throw new Error('redis-server is not installed (looked for /usr/bin/redis-server and on PATH): the Redis tests need a real server. Install it with `apt-get install redis-server` (CI installs it), or set REDIS_SERVER to its path.');
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+export interface RedisServerOptions {
+  /**
+   * Keep the data across stop() and start() in an append-only file (fsync on every write), as
+   * a production Redis holding keys and plans must. @default false (nothing persisted)
+   */
+  appendOnly?: boolean;
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = findRedisServer();
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-redis-'));
   let port = 0;
@@ -67,7 +75,8 @@ export async function startRedisServer(): Promise<RedisServer> {
   process.once('exit', killOnExit);
 
   async function launch(): Promise<void> {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', ''];
+    const persistence = options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--daemonize', 'no', '--logfile', ''];
     const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     let output = '';

@@ -2,7 +2,7 @@
  * `seclookup/redis`: the stores several seclookup instances share through one Redis (a Meter, a
  * CacheStore and a SingleUseStore), and the connection helper they use. This subpath is the
  * only one that loads ioredis, an optional peer dependency: install it beside seclookup.
- * See REDIS.md beside this file.
+ * See the README, "Several instances: Redis".
  */
 export { createRedisClient, redisClientOptions, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_RECONNECT_DELAY_MS } from './client.js';
 export type { RedisClient, RedisConnectionOptions } from './client.js';

@@ -192,6 +192,12 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
       return settings.get(name) ?? null;
     },
 
+    async setSettingIfAbsent(name: string, value: string): Promise<string> {
+      ensureOpen();
+      if (!settings.has(name)) settings.set(name, value);
+      return settings.get(name)!;
+    },
+
     async setSetting(name: string, value: string): Promise<void> {
       ensureOpen();
       settings.set(name, value);

@@ -317,6 +317,13 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       return sql.setting.get(name) ?? null;
     },
 
+    async setSettingIfAbsent(name: string, value: string): Promise<string> {
+      ensureOpen();
+      // One statement: the insert is a no-op when another process stored the name first.
+      sql.insertSettingIfAbsent.run(name, value);
+      return sql.setting.get(name)!;
+    },
+
     async setSetting(name: string, value: string): Promise<void> {
       ensureOpen();
       sql.saveSetting.run(name, value);
@@ -602,6 +609,7 @@ function prepareStatements(db: Database.Database) {
     ),
 
     setting: db.prepare<[string], string>('SELECT value FROM settings WHERE name = ?').pluck(),
+    insertSettingIfAbsent: db.prepare<[string, string]>('INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)'),
     saveSetting: db.prepare<[string, string]>('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
   };
 }

@@ -169,6 +169,12 @@ export interface Meter {
   /** A small persistent key/value area for operator state (for example "first start done"). */
   getSetting(name: string): Promise<string | null>;
   setSetting(name: string, value: string): Promise<void>;
+  /**
+   * Store `value` under `name` only when nothing is stored there yet, atomically across every
+   * process on the store; resolves with the value stored afterwards (the one given, or the one
+   * that was there). Two instances racing to create one thing (captcha's signing key) agree.
+   */
+  setSettingIfAbsent(name: string, value: string): Promise<string>;
 
   close(): Promise<void>;
 }

@@ -393,6 +393,14 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
       return redis('read setting', () => client.hget(admin.settings, name));
     },
 
+    async setSettingIfAbsent(name: string, value: string): Promise<string> {
+      // HSETNX is atomic; the read after it sees this value or the one stored first.
+      return redis('save setting', async () => {
+        await client.hsetnx(admin.settings, name, value);
+        return (await client.hget(admin.settings, name))!;
+      });
+    },
+
     async setSetting(name: string, value: string): Promise<void> {
       await redis('save setting', () => client.hset(admin.settings, name, value));
     },

@@ -491,6 +491,14 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect(await meter.getSetting('other')).toBe('');
       });
 
+      it('setSettingIfAbsent stores only the first value; racing callers all get the one stored', async () => {
+        const answers = await Promise.all(['a', 'b', 'c', 'd'].map((v) => meter.setSettingIfAbsent('ring', v)));
+        expect(new Set(answers).size).toBe(1);
+        expect(await meter.getSetting('ring')).toBe(answers[0]);
+        await meter.setSetting('ring', 'replaced');
+        expect(await meter.setSettingIfAbsent('ring', 'ignored')).toBe('replaced');
+      });
+
       it('rejects every call after close', async () => {
         const sub = await subscribe();
         const request = await requestFor(sub);
@@ -510,6 +518,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
           meter.usage(),
           meter.getSetting('a'),
           meter.setSetting('a', 'b'),
+          meter.setSettingIfAbsent('a', 'b'),
         ];
         const results = await Promise.allSettled(calls);
         expect(results.map((r) => r.status)).toEqual(calls.map(() => 'rejected'));

@@ -46,6 +46,17 @@ describe('captcha token signing', () => {
     expect(openToken(ring, KIND, 'x'.repeat(5000))).toBeNull();
   });
 
+  it('instances starting at once agree on one signing key; a damaged stored ring is replaced', async () => {
+    const meter = createMemoryMeter();
+    const rings = await Promise.all(Array.from({ length: 5 }, () => createKeyRingSource(meter)()));
+    expect(new Set(rings.map((r) => r.current.kid)).size).toBe(1);
+    const damaged = createMemoryMeter();
+    await damaged.setSetting(SIGNING_KEYS_SETTING, 'not json');
+    const ring = await createKeyRingSource(damaged)();
+    expect(ring.current.secret).toHaveLength(32);
+    expect(JSON.parse((await damaged.getSetting(SIGNING_KEYS_SETTING))!)[0].kid).toBe(ring.current.kid);
+  });
+
   it('rotation: the new key signs, the previous one verifies for an hour, then is dropped', async () => {
     const meter = createMemoryMeter();
     const ring = createKeyRingSource(meter, () => 0);

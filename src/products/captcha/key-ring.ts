@@ -65,9 +65,14 @@ export function createKeyRingSource(meter: Meter, now: () => number = () => perf
   async function load(): Promise<KeyRing> {
     let stored = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
     if (stored.length === 0) {
-      await meter.setSetting(SIGNING_KEYS_SETTING, JSON.stringify([store(newSigningKey(), Date.now())]));
-      // Read back: when two instances start at once, both end up with what was stored last.
-      stored = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
+      // Set only if absent: when several instances start at once, they all keep the one key stored first.
+      const fresh = JSON.stringify([store(newSigningKey(), Date.now())]);
+      stored = parseStored(await meter.setSettingIfAbsent(SIGNING_KEYS_SETTING, fresh));
+      // A value there that holds no usable key (damaged by hand): replaced.
+      if (stored.length === 0) {
+        await meter.setSetting(SIGNING_KEYS_SETTING, fresh);
+        stored = parseStored(fresh);
+      }
     }
     ring = toRing(stored);
     readAt = now();

@@ -103,14 +103,15 @@ function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], met
  * `dir/requests.log`, the way an operator runs it. The key comes from the CLI too: an unlimited
  * plan, as in http-server.mjs, so the bench never reaches a limit.
  */
-function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup: ServeLookup = { product: 'useragent', path: PATH }): Promise<Target & { logFile: string }> {
+function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup: ServeLookup = { product: 'useragent', path: PATH }, redisUrl?: string): Promise<Target & { logFile: string }> {
   const db = join(dir, 'serve.db');
   const logFile = join(dir, 'requests.log');
-  const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, '--db', db], { encoding: 'utf8' });
+  const store = redisUrl ? ['--redis', redisUrl] : ['--db', db];
+  const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, ...store], { encoding: 'utf8' });
   cli(['plans', 'set', 'bench', '--all-products', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
   const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', lookup.product, '--plan', 'bench', '--json'])) as { secret_key: string };
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...extraArgs], { stdio: ['ignore', log, 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...(redisUrl ? ['--redis', redisUrl] : []), ...extraArgs], { stdio: ['ignore', log, 'pipe'] });
   closeSync(log);
   children.push(child);
   let errors = '';
@@ -295,6 +296,50 @@ export async function run(): Promise<BenchRow[]> {
   for (const adapter of ADAPTERS) rows.push(...(await benchAdapter(adapter)));
   rows.push(...(await benchServe()));
   return rows;
+}
+
+/**
+ * `seclookup serve --redis` as several instances run it: one instance on Redis, and two on the
+ * same Redis loaded together (half the connections each, their answers summed), against one
+ * instance on its SQLite file, all answering the warm useragent lookup with the request log on.
+ * On this 2-core machine the two instances, Redis and the load generator share the cores, so the
+ * two-instance row shows the cost of sharing state, not the scaling a machine per instance gives.
+ */
+export async function runServeRedis(): Promise<BenchRow[]> {
+  const children: ChildProcess[] = [];
+  const killOnExit = () => children.forEach((child) => child.kill('SIGKILL'));
+  process.once('exit', killOnExit);
+  const root = mkdtempSync(join(tmpdir(), 'seclookup-bench-redis-'));
+  const dir = (name: string) => {
+    mkdirSync(join(root, name));
+    return join(root, name);
+  };
+  const { startRedisServer } = await import('../test/servers/redis-server.js');
+  const redis = await startRedisServer();
+  try {
+    const sqlite = await startServe(dir('sqlite'), [], children);
+    const one = await startServe(dir('redis-one'), [], children, undefined, redis.url(1));
+    const pairA = await startServe(dir('redis-a'), [], children, undefined, redis.url(2));
+    const pairB = await startServe(dir('redis-b'), [], children, undefined, redis.url(2));
+    const { connections } = LOADS[0];
+    const pair = async (seconds: number) => (await Promise.all([load(pairA, connections / 2, seconds), load(pairB, connections / 2, seconds)])).reduce((a, b) => a + b, 0);
+    for (const target of [sqlite, one]) await load(target, connections, WARMUP_SECONDS);
+    await pair(WARMUP_SECONDS);
+    const best = { sqlite: 0, one: 0, two: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      best.sqlite = Math.max(best.sqlite, await load(sqlite, connections, ROUND_SECONDS));
+      best.one = Math.max(best.one, await load(one, connections, ROUND_SECONDS));
+      best.two = Math.max(best.two, await pair(ROUND_SECONDS));
+    }
+    const row = (what: string, opsPerSec: number) =>
+      ratioRow({ suite: 'http', case: `seclookup serve --redis: ${what}, GET /v1/useragent/lookup, request log on, ${connections} connections`, baseline: 'one seclookup serve on its SQLite file', opsPerSec, baselineOpsPerSec: best.sqlite, target: '(info)' }, 0);
+    return [row('one instance', best.one), row('two instances on one Redis (load split, answers summed)', best.two)];
+  } finally {
+    await stopAll(children);
+    await redis.close();
+    process.removeListener('exit', killOnExit);
+    rmSync(root, { recursive: true, force: true });
+  }
 }
 
 /** The `seclookup serve` rows alone (`npm run bench -- serve`). */

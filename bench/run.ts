@@ -25,6 +25,8 @@ const SUITES: Record<string, Suite> = {
   ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
   redis: () => import('./redis.js'),
+  // `seclookup serve --redis`, one and two instances, against serve on SQLite.
+  'serve-redis': () => import('./http.js').then((http) => ({ run: http.runServeRedis })),
   dns: () => import('./dns.js'),
   http: () => import('./http.js'),
   // The serve rows of http alone: about a minute instead of five.

@@ -71,8 +71,8 @@ async function measureConcurrent(fn: (i: number) => Promise<unknown>): Promise<n
   return best;
 }
 
-/** KEYS subscriptions on a plan that never rejects, and one consume request per key. */
-async function benchRequests(meter: Meter): Promise<ConsumeRequest[]> {
+/** KEYS subscriptions on a plan that never rejects, and one consume request per key (also the Redis bench's). */
+export async function benchRequests(meter: Meter): Promise<ConsumeRequest[]> {
   await meter.setPlan({ slug: 'bench', product: '*', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null });
   const now = Date.now();
   const requests: ConsumeRequest[] = [];

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { absoluteRow, measureAsync, ratioRow, type BenchRow } from './harness.js';
+import { benchRequests } from './metering.js';
 import { hashKey } from '../src/metering/keys.js';
 import { createSqliteMeter } from '../src/metering/sqlite.js';
 import type { ConsumeRequest, Meter } from '../src/metering/types.js';
@@ -114,19 +115,3 @@ function countCommands(client: Redis): { count: number } {
   return counter;
 }
 
-/** KEYS subscriptions on a plan that never rejects, and one consume request per key. */
-async function benchRequests(meter: Meter): Promise<ConsumeRequest[]> {
-  await meter.setPlan({ slug: 'bench', product: '*', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null });
-  const now = Date.now();
-  const requests: ConsumeRequest[] = [];
-  for (let k = 0; k < KEYS; k++) {
-    const created = await meter.createSubscription({
-      product: 'useragent',
-      plan: 'bench',
-      ipAllow: [],
-      keys: [{ kind: 'secret', hash: hashKey(`bench-key-${k}`), prefix: 'ua_sec_bench' }],
-    });
-    requests.push({ keyId: created.keys[0].id, subscriptionId: created.subscriptionId, product: 'useragent', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null, reserveQuota: true, now });
-  }
-  return requests;
-}

@@ -14,6 +14,7 @@ import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
+import { readServeConfig, settingsFromEnv } from './config.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
@@ -27,12 +28,18 @@ const DEFAULT_PORT = 8080;
 const BOOTSTRAP_SETTING = 'bootstrap';
 
 export const SERVE_HELP = `Usage:
-  seclookup serve [--host HOST] [--port N] [--db FILE] [--redis URL] [--on-store-error deny|allow]
+  seclookup serve [--config FILE] [--host HOST] [--port N] [--db FILE] [--redis URL]
+                  [--on-store-error deny|allow] [--body-limit BYTES]
                   [--data-dir DIR] [--trust-proxy CIDR,...] [--dns HOST:PORT,...]
                   [--log-level LEVEL] [product settings]
 
 Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
 
+  --config FILE          settings from a JSON file: the flags below without "--" as keys
+                         ("port": 8080, "trust-proxy": ["10.0.0.0/8"]), plus "products":
+                         each product's options (cache sizes and TTLs, upstream URLs and
+                         keys). A flag wins over the file, the file over the environment.
+                         Unknown settings and bad values stop serve with their name.
   --host HOST            address to listen on (default: 127.0.0.1, this machine only;
                          use 0.0.0.0 in a container or to accept outside connections)
   --port N               port (default: $PORT, else 8080; 0 picks a free port)
@@ -45,6 +52,7 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
   --on-store-error deny|allow
                          when the meter store fails or times out: deny answers 500
                          (default); allow serves lookups unmetered until it is back
+  --body-limit BYTES     largest request body (default: 65536); larger ones get 413
   --data-dir DIR         dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                          bundled with seclookup)
   --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
@@ -78,26 +86,29 @@ connections at once.
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
             crashed, 2 usage error.`;
 
+const SERVE_OPTIONS = {
+  config: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'trust-proxy': { type: 'string', multiple: true },
+  'log-level': { type: 'string' },
+  'on-store-error': { type: 'string' },
+  'body-limit': { type: 'string' },
+  ...METER_OPTIONS,
+  ...ENGINE_OPTIONS,
+} as const;
+
 export async function runServe(argv: string[]): Promise<number> {
   const command = 'serve';
-  const { values, positionals } = parseCommand(
-    argv,
-    {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'trust-proxy': { type: 'string', multiple: true },
-      'log-level': { type: 'string' },
-      'on-store-error': { type: 'string' },
-      ...METER_OPTIONS,
-      ...ENGINE_OPTIONS,
-    },
-    command,
-  );
-  if (values.help) {
+  const parsed = parseCommand(argv, SERVE_OPTIONS, command);
+  if (parsed.values.help) {
     out(SERVE_HELP);
     return EXIT_OK;
   }
-  expectPositionals(positionals, [], command);
+  expectPositionals(parsed.positionals, [], command);
+  // A flag wins over the config file, which wins over the environment ($SECLOOKUP_<FLAG>), then the defaults.
+  const config = parsed.values.config ? readServeConfig(parsed.values.config, SERVE_OPTIONS, command) : { values: {}, products: {} };
+  const values = { ...settingsFromEnv(SERVE_OPTIONS), ...config.values, ...definedOnly(parsed.values) } as typeof parsed.values;
   const host = values.host ?? DEFAULT_HOST;
   const port = resolvePort(values.port, command);
   const trustProxy = parseCidrList(values['trust-proxy'], '--trust-proxy', command);
@@ -107,8 +118,15 @@ export async function runServe(argv: string[]): Promise<number> {
   const redisUrl = resolveRedisUrl(values.redis);
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
 
+  const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
+
   // Every engine is built now, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(values, command);
+  // The config file's per-product options, under what the flags set.
+  for (const [product, options] of Object.entries(config.products)) {
+    const fromFlags = (lookupOptions as Record<string, object | undefined>)[product];
+    (lookupOptions as Record<string, object>)[product] = { ...options, ...fromFlags };
+  }
   // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
   lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
   // With Redis, every instance shares the meter, the captcha single-use ids and the result
@@ -130,6 +148,7 @@ export async function runServe(argv: string[]): Promise<number> {
       singleUse,
       trustProxy,
       onMeterError,
+      bodyLimit,
       // Left out when the level drops request lines: the API then does not build them.
       onResponse: log.logsRequests ? log.request : undefined,
       onError: log.error,
@@ -155,6 +174,10 @@ export async function runServe(argv: string[]): Promise<number> {
 }
 
 /** `--on-store-error deny|allow` (default deny): what the API does when the meter store fails. */
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
 function parseStoreErrorPolicy(flag: string | undefined, command: string): 'deny' | 'allow' {
   if (flag === undefined || flag === 'deny') return 'deny';
   if (flag === 'allow') return 'allow';

@@ -3,6 +3,7 @@
  * that set its engine options for `serve` and `lookup`, each with an environment variable
  * fallback (`$SECLOOKUP_GEOIP_DB`), so a container can be configured without flags.
  */
+import { envName } from './config.js';
 import type { AnyProductModule, ProductSetting } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { UsageError } from './errors.js';
@@ -25,10 +26,6 @@ const DECLARED: readonly DeclaredSetting[] = MODULES.flatMap((module) =>
   })),
 );
 
-/** `geoip-db` -> `SECLOOKUP_GEOIP_DB`. */
-function envName(flag: string): string {
-  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
-}
 
 /** parseArgs specs for every product setting flag. */
 export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(DECLARED.map((d) => [d.flag, { type: 'string' as const }]));

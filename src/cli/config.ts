@@ -1,0 +1,92 @@
+/**
+ * `seclookup serve --config FILE`: every serve setting in one JSON file. Its keys are serve's
+ * own flag names (`"port": 8080`, `"trust-proxy": ["10.0.0.0/8"]`, `"riskscore-provider":
+ * "ipinfo"`), so the file, the flags and the environment variables share one vocabulary and one
+ * set of checks; plus `"products"`, each product's createLookup options (cache sizes and TTLs,
+ * upstream URLs and keys). Precedence: a flag, then the file, then the environment, then the
+ * default. Unknown settings and values of the wrong type are refused at start, naming the setting.
+ */
+import { readFileSync } from 'node:fs';
+import { BUILT_PRODUCT_IDS } from '../products/registry.js';
+import { UsageError } from './errors.js';
+
+type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
+
+/** What a config file gives serve: flag values (as parseArgs would have them) and per-product options. */
+export interface ServeConfig {
+  values: Record<string, string | string[]>;
+  products: Record<string, Record<string, unknown>>;
+}
+
+/** Flags that make no sense in a file. */
+const NOT_IN_FILE = new Set(['help', 'config']);
+
+export function readServeConfig(path: string, options: Readonly<Record<string, OptionSpec>>, command: string): ServeConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new UsageError(`--config ${path}: ${reason}`, command);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${path}: the file must hold one JSON object of settings`, command);
+
+  const config: ServeConfig = { values: {}, products: {} };
+  for (const [name, value] of Object.entries(parsed)) {
+    const where = `--config ${path}: setting "${name}"`;
+    if (name === 'products') {
+      config.products = readProducts(value, where, command);
+      continue;
+    }
+    const spec = options[name];
+    if (!spec || NOT_IN_FILE.has(name)) {
+      throw new UsageError(`${where} is unknown; settings are the serve flags without "--" (${Object.keys(options).filter((o) => !NOT_IN_FILE.has(o)).join(', ')}) and "products"`, command);
+    }
+    config.values[name] = spec.multiple ? readList(value, where, command) : readScalar(value, where, command);
+  }
+  return config;
+}
+
+/**
+ * Every setting's environment variable: `SECLOOKUP_` and the flag name in capitals with `_` for
+ * `-` (`trust-proxy` -> `$SECLOOKUP_TRUST_PROXY`); lists are comma-separated.
+ */
+export function settingsFromEnv(options: Readonly<Record<string, OptionSpec>>, env: NodeJS.ProcessEnv = process.env): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = {};
+  for (const [name, spec] of Object.entries(options)) {
+    if (NOT_IN_FILE.has(name)) continue;
+    const text = env[envName(name)];
+    if (text === undefined || text === '') continue;
+    values[name] = spec.multiple ? text.split(',') : text;
+  }
+  return values;
+}
+
+export function envName(flag: string): string {
+  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+function readScalar(value: unknown, where: string, command: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new UsageError(`${where} must be a string or a number (got ${describe(value)})`, command);
+}
+
+function readList(value: unknown, where: string, command: string): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  throw new UsageError(`${where} must be an array of strings (got ${describe(value)})`, command);
+}
+
+function readProducts(value: unknown, where: string, command: string): Record<string, Record<string, unknown>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${where} must be an object: product -> its options`, command);
+  for (const [product, options] of Object.entries(value)) {
+    if (!(BUILT_PRODUCT_IDS as readonly string[]).includes(product)) throw new UsageError(`${where}: unknown product "${product}"; products with options: ${BUILT_PRODUCT_IDS.join(', ')}`, command);
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new UsageError(`${where}.${product} must be an object of that product's options`, command);
+  }
+  return value as Record<string, Record<string, unknown>>;
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+}

@@ -1,0 +1,79 @@
+/** `seclookup serve --config FILE`: one JSON file for every setting, flags winning over it, bad settings refused at start by name. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTempDirs, runCli, runCliJson } from './harness.js';
+import { ServeProcess, running } from './serve-process.js';
+
+const temp = createTempDirs();
+afterEach(async () => {
+  for (const serve of running) await serve.stop('SIGKILL');
+});
+afterAll(() => temp.cleanup());
+
+function configFile(settings: unknown): string {
+  const path = join(temp.make(), 'seclookup.json');
+  writeFileSync(path, typeof settings === 'string' ? settings : JSON.stringify(settings));
+  return path;
+}
+
+describe('seclookup serve --config', () => {
+  it('takes its settings from the file (log level, body limit, product options); a flag wins over the file', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
+    const path = configFile({ 'log-level': 'warn', 'body-limit': 200, 'trust-proxy': ['10.0.0.0/8'], products: { useragent: { cacheSize: 5 } } });
+    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--config', path] });
+    const post = (ua: string) => fetch(`${baseUrl}/v1/useragent/lookup`, { method: 'POST', headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ua }) });
+    expect((await post('curl/8.5')).status).toBe(200);
+    const big = await post('x'.repeat(300));
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error_code: string }).error_code).toBe('payload_too_large');
+    await serve.stop('SIGTERM');
+    expect(serve.requestLines()).toEqual([]); // log-level warn from the file
+
+    const flagged = await ServeProcess.start(db, { args: ['--config', path, '--log-level', 'info'] });
+    expect((await fetch(`${flagged.baseUrl}/healthz`)).status).toBe(200);
+    await flagged.serve.stop('SIGTERM');
+    expect(flagged.serve.requestLines().length).toBeGreaterThan(0);
+  });
+
+  it('reads every setting from $SECLOOKUP_<FLAG> too, under the file', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
+    const quiet = await ServeProcess.start(db, { env: { SECLOOKUP_LOG_LEVEL: 'warn', SECLOOKUP_BODY_LIMIT: '50' } });
+    const big = await fetch(`${quiet.baseUrl}/v1/useragent/lookup`, { method: 'POST', headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ua: 'x'.repeat(100) }) });
+    expect(big.status).toBe(413);
+    await quiet.serve.stop('SIGTERM');
+    expect(quiet.serve.requestLines()).toEqual([]);
+    const fromFile = await ServeProcess.start(db, { args: ['--config', configFile({ 'log-level': 'info' })], env: { SECLOOKUP_LOG_LEVEL: 'warn' } });
+    await fetch(`${fromFile.baseUrl}/healthz`);
+    await fromFile.serve.stop('SIGTERM');
+    expect(fromFile.serve.requestLines().length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['an unknown setting', { prot: 8080 }, 'setting "prot" is unknown'],
+    ['a value of the wrong type', { port: true }, 'setting "port" must be a string or a number (got boolean)'],
+    ['a list that is not one', { 'trust-proxy': 5 }, 'setting "trust-proxy" must be an array of strings'],
+    ['a bad CIDR in a list', { 'trust-proxy': ['10.0.0.0/8', 'nonsense'] }, '--trust-proxy: "nonsense" is not an IP address or CIDR'],
+    ['an unknown product', { products: { nosuch: {} } }, 'unknown product "nosuch"'],
+    ['not a JSON object', '[1, 2]', 'the file must hold one JSON object of settings'],
+    ['broken JSON', '{"port": ', '--config'],
+  ])('refuses %s at start (exit 2), naming it', async (_name, settings, message) => {
+    const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile(settings)]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('refuses a bad product option at start (exit 1), naming the product and the option', async () => {
+    const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile({ products: { riskscore: { cacheSize: -1 } } })]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('riskscore cacheSize must be a whole number >= 0');
+  });
+
+  it('refuses a missing file', async () => {
+    const result = await runCli(['serve', '--port', '0', '--config', join(temp.make(), 'none.json')]);
+    expect([result.code, result.stderr]).toEqual([2, expect.stringContaining('no such file')]);
+  });
+});

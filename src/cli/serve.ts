@@ -86,7 +86,8 @@ connections at once.
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
             crashed, 2 usage error.`;
 
-const SERVE_OPTIONS = {
+/** serve's flags: also the keys of its config file and of its environment variables. */
+export const SERVE_OPTIONS = {
   config: { type: 'string' },
   host: { type: 'string' },
   port: { type: 'string' },

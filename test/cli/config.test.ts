@@ -1,8 +1,10 @@
 /** `seclookup serve --config FILE`: one JSON file for every setting, flags winning over it, bad settings refused at start by name. */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
+import { readServeConfig } from '../../src/cli/config.js';
+import { SERVE_OPTIONS } from '../../src/cli/serve.js';
 import { ServeProcess, running } from './serve-process.js';
 
 const temp = createTempDirs();
@@ -18,6 +20,15 @@ function configFile(settings: unknown): string {
 }
 
 describe('seclookup serve --config', () => {
+  it("accepts the README's complete example file, every setting in it known", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### One configuration for `serve`'));
+    const example = /```json\n([\s\S]*?)```/.exec(section)![1];
+    const config = readServeConfig(configFile(example), SERVE_OPTIONS, 'serve');
+    expect(Object.keys(config.values)).toContain('redis');
+    expect(Object.keys(config.products).sort()).toEqual(['emailauth', 'pwbreach', 'riskscore', 'useragent']);
+  });
+
   it('takes its settings from the file (log level, body limit, product options); a flag wins over the file', async () => {
     const dir = temp.make();
     const db = join(dir, 'seclookup.db');

@@ -387,7 +387,9 @@ describe('captcha: every code of the captcha table', () => {
     const sv = (json: Record<string, unknown>) => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, ...json } });
     expectCode(await sv({}), 400, 'invalid_request');
     expectCode(await sv({ response: 'not-a-token' }), 400, 'invalid_token');
-    expectCode(await sv({ response: proof, remoteip: 'nope' }), 400, 'invalid_request');
+    const badIp = await sv({ response: proof, remoteip: 'nope' });
+    expectCode(badIp, 400, 'invalid_request');
+    expect(badIp.body['error-codes']).toEqual(['bad-request']);
     expectCode(await s.call('/v1/captcha/siteverify', { json: { secret: other.secretKey, response: proof } }), 400, 'invalid_token');
     expectCode(await sv({ response: proof, action: 'signup' }), 400, 'action_mismatch');
     clock.now += 301_000;

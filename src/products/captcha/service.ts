@@ -248,7 +248,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const response = stringField(body.response);
     if (!response) throw new LookupError('invalid_request', 'send response: the value of the captcha-response field');
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
-      throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address');
+      throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
     }
     const proof = openToken(await ring(tokenKeyId(PROOF, response) ?? undefined), PROOF, response);
     if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');

@@ -195,7 +195,7 @@ describe('rate limits, on an API with a clock the test sets', () => {
     const { secretKey } = await stack.keys('useragent', { plan: 'test-rate2' }); // 2 per minute
     const retries: RetryEvent[] = [];
     const limited = createClient({ baseUrl: url, keys: { useragent: secretKey }, onRetry: (event) => retries.push(event) });
-    setClock(59.3); // the window ends in 0.7 s; Retry-After says 1
+    setClock(59); // the window ends in 1 s, and Retry-After says 1
     await limited.useragent('curl/8.5.0');
     await limited.useragent('curl/8.5.0');
     const started = Date.now();
@@ -238,6 +238,47 @@ describe('against hostile servers', () => {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fixture' });
     res.end(JSON.stringify(body));
   };
+
+  it('sends GET ?param= or a JSON POST to <baseUrl>/v1/<product>/<path>, under a mount prefix too', async () => {
+    const seen: string[] = [];
+    const url = await listen((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${req.headers.authorization} ${req.headers['content-type'] ?? '-'} ${body}`);
+        envelope(res, 200, { success: true, request_id: 'req_1', cached: false });
+      });
+    });
+    const mounted = createClient({ baseUrl: `${url}/api/security/`, keys: (product) => Promise.resolve(`${product}_key`) });
+    await mounted.webhookip('140.82.112.5', { provider: 'github,stripe' });
+    await mounted.tls('example.com', { port: 8443 });
+    await mounted.pwbreach('correct horse');
+    await mounted.scamrisk({ email: 'a@b.test' });
+    await mounted.useragent('curl/8.5.0');
+    expect(seen).toEqual([
+      'GET /api/security/v1/webhookip/lookup?ip=140.82.112.5&provider=github%2Cstripe Bearer webhookip_key - ',
+      'GET /api/security/v1/tls/lookup?host=example.com&port=8443 Bearer tls_key - ',
+      'POST /api/security/v1/pwbreach/lookup Bearer pwbreach_key application/json {"password":"correct horse"}',
+      'POST /api/security/v1/scamrisk/assess Bearer scamrisk_key application/json {"email":"a@b.test"}',
+      'POST /api/security/v1/useragent/lookup Bearer useragent_key application/json {"ua":"curl/8.5.0"}',
+    ]);
+  });
+
+  it('refuses bad options at construction', () => {
+    const keys = {};
+    for (const options of [
+      { baseUrl: 'not a url', keys },
+      { baseUrl: 'ftp://example.com', keys },
+      { baseUrl: 'http://example.com/?x=1', keys },
+      { baseUrl: 'http://example.com', keys: 'ua_sec_x' },
+      { baseUrl: 'http://example.com', keys, retries: -1 },
+      { baseUrl: 'http://example.com', keys, timeoutMs: 0 },
+      { baseUrl: 'http://example.com', keys, backoff: { baseMs: Number.NaN } },
+    ]) {
+      expect(() => createClient(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }));
+    }
+    expect(() => createClient({ baseUrl: 'http://example.com', keys }).with({ retries: 1.5 })).toThrow(TypeError);
+  });
 
   it('retries 502 twice with exponential backoff and full jitter, then answers', async () => {
     const arrivals: number[] = [];

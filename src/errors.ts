@@ -80,13 +80,31 @@ export class LookupError extends Error {
    * `interactive_required`, siteverify's Turnstile-named `error-codes`).
    */
   readonly fields?: Readonly<Record<string, unknown>>;
+  /**
+   * The `request_id` of the answer that carried this error, on errors a remote service answered
+   * (`seclookup/client`); absent on errors raised in-process and on the client's own.
+   */
+  declare readonly requestId?: string;
+  /**
+   * Seconds the service asked to wait (its `Retry-After` header), on remote
+   * `rate_limit_exceeded` and `quota_exceeded` errors.
+   */
+  declare readonly retryAfter?: number;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; fields?: Record<string, unknown> }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; fields?: Record<string, unknown>; requestId?: string; retryAfter?: number; status?: number },
+  ) {
     super(message, options);
     this.name = 'LookupError';
     this.code = code;
-    this.status = ERROR_STATUS[code];
+    // `status` is given by the client for a remote answer: the HTTP status it arrived with, which
+    // is this table's for every code this version knows.
+    this.status = options?.status ?? ERROR_STATUS[code];
     if (options?.fields) this.fields = options.fields;
+    if (options?.requestId !== undefined) this.requestId = options.requestId;
+    if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
   }
 }
 

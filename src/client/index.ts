@@ -1,0 +1,274 @@
+/**
+ * `seclookup/client`: the HTTP API of a seclookup service as the in-process `Lookup`'s calls.
+ * One method per built product, with the same name, arguments and result type as
+ * `createLookup()`'s, so code can move between in-process and remote; errors are the same
+ * `LookupError`, carrying the service's `error_code`, HTTP status and `request_id`.
+ *
+ * Runs wherever `fetch` does: it imports no engine, no server code and no Node module, only
+ * types and the LookupError class.
+ */
+import { invalidOption, LookupError, type ErrorCode } from '../errors.js';
+import type { LookupCalls, LookupResult } from '../lookup.js';
+import type { BuiltProductId } from '../products/registry.js';
+import { REQUESTS, type ProductRequest } from './requests.js';
+import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
+
+export { LookupError, isLookupError, ERROR_STATUS, type ErrorCode } from '../errors.js';
+export type { LookupArgs, LookupCalls, LookupResult } from '../lookup.js';
+export type { BuiltProductId } from '../products/registry.js';
+export { CLIENT_DEFAULTS } from './retry.js';
+
+/** A product's secret key, from a map or a function (which may look it up asynchronously). */
+export type ClientKeys =
+  | Readonly<Partial<Record<BuiltProductId, string>>>
+  | ((product: BuiltProductId) => string | undefined | Promise<string | undefined>);
+
+/** Settings that `client.with(...)` can change for the calls made through it. */
+export interface CallOptions {
+  /**
+   * Deadline of one call in ms, every attempt and every wait between them included. `Infinity`
+   * for none. @default 10000
+   */
+  timeoutMs?: number;
+  /** Retries after the first attempt, for transient errors and rate limits together. @default 3 */
+  retries?: number;
+  /**
+   * Aborts the call at once, also while it waits between attempts: it rejects with the signal's
+   * `reason`. Combined with the client's `signal`, and with the signal of every `with(...)`
+   * the client was made from.
+   */
+  signal?: AbortSignal;
+}
+
+export interface ClientOptions extends CallOptions {
+  /** The service's root URL, where `/v1/<product>/...` is found: `http://127.0.0.1:8080`, or the prefix the API is mounted under. */
+  baseUrl: string | URL;
+  /** The secret key of each product called: `{ useragent: 'ua_sec_...', geoip: 'geo_sec_...' }`, or `(product) => key`. */
+  keys: ClientKeys;
+  /**
+   * Exponential backoff with full jitter before retrying a transient error: retry n waits a
+   * random time in [0, min(capMs, baseMs * 2^(n-1))). @default { baseMs: 250, capMs: 5000 }
+   */
+  backoff?: { baseMs?: number; capMs?: number };
+  /** The fetch to use (a proxy agent, a test double). @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Told before each retry: which product, which attempt failed and why, and how long the client waits. */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+export interface RetryEvent {
+  product: BuiltProductId;
+  /** The attempt that failed: 1 for the first. */
+  attempt: number;
+  /** `transient`: a 500, 502, 503, 504, 408 or a network error; `rate_limit`: a 429 `rate_limit_exceeded`. */
+  reason: Exclude<RetryKind, 'never'>;
+  /** The wait before the next attempt: the backoff's, or the `Retry-After` seconds. */
+  delayMs: number;
+  /** The failure, as the call would have thrown it. */
+  error: LookupError;
+}
+
+/** A remote call's answer: the result and the envelope fields the service sent with it. */
+export interface RemoteOutcome<Result> {
+  result: Result;
+  /** True when the service answered from its result cache (SPEC: `cached`). */
+  cached: boolean;
+  /** When the data was retrieved (SPEC: `fetched_at`), on the products that carry it. */
+  fetchedAt?: Date;
+  /** The answer's `request_id`, as the service logged it. */
+  requestId: string;
+}
+
+/** The product calls resolving with `{ result, cached, fetchedAt?, requestId }`. */
+export type RemoteDetailedCalls = { [Id in BuiltProductId]: (...args: Parameters<LookupCalls[Id]>) => Promise<RemoteOutcome<LookupResult<Id>>> };
+
+export interface SeclookupClient extends LookupCalls {
+  readonly detailed: RemoteDetailedCalls;
+  /**
+   * The same client with other call settings (a per-call `signal`, a longer `timeoutMs` for a
+   * batch job that may wait out a rate limit): `await client.with({ signal }).geoip(ip)`.
+   */
+  with(options: CallOptions): SeclookupClient;
+}
+
+interface Settings {
+  root: string;
+  keys: ClientKeys;
+  timeoutMs: number;
+  retries: number;
+  baseMs: number;
+  capMs: number;
+  fetch: typeof fetch;
+  signals: readonly AbortSignal[];
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/**
+ * A client for a seclookup service.
+ *
+ * @example
+ * const client = createClient({ baseUrl: 'http://127.0.0.1:8080', keys: { geoip: process.env.GEOIP_KEY } });
+ * const { country } = await client.geoip('8.8.8.8');
+ */
+export function createClient(options: ClientOptions): SeclookupClient {
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') throw invalidOption('createClient: no fetch; pass options.fetch');
+  if (typeof options.keys !== 'function' && (typeof options.keys !== 'object' || options.keys === null)) {
+    throw invalidOption('createClient: keys must map product ids to secret keys, or be a function (product) => key');
+  }
+  const settings: Settings = {
+    root: rootUrl(options.baseUrl),
+    keys: options.keys,
+    timeoutMs: CLIENT_DEFAULTS.timeoutMs,
+    retries: CLIENT_DEFAULTS.retries,
+    baseMs: checkMs(options.backoff?.baseMs ?? CLIENT_DEFAULTS.backoffBaseMs, 'backoff.baseMs'),
+    capMs: checkMs(options.backoff?.capMs ?? CLIENT_DEFAULTS.backoffCapMs, 'backoff.capMs'),
+    fetch: fetchFn,
+    signals: [],
+    onRetry: options.onRetry,
+  };
+  return build(withCallOptions(settings, options));
+}
+
+function build(settings: Settings): SeclookupClient {
+  const calls: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  const detailed: Record<string, (...args: unknown[]) => Promise<RemoteOutcome<unknown>>> = {};
+  for (const id of Object.keys(REQUESTS) as BuiltProductId[]) {
+    const toRequest = REQUESTS[id] as (...args: unknown[]) => ProductRequest;
+    detailed[id] = async (...args) => call(settings, id, toRequest(...args));
+    calls[id] = async (...args) => (await detailed[id](...args)).result;
+  }
+  return { ...calls, detailed, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
+}
+
+function withCallOptions(settings: Settings, options: CallOptions): Settings {
+  const next = { ...settings };
+  if (options.timeoutMs !== undefined) {
+    if (typeof options.timeoutMs !== 'number' || !(options.timeoutMs > 0)) throw invalidOption(`timeoutMs must be a positive number of ms or Infinity (got ${String(options.timeoutMs)})`);
+    next.timeoutMs = options.timeoutMs;
+  }
+  if (options.retries !== undefined) {
+    if (!Number.isSafeInteger(options.retries) || options.retries < 0) throw invalidOption(`retries must be a whole number >= 0 (got ${String(options.retries)})`);
+    next.retries = options.retries;
+  }
+  if (options.signal !== undefined) next.signals = [...settings.signals, options.signal];
+  return next;
+}
+
+function checkMs(value: number, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalidOption(`${name} must be a number of ms >= 0 (got ${String(value)})`);
+  return value;
+}
+
+function rootUrl(baseUrl: string | URL): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw invalidOption(`baseUrl must be an absolute http(s) URL (got ${JSON.stringify(String(baseUrl))})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidOption(`baseUrl must be http or https (got ${url.protocol})`);
+  if (url.search || url.hash) throw invalidOption('baseUrl must have no query string or fragment');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+type Attempt = { ok: true; outcome: RemoteOutcome<object> } | { ok: false; error: LookupError; retry: RetryKind; waitMs?: number };
+
+async function call(settings: Settings, product: BuiltProductId, request: ProductRequest): Promise<RemoteOutcome<object>> {
+  const url = requestUrl(settings.root, product, request);
+  const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
+  try {
+    const key = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
+    if (typeof key !== 'string' || key === '') throw new LookupError('missing_credentials', `no key for ${product}: pass it in createClient({ keys: { ${product}: '...' } })`);
+    const init: RequestInit = {
+      method: request.method,
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(request.body ? { 'content-type': 'application/json' } : {}) },
+      body: request.body ? JSON.stringify(request.body) : undefined,
+      signal: scope.signal,
+      // Never followed: a redirect would carry the key to another URL, and turn a POST into a GET.
+      redirect: 'manual',
+    };
+    for (let attempt = 1; ; attempt++) {
+      const answer = await attemptOnce(settings.fetch, url, init, scope);
+      if (answer.ok) return answer.outcome;
+      const { error, retry } = answer;
+      if (retry === 'never' || attempt > settings.retries) throw error;
+      const delayMs = retry === 'rate_limit' && answer.waitMs !== undefined ? answer.waitMs : backoffDelay(attempt, settings.baseMs, settings.capMs);
+      // A wait that would outlast the deadline cannot end in an answer: fail now, with the reason.
+      if (delayMs >= scope.remaining()) throw error;
+      settings.onRetry?.({ product, attempt, reason: retry, delayMs, error });
+      await scope.sleep(delayMs);
+    }
+  } finally {
+    scope.close();
+  }
+}
+
+function requestUrl(root: string, product: BuiltProductId, request: ProductRequest): string {
+  let url = `${root}/v1/${product}/${request.path}`;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(request.query ?? {})) if (value !== undefined) params.append(name, value);
+  const search = params.toString();
+  if (search) url += `?${search}`;
+  return url;
+}
+
+/** One request and its answer, read to the end and classified. Throws only when the scope aborts. */
+async function attemptOnce(fetchFn: typeof fetch, url: string, init: RequestInit, scope: CallScope): Promise<Attempt> {
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetchFn(url, init);
+    text = await response.text();
+  } catch (cause) {
+    if (scope.signal.aborted) throw scope.failure();
+    const detail = cause instanceof Error ? (cause.cause instanceof Error ? `${cause.message}: ${cause.cause.message}` : cause.message) : String(cause);
+    return { ok: false, error: new LookupError('lookup_failed', `${init.method} ${url.split('?')[0]}: ${detail}`, { cause }), retry: 'transient' };
+  }
+  const requestIdHeader = response.headers.get('x-request-id') ?? undefined;
+  const body = parseObject(text);
+  if (response.status === 200 && body?.success === true) {
+    const { success: _success, request_id: requestId, cached, fetched_at: fetchedAt, ...result } = body;
+    const outcome: RemoteOutcome<object> = { result, cached: cached === true, requestId: typeof requestId === 'string' ? requestId : (requestIdHeader ?? '') };
+    const date = typeof fetchedAt === 'string' ? parseFetchedAt(fetchedAt) : undefined;
+    if (date) outcome.fetchedAt = date;
+    return { ok: true, outcome };
+  }
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+  const retryAfter = retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000);
+  if (body?.success === false && typeof body.error_code === 'string') {
+    const { success: _success, error: message, error_code: code, request_id: requestId, ...fields } = body;
+    const error = new LookupError(code as ErrorCode, typeof message === 'string' ? message : code, {
+      requestId: typeof requestId === 'string' ? requestId : requestIdHeader,
+      status: response.status,
+      retryAfter,
+      ...(Object.keys(fields).length > 0 ? { fields } : {}),
+    });
+    return { ok: false, error, retry: retryKind(response.status, code), waitMs: retryAfterMs };
+  }
+  // Not seclookup's envelope: a proxy's error page, a redirect, or something else at this URL.
+  const location = response.headers.get('location');
+  const what = location ? `a redirect to ${location} (set baseUrl to where the service is)` : `${response.headers.get('content-type') ?? 'no content type'}, not a seclookup answer`;
+  const error = new LookupError('lookup_failed', `${init.method} ${url.split('?')[0]}: HTTP ${response.status}, ${what}`, {
+    requestId: requestIdHeader,
+    status: response.status,
+    retryAfter,
+  });
+  return { ok: false, error, retry: response.status === 200 ? 'never' : retryKind(response.status, undefined), waitMs: retryAfterMs };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** SPEC's `fetched_at`: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
+function parseFetchedAt(text: string): Date | undefined {
+  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}

@@ -1,0 +1,367 @@
+/**
+ * `seclookup/client` against real servers, never a mock of the client:
+ *
+ * - a real `seclookup serve` (the built CLI, as an operator runs it) whose DNS, RDAP and TLS
+ *   targets are loopback servers, so every product answers without the internet: each client
+ *   method must give what the in-process `createLookup()` gives for the same arguments, errors
+ *   arrive as the same LookupError with the service's request id, and quota_exceeded is final;
+ * - the API on a loopback node server with a clock the test sets (`createApi({ now })`), so a
+ *   rate-limit window ends a second after the client is refused: it waits Retry-After and succeeds;
+ * - hostile loopback HTTP servers: 502 twice then 200 (retries with backoff), one that never
+ *   answers (the deadline), one that always fails (abort during a backoff wait), a closed port.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createListener } from '../../adapters/node.js';
+import { createClient, type RetryEvent, type SeclookupClient } from '../../src/client/index.js';
+import { LookupError } from '../../src/errors.js';
+import { createLookup, type Lookup } from '../../src/lookup.js';
+import type { BuiltProductId } from '../../src/products/registry.js';
+import { createApiStack, type ApiStack } from '../api/harness.js';
+import { createTempDirs, runCli, runCliJson } from '../cli/harness.js';
+import { ServeProcess } from '../cli/serve-process.js';
+import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
+import { rdapAnswer, startRdapServer, type RdapTestServer } from '../servers/rdap-server.js';
+import { closedPort, mintCertificate, startTlsServer, type TlsTestServer } from '../servers/tls-server.js';
+
+const temp = createTempDirs();
+let dns: DnsTestServer;
+let rdap: RdapTestServer;
+let tls: TlsTestServer;
+let serve: ServeProcess;
+let baseUrl: string;
+let db: string;
+let keys: Record<string, string>;
+let lookup: Lookup;
+let client: SeclookupClient;
+
+beforeAll(async () => {
+  const dir = temp.make('seclookup-client-');
+  db = join(dir, 'serve.db');
+  [dns, rdap, tls] = await Promise.all([
+    startDnsServer({
+      zone: {
+        'rdap.registry.test': [{ type: 'A', address: '127.0.0.1' }],
+        'client.tls.test': [{ type: 'A', address: '127.0.0.1' }],
+        'example.com': [
+          { type: 'A', address: '203.0.113.10' },
+          { type: 'MX', exchange: 'mail.example.com', priority: 10 },
+          { type: 'TXT', data: 'v=spf1 -all' },
+        ],
+        'mail.example.com': [{ type: 'A', address: '203.0.113.25' }],
+        '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
+        'example.com.dbl.spamhaus.org': [{ type: 'A', address: '127.0.1.2' }],
+      },
+    }),
+    startRdapServer({ 'example.com': rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json') }),
+    startTlsServer({ certificate: mintCertificate({ subject: 'client.tls.test', dnsNames: ['client.tls.test'] }) }),
+  ]);
+  const rdapServers = { com: `http://rdap.registry.test:${new URL(rdap.url).port}/rdap/` };
+  ({ serve, baseUrl } = await ServeProcess.start(db, {
+    args: ['--dns', dns.address, '--allow-private-targets', '127.0.0.0/8', '--whois-rdap-servers', `com=${rdapServers.com}`],
+  }));
+  // The starter key pairs serve prints on its first start, one per product.
+  keys = Object.fromEntries([...serve.starterKeys()].map(([product, pair]) => [product, pair.secret]));
+  lookup = createLookup({
+    dns: { servers: [dns.address] },
+    outbound: { allowPrivateTargets: ['127.0.0.0/8'] },
+    whois: { rdapServers },
+    scamrisk: { reports: join(dir, 'reports.db') },
+  });
+  client = createClient({ baseUrl, keys });
+});
+
+afterAll(async () => {
+  await serve?.stop('SIGTERM');
+  await Promise.all([dns?.close(), rdap?.close(), tls?.close(), lookup?.close()]);
+  temp.cleanup();
+});
+
+/** One call per product, with inputs every product answers from the loopback servers and bundled data. */
+const CALLS: { [Id in BuiltProductId]: () => Parameters<Lookup[Id]> } = {
+  useragent: () => ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'],
+  webhookip: () => ['140.82.112.5', { provider: 'github' }],
+  geoip: () => ['8.8.8.8'],
+  timezone: () => ['2001:4860:4860::8888'],
+  emailauth: () => ['example.com'],
+  dnsbl: () => ['8.8.8.8'],
+  emailval: () => ['Someone+tag@Example.com'],
+  tls: () => ['client.tls.test', { port: tls.port }],
+  whois: () => ['www.example.com'],
+  asn: () => ['1.1.1.1'],
+  pwbreach: () => ['password'],
+  scamrisk: () => [{ type: 'domain', value: 'example.com' }],
+  domainrep: () => ['example.com'],
+  riskscore: () => ['185.220.101.1'],
+};
+
+describe('against seclookup serve', () => {
+  it.each(Object.keys(CALLS) as BuiltProductId[])('%s gives the in-process result', async (id) => {
+    const call = (calls: SeclookupClient | Lookup) => (calls[id] as (...args: unknown[]) => Promise<object>)(...CALLS[id]());
+    const [remote, local] = await Promise.all([call(client), call(lookup)]);
+    if (id === 'scamrisk') {
+      // The one field that differs: when each assessment was made.
+      expect(Date.parse((remote as { generated_at: string }).generated_at.replace('+00:00', 'Z'))).toBeGreaterThan(Date.now() - 60_000);
+      (remote as { generated_at: string }).generated_at = (local as { generated_at: string }).generated_at;
+    }
+    expect(remote).toEqual(local);
+    expect(Object.keys(remote)).toEqual(Object.keys(JSON.parse(JSON.stringify(local)) as object));
+  });
+
+  it('detailed: cached, fetchedAt and the request id the service logged', async () => {
+    const first = await client.detailed.geoip('9.9.9.9');
+    const local = await lookup.detailed.geoip('9.9.9.9');
+    expect(local.fetchedAt).toBeInstanceOf(Date);
+    expect(first).toEqual({ result: local.result, cached: local.cached, fetchedAt: local.fetchedAt, requestId: expect.stringMatching(/^req_[0-9a-f]{32}$/) });
+    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === first.requestId));
+
+    const ua = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+    const miss = await client.detailed.useragent(ua);
+    const hit = await client.detailed.useragent(ua);
+    expect([miss.cached, hit.cached, hit.result]).toEqual([false, true, miss.result]);
+    expect(hit).not.toHaveProperty('fetchedAt');
+    expect(hit.requestId).not.toBe(miss.requestId);
+  });
+
+  it('throws the in-process LookupError, with the status and request id of the answer', async () => {
+    for (const [remote, local] of [
+      [() => client.emailauth('not a domain!'), () => lookup.emailauth('not a domain!')],
+      [() => client.webhookip('10.0.0.1'), () => lookup.webhookip('10.0.0.1')],
+      [() => client.webhookip('140.82.112.5', { provider: 'nope' }), () => lookup.webhookip('140.82.112.5', { provider: 'nope' })],
+      [() => client.pwbreach({ sha1: 'xyz' }), () => lookup.pwbreach({ sha1: 'xyz' })],
+      [() => client.scamrisk({ type: 'phone', value: 'x' }), () => lookup.scamrisk({ type: 'phone', value: 'x' })],
+    ] as const) {
+      const expected = (await (local as () => Promise<unknown>)().catch((error: unknown) => error)) as LookupError;
+      const error = await (remote as () => Promise<unknown>)().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(LookupError);
+      expect(error).toMatchObject({ code: expected.code, status: expected.status, message: expected.message, requestId: expect.stringMatching(/^req_/) });
+    }
+    const error = (await client.emailauth('').catch((caught: unknown) => caught)) as LookupError;
+    expect([error.code, error.status]).toEqual(['invalid_domain', 400]);
+    await serve.waitFor(() => serve.requestLines().find((line) => line.request_id === error.requestId && line.status === 400));
+  });
+
+  it('auth errors are the service answer; a product without a key fails before any request', async () => {
+    const wrong = createClient({ baseUrl, keys: () => keys.useragent });
+    await expect(wrong.geoip('8.8.8.8')).rejects.toMatchObject({ code: 'invalid_api_key', status: 401, requestId: expect.stringMatching(/^req_/) });
+    const none = createClient({ baseUrl, keys: { useragent: keys.useragent } });
+    const before = serve.requestLines().length;
+    const error = (await none.geoip('8.8.8.8').catch((caught: unknown) => caught)) as LookupError;
+    expect(error).toBeInstanceOf(LookupError);
+    expect([error.code, error.status, error.requestId]).toEqual(['missing_credentials', 401, undefined]);
+    expect(serve.requestLines().length).toBe(before);
+  });
+
+  it('quota_exceeded is not retried', async () => {
+    expect((await runCli(['plans', 'set', 'client-q1', '--all-products', '--rate-limit', '1000', '--monthly-quota', '1', '--db', db])).code).toBe(0);
+    const created = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'asn', '--plan', 'client-q1', '--json', '--db', db]);
+    const retries: RetryEvent[] = [];
+    const limited = createClient({ baseUrl, keys: { asn: created.secret_key }, onRetry: (event) => retries.push(event) });
+    expect(await limited.asn('8.8.8.8')).toMatchObject({ asn: 15169 });
+    const error = (await limited.asn('8.8.4.4').catch((caught: unknown) => caught)) as LookupError;
+    expect(error).toBeInstanceOf(LookupError);
+    expect(error).toMatchObject({ code: 'quota_exceeded', status: 429, requestId: expect.stringMatching(/^req_/) });
+    expect(error.retryAfter).toBeGreaterThan(0);
+    expect(retries).toEqual([]);
+    const mine = () => serve.requestLines().filter((line) => line.product === 'asn' && (line.status === 429 || line.request_id === error.requestId));
+    await serve.waitFor(() => mine().length > 0);
+    expect(mine().map((line) => line.request_id)).toEqual([error.requestId]);
+  });
+});
+
+describe('rate limits, on an API with a clock the test sets', () => {
+  let stack: ApiStack;
+  let server: Server;
+  let url: string;
+  let offset = 0;
+
+  beforeAll(async () => {
+    stack = await createApiStack({ now: () => Date.now() + offset });
+    server = createServer(createListener(stack.api));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** Make the server's clock read `secondsIntoMinute` now. */
+  function setClock(secondsIntoMinute: number): void {
+    const real = Date.now();
+    offset = Math.ceil(real / 60_000) * 60_000 + (secondsIntoMinute - 60) * 1000 - real;
+  }
+
+  it('waits Retry-After after rate_limit_exceeded and succeeds in the next window', async () => {
+    const { secretKey } = await stack.keys('useragent', { plan: 'test-rate2' }); // 2 per minute
+    const retries: RetryEvent[] = [];
+    const limited = createClient({ baseUrl: url, keys: { useragent: secretKey }, onRetry: (event) => retries.push(event) });
+    setClock(59); // the window ends in 1 s, and Retry-After says 1
+    await limited.useragent('curl/8.5.0');
+    await limited.useragent('curl/8.5.0');
+    const started = Date.now();
+    expect(await limited.useragent('Wget/1.21')).toMatchObject({ is_bot: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(retries).toEqual([{ product: 'useragent', attempt: 1, reason: 'rate_limit', delayMs: 1000, error: expect.any(LookupError) }]);
+    expect(retries[0].error).toMatchObject({ code: 'rate_limit_exceeded', status: 429, retryAfter: 1, requestId: expect.stringMatching(/^req_/) });
+    expect(stack.logged.map((event) => event.status)).toEqual([200, 200, 429, 200]);
+  });
+
+  it('fails at once when Retry-After outlasts the deadline', async () => {
+    const { secretKey } = await stack.keys('useragent', { plan: 'test-rate2' });
+    const limited = createClient({ baseUrl: url, keys: { useragent: secretKey }, timeoutMs: 5_000 });
+    setClock(20);
+    await limited.useragent('curl/8.5.0');
+    await limited.useragent('curl/8.5.0');
+    const started = Date.now();
+    await expect(limited.useragent('curl/8.5.0')).rejects.toMatchObject({ code: 'rate_limit_exceeded', retryAfter: 40 });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('against hostile servers', () => {
+  const servers: Server[] = [];
+  const sockets = new Set<Socket>();
+
+  async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+    const server = createServer(handler);
+    server.on('connection', (socket) => (sockets.add(socket), socket.on('close', () => sockets.delete(socket))));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+
+  const envelope = (res: ServerResponse, status: number, body: object) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fixture' });
+    res.end(JSON.stringify(body));
+  };
+
+  it('sends GET ?param= or a JSON POST to <baseUrl>/v1/<product>/<path>, under a mount prefix too', async () => {
+    const seen: string[] = [];
+    const url = await listen((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${req.headers.authorization} ${req.headers['content-type'] ?? '-'} ${body}`);
+        envelope(res, 200, { success: true, request_id: 'req_1', cached: false });
+      });
+    });
+    const mounted = createClient({ baseUrl: `${url}/api/security/`, keys: (product) => Promise.resolve(`${product}_key`) });
+    await mounted.webhookip('140.82.112.5', { provider: 'github,stripe' });
+    await mounted.tls('example.com', { port: 8443 });
+    await mounted.pwbreach('correct horse');
+    await mounted.scamrisk({ email: 'a@b.test' });
+    await mounted.useragent('curl/8.5.0');
+    expect(seen).toEqual([
+      'GET /api/security/v1/webhookip/lookup?ip=140.82.112.5&provider=github%2Cstripe Bearer webhookip_key - ',
+      'GET /api/security/v1/tls/lookup?host=example.com&port=8443 Bearer tls_key - ',
+      'POST /api/security/v1/pwbreach/lookup Bearer pwbreach_key application/json {"password":"correct horse"}',
+      'POST /api/security/v1/scamrisk/assess Bearer scamrisk_key application/json {"email":"a@b.test"}',
+      'POST /api/security/v1/useragent/lookup Bearer useragent_key application/json {"ua":"curl/8.5.0"}',
+    ]);
+  });
+
+  it('refuses bad options at construction', () => {
+    const keys = {};
+    for (const options of [
+      { baseUrl: 'not a url', keys },
+      { baseUrl: 'ftp://example.com', keys },
+      { baseUrl: 'http://example.com/?x=1', keys },
+      { baseUrl: 'http://example.com', keys: 'ua_sec_x' },
+      { baseUrl: 'http://example.com', keys, retries: -1 },
+      { baseUrl: 'http://example.com', keys, timeoutMs: 0 },
+      { baseUrl: 'http://example.com', keys, backoff: { baseMs: Number.NaN } },
+    ]) {
+      expect(() => createClient(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }));
+    }
+    expect(() => createClient({ baseUrl: 'http://example.com', keys }).with({ retries: 1.5 })).toThrow(TypeError);
+  });
+
+  it('retries 502 twice with exponential backoff and full jitter, then answers', async () => {
+    const arrivals: number[] = [];
+    const url = await listen((req, res) => {
+      arrivals.push(performance.now());
+      if (arrivals.length === 1) return res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>502 Bad Gateway</h1>'); // the proxy in front
+      if (arrivals.length === 2) return envelope(res, 502, { success: false, error: 'DNS failed', error_code: 'lookup_failed', request_id: 'req_2' });
+      expect(req.headers.authorization).toBe('Bearer geo_sec_x');
+      envelope(res, 200, { success: true, request_id: 'req_3', cached: false, fetched_at: '2026-01-02 03:04:05.678', ip: '8.8.8.8' });
+    });
+    const retries: RetryEvent[] = [];
+    const flaky = createClient({ baseUrl: url, keys: { geoip: 'geo_sec_x' }, backoff: { baseMs: 100, capMs: 150 }, onRetry: (event) => retries.push(event) });
+    expect(await flaky.detailed.geoip('8.8.8.8')).toEqual({ result: { ip: '8.8.8.8' }, cached: false, fetchedAt: new Date('2026-01-02T03:04:05.678Z'), requestId: 'req_3' });
+    expect(retries.map(({ attempt, reason, error }) => [attempt, reason, error.code, error.status, error.requestId])).toEqual([
+      [1, 'transient', 'lookup_failed', 502, undefined], // the proxy's page carries no request id
+      [2, 'transient', 'lookup_failed', 502, 'req_2'],
+    ]);
+    // Retry n waits a random time below min(cap, base * 2^(n-1)): below 100 ms, then below 150.
+    expect(retries[0].delayMs).toBeLessThan(100);
+    expect(retries[1].delayMs).toBeLessThan(150);
+    for (const [i, { delayMs }] of retries.entries()) expect(arrivals[i + 1] - arrivals[i]).toBeGreaterThanOrEqual(delayMs - 1);
+  });
+
+  it('gives up after `retries` with the last answer, and never retries a 4xx', async () => {
+    let count = 0;
+    const url = await listen((req, res) => {
+      count++;
+      if (req.url?.includes('bad')) return envelope(res, 400, { success: false, error: 'bad', error_code: 'invalid_ip', request_id: `req_${count}` });
+      envelope(res, 500, { success: false, error: 'boom', error_code: 'internal_error', request_id: `req_${count}` });
+    });
+    const failing = createClient({ baseUrl: url, keys: { asn: 'k' }, retries: 2, backoff: { baseMs: 1 } });
+    await expect(failing.asn('8.8.8.8')).rejects.toMatchObject({ code: 'internal_error', status: 500, requestId: 'req_3' });
+    expect(count).toBe(3);
+    await expect(failing.asn('bad')).rejects.toMatchObject({ code: 'invalid_ip', status: 400, requestId: 'req_4' });
+    expect(count).toBe(4);
+  });
+
+  it('times out a server that never answers, at timeoutMs', async () => {
+    const url = await listen(() => {});
+    const started = Date.now();
+    const error = (await createClient({ baseUrl: url, keys: { asn: 'k' }, timeoutMs: 300 })
+      .asn('8.8.8.8')
+      .catch((caught: unknown) => caught)) as LookupError;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(error).toBeInstanceOf(LookupError);
+    expect([error.code, error.status, error.requestId, (error.cause as Error).name]).toEqual(['lookup_failed', 502, undefined, 'TimeoutError']);
+    expect(error.message).toMatch(/no answer within 300 ms/);
+  });
+
+  it('an AbortSignal rejects at once during a backoff wait, with its reason', async () => {
+    let count = 0;
+    const url = await listen((_req, res) => (count++, envelope(res, 502, { success: false, error: 'x', error_code: 'lookup_failed', request_id: 'req_x' })));
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const slow = createClient({
+      baseUrl: url,
+      keys: { asn: 'k' },
+      retries: 20,
+      timeoutMs: 60_000,
+      backoff: { baseMs: 5_000, capMs: 5_000 },
+      // Abort 50 ms into the first wait long enough to see (each is drawn from [0, 5 s)).
+      onRetry: ({ delayMs }) => void (delayMs >= 1_000 && !abortedAt && setTimeout(() => ((abortedAt = Date.now()), controller.abort(new Error('user gave up'))), 50)),
+    });
+    const error = await slow
+      .with({ signal: controller.signal })
+      .asn('8.8.8.8')
+      .catch((caught: unknown) => caught);
+    expect(Date.now() - abortedAt).toBeLessThan(100);
+    expect(error).toEqual(new Error('user gave up'));
+    const seen = count;
+    // Aborted is final: a call with the same signal rejects before any request.
+    await expect(slow.with({ signal: controller.signal }).asn('8.8.8.8')).rejects.toThrow('user gave up');
+    expect(count).toBe(seen);
+  });
+
+  it('a refused connection is a transient lookup_failed, retried and then thrown', async () => {
+    const retries: RetryEvent[] = [];
+    const down = createClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, keys: { asn: 'k' }, retries: 1, backoff: { baseMs: 1 }, onRetry: (event) => retries.push(event) });
+    const error = (await down.asn('8.8.8.8').catch((caught: unknown) => caught)) as LookupError;
+    expect(error).toBeInstanceOf(LookupError);
+    expect([error.code, error.status, error.requestId]).toEqual(['lookup_failed', 502, undefined]);
+    expect(error.message).toMatch(/ECONNREFUSED|fetch failed/);
+    expect(retries.map((event) => event.reason)).toEqual(['transient']);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * The built `seclookup/client` (dist/client.js, made by tsup before the tests): it loads no
+ * engine, no package and no Node module, only its own code and the chunk holding LookupError,
+ * which is the very class `seclookup` exports, so `instanceof` works across the two subpaths.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../cli/harness.js';
+
+const DIST = join(REPO_ROOT, 'dist');
+/** Generous: about 16 KB today, unminified, comments included. */
+const MAX_BYTES = 32 * 1024;
+
+/** Every file dist/client.js loads, following its relative imports; and every other specifier met. */
+function closure(entry: string): { files: Map<string, number>; external: Set<string> } {
+  const files = new Map<string, number>();
+  const external = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    const code = readFileSync(file, 'utf8');
+    files.set(file, Buffer.byteLength(code));
+    for (const match of code.matchAll(/(?:^|[\s;])(?:import|export)\s*(?:[\w*{}\s,$]+\s*from\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+      const specifier = match[1] ?? match[2];
+      if (specifier.startsWith('./') || specifier.startsWith('../')) visit(resolve(dirname(file), specifier));
+      else external.add(specifier);
+    }
+  };
+  visit(entry);
+  return { files, external };
+}
+
+describe('dist/client.js', () => {
+  const entry = join(DIST, 'client.js');
+
+  it('is built, small, and imports nothing but its own chunks', () => {
+    expect(existsSync(entry), 'run tsup first (npm test does)').toBe(true);
+    const { files, external } = closure(entry);
+    expect([...external]).toEqual([]);
+    const total = [...files.values()].reduce((sum, bytes) => sum + bytes, 0);
+    expect(total).toBeLessThan(MAX_BYTES);
+    for (const file of files.keys()) {
+      expect(readFileSync(file, 'utf8')).not.toMatch(/better-sqlite3|ioredis|maxmind|ua-parser-js|node:/);
+    }
+  });
+
+  it('throws the LookupError class that seclookup exports', async () => {
+    const remote = (await import(pathToFileURL(entry).href)) as typeof import('../../src/client/index.js');
+    const local = (await import(pathToFileURL(join(DIST, 'index.js')).href)) as typeof import('../../src/index.js');
+    expect(remote.LookupError).toBe(local.LookupError);
+    const client = remote.createClient({ baseUrl: 'http://127.0.0.1:1', keys: {} });
+    const error = await client.geoip('8.8.8.8').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(local.LookupError);
+    expect(error).toMatchObject({ code: 'missing_credentials' });
+  });
+});

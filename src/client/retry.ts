@@ -5,7 +5,7 @@
  */
 import { LookupError } from '../errors.js';
 
-/** Defaults, documented in CLIENT.md. */
+/** Defaults, documented in the README (Remote: seclookup/client). */
 export const CLIENT_DEFAULTS = {
   timeoutMs: 10_000,
   retries: 3,

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
+import { isSeclookupError } from '../errors.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite-single-use.js';
 import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
@@ -135,7 +136,13 @@ export async function runServe(argv: string[]): Promise<number> {
   const redis = redisUrl ? await loadRedis() : null;
   const sharedCache = redis ? redis.createRedisCache(redisUrl!) : null;
   if (sharedCache) lookupOptions.cache = sharedCache;
-  const lookup = loadEngines(lookupOptions);
+  let lookup: ReturnType<typeof loadEngines>;
+  try {
+    lookup = loadEngines(lookupOptions);
+  } catch (error) {
+    await sharedCache?.close(); // an open Redis connection would keep the process alive
+    throw error;
+  }
   const meter = await openMeter(values, { create: true });
   const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
   const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
@@ -168,6 +175,8 @@ export async function runServe(argv: string[]): Promise<number> {
     for (const store of stores) await store.close();
     await meter.close();
     await log.close();
+    // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
+    if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout')) throw new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);

@@ -148,6 +148,16 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
   });
 
+  it('exits 1 at start, naming the store, when its Redis cannot be reached (no hang on the open connection)', async () => {
+    const started = Date.now();
+    const result = await runCli(['serve', '--port', '0', '--redis', 'redis://127.0.0.1:1/0', '--db', join(temp.make(), 'x.db')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot use the meter store (redis://127.0.0.1:1/0)');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const typo = await runCli(['keys', 'list', '--redis', 'http://127.0.0.1:6379']);
+    expect([typo.code, typo.stderr]).toEqual([2, expect.stringContaining('--redis must be a redis:// or rediss:// URL')]);
+  });
+
   it('--on-store-error allow serves lookups unmetered while Redis is down', async () => {
     const { url, a } = await twoInstances(['--on-store-error', 'allow']);
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--redis', url]);

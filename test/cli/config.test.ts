@@ -33,8 +33,12 @@ describe('seclookup serve --config', () => {
     const dir = temp.make();
     const db = join(dir, 'seclookup.db');
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
-    const path = configFile({ 'log-level': 'warn', 'body-limit': 200, 'trust-proxy': ['10.0.0.0/8'], products: { useragent: { cacheSize: 5 } } });
+    const risk = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'riskscore', '--json', '--db', db]);
+    const path = configFile({ 'log-level': 'warn', 'body-limit': 200, 'trust-proxy': ['10.0.0.0/8'], products: { useragent: { cacheSize: 5 }, riskscore: { local: false } } });
     const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--config', path] });
+    // The file's product options reach the engines: riskscore without its local data has no provider.
+    const unconfigured = await fetch(`${baseUrl}/v1/riskscore/lookup?ip=8.8.8.8`, { headers: { authorization: `Bearer ${risk.secret_key}` } });
+    expect([unconfigured.status, ((await unconfigured.json()) as { error_code: string }).error_code]).toEqual([503, 'upstream_unconfigured']);
     const post = (ua: string) => fetch(`${baseUrl}/v1/useragent/lookup`, { method: 'POST', headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ua }) });
     expect((await post('curl/8.5')).status).toBe(200);
     const big = await post('x'.repeat(300));

@@ -51,17 +51,21 @@ interface CompiledLocal {
 
 /** What identifies a data folder's current files: their paths, sizes and mtimes (a changed file is another stamp). */
 export function localDataStamp(dataDir: string): string {
-  const dir = riskscoreDir(dataDir);
-  const parts = [dir];
+  return `${riskscoreDir(dataDir)}|${JSON.stringify(listFileStamps(riskscoreDir(dataDir)))}`;
+}
+
+/** Size and mtime of each data file present (snapshots.json and every list): what a compiled table was built from. */
+function listFileStamps(dir: string): { file: string; size: number; mtimeMs: number }[] {
+  const stamps: { file: string; size: number; mtimeMs: number }[] = [];
   for (const file of ['snapshots.json', ...LOCAL_SOURCES.map((s) => s.file)]) {
     try {
       const st = statSync(join(dir, file));
-      parts.push(`${file}:${st.size}:${st.mtimeMs}`);
+      stamps.push({ file, size: st.size, mtimeMs: st.mtimeMs });
     } catch {
-      parts.push(`${file}:-`);
+      // absent: an optional list not installed (a required one is reported by loadLocalData)
     }
   }
-  return parts.join('|');
+  return stamps;
 }
 
 export function riskscoreDir(dataDir: string): string {
@@ -88,17 +92,11 @@ export function readSnapshots(dataDir: string): Record<string, string> {
  */
 export function loadLocalData(dataDir: string, fallbackDir?: string): LocalData {
   const dir = riskscoreDir(dataDir);
-  const files: { file: string; size: number; mtimeMs: number }[] = [];
-  for (const file of ['snapshots.json', ...LOCAL_SOURCES.map((s) => s.file)]) {
-    const path = join(dir, file);
-    const source = LOCAL_SOURCES.find((s) => s.file === file);
-    if (!existsSync(path)) {
-      if (source && !source.optional) throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
-      continue;
-    }
-    const st = statSync(path);
-    files.push({ file, size: st.size, mtimeMs: st.mtimeMs });
+  for (const source of LOCAL_SOURCES) {
+    const path = join(dir, source.file);
+    if (!source.optional && !existsSync(path)) throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
   }
+  const files = listFileStamps(dir);
   const definitions = createHash('sha256').update(JSON.stringify(LOCAL_SOURCES)).digest('hex').slice(0, 16);
   const { data, info } = loadOrCompile<CompiledLocal>({
     kind: KIND,

@@ -20,6 +20,7 @@ import { decodeInput, splitUrl } from './input.js';
 import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type Headers } from './meter-gate.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
 import { statusExtras, statusResource } from './status.js';
+import { openApiJson } from '../openapi/document.js';
 import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 
 const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
@@ -105,7 +106,7 @@ export function createApi(options: ApiOptions): Api {
       request_id: requestId,
       method,
       route: 'pattern' in route ? route.pattern : 'unmatched',
-      product: route.kind === 'health' || route.kind === 'asset' ? null : route.product,
+      product: route.kind === 'health' || route.kind === 'openapi' || route.kind === 'asset' ? null : route.product,
       status,
       error_code: errorCode,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
@@ -119,6 +120,8 @@ export function createApi(options: ApiOptions): Api {
     switch (route.kind) {
       case 'health':
         return HEALTH_BODY;
+      case 'openapi':
+        return openApiJson();
       case 'not_found':
         throw new LookupError('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
       case 'method_not_allowed':

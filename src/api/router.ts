@@ -2,15 +2,18 @@ import { isProductId, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import type { ExtraRoute, LookupRoute } from '../products/route.js';
 import type { ServiceAssets, ServiceModule } from '../products/service.js';
+import { OPENAPI_PATH } from '../openapi/document.js';
 
 /** A product's lookup route or one of its extra routes. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = LookupRoute<any[]> | ExtraRoute<any, any>;
 
 export const HEALTH_PATH = '/healthz';
+export { OPENAPI_PATH };
 
 export type RouteMatch =
   | { kind: 'health'; pattern: string }
+  | { kind: 'openapi'; pattern: string }
   | { kind: 'status'; product: ProductId; pattern: string }
   | { kind: 'lookup'; product: ProductId; route: AnyRoute; pattern: string; rawPathValue?: string }
   | { kind: 'service'; product: ProductId; handler: string; pattern: string }
@@ -19,7 +22,7 @@ export type RouteMatch =
   | { kind: 'method_not_allowed'; product: ProductId | null; allow: string[] };
 
 /**
- * The route table: `/healthz`, the status route of every product, and the lookup routes of
+ * The route table: `/healthz`, `/v1/openapi.json`, the status route of every product, and the lookup routes of
  * the products that are built. Paths are matched on their raw (still encoded) segments, so an
  * encoded `/` inside a path value never splits it. HEAD is answered wherever GET is (the API
  * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
@@ -45,7 +48,7 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     const known = fixedPaths.get(path)?.get(method);
     if (known) return known;
     const found = matchUncached(method, path);
-    if (found.kind === 'health' || found.kind === 'status' || found.kind === 'service' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
+    if (found.kind === 'health' || found.kind === 'openapi' || found.kind === 'status' || found.kind === 'service' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
       let byMethod = fixedPaths.get(path);
       if (!byMethod) fixedPaths.set(path, (byMethod = new Map()));
       byMethod.set(method, found);
@@ -57,6 +60,9 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     const method = requestMethod === 'HEAD' ? 'GET' : requestMethod;
     if (path === HEALTH_PATH) {
       return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
+    }
+    if (path === OPENAPI_PATH) {
+      return method === 'GET' ? { kind: 'openapi', pattern: OPENAPI_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
     }
     for (const assets of assetMounts) {
       if (!path.startsWith(assets.mount)) continue;

@@ -3,9 +3,7 @@
  * The `seclookup` command: picks the command group and maps errors to exit codes
  * (0 ok, 1 failed, 2 usage error). Each group lives in its own module.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { bundledDataDir } from '../lib/datasets.js';
+import { packageVersion } from '../lib/datasets.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
 import { note, out } from './output.js';
 
@@ -20,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   data: async () => (await import('./data.js')).runData,
   reports: async () => (await import('./reports.js')).runReports,
   sitekeys: async () => (await import('./sitekeys.js')).runSitekeys,
+  openapi: async () => (await import('./openapi.js')).runOpenApi,
 };
 
 const MAIN_HELP = `seclookup: security lookups (User-Agent, webhook source IPs, ...) as a self-hosted API.
@@ -39,6 +38,7 @@ Commands:
                         scamrisk's report database (in the --db file)
   sitekeys create|list|update|revoke|rotate-signing-key
                         captcha site keys (domains, IP allowlist, managed mode)
+  openapi               print the OpenAPI 3.1 document of the API (as served at /v1/openapi.json)
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options
@@ -72,12 +72,6 @@ async function main(argv: string[]): Promise<number> {
   }
   const run = await load();
   return run(rest);
-}
-
-/** Read from the installed package.json, found the same way as the bundled data folder. */
-function packageVersion(): string {
-  const manifest = join(dirname(bundledDataDir()), 'package.json');
-  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
 function report(error: unknown): number {

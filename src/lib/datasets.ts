@@ -21,6 +21,11 @@ export function packageRoot(): string {
   }
 }
 
+/** The version in seclookup's own package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** The `data/` folder shipped with the package. */
 export function bundledDataDir(): string {
   return join(packageRoot(), 'data');

@@ -11,6 +11,7 @@ import type { OutboundGuard } from '../lib/outbound.js';
 import type { ResolvedKey } from '../metering/types.js';
 import type { ProductId } from './catalog.js';
 import type { ExtraRoute, LookupRoute } from './route.js';
+import type { ProductDoc } from '../openapi/types.js';
 
 /** What an engine is built from. Engines take everything from here, never from globals. */
 export interface EngineContext<Options> {
@@ -142,6 +143,8 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   extraRoutes?: readonly ExtraRoute<Engine, any>[];
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
+  /** What the OpenAPI document says of the routes: parameters, result schema, the product's error codes. */
+  doc: ProductDoc;
   cli: ProductCli<Args, Options>;
   dataset?: ProductDataset;
 }

@@ -11,6 +11,7 @@ import type { Meter, QuotaState, Reservation, ResolvedKey, ResolvedPlan } from '
 import type { QueryParams } from '../lib/query.js';
 import type { ErrorCode } from '../errors.js';
 import type { ProductId } from './catalog.js';
+import type { ServiceDoc } from '../openapi/types.js';
 
 /** A key the meter knows, active, of this product, with its plan. */
 export type ServiceKey = ResolvedKey & { plan: ResolvedPlan };
@@ -94,6 +95,8 @@ export interface ServiceModule {
   routes: readonly ServiceRoute[];
   /** The code answered for unexpected failures (captcha's table names `server_error`). @default internal_error */
   internalErrorCode?: ErrorCode;
+  /** What the OpenAPI document says of each route. */
+  doc: ServiceDoc;
   create(context: ServiceContext): Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>;
   assets?: ServiceAssets;
 }

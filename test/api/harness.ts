@@ -10,6 +10,7 @@ import { issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import type { Meter, Plan } from '../../src/metering/types.js';
 import type { ProductId } from '../../src/products/catalog.js';
+import { checkResponse } from '../openapi/check-response.js';
 
 export interface Reply {
   status: number;
@@ -90,6 +91,7 @@ export async function call(api: Api, path: string, options: CallOptions = {}): P
     remoteAddress: options.remoteAddress ?? '127.0.0.1',
   };
   const response = await api.handle(request);
+  checkResponse({ method: request.method, path: path.split('?')[0], status: response.status, contentType: response.headers['content-type'] ?? null, body: response.body });
   // A text answer (pwbreach's range route) has no JSON body: read it from `raw`.
   const json = response.body !== '' && (response.headers['content-type'] ?? '').startsWith('application/json');
   return { status: response.status, headers: response.headers, body: json ? JSON.parse(response.body) : {}, raw: response.body };

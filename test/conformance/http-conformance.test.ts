@@ -16,6 +16,7 @@ import { createMemoryMeter } from '../../src/metering/memory.js';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import type { Meter } from '../../src/metering/types.js';
 import { PRODUCT_IDS, type ProductId } from '../../src/products/catalog.js';
+import { checkResponse } from '../openapi/check-response.js';
 import { ADAPTERS, BODY_LIMIT, HELLO, type AdapterVariant, type Host, type RunningServer } from './adapters.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ async function call(url: string, options: CallOptions = {}): Promise<Reply> {
   };
   const response = await fetch(url, init);
   const text = await response.text();
+  checkResponse({ method: init.method!, path: new URL(url).pathname.replace(/^\/sec\//, '/') /* the fastify variant's mount */, status: response.status, contentType: response.headers.get('content-type'), body: text });
   return { status: response.status, headers: response.headers, body: parseJson(text) };
 }
 

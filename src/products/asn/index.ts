@@ -4,6 +4,7 @@ import { IP_LOOKUP_ROUTES } from '../route.js';
 import { checkCacheSize, checkZone, createAsnEngine, type CachedAsn } from './engine.js';
 import { openLocalSource } from './sources.js';
 import type { AsnEngineOptions } from './types.js';
+import { ASN_DOC } from './doc.js';
 
 /** asn: the origin AS, organization, network and network type of a public IP. */
 export default defineProduct({
@@ -19,6 +20,7 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  doc: ASN_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '8.8.8.8',

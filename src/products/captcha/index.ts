@@ -1,6 +1,7 @@
 import { defineService } from '../service.js';
 import { createCaptchaService } from './service.js';
 import { createWidgetAssets } from './widget.js';
+import { CAPTCHA_DOC } from './doc.js';
 
 /** captcha: puzzles and managed checks for pages, single-use proofs for their servers, and the widget. */
 export default defineService({
@@ -18,6 +19,7 @@ export default defineService({
     { method: 'GET', path: 'usage', handler: 'usage' },
   ],
   internalErrorCode: 'server_error',
+  doc: CAPTCHA_DOC,
   create: createCaptchaService,
   assets: createWidgetAssets(),
 });

@@ -3,6 +3,7 @@ import { getLookupRoutes } from '../route.js';
 import { checkCacheSize, createDnsblEngine, type CachedDnsbl } from './engine.js';
 import type { DnsblEngineOptions, DnsblOptions } from './types.js';
 import { configuredZones } from './zones.js';
+import { DNSBL_DOC } from './doc.js';
 
 /** dnsbl: is a public IPv4 address listed in the configured DNS blocklists? */
 export default defineProduct({
@@ -21,6 +22,7 @@ export default defineProduct({
   routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string, DnsblOptions?] => [ip]),
   // The number of zones configured: the "records" a DNSBL check consults.
   statusExtras: (engine) => ({ database_records: engine.zones.length }),
+  doc: DNSBL_DOC,
   cli: {
     input: 'a public IPv4 address',
     example: '8.8.8.8 --zones zen.spamhaus.org,bl.spamcop.net',

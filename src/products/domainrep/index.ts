@@ -5,6 +5,7 @@ import type { WhoisEngine } from '../whois/engine.js';
 import { configuredDomainZones, loadBrands, loadPhishingLists, loadTldRisk } from './data.js';
 import { checkCacheSize, createDomainRepEngine, type CachedDomainRep } from './engine.js';
 import type { DomainRepEngineOptions } from './types.js';
+import { DOMAINREP_DOC } from './doc.js';
 
 /** domainrep: a 0-100 risk score for a domain from weighted signals (whois age, email auth, DNS, blocklists, lexical). */
 export default defineProduct({
@@ -28,6 +29,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  doc: DOMAINREP_DOC,
   cli: {
     input: 'a domain name',
     example: 'example.com',

@@ -2,6 +2,7 @@ import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { createEmailAuthEngine, EMAIL_AUTH_CACHE_SIZE, type CachedEmailAuth } from './engine.js';
 import { DKIM_SELECTORS, type EmailAuthEngineOptions } from './types.js';
+import { EMAILAUTH_DOC } from './doc.js';
 
 /** emailauth: SPF, DKIM and DMARC presence for a domain, over the shared DNS resolver. */
 export default defineProduct({
@@ -14,6 +15,7 @@ export default defineProduct({
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   // database_records (ours): the DKIM selectors every lookup probes; emailauth holds no database.
   statusExtras: () => ({ database_records: DKIM_SELECTORS.length }),
+  doc: EMAILAUTH_DOC,
   cli: {
     input: 'a domain name',
     example: 'example.com',

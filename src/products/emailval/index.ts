@@ -3,6 +3,7 @@ import { getLookupRoutes } from '../route.js';
 import { createEmailValEngine, emailCacheSize, loadEmailLists, type CachedEmailResult } from './engine.js';
 import type { EmailValEngineOptions } from './types.js';
 import { DISPOSABLE_DEFAULT_TIMEOUT_MS, updateDisposableDomains, type DisposableUpdateReport } from './update.js';
+import { EMAILVAL_DOC } from './doc.js';
 
 /** emailval: format, disposable-domain and MX checks of an e-mail address, with SPEC's risk rules. */
 export default defineProduct({
@@ -17,6 +18,7 @@ export default defineProduct({
   routes: getLookupRoutes('email', 'invalid_email', (email): [string] => [email]),
   // database_records: the domains on the disposable list (the product's only database).
   statusExtras: (engine) => ({ database_records: engine.disposableCount }),
+  doc: EMAILVAL_DOC,
   cli: {
     input: 'an e-mail address',
     example: 'postmaster@example.com',

@@ -4,6 +4,7 @@ import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createGeoIpEngine } from './engine.js';
 import type { GeoIpEngineOptions } from './types.js';
+import { GEOIP_DOC } from './doc.js';
 
 /** geoip: location and network metadata of a public IP from local MMDB files (DB-IP City Lite by default). */
 export default defineProduct({
@@ -16,6 +17,7 @@ export default defineProduct({
   // The search-tree nodes of the location database files: the closest thing an MMDB file has
   // to a record count (its data records are shared between networks and not counted anywhere).
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  doc: GEOIP_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '8.8.8.8',

@@ -9,6 +9,7 @@ import { formatBytes, ImportRefused, importBreachFiles, type ImportReport } from
 import { RECORD_BYTES } from './store.js';
 import type { PwbreachEngineOptions, PwbreachInput } from './types.js';
 import { checkUpstreamUrl } from './upstream.js';
+import { PWBREACH_DOC } from './doc.js';
 
 /** A password in a URL ends up in access logs, proxies and browser history: refused wherever it appears. */
 function refusePasswordInUrl(query: QueryParams): void {
@@ -67,6 +68,7 @@ export default defineProduct({
     },
   ],
   extraRoutes: [RANGE_ROUTE],
+  doc: PWBREACH_DOC,
   cli: {
     input: 'a password, - to read it from stdin (keeps it out of shell history), or a SHA-1 (40 hex digits)',
     example: '- <<< "correct horse battery staple"',

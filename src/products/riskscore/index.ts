@@ -4,6 +4,7 @@ import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
+import { RISKSCORE_DOC } from './doc.js';
 
 /** riskscore: risk and threat intelligence, location and network of an IP. */
 export default defineProduct({
@@ -15,6 +16,7 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip}.
   routes: IP_LOOKUP_ROUTES,
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  doc: RISKSCORE_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '185.220.101.1',

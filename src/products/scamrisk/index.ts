@@ -6,6 +6,7 @@ import { loadScamLists } from './lists.js';
 import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
 import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, updateScamriskData, type ScamriskUpdateReport } from './update.js';
+import { SCAMRISK_DOC } from './doc.js';
 
 /** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
 function fromQuery({ query }: RouteInput): ScamriskRequest {
@@ -85,6 +86,7 @@ export default defineProduct({
   ],
   extraRoutes: [REPORT_ROUTE],
   statusExtras: () => ({ supported_types: [...IDENTIFIER_TYPES] }),
+  doc: SCAMRISK_DOC,
   cli: {
     input: 'the identifier (with --type)',
     example: '--type domain metamask-io.com',

@@ -3,6 +3,7 @@ import type { GeoIpEngine } from '../geoip/engine.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createTimezoneEngine } from './engine.js';
+import { TIMEZONE_DOC } from './doc.js';
 
 /**
  * timezone: IANA zone, UTC offset and abbreviation of a public IP. Reads the geoip product's
@@ -16,6 +17,7 @@ export default defineProduct({
   lookup: (engine, input) => engine.lookup(input),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
+  doc: TIMEZONE_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '1.1.1.1',

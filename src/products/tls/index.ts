@@ -3,6 +3,7 @@ import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes, queryValue } from '../route.js';
 import { checkTlsOptions, createTlsEngine, type CachedTls } from './engine.js';
 import type { TlsEngineOptions, TlsOptions } from './types.js';
+import { TLS_DOC } from './doc.js';
 
 /** tls: certificate metadata for a public host, from one TLS handshake. */
 export default defineProduct({
@@ -15,6 +16,7 @@ export default defineProduct({
   lookup: (engine, target) => engine.check(target),
   // SPEC: GET ?host= and GET /lookup/{host}; the port parameter's name is ours: `port`.
   routes: getLookupRoutes('host', 'invalid_host', (host, query): [string, TlsOptions] => [host, { port: queryValue(query, 'port') }]),
+  doc: TLS_DOC,
   cli: {
     input: 'a host, host:port or https:// URL',
     example: 'example.com:443',

@@ -1,3 +1,4 @@
+import { USERAGENT_DOC } from './doc.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { bodyString, queryValue } from '../route.js';
 import { createUserAgentEngine, USER_AGENT_CACHE_SIZE, type CachedUserAgent } from './engine.js';
@@ -18,6 +19,7 @@ export default defineProduct({
     { method: 'GET', path: 'lookup/:ua', inputError: 'invalid_user_agent', args: ({ pathValue }) => [pathValue ?? ''] },
     { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }) => [bodyString(body, ...FIELDS) ?? ''] },
   ],
+  doc: USERAGENT_DOC,
   cli: {
     input: 'a User-Agent string (quote it)',
     example: '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"',

@@ -1,3 +1,4 @@
+import { WEBHOOKIP_DOC } from './doc.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes, queryValue } from '../route.js';
 import { createWebhookIpEngine, loadWebhookRanges } from './engine.js';
@@ -17,6 +18,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.match(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}, each with an optional `provider` query parameter.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
+  doc: WEBHOOKIP_DOC,
   cli: {
     input: 'an IPv4 or IPv6 address',
     example: '140.82.115.10 --provider github',

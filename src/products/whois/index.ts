@@ -5,6 +5,7 @@ import { createWhoisEngine, resolveWhoisOptions, type CachedWhois } from './engi
 import { buildServerTables, parseServerAddress } from './servers.js';
 import type { WhoisEngineOptions } from './types.js';
 import { BootstrapUpdateError, updateRdapBootstrap } from './update.js';
+import { WHOIS_DOC } from './doc.js';
 
 /** whois: registration data for a domain, RDAP first, port-43 WHOIS for TLDs without RDAP. */
 export default defineProduct({
@@ -22,6 +23,7 @@ export default defineProduct({
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   // database_records (ours): the TLDs with a known RDAP or WHOIS server.
   statusExtras: (engine) => ({ database_records: engine.knownTlds }),
+  doc: WHOIS_DOC,
   cli: {
     input: 'a domain name (a subdomain is looked up as its registrable domain)',
     example: 'example.com',

@@ -1,0 +1,311 @@
+/**
+ * The OpenAPI 3.1 document of the API, generated from the product registry: every route of
+ * every module, with the parameters and results its `doc` describes, the error codes each
+ * route can answer (the shared ones plus the product's), the Bearer scheme and the limit
+ * headers. Served at `GET /v1/openapi.json` and printed by `seclookup openapi`.
+ */
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { packageVersion } from '../lib/datasets.js';
+import { PRODUCTS, type ProductId } from '../products/catalog.js';
+import type { AnyProductModule } from '../products/module.js';
+import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
+import type { ServiceModule } from '../products/service.js';
+import { bool, int, obj, str, type JsonSchema } from './schema.js';
+import type { ExtraRouteDoc, ParamDoc, ResultDoc, ServiceRouteDoc } from './types.js';
+
+/** Marks an operation (and its tag) the spec does not have: ours. */
+export const BEYOND_SPEC = 'x-seclookup-beyond-spec';
+
+/** The path of the document itself. */
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+/** Every lookup and status route can answer these (SPEC: codes common to all lookup products). */
+const KEY_ERRORS: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'ip_not_allowed', 'rate_limit_exceeded', 'internal_error'];
+const LOOKUP_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'wrong_key_type', 'quota_exceeded'];
+/** What reading a request body can answer (api/body.ts). */
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
+
+const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Quota-Limit', 'X-Quota-Remaining', 'X-Quota-Period'];
+
+type Operation = Record<string, unknown>;
+type PathItem = Record<string, Operation>;
+
+/** An OpenAPI 3.1 document, as plain JSON data. */
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, PathItem>; components: Record<string, Record<string, unknown>> };
+
+export function buildOpenApiDocument(options: { products?: readonly AnyProductModule[]; services?: readonly ServiceModule[] } = {}): OpenApiDocument {
+  const products = options.products ?? (PRODUCT_MODULES as readonly AnyProductModule[]);
+  const services = options.services ?? SERVICE_MODULES;
+  const paths: Record<string, PathItem> = {};
+  const schemas: Record<string, JsonSchema> = { ErrorEnvelope: errorEnvelope(Object.keys(ERROR_STATUS) as ErrorCode[]) };
+  const add = (path: string, method: string, operation: Operation) => {
+    (paths[path] ??= {})[method.toLowerCase()] = operation;
+  };
+
+  add('/healthz', 'GET', {
+    operationId: 'healthz',
+    summary: 'Liveness: answers while the process serves requests',
+    tags: ['service'],
+    security: [],
+    [BEYOND_SPEC]: true,
+    responses: { 200: jsonResponse('The process is up', obj({ success: { const: true }, status: { const: 'ok' } })) },
+  });
+  add(OPENAPI_PATH, 'GET', {
+    operationId: 'openapi',
+    summary: 'This document',
+    tags: ['service'],
+    security: [],
+    [BEYOND_SPEC]: true,
+    responses: { 200: jsonResponse('The OpenAPI 3.1 document', { type: 'object' }) },
+  });
+
+  const tags: Record<string, unknown>[] = [{ name: 'service', description: 'Routes of the server itself, beyond the spec.', [BEYOND_SPEC]: true }];
+  for (const module of products) {
+    const { doc } = module;
+    tags.push({ name: module.id, description: doc.summary });
+    schemas[`${module.id}.Result`] = lookupAnswer(module.id, doc.result);
+    add(`/v1/${module.id}/status`, 'GET', statusOperation(module.id, doc.status ?? {}));
+    for (const route of module.routes) {
+      const pathParam = route.path.split('/:')[1];
+      const parameters = [
+        ...(pathParam ? [parameter(pathParam, 'path', doc.query?.[pathParam] ?? { description: 'The value to look up (URL-encoded).' })] : []),
+        ...(route.method === 'GET' ? queryParameters(doc.query, pathParam) : []),
+      ];
+      add(`/v1/${module.id}/${openApiPath(route.path)}`, route.method, {
+        operationId: operationId(module.id, route.method, route.path),
+        summary: `${route.method === 'POST' ? 'Look up (body)' : pathParam ? 'Look up (path form)' : 'Look up'}: ${module.id}`,
+        tags: [module.id],
+        security: SECRET,
+        ...(parameters.length > 0 ? { parameters } : {}),
+        ...(route.method === 'POST' && doc.body ? { requestBody: requestBody(doc.body) } : {}),
+        responses: {
+          200: jsonResponse('The lookup result', { $ref: `#/components/schemas/${module.id}.Result` }, LIMIT_HEADERS),
+          ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])]),
+        },
+      });
+    }
+    for (const route of module.extraRoutes ?? []) {
+      const routeDoc = doc.extraRoutes?.[route.path];
+      if (!routeDoc) throw new Error(`${module.id}: extra route ${route.path} has no doc`);
+      add(`/v1/${module.id}/${openApiPath(route.path)}`, route.method, extraOperation(module.id, route, routeDoc));
+    }
+  }
+  for (const service of services) {
+    tags.push({ name: service.id, description: service.doc.summary });
+    for (const route of service.routes) {
+      const routeDoc = service.doc.routes[`${route.method} ${route.path}`];
+      if (!routeDoc) throw new Error(`${service.id}: route ${route.method} ${route.path} has no doc`);
+      add(`/v1/${service.id}/${route.path}`, route.method, serviceOperation(service.id, route.method, route.path, routeDoc));
+    }
+    if (service.assets && service.doc.assets) {
+      add(`${service.assets.mount}{file}`, 'GET', {
+        operationId: `${service.id}_assets`,
+        summary: service.doc.assets.summary,
+        tags: [service.id],
+        security: [],
+        [BEYOND_SPEC]: true,
+        parameters: [parameter('file', 'path', { description: 'The file name.' })],
+        responses: {
+          200: { description: 'The file (JavaScript, CSS or HTML), with an ETag' },
+          304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          ...errorResponses(['not_found']),
+        },
+      });
+    }
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'seclookup',
+      version: packageVersion(),
+      description:
+        'Security lookups as JSON over HTTP: one auth scheme (a Bearer key per product), one error envelope, rate-limit and quota headers, a status route per product. ' +
+        `Operations and tags marked \`${BEYOND_SPEC}: true\` are seclookup's own, beyond the API specification. ` +
+        'Any route can also answer 404 not_found (no such route) and 405 method_not_allowed (with Allow), and the server refuses malformed HTTP with 400 bad_request, 408, 417 or 431 before any route runs.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    tags,
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: "The product's key: `Authorization: Bearer <key>`. Lookups need the secret key (xx_sec_); status routes take either key." },
+      },
+      headers: HEADERS,
+      schemas,
+    },
+  };
+}
+
+let cachedJson: string | undefined;
+
+/** The document as JSON text, built once. */
+export function openApiJson(): string {
+  return (cachedJson ??= JSON.stringify(buildOpenApiDocument()));
+}
+
+const SECRET = [{ bearer: [] }];
+
+const HEADERS: Record<string, unknown> = {
+  'X-Request-Id': { description: 'The request id, as in the body.', schema: str() },
+  'X-RateLimit-Limit': { description: "The key's requests per minute.", schema: int() },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current minute.', schema: int() },
+  'X-RateLimit-Reset': { description: 'When the current minute window ends, in Unix seconds.', schema: int() },
+  'X-Quota-Limit': { description: 'Monthly lookups of the plan, or `unlimited`.', schema: str() },
+  'X-Quota-Remaining': { description: 'Lookups left this UTC month, or `unlimited`.', schema: str() },
+  'X-Quota-Period': { description: 'The quota month, YYYY-MM.', schema: str() },
+  'Retry-After': { description: 'Seconds to wait before retrying (429).', schema: int() },
+};
+
+/** `lookup/:ip` -> `lookup/{ip}` */
+function openApiPath(path: string): string {
+  return path.replace(/:([a-z_]+)/g, '{$1}');
+}
+
+function operationId(product: string, method: string, path: string): string {
+  return `${product}_${method.toLowerCase()}_${path.replace(/[/:]+/g, '_')}`;
+}
+
+function parameter(name: string, where: 'path' | 'query' | 'header', doc: ParamDoc): Record<string, unknown> {
+  return { name, in: where, required: where === 'path' ? true : (doc.required ?? false), description: doc.description, schema: doc.schema ?? str() };
+}
+
+function queryParameters(query: Readonly<Record<string, ParamDoc>> | undefined, inPath?: string): Record<string, unknown>[] {
+  return Object.entries(query ?? {})
+    .filter(([name]) => name !== inPath)
+    .map(([name, doc]) => parameter(name, 'query', doc));
+}
+
+function requestBody(schema: JsonSchema): Record<string, unknown> {
+  return { required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } };
+}
+
+function jsonResponse(description: string, schema: JsonSchema, headers: readonly string[] = []): Record<string, unknown> {
+  return {
+    description,
+    headers: Object.fromEntries(['X-Request-Id', ...headers].map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+    content: { 'application/json': { schema } },
+  };
+}
+
+/** The error envelope for these codes; `fields` are extra members some of them carry. */
+function errorEnvelope(codes: readonly ErrorCode[], fields: Readonly<Record<string, JsonSchema>> = {}): JsonSchema {
+  return obj(
+    { success: { const: false }, error: str('What went wrong, for people.'), error_code: { type: 'string', enum: [...new Set(codes)].sort() }, request_id: str('As X-Request-Id.'), ...fields },
+    { optional: Object.keys(fields) },
+  );
+}
+
+/** One response per status, each listing the codes the route answers with it. */
+function errorResponses(codes: readonly ErrorCode[], fields?: Readonly<Record<string, JsonSchema>>): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [
+      String(status),
+      jsonResponse(`error_code: ${list.sort().join(', ')}`, errorEnvelope(list, fields), status === 429 ? [...LIMIT_HEADERS, 'Retry-After'] : LIMIT_HEADERS),
+    ]),
+  );
+}
+
+/** The success envelope's fields joined with a result's (SPEC: the resource's fields sit beside `success`). */
+function lookupAnswer(product: ProductId, result: JsonSchema, options: { cached?: 'required' | 'optional' } = {}): JsonSchema {
+  const envelope: Record<string, JsonSchema> = {
+    success: { const: true },
+    request_id: str('Unique id of this request (also X-Request-Id).'),
+    cached: bool('True when a recent result for the same lookup was already held.'),
+    ...(PRODUCTS[product].hasFetchedAt ? { fetched_at: str('When the result was retrieved: YYYY-MM-DD HH:MM:SS.mmm, UTC.') } : {}),
+  };
+  return merge(envelope, options.cached === 'optional' ? ['cached'] : [], result);
+}
+
+function merge(envelope: Record<string, JsonSchema>, optional: readonly string[], result: JsonSchema): JsonSchema {
+  const properties = { ...envelope, ...(result.properties as Record<string, JsonSchema>) };
+  const required = [...Object.keys(envelope).filter((name) => !optional.includes(name) && name !== 'fetched_at'), ...((result.required as string[]) ?? [])];
+  return { type: 'object', properties, required: [...new Set(required)] };
+}
+
+/** SPEC's status resource, with the product's own fields. */
+export function statusSchema(extras: Readonly<Record<string, JsonSchema>>): JsonSchema {
+  return obj({
+    success: { const: true },
+    request_id: str(),
+    status: str('The key\'s state: `active`.'),
+    product: str('The product path segment.'),
+    plan: str('Plan slug.'),
+    rate_limit_per_minute: int('Requests per minute of the plan.'),
+    monthly_quota: int('Monthly lookups of the plan; -1 when unlimited.'),
+    quota_unlimited: bool(),
+    quota_remaining: int('Lookups left this UTC month; -1 when unlimited.'),
+    quota_period: str('YYYY-MM.'),
+    ...extras,
+  });
+}
+
+function statusOperation(product: ProductId, extras: Readonly<Record<string, JsonSchema>>): Operation {
+  return {
+    operationId: `${product}_status`,
+    summary: `Key health and quota: ${product}`,
+    tags: [product],
+    security: SECRET,
+    description: 'Takes the public or the secret key. Counts against the per-minute rate; never against the quota.',
+    responses: { 200: jsonResponse('The status resource', statusSchema(extras), LIMIT_HEADERS), ...errorResponses(KEY_ERRORS) },
+  };
+}
+
+function isContentDoc(result: ResultDoc): result is { contentType: string; schema: JsonSchema; example?: string } {
+  return typeof result.contentType === 'string';
+}
+
+function extraOperation(product: ProductId, route: { method: string; path: string; inputError: ErrorCode }, doc: ExtraRouteDoc): Operation {
+  const pathParam = route.path.split('/:')[1];
+  const parameters = [
+    ...(pathParam ? [parameter(pathParam, 'path', doc.pathParam ?? { description: 'The value.' })] : []),
+    ...queryParameters(doc.query),
+    ...Object.entries(doc.headers ?? {}).map(([name, headerDoc]) => parameter(name, 'header', headerDoc)),
+  ];
+  const result = doc.result;
+  const success = isContentDoc(result)
+    ? {
+        description: doc.summary,
+        headers: Object.fromEntries(['X-Request-Id', ...LIMIT_HEADERS].map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+        content: { [result.contentType]: { schema: result.schema, ...(result.example ? { example: result.example } : {}) } },
+      }
+    : jsonResponse(doc.summary, lookupAnswer(product, result, { cached: 'optional' }), LIMIT_HEADERS);
+  return {
+    operationId: operationId(product, route.method, route.path),
+    summary: doc.summary,
+    ...(doc.description ? { description: doc.description } : {}),
+    tags: [product],
+    security: SECRET,
+    [BEYOND_SPEC]: true,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(doc.body ? { requestBody: requestBody(doc.body) } : {}),
+    responses: { 200: success, ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])]) },
+  };
+}
+
+function serviceOperation(product: ProductId, method: string, path: string, doc: ServiceRouteDoc): Operation {
+  const answers = Object.fromEntries(
+    Object.entries(doc.answers).map(([status, schema]) => [status, schema === null ? { description: 'No body' } : jsonResponse(doc.summary, schema, LIMIT_HEADERS)]),
+  );
+  const keyNote = doc.auth === 'none' ? '' : `Takes the ${doc.auth} key${doc.keyIn ? ` (as Bearer or in ${doc.keyIn})` : ''}.`;
+  return {
+    operationId: operationId(product, method, path),
+    summary: doc.summary,
+    ...(doc.description || keyNote ? { description: [keyNote, doc.description].filter(Boolean).join(' ') } : {}),
+    tags: [product],
+    // A key sent in the query or the body is not a security scheme OpenAPI can name: those
+    // routes say where it goes in their description and parameters.
+    security: doc.auth === 'none' || doc.keyIn ? [] : SECRET,
+    ...(doc.beyondSpec ? { [BEYOND_SPEC]: true } : {}),
+    ...(doc.query ? { parameters: queryParameters(doc.query) } : {}),
+    ...(doc.body ? { requestBody: requestBody(doc.body) } : {}),
+    responses: { ...answers, ...errorResponses(doc.errors, doc.errorFields) },
+  };
+}
+

@@ -1,0 +1,51 @@
+/**
+ * JSON Schema (2020-12, the dialect of OpenAPI 3.1) in a few helpers, so a product's result
+ * schema reads like SPEC's field table. Objects list their fields as always present unless
+ * named `optional`; the document leaves objects open to new fields, and the test suite checks
+ * real answers with every object closed, so a field the code sends but the schema lacks fails.
+ */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+function described(schema: Record<string, unknown>, description?: string): JsonSchema {
+  return description ? { ...schema, description } : schema;
+}
+
+export const str = (description?: string, extra: JsonSchema = {}): JsonSchema => described({ type: 'string', ...extra }, description);
+export const int = (description?: string, extra: JsonSchema = {}): JsonSchema => described({ type: 'integer', ...extra }, description);
+export const num = (description?: string, extra: JsonSchema = {}): JsonSchema => described({ type: 'number', ...extra }, description);
+export const bool = (description?: string): JsonSchema => described({ type: 'boolean' }, description);
+
+/** One of a fixed set of strings. */
+export const oneOf = (values: readonly string[], description?: string): JsonSchema => described({ type: 'string', enum: [...values] }, description);
+
+/** The schema, or null (SPEC's "string or null"). */
+export function nullable(schema: JsonSchema): JsonSchema {
+  const { type, enum: values, ...rest } = schema as { type?: string; enum?: unknown[] };
+  if (typeof type !== 'string') return { anyOf: [schema, { type: 'null' }] };
+  return { ...rest, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) };
+}
+
+export const list = (items: JsonSchema, description?: string): JsonSchema => described({ type: 'array', items }, description);
+
+export interface ObjectOptions {
+  /** Fields that may be absent (SPEC: "when available", "present only for"). */
+  optional?: readonly string[];
+  description?: string;
+}
+
+/** An object with these fields, all required but the `optional` ones. */
+export function obj(properties: Readonly<Record<string, JsonSchema>>, options: ObjectOptions = {}): JsonSchema {
+  const optional = new Set(options.optional ?? []);
+  for (const name of optional) if (!(name in properties)) throw new Error(`optional field ${name} is not a property`);
+  const required = Object.keys(properties).filter((name) => !optional.has(name));
+  return described({ type: 'object', properties, ...(required.length > 0 ? { required } : {}) }, options.description);
+}
+
+/** An object of any keys, each value of this schema (a map). */
+export const mapOf = (values: JsonSchema, description?: string): JsonSchema => described({ type: 'object', additionalProperties: values }, description);
+
+/** SPEC's timestamps: `YYYY-MM-DDThh:mm:ssZ` and other ISO 8601 forms. */
+export const isoTime = (description?: string): JsonSchema => str(description, { format: 'date-time' });
+
+/** A public IPv4 or IPv6 address as we print it. */
+export const ipString = (description = 'Normalized IP address.'): JsonSchema => str(description);

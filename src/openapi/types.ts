@@ -1,0 +1,81 @@
+/**
+ * What a product module says about its HTTP routes for the OpenAPI document (`doc` on
+ * ProductModule and ServiceModule). The routes themselves come from the module; this adds what
+ * code cannot tell: descriptions, parameter rules, the result schema and the product's codes.
+ */
+import type { ErrorCode } from '../errors.js';
+import type { JsonSchema } from './schema.js';
+
+export interface ParamDoc {
+  description: string;
+  /** @default a string */
+  schema?: JsonSchema;
+  /** The query form needs it (on the path form the value is in the path instead). @default false */
+  required?: boolean;
+}
+
+/** A lookup product's routes. */
+export interface ProductDoc {
+  /** What the product answers, one or two sentences (the tag's description). */
+  summary: string;
+  /** Query parameters the GET routes read, by name; the path form (`lookup/:ip`) takes its own from the path. */
+  query?: Readonly<Record<string, ParamDoc>>;
+  /** The body of the POST lookup route, as JSON or an HTML form. */
+  body?: JsonSchema;
+  /** The result's fields (an `obj`), which the envelope's `success`, `request_id`, `cached` and `fetched_at` join. */
+  result: JsonSchema;
+  /** The product's own codes (SPEC's product-specific table), beside the shared ones every lookup has. */
+  errors: readonly ErrorCode[];
+  /** Fields the status resource adds for this product. */
+  status?: Readonly<Record<string, JsonSchema>>;
+  /** Docs of the module's `extraRoutes`, by path (`range/:prefix`). */
+  extraRoutes?: Readonly<Record<string, ExtraRouteDoc>>;
+}
+
+/** A JSON result (an `obj`), or a body of another content type. */
+export type ResultDoc = JsonSchema | { contentType: string; schema: JsonSchema; example?: string };
+
+/** A route beyond the spec (pwbreach's range). */
+export interface ExtraRouteDoc {
+  summary: string;
+  description?: string;
+  /** The `:name` segment's value. */
+  pathParam?: ParamDoc;
+  query?: Readonly<Record<string, ParamDoc>>;
+  /** Request headers the route reads. */
+  headers?: Readonly<Record<string, ParamDoc>>;
+  body?: JsonSchema;
+  result: ResultDoc;
+  errors: readonly ErrorCode[];
+}
+
+/** Who may call a service route. */
+export type RouteAuth = 'none' | 'public' | 'secret' | 'public or secret';
+
+/** One route of a service (captcha). */
+export interface ServiceRouteDoc {
+  summary: string;
+  description?: string;
+  /** Which key the route takes, and how (`key` says where when not the Bearer header). */
+  auth: RouteAuth;
+  /** Where else the key may be sent: `the sitekey query parameter`. */
+  keyIn?: string;
+  query?: Readonly<Record<string, ParamDoc>>;
+  body?: JsonSchema;
+  /** The answers that are not errors, by status; null for an empty body (a 204). */
+  answers: Readonly<Record<number, JsonSchema | null>>;
+  /** Every error_code the route can answer. */
+  errors: readonly ErrorCode[];
+  /** Fields some of its error envelopes carry beside `error_code` (`interactive_required`). */
+  errorFields?: Readonly<Record<string, JsonSchema>>;
+  /** The route is ours, not the spec's. */
+  beyondSpec?: boolean;
+}
+
+export interface ServiceDoc {
+  summary: string;
+  /** By `METHOD path`: `GET challenge`. */
+  routes: Readonly<Record<string, ServiceRouteDoc>>;
+  /** The service's static files (the widget), when it has them. */
+  assets?: { summary: string };
+}

@@ -1,0 +1,24 @@
+import { bool, obj, str } from '../../openapi/schema.js';
+import type { ProductDoc } from '../../openapi/types.js';
+import { USER_AGENT_MAX_LENGTH } from './types.js';
+
+const UA = { description: 'The User-Agent string (URL-encoded). Either ua or user_agent.' };
+const nameVersion = (what: string) => obj({ name: str(`${what} name, when recognized.`), version: str(`${what} version, when available.`) }, { optional: ['name', 'version'] });
+
+export const USERAGENT_DOC: ProductDoc = {
+  summary: 'Parses a User-Agent string into browser, OS, device class, bot flag and engine.',
+  query: { ua: UA, user_agent: UA },
+  body: obj({ ua: str(UA.description), user_agent: str(UA.description) }, { optional: ['ua', 'user_agent'] }),
+  result: obj(
+    {
+      user_agent: str(`The input, truncated to ${USER_AGENT_MAX_LENGTH} characters.`),
+      browser: nameVersion('Browser'),
+      os: nameVersion('Operating system'),
+      device_type: str('desktop, mobile, tablet, smarttv, console, wearable, embedded or unknown.'),
+      is_bot: bool('True for crawlers, bots, HTTP libraries and headless browsers.'),
+      engine: str('Rendering engine, when detected.'),
+    },
+    { optional: ['engine'] },
+  ),
+  errors: ['invalid_user_agent'],
+};

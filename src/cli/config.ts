@@ -7,7 +7,8 @@
  * default. Unknown settings and values of the wrong type are refused at start, naming the setting.
  */
 import { readFileSync } from 'node:fs';
-import { BUILT_PRODUCT_IDS } from '../products/registry.js';
+import { unknownOptionNames } from '../products/module.js';
+import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../products/registry.js';
 import { UsageError } from './errors.js';
 
 type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
@@ -83,6 +84,12 @@ function readProducts(value: unknown, where: string, command: string): Record<st
   for (const [product, options] of Object.entries(value)) {
     if (!(BUILT_PRODUCT_IDS as readonly string[]).includes(product)) throw new UsageError(`${where}: unknown product "${product}"; products with options: ${BUILT_PRODUCT_IDS.join(', ')}`, command);
     if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new UsageError(`${where}.${product} must be an object of that product's options`, command);
+    const module = productModule(product as BuiltProductId)!;
+    const [unknown] = unknownOptionNames(module, options);
+    if (unknown !== undefined) {
+      const known = Object.keys(module.optionNames);
+      throw new UsageError(`${where}.${product}.${unknown} is unknown; ${product}'s options are ${known.length > 0 ? known.join(', ') : 'none'}`, command);
+    }
   }
   return value as Record<string, Record<string, unknown>>;
 }

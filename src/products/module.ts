@@ -123,11 +123,25 @@ export interface ProductDataset {
 }
 
 /**
+ * Every option name of a product's `Options`, each `true`: the compiler keeps the list complete
+ * and exact, so option objects from JSON (a config file) can be checked by name and a typo is
+ * refused instead of ignored.
+ */
+export type OptionNames<Options> = [NonNullable<Options>] extends [never] ? Readonly<Record<string, never>> : { readonly [Name in keyof Required<NonNullable<Options>>]: true };
+
+/** The option names an options object has that its product does not know, in order. */
+export function unknownOptionNames(module: Pick<AnyProductModule, 'optionNames'>, options: object): string[] {
+  return Object.keys(options).filter((name) => !Object.hasOwn(module.optionNames, name));
+}
+
+/**
  * One product. `Args` are the arguments of its in-process call (`lookup.webhookip(ip, options)`),
  * `Query` the validated, normalized form `prepare` makes of them.
  */
 export interface ProductModule<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options> {
   id: Id;
+  /** The names of its options (`createLookup({ <id>: options })`), for checking options given as JSON. */
+  optionNames: OptionNames<Options>;
   /** Build the engine. May throw SeclookupError `dataset_missing` / `dataset_invalid`. */
   createEngine(context: EngineContext<Options>): Engine;
   /**

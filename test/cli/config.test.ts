@@ -73,6 +73,8 @@ describe('seclookup serve --config', () => {
     ['a list that is not one', { 'trust-proxy': 5 }, 'setting "trust-proxy" must be an array of strings'],
     ['a bad CIDR in a list', { 'trust-proxy': ['10.0.0.0/8', 'nonsense'] }, '--trust-proxy: "nonsense" is not an IP address or CIDR'],
     ['an unknown product', { products: { nosuch: {} } }, 'unknown product "nosuch"'],
+    ['an unknown product option', { products: { geoip: { databse: 'x.mmdb' } } }, 'setting "products".geoip.databse is unknown; geoip\'s options are database, databases'],
+    ['an option of a product that has none', { products: { timezone: { cacheSize: 5 } } }, "timezone.cacheSize is unknown; timezone's options are none"],
     ['not a JSON object', '[1, 2]', 'the file must hold one JSON object of settings'],
     ['broken JSON', '{"port": ', '--config'],
   ])('refuses %s at start (exit 2), naming it', async (_name, settings, message) => {

@@ -9,6 +9,7 @@ import { ASN_DOC } from './doc.js';
 /** asn: the origin AS, organization, network and network type of a public IP. */
 export default defineProduct({
   id: 'asn',
+  optionNames: { database: true, csv: true, indexDir: true, cymru: true, cacheSize: true },
   createEngine: ({ options = {}, cache, dns, now }: EngineContext<AsnEngineOptions>) => {
     const cacheSize = checkCacheSize(options.cacheSize);
     const local = openLocalSource(options);

@@ -8,6 +8,7 @@ import { DNSBL_DOC } from './doc.js';
 /** dnsbl: is a public IPv4 address listed in the configured DNS blocklists? */
 export default defineProduct({
   id: 'dnsbl',
+  optionNames: { zones: true, zoneTimeoutMs: true, cacheSize: true },
   createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<DnsblEngineOptions>) =>
     createDnsblEngine({
       zones: configuredZones(dataDir, options),

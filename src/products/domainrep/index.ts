@@ -10,6 +10,7 @@ import { DOMAINREP_DOC } from './doc.js';
 /** domainrep: a 0-100 risk score for a domain from weighted signals (whois age, email auth, DNS, blocklists, lexical). */
 export default defineProduct({
   id: 'domainrep',
+  optionNames: { zones: true, signalTimeoutMs: true, maxTtlMs: true, cacheSize: true },
   createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions>) =>
     createDomainRepEngine({
       zones: configuredDomainZones(dataDir, options),

@@ -7,6 +7,7 @@ import { EMAILAUTH_DOC } from './doc.js';
 /** emailauth: SPF, DKIM and DMARC presence for a domain, over the shared DNS resolver. */
 export default defineProduct({
   id: 'emailauth',
+  optionNames: { cacheSize: true },
   createEngine: ({ options, cache, dns, now }: EngineContext<EmailAuthEngineOptions>) =>
     createEmailAuthEngine({ dns, now, cache: cache<CachedEmailAuth>({ maxEntries: options?.cacheSize ?? EMAIL_AUTH_CACHE_SIZE }) }, options),
   prepare: (engine, domain: string) => engine.normalize(domain),

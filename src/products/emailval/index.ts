@@ -8,6 +8,7 @@ import { EMAILVAL_DOC } from './doc.js';
 /** emailval: format, disposable-domain and MX checks of an e-mail address, with SPEC's risk rules. */
 export default defineProduct({
   id: 'emailval',
+  optionNames: { cacheSize: true },
   createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<EmailValEngineOptions>) => {
     const cacheSize = emailCacheSize(options);
     return createEmailValEngine({ lists: loadEmailLists(dataDir), dns, cache: cache<CachedEmailResult>({ maxEntries: cacheSize }), now });

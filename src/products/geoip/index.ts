@@ -9,6 +9,7 @@ import { GEOIP_DOC } from './doc.js';
 /** geoip: location and network metadata of a public IP from local MMDB files (DB-IP City Lite by default). */
 export default defineProduct({
   id: 'geoip',
+  optionNames: { database: true, databases: true, provider: true, asn: true, asnDatabase: true, reverseDns: true, watch: true, watchIntervalMs: true, cacheSize: true, onReload: true, onReloadError: true },
   createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions>) => createGeoIpEngine({ options, dns, engine: (id) => engine(id) }),
   prepare: (engine, ip: string): IpInput => engine.prepare(ip),
   lookup: (engine, input) => engine.lookup(input),

@@ -43,6 +43,7 @@ const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
 /** pwbreach: is a password (or its SHA-1) in the breach data, and how often? */
 export default defineProduct({
   id: 'pwbreach',
+  optionNames: { store: true, memoryMaxBytes: true, upstream: true, cacheSize: true, cacheTtlMs: true },
   createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) => createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
   prepare: (engine, input: PwbreachInput) => engine.prepare(input),
   lookup: (engine, query) => engine.lookup(query),

@@ -9,6 +9,7 @@ import { RISKSCORE_DOC } from './doc.js';
 /** riskscore: risk and threat intelligence, location and network of an IP. */
 export default defineProduct({
   id: 'riskscore',
+  optionNames: { provider: true, url: true, key: true, timeouts: true, cacheSize: true, cacheTtlMs: true, local: true, dnsbl: true, ipsumThreshold: true },
   createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions>) =>
     createRiskScoreEngine({ options, dataDir, engine: (id) => engine(id), cache, now }),
   prepare: (engine, ip: string) => engine.prepare(ip),

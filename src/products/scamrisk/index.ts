@@ -76,6 +76,7 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
 /** scamrisk: risk assessment of an identifier from bundled lists, a report database and the other engines. */
 export default defineProduct({
   id: 'scamrisk',
+  optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true },
   createEngine: ({ dataDir, options, now, engine }: EngineContext<ScamriskEngineOptions>) => createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine }),
   prepare: (engine, request: ScamriskRequest) => engine.prepare(request),
   lookup: (engine, query) => engine.assess(query),

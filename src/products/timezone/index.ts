@@ -11,6 +11,7 @@ import { TIMEZONE_DOC } from './doc.js';
  */
 export default defineProduct({
   id: 'timezone',
+  optionNames: {},
   // The geoip engine is built now, so its missing or broken database fails this engine too.
   createEngine: ({ engine, now }: EngineContext<undefined>) => createTimezoneEngine({ geoip: engine('geoip') as GeoIpEngine, now }),
   prepare: (engine, ip: string): IpInput => engine.prepare(ip),

@@ -8,6 +8,7 @@ import { TLS_DOC } from './doc.js';
 /** tls: certificate metadata for a public host, from one TLS handshake. */
 export default defineProduct({
   id: 'tls',
+  optionNames: { timeouts: true, cacheSize: true, cacheTtlMs: true },
   createEngine: ({ options, cache, outbound, now }: EngineContext<TlsEngineOptions>) => {
     const { cacheSize, cacheTtlMs } = checkTlsOptions(options);
     return createTlsEngine({ outbound, now, cache: cache<CachedTls>({ maxEntries: cacheSize, ttlMs: cacheTtlMs }) }, options);

@@ -9,6 +9,7 @@ const FIELDS = ['ua', 'user_agent'];
 /** useragent: parse a User-Agent (ua-parser-js 1.x + isbot), cached per truncated UA. */
 export default defineProduct({
   id: 'useragent',
+  optionNames: { cacheSize: true },
   createEngine: ({ options, cache }: EngineContext<UserAgentEngineOptions>) =>
     createUserAgentEngine(options, cache<CachedUserAgent>({ maxEntries: options?.cacheSize ?? USER_AGENT_CACHE_SIZE })),
   prepare: (engine, ua: string) => engine.normalize(ua),

@@ -13,6 +13,7 @@ export interface WebhookIpEngineOptions {
 /** webhookip: is a public IP in a webhook sender's published ranges? */
 export default defineProduct({
   id: 'webhookip',
+  optionNames: { dataset: true },
   createEngine: ({ dataDir, options }: EngineContext<WebhookIpEngineOptions>) => createWebhookIpEngine(options?.dataset ?? loadWebhookRanges(dataDir)),
   prepare: (engine, ip: string, options?: WebhookIpOptions) => engine.prepare(ip, options),
   lookup: (engine, query) => engine.match(query),

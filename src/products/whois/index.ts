@@ -10,6 +10,7 @@ import { WHOIS_DOC } from './doc.js';
 /** whois: registration data for a domain, RDAP first, port-43 WHOIS for TLDs without RDAP. */
 export default defineProduct({
   id: 'whois',
+  optionNames: { rdapBootstrap: true, rdapServers: true, whoisServers: true, ianaServer: true, whoisPort: true, timeouts: true, lookupTimeoutMs: true, maxBytes: true, maxRedirects: true, cacheSize: true, ttlMs: true, shortTtlMs: true },
   createEngine: ({ dataDir, options, cache, outbound, now }: EngineContext<WhoisEngineOptions>) => {
     const { cacheSize, ttlMs } = resolveWhoisOptions(options);
     return createWhoisEngine(

@@ -121,6 +121,20 @@ export interface ProductDataset {
   import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
 }
 
+/** What each input of a batch is: the product's one lookup parameter. */
+export type BatchInput = 'ip' | 'domain' | 'email' | 'host' | 'ua' | 'sha1';
+
+/**
+ * `POST /v1/<id>/batch` with `{ "inputs": [...] }`, for a product whose lookup takes one string:
+ * each input is looked up as `prepare(engine, ...args(input))` then `lookup`, as a single lookup.
+ */
+export interface ProductBatch<Args extends unknown[]> {
+  /** What each input is (`ip`): the lookup parameter's name, for the docs and OpenAPI. */
+  input: BatchInput;
+  /** The engine arguments of one input. */
+  args(value: string): Args;
+}
+
 /**
  * One product. `Args` are the arguments of its in-process call (`lookup.webhookip(ip, options)`),
  * `Query` the validated, normalized form `prepare` makes of them.
@@ -140,6 +154,8 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   routes: readonly LookupRoute<Args>[];
   /** Routes beyond the lookup (pwbreach's `range/:prefix`), authenticated and billed like it. */
   extraRoutes?: readonly ExtraRoute<Engine, any>[];
+  /** The batch route, on products whose lookup takes one string (not scamrisk). */
+  batch?: ProductBatch<Args>;
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
   cli: ProductCli<Args, Options>;

@@ -28,6 +28,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  batch: { input: 'domain', args: (value): [string] => [value] },
   cli: {
     input: 'a domain name',
     example: 'example.com',

@@ -66,6 +66,8 @@ export default defineProduct({
       },
     },
   ],
+  // SHA-1 hashes only: a password never goes into a batch.
+  batch: { input: 'sha1', args: (value): [PwbreachInput] => [{ sha1: value }] },
   extraRoutes: [RANGE_ROUTE],
   cli: {
     input: 'a password, - to read it from stdin (keeps it out of shell history), or a SHA-1 (40 hex digits)',

@@ -16,6 +16,7 @@ export default defineProduct({
   lookup: (engine, input) => engine.lookup(input),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
+  batch: { input: 'ip', args: (value): [string] => [value] },
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '1.1.1.1',

@@ -18,6 +18,7 @@ export default defineProduct({
     { method: 'GET', path: 'lookup/:ua', inputError: 'invalid_user_agent', args: ({ pathValue }) => [pathValue ?? ''] },
     { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }) => [bodyString(body, ...FIELDS) ?? ''] },
   ],
+  batch: { input: 'ua', args: (value): [string] => [value] },
   cli: {
     input: 'a User-Agent string (quote it)',
     example: '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"',

@@ -12,6 +12,7 @@ import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/reg
 import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/single-use.js';
 import { bearerToken } from './auth.js';
+import { createBatchHandler, DEFAULT_BATCH_LIMIT } from './batch.js';
 import { DEFAULT_BODY_LIMIT, firstHeader, parseBody } from './body.js';
 import { createClientIpResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
@@ -56,12 +57,15 @@ export function createApi(options: ApiOptions): Api {
   const now = options.now ?? Date.now;
   if (!lookup || !meter) throw invalidOption('createApi needs { lookup, meter }');
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw invalidOption(`bodyLimit must be a positive integer (got ${bodyLimit})`);
+  const batchLimit = options.batchLimit ?? DEFAULT_BATCH_LIMIT;
+  if (!Number.isSafeInteger(batchLimit) || batchLimit < 1) throw invalidOption(`batchLimit must be a positive integer (got ${batchLimit})`);
   if (onMeterError !== 'deny' && onMeterError !== 'allow') throw invalidOption(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
   const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
   const match = createRouter(PRODUCT_MODULES, SERVICE_MODULES);
   const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
   const singleUse = options.singleUse ?? createMemorySingleUseStore();
+  const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, onError: options.onError });
   // Each service's handlers, built on its first request.
   const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
   const serviceHandlers = (module: ServiceModule) => {
@@ -134,6 +138,8 @@ export function createApi(options: ApiOptions): Api {
         return serviceRoute(route, context);
       case 'asset':
         return asset(route, context);
+      case 'batch':
+        return batch(productModule(route.product)!, context);
     }
   }
 

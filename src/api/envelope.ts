@@ -59,6 +59,23 @@ export function successBody(resource: object, meta: SuccessMeta, resourceJson?: 
   return fields.length === 0 ? `${head}}` : `${head},${fields}}`;
 }
 
+/**
+ * One result of a batch (`results[i]`): the single lookup's success envelope without
+ * `request_id`, which the batch's own envelope carries once.
+ */
+export function batchItemSuccess(resource: object, meta: Omit<SuccessMeta, 'requestId'>, resourceJson?: string): string {
+  let head = '{"success":true';
+  if (meta.cached !== undefined) head += `,"cached":${meta.cached}`;
+  if (meta.fetchedAt) head += `,"fetched_at":"${formatFetchedAt(meta.fetchedAt)}"`;
+  const fields = (resourceJson ?? JSON.stringify(resource)).slice(1, -1);
+  return fields.length === 0 ? `${head}}` : `${head},${fields}}`;
+}
+
+/** One failed input of a batch: the single lookup's error envelope without `request_id`. */
+export function batchItemError(code: ErrorCode, message: string, fields?: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify({ success: false, error: message, error_code: code, ...fields });
+}
+
 /** The one place the error envelope is built, as JSON text. */
 export function errorBody(code: ErrorCode, message: string, requestId: string, fields?: Readonly<Record<string, unknown>>): string {
   return JSON.stringify({ success: false, error: message, error_code: code, ...fields, request_id: requestId });

@@ -112,9 +112,18 @@ export function createMeterGate(options: MeterGateOptions) {
    * Count the request against the key's rate and, for a lookup, reserve one quota unit, in one
    * store call. Sets the limit headers; throws 429 when either limit is reached. Resolves with
    * the reservation to refund if the lookup then fails, and the quota after this call (both
-   * null when the request went through unmetered).
+   * null when the request went through unmetered). `units` (a batch): count `rate` requests
+   * and reserve `quota` units instead of one of each, all or none.
    */
-  function admit(pass: GatePass, product: ProductId, reserveQuota: boolean, headers: Headers, lenient: boolean, rateKeyId = pass.key.id): MaybePromise<Admission> {
+  function admit(
+    pass: GatePass,
+    product: ProductId,
+    reserveQuota: boolean,
+    headers: Headers,
+    lenient: boolean,
+    rateKeyId = pass.key.id,
+    units?: { rate: number; quota: number },
+  ): MaybePromise<Admission> {
     if (!pass.metered) return UNMETERED;
     const afterFailure = (error: unknown): Admission => {
       storeFailed(error, lenient);
@@ -127,7 +136,7 @@ export function createMeterGate(options: MeterGateOptions) {
     };
     let outcome: MaybePromise<ConsumeOutcome>;
     try {
-      outcome = boundedMeter.consume({
+      const request: ConsumeRequest = {
         keyId: rateKeyId,
         subscriptionId: pass.key.subscriptionId,
         product,
@@ -135,7 +144,12 @@ export function createMeterGate(options: MeterGateOptions) {
         monthlyQuota: pass.key.plan.monthlyQuota,
         reserveQuota,
         now: now(),
-      });
+      };
+      if (units) {
+        request.rateUnits = units.rate;
+        request.quotaUnits = units.quota;
+      }
+      outcome = boundedMeter.consume(request);
     } catch (error) {
       return afterFailure(error);
     }
@@ -155,12 +169,15 @@ export function createMeterGate(options: MeterGateOptions) {
     }
   }
 
-  /** Give back a reservation the lookup did not use. Never throws: the answer is already decided. */
+  /**
+   * Give back a reservation the lookup did not use (or `{ ...reservation, units: k }`: k of a
+   * batch's units). Never throws: the answer is already decided.
+   */
   async function refund(reservation: Reservation, headers: Headers): Promise<void> {
     try {
       await boundedMeter.refund(reservation);
       const remaining = headers['x-quota-remaining'];
-      if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + 1);
+      if (remaining !== undefined && remaining !== 'unlimited') headers['x-quota-remaining'] = String(Number(remaining) + (reservation.units ?? 1));
     } catch (error) {
       options.onError?.(error, 'meter refund');
     }
@@ -195,6 +212,8 @@ export function createMeterGate(options: MeterGateOptions) {
  * With `onMeterError: 'allow'` and the store down, a key can only be checked for its shape:
  * the request is served as if from an active key of this product with no limits.
  */
+export type MeterGate = ReturnType<typeof createMeterGate>;
+
 function unverifiedKey(token: string | undefined, product: ProductId): AuthenticatedKey {
   if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
   const secret = hasKeyShape(token, product, 'secret');

@@ -17,6 +17,7 @@ export type RouteMatch =
   | { kind: 'status'; product: ProductId; pattern: string }
   | { kind: 'lookup'; product: ProductId; route: AnyRoute; pattern: string; rawPathValue?: string }
   | { kind: 'service'; product: ProductId; handler: string; pattern: string }
+  | { kind: 'batch'; product: ProductId; pattern: string }
   | { kind: 'asset'; assets: ServiceAssets; name: string; pattern: string }
   | { kind: 'not_found'; product: ProductId | null }
   | { kind: 'method_not_allowed'; product: ProductId | null; allow: string[] };
@@ -28,9 +29,11 @@ export type RouteMatch =
  * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
  * HEAD goes with it.
  */
-export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes'>[], services: readonly Pick<ServiceModule, 'id' | 'routes' | 'assets'>[] = []) {
+export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes' | 'batch'>[], services: readonly Pick<ServiceModule, 'id' | 'routes' | 'assets'>[] = []) {
   const serviceRoutes = new Map(services.map((s) => [s.id, s.routes]));
   const assetMounts = services.flatMap((s) => (s.assets ? [s.assets] : []));
+  // `POST /v1/<product>/batch` on the products that declare one.
+  const batchProducts = new Set(products.filter((p) => p.batch).map((p) => p.id));
   // Each route's pattern, split once: `lookup/:ua` -> base `lookup`, takes a path value.
   const lookupRoutes = new Map(
     products.map((p) => [
@@ -48,7 +51,7 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     const known = fixedPaths.get(path)?.get(method);
     if (known) return known;
     const found = matchUncached(method, path);
-    if (found.kind === 'health' || found.kind === 'openapi' || found.kind === 'status' || found.kind === 'service' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
+    if (found.kind === 'health' || found.kind === 'openapi' || found.kind === 'status' || found.kind === 'service' || found.kind === 'batch' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
       let byMethod = fixedPaths.get(path);
       if (!byMethod) fixedPaths.set(path, (byMethod = new Map()));
       byMethod.set(method, found);
@@ -88,6 +91,9 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     }
     if (rest.length === 1 && rest[0] === 'status') {
       return method === 'GET' ? { kind: 'status', product, pattern: `/v1/${product}/status` } : { kind: 'method_not_allowed', product, allow: ['GET'] };
+    }
+    if (rest.length === 1 && rest[0] === 'batch' && batchProducts.has(product)) {
+      return method === 'POST' ? { kind: 'batch', product, pattern: `/v1/${product}/batch` } : { kind: 'method_not_allowed', product, allow: ['POST'] };
     }
     const candidates: { route: AnyRoute; rawPathValue?: string }[] = [];
     for (const { route, base, takesValue } of lookupRoutes.get(product) ?? []) {

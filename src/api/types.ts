@@ -61,6 +61,11 @@ export interface ApiOptions {
   /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */
   bodyLimit?: number;
   /**
+   * Most inputs one `POST /v1/<product>/batch` may carry; more is 400 invalid_request. A batch
+   * body is still bound by `bodyLimit`. @default 100
+   */
+  batchLimit?: number;
+  /**
    * CIDRs of reverse proxies whose `X-Forwarded-For` is believed. The caller IP is the
    * right-most address in the chain that is not itself a trusted proxy. @default [] (socket address only)
    */

@@ -10,13 +10,14 @@
 import { invalidOption, LookupError, type ErrorCode } from '../errors.js';
 import type { LookupCalls, LookupResult } from '../lookup.js';
 import type { BuiltProductId } from '../products/registry.js';
-import { REQUESTS, type ProductRequest } from './requests.js';
+import { BATCH_INPUTS, REQUESTS, type BatchProductId, type ProductRequest } from './requests.js';
 import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
 
 export { LookupError, isLookupError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 export type { LookupArgs, LookupCalls, LookupResult } from '../lookup.js';
 export type { BuiltProductId } from '../products/registry.js';
 export { CLIENT_DEFAULTS } from './retry.js';
+export type { BatchProductId } from './requests.js';
 
 /** A product's secret key, from a map or a function (which may look it up asynchronously). */
 export type ClientKeys =
@@ -82,8 +83,24 @@ export interface RemoteOutcome<Result> {
 /** The product calls resolving with `{ result, cached, fetchedAt?, requestId }`. */
 export type RemoteDetailedCalls = { [Id in BuiltProductId]: (...args: Parameters<LookupCalls[Id]>) => Promise<RemoteOutcome<LookupResult<Id>>> };
 
+/**
+ * One input's answer in a batch, in the order of the inputs: its result (as `detailed` gives
+ * it, without `requestId`), or the LookupError a single call would have thrown for it (its
+ * `requestId` is the batch's).
+ */
+export type BatchItem<Result> = { success: true; result: Result; cached: boolean; fetchedAt?: Date } | { success: false; error: LookupError };
+
+/**
+ * `client.batch.<product>(inputs)`: one `POST /v1/<product>/batch` (retried and bounded as a
+ * call), one item per input. The call itself throws only when the whole batch is refused
+ * (429 rate or quota, 400 for a bad batch, 401, ...).
+ */
+export type RemoteBatchCalls = { [Id in BatchProductId]: (inputs: readonly string[]) => Promise<BatchItem<LookupResult<Id>>[]> };
+
 export interface SeclookupClient extends LookupCalls {
   readonly detailed: RemoteDetailedCalls;
+  /** Many inputs of a one-input product in one request: `await client.batch.geoip(['8.8.8.8', '1.1.1.1'])`. */
+  readonly batch: RemoteBatchCalls;
   /**
    * The same client with other call settings (a per-call `signal`, a longer `timeoutMs` for a
    * batch job that may wait out a rate limit): `await client.with({ signal }).geoip(ip)`.
@@ -138,7 +155,11 @@ function build(settings: Settings): SeclookupClient {
     detailed[id] = async (...args) => call(settings, id, toRequest(...args));
     calls[id] = async (...args) => (await detailed[id](...args)).result;
   }
-  return { ...calls, detailed, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
+  const batch: Record<string, (inputs: readonly string[]) => Promise<BatchItem<unknown>[]>> = {};
+  for (const id of Object.keys(BATCH_INPUTS) as BatchProductId[]) {
+    batch[id] = async (inputs) => batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs } }));
+  }
+  return { ...calls, detailed, batch, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
 }
 
 function withCallOptions(settings: Settings, options: CallOptions): Settings {
@@ -255,6 +276,25 @@ async function attemptOnce(fetchFn: typeof fetch, url: string, init: RequestInit
     retryAfter,
   });
   return { ok: false, error, retry: response.status === 200 ? 'never' : retryKind(response.status, undefined), waitMs: retryAfterMs };
+}
+
+/** A batch answer's `results`, as items: each a single lookup's envelope without `request_id`. */
+function batchItems({ result, requestId }: RemoteOutcome<object>): BatchItem<unknown>[] {
+  const { results } = result as { results?: unknown };
+  if (!Array.isArray(results)) throw new LookupError('lookup_failed', 'the batch answer has no results array', { requestId });
+  return results.map((item: Record<string, unknown>): BatchItem<unknown> => {
+    if (item?.success === true) {
+      const { success: _success, cached, fetched_at: fetchedAt, ...fields } = item;
+      const ok: BatchItem<unknown> = { success: true, result: fields, cached: cached === true };
+      const date = typeof fetchedAt === 'string' ? parseFetchedAt(fetchedAt) : undefined;
+      if (date) ok.fetchedAt = date;
+      return ok;
+    }
+    const { success: _success, error: message, error_code: code, ...fields } = item ?? {};
+    const errorCode = (typeof code === 'string' ? code : 'lookup_failed') as ErrorCode;
+    const options = { requestId, ...(Object.keys(fields).length > 0 ? { fields } : {}) };
+    return { success: false, error: new LookupError(errorCode, typeof message === 'string' ? message : errorCode, options) };
+  });
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -13,6 +13,7 @@
  */
 import { LookupError } from '../errors.js';
 import type { LookupArgs } from '../lookup.js';
+import type { BatchInput } from '../products/module.js';
 import type { BuiltProductId } from '../products/registry.js';
 
 /** One request below `/v1/<product>/`. */
@@ -65,3 +66,26 @@ export const REQUESTS: RequestTable = {
   domainrep: byDomain,
   riskscore: byIp,
 };
+
+/**
+ * The products with `POST /v1/<product>/batch`, and what each input is: their module's
+ * `batch.input` (test/client/requests.test.ts checks the two agree). pwbreach takes SHA-1
+ * hashes only: a password never leaves in a batch.
+ */
+export const BATCH_INPUTS = {
+  useragent: 'ua',
+  webhookip: 'ip',
+  geoip: 'ip',
+  timezone: 'ip',
+  emailauth: 'domain',
+  dnsbl: 'ip',
+  emailval: 'email',
+  tls: 'host',
+  whois: 'domain',
+  asn: 'ip',
+  pwbreach: 'sha1',
+  domainrep: 'domain',
+  riskscore: 'ip',
+} as const satisfies Partial<Record<BuiltProductId, BatchInput>>;
+
+export type BatchProductId = keyof typeof BATCH_INPUTS;

@@ -81,11 +81,11 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
   }
 
   /** Add `delta` billed lookups to the reservation's usage row; a row never goes below zero. */
-  function addUsage(reservation: Reservation, delta: 1 | -1): void {
+  function addUsage(reservation: Reservation, delta: number): void {
     const id = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
     const row = usageRows.get(id);
     if (row) row.lookups = Math.max(0, row.lookups + delta);
-    else if (delta > 0) usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: 1 });
+    else if (delta > 0) usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: delta });
   }
 
   function keyInfo(key: KeyRecord): KeyInfo {
@@ -110,15 +110,16 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
         const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
         if (decision.rate) rateByKey.set(request.keyId, decision.rate);
         if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
-        if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, 1);
+        if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, decision.outcome.reservation.units ?? 1);
         return decision.outcome;
       }),
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
-      const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period);
+      const units = reservation.units ?? 1;
+      const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period, units);
       if (entry) quotaBySubscription.set(reservation.subscriptionId, entry);
-      addUsage(reservation, -1);
+      addUsage(reservation, -units);
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {

@@ -182,19 +182,20 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     if (decision.rate) counters.set(subscriptionId, rateCounter(request.keyId), { period: String(decision.rate.window), count: decision.rate.hits });
     if (decision.quota) counters.set(subscriptionId, QUOTA_COUNTER, { period: decision.quota.period, count: decision.quota.used });
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
-    if (reservation) countUsage(reservation, 1);
+    if (reservation) countUsage(reservation, reservation.units ?? 1);
     return decision.outcome;
   }
 
   function refundOnce(reservation: Reservation): void {
     const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
-    const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period);
+    const units = reservation.units ?? 1;
+    const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period, units);
     if (refunded && refunded.used !== quota?.count) counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
-    countUsage(reservation, -1);
+    countUsage(reservation, -units);
   }
 
-  /** Add `delta` billed lookups to the reservation's day; a day never goes below zero. */
-  function countUsage(reservation: Reservation, delta: 1 | -1): void {
+  /** Add `delta` billed lookups (negative: refunded) to the reservation's day; a day never goes below zero. */
+  function countUsage(reservation: Reservation, delta: number): void {
     const { subscriptionId, product, day } = reservation;
     const name = usageCounter(product);
     const today = counters.get(subscriptionId, name);
@@ -203,13 +204,13 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     } else if (delta > 0 && (!today || today.period < day)) {
       // A new day: the finished one joins the history.
       if (today) sql.addUsage.run(subscriptionId, product, today.period, today.count);
-      counters.set(subscriptionId, name, { period: day, count: 1 });
+      counters.set(subscriptionId, name, { period: day, count: delta });
     } else if (delta > 0) {
       // A day already closed (a caller whose clock is behind ours) is counted in the history.
-      sql.addUsage.run(subscriptionId, product, day, 1);
+      sql.addUsage.run(subscriptionId, product, day, delta);
     } else {
       // A refund of a closed day (the lookup straddled midnight).
-      sql.subtractUsage.run(subscriptionId, product, day);
+      sql.subtractUsage.run(-delta, subscriptionId, product, day);
     }
   }
 
@@ -593,8 +594,8 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, ?)
        ON CONFLICT (subscription_id, product, day) DO UPDATE SET lookups = lookups + excluded.lookups`,
     ),
-    subtractUsage: db.prepare<[string, string, string]>(
-      'UPDATE usage SET lookups = lookups - 1 WHERE subscription_id = ? AND product = ? AND day = ? AND lookups > 0',
+    subtractUsage: db.prepare<[number, string, string, string]>(
+      'UPDATE usage SET lookups = max(0, lookups - ?) WHERE subscription_id = ? AND product = ? AND day = ? AND lookups > 0',
     ),
     // History plus each subscription's live day; a day present in both (only right after an
     // upgrade from schema 1, whose history already holds today) is summed.

@@ -8,7 +8,7 @@ import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
 import { assertValidPlan, resolvePlan } from './plans.js';
-import type { ConsumeOutcome, ConsumeRequest, NewKey, NewSubscription, Plan, QuotaState, RateState, UsageRow } from './types.js';
+import type { ConsumeOutcome, ConsumeRequest, NewKey, NewSubscription, Plan, QuotaState, RateState, Reservation, UsageRow } from './types.js';
 
 /** A key's count in its current one-minute window. Stores keep one entry per key. */
 export interface RateEntry {
@@ -46,8 +46,11 @@ export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | u
   const period = latestPeriod(day.slice(0, 7), storedQuota?.period);
   const usedBefore = storedQuota?.period === period ? storedQuota.used : 0;
   const limit = request.rateLimitPerMinute;
+  // A batch's units fit whole or not at all; a single request is one unit of each.
+  const rateUnits = request.rateUnits ?? 1;
+  const quotaUnits = request.quotaUnits ?? 1;
 
-  if (hitsBefore >= limit) {
+  if (hitsBefore + rateUnits > limit) {
     const outcome: ConsumeOutcome = {
       allowed: false,
       reason: 'rate_limit_exceeded',
@@ -58,24 +61,21 @@ export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | u
   }
 
   // From here the call counts against the window, even if the quota then rejects it.
-  const rate: RateEntry = { window, hits: hitsBefore + 1 };
+  const rate: RateEntry = { window, hits: hitsBefore + rateUnits };
   const rateNow = rateState(limit, rate.hits, window);
   if (!request.reserveQuota) {
     const outcome: ConsumeOutcome = { allowed: true, rate: rateNow, quota: quotaState(request.monthlyQuota, usedBefore, period), reservation: null };
     return { outcome, rate, quota: null };
   }
-  if (request.monthlyQuota !== null && usedBefore >= request.monthlyQuota) {
+  if (request.monthlyQuota !== null && usedBefore + quotaUnits > request.monthlyQuota) {
     const outcome: ConsumeOutcome = { allowed: false, reason: 'quota_exceeded', rate: rateNow, quota: quotaState(request.monthlyQuota, usedBefore, period) };
     return { outcome, rate, quota: null };
   }
   // Unlimited plans still count `used`, so usage so far is known.
-  const quota: QuotaEntry = { period, used: usedBefore + 1 };
-  const outcome: ConsumeOutcome = {
-    allowed: true,
-    rate: rateNow,
-    quota: quotaState(request.monthlyQuota, quota.used, period),
-    reservation: { subscriptionId: request.subscriptionId, product: request.product, period, day },
-  };
+  const quota: QuotaEntry = { period, used: usedBefore + quotaUnits };
+  const reservation: Reservation = { subscriptionId: request.subscriptionId, product: request.product, period, day };
+  if (quotaUnits !== 1) reservation.units = quotaUnits;
+  const outcome: ConsumeOutcome = { allowed: true, rate: rateNow, quota: quotaState(request.monthlyQuota, quota.used, period), reservation };
   return { outcome, rate, quota };
 }
 
@@ -85,10 +85,13 @@ export function snapshotQuota(stored: QuotaEntry | undefined, monthlyQuota: numb
   return quotaState(monthlyQuota, stored?.period === period ? stored.used : 0, period);
 }
 
-/** The entry after refunding one unit of `period`; unchanged when the stored month differs or is at 0. */
-export function refundEntry(stored: QuotaEntry | undefined, period: string): QuotaEntry | undefined {
+/**
+ * The entry after refunding `units` of `period` (never below 0); unchanged when the stored
+ * month differs or is at 0.
+ */
+export function refundEntry(stored: QuotaEntry | undefined, period: string, units = 1): QuotaEntry | undefined {
   if (!stored || stored.period !== period || stored.used <= 0) return stored;
-  return { period, used: stored.used - 1 };
+  return { period, used: Math.max(0, stored.used - units) };
 }
 
 function rateState(limit: number, hits: number, window: number): RateState {

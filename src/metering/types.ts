@@ -86,6 +86,17 @@ export interface ConsumeRequest {
   reserveQuota: boolean;
   /** Milliseconds since the epoch. */
   now: number;
+  /**
+   * Requests this call counts against the rate window, all or none: a batch of N inputs is N
+   * (`POST /v1/<product>/batch`). The call is rate limited, counting nothing, when they do not
+   * all fit in what is left of the window. @default 1
+   */
+  rateUnits?: number;
+  /**
+   * Quota units reserved (with `reserveQuota`), all or none: refused as over quota when they do
+   * not all fit in what is left of the month. @default 1
+   */
+  quotaUnits?: number;
 }
 
 export interface RateState {
@@ -104,13 +115,18 @@ export interface QuotaState {
   period: string;
 }
 
-/** One lookup's quota unit and usage record, billed unless refunded. */
+/** One lookup's quota unit (or a batch's units) and usage record, billed unless refunded. */
 export interface Reservation {
   subscriptionId: string;
   product: ProductId;
   period: string;
   /** UTC day, `YYYY-MM-DD`, for usage records. */
   day: string;
+  /**
+   * Quota units it holds: set only when more than one (a batch). `refund` gives back this
+   * many, so `{ ...reservation, units: k }` gives back k of them. @default 1
+   */
+  units?: number;
 }
 
 export type ConsumeOutcome =
@@ -141,10 +157,14 @@ export interface Meter {
 
   /**
    * Atomically check and count the key's rate window and, if asked, reserve one quota unit and
-   * record it in usage. May answer synchronously, as `resolveKey`.
+   * record it in usage (`rateUnits` and `quotaUnits` of each, all or none, for a batch). May
+   * answer synchronously, as `resolveKey`.
    */
   consume(request: ConsumeRequest): MaybePromise<ConsumeOutcome>;
-  /** The lookup failed or is not billed: give the reserved unit back and take it out of usage. */
+  /**
+   * The lookup failed or is not billed: give the reserved unit(s) (`reservation.units`, default 1)
+   * back and take them out of usage; never below zero.
+   */
   refund(reservation: Reservation): Promise<void>;
   /** Quota left for a subscription in the month of `now`, without consuming anything. */
   quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;

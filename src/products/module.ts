@@ -122,6 +122,20 @@ export interface ProductDataset {
   import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
 }
 
+/** What each input of a batch is: the product's one lookup parameter. */
+export type BatchInput = 'ip' | 'domain' | 'email' | 'host' | 'ua' | 'sha1';
+
+/**
+ * `POST /v1/<id>/batch` with `{ "inputs": [...] }`, for a product whose lookup takes one string:
+ * each input is looked up as `prepare(engine, ...args(input))` then `lookup`, as a single lookup.
+ */
+export interface ProductBatch<Args extends unknown[]> {
+  /** What each input is (`ip`): the lookup parameter's name, for the docs and OpenAPI. */
+  input: BatchInput;
+  /** The engine arguments of one input. */
+  args(value: string): Args;
+}
+
 /**
  * Every option name of a product's `Options`, each `true`: the compiler keeps the list complete
  * and exact, so option objects from JSON (a config file) can be checked by name and a typo is
@@ -155,6 +169,8 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   routes: readonly LookupRoute<Args>[];
   /** Routes beyond the lookup (pwbreach's `range/:prefix`), authenticated and billed like it. */
   extraRoutes?: readonly ExtraRoute<Engine, any>[];
+  /** The batch route, on products whose lookup takes one string (not scamrisk). */
+  batch?: ProductBatch<Args>;
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
   /** What the OpenAPI document says of the routes: parameters, result schema, the product's error codes. */

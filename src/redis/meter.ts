@@ -259,6 +259,8 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
         calendar.monthEnd - request.now + QUOTA_TTL_SLACK_MS,
         usageField(calendar.day, request.product),
         usageTtlMs,
+        request.rateUnits ?? 1,
+        request.quotaUnits ?? 1,
       ],
     );
   }
@@ -312,7 +314,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     async refund(reservation: Reservation): Promise<void> {
       const tag = subscriptionTag(reservation.subscriptionId);
       const period = periodNumber(reservation.period);
-      await redis('refund', () => script(REFUND, [`${tag}:quota`, `${tag}:usage`], [period, usageField(reservation.day, reservation.product), QUOTA_FALLBACK_TTL_MS, usageTtlMs]));
+      await redis('refund', () => script(REFUND, [`${tag}:quota`, `${tag}:usage`], [period, usageField(reservation.day, reservation.product), QUOTA_FALLBACK_TTL_MS, usageTtlMs, reservation.units ?? 1]));
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {

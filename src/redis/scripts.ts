@@ -28,7 +28,8 @@ end
  * quota month (hash: p = YYYYMM, n = used), [3] the subscription's usage (hash: `<day>|<product>`
  * = lookups).
  * ARGV: [1] minute index, [2] rate limit, [3] rate TTL, [4] '1' to reserve quota, [5] month as
- * YYYYMM, [6] monthly quota (-1: unlimited), [7] quota TTL, [8] usage field, [9] usage TTL.
+ * YYYYMM, [6] monthly quota (-1: unlimited), [7] quota TTL, [8] usage field, [9] usage TTL,
+ * [10] rate units and [11] quota units (1 and 1 but for a batch; each fits whole or not at all).
  * Counters never move back: a window or month older than the stored one counts against the
  * stored one. Returns the counters as they were before the call (nil when absent): window,
  * hits, month, used; then 1 admitted, 2 rate limited (nothing counted), 3 over quota (the call
@@ -46,46 +47,49 @@ if storedPeriod and storedPeriod > period then period = storedPeriod end
 local hits, used = 0, 0
 if storedWindow == window then hits = tonumber(rate[2]) or 0 end
 if storedPeriod == period then used = tonumber(quota[2]) or 0 end
+local rateUnits, quotaUnits = tonumber(ARGV[10]), tonumber(ARGV[11])
 local result = {rate[1], rate[2], quota[1], quota[2], 2}
-if hits >= tonumber(ARGV[2]) then
+if hits + rateUnits > tonumber(ARGV[2]) then
   keepExpiring(KEYS[1], tonumber(ARGV[3]))
   return result
 end
-redis.call('HSET', KEYS[1], 'w', window, 'n', hits + 1)
+redis.call('HSET', KEYS[1], 'w', window, 'n', hits + rateUnits)
 extend(KEYS[1], tonumber(ARGV[3]))
 result[5] = 1
 if ARGV[4] ~= '1' then return result end
 local limit = tonumber(ARGV[6])
-if limit >= 0 and used >= limit then
+if limit >= 0 and used + quotaUnits > limit then
   keepExpiring(KEYS[2], tonumber(ARGV[7]))
   result[5] = 3
   return result
 end
-redis.call('HSET', KEYS[2], 'p', period, 'n', used + 1)
+redis.call('HSET', KEYS[2], 'p', period, 'n', used + quotaUnits)
 extend(KEYS[2], tonumber(ARGV[7]))
-redis.call('HINCRBY', KEYS[3], ARGV[8], 1)
+redis.call('HINCRBY', KEYS[3], ARGV[8], quotaUnits)
 extend(KEYS[3], tonumber(ARGV[9]))
 return result
 `,
 );
 
 /**
- * Give back one reservation (refundEntry's rule): one unit of the quota month if it is still the
- * stored month and above zero, one lookup of the usage day if above zero.
+ * Give back a reservation's units (refundEntry's rule): of the quota month if it is still the
+ * stored month, of the usage day; neither below zero.
  * KEYS: [1] quota, [2] usage. ARGV: [1] month as YYYYMM, [2] usage field, [3] quota TTL and
- * [4] usage TTL, set only on a key that lost its expiry.
+ * [4] usage TTL, set only on a key that lost its expiry, [5] units (1 but for a batch).
  */
 export const REFUND = new LuaScript(
   'refund',
   `${EXTEND}
+local units = tonumber(ARGV[5])
 local quota = redis.call('HMGET', KEYS[1], 'p', 'n')
-if tonumber(quota[1]) == tonumber(ARGV[1]) and (tonumber(quota[2]) or 0) > 0 then
-  redis.call('HINCRBY', KEYS[1], 'n', -1)
+local used = tonumber(quota[2]) or 0
+if tonumber(quota[1]) == tonumber(ARGV[1]) and used > 0 then
+  redis.call('HINCRBY', KEYS[1], 'n', -math.min(units, used))
   keepExpiring(KEYS[1], tonumber(ARGV[3]))
 end
 local lookups = tonumber(redis.call('HGET', KEYS[2], ARGV[2]))
 if lookups and lookups > 0 then
-  redis.call('HINCRBY', KEYS[2], ARGV[2], -1)
+  redis.call('HINCRBY', KEYS[2], ARGV[2], -math.min(units, lookups))
   keepExpiring(KEYS[2], tonumber(ARGV[4]))
 end
 return 1

@@ -154,6 +154,37 @@ describe('against seclookup serve', () => {
     expect(serve.requestLines().length).toBe(before);
   });
 
+  it('batch: one request, the in-process result or LookupError per input, in order', async () => {
+    const inputs = ['example.com', 'not a domain!', 'example.com', 'EXAMPLE.com.'];
+    const items = await client.batch.emailauth(inputs);
+    const local = await Promise.all(inputs.map((input) => lookup.emailauth(input).then((result) => ({ result }), (error: LookupError) => ({ error }))));
+    expect(items).toHaveLength(4);
+    items.forEach((item, i) => {
+      const expected = local[i];
+      if ('result' in expected) {
+        expect(item).toMatchObject({ success: true, cached: expect.any(Boolean), fetchedAt: expect.any(Date) });
+        expect(item.success && item.result).toEqual(expected.result);
+      }
+      else {
+        expect(item.success).toBe(false);
+        if (item.success) return;
+        expect(item.error).toBeInstanceOf(LookupError);
+        expect(item.error).toMatchObject({ code: expected.error.code, status: expected.error.status, message: expected.error.message, requestId: expect.stringMatching(/^req_/) });
+      }
+    });
+    // fetchedAt as a Date on the products that carry it; sha1 hashes for pwbreach.
+    const [geo] = await client.batch.geoip(['9.9.9.9']);
+    expect(geo).toMatchObject({ success: true, result: { ip: '9.9.9.9' }, fetchedAt: expect.any(Date) });
+    const hashes = await client.batch.pwbreach(['5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8', 'xyz']);
+    expect(hashes.map((item) => (item.success ? item.result.breached : item.error.code))).toEqual([(await lookup.pwbreach('password')).breached, 'invalid_password']);
+    // A refused batch throws, as a refused call does.
+    await expect(client.batch.geoip([])).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
+    // One request for the four inputs, logged once.
+    const batches = () => serve.requestLines().filter((line) => line.route === '/v1/emailauth/batch');
+    await serve.waitFor(() => batches().length > 0);
+    expect(batches().map((line) => line.status)).toEqual([200]);
+  });
+
   it('quota_exceeded is not retried', async () => {
     expect((await runCli(['plans', 'set', 'client-q1', '--all-products', '--rate-limit', '1000', '--monthly-quota', '1', '--db', db])).code).toBe(0);
     const created = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'asn', '--plan', 'client-q1', '--json', '--db', db]);

@@ -7,12 +7,12 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import { REQUESTS, type ProductRequest } from '../../src/client/requests.js';
+import { BATCH_INPUTS, REQUESTS, type ProductRequest } from '../../src/client/requests.js';
 import { LookupError } from '../../src/errors.js';
 import { parseQuery } from '../../src/lib/query.js';
 import { createLookup, type LookupArgs } from '../../src/lookup.js';
 import type { AnyProductModule } from '../../src/products/module.js';
-import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../../src/products/registry.js';
+import { BUILT_PRODUCT_IDS, PRODUCT_MODULES, productModule, type BuiltProductId } from '../../src/products/registry.js';
 import type { RouteInput } from '../../src/products/route.js';
 
 const lookup = createLookup();
@@ -87,6 +87,13 @@ describe('the request table', () => {
       const remote = prepared(module, route!.args(routeInput(request)));
       expect(remote).toEqual(prepared(module, args));
     });
+  });
+
+  it('has a batch method for exactly the products whose module declares a batch, with its input', () => {
+    const declared = Object.fromEntries(PRODUCT_MODULES.flatMap((module) => (module.batch ? [[module.id, module.batch.input]] : [])));
+    expect(BATCH_INPUTS).toEqual(declared);
+    const client = createClient({ baseUrl: 'http://127.0.0.1:1', keys: {} });
+    expect(Object.keys(client.batch).sort()).toEqual(Object.keys(declared).sort());
   });
 
   it('refuses a dnsbl zone choice, which the service does not offer', async () => {

@@ -378,6 +378,23 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
     });
   });
 
+  describe('batch (beyond SPEC)', () => {
+    it('answers POST /v1/useragent/batch with one envelope per input, in order, billing the valid ones', async () => {
+      const { secretKey } = await main.keys('useragent');
+      const reply = await call(main.url('/v1/useragent/batch'), { key: secretKey, json: { inputs: [CHROME_WINDOWS, '', CHROME_WINDOWS] } });
+      expectSuccess(reply);
+      const results = reply.body.results as Record<string, unknown>[];
+      expect(results).toHaveLength(3);
+      expect(results[0]).toMatchObject({ success: true, ...CHROME_WINDOWS_RESULT });
+      expect(results[1]).toEqual({ success: false, error: expect.any(String), error_code: 'invalid_user_agent' });
+      expect(results[2]).toEqual(results[0]);
+      expect(reply.headers.get('x-quota-remaining')).toBe('9998');
+      expect(reply.headers.get('x-ratelimit-remaining')).toBe('117');
+      const get = await call(main.url('/v1/useragent/batch'), { key: secretKey });
+      expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+    });
+  });
+
   describe('webhookip lookups', () => {
     it.each([
       ['GET ?ip= (IPv4)', '/v1/webhookip/lookup?ip=140.82.112.5', '140.82.112.5'],

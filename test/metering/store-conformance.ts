@@ -410,6 +410,100 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
       });
     });
 
+    describe('units (batches)', () => {
+      it('counts rateUnits against the window and reserves quotaUnits, in one reservation', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 50 } });
+        const request = await requestFor(sub);
+        const outcome = await meter.consume({ ...request, rateUnits: 10, quotaUnits: 7 });
+        expect(outcome).toEqual({
+          allowed: true,
+          rate: { limit: 100, remaining: 90, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 50, remaining: 43, period: '2025-01' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', units: 7 },
+        });
+        expect(await meter.quota(sub.subscriptionId, 50, T0)).toEqual({ limit: 50, remaining: 43, period: '2025-01' });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([7]);
+        // Units of 1 are a plain call: no `units` on the reservation.
+        expect(await meter.consume({ ...request, rateUnits: 1, quotaUnits: 1 })).toMatchObject({ allowed: true, reservation: { day: '2025-01-15' } });
+        const single = await meter.consume(request);
+        expect(single.allowed && single.reservation && 'units' in single.reservation).toBe(false);
+        // Without reserveQuota only the window counts.
+        expect(await meter.consume({ ...request, reserveQuota: false, rateUnits: 5 })).toMatchObject({ allowed: true, rate: { remaining: 83 }, quota: { remaining: 41 }, reservation: null });
+      });
+
+      it('refuses units that do not all fit in the window whole, counting nothing', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 10, monthlyQuota: 100 } });
+        const request = await requestFor(sub);
+        expect(await meter.consume({ ...request, rateUnits: 8, quotaUnits: 8 })).toMatchObject({ allowed: true, rate: { remaining: 2 } });
+        expect(await meter.consume({ ...request, rateUnits: 3, quotaUnits: 3 })).toEqual({
+          allowed: false,
+          reason: 'rate_limit_exceeded',
+          rate: { limit: 10, remaining: 2, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 100, remaining: 92, period: '2025-01' },
+        });
+        // Exactly what is left fits.
+        expect(await meter.consume({ ...request, rateUnits: 2, quotaUnits: 2 })).toMatchObject({ allowed: true, rate: { remaining: 0 }, quota: { remaining: 90 } });
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 90 });
+      });
+
+      it('refuses quotaUnits that do not all fit in the month, reserving nothing (the units still count against the window)', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 1_000, monthlyQuota: 60 } });
+        const request = await requestFor(sub);
+        await meter.consume({ ...request, rateUnits: 10, quotaUnits: 10 });
+        expect(await meter.consume({ ...request, rateUnits: 60, quotaUnits: 60 })).toEqual({
+          allowed: false,
+          reason: 'quota_exceeded',
+          rate: { limit: 1_000, remaining: 930, resetAt: T0 / 1000 + 60 },
+          quota: { limit: 60, remaining: 50, period: '2025-01' },
+        });
+        expect(await meter.quota(sub.subscriptionId, 60, T0)).toMatchObject({ remaining: 50 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([10]);
+        expect(await meter.consume({ ...request, rateUnits: 50, quotaUnits: 50 })).toMatchObject({ allowed: true, quota: { remaining: 0 } });
+      });
+
+      it('admits whole batches only among concurrent ones: never more than the quota, never a part of one', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 10_000, monthlyQuota: 100 } });
+        const request = await requestFor(sub);
+        const outcomes = await Promise.all(Array.from({ length: 40 }, () => meter.consume({ ...request, rateUnits: 7, quotaUnits: 7 })));
+        // 14 batches of 7 = 98 fit; the 2 units left fit no batch of 7.
+        expect(countOutcomes(outcomes)).toEqual({ allowed: 14, quota_exceeded: 26 });
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toEqual({ limit: 100, remaining: 2, period: '2025-01' });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([98]);
+      });
+
+      it('refund gives back a reservation\'s units, or k of them with { ...reservation, units: k }, never below zero', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 1_000, monthlyQuota: 100 } });
+        const request = await requestFor(sub);
+        const batch = await meter.consume({ ...request, rateUnits: 20, quotaUnits: 20 });
+        if (!batch.allowed || !batch.reservation) throw new Error('expected a reservation');
+        await meter.refund({ ...batch.reservation, units: 3 });
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 83 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([17]);
+        await meter.refund(batch.reservation);
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([0]);
+        // Never below zero, and other units of the month are left alone once it is at zero.
+        await meter.refund(batch.reservation);
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
+        await meter.consume({ ...request, rateUnits: 5, quotaUnits: 5 });
+        await meter.refund({ ...batch.reservation, units: 20 });
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([0]);
+      });
+
+      it('a partial refund of a batch billed yesterday comes off that day', async () => {
+        const sub = await subscribe();
+        const DAY = 86_400_000;
+        const batch = await meter.consume(await requestFor(sub, { now: T0, rateUnits: 6, quotaUnits: 6 }));
+        await meter.consume(await requestFor(sub, { now: T0 + DAY, rateUnits: 4, quotaUnits: 4 }));
+        if (!batch.allowed || !batch.reservation) throw new Error('expected a reservation');
+        await meter.refund({ ...batch.reservation, units: 2 });
+        const day = (d: string, lookups: number) => ({ subscriptionId: sub.subscriptionId, product: 'useragent', day: d, lookups });
+        expect(await meter.usage()).toEqual([day('2025-01-15', 4), day('2025-01-16', 4)]);
+        expect(await meter.quota(sub.subscriptionId, 10_000, T0 + DAY)).toMatchObject({ remaining: 10_000 - 8 });
+      });
+    });
+
     describe('refund and usage', () => {
       it('refund gives a reserved unit back, never below zero and only to its own month', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });

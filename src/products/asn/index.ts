@@ -20,6 +20,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
+  batch: { input: 'ip', args: (value): [string] => [value] },
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   doc: ASN_DOC,
   cli: {

@@ -21,6 +21,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.check(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}. Every configured zone is checked: no zone choice over HTTP.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string, DnsblOptions?] => [ip]),
+  batch: { input: 'ip', args: (value): [string, DnsblOptions?] => [value] },
   // The number of zones configured: the "records" a DNSBL check consults.
   statusExtras: (engine) => ({ database_records: engine.zones.length }),
   doc: DNSBL_DOC,

@@ -31,6 +31,7 @@ export default defineProduct({
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   doc: DOMAINREP_DOC,
+  batch: { input: 'domain', args: (value): [string] => [value] },
   cli: {
     input: 'a domain name',
     example: 'example.com',

@@ -14,6 +14,7 @@ export default defineProduct({
   lookup: (engine, domain) => engine.lookupNormalized(domain),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  batch: { input: 'domain', args: (value): [string] => [value] },
   // database_records (ours): the DKIM selectors every lookup probes; emailauth holds no database.
   statusExtras: () => ({ database_records: DKIM_SELECTORS.length }),
   doc: EMAILAUTH_DOC,

@@ -17,6 +17,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookupPrepared(query),
   // SPEC: GET ?email= and GET /lookup/{email}, URL-encoded.
   routes: getLookupRoutes('email', 'invalid_email', (email): [string] => [email]),
+  batch: { input: 'email', args: (value): [string] => [value] },
   // database_records: the domains on the disposable list (the product's only database).
   statusExtras: (engine) => ({ database_records: engine.disposableCount }),
   doc: EMAILVAL_DOC,

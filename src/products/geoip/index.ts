@@ -15,6 +15,7 @@ export default defineProduct({
   lookup: (engine, input) => engine.lookup(input),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
+  batch: { input: 'ip', args: (value): [string] => [value] },
   // The search-tree nodes of the location database files: the closest thing an MMDB file has
   // to a record count (its data records are shared between networks and not counted anywhere).
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),

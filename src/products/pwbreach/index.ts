@@ -68,6 +68,8 @@ export default defineProduct({
       },
     },
   ],
+  // SHA-1 hashes only: a password never goes into a batch.
+  batch: { input: 'sha1', args: (value): [PwbreachInput] => [{ sha1: value }] },
   extraRoutes: [RANGE_ROUTE],
   doc: PWBREACH_DOC,
   cli: {

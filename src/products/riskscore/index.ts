@@ -16,6 +16,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}.
   routes: IP_LOOKUP_ROUTES,
+  batch: { input: 'ip', args: (value): [string] => [value] },
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   doc: RISKSCORE_DOC,
   cli: {

@@ -19,6 +19,7 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   doc: TIMEZONE_DOC,
+  batch: { input: 'ip', args: (value): [string] => [value] },
   cli: {
     input: 'a public IPv4 or IPv6 address',
     example: '1.1.1.1',

@@ -18,6 +18,8 @@ export default defineProduct({
   // SPEC: GET ?host= and GET /lookup/{host}; the port parameter's name is ours: `port`.
   routes: getLookupRoutes('host', 'invalid_host', (host, query): [string, TlsOptions] => [host, { port: queryValue(query, 'port') }]),
   doc: TLS_DOC,
+  // Port 443 (no `port` in a batch).
+  batch: { input: 'host', args: (value): [string, TlsOptions?] => [value] },
   cli: {
     input: 'a host, host:port or https:// URL',
     example: 'example.com:443',

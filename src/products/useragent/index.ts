@@ -21,6 +21,7 @@ export default defineProduct({
     { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }) => [bodyString(body, ...FIELDS) ?? ''] },
   ],
   doc: USERAGENT_DOC,
+  batch: { input: 'ua', args: (value): [string] => [value] },
   cli: {
     input: 'a User-Agent string (quote it)',
     example: '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"',

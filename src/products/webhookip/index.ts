@@ -20,6 +20,8 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip}, each with an optional `provider` query parameter.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
   doc: WEBHOOKIP_DOC,
+  // Every provider's ranges (no `provider` filter in a batch).
+  batch: { input: 'ip', args: (value): [string, WebhookIpOptions?] => [value] },
   cli: {
     input: 'an IPv4 or IPv6 address',
     example: '140.82.115.10 --provider github',

@@ -22,6 +22,7 @@ export default defineProduct({
   lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
+  batch: { input: 'domain', args: (value): [string] => [value] },
   // database_records (ours): the TLDs with a known RDAP or WHOIS server.
   statusExtras: (engine) => ({ database_records: engine.knownTlds }),
   doc: WHOIS_DOC,

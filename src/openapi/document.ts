@@ -10,8 +10,9 @@ import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
 import type { ServiceModule } from '../products/service.js';
-import { bool, int, obj, str, type JsonSchema } from './schema.js';
-import type { ExtraRouteDoc, ParamDoc, ResultDoc, ServiceRouteDoc } from './types.js';
+import { DEFAULT_BATCH_LIMIT } from '../api/batch.js';
+import { bool, int, list, obj, str, type JsonSchema } from './schema.js';
+import type { ExtraRouteDoc, ParamDoc, ProductDoc, ResultDoc, ServiceRouteDoc } from './types.js';
 
 /** Marks an operation (and its tag) the spec does not have: ours. */
 export const BEYOND_SPEC = 'x-seclookup-beyond-spec';
@@ -83,6 +84,10 @@ export function buildOpenApiDocument(options: { products?: readonly AnyProductMo
           ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])]),
         },
       });
+    }
+    if (module.batch) {
+      schemas[`${module.id}.BatchItem`] = lookupAnswer(module.id, doc.result, { requestId: false });
+      add(`/v1/${module.id}/batch`, 'POST', batchOperation(module.id, module.batch.input, doc));
     }
     for (const route of module.extraRoutes ?? []) {
       const routeDoc = doc.extraRoutes?.[route.path];
@@ -213,10 +218,10 @@ function errorResponses(codes: readonly ErrorCode[], fields?: Readonly<Record<st
 }
 
 /** The success envelope's fields joined with a result's (SPEC: the resource's fields sit beside `success`). */
-function lookupAnswer(product: ProductId, result: JsonSchema, options: { cached?: 'required' | 'optional' } = {}): JsonSchema {
+function lookupAnswer(product: ProductId, result: JsonSchema, options: { cached?: 'required' | 'optional'; requestId?: boolean } = {}): JsonSchema {
   const envelope: Record<string, JsonSchema> = {
     success: { const: true },
-    request_id: str('Unique id of this request (also X-Request-Id).'),
+    ...(options.requestId === false ? {} : { request_id: str('Unique id of this request (also X-Request-Id).') }),
     cached: bool('True when a recent result for the same lookup was already held.'),
     ...(PRODUCTS[product].hasFetchedAt ? { fetched_at: str('When the result was retrieved: YYYY-MM-DD HH:MM:SS.mmm, UTC.') } : {}),
   };
@@ -254,6 +259,37 @@ function statusOperation(product: ProductId, extras: Readonly<Record<string, Jso
     security: SECRET,
     description: 'Takes the public or the secret key. Counts against the per-minute rate; never against the quota.',
     responses: { 200: jsonResponse('The status resource', statusSchema(extras), LIMIT_HEADERS), ...errorResponses(KEY_ERRORS) },
+  };
+}
+
+/** Beyond the spec: many inputs of a one-value product in one request (api/batch.ts). */
+function batchOperation(product: ProductId, input: string, doc: ProductDoc): Operation {
+  const itemError = obj({ success: { const: false }, error: str(), error_code: { type: 'string', enum: [...new Set([...doc.errors, 'internal_error'])].sort() } });
+  return {
+    operationId: `${product}_post_batch`,
+    summary: `Look up many inputs in one request: ${product}`,
+    description:
+      `Up to ${DEFAULT_BATCH_LIMIT} inputs (the server's batchLimit), each counted against the rate and billed like a single lookup; refused whole with 429 when they do not fit what is left of the minute or the month. ` +
+      'Answers one item per input, in order: the single lookup\'s envelope without request_id. Identical inputs are looked up once.',
+    tags: [product],
+    security: SECRET,
+    [BEYOND_SPEC]: true,
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: obj({ inputs: { type: 'array', minItems: 1, maxItems: DEFAULT_BATCH_LIMIT, items: str(doc.query?.[input]?.description ?? `One ${input}.`) } }),
+        },
+      },
+    },
+    responses: {
+      200: jsonResponse(
+        'One item per input, in order',
+        obj({ success: { const: true }, request_id: str(), results: list({ oneOf: [{ $ref: `#/components/schemas/${product}.BatchItem` }, itemError] }) }),
+        LIMIT_HEADERS,
+      ),
+      ...errorResponses([...LOOKUP_ERRORS, 'invalid_request', ...BODY_ERRORS]),
+    },
   };
 }
 

@@ -1,8 +1,36 @@
+import { bool, int, list, obj, str } from '../../openapi/schema.js';
 import type { ProductDoc } from '../../openapi/types.js';
+
+/**
+ * SPEC's `YYYY-MM-DDThh:mm:ssZ` (UTC), as a pattern: isoTime's `format: date-time` does not
+ * compile in test/openapi/document.test.ts, whose strict ajv has no ajv-formats.
+ */
+const utcSeconds = (description: string) => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$' });
 
 export const TLS_DOC: ProductDoc = {
   summary: 'Certificate metadata (validity, issuer, subject, SANs, protocol, fingerprint) for a public hostname.',
-  query: { host: { description: 'Hostname; a scheme, a path and a :port may be included.', required: true } },
-  result: { type: 'object' },
+  query: {
+    host: { description: 'Hostname; a scheme, a path and a :port may be included.', required: true },
+    port: {
+      description: 'TLS port to check (ours: SPEC does not name the parameter). Default 443, or the port in host; a different port in host is 400 invalid_host.',
+      schema: int(undefined, { minimum: 1, maximum: 65535, default: 443 }),
+    },
+  },
+  result: obj(
+    {
+      host: str('Normalized hostname checked (ASCII, lower case), or the canonical IP address.'),
+      port: int('TLS port used; default 443.'),
+      valid: bool('True when the presented certificate is currently inside its validity window.'),
+      issuer: str('Issuer distinguished name, RFC 4514 order: `CN=R11, O=Let\'s Encrypt, C=US`.'),
+      subject: str('Subject distinguished name, same form; empty when the certificate has none.'),
+      not_before: utcSeconds('YYYY-MM-DDThh:mm:ssZ.'),
+      not_after: utcSeconds('YYYY-MM-DDThh:mm:ssZ.'),
+      days_remaining: int('Days until expiry, rounded down; negative when expired.'),
+      san: list(str(), 'Subject Alternative Name hostnames (dNSName).'),
+      protocol: str('Negotiated TLS protocol (TLSv1.3, TLSv1.2) when available.'),
+      fingerprint_sha256: str('SHA-256 fingerprint of the certificate, lowercase hex.', { pattern: '^[0-9a-f]{64}$' }),
+    },
+    { optional: ['protocol'] },
+  ),
   errors: ['invalid_host', 'host_not_allowed', 'lookup_failed'],
 };

@@ -1,7 +1,11 @@
 /** seclookup/metrics in process: the meter wrapper, the lookup observer (caches, upstream calls against loopback servers), the request metrics. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/create-api.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { httpGet } from '../../src/lib/http-get.js';
 import { createLookup } from '../../src/lookup.js';
+import { handshake } from '../../src/products/tls/handshake.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import type { Meter } from '../../src/metering/types.js';
@@ -118,6 +122,31 @@ describe('the lookup observer', () => {
     const other = createLookup({ dns: { servers: [dns.address], attempts: 1 } });
     await other.emailauth('example.org').catch(() => undefined);
     expect(sample(await metrics.metrics(), 'seclookup_upstream_requests_total', { kind: 'dns' })).toBe(before);
+  });
+});
+
+describe('upstream kinds', () => {
+  it('counts HTTP fetches and TLS handshakes, an HTTP answer of any status as ok and a refused connection as a failure', async () => {
+    const metrics = createMetrics();
+    const lookup = createLookup({ observer: metrics.observer });
+    const server = createServer((_req, res) => res.writeHead(404).end('no'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      expect((await httpGet(`http://127.0.0.1:${port}/x`)).status).toBe(404);
+      // a plain HTTP server does not speak TLS: a failed handshake
+      await expect(handshake({ address: '127.0.0.1', port }, 2_000)).rejects.toThrow();
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await expect(httpGet(`http://127.0.0.1:${port}/x`)).rejects.toThrow(/ECONNREFUSED/);
+    const text = await metrics.metrics();
+    expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'http' })).toBe(2);
+    expect(sample(text, 'seclookup_upstream_failures_total', { kind: 'http' })).toBe(1);
+    expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'tls' })).toBe(1);
+    expect(sample(text, 'seclookup_upstream_failures_total', { kind: 'tls' })).toBe(1);
+    expect(sample(text, 'seclookup_upstream_duration_seconds_count', { kind: 'http' })).toBe(2);
+    await lookup.close();
   });
 });
 

@@ -8,7 +8,7 @@
  *
  * The last rows measure `seclookup serve` itself as an operator runs it: the built CLI
  * (`dist/cli.js serve`) with its JSON request log going to a file, once more with
- * `--log-level warn` (no request lines), answering a cached emailauth lookup, and answering a
+ * `--log-level warn` (no request lines), once with `--metrics` (log on), answering a cached emailauth lookup, and answering a
  * pwbreach POST lookup (a JSON body with a password) and a geoip lookup of 8.8.8.8 (location from
  * the DB-IP file, connection from the asn data) and a local riskscore lookup, against the same
  * bare Node server.
@@ -221,11 +221,12 @@ async function benchServe(): Promise<BenchRow[]> {
   // Long TTLs: the rows run for over a minute, longer than the test server's 60 s negative TTL.
   const dns = await startDnsServer({ zone: EMAILAUTH_ZONE, defaultTtl: 3600, negativeTtl: 3600 });
   try {
-    const [bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip, riskscore] = await Promise.all([
+    const [bare, barePost, withLog, withoutLog, withMetrics, emailauth, pwbreach, geoip, riskscore] = await Promise.all([
       startServer('node', 'bare', children),
       startServer('node', 'bare-post', children),
       startServe(dir('logged'), [], children),
       startServe(dir('quiet'), ['--log-level', 'warn'], children),
+      startServe(dir('metrics'), ['--metrics'], children),
       startServe(dir('emailauth'), ['--dns', dns.address], children, { product: 'emailauth', path: '/v1/emailauth/lookup?domain=example.com' }),
       startServe(dir('pwbreach'), [], children, { product: 'pwbreach', path: '/v1/pwbreach/lookup', body: JSON.stringify({ password: PWBREACH_PASSWORD }) }),
       startServe(dir('geoip'), [], children, { product: 'geoip', path: '/v1/geoip/lookup?ip=8.8.8.8' }),
@@ -233,15 +234,19 @@ async function benchServe(): Promise<BenchRow[]> {
     ]);
     // The bare POST server gets the pwbreach request: same body, same headers.
     Object.assign(barePost, { url: barePost.url.replace(/\/v1\/.*$/, '/v1/pwbreach/lookup'), headers: pwbreach.headers, body: pwbreach.body });
-    const targets = { bare, barePost, withLog, withoutLog, emailauth, pwbreach, geoip, riskscore };
+    const targets = { bare, barePost, withLog, withoutLog, withMetrics, emailauth, pwbreach, geoip, riskscore };
     const { connections } = LOADS[0];
     for (const target of Object.values(targets)) await load(target, connections, WARMUP_SECONDS);
-    const best = { bare: 0, barePost: 0, withLog: 0, withoutLog: 0, emailauth: 0, pwbreach: 0, geoip: 0, riskscore: 0 };
+    const best = { bare: 0, barePost: 0, withLog: 0, withoutLog: 0, withMetrics: 0, emailauth: 0, pwbreach: 0, geoip: 0, riskscore: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of Object.keys(best) as (keyof typeof best)[]) best[name] = Math.max(best[name], await load(targets[name], connections, ROUND_SECONDS));
     }
     // Every lookup after the first came from the cache: one DNS question per name, ever.
     if (dns.total() > 12) throw new Error(`the cached emailauth bench asked the DNS server ${dns.total()} times`);
+    // The metrics counted every answered lookup (or the row measured metrics that were not kept).
+    const scrape = await (await fetch(`${new URL(withMetrics.url).origin}/metrics`)).text();
+    const counted = Number(/^seclookup_http_requests_total\{product="useragent",route="\/v1\/useragent\/lookup",status="200"\} (\d+)$/m.exec(scrape)?.[1] ?? 0);
+    if (counted < withMetrics.answered) throw new Error(`seclookup serve --metrics counted ${counted} lookups but answered ${withMetrics.answered}`);
     // SIGTERM flushes the log: every answered request must have its line, or the row measured a log that was dropped.
     await stopAll(children);
     const lines = readFileSync(withLog.logFile, 'utf8').split('\n').filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
@@ -266,6 +271,8 @@ async function benchServe(): Promise<BenchRow[]> {
     return [
       row('GET /v1/useragent/lookup, warm UA cache, JSON request log to a file', best.withLog, true),
       row('GET /v1/useragent/lookup, warm UA cache, --log-level warn (no request lines)', best.withoutLog, false),
+      row('GET /v1/useragent/lookup, warm UA cache, JSON request log to a file and --metrics (Prometheus, /metrics)', best.withMetrics, true),
+      row('the same with --metrics', best.withMetrics, false, { name: 'the same serve without --metrics (request log on)', opsPerSec: best.withLog }),
       row('GET /v1/emailauth/lookup, cached result, JSON request log to a file', best.emailauth, true),
       row('GET /v1/geoip/lookup?ip=8.8.8.8 (DB-IP City Lite and the asn data, in memory), JSON request log to a file', best.geoip, true),
       row('GET /v1/riskscore/lookup?ip=8.8.8.8 (local provider: every open list, geoip and asn), JSON request log to a file', best.riskscore, true),

@@ -27,6 +27,7 @@ export { createOutboundGuard } from './lib/outbound.js';
 export type { OutboundGuard, OutboundGuardOptions, CheckedTarget } from './lib/outbound.js';
 export type { DnsAnswer, DnsCacheOptions, DnsRecordType, DnsResolver, DnsResolverOptions, DnsValue, MxData } from './lib/dns/index.js';
 export type { TimeoutOptions } from './lib/deadline.js';
+export type { LookupObserver, UpstreamKind } from './lib/observe.js';
 
 export { createApi } from './api/create-api.js';
 export { DEFAULT_METER_TIMEOUT_MS } from './api/meter-gate.js';

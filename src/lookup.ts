@@ -4,9 +4,11 @@
  * so one product's missing dataset never stops another.
  */
 import { invalidOption, SeclookupError } from './errors.js';
-import { createMemoryCache, createProductCache, type CacheStore } from './lib/cache.js';
+import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from './lib/cache.js';
+import { isPromise } from './lib/outcome.js';
 import { bundledDataDir } from './lib/datasets.js';
 import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
+import { addUpstreamObserver, type LookupObserver } from './lib/observe.js';
 import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
@@ -64,6 +66,12 @@ export interface LookupOptions extends ProductOptionsMap {
    * (for tests against loopback servers, or lookups of your own hosts). @default none allowed
    */
   outbound?: { allowPrivateTargets?: readonly string[] };
+  /**
+   * Told about cache reads per product and about every upstream call (DNS, RDAP, WHOIS, TLS,
+   * HTTP), for metrics (`createMetrics().observer` from `seclookup/metrics`). Upstream calls are
+   * observed process-wide from `createLookup` until `close()`. @default none (no cost)
+   */
+  observer?: LookupObserver;
   /** Told when a cache store fails (lookups then run uncached). @default none */
   onCacheError?: (error: unknown) => void;
   /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
@@ -127,6 +135,11 @@ export function createLookup(options: LookupOptions = {}): Lookup {
     return entry.engine;
   }
 
+  const observer = options.observer;
+  const stopObserving = observer?.upstream ? addUpstreamObserver(observer.upstream.bind(observer)) : undefined;
+  const observed = <Value>(product: string, cache: ProductCache<Value> | null): ProductCache<Value> | null =>
+    cache && observer?.cache ? observeCache(cache, product, observer.cache.bind(observer)) : cache;
+
   function contextFor(module: AnyProductModule): EngineContext<unknown> {
     return {
       dataDir,
@@ -136,8 +149,8 @@ export function createLookup(options: LookupOptions = {}): Lookup {
       dns,
       outbound,
       cache: ({ ttlMs, maxEntries }) => {
-        if (options.cache) return createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError });
-        return maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null;
+        if (options.cache) return observed(module.id, createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError }));
+        return observed(module.id, maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null);
       },
     };
   }
@@ -168,6 +181,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   }
 
   async function close(): Promise<void> {
+    stopObserving?.();
     const errors: unknown[] = [];
     for (const entry of built.values()) {
       const closable = 'engine' in entry ? (entry.engine as { close?: () => unknown }) : null;
@@ -190,3 +204,22 @@ function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value 
   return typeof (value as DnsResolver | undefined)?.resolve === 'function';
 }
 
+
+/** A product cache whose reads are told to `tell` (hit or miss); a sync store stays sync. */
+function observeCache<Value>(cache: ProductCache<Value>, product: string, tell: (product: string, hit: boolean) => void): ProductCache<Value> {
+  const told = (value: Value | undefined) => {
+    try {
+      tell(product, value !== undefined);
+    } catch {
+      // An observer's bug must never fail a lookup.
+    }
+    return value;
+  };
+  return {
+    get(input) {
+      const value = cache.get(input);
+      return isPromise(value) ? value.then(told) : told(value);
+    },
+    set: (input, value, ttlMs) => cache.set(input, value, ttlMs),
+  };
+}

@@ -43,7 +43,7 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
     if (!spec || NOT_IN_FILE.has(name)) {
       throw new UsageError(`${where} is unknown; settings are the serve flags without "--" (${Object.keys(options).filter((o) => !NOT_IN_FILE.has(o)).join(', ')}) and "products"`, command);
     }
-    config.values[name] = spec.multiple ? readList(value, where, command) : readScalar(value, where, command);
+    config.values[name] = spec.multiple ? readList(value, where, command) : spec.type === 'boolean' && typeof value === 'boolean' ? String(value) : readScalar(value, where, command);
   }
   return config;
 }

@@ -3,11 +3,12 @@
  * object per line (requests, errors), so it can go straight to a log collector; stderr is for
  * the operator (listening, the one-time starter key table, shutdown).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
+import { bundledDataDir } from '../lib/datasets.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite-single-use.js';
 import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
@@ -32,7 +33,7 @@ export const SERVE_HELP = `Usage:
   seclookup serve [--config FILE] [--host HOST] [--port N] [--db FILE] [--redis URL]
                   [--on-store-error deny|allow] [--body-limit BYTES]
                   [--data-dir DIR] [--trust-proxy CIDR,...] [--dns HOST:PORT,...]
-                  [--log-level LEVEL] [product settings]
+                  [--log-level LEVEL] [--metrics] [--metrics-port N] [product settings]
 
 Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
 
@@ -65,6 +66,12 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          ${ALLOW_PRIVATE_TARGETS_HELP.replace(/\n/g, '\n                         ')}
   --log-level LEVEL      least severe log line written (default: info; request lines
                          are info, errors error): ${LOG_LEVELS.join('|')}
+  --metrics              serve Prometheus metrics at GET /metrics on the API's port, with
+                         no key (default: off; in a file "metrics": true, in the
+                         environment SECLOOKUP_METRICS=1). Requests, latency, meter
+                         store, caches, upstream calls, dataset ages; never a key or input
+  --metrics-port N       serve them on this port of the same host instead (implies
+                         --metrics; /metrics on the API's port is then 404; 0 picks one)
 ${settingsHelp(25)}  -h, --help             show this help
 
 First start on a new database: a "starter" key pair is created for each of the 15
@@ -96,6 +103,8 @@ export const SERVE_OPTIONS = {
   'log-level': { type: 'string' },
   'on-store-error': { type: 'string' },
   'body-limit': { type: 'string' },
+  metrics: { type: 'boolean' },
+  'metrics-port': { type: 'string' },
   ...METER_OPTIONS,
   ...ENGINE_OPTIONS,
 } as const;
@@ -120,6 +129,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const redisUrl = resolveRedisUrl(values.redis);
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
 
+  const metricsAt = parseMetrics(values.metrics, values['metrics-port'], port, command);
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
 
   // Every engine is built now, so a broken dataset stops serve before the port opens.
@@ -131,6 +141,9 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
   lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
+  // Loaded only when asked for: prom-client costs tens of ms to import.
+  const metrics = metricsAt !== null ? (await import('../metrics/index.js')).createMetrics({ dataDir: lookupOptions.dataDir ?? bundledDataDir(), processMetrics: true }) : null;
+  if (metrics) lookupOptions.observer = metrics.observer;
   // With Redis, every instance shares the meter, the captcha single-use ids and the result
   // cache; else the meter and the single-use ids share the --db file (every process on it).
   const redis = redisUrl ? await loadRedis() : null;
@@ -143,7 +156,9 @@ export async function runServe(argv: string[]): Promise<number> {
     await sharedCache?.close(); // an open Redis connection would keep the process alive
     throw error;
   }
-  const meter = await openMeter(values, { create: true });
+  const openedMeter = await openMeter(values, { create: true });
+  const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
+  metrics?.watchDatasets(lookup);
   const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
   const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
   const where = describeMeter(values);
@@ -158,19 +173,23 @@ export async function runServe(argv: string[]): Promise<number> {
       onMeterError,
       bodyLimit,
       // Left out when the level drops request lines: the API then does not build them.
-      onResponse: log.logsRequests ? log.request : undefined,
+      onResponse: requestObserver(log.logsRequests ? log.request : undefined, metrics?.onResponse),
       onError: log.error,
     }),
   );
-  const server = createServer(createListener(api));
+  const listener = createListener(api);
+  const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
+  const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(withMetricsRoute(metrics.handler, notFound)) : null;
   // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
   handleClientErrors(server, api);
   try {
     // Port first: if it is taken, fail before creating (and printing) any starter keys.
     await listen(server, port, host, log);
+    if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
     await announceKeys(meter, where);
   } catch (error) {
     server.close();
+    metricsServer?.close();
     await lookup.close();
     for (const store of stores) await store.close();
     await meter.close();
@@ -180,7 +199,61 @@ export async function runServe(argv: string[]): Promise<number> {
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
-  return untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
+  if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
+  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
+  // Scrapes are answered until the very end; then its port closes too.
+  if (metricsServer) {
+    metricsServer.closeAllConnections();
+    await new Promise((resolve) => metricsServer.close(resolve));
+  }
+  return code;
+}
+
+/**
+ * `--metrics` (a switch: the flag, `true` in the file, `1`/`true`/`on` in the environment) and
+ * `--metrics-port N`: where /metrics is served, `'api'` for the API's port, a port of its own,
+ * or null (off, the default).
+ */
+function parseMetrics(flag: boolean | string | undefined, portFlag: string | undefined, apiPort: number, command: string): 'api' | number | null {
+  const on = parseSwitch(flag, '--metrics', command);
+  if (portFlag === undefined) return on ? 'api' : null;
+  const port = parseInteger(portFlag, '--metrics-port', command, { max: 65_535 });
+  if (port !== 0 && port === apiPort) throw new UsageError(`--metrics-port must differ from --port (both ${port}); leave --metrics-port out to serve /metrics on the API's port`, command);
+  return port;
+}
+
+function parseSwitch(value: boolean | string | undefined, name: string, command: string): boolean {
+  if (value === undefined || value === false) return false;
+  if (value === true) return true;
+  const text = value.trim().toLowerCase();
+  if (['1', 'true', 'on', 'yes'].includes(text)) return true;
+  if (['0', 'false', 'off', 'no', ''].includes(text)) return false;
+  throw new UsageError(`${name} must be on or off (true/false, 1/0; got ${JSON.stringify(value)})`, command);
+}
+
+type Listener = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** GET (or HEAD) /metrics answered by `metrics`, every other request by `next`. */
+function withMetricsRoute(metrics: Listener, next: Listener): Listener {
+  return (request, response) => {
+    const url = request.url ?? '';
+    if ((url === '/metrics' || url.startsWith('/metrics?')) && (request.method === 'GET' || request.method === 'HEAD')) return metrics(request, response);
+    next(request, response);
+  };
+}
+
+function notFound(_request: IncomingMessage, response: ServerResponse): void {
+  response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+  response.end('not found; metrics are at /metrics\n');
+}
+
+/** The request log and the metrics both see each response; neither when both are off. */
+function requestObserver<E>(log: ((event: E) => void) | undefined, metrics: ((event: E) => void) | undefined): ((event: E) => void) | undefined {
+  if (!log || !metrics) return log ?? metrics;
+  return (event) => {
+    metrics(event);
+    log(event);
+  };
 }
 
 /** `--on-store-error deny|allow` (default deny): what the API does when the meter store fails. */

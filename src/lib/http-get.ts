@@ -9,6 +9,7 @@ import https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
+import { upstreamEnd, upstreamStart, type UpstreamKind } from './observe.js';
 
 export interface HttpGetOptions {
   /** @default DEFAULT_TIMEOUTS: connect 3 s, total 10 s */
@@ -21,6 +22,8 @@ export interface HttpGetOptions {
    * it checked (TLS still verifies and sends SNI for the URL's name). @default the system's
    */
   lookup?: LookupFunction;
+  /** What the call is, for the upstream observers (metrics). @default 'http' */
+  upstreamKind?: UpstreamKind;
 }
 
 export interface HttpGetResponse {
@@ -46,10 +49,12 @@ export function httpGet(url: string, options: HttpGetOptions = {}): Promise<Http
   return new Promise((resolve, reject) => {
     let done = false;
     const timers: NodeJS.Timeout[] = [];
+    const started = upstreamStart();
     const settle = (error: Error | null, response?: HttpGetResponse) => {
       if (done) return;
       done = true;
       timers.forEach(clearTimeout);
+      upstreamEnd(options.upstreamKind ?? 'http', error === null, started);
       if (error) {
         request.destroy();
         reject(error);

@@ -15,6 +15,7 @@ import { randomInt } from 'node:crypto';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from '../cache.js';
 import { resolveTimeouts, type TimeoutOptions } from '../deadline.js';
+import { upstreamEnd, upstreamStart } from '../observe.js';
 import { parseDnsServer, systemDnsServers, type DnsServer } from './servers.js';
 import { tcpExchange, udpExchange, type Exchange } from './transport.js';
 import { encodeName, encodeQuery, RCODE, RECORD_TYPES, WireError, type DnsRecordType, type MxData, type SoaData, type WireMessage, type WireRecord } from './wire.js';
@@ -179,7 +180,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     for (let attempt = 0; attempt < attempts; attempt++) {
       const server = servers[nextServer++ % servers.length];
       try {
-        const message = await slots.run(() => exchangeWith(server, name, type));
+        const message = await slots.run(() => observedExchange(server, name, type));
         if (message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN) return message;
         lastError = new SeclookupError('upstream_failed', `DNS server ${server.text} answered ${rcodeName(message.rcode)} for ${name}`);
       } catch (error) {
@@ -187,6 +188,19 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
       }
     }
     throw lastError;
+  }
+
+  /** One attempt, timed for the upstream observers (the wait for a slot is not counted). */
+  async function observedExchange(server: DnsServer, name: string, type: number): Promise<WireMessage> {
+    const started = upstreamStart();
+    let ok = false;
+    try {
+      const message = await exchangeWith(server, name, type);
+      ok = message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN;
+      return message;
+    } finally {
+      upstreamEnd('dns', ok, started);
+    }
   }
 
   async function exchangeWith(server: DnsServer, name: string, type: number): Promise<WireMessage> {

@@ -7,6 +7,7 @@
 import type { X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import { SeclookupError } from '../../errors.js';
+import { upstreamEnd, upstreamStart } from '../../lib/observe.js';
 
 export interface HandshakeTarget {
   /** The checked address to connect to. */
@@ -44,6 +45,7 @@ const skipIdentityCheck = (): undefined => undefined;
 export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessage = `no TLS handshake within ${timeoutMs} ms`): Promise<Handshake> {
   return new Promise((resolve, reject) => {
     let settled = false;
+    const started = upstreamStart();
     const socket = tls.connect({
       host: target.address,
       port: target.port,
@@ -56,6 +58,7 @@ export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessag
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      upstreamEnd('tls', error === null, started);
       if (error) {
         socket.destroy();
         reject(error);

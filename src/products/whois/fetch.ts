@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { SeclookupError } from '../../errors.js';
 import { withDeadline } from '../../lib/deadline.js';
 import { formatBytes, httpGet, type HttpGetResponse } from '../../lib/http-get.js';
+import { upstreamEnd, upstreamStart } from '../../lib/observe.js';
 import type { CheckedTarget, OutboundGuard } from '../../lib/outbound.js';
 import { formatAddress, type ServerAddress } from './servers.js';
 
@@ -58,6 +59,7 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
       timeouts: { connectMs: Math.min(ctx.connectMs, left), totalMs: Math.min(ctx.totalMs, left) },
       maxBytes: ctx.maxBytes,
       headers: { accept: RDAP_ACCEPT, 'user-agent': USER_AGENT },
+      upstreamKind: 'rdap',
     });
     if (!REDIRECTS.has(response.status)) return { ...response, url: current };
     const location = response.headers.location;
@@ -82,10 +84,12 @@ export async function whoisQuery(server: ServerAddress, query: string, ctx: Call
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    const started = upstreamStart();
     const socket = net.connect({ host: checked.address, port: server.port, family: checked.family });
     const finish = (error: SeclookupError | null) => {
       if (settled) return;
       settled = true;
+      upstreamEnd('whois', error === null, started);
       clearTimeout(connectTimer);
       clearTimeout(totalTimer);
       socket.destroy();

@@ -1,0 +1,56 @@
+/**
+ * Observers of the engines' work, for metrics: result-cache reads per product, and every call to
+ * an upstream (DNS, RDAP, WHOIS, TLS, HTTP) with its outcome and duration. Engines never import a
+ * metrics library: they call the two functions below, which cost one array-length check while no
+ * observer is registered (the library used without metrics).
+ *
+ * Upstream observers are process-wide (the engines' outbound code is shared module code), so
+ * every registered observer sees every lookup's upstream calls in this process; `createLookup`
+ * registers `observer.upstream` and drops it in `close()`. Cache observers are per lookup.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** The kinds of upstream call, a fixed set (metric label values). */
+export type UpstreamKind = 'dns' | 'rdap' | 'whois' | 'tls' | 'http';
+export const UPSTREAM_KINDS: readonly UpstreamKind[] = ['dns', 'rdap', 'whois', 'tls', 'http'];
+
+/** Told about the engines' work. Called on the hot path: keep it cheap and never throw. */
+export interface LookupObserver {
+  /** A product's result-cache read: `hit` true when the value came from the cache. */
+  cache?(product: string, hit: boolean): void;
+  /**
+   * One upstream call finished: `ok` false when it failed (timeout, refused, reset, malformed or
+   * oversize answer, DNS SERVFAIL/REFUSED, TLS handshake failure); an HTTP answer of any status
+   * and a DNS NXDOMAIN are `ok`. `seconds` from the call's start to its end.
+   */
+  upstream?(kind: UpstreamKind, ok: boolean, seconds: number): void;
+}
+
+type UpstreamFn = NonNullable<LookupObserver['upstream']>;
+let upstreamObservers: readonly UpstreamFn[] = [];
+
+/** Register a process-wide upstream observer; returns its removal. */
+export function addUpstreamObserver(observer: UpstreamFn): () => void {
+  upstreamObservers = [...upstreamObservers, observer];
+  return () => {
+    upstreamObservers = upstreamObservers.filter((o) => o !== observer);
+  };
+}
+
+/** The start of an upstream call: a timestamp, or 0 when nobody observes (no clock read). */
+export function upstreamStart(): number {
+  return upstreamObservers.length === 0 ? 0 : performance.now();
+}
+
+/** The end of an upstream call started with {@link upstreamStart}. */
+export function upstreamEnd(kind: UpstreamKind, ok: boolean, started: number): void {
+  if (started === 0 || upstreamObservers.length === 0) return;
+  const seconds = (performance.now() - started) / 1000;
+  for (const observer of upstreamObservers) {
+    try {
+      observer(kind, ok, seconds);
+    } catch {
+      // An observer's bug must never fail a lookup.
+    }
+  }
+}

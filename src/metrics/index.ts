@@ -1,0 +1,156 @@
+/**
+ * seclookup/metrics: Prometheus metrics (prom-client, in a private Registry, never the global
+ * one). Requests by product, route pattern and status with latency histograms (from the API's
+ * `onResponse` event); meter store calls, errors and latency (`instrumentMeter`); result-cache
+ * hits and misses per product and upstream calls, failures and latency per kind (the lookup's
+ * `observer`); dataset ages (at scrape time). Every label value comes from a fixed set (product
+ * ids, route patterns, status codes, operation names, upstream kinds): never a key, an address,
+ * a hostname or an input.
+ *
+ * @example
+ * const metrics = createMetrics({ dataDir });
+ * const lookup = createLookup({ observer: metrics.observer });
+ * const api = createApi({ lookup, meter: metrics.instrumentMeter(meter), onResponse: metrics.onResponse });
+ * metrics.watchDatasets(lookup);
+ * app.get('/metrics', metrics.handler); // node http or Express
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { RequestLogEvent } from '../api/types.js';
+import type { LookupObserver, UpstreamKind } from '../lib/observe.js';
+import type { Meter } from '../metering/types.js';
+import { PRODUCT_IDS } from '../products/catalog.js';
+import { datasetAges, type EngineSource } from './datasets.js';
+import { FastCounter, FastHistogram } from './fast.js';
+import { instrumentMeter as wrapMeter } from './meter.js';
+
+export type { LookupObserver, UpstreamKind } from '../lib/observe.js';
+
+/** Seconds: request latency and meter store calls (fast), upstream calls (slow). */
+export const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+export const METER_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+export const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+
+export interface MetricsOptions {
+  /** The data directory whose files' ages `seclookup_dataset_age_seconds` reports. @default none */
+  dataDir?: string;
+  /** Also Node's process metrics (CPU, memory, event-loop lag, GC; prom-client's defaults). @default false */
+  processMetrics?: boolean;
+  /** Clock for dataset ages, ms since the epoch. @default Date.now */
+  now?: () => number;
+}
+
+export interface Metrics {
+  /** The private registry; register your own metrics here if you like. */
+  readonly registry: Registry;
+  /** The Content-Type of {@link Metrics.metrics}'s text. */
+  readonly contentType: string;
+  /** Pass as `createApi({ onResponse })`; chain your own log with `(e) => { metrics.onResponse(e); log(e); }`. */
+  readonly onResponse: (event: RequestLogEvent) => void;
+  /** Pass as `createLookup({ observer })`: cache hits and misses, upstream calls. */
+  readonly observer: LookupObserver;
+  /** The same meter, every store call timed and its failures counted. */
+  instrumentMeter<M extends Meter>(meter: M): M;
+  /** Report dataset ages of this lookup's engines too (geoip's and asn's build times). */
+  watchDatasets(lookup: EngineSource): void;
+  /** The exposition text, Prometheus format. */
+  metrics(): Promise<string>;
+  /** A node http / Express handler answering with the text. */
+  readonly handler: (request: IncomingMessage, response: ServerResponse) => void;
+}
+
+const PRODUCTS = new Set<string>(PRODUCT_IDS);
+const NO_PRODUCT = 'none';
+
+/**
+ * Build a metrics set in its own prom-client Registry. Without a call to `onResponse`,
+ * `instrumentMeter` or the observer, it records nothing and costs nothing.
+ */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const now = options.now ?? Date.now;
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const requests = new FastCounter('seclookup_http_requests_total', 'HTTP requests answered, by product, route pattern and status.', ['product', 'route', 'status'], registry);
+  const requestDuration = new FastHistogram(
+    'seclookup_http_request_duration_seconds',
+    'Time from the request reaching the API to its answer, by product and route pattern.',
+    ['product', 'route'],
+    registry,
+    REQUEST_BUCKETS,
+  );
+  const meterDuration = new FastHistogram('seclookup_meter_store_duration_seconds', 'Meter store calls (keys, rate and quota, refunds, ...) and their latency, by operation.', ['op'], registry, METER_BUCKETS);
+  const meterErrors = new FastCounter('seclookup_meter_store_errors_total', 'Meter store calls that failed (threw or rejected), by operation.', ['op'], registry);
+  const cacheHits = new FastCounter('seclookup_cache_hits_total', 'Result-cache reads that found the result, by product.', ['product'], registry);
+  const cacheMisses = new FastCounter('seclookup_cache_misses_total', 'Result-cache reads that did not (the lookup then ran), by product.', ['product'], registry);
+  const upstreamCalls = new FastCounter('seclookup_upstream_requests_total', 'Upstream calls made by lookups, by kind (dns, rdap, whois, tls, http).', ['kind'], registry);
+  const upstreamFailures = new FastCounter('seclookup_upstream_failures_total', 'Upstream calls that failed (timeout, refused, reset, malformed or oversize answer, DNS SERVFAIL/REFUSED), by kind.', ['kind'], registry);
+  const upstreamDuration = new FastHistogram('seclookup_upstream_duration_seconds', 'Upstream call latency, failed calls included, by kind.', ['kind'], registry, UPSTREAM_BUCKETS);
+
+  const engineSources: EngineSource[] = [];
+  new Gauge({
+    name: 'seclookup_dataset_age_seconds',
+    help: 'Seconds since each dataset was built or last written (file modification time; MaxMind build time for geoip and asn), by product and dataset.',
+    labelNames: ['product', 'dataset'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const at = now();
+      const ages = [...datasetAges(options.dataDir, undefined), ...engineSources.flatMap((source) => datasetAges(undefined, source))];
+      for (const age of ages) this.set({ product: age.product, dataset: age.dataset }, Math.max(0, Math.round((at - age.builtAtMs) / 1000)));
+    },
+  });
+
+  // Labels of one (route, status, product), reused: a busy server answers few distinct ones.
+  const requestLabels = new Map<string, { counter: string[]; histogram: string[] }>();
+  const onResponse = (event: RequestLogEvent) => {
+    const key = `${event.route} ${event.status} ${event.product}`;
+    let labels = requestLabels.get(key);
+    if (!labels) {
+      const product = event.product !== null && PRODUCTS.has(event.product) ? event.product : NO_PRODUCT;
+      const route = typeof event.route === 'string' ? event.route : 'unmatched';
+      labels = { counter: [product, route, String(Math.trunc(Number(event.status)) || 0)], histogram: [product, route] };
+      requestLabels.set(key, labels);
+    }
+    requests.inc(labels.counter);
+    requestDuration.observe(labels.histogram, event.latency_ms / 1000);
+  };
+
+  const observer: LookupObserver = {
+    cache(product, hit) {
+      const labels = [PRODUCTS.has(product) ? product : NO_PRODUCT];
+      (hit ? cacheHits : cacheMisses).inc(labels);
+    },
+    upstream(kind: UpstreamKind, ok, seconds) {
+      const labels = [kind];
+      upstreamCalls.inc(labels);
+      if (!ok) upstreamFailures.inc(labels);
+      upstreamDuration.observe(labels, seconds);
+    },
+  };
+
+  const metrics = () => registry.metrics();
+  const handler = (_request: IncomingMessage, response: ServerResponse) => {
+    metrics().then(
+      (text) => {
+        response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+        response.end(text);
+      },
+      () => {
+        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        response.end('metrics collection failed\n');
+      },
+    );
+  };
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    onResponse,
+    observer,
+    instrumentMeter: (meter) => wrapMeter(meter, { meterDuration, meterErrors }),
+    watchDatasets: (lookup) => void engineSources.push(lookup),
+    metrics,
+    handler,
+  };
+}

@@ -5,6 +5,7 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/errors.js';
 import { BEYOND_SPEC, buildOpenApiDocument } from '../../src/openapi/document.js';
@@ -34,6 +35,8 @@ describe('the OpenAPI document', () => {
 
   it('holds only schemas that compile as JSON Schema 2020-12 in ajv strict mode', () => {
     const ajv = new Ajv2020({ strict: true });
+    // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
+    (((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void)(ajv);
     ajv.addSchema({ $id: 'doc', $defs: DOCUMENT.components.schemas });
     let compiled = 0;
     const visit = (node: unknown, key?: string): void => {

@@ -21,7 +21,7 @@ import { decodeInput, splitUrl } from './input.js';
 import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type Headers } from './meter-gate.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
 import { statusExtras, statusResource } from './status.js';
-import { openApiJson } from '../openapi/document.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 
 const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
@@ -65,6 +65,8 @@ export function createApi(options: ApiOptions): Api {
   const match = createRouter(PRODUCT_MODULES, SERVICE_MODULES);
   const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
   const singleUse = options.singleUse ?? createMemorySingleUseStore();
+  // The OpenAPI document, made on its first request.
+  let openApiText: string | undefined;
   const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, onError: options.onError });
   // Each service's handlers, built on its first request.
   const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
@@ -125,7 +127,7 @@ export function createApi(options: ApiOptions): Api {
       case 'health':
         return HEALTH_BODY;
       case 'openapi':
-        return openApiJson();
+        return (openApiText ??= JSON.stringify(buildOpenApiDocument({ batchLimit })));
       case 'not_found':
         throw new LookupError('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
       case 'method_not_allowed':

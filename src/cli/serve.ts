@@ -31,11 +31,11 @@ const BOOTSTRAP_SETTING = 'bootstrap';
 
 export const SERVE_HELP = `Usage:
   seclookup serve [--config FILE] [--host HOST] [--port N] [--db FILE] [--redis URL]
-                  [--on-store-error deny|allow] [--body-limit BYTES]
+                  [--on-store-error deny|allow] [--body-limit BYTES] [--batch-limit N]
                   [--data-dir DIR] [--trust-proxy CIDR,...] [--dns HOST:PORT,...]
                   [--log-level LEVEL] [--metrics] [--metrics-port N] [product settings]
 
-Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
+Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product>/lookup, ...).
 
   --config FILE          settings from a JSON file: the flags below without "--" as keys
                          ("port": 8080, "trust-proxy": ["10.0.0.0/8"]), plus "products":
@@ -55,6 +55,8 @@ Run the HTTP API (/healthz, /v1/<product>/status, /v1/<product>/lookup).
                          when the meter store fails or times out: deny answers 500
                          (default); allow serves lookups unmetered until it is back
   --body-limit BYTES     largest request body (default: 65536); larger ones get 413
+  --batch-limit N        most inputs of one POST /v1/<product>/batch (default: 100;
+                         at most 10000); more is 400 invalid_request
   --data-dir DIR         dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                          bundled with seclookup)
   --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
@@ -103,6 +105,7 @@ export const SERVE_OPTIONS = {
   'log-level': { type: 'string' },
   'on-store-error': { type: 'string' },
   'body-limit': { type: 'string' },
+  'batch-limit': { type: 'string' },
   metrics: { type: 'boolean' },
   'metrics-port': { type: 'string' },
   ...METER_OPTIONS,
@@ -131,6 +134,7 @@ export async function runServe(argv: string[]): Promise<number> {
 
   const metricsAt = parseMetrics(values.metrics, values['metrics-port'], port, command);
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
+  const batchLimit = values['batch-limit'] === undefined ? undefined : parseInteger(values['batch-limit'], '--batch-limit', command, { min: 1, max: 10_000 });
 
   // Every engine is built now, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(values, command);
@@ -172,6 +176,7 @@ export async function runServe(argv: string[]): Promise<number> {
       trustProxy,
       onMeterError,
       bodyLimit,
+      batchLimit,
       // Left out when the level drops request lines: the API then does not build them.
       onResponse: requestObserver(log.logsRequests ? log.request : undefined, metrics?.onResponse),
       onError: log.error,

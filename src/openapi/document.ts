@@ -9,7 +9,6 @@ import { packageVersion } from '../lib/datasets.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
-import type { ServiceModule } from '../products/service.js';
 import { DEFAULT_BATCH_LIMIT } from '../api/batch.js';
 import { bool, int, list, obj, str, type JsonSchema } from './schema.js';
 import type { ExtraRouteDoc, ParamDoc, ProductDoc, ResultDoc, ServiceRouteDoc } from './types.js';
@@ -34,9 +33,15 @@ type PathItem = Record<string, Operation>;
 /** An OpenAPI 3.1 document, as plain JSON data. */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, PathItem>; components: Record<string, Record<string, unknown>> };
 
-export function buildOpenApiDocument(options: { products?: readonly AnyProductModule[]; services?: readonly ServiceModule[] } = {}): OpenApiDocument {
-  const products = options.products ?? (PRODUCT_MODULES as readonly AnyProductModule[]);
-  const services = options.services ?? SERVICE_MODULES;
+export interface OpenApiOptions {
+  /** The server's `batchLimit` (maxItems of a batch's inputs). @default 100 */
+  batchLimit?: number;
+}
+
+export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
+  const batchLimit = options.batchLimit ?? DEFAULT_BATCH_LIMIT;
+  const products = PRODUCT_MODULES as readonly AnyProductModule[];
+  const services = SERVICE_MODULES;
   const paths: Record<string, PathItem> = {};
   const schemas: Record<string, JsonSchema> = { ErrorEnvelope: errorEnvelope(Object.keys(ERROR_STATUS) as ErrorCode[]) };
   const add = (path: string, method: string, operation: Operation) => {
@@ -87,7 +92,7 @@ export function buildOpenApiDocument(options: { products?: readonly AnyProductMo
     }
     if (module.batch) {
       schemas[`${module.id}.BatchItem`] = lookupAnswer(module.id, doc.result, { requestId: false });
-      add(`/v1/${module.id}/batch`, 'POST', batchOperation(module.id, module.batch.input, doc));
+      add(`/v1/${module.id}/batch`, 'POST', batchOperation(module.id, module.batch.input, doc, batchLimit));
     }
     for (const route of module.extraRoutes ?? []) {
       const routeDoc = doc.extraRoutes?.[route.path];
@@ -141,13 +146,6 @@ export function buildOpenApiDocument(options: { products?: readonly AnyProductMo
       schemas,
     },
   };
-}
-
-let cachedJson: string | undefined;
-
-/** The document as JSON text, built once. */
-export function openApiJson(): string {
-  return (cachedJson ??= JSON.stringify(buildOpenApiDocument()));
 }
 
 const SECRET = [{ bearer: [] }];
@@ -263,13 +261,13 @@ function statusOperation(product: ProductId, extras: Readonly<Record<string, Jso
 }
 
 /** Beyond the spec: many inputs of a one-value product in one request (api/batch.ts). */
-function batchOperation(product: ProductId, input: string, doc: ProductDoc): Operation {
+function batchOperation(product: ProductId, input: string, doc: ProductDoc, batchLimit: number): Operation {
   const itemError = obj({ success: { const: false }, error: str(), error_code: { type: 'string', enum: [...new Set([...doc.errors, 'internal_error'])].sort() } });
   return {
     operationId: `${product}_post_batch`,
     summary: `Look up many inputs in one request: ${product}`,
     description:
-      `Up to ${DEFAULT_BATCH_LIMIT} inputs (the server's batchLimit), each counted against the rate and billed like a single lookup; refused whole with 429 when they do not fit what is left of the minute or the month. ` +
+      `Up to ${batchLimit} inputs (this server's batch limit), each counted against the rate and billed like a single lookup; refused whole with 429 when they do not fit what is left of the minute or the month. ` +
       'Answers one item per input, in order: the single lookup\'s envelope without request_id. Identical inputs are looked up once.',
     tags: [product],
     security: SECRET,
@@ -278,7 +276,7 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc): Ope
       required: true,
       content: {
         'application/json': {
-          schema: obj({ inputs: { type: 'array', minItems: 1, maxItems: DEFAULT_BATCH_LIMIT, items: str(doc.query?.[input]?.description ?? `One ${input}.`) } }),
+          schema: obj({ inputs: { type: 'array', minItems: 1, maxItems: batchLimit, items: str(doc.query?.[input]?.description ?? `One ${input}.`) } }),
         },
       },
     },

@@ -111,6 +111,13 @@ describe('the OpenAPI document', () => {
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 
+  it('gives a batch route maxItems from the server\'s batchLimit', async () => {
+    const batchItems = (doc: any) => doc.paths['/v1/geoip/batch'].post.requestBody.content['application/json'].schema.properties.inputs;
+    expect(batchItems(DOCUMENT)).toMatchObject({ minItems: 1, maxItems: 100 });
+    const stack = await createApiStack({ batchLimit: 7 });
+    expect(batchItems((await stack.call('/v1/openapi.json')).body)).toMatchObject({ maxItems: 7 });
+  });
+
   it('is printed by `seclookup openapi`', async () => {
     const result = await runCli(['openapi']);
     expect(result.code, result.stderr).toBe(0);

@@ -1,21 +1,219 @@
-import type { ServiceDoc, ServiceRouteDoc } from '../../openapi/types.js';
 import type { ErrorCode } from '../../errors.js';
+import { bool, int, list, num, obj, oneOf, str, type JsonSchema } from '../../openapi/schema.js';
+import type { ParamDoc, ServiceDoc } from '../../openapi/types.js';
+import { CHALLENGE_TTL_S, PROOF_TTL_S } from './service.js';
 
-const ALL: ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'quota_exceeded', 'server_error', 'token_already_used', 'domain_not_allowed', 'domain_required', 'domain_not_configured', 'invalid_token', 'challenge_failed', 'action_mismatch', 'interactive_required', 'invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type'];
-const stub = (summary: string): ServiceRouteDoc => ({ summary, auth: 'public or secret', answers: { 200: { type: 'object' }, 204: null }, errors: ALL, errorFields: { interactive_required: { type: 'boolean' }, 'error-codes': { type: 'array', items: { type: 'string' } } } });
+/** An ISO 8601 timestamp. A pattern rather than `format: date-time`, which the document test's strict ajv (without ajv-formats) refuses. */
+const isoTime = (description: string): JsonSchema => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
+
+/** A success answer of a captcha route: the envelope's fields and the route's own. */
+const answer = (fields: Readonly<Record<string, JsonSchema>>, optional: readonly string[] = []): JsonSchema =>
+  obj({ success: { const: true }, request_id: str('Unique id of this request (also X-Request-Id).'), ...fields }, { optional });
+
+const RISK_SCORE = int('0-100, lower is safer.', { minimum: 0, maximum: 100 });
+const RISK_LEVEL = oneOf(['low', 'medium', 'high'], 'low (below 30), medium (30-59), high (60 and above).');
+const PROOF = str(`The response token: valid ${PROOF_TTL_S} s, for one successful siteverify (at most 2,048 characters).`);
+const ACTION = str('The action label sent (1-32 of A-Za-z0-9_-), echoed when one was sent.');
+const ACTION_IN = str('Optional label such as login or signup: 1-32 of A-Za-z0-9_-. Siteverify may check it.', { pattern: '^[A-Za-z0-9_-]{1,32}$' });
+const HOSTNAME_IN = str("The page's hostname (the widget sends location.hostname); else the Origin header's host is used.");
+const SITEKEY_IN = str('The public key (tf_pub_).');
+
+const TELEMETRY = obj(
+  {
+    webdriver: bool(),
+    headless: bool(),
+    languages: num(),
+    plugins: num(),
+    touch: bool(),
+    screen: list(num(), '[width, height].'),
+    pointer_moves: num(),
+    keys: num(),
+    focus: bool(),
+    elapsed_ms: num(),
+    timezone: str(),
+  },
+  {
+    optional: ['webdriver', 'headless', 'languages', 'plugins', 'touch', 'screen', 'pointer_moves', 'keys', 'focus', 'elapsed_ms', 'timezone'],
+    description: 'Browser telemetry the widget collects. Unknown fields and wrong types are ignored, never an error.',
+  },
+);
+
+/** What every route that checks the key can answer: the key (401), the site key's IP allowlist (403), the rate (429), a store failure (500). */
+const KEY: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error'];
+/** The page's domain check of the browser routes. */
+const DOMAIN: readonly ErrorCode[] = ['domain_not_configured', 'domain_not_allowed', 'domain_required'];
+/** Reading a request body (api/body.ts). */
+const BODY: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
+
+const SITEKEY_QUERY: ParamDoc = { description: 'The public key (tf_pub_).', required: true };
+const PREFLIGHT = {
+  summary: 'CORS preflight',
+  description:
+    'Answers 204 with Access-Control-Allow-Origin (the Origin), Allow-Methods GET, POST, OPTIONS, Allow-Headers Content-Type, Max-Age 600 and Vary: Origin when the Origin host is allowed for the site key of ?sitekey= (a preflight has no body); else 403 domain_not_allowed without them. Not rate-limited or billed.',
+  auth: 'none',
+  query: { sitekey: SITEKEY_QUERY },
+  answers: { 204: null },
+  errors: ['domain_not_allowed', 'server_error'],
+} as const;
+
+/** Turnstile's codes, beside ours on every siteverify failure. */
+const TURNSTILE_CODES = ['missing-input-secret', 'invalid-input-secret', 'missing-input-response', 'invalid-input-response', 'bad-request', 'timeout-or-duplicate', 'internal-error'];
 
 export const CAPTCHA_DOC: ServiceDoc = {
   summary: 'Puzzle and managed human verification: browser widget routes plus server-side token validation.',
   routes: {
-    'GET challenge': stub('Fetch a puzzle challenge'),
-    'OPTIONS challenge': stub('CORS preflight'),
-    'POST verify': stub('Verify a puzzle solution'),
-    'OPTIONS verify': stub('CORS preflight'),
-    'POST managed': stub('Managed verification with puzzle fallback'),
-    'OPTIONS managed': stub('CORS preflight'),
-    'POST siteverify': stub('Server-side token validation'),
-    'GET status': stub('Key health and quota snapshot'),
-    'GET usage': stub('Usage for the subscription'),
+    'GET challenge': {
+      summary: 'Fetch a puzzle challenge',
+      description: 'Only in sitekey: a Bearer header is not read. Counts against the site key\'s rate, not the quota. The page must be on a domain allowed for the site key.',
+      auth: 'public',
+      keyIn: 'the sitekey query parameter',
+      query: {
+        sitekey: SITEKEY_QUERY,
+        hostname: { description: "The page's hostname (the widget sends it); else the Origin header's host is used." },
+        puzzle_type: { description: 'pow (the default), slider, or random (one of the two). Anything else is 400 invalid_request.', schema: oneOf(['pow', 'slider', 'random']) },
+      },
+      answers: {
+        200: answer({
+          challenge: str('Opaque signed string (base64url characters and dots); the verify token is it, a dot, and the solution.'),
+          puzzle_type: oneOf(['pow', 'slider'], 'The puzzle chosen.'),
+          params: {
+            description: "The puzzle's parameters: pow or slider (PROTOCOL.md).",
+            anyOf: [
+              obj({
+                algorithm: { const: 'sha256' },
+                salt: str('32 hex characters.'),
+                difficulty: int('Leading zero bits each hash must have.'),
+                count: int('Counters to find.'),
+              }),
+              obj({
+                width: int('Track width, px.'),
+                piece: int('Piece width, px.'),
+                target: int("Where the piece's left edge must end, px."),
+                tolerance: int('Allowed distance from target, px.'),
+              }),
+            ],
+          },
+          expires_in: int(`Seconds the challenge may be answered in (${CHALLENGE_TTL_S}).`),
+        }),
+      },
+      errors: [...KEY, ...DOMAIN, 'invalid_request'],
+    },
+    'OPTIONS challenge': PREFLIGHT,
+    'POST verify': {
+      summary: 'Verify a puzzle solution',
+      description:
+        'Only in sitekey: a Bearer header is not read. Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one.',
+      auth: 'public',
+      keyIn: 'the sitekey body field or query parameter',
+      query: { sitekey: { description: 'The public key, when not in the body.' } },
+      body: obj(
+        {
+          sitekey: SITEKEY_IN,
+          hostname: HOSTNAME_IN,
+          token: str('The challenge string, a dot, and the solution.'),
+          action: ACTION_IN,
+          trace: list(obj({ x: num(), y: num(), t: num(), k: num('1 on a keyboard step.') }, { optional: ['k'] }), 'The pointer path while dragging (slider; PROTOCOL.md).'),
+          telemetry: TELEMETRY,
+        },
+        { optional: ['sitekey', 'hostname', 'action', 'trace', 'telemetry'] },
+      ),
+      answers: { 200: answer({ proof: PROOF, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
+      errors: [...KEY, 'quota_exceeded', ...DOMAIN, ...BODY, 'invalid_request', 'invalid_token', 'challenge_failed'],
+    },
+    'OPTIONS verify': PREFLIGHT,
+    'POST managed': {
+      summary: 'Managed verification with puzzle fallback',
+      description:
+        'Only in sitekey: a Bearer header is not read. Evaluates browser telemetry and IP risk. Counts one verification against the monthly quota (given back when it fails). When a puzzle is needed, or the site key has Managed mode off, answers 422 interactive_required with interactive_required true: the widget falls back to challenge then verify.',
+      auth: 'public',
+      keyIn: 'the sitekey body field or query parameter',
+      query: { sitekey: { description: 'The public key, when not in the body.' } },
+      body: obj({ sitekey: SITEKEY_IN, hostname: HOSTNAME_IN, action: ACTION_IN, telemetry: TELEMETRY }, { optional: ['sitekey', 'hostname', 'action', 'telemetry'] }),
+      answers: { 200: answer({ proof: PROOF, mode: { const: 'managed' }, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
+      errors: [...KEY, 'quota_exceeded', ...DOMAIN, ...BODY, 'invalid_request', 'interactive_required'],
+      errorFields: { interactive_required: { const: true, description: 'On 422 interactive_required: a puzzle is needed.' } },
+    },
+    'OPTIONS managed': PREFLIGHT,
+    'POST siteverify': {
+      summary: 'Server-side token validation',
+      description:
+        "Only in the secret body field: a Bearer header is not read. Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it.",
+      auth: 'secret',
+      keyIn: 'the secret body field',
+      body: obj(
+        {
+          secret: str('The secret key (tf_sec_).'),
+          response: str('The value of the captcha-response field (the proof).'),
+          remoteip: str('The end user\'s IPv4 or IPv6 address (recommended); anything else is 400 invalid_request.'),
+          action: str('When sent, must match the action used at verify or managed (400 action_mismatch).'),
+        },
+        { optional: ['remoteip', 'action'] },
+      ),
+      answers: {
+        200: answer({
+          challenge_ts: isoTime('When the proof was issued (ISO 8601, UTC).'),
+          hostname: str('The page hostname the proof was issued for.'),
+          action: str('The action of the proof; empty when none was sent.'),
+          'error-codes': list(str(), 'Turnstile\'s field: always empty on success.'),
+          mode: oneOf(['puzzle', 'managed'], 'How the visitor passed.'),
+          risk_score: RISK_SCORE,
+          risk_level: RISK_LEVEL,
+        }),
+      },
+      errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY, 'invalid_request', 'invalid_token', 'action_mismatch', 'domain_not_allowed', 'token_already_used'],
+      errorFields: { 'error-codes': list(oneOf(TURNSTILE_CODES), "Turnstile's codes for the failure (every siteverify error carries it).") },
+    },
+    'GET status': {
+      summary: 'Key health and quota snapshot',
+      description: "Counts against the site key's rate, not the quota.",
+      auth: 'public or secret',
+      keyIn: 'the sitekey query parameter (public key) or the secret query parameter (secret key)',
+      query: {
+        sitekey: { description: 'The public key (tf_pub_), when not sent as Bearer.' },
+        secret: { description: 'The secret key (tf_sec_), when not sent as Bearer and no sitekey is given.' },
+      },
+      answers: {
+        200: answer({
+          status: str('The key\'s state: active.'),
+          product: { const: 'captcha' },
+          plan: str('Plan slug.'),
+          domains_configured: bool('The site key has a domain allowlist.'),
+          domain_count: int('Domains on the allowlist.'),
+          ip_restrictions: bool('The site key has an IP allowlist.'),
+          rate_limit_per_minute: int('Requests per minute of the plan, per site key.'),
+          monthly_quota: int('Monthly verifications of the subscription; -1 when unlimited.'),
+          quota_unlimited: bool('Ours (beside SPEC\'s captcha status fields): true for unlimited plans.'),
+          quota_remaining: int('Verifications left this UTC month; -1 when unlimited.'),
+          quota_period: str('YYYY-MM.'),
+        }),
+      },
+      // wrong_key_type cannot happen: the key's prefix decides which kind is asked for.
+      errors: ['missing_credentials', 'invalid_api_key', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error'],
+    },
+    'GET usage': {
+      summary: 'Usage for the subscription',
+      description:
+        "Verifications (verify and managed) this UTC month over all site keys of the subscription. Counts against the site key's rate, not the quota. " +
+        'The body is optional: read only when neither Bearer nor ?secret= is sent.',
+      auth: 'secret',
+      keyIn: 'the secret query parameter, or the secret field of a JSON or form body',
+      query: { secret: { description: 'The secret key (tf_sec_), when not sent as Bearer.' } },
+      answers: {
+        200: answer({
+          product: { const: 'captcha' },
+          plan: str('Plan slug.'),
+          subscription_id: str('The subscription.'),
+          site_keys: int('Active site keys of the subscription.'),
+          period: str('YYYY-MM.'),
+          monthly_quota: int('Monthly verifications; -1 when unlimited.'),
+          quota_unlimited: bool(),
+          quota_used: int('Verifications this month.'),
+          quota_remaining: int('Verifications left this month; -1 when unlimited.'),
+          days: list(obj({ day: str('YYYY-MM-DD.'), verifications: int() }), 'Per day with verifications.'),
+        }),
+      },
+      errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY],
+    },
   },
   assets: { summary: 'The widget files (captcha.js, its CSS and frame page), beyond the spec' },
 };

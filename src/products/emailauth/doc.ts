@@ -1,8 +1,39 @@
+import { bool, int, list, nullable, obj, oneOf, str } from '../../openapi/schema.js';
 import type { ProductDoc } from '../../openapi/types.js';
+import { DKIM_SELECTORS, SCORE_POINTS } from './types.js';
 
 export const EMAILAUTH_DOC: ProductDoc = {
-  summary: 'SPF, DKIM and DMARC presence for a domain, with a presence score.',
+  summary: `SPF, DKIM and DMARC presence for a domain, with a presence score (SPF ${SCORE_POINTS.spf}, DMARC ${SCORE_POINTS.dmarc}, DKIM ${SCORE_POINTS.dkim} points). Presence only, not policy strength or alignment.`,
   query: { domain: { description: 'Domain name.', required: true } },
-  result: { type: 'object' },
+  result: obj({
+    domain: str('Normalized domain: lower-case ASCII (IDN labels as punycode), no trailing dot.'),
+    score: int('0-100 presence score.', { minimum: 0, maximum: 100 }),
+    spf: obj({
+      found: bool('A TXT record starting v=spf1 exists.'),
+      record: nullable(str('Raw record (the first when there are several); null when none.')),
+      records: list(str(), 'Ours: every v=spf1 record at the domain, in answer order.'),
+      valid: bool('Ours: exactly one v=spf1 record (several are a permerror, RFC 7208 4.5); its syntax is not evaluated.'),
+    }),
+    dkim: obj({
+      found: bool('Any probed selector returned a key record (a revoked one included).'),
+      selectors: list(
+        obj({
+          selector: oneOf(DKIM_SELECTORS, 'The selector probed.'),
+          record: str('Raw key record.'),
+          revoked: bool('Ours: the key is revoked (an empty p=).'),
+        }),
+        `Selectors with a key record, probed as TXT at {selector}._domainkey.{domain}: ${DKIM_SELECTORS.join(', ')}.`,
+      ),
+      failed_selectors: list(oneOf(DKIM_SELECTORS), 'Ours: selectors whose query failed while the others answered (found: false is then not conclusive). Empty normally.'),
+    }),
+    dmarc: obj({
+      found: bool('A v=DMARC1 record exists at _dmarc of the domain, or of its organizational domain.'),
+      record: nullable(str('Raw record (the first when there are several); null when none.')),
+      records: list(str(), 'Ours: every v=DMARC1 record where they were found, in answer order.'),
+      valid: bool('Ours: exactly one record (several mean no DMARC policy applies).'),
+      source: nullable(oneOf(['domain', 'organizational'], 'Ours: where the records were found; null when none.')),
+    }),
+  }),
   errors: ['invalid_domain', 'lookup_failed'],
+  status: { database_records: int('Ours: the DKIM selectors every lookup probes (emailauth holds no database).') },
 };

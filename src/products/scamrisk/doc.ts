@@ -1,10 +1,106 @@
+import { bool, int, list, num, obj, oneOf, str, type JsonSchema } from '../../openapi/schema.js';
 import type { ProductDoc } from '../../openapi/types.js';
+import { REPORT_CATEGORIES } from './reports.js';
+import { IDENTIFIER_TYPES, SEVERITIES, SIGNAL_SEVERITY, type Recommendation, type RiskLevel } from './types.js';
+
+/** An ISO 8601 timestamp. A pattern rather than `format: date-time`, which the document test's strict ajv (without ajv-formats) refuses. */
+const isoTime = (description: string): JsonSchema => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$' });
+
+const RISK_LEVELS = ['minimal', 'low', 'medium', 'high', 'critical'] as const satisfies readonly RiskLevel[];
+const RECOMMENDATIONS = ['allow', 'allow_with_monitoring', 'elevated_monitoring', 'manual_review'] as const satisfies readonly Recommendation[];
+// Both lists hold every value of their type: a new one fails to compile here until documented.
+const complete: [Exclude<RiskLevel, (typeof RISK_LEVELS)[number]> | Exclude<Recommendation, (typeof RECOMMENDATIONS)[number]>] extends [never] ? true : never = true;
+void complete;
+
+const TYPE = oneOf(IDENTIFIER_TYPES, `The identifier type: ${IDENTIFIER_TYPES.join(', ')}.`);
+const VALUE = 'The identifier (URL-encoded on GET).';
+const REGION = 'Ours: region of a phone number given without + (ISO 3166 alpha-2); phone only.';
+const REGION_SCHEMA = str(REGION, { pattern: '^[A-Za-z]{2}$' });
+const identifier = obj({ type: TYPE, masked: str('Masked form of the input value.') });
+
+/** POST assess: { type, value } or the typed shorthand { "<type>": value }, each with an optional region. */
+const ASSESS_BODY: JsonSchema = {
+  description: 'type and value, or the typed shorthand: an object whose single key is the type name and whose value is the identifier. Either form may add region (phone only).',
+  anyOf: [
+    obj({ type: TYPE, value: str(VALUE), region: REGION_SCHEMA }, { optional: ['region'] }),
+    ...IDENTIFIER_TYPES.map((type) => obj({ [type]: str(`The ${type} to assess.`), region: REGION_SCHEMA }, { optional: ['region'] })),
+  ],
+};
 
 export const SCAMRISK_DOC: ProductDoc = {
-  summary: 'Risk assessment of an identifier (email, phone, ip, username, address, crypto, domain, url). Concerns identifier risk only; a no-match result is not proof of safety.',
-  result: { type: 'object' },
+  summary:
+    "Risk assessment of an identifier (email, phone, ip, username, address, crypto, domain, url). The result concerns identifier risk only and does not establish a person's identity or conduct. A no-match result is not proof of safety.",
+  query: {
+    type: { description: `The identifier type: ${IDENTIFIER_TYPES.join(', ')}.`, required: true, schema: TYPE },
+    value: { description: VALUE, required: true },
+    region: { description: REGION, schema: REGION_SCHEMA },
+  },
+  body: ASSESS_BODY,
+  result: obj({
+    identifier,
+    assessment: obj({
+      risk_score: int('0-100.', { minimum: 0, maximum: 100 }),
+      risk_level: oneOf(RISK_LEVELS, 'minimal 0-14, low 15-34, medium 35-59, high 60-79, critical 80-100.'),
+      confidence: num('Fraction 0 to 1.', { minimum: 0, maximum: 1 }),
+      coverage: obj({
+        sources_queried: int('Sources asked.'),
+        sources_responded: int('Sources that answered.'),
+        independent_matches: int('Distinct sources with a non-info signal.'),
+      }),
+      recommendation: oneOf(RECOMMENDATIONS, 'allow (no notable signals), allow_with_monitoring (mild signals), elevated_monitoring (medium risk), manual_review (high or critical).'),
+    }),
+    signals: list(
+      obj(
+        {
+          code: oneOf(Object.keys(SIGNAL_SEVERITY), 'The signal.'),
+          severity: oneOf(SEVERITIES, 'How strongly it speaks for risk; info carries no points.'),
+          confidence: num('0 to 1: how sure the source is.', { minimum: 0, maximum: 1 }),
+          last_seen: isoTime('When the evidence was last seen (ISO 8601 with offset): a list snapshot date, a report time, now for a live check.'),
+          source: str('Ours: the source that produced it (ofac, metamask, reports, emailval, ...).'),
+          detail: str('Ours: short evidence (asset: ETH, category: phishing, ...), when there is some.'),
+        },
+        { optional: ['detail'] },
+      ),
+      'The signals found.',
+    ),
+    report_summary: obj({
+      total_reports: int(),
+      verified_reports: int(),
+      disputed_reports: int(),
+      categories: list(oneOf(REPORT_CATEGORIES), 'Categories of the reports not disputed, sorted.'),
+    }),
+    limitations: list(str(), 'Fixed caveats about interpretation.'),
+    generated_at: isoTime('ISO 8601 timestamp with offset.'),
+  }),
   errors: ['invalid_request', 'invalid_identifier', 'assessment_failed'],
+  status: { supported_types: list(oneOf(IDENTIFIER_TYPES), 'The identifier types assess takes.') },
   extraRoutes: {
-    report: { summary: 'File a report against an identifier', result: { type: 'object' }, errors: ['invalid_request', 'invalid_identifier', 'assessment_failed'] },
+    report: {
+      summary: 'File a report against an identifier',
+      description: 'Ours: files an unverified report, which the next assessments of the identifier count. Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
+      body: obj(
+        {
+          type: TYPE,
+          value: str('The identifier.'),
+          category: oneOf(REPORT_CATEGORIES, 'What it was used for.'),
+          reporter: str('Who reports it, 1 to 100 characters (one reporter counts once in the score). Default api.', { minLength: 1, maxLength: 100 }),
+          note: str('Free text, at most 500 characters.', { maxLength: 500 }),
+          region: REGION_SCHEMA,
+        },
+        { optional: ['reporter', 'note', 'region'] },
+      ),
+      result: obj({
+        report: obj({
+          id: int('The report id.'),
+          identifier,
+          category: oneOf(REPORT_CATEGORIES),
+          reporter: str('As sent, trimmed.'),
+          verified: bool('Always false: reports filed here are unverified.'),
+          disputed: bool(),
+          reported_at: isoTime('ISO 8601 with offset.'),
+        }),
+      }),
+      errors: ['invalid_request', 'invalid_identifier'],
+    },
   },
 };

@@ -180,8 +180,8 @@ function queryParameters(query: Readonly<Record<string, ParamDoc>> | undefined, 
     .map(([name, doc]) => parameter(name, 'query', doc));
 }
 
-function requestBody(schema: JsonSchema): Record<string, unknown> {
-  return { required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } };
+function requestBody(schema: JsonSchema, required = true): Record<string, unknown> {
+  return { required, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } };
 }
 
 function jsonResponse(description: string, schema: JsonSchema, headers: readonly string[] = []): Record<string, unknown> {
@@ -327,7 +327,8 @@ function serviceOperation(product: ProductId, method: string, path: string, doc:
   const answers = Object.fromEntries(
     Object.entries(doc.answers).map(([status, schema]) => [status, schema === null ? { description: 'No body' } : jsonResponse(doc.summary, schema, LIMIT_HEADERS)]),
   );
-  const keyNote = doc.auth === 'none' ? '' : `Takes the ${doc.auth} key${doc.keyIn ? ` (as Bearer or in ${doc.keyIn})` : ''}.`;
+  const where = doc.keyIn ? (doc.bearer === false ? ` only in ${doc.keyIn} (a Bearer header is not read)` : ` (as Bearer or in ${doc.keyIn})`) : '';
+  const keyNote = doc.auth === 'none' ? '' : `Takes the ${doc.auth} key${where}.`;
   return {
     operationId: operationId(product, method, path),
     summary: doc.summary,
@@ -338,7 +339,7 @@ function serviceOperation(product: ProductId, method: string, path: string, doc:
     security: doc.auth === 'none' || doc.keyIn ? [] : SECRET,
     ...(doc.beyondSpec ? { [BEYOND_SPEC]: true } : {}),
     ...(doc.query ? { parameters: queryParameters(doc.query) } : {}),
-    ...(doc.body ? { requestBody: requestBody(doc.body) } : {}),
+    ...(doc.body ? { requestBody: requestBody(doc.body, doc.bodyRequired ?? true) } : {}),
     responses: { ...answers, ...errorResponses(doc.errors, doc.errorFields) },
   };
 }

@@ -60,8 +60,12 @@ export interface ServiceRouteDoc {
   auth: RouteAuth;
   /** Where else the key may be sent: `the sitekey query parameter`. */
   keyIn?: string;
+  /** False for a route that reads its key only from `keyIn`, never from a Bearer header. @default true */
+  bearer?: boolean;
   query?: Readonly<Record<string, ParamDoc>>;
   body?: JsonSchema;
+  /** False when the body may be left out. @default true */
+  bodyRequired?: boolean;
   /** The answers that are not errors, by status; null for an empty body (a 204). */
   answers: Readonly<Record<number, JsonSchema | null>>;
   /** Every error_code the route can answer. */

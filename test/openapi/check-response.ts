@@ -18,10 +18,10 @@ const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats(ajv);
 ajv.addKeyword('example');
 
-/** Path templates as regular expressions, fixed paths first (so `/v1/x/lookup` is never taken for a template). */
+/** Path templates as regular expressions, fixed paths first (so `/v1/x/lookup` is never taken for a template); a path value may be empty, as the router allows. */
 const ROUTES = Object.keys(DOCUMENT.paths)
   .sort((a, b) => Number(a.includes('{')) - Number(b.includes('{')))
-  .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '.+')}$`) }));
+  .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '.*')}$`) }));
 
 const compiled = new Map<unknown, ValidateFunction>();
 

@@ -64,9 +64,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
   routes: {
     'GET challenge': {
       summary: 'Fetch a puzzle challenge',
-      description: 'Only in sitekey: a Bearer header is not read. Counts against the site key\'s rate, not the quota. The page must be on a domain allowed for the site key.',
+      description: 'Counts against the site key\'s rate, not the quota. The page must be on a domain allowed for the site key.',
       auth: 'public',
       keyIn: 'the sitekey query parameter',
+      bearer: false,
       query: {
         sitekey: SITEKEY_QUERY,
         hostname: { description: "The page's hostname (the widget sends it); else the Origin header's host is used." },
@@ -102,9 +103,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST verify': {
       summary: 'Verify a puzzle solution',
       description:
-        'Only in sitekey: a Bearer header is not read. Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one.',
+        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one.',
       auth: 'public',
       keyIn: 'the sitekey body field or query parameter',
+      bearer: false,
       query: { sitekey: { description: 'The public key, when not in the body.' } },
       body: obj(
         {
@@ -124,9 +126,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST managed': {
       summary: 'Managed verification with puzzle fallback',
       description:
-        'Only in sitekey: a Bearer header is not read. Evaluates browser telemetry and IP risk. Counts one verification against the monthly quota (given back when it fails). When a puzzle is needed, or the site key has Managed mode off, answers 422 interactive_required with interactive_required true: the widget falls back to challenge then verify.',
+        'Evaluates browser telemetry and IP risk. Counts one verification against the monthly quota (given back when it fails). When a puzzle is needed, or the site key has Managed mode off, answers 422 interactive_required with interactive_required true: the widget falls back to challenge then verify.',
       auth: 'public',
       keyIn: 'the sitekey body field or query parameter',
+      bearer: false,
       query: { sitekey: { description: 'The public key, when not in the body.' } },
       body: obj({ sitekey: SITEKEY_IN, hostname: HOSTNAME_IN, action: ACTION_IN, telemetry: TELEMETRY }, { optional: ['sitekey', 'hostname', 'action', 'telemetry'] }),
       answers: { 200: answer({ proof: PROOF, mode: { const: 'managed' }, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
@@ -137,9 +140,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST siteverify': {
       summary: 'Server-side token validation',
       description:
-        "Only in the secret body field: a Bearer header is not read. Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it.",
+        "Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it.",
       auth: 'secret',
       keyIn: 'the secret body field',
+      bearer: false,
       body: obj(
         {
           secret: str('The secret key (tf_sec_).'),
@@ -198,6 +202,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
       auth: 'secret',
       keyIn: 'the secret query parameter, or the secret field of a JSON or form body',
       query: { secret: { description: 'The secret key (tf_sec_), when not sent as Bearer.' } },
+      body: obj({ secret: str('The secret key (tf_sec_), when neither Bearer nor ?secret= is sent.') }, { optional: ['secret'] }),
+      bodyRequired: false,
       answers: {
         200: answer({
           product: { const: 'captcha' },

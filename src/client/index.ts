@@ -9,6 +9,7 @@
  */
 import { invalidOption, LookupError, type ErrorCode } from '../errors.js';
 import type { LookupCalls, LookupResult } from '../lookup.js';
+import type { ProductId } from '../products/catalog.js';
 import type { BuiltProductId } from '../products/registry.js';
 import { BATCH_INPUTS, REQUESTS, type BatchProductId, type ProductRequest } from './requests.js';
 import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
@@ -19,10 +20,10 @@ export type { BuiltProductId } from '../products/registry.js';
 export { CLIENT_DEFAULTS } from './retry.js';
 export type { BatchProductId } from './requests.js';
 
-/** A product's secret key, from a map or a function (which may look it up asynchronously). */
+/** A product's secret key (captcha: the site's `tf_sec_` key), from a map or a function (which may look it up asynchronously). */
 export type ClientKeys =
-  | Readonly<Partial<Record<BuiltProductId, string>>>
-  | ((product: BuiltProductId) => string | undefined | Promise<string | undefined>);
+  | Readonly<Partial<Record<ProductId, string>>>
+  | ((product: ProductId) => string | undefined | Promise<string | undefined>);
 
 /** Settings that `client.with(...)` can change for the calls made through it. */
 export interface CallOptions {
@@ -58,7 +59,7 @@ export interface ClientOptions extends CallOptions {
 }
 
 export interface RetryEvent {
-  product: BuiltProductId;
+  product: ProductId;
   /** The attempt that failed: 1 for the first. */
   attempt: number;
   /** `transient`: a 500, 502, 503, 504, 408 or a network error; `rate_limit`: a 429 `rate_limit_exceeded`. */
@@ -97,10 +98,75 @@ export type BatchItem<Result> = { success: true; result: Result; cached: boolean
  */
 export type RemoteBatchCalls = { [Id in BatchProductId]: (inputs: readonly string[]) => Promise<BatchItem<LookupResult<Id>>[]> };
 
+/** SPEC's status resource: the key's plan and quota, plus the product's own fields. */
+export interface KeyStatus {
+  status: string;
+  product: ProductId;
+  plan: string;
+  rate_limit_per_minute: number;
+  /** -1 when unlimited. */
+  monthly_quota: number;
+  quota_unlimited: boolean;
+  /** -1 when unlimited. */
+  quota_remaining: number;
+  /** YYYY-MM. */
+  quota_period: string;
+  /** emailval, riskscore, emailauth, geoip, asn, dnsbl, whois. */
+  database_records?: number;
+  /** scamrisk. */
+  supported_types?: string[];
+  /** captcha's own fields (`domains_configured`, `domain_count`, `ip_restrictions`). */
+  [field: string]: unknown;
+}
+
+/** A response token that passed `siteverify` (Turnstile's field names, and ours). */
+export interface SiteverifyResult {
+  /** When the challenge was passed, ISO 8601. */
+  challenge_ts: string;
+  /** The page's hostname the token was issued for. */
+  hostname: string;
+  /** The widget's action, or ''. */
+  action: string;
+  'error-codes': string[];
+  /** `puzzle` or `managed`. */
+  mode: string;
+  /** 0-100, lower is safer. */
+  risk_score: number;
+  risk_level: 'low' | 'medium' | 'high';
+}
+
+/** The captcha subscription's use this month (`GET /v1/captcha/usage`). */
+export interface CaptchaUsage {
+  product: 'captcha';
+  plan: string;
+  subscription_id: string;
+  site_keys: number;
+  period: string;
+  monthly_quota: number;
+  quota_unlimited: boolean;
+  quota_used: number;
+  quota_remaining: number;
+  days: { day: string; verifications: number }[];
+}
+
+/** The captcha routes a site's server calls, with the site's secret key (`keys.captcha`). */
+export interface CaptchaCalls {
+  /**
+   * Check a visitor's response token: resolves when it is valid (each token once), throws the
+   * LookupError otherwise (`token_already_used`, `invalid_token`, `action_mismatch`, ...).
+   * A retry after a lost answer may find the token already used by the first attempt.
+   */
+  siteverify(response: string, options?: { remoteip?: string; action?: string }): Promise<SiteverifyResult>;
+  usage(): Promise<CaptchaUsage>;
+}
+
 export interface SeclookupClient extends LookupCalls {
   readonly detailed: RemoteDetailedCalls;
   /** Many inputs of a one-input product in one request: `await client.batch.geoip(['8.8.8.8', '1.1.1.1'])`. */
   readonly batch: RemoteBatchCalls;
+  /** A product's status resource for its key (`GET /v1/<product>/status`): plan, limits, quota left. */
+  status(product: ProductId): Promise<KeyStatus>;
+  readonly captcha: CaptchaCalls;
   /**
    * The same client with other call settings (a per-call `signal`, a longer `timeoutMs` for a
    * batch job that may wait out a rate limit): `await client.with({ signal }).geoip(ip)`.
@@ -159,7 +225,14 @@ function build(settings: Settings): SeclookupClient {
   for (const id of Object.keys(BATCH_INPUTS) as BatchProductId[]) {
     batch[id] = async (inputs) => batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs } }));
   }
-  return { ...calls, detailed, batch, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
+  const result = async <T>(product: ProductId, request: ProductRequest) => (await call(settings, product, request)).result as T;
+  const captcha: CaptchaCalls = {
+    siteverify: (response, options = {}) =>
+      result('captcha', { method: 'POST', path: 'siteverify', keyIn: 'secret', body: { response, remoteip: options.remoteip, action: options.action } }),
+    usage: () => result('captcha', { method: 'GET', path: 'usage' }),
+  };
+  const status = (product: ProductId) => result<KeyStatus>(product, { method: 'GET', path: 'status' });
+  return { ...calls, detailed, batch, status, captcha, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
 }
 
 function withCallOptions(settings: Settings, options: CallOptions): Settings {
@@ -195,16 +268,18 @@ function rootUrl(baseUrl: string | URL): string {
 
 type Attempt = { ok: true; outcome: RemoteOutcome<object> } | { ok: false; error: LookupError; retry: RetryKind; waitMs?: number };
 
-async function call(settings: Settings, product: BuiltProductId, request: ProductRequest): Promise<RemoteOutcome<object>> {
+async function call(settings: Settings, product: ProductId, request: ProductRequest): Promise<RemoteOutcome<object>> {
   const url = requestUrl(settings.root, product, request);
   const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
   try {
     const key = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
     if (typeof key !== 'string' || key === '') throw new LookupError('missing_credentials', `no key for ${product}: pass it in createClient({ keys: { ${product}: '...' } })`);
+    // The key goes as Bearer, or in the body field a route reads it from (captcha's siteverify).
+    const body = request.keyIn ? { ...request.body, [request.keyIn]: key } : request.body;
     const init: RequestInit = {
       method: request.method,
-      headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(request.body ? { 'content-type': 'application/json' } : {}) },
-      body: request.body ? JSON.stringify(request.body) : undefined,
+      headers: { ...(request.keyIn ? {} : { authorization: `Bearer ${key}` }), accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
       signal: scope.signal,
       // Never followed: a redirect would carry the key to another URL, and turn a POST into a GET.
       redirect: 'manual',
@@ -225,7 +300,7 @@ async function call(settings: Settings, product: BuiltProductId, request: Produc
   }
 }
 
-function requestUrl(root: string, product: BuiltProductId, request: ProductRequest): string {
+function requestUrl(root: string, product: ProductId, request: ProductRequest): string {
   let url = `${root}/v1/${product}/${request.path}`;
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(request.query ?? {})) if (value !== undefined) params.append(name, value);

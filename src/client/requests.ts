@@ -19,12 +19,14 @@ import type { BuiltProductId } from '../products/registry.js';
 /** One request below `/v1/<product>/`. */
 export interface ProductRequest {
   method: 'GET' | 'POST';
-  /** `lookup` or `assess`: one of the product's route paths. */
+  /** `lookup`, `assess`, `status`, ...: one of the product's route paths. */
   path: string;
   /** Query parameters; undefined ones are left out. */
   query?: Readonly<Record<string, string | undefined>>;
   /** A JSON body (POST). */
   body?: Readonly<Record<string, unknown>>;
+  /** The body field the key goes in, for a route that reads no Bearer header (captcha's siteverify: `secret`). */
+  keyIn?: string;
 }
 
 export type RequestTable = { readonly [Id in BuiltProductId]: (...args: LookupArgs<Id>) => ProductRequest };

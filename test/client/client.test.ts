@@ -18,6 +18,7 @@ import { createListener } from '../../adapters/node.js';
 import { createClient, type RetryEvent, type SeclookupClient } from '../../src/client/index.js';
 import { LookupError } from '../../src/errors.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
+import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { BuiltProductId } from '../../src/products/registry.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 import { createTempDirs, runCli, runCliJson } from '../cli/harness.js';
@@ -183,6 +184,36 @@ describe('against seclookup serve', () => {
     const batches = () => serve.requestLines().filter((line) => line.route === '/v1/emailauth/batch');
     await serve.waitFor(() => batches().length > 0);
     expect(batches().map((line) => line.status)).toEqual([200]);
+  });
+
+  it('status: the key\'s plan and quota, with the product\'s own fields', async () => {
+    const before = await client.status('emailval');
+    expect(before).toMatchObject({ status: 'active', product: 'emailval', plan: 'starter', rate_limit_per_minute: 120, quota_unlimited: false, quota_period: new Date().toISOString().slice(0, 7) });
+    expect(before.database_records).toBeGreaterThan(1000);
+    await client.emailval('someone@example.com');
+    expect((await client.status('emailval')).quota_remaining).toBe(before.quota_remaining - 1);
+    expect((await client.status('scamrisk')).supported_types).toEqual(['email', 'phone', 'ip', 'username', 'address', 'crypto', 'domain', 'url']);
+    await expect(createClient({ baseUrl, keys: { geoip: keys.useragent } }).status('geoip')).rejects.toMatchObject({ code: 'invalid_api_key', status: 401 });
+  });
+
+  it('captcha: siteverify a token a page earned, once; usage counts the verification', async () => {
+    const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example', '--json', '--db', db]);
+    const challenge = (await (await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example&puzzle_type=pow`)).json()) as { challenge: string; params: PowParams };
+    const verify = await fetch(`${baseUrl}/v1/captcha/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sitekey: site.site_key, hostname: 'shop.example', token: `${challenge.challenge}.${solvePow(challenge.params)}`, action: 'login' }),
+    });
+    const { proof } = (await verify.json()) as { proof: string };
+    expect(proof).toEqual(expect.any(String));
+    const captcha = createClient({ baseUrl, keys: { captcha: site.secret_key } }).captcha;
+    await expect(captcha.siteverify(proof, { action: 'signup' })).rejects.toMatchObject({ code: 'action_mismatch', status: 400 });
+    expect(await captcha.siteverify(proof, { action: 'login', remoteip: '203.0.113.9' })).toMatchObject({ hostname: 'shop.example', action: 'login', 'error-codes': [], mode: 'puzzle', risk_level: expect.stringMatching(/^(low|medium|high)$/) });
+    const again = (await captcha.siteverify(proof).catch((caught: unknown) => caught)) as LookupError;
+    expect(again).toMatchObject({ code: 'token_already_used', status: 400, requestId: expect.stringMatching(/^req_/), fields: { 'error-codes': ['timeout-or-duplicate'] } });
+    const usage = await captcha.usage();
+    expect(usage).toMatchObject({ product: 'captcha', site_keys: 1, quota_used: 1 });
+    await expect(createClient({ baseUrl, keys: { captcha: site.site_key } }).captcha.siteverify(proof)).rejects.toMatchObject({ code: 'wrong_key_type', status: 401 });
   });
 
   it('quota_exceeded is not retried', async () => {

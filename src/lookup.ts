@@ -12,7 +12,7 @@ import { addUpstreamObserver, type LookupObserver } from './lib/observe.js';
 import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
-import type { AnyProductModule, EngineContext, ProductModule } from './products/module.js';
+import { unknownOptionNames, type AnyProductModule, type EngineContext, type ProductModule } from './products/module.js';
 import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
 
 export type { LookupOutcome } from './lib/outcome.js';
@@ -102,6 +102,20 @@ export interface Lookup extends LookupCalls {
 
 type Built = { engine: unknown } | { error: unknown };
 
+/** A product's options given as something else than an object, or with a name it does not know (a typo), are refused. */
+function checkProductOptions(options: LookupOptions): void {
+  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
+    const given: unknown = (options as Record<string, unknown>)[module.id];
+    if (given === undefined) continue;
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw invalidOption(`createLookup: ${module.id} options must be an object`);
+    const [unknown] = unknownOptionNames(module, given);
+    if (unknown !== undefined) {
+      const known = Object.keys(module.optionNames);
+      throw invalidOption(`createLookup: ${module.id}.${unknown} is not an option of ${module.id} (${known.length > 0 ? `its options: ${known.join(', ')}` : 'it has none'})`);
+    }
+  }
+}
+
 /**
  * Build the lookup engines.
  *
@@ -110,6 +124,7 @@ type Built = { engine: unknown } | { error: unknown };
  * await lookup.useragent('Mozilla/5.0 ...'); // { browser: { name: 'Chrome', ... }, ... }
  */
 export function createLookup(options: LookupOptions = {}): Lookup {
+  checkProductOptions(options);
   const dataDir = options.dataDir ?? bundledDataDir();
   const now = options.now ?? Date.now;
   const built = new Map<ProductId, Built>();

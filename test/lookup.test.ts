@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../src/errors.js';
 import { createMemoryCache, type CacheStore } from '../src/lib/cache.js';
-import { createLookup } from '../src/lookup.js';
+import { createLookup, type LookupOptions } from '../src/lookup.js';
 import { SOFT_SOURCES } from '../src/products/scamrisk/types.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -45,6 +45,21 @@ describe('createLookup', () => {
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['10.0.0.1/8'] } })).toThrow(/host bits/);
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['not-a-cidr'] } })).toThrow(/not a valid IP address or CIDR/);
     expect(() => createLookup({ outbound: { allowPrivateTargets: ['127.0.0.0/8'] } })).not.toThrow();
+  });
+
+  it('refuses a product option it does not know (a typo) and options that are not an object, naming them', () => {
+    const refused = (options: unknown) => {
+      try {
+        createLookup(options as LookupOptions);
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('accepted');
+    };
+    expect(refused({ geoip: { databse: 'x.mmdb' } }).message).toBe('createLookup: geoip.databse is not an option of geoip (its options: database, databases, provider, asn, asnDatabase, reverseDns, watch, watchIntervalMs, cacheSize, onReload, onReloadError)');
+    expect(refused({ timezone: { cacheSize: 5 } }).message).toBe('createLookup: timezone.cacheSize is not an option of timezone (it has none)');
+    expect(refused({ useragent: 'big' })).toMatchObject({ code: 'invalid_option', message: 'createLookup: useragent options must be an object' });
+    expect(() => createLookup({ useragent: { cacheSize: 10 }, geoip: {} })).not.toThrow();
   });
 
   it('close() releases what the built engines hold: a report database scamrisk opened from a path', async () => {

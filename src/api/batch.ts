@@ -20,6 +20,11 @@ import type { ApiRequest } from './types.js';
 export const DEFAULT_BATCH_LIMIT = 100;
 /** Lookups of one batch in flight at once: 100 domains never fire 100 DNS queries together. */
 export const BATCH_CONCURRENCY = 8;
+/**
+ * How long one batch may take, unless `createApi({ batchDeadlineMs })` says otherwise. Each
+ * lookup has its own deadlines, but 100 slow ones, 8 at a time, could add up to minutes.
+ */
+export const DEFAULT_BATCH_DEADLINE_MS = 20_000;
 
 const NO_RESOURCE = {};
 
@@ -28,6 +33,7 @@ export interface BatchSetup {
   gate: MeterGate;
   bodyLimit: number;
   batchLimit: number;
+  deadlineMs: number;
   onError?: (error: unknown, context: string) => void;
 }
 
@@ -97,9 +103,10 @@ export function createBatchHandler(setup: BatchSetup) {
     try {
       const hasFetchedAt = PRODUCTS[product].hasFetchedAt;
       const pending = [...distinct.values()].filter((entry) => entry.item === undefined);
-      await forEachBounded(pending, BATCH_CONCURRENCY, async (entry) => {
+      const finished = forEachBounded(pending, BATCH_CONCURRENCY, async (entry) => {
         try {
           const outcome = await module.lookup(engine, entry.query);
+          if (entry.item !== undefined) return; // answered by the deadline meanwhile
           const meta = { cached: outcome.cached, fetchedAt: hasFetchedAt ? outcome.fetchedAt : undefined };
           const { json } = outcome;
           entry.item = json === undefined ? batchItemSuccess(outcome.result, meta) : batchItemSuccess(NO_RESOURCE, meta, json);
@@ -107,9 +114,15 @@ export function createBatchHandler(setup: BatchSetup) {
         } catch (error) {
           if (!isLookupError(error)) setup.onError?.(error, requestId);
           const failure = isLookupError(error) ? error : new LookupError('internal_error', 'unexpected server error; retry with backoff');
-          entry.item = batchItemError(failure.code, failure.message, failure.fields);
+          entry.item ??= batchItemError(failure.code, failure.message, failure.fields);
         }
       });
+      // At the deadline the inputs not yet answered fail (and are refunded); their lookups, which
+      // cannot be cancelled, finish unheard, and no new one starts.
+      if (!(await settlesWithin(finished, setup.deadlineMs))) {
+        const late = batchItemError('lookup_failed', `the batch ran out of time (${setup.deadlineMs} ms): retry these inputs`);
+        for (const entry of pending) entry.item ??= late;
+      }
     } finally {
       // The inputs whose lookup failed (or all of them, if the batch itself failed) are given back.
       if (reservation && unbilled > 0) await gate.refund(unbilled === valid ? reservation : { ...reservation, units: unbilled }, headers);
@@ -133,11 +146,28 @@ function batchInputs(body: Record<string, unknown>, limit: number, input: string
   return inputs as string[];
 }
 
-/** Run `work` on every item, at most `limit` at a time. Resolves when all are done; `work` must not throw. */
-async function forEachBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+/** Whether `work` settles within `ms`. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([work.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Run `work` on every item, at most `limit` at a time, skipping items already answered (by the
+ * deadline). Resolves when all are done; `work` must not throw.
+ */
+async function forEachBounded<T extends { item?: string }>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await work(items[next++]);
+    while (next < items.length) {
+      const item = items[next++];
+      if (item.item === undefined) await work(item);
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -12,7 +12,7 @@ import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/reg
 import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/single-use.js';
 import { bearerToken } from './auth.js';
-import { createBatchHandler, DEFAULT_BATCH_LIMIT } from './batch.js';
+import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';
 import { DEFAULT_BODY_LIMIT, firstHeader, parseBody } from './body.js';
 import { createClientIpResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
@@ -67,7 +67,8 @@ export function createApi(options: ApiOptions): Api {
   const singleUse = options.singleUse ?? createMemorySingleUseStore();
   // The OpenAPI document, made on its first request.
   let openApiText: string | undefined;
-  const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, onError: options.onError });
+  const batchDeadlineMs = checkMs(options.batchDeadlineMs ?? DEFAULT_BATCH_DEADLINE_MS, 'batchDeadlineMs');
+  const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, deadlineMs: batchDeadlineMs, onError: options.onError });
   // Each service's handlers, built on its first request.
   const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
   const serviceHandlers = (module: ServiceModule) => {

@@ -66,6 +66,11 @@ export interface ApiOptions {
    */
   batchLimit?: number;
   /**
+   * How long one batch may take in all; inputs not answered by then get `lookup_failed` (and are
+   * not billed). Each lookup keeps its own deadlines too. @default 20000
+   */
+  batchDeadlineMs?: number;
+  /**
    * CIDRs of reverse proxies whose `X-Forwarded-For` is believed. The caller IP is the
    * right-most address in the chain that is not itself a trusted proxy. @default [] (socket address only)
    */

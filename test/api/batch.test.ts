@@ -12,6 +12,8 @@ import { createMemoryMeter } from '../../src/metering/memory.js';
 import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import { LookupError } from '../../src/errors.js';
 import { PRODUCT_MODULES } from '../../src/products/registry.js';
+import { createLookup } from '../../src/lookup.js';
+import { startDnsServer } from '../servers/dns-server.js';
 import { createApiStack, FROZEN_NOW, TEST_PLANS, type ApiStack } from './harness.js';
 
 const dirs: string[] = [];
@@ -294,6 +296,29 @@ describe('POST /v1/<product>/batch', () => {
     expect(results.map((item) => item.error_code ?? item.breached)).toEqual([true, 'invalid_password', true]);
     // Two spellings of one hash are two inputs (identical strings are merged, not equivalent ones).
     expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers the inputs a silent DNS server left unanswered at the batch deadline with lookup_failed, unbilled, and answers in time', async () => {
+    const dns = await startDnsServer({ behaviour: 'silent' });
+    const lookup = createLookup({ dns: { servers: [dns.address] } });
+    try {
+      const stack = await createApiStack({ lookup, batchDeadlineMs: 300 });
+      const key = (await stack.keys('emailauth')).secretKey;
+      const started = performance.now();
+      const reply = await stack.call('/v1/emailauth/batch', { key, json: { inputs: ['a-silent.com', 'not a domain!', 'b-silent.org'] } });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(reply.status).toBe(200);
+      const results = reply.body.results as Record<string, unknown>[];
+      expect(results.map((item) => item.error_code)).toEqual(['lookup_failed', 'invalid_domain', 'lookup_failed']);
+      expect(String(results[0].error)).toContain('the batch ran out of time (300 ms)');
+      expect(dns.total()).toBeGreaterThan(0);
+      // Two valid inputs reserved two units; both were given back.
+      expect(reply.headers['x-quota-remaining']).toBe('10000');
+      expect((await stack.call('/v1/emailauth/status', { key })).body.quota_remaining).toBe(10_000);
+    } finally {
+      await lookup.close();
+      await dns.close();
+    }
   });
 
   it('is declared by every product whose lookup takes one string, and by no other', () => {

@@ -261,11 +261,12 @@ function requestObserver<E>(log: ((event: E) => void) | undefined, metrics: ((ev
   };
 }
 
-/** `--on-store-error deny|allow` (default deny): what the API does when the meter store fails. */
+/** The flags given on the command line (parseArgs leaves the others undefined), to lay over the file and the environment. */
 function definedOnly<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/** `--on-store-error deny|allow` (default deny): what the API does when the meter store fails. */
 function parseStoreErrorPolicy(flag: string | undefined, command: string): 'deny' | 'allow' {
   if (flag === undefined || flag === 'deny') return 'deny';
   if (flag === 'allow') return 'allow';

@@ -207,6 +207,26 @@ describe('POST /v1/<product>/batch', () => {
       expect(fits.headers).toMatchObject({ 'x-ratelimit-remaining': '0', 'x-quota-remaining': '990' });
     });
 
+    it('a burst of concurrent batches, valid and invalid, loses no count: exactly the batches that fit are answered (sqlite meter)', async () => {
+      const stack = await createApiStack({ meter: createSqliteMeter(join(tempDir(), 'burst.db')) });
+      const key = await geoipKey(stack); // starter: 120 a minute
+      // 12 batches of 20 inputs at once (5 valid, 15 not IPs each): 240 rate units asked, 120 fit.
+      const inputs = (n: number) => [...IPS.slice(n * 5, n * 5 + 5), ...Array.from({ length: 15 }, (_, i) => `bad-${n}-${i}`)];
+      const replies = await Promise.all(Array.from({ length: 12 }, (_, n) => stack.call('/v1/geoip/batch', { key, json: { inputs: inputs(n) } })));
+      const answered = replies.filter((reply) => reply.status === 200);
+      expect(answered).toHaveLength(6);
+      expect(replies.filter((reply) => reply.status === 429 && reply.body.error_code === 'rate_limit_exceeded')).toHaveLength(6);
+      for (const reply of answered) {
+        const results = reply.body.results as Record<string, unknown>[];
+        expect(results.filter((item) => item.success === true)).toHaveLength(5);
+        expect(results.filter((item) => item.error_code === 'invalid_ip')).toHaveLength(15);
+      }
+      // 6 batches x 5 valid inputs billed, nothing else (the status route would be rate-limited now).
+      expect(Math.min(...answered.map((reply) => Number(reply.headers['x-quota-remaining'])))).toBe(10_000 - 30);
+      expect((await stack.meter.usage()).reduce((sum, row) => sum + row.lookups, 0)).toBe(30);
+      await stack.meter.close();
+    });
+
     it('refuses a batch larger than the key\'s whole rate limit with 400 invalid_request, as it could never fit', async () => {
       const stack = await createApiStack();
       await stack.meter.setPlan({ slug: 'test-rate10', product: '*', rateLimitPerMinute: 10, monthlyQuota: 1_000 });

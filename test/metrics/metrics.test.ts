@@ -12,6 +12,8 @@ import type { Meter } from '../../src/metering/types.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { startWhoisServer, whoisAnswer, type WhoisTestServer } from '../servers/whois-server.js';
+import { rdapAnswer, startRdapServer } from '../servers/rdap-server.js';
+import { mintCertificate, startTlsServer } from '../servers/tls-server.js';
 import { sample } from './scrape.js';
 
 let dns: DnsTestServer;
@@ -126,6 +128,37 @@ describe('the lookup observer', () => {
 });
 
 describe('upstream kinds', () => {
+  it('counts a whois lookup over RDAP as rdap and a tls lookup as one tls handshake, both ok', async () => {
+    const [rdap, tls] = await Promise.all([
+      startRdapServer({ 'example.com': rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json') }),
+      startTlsServer({ certificate: mintCertificate({ subject: 'metrics.tls.test', dnsNames: ['metrics.tls.test'] }) }),
+    ]);
+    dns.setZone({ 'rdap.registry.test': [{ type: 'A', address: '127.0.0.1' }], 'metrics.tls.test': [{ type: 'A', address: '127.0.0.1' }] });
+    const metrics = createMetrics();
+    const lookup = createLookup({
+      observer: metrics.observer,
+      dns: { servers: [dns.address] },
+      outbound: { allowPrivateTargets: ['127.0.0.0/8'] },
+      whois: { rdapServers: { com: `http://rdap.registry.test:${new URL(rdap.url).port}/rdap/` } },
+    });
+    try {
+      expect(await lookup.whois('example.com')).toMatchObject({ domain: 'example.com', source: 'rdap' });
+      expect(await lookup.tls('metrics.tls.test', { port: tls.port })).toMatchObject({ host: 'metrics.tls.test', port: tls.port });
+      const text = await metrics.metrics();
+      expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'rdap' })).toBe(1);
+      expect(sample(text, 'seclookup_upstream_failures_total', { kind: 'rdap' })).toBe(0);
+      expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'tls' })).toBe(1);
+      expect(sample(text, 'seclookup_upstream_failures_total', { kind: 'tls' })).toBe(0);
+      expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'http' })).toBe(0);
+      expect(sample(text, 'seclookup_upstream_requests_total', { kind: 'dns' })).toBeGreaterThanOrEqual(2);
+      for (const secret of ['example.com', 'metrics.tls.test', 'rdap.registry.test']) expect(text).not.toContain(secret);
+    } finally {
+      await lookup.close();
+      await Promise.all([rdap.close(), tls.close()]);
+    }
+  });
+
+
   it('counts HTTP fetches and TLS handshakes, an HTTP answer of any status as ok and a refused connection as a failure', async () => {
     const metrics = createMetrics();
     const lookup = createLookup({ observer: metrics.observer });

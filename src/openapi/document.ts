@@ -44,7 +44,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
   const services = SERVICE_MODULES;
   const paths: Record<string, PathItem> = {};
   const schemas: Record<string, JsonSchema> = { ErrorEnvelope: errorEnvelope(Object.keys(ERROR_STATUS) as ErrorCode[]) };
+  // Every operation also names the errors the server answers before any route runs.
   const add = (path: string, method: string, operation: Operation) => {
+    (operation.responses as Record<string, unknown>).default = TRANSPORT_ERRORS;
     (paths[path] ??= {})[method.toLowerCase()] = operation;
   };
 
@@ -136,6 +138,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
       license: { name: 'MIT', identifier: 'MIT' },
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    servers: [{ url: '/', description: "The service's root: where `seclookup serve` listens, or the prefix the API is mounted under." }],
     tags,
     paths,
     components: {
@@ -149,6 +152,12 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
 }
 
 const SECRET = [{ bearer: [] }];
+
+/** Node's HTTP parser refuses malformed requests before any route runs (adapters/client-errors.ts). */
+const TRANSPORT_ERRORS = {
+  description: 'Refused before any route ran: 400 bad_request (malformed HTTP), 408 request_timeout, 417 expectation_failed, 431 request_header_fields_too_large',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+};
 
 const HEADERS: Record<string, unknown> = {
   'X-Request-Id': { description: 'The request id, as in the body.', schema: str() },

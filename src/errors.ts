@@ -108,6 +108,21 @@ export class LookupError extends Error {
   }
 }
 
+/**
+ * A LookupError without a stack trace, for the API's refusals of a request (no key, a limit
+ * reached, no such route, a bad body): they are answered, never debugged, and a client that
+ * floods them should cost little (capturing a stack is most of a refused request's work).
+ */
+export function refusal(code: ErrorCode, message: string, options?: ConstructorParameters<typeof LookupError>[2]): LookupError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new LookupError(code, message, options);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export function isLookupError(value: unknown): value is LookupError {
   return value instanceof LookupError;
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { LookupError } from '../errors.js';
+import { refusal } from '../errors.js';
 import { createCidrMatcher, type IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { hashKey } from '../metering/keys.js';
@@ -78,25 +78,25 @@ export function createAuthenticator(meter: Pick<Meter, 'resolveKey'>) {
    * apply its store-failure policy. Synchronous when the store answered synchronously.
    */
   function resolve(token: string | undefined, product: ProductId): MaybePromise<AuthenticatedKey> {
-    if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
+    if (!token) throw refusal('missing_credentials', 'no API key: send Authorization: Bearer <key>');
     const key = findKey(token);
     return isPromise(key) ? key.then((found) => checkKey(found, product)) : checkKey(key, product);
   }
 
   function checkKey(key: ResolvedKey | null, product: ProductId): AuthenticatedKey {
     if (!key || key.status !== 'active' || key.plan === null) {
-      throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
+      throw refusal('invalid_api_key', 'the API key is unknown, inactive or revoked');
     }
-    if (key.product !== product) throw new LookupError('invalid_api_key', `the API key does not belong to the ${product} product`);
+    if (key.product !== product) throw refusal('invalid_api_key', `the API key does not belong to the ${product} product`);
     return key as AuthenticatedKey;
   }
 
   /** `clientIp` is called only when the key has an allowlist. */
   function authorize(key: AuthenticatedKey, requireSecret: boolean, clientIp: () => IpAddress | null): void {
     if (requireSecret && key.kind !== 'secret') {
-      throw new LookupError('wrong_key_type', 'this route needs the secret key; the public key works on the status route only');
+      throw refusal('wrong_key_type', 'this route needs the secret key; the public key works on the status route only');
     }
-    if (!isAllowed(key.ipAllow, clientIp)) throw new LookupError('ip_not_allowed', 'the caller IP is not on this key\'s allowlist');
+    if (!isAllowed(key.ipAllow, clientIp)) throw refusal('ip_not_allowed', 'the caller IP is not on this key\'s allowlist');
   }
 
   return { resolve, authorize };

@@ -1,11 +1,11 @@
-import { isLookupError, LookupError } from '../errors.js';
+import { isLookupError, refusal, type LookupError } from '../errors.js';
 import type { RequestBody } from './types.js';
 
 /** Default largest body, in bytes: room for captcha telemetry later, far above any lookup input. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 function tooLarge(limit: number): LookupError {
-  return new LookupError('payload_too_large', `request body exceeds ${limit} bytes`);
+  return refusal('payload_too_large', `request body exceeds ${limit} bytes`);
 }
 
 /**
@@ -40,7 +40,7 @@ export async function readRawBody(body: RequestBody | undefined, contentLength: 
  * client went away before sending all of it: the client's doing, not a server error.
  */
 export function clientClosed(cause?: unknown): LookupError {
-  return new LookupError('client_closed_request', 'the client closed the connection before the request body was complete', { cause });
+  return refusal('client_closed_request', 'the client closed the connection before the request body was complete', { cause });
 }
 
 /**
@@ -59,14 +59,14 @@ export async function parseBody(
     return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
   }
   if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
-    throw new LookupError('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
+    throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
   }
   if (raw.length === 0) return {};
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new LookupError('invalid_json', 'request body is not valid JSON');
+    throw refusal('invalid_json', 'request body is not valid JSON');
   }
   return asObject(value);
 }
@@ -74,7 +74,7 @@ export async function parseBody(
 function asObject(value: unknown): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new LookupError('invalid_json', 'request body must be a JSON object');
+    throw refusal('invalid_json', 'request body must be a JSON object');
   }
   return value as Record<string, unknown>;
 }

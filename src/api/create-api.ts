@@ -3,7 +3,7 @@
  * the route, hands the key and the limits to the meter gate, decodes and validates the input,
  * runs the product's lookup, and builds the envelope and the request log event.
  */
-import { isLookupError, LookupError, type ErrorCode, invalidOption } from '../errors.js';
+import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
 import { parseQuery } from '../lib/query.js';
@@ -130,9 +130,9 @@ export function createApi(options: ApiOptions): Api {
       case 'openapi':
         return (openApiText ??= JSON.stringify(buildOpenApiDocument({ batchLimit })));
       case 'not_found':
-        throw new LookupError('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
+        throw refusal('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
       case 'method_not_allowed':
-        throw new LookupError('method_not_allowed', `method not allowed; use ${route.allow.join(' or ')}`);
+        throw refusal('method_not_allowed', `method not allowed; use ${route.allow.join(' or ')}`);
       case 'status':
         return status(route.product, context);
       case 'lookup':
@@ -163,7 +163,7 @@ export function createApi(options: ApiOptions): Api {
   /** A static file of a service (the captcha widget), with its ETag; `?v=<current version>` URLs are cached for a year. */
   function asset(route: Extract<RouteMatch, { kind: 'asset' }>, { request, search, headers }: RequestContext): ServiceAnswer {
     const file = route.assets.file(route.name);
-    if (!file) throw new LookupError('not_found', 'no such file');
+    if (!file) throw refusal('not_found', 'no such file');
     headers['content-type'] = file.contentType;
     headers.etag = file.etag;
     headers['cache-control'] = parseQuery(search).get('v') === route.assets.version() ? 'public, max-age=31536000, immutable' : 'public, max-age=300';

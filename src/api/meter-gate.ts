@@ -5,7 +5,7 @@
  * limit headers), refunds what a failed lookup reserved, bounds every store call with a
  * deadline, and applies the store-failure policy (`onMeterError`).
  */
-import { isLookupError, LookupError } from '../errors.js';
+import { isLookupError, refusal, type LookupError } from '../errors.js';
 import { createDeadlineGroup } from '../lib/deadline.js';
 import type { IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
@@ -187,7 +187,7 @@ export function createMeterGate(options: MeterGateOptions) {
     const nowSeconds = Math.floor(now() / 1000);
     const resetAt = outcome.reason === 'rate_limit_exceeded' ? outcome.rate.resetAt : quotaPeriodResetAt(now());
     headers['retry-after'] = String(Math.max(1, resetAt - nowSeconds));
-    return new LookupError(
+    return refusal(
       outcome.reason,
       outcome.reason === 'rate_limit_exceeded' ? 'per-minute rate limit exceeded; retry after the Retry-After seconds' : 'monthly quota exhausted',
     );
@@ -215,9 +215,9 @@ export function createMeterGate(options: MeterGateOptions) {
 export type MeterGate = ReturnType<typeof createMeterGate>;
 
 function unverifiedKey(token: string | undefined, product: ProductId): AuthenticatedKey {
-  if (!token) throw new LookupError('missing_credentials', 'no API key: send Authorization: Bearer <key>');
+  if (!token) throw refusal('missing_credentials', 'no API key: send Authorization: Bearer <key>');
   const secret = hasKeyShape(token, product, 'secret');
-  if (!secret && !hasKeyShape(token, product, 'public')) throw new LookupError('invalid_api_key', 'the API key is unknown, inactive or revoked');
+  if (!secret && !hasKeyShape(token, product, 'public')) throw refusal('invalid_api_key', 'the API key is unknown, inactive or revoked');
   return {
     id: 'unverified',
     subscriptionId: 'unverified',

@@ -74,6 +74,11 @@ export class FastCounter extends Family<{ value: number }> {
     this.recordFor(values).value += by;
   }
 
+  /** The count of one label set, to add to directly (`child.value += 1`) on a path that knows its labels in advance. */
+  child(values: readonly string[]): { value: number } {
+    return this.recordFor(values);
+  }
+
   /** The current count of one label set (0 when never incremented), for tests. */
   value(values: readonly string[]): number {
     return this.records.get(values.join(SEPARATOR))?.record.value ?? 0;
@@ -88,7 +93,7 @@ export class FastCounter extends Family<{ value: number }> {
   }
 }
 
-interface HistogramRecord {
+export interface HistogramRecord {
   /** Per bucket (not cumulative); the last is +Inf. */
   counts: number[];
   sum: number;
@@ -110,7 +115,15 @@ export class FastHistogram extends Family<HistogramRecord> {
   }
 
   observe(values: readonly string[], value: number): void {
-    const record = this.recordFor(values);
+    this.observeInto(this.recordFor(values), value);
+  }
+
+  /** The record of one label set, for {@link FastHistogram.observeInto} on a path that knows its labels in advance. */
+  child(values: readonly string[]): HistogramRecord {
+    return this.recordFor(values);
+  }
+
+  observeInto(record: HistogramRecord, value: number): void {
     const { buckets } = this;
     let i = 0;
     while (i < buckets.length && value > buckets[i]) i++;

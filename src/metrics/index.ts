@@ -21,7 +21,7 @@ import type { LookupObserver, UpstreamKind } from '../lib/observe.js';
 import type { Meter } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import { datasetAges, type EngineSource } from './datasets.js';
-import { FastCounter, FastHistogram } from './fast.js';
+import { FastCounter, FastHistogram, type HistogramRecord } from './fast.js';
 import { instrumentMeter as wrapMeter } from './meter.js';
 
 export type { LookupObserver, UpstreamKind } from '../lib/observe.js';
@@ -101,19 +101,27 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
-  // Labels of one (route, status, product), reused: a busy server answers few distinct ones.
-  const requestLabels = new Map<string, { counter: string[]; histogram: string[] }>();
-  const onResponse = (event: RequestLogEvent) => {
-    const key = `${event.route} ${event.status} ${event.product}`;
-    let labels = requestLabels.get(key);
-    if (!labels) {
+  // The records of one (route, status, product), found once: a busy server answers few distinct
+  // ones, and nested maps keyed by the event's own strings allocate nothing per request.
+  const requestRecords = new Map<string, Map<number, Map<string | null, { count: { value: number }; latency: HistogramRecord }>>>();
+  const recordsFor = (event: RequestLogEvent) => {
+    let byStatus = requestRecords.get(event.route);
+    if (!byStatus) requestRecords.set(event.route, (byStatus = new Map()));
+    let byProduct = byStatus.get(event.status);
+    if (!byProduct) byStatus.set(event.status, (byProduct = new Map()));
+    let records = byProduct.get(event.product);
+    if (!records) {
       const product = event.product !== null && PRODUCTS.has(event.product) ? event.product : NO_PRODUCT;
       const route = typeof event.route === 'string' ? event.route : 'unmatched';
-      labels = { counter: [product, route, String(Math.trunc(Number(event.status)) || 0)], histogram: [product, route] };
-      requestLabels.set(key, labels);
+      const status = String(Math.trunc(Number(event.status)) || 0);
+      byProduct.set(event.product, (records = { count: requests.child([product, route, status]), latency: requestDuration.child([product, route]) }));
     }
-    requests.inc(labels.counter);
-    requestDuration.observe(labels.histogram, event.latency_ms / 1000);
+    return records;
+  };
+  const onResponse = (event: RequestLogEvent) => {
+    const records = recordsFor(event);
+    records.count.value += 1;
+    requestDuration.observeInto(records.latency, event.latency_ms / 1000);
   };
 
   const observer: LookupObserver = {

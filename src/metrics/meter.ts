@@ -40,8 +40,9 @@ export function instrumentMeter<M extends Meter>(meter: M, instruments: MeterIns
     const original = meter[op] as (...args: unknown[]) => unknown;
     if (typeof original !== 'function') continue;
     const labels = [op] as const;
+    const latency = meterDuration.child(labels);
     const done = (started: number, ok: boolean) => {
-      meterDuration.observe(labels, (performance.now() - started) / 1000);
+      meterDuration.observeInto(latency, (performance.now() - started) / 1000);
       if (!ok) meterErrors.inc(labels);
     };
     (wrapped as Record<string, unknown>)[op] = (...args: unknown[]) => {

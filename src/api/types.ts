@@ -67,7 +67,7 @@ export interface ApiOptions {
   batchLimit?: number;
   /**
    * How long one batch may take in all; inputs not answered by then get `lookup_failed` (and are
-   * not billed). Each lookup keeps its own deadlines too. @default 20000
+   * not billed). Each lookup keeps its own deadlines too. @default 8000
    */
   batchDeadlineMs?: number;
   /**

@@ -5,10 +5,9 @@
  */
 import { invalidOption, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from './lib/cache.js';
-import { isPromise } from './lib/outcome.js';
 import { bundledDataDir } from './lib/datasets.js';
 import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
-import { addUpstreamObserver, type LookupObserver } from './lib/observe.js';
+import { addUpstreamObserver, observeCache, type LookupObserver } from './lib/observe.js';
 import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
@@ -217,24 +216,4 @@ export function createLookup(options: LookupOptions = {}): Lookup {
 
 function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value is DnsResolver {
   return typeof (value as DnsResolver | undefined)?.resolve === 'function';
-}
-
-
-/** A product cache whose reads are told to `tell` (hit or miss); a sync store stays sync. */
-function observeCache<Value>(cache: ProductCache<Value>, product: string, tell: (product: string, hit: boolean) => void): ProductCache<Value> {
-  const told = (value: Value | undefined) => {
-    try {
-      tell(product, value !== undefined);
-    } catch {
-      // An observer's bug must never fail a lookup.
-    }
-    return value;
-  };
-  return {
-    get(input) {
-      const value = cache.get(input);
-      return isPromise(value) ? value.then(told) : told(value);
-    },
-    set: (input, value, ttlMs) => cache.set(input, value, ttlMs),
-  };
 }

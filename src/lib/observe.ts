@@ -9,6 +9,8 @@
  * registers `observer.upstream` and drops it in `close()`. Cache observers are per lookup.
  */
 import { performance } from 'node:perf_hooks';
+import type { ProductCache } from './cache.js';
+import { isPromise } from './outcome.js';
 
 /** The kinds of upstream call, a fixed set (metric label values). */
 export type UpstreamKind = 'dns' | 'rdap' | 'whois' | 'tls' | 'http';
@@ -53,4 +55,23 @@ export function upstreamEnd(kind: UpstreamKind, ok: boolean, started: number): v
       // An observer's bug must never fail a lookup.
     }
   }
+}
+
+/** A product cache whose reads are told to `tell` (hit or miss); a sync store stays sync. */
+export function observeCache<Value>(cache: ProductCache<Value>, product: string, tell: (product: string, hit: boolean) => void): ProductCache<Value> {
+  const told = (value: Value | undefined) => {
+    try {
+      tell(product, value !== undefined);
+    } catch {
+      // An observer's bug must never fail a lookup.
+    }
+    return value;
+  };
+  return {
+    get(input) {
+      const value = cache.get(input);
+      return isPromise(value) ? value.then(told) : told(value);
+    },
+    set: (input, value, ttlMs) => cache.set(input, value, ttlMs),
+  };
 }

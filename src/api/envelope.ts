@@ -52,11 +52,7 @@ export interface SuccessMeta {
  * the rest of a cached lookup, so it is spliced in rather than serialized again.
  */
 export function successBody(resource: object, meta: SuccessMeta, resourceJson?: string): string {
-  let head = `{"success":true,"request_id":${JSON.stringify(meta.requestId)}`;
-  if (meta.cached !== undefined) head += `,"cached":${meta.cached}`;
-  if (meta.fetchedAt) head += `,"fetched_at":"${formatFetchedAt(meta.fetchedAt)}"`;
-  const fields = (resourceJson ?? JSON.stringify(resource)).slice(1, -1);
-  return fields.length === 0 ? `${head}}` : `${head},${fields}}`;
+  return withResource(`{"success":true,"request_id":${JSON.stringify(meta.requestId)}`, meta, resource, resourceJson);
 }
 
 /**
@@ -64,7 +60,11 @@ export function successBody(resource: object, meta: SuccessMeta, resourceJson?: 
  * `request_id`, which the batch's own envelope carries once.
  */
 export function batchItemSuccess(resource: object, meta: Omit<SuccessMeta, 'requestId'>, resourceJson?: string): string {
-  let head = '{"success":true';
+  return withResource('{"success":true', meta, resource, resourceJson);
+}
+
+/** `head` then `cached` and `fetched_at` when the route carries them, then the resource's own fields. */
+function withResource(head: string, meta: Omit<SuccessMeta, 'requestId'>, resource: object, resourceJson: string | undefined): string {
   if (meta.cached !== undefined) head += `,"cached":${meta.cached}`;
   if (meta.fetchedAt) head += `,"fetched_at":"${formatFetchedAt(meta.fetchedAt)}"`;
   const fields = (resourceJson ?? JSON.stringify(resource)).slice(1, -1);

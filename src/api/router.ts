@@ -9,7 +9,6 @@ import { OPENAPI_PATH } from '../openapi/document.js';
 export type AnyRoute = LookupRoute<any[]> | ExtraRoute<any, any>;
 
 export const HEALTH_PATH = '/healthz';
-export { OPENAPI_PATH };
 
 export type RouteMatch =
   | { kind: 'health'; pattern: string }

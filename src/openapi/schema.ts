@@ -44,8 +44,18 @@ export function obj(properties: Readonly<Record<string, JsonSchema>>, options: O
 /** An object of any keys, each value of this schema (a map). */
 export const mapOf = (values: JsonSchema, description?: string): JsonSchema => described({ type: 'object', additionalProperties: values }, description);
 
-/** SPEC's timestamps: `YYYY-MM-DDThh:mm:ssZ` and other ISO 8601 forms. */
-export const isoTime = (description?: string): JsonSchema => str(description, { format: 'date-time' });
+/** The ISO 8601 shapes results use, as patterns: exact, and checked by any validator, format support or not. */
+const ISO_TIME_PATTERNS = {
+  /** SPEC's `YYYY-MM-DDThh:mm:ssZ` (tls, whois). */
+  seconds: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+  /** `Date.toISOString()`: `YYYY-MM-DDThh:mm:ss.sssZ` (captcha). */
+  millis: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  /** With an offset, fraction optional: `2026-11-26T10:00:00+00:00` (scamrisk). */
+  offset: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$',
+} as const;
+
+/** An ISO 8601 timestamp of one of the shapes results use. */
+export const isoTime = (description: string, shape: keyof typeof ISO_TIME_PATTERNS): JsonSchema => str(description, { pattern: ISO_TIME_PATTERNS[shape] });
 
 /** A public IPv4 or IPv6 address as we print it. */
 export const ipString = (description = 'Normalized IP address.'): JsonSchema => str(description);

@@ -1,10 +1,7 @@
 import type { ErrorCode } from '../../errors.js';
-import { bool, int, list, num, obj, oneOf, str, type JsonSchema } from '../../openapi/schema.js';
+import { bool, int, isoTime, type JsonSchema, list, num, obj, oneOf, str } from '../../openapi/schema.js';
 import type { ParamDoc, ServiceDoc } from '../../openapi/types.js';
 import { CHALLENGE_TTL_S, PROOF_TTL_S } from './service.js';
-
-/** An ISO 8601 timestamp. A pattern rather than `format: date-time`, which the document test's strict ajv (without ajv-formats) refuses. */
-const isoTime = (description: string): JsonSchema => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
 
 /** A success answer of a captcha route: the envelope's fields and the route's own. */
 const answer = (fields: Readonly<Record<string, JsonSchema>>, optional: readonly string[] = []): JsonSchema =>
@@ -155,7 +152,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
       ),
       answers: {
         200: answer({
-          challenge_ts: isoTime('When the proof was issued (ISO 8601, UTC).'),
+          challenge_ts: isoTime('When the proof was issued (ISO 8601, UTC).', 'millis'),
           hostname: str('The page hostname the proof was issued for.'),
           action: str('The action of the proof; empty when none was sent.'),
           'error-codes': list(str(), 'Turnstile\'s field: always empty on success.'),

@@ -1,10 +1,7 @@
-import { bool, int, list, num, obj, oneOf, str, type JsonSchema } from '../../openapi/schema.js';
+import { bool, int, isoTime, type JsonSchema, list, num, obj, oneOf, str } from '../../openapi/schema.js';
 import type { ProductDoc } from '../../openapi/types.js';
 import { REPORT_CATEGORIES } from './reports.js';
 import { IDENTIFIER_TYPES, SEVERITIES, SIGNAL_SEVERITY, type Recommendation, type RiskLevel } from './types.js';
-
-/** An ISO 8601 timestamp. A pattern rather than `format: date-time`, which the document test's strict ajv (without ajv-formats) refuses. */
-const isoTime = (description: string): JsonSchema => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$' });
 
 const RISK_LEVELS = ['minimal', 'low', 'medium', 'high', 'critical'] as const satisfies readonly RiskLevel[];
 const RECOMMENDATIONS = ['allow', 'allow_with_monitoring', 'elevated_monitoring', 'manual_review'] as const satisfies readonly Recommendation[];
@@ -55,7 +52,7 @@ export const SCAMRISK_DOC: ProductDoc = {
           code: oneOf(Object.keys(SIGNAL_SEVERITY), 'The signal.'),
           severity: oneOf(SEVERITIES, 'How strongly it speaks for risk; info carries no points.'),
           confidence: num('0 to 1: how sure the source is.', { minimum: 0, maximum: 1 }),
-          last_seen: isoTime('When the evidence was last seen (ISO 8601 with offset): a list snapshot date, a report time, now for a live check.'),
+          last_seen: isoTime('When the evidence was last seen (ISO 8601 with offset): a list snapshot date, a report time, now for a live check.', 'offset'),
           source: str('Ours: the source that produced it (ofac, metamask, reports, emailval, ...).'),
           detail: str('Ours: short evidence (asset: ETH, category: phishing, ...), when there is some.'),
         },
@@ -70,7 +67,7 @@ export const SCAMRISK_DOC: ProductDoc = {
       categories: list(oneOf(REPORT_CATEGORIES), 'Categories of the reports not disputed, sorted.'),
     }),
     limitations: list(str(), 'Fixed caveats about interpretation.'),
-    generated_at: isoTime('ISO 8601 timestamp with offset.'),
+    generated_at: isoTime('ISO 8601 timestamp with offset.', 'offset'),
   }),
   errors: ['invalid_request', 'invalid_identifier', 'assessment_failed'],
   status: { supported_types: list(oneOf(IDENTIFIER_TYPES), 'The identifier types assess takes.') },
@@ -97,7 +94,7 @@ export const SCAMRISK_DOC: ProductDoc = {
           reporter: str('As sent, trimmed.'),
           verified: bool('Always false: reports filed here are unverified.'),
           disputed: bool(),
-          reported_at: isoTime('ISO 8601 with offset.'),
+          reported_at: isoTime('ISO 8601 with offset.', 'offset'),
         }),
       }),
       errors: ['invalid_request', 'invalid_identifier'],

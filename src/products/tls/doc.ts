@@ -1,11 +1,5 @@
-import { bool, int, list, obj, str } from '../../openapi/schema.js';
+import { bool, int, isoTime, list, obj, str } from '../../openapi/schema.js';
 import type { ProductDoc } from '../../openapi/types.js';
-
-/**
- * SPEC's `YYYY-MM-DDThh:mm:ssZ` (UTC), as a pattern: isoTime's `format: date-time` does not
- * compile in test/openapi/document.test.ts, whose strict ajv has no ajv-formats.
- */
-const utcSeconds = (description: string) => str(description, { pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$' });
 
 export const TLS_DOC: ProductDoc = {
   summary: 'Certificate metadata (validity, issuer, subject, SANs, protocol, fingerprint) for a public hostname.',
@@ -23,8 +17,8 @@ export const TLS_DOC: ProductDoc = {
       valid: bool('True when the presented certificate is currently inside its validity window.'),
       issuer: str('Issuer distinguished name, RFC 4514 order: `CN=R11, O=Let\'s Encrypt, C=US`.'),
       subject: str('Subject distinguished name, same form; empty when the certificate has none.'),
-      not_before: utcSeconds('YYYY-MM-DDThh:mm:ssZ.'),
-      not_after: utcSeconds('YYYY-MM-DDThh:mm:ssZ.'),
+      not_before: isoTime('YYYY-MM-DDThh:mm:ssZ.', 'seconds'),
+      not_after: isoTime('YYYY-MM-DDThh:mm:ssZ.', 'seconds'),
       days_remaining: int('Days until expiry, rounded down; negative when expired.'),
       san: list(str(), 'Subject Alternative Name hostnames (dNSName).'),
       protocol: str('Negotiated TLS protocol (TLSv1.3, TLSv1.2) when available.'),

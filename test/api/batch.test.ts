@@ -4,8 +4,6 @@
  * none), identical inputs looked up once and a bounded number at a time, refunds of failed
  * lookups, the body's errors, the routes that have no batch, and the request log.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createMemoryMeter } from '../../src/metering/memory.js';
@@ -14,15 +12,12 @@ import { LookupError } from '../../src/errors.js';
 import { PRODUCT_MODULES } from '../../src/products/registry.js';
 import { createLookup } from '../../src/lookup.js';
 import { startDnsServer } from '../servers/dns-server.js';
+import { createTempDirs } from '../cli/harness.js';
 import { createApiStack, FROZEN_NOW, TEST_PLANS, type ApiStack } from './harness.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'seclookup-batch-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = createTempDirs();
+afterAll(() => temp.cleanup());
+const tempDir = () => temp.make('seclookup-batch-');
 
 const PERIOD = new Date(FROZEN_NOW).toISOString().slice(0, 7);
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';

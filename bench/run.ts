@@ -24,6 +24,7 @@ const PART_OF_ANOTHER = new Set(['serve']);
 const SUITES: Record<string, Suite> = {
   ...Object.fromEntries(productSuites),
   metering: () => import('./metering.js'),
+  batch: () => import('./batch.js'),
   redis: () => import('./redis.js'),
   // `seclookup serve --redis`, one and two instances, against serve on SQLite.
   'serve-redis': () => import('./http.js').then((http) => ({ run: http.runServeRedis })),

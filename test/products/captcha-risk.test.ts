@@ -142,11 +142,13 @@ describe('captcha risk policy: siteverify refuses a high-risk proof', () => {
   it('the policy read at siteverify is the current one: lifting the limit after verify lets an issued proof through', async () => {
     const s = await createApiStack();
     const key = await siteKey(s);
-    const verified = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    const before = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    const after = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    expect((await siteverify(s, key.secretKey, before.body.proof)).body).toMatchObject({ error_code: 'risk_too_high' });
     await updateSiteKey(s.meter, key.siteKey, { risk: { blockAt: null } });
-    // A fresh API on the same meter: no settings cached from the verify.
+    // A fresh API on the same meter: no settings cached from the calls above.
     const fresh = await createApiStack({ meter: s.meter });
-    expect((await siteverify(fresh, key.secretKey, verified.body.proof)).body).toMatchObject({ success: true, risk_score: 70 });
+    expect((await siteverify(fresh, key.secretKey, after.body.proof)).body).toMatchObject({ success: true, risk_score: 70 });
   });
 });
 

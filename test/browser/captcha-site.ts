@@ -27,8 +27,11 @@ export interface CaptchaSite {
   browser: Browser;
   /** A new page in a new context (closed by `close`). `hideWebdriver`: navigator.webdriver reads false. */
   newPage(options?: BrowserContextOptions & { hideWebdriver?: boolean }): Promise<Page>;
-  /** Open the shop page for `siteKey`, click the widget, and wait for the proof in the form. */
-  solve(page: Page, siteKey: string, timeoutMs?: number): Promise<SolvedPage>;
+  /**
+   * Open the shop page for `siteKey`, click the widget (after `pauseMs`: a click within 300 ms of
+   * render adds the "too fast" signal), and wait for the proof in the form.
+   */
+  solve(page: Page, siteKey: string, options?: { timeoutMs?: number; pauseMs?: number }): Promise<SolvedPage>;
   siteverify(secret: string, response: string): Promise<{ status: number; body: Record<string, unknown> }>;
   close(): Promise<void>;
 }
@@ -86,10 +89,11 @@ export async function startCaptchaSite(): Promise<CaptchaSite> {
       const { hideWebdriver, ...contextOptions } = options;
       const context = await browser.newContext(contextOptions);
       contexts.push(context);
-      if (hideWebdriver) await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false }));
+      // As text: a function would be rewritten by tsx (bench/) with helpers the page does not have.
+      if (hideWebdriver) await context.addInitScript({ content: "Object.defineProperty(Navigator.prototype, 'webdriver', { get: () => false });" });
       return context.newPage();
     },
-    async solve(page, siteKey, timeoutMs = 30_000) {
+    async solve(page, siteKey, { timeoutMs = 30_000, pauseMs = 0 } = {}) {
       const answers = new Map<string, Promise<Record<string, unknown>>>();
       const sentAt = new Map<string, number>();
       page.on('request', (request) => {
@@ -106,6 +110,7 @@ export async function startCaptchaSite(): Promise<CaptchaSite> {
       await page.goto(`http://${SHOP}:${shopPort}/?k=${siteKey}`);
       await page.frameLocator('iframe[src*="/widget/frame.html"]').locator('#cb').waitFor();
       const frame = page.frames().find((f) => f.url().includes('/widget/frame.html'))!;
+      if (pauseMs > 0) await page.waitForTimeout(pauseMs);
       const clicked = Date.now();
       await frame.click('#cb');
       const handle = await page

@@ -101,7 +101,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST verify': {
       summary: 'Verify a puzzle solution',
       description:
-        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one.',
+        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one. ' +
+        'risk_score is the higher of the score seen at challenge time and now.',
       auth: 'public',
       keyIn: 'the sitekey body field or query parameter',
       bearer: false,

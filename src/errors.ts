@@ -44,6 +44,8 @@ export const ERROR_STATUS = {
   challenge_failed: 400,
   action_mismatch: 400,
   interactive_required: 422,
+  // Ours: siteverify of a proof whose risk score is at or above the site key's limit.
+  risk_too_high: 403,
 
   // Transport (ours: the spec does not name these).
   not_found: 404,

@@ -1,11 +1,12 @@
 /**
  * `seclookup sitekeys create | list | update | revoke | rotate-signing-key`: captcha site keys.
  * A site key is a public key for pages (tf_pub_) and a secret key for the site's server
- * (tf_sec_), with its domain allowlist, optional IP allowlist and managed mode. The secret is
- * printed once, by `create`.
+ * (tf_sec_), with its domain allowlist, optional IP allowlist, managed mode and risk policy.
+ * The secret is printed once, by `create`.
  */
 import { invalidOption, isSeclookupError } from '../errors.js';
 import { rotateSigningKey } from '../products/captcha/key-ring.js';
+import { riskPolicyOf, type RiskPolicy } from '../products/captcha/risk-policy.js';
 import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from '../products/captcha/site-keys.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand } from './args.js';
 import { withMeter, type MeterFlags } from './db.js';
@@ -14,10 +15,12 @@ import { formatIpAllow, formatTable, out, printJson } from './output.js';
 
 export const SITEKEYS_HELP = `Usage:
   seclookup sitekeys create [--domain example.com[,other.com]] [--ip-allow CIDR,...] [--managed]
+                            [--risk-block-at N|off] [--no-risk-scaling]
                             [--plan SLUG | --subscription ID] [--json] [--db FILE | --redis URL]
   seclookup sitekeys list [--json] [--db FILE | --redis URL]
   seclookup sitekeys update KEY [--domain ...] [--ip-allow CIDR,... | --no-ip-allow]
-                            [--managed | --no-managed] [--db FILE | --redis URL]
+                            [--managed | --no-managed] [--risk-block-at N|off]
+                            [--risk-scaling | --no-risk-scaling] [--db FILE | --redis URL]
   seclookup sitekeys revoke KEY [--db FILE | --redis URL]
   seclookup sitekeys rotate-signing-key [--db FILE | --redis URL]
 
@@ -32,13 +35,20 @@ sitekeys create   Create a site key and print site_key and secret_key. The secre
                         domain_not_configured until \`sitekeys update --domain\`.
   --ip-allow CIDR,...   only callers from these networks, on every captcha route
   --managed             allow managed mode (no puzzle for a browser that looks human)
+  --risk-block-at N|off siteverify refuses proofs whose risk score is N or more (1-100) with
+                        403 risk_too_high; off: never. Default 60 (risk level high, which a
+                        headless browser reaches: raise it or turn it off for a site key your
+                        own browser tests use)
+  --no-risk-scaling     the same proof of work for everyone; by default it grows 4x per risk
+                        level seen at challenge time (low, medium, high: 16x at most)
   --plan SLUG           plan of the new subscription (default: starter)
   --subscription ID     add the site key to this captcha subscription instead: site keys of
                         one subscription share its monthly quota; each has its own rate limit
   --json                print {"site_key", "secret_key", "domains", "plan"}
 
 sitekeys list     Every site key: the site key itself (it is public), subscription, plan,
-                  status, domains, IP allowlist, managed mode. Secrets are never shown.
+                  status, domains, IP allowlist, managed mode, risk policy. Secrets are
+                  never shown.
 
 sitekeys update   Change a site key's settings (running servers see them within 2 s).
                   KEY is the tf_pub_ key or its id. --domain replaces the whole list.
@@ -94,6 +104,19 @@ function parseDomains(values: string[] | undefined, command: string): string[] |
   }
 }
 
+/** `--risk-block-at`: a score from 1 to 100, or `off`. */
+function parseBlockAt(text: string, command: string): number | null {
+  const value = text.trim().toLowerCase();
+  if (value === 'off') return null;
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 100) throw new UsageError(`--risk-block-at: give a risk score from 1 to 100, or off (got ${JSON.stringify(text)})`, command);
+  return Number(value);
+}
+
+/** A risk policy in a table cell or a sentence: `block at 60, scaling on`. */
+function formatRisk(risk: RiskPolicy): string {
+  return `${risk.blockAt === null ? 'never block' : `block at ${risk.blockAt}`}, scaling ${risk.scaleDifficulty ? 'on' : 'off'}`;
+}
+
 /** Store-side refusals (an unknown plan or subscription) are the operator's to fix: exit 1 with the message. */
 async function run<T>(flags: MeterFlags, create: boolean, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
   try {
@@ -112,6 +135,8 @@ async function create(argv: string[]): Promise<number> {
       domain: { type: 'string', multiple: true },
       'ip-allow': { type: 'string', multiple: true },
       managed: { type: 'boolean' },
+      'risk-block-at': { type: 'string' },
+      'no-risk-scaling': { type: 'boolean' },
       plan: { type: 'string' },
       subscription: { type: 'string' },
       json: { type: 'boolean' },
@@ -124,11 +149,14 @@ async function create(argv: string[]): Promise<number> {
   if (values.plan !== undefined && values.subscription !== undefined) throw new UsageError('give --plan or --subscription, not both: a site key shares its subscription\'s plan', command);
   const domains = parseDomains(values.domain, command) ?? [];
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
+  const risk: Partial<RiskPolicy> = {};
+  if (values['risk-block-at'] !== undefined) risk.blockAt = parseBlockAt(values['risk-block-at'], command);
+  if (values['no-risk-scaling']) risk.scaleDifficulty = false;
   const created = await run(values, true, async (meter) => {
     if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
       throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
     }
-    return createSiteKey(meter, { domains, ipAllow, managed: values.managed ?? false, plan: values.plan, subscriptionId: values.subscription });
+    return createSiteKey(meter, { domains, ipAllow, managed: values.managed ?? false, risk, plan: values.plan, subscriptionId: values.subscription });
   });
   if (values.json) printJson({ site_key: created.siteKey, secret_key: created.secretKey, domains: created.domains, plan: created.plan });
   else printCreated(created);
@@ -162,6 +190,7 @@ async function list(argv: string[]): Promise<number> {
         domains: k.domains,
         ip_allow: k.ipAllow,
         managed: k.managed,
+        risk: { block_at: k.risk.blockAt, scale_difficulty: k.risk.scaleDifficulty },
         secret_key_prefix: k.secretKeyPrefix,
         created_at: k.createdAt,
       })),
@@ -174,8 +203,8 @@ async function list(argv: string[]): Promise<number> {
   }
   out(
     formatTable(
-      ['ID', 'SITE KEY', 'SUBSCRIPTION', 'PLAN', 'STATUS', 'DOMAINS', 'IP ALLOW', 'MANAGED'],
-      keys.map((k) => [k.publicKeyId, k.siteKey, k.subscriptionId, k.plan, k.status, k.domains.join(',') || '(none)', formatIpAllow(k.ipAllow), k.managed ? 'yes' : 'no']),
+      ['ID', 'SITE KEY', 'SUBSCRIPTION', 'PLAN', 'STATUS', 'DOMAINS', 'IP ALLOW', 'MANAGED', 'RISK'],
+      keys.map((k) => [k.publicKeyId, k.siteKey, k.subscriptionId, k.plan, k.status, k.domains.join(',') || '(none)', formatIpAllow(k.ipAllow), k.managed ? 'yes' : 'no', formatRisk(k.risk)]),
     ),
   );
   return EXIT_OK;
@@ -191,6 +220,9 @@ async function update(argv: string[]): Promise<number> {
       'no-ip-allow': { type: 'boolean' },
       managed: { type: 'boolean' },
       'no-managed': { type: 'boolean' },
+      'risk-block-at': { type: 'string' },
+      'risk-scaling': { type: 'boolean' },
+      'no-risk-scaling': { type: 'boolean' },
       ...METER_OPTIONS,
     },
     command,
@@ -199,6 +231,7 @@ async function update(argv: string[]): Promise<number> {
   const [key] = expectPositionals(positionals, ['KEY'], command);
   if (values.managed && values['no-managed']) throw new UsageError('give --managed or --no-managed, not both', command);
   if (values['ip-allow'] && values['no-ip-allow']) throw new UsageError('give --ip-allow or --no-ip-allow, not both', command);
+  if (values['risk-scaling'] && values['no-risk-scaling']) throw new UsageError('give --risk-scaling or --no-risk-scaling, not both', command);
   const changes: SiteKeyChanges = {};
   const domains = parseDomains(values.domain, command);
   if (domains !== undefined) changes.domains = domains;
@@ -206,9 +239,15 @@ async function update(argv: string[]): Promise<number> {
   if (values['no-ip-allow']) changes.ipAllow = [];
   if (values.managed) changes.managed = true;
   if (values['no-managed']) changes.managed = false;
-  if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed or --no-managed', command);
+  const risk: Partial<RiskPolicy> = {};
+  if (values['risk-block-at'] !== undefined) risk.blockAt = parseBlockAt(values['risk-block-at'], command);
+  if (values['risk-scaling'] || values['no-risk-scaling']) risk.scaleDifficulty = values['risk-scaling'] === true;
+  if (Object.keys(risk).length > 0) changes.risk = risk;
+  if (Object.keys(changes).length === 0) {
+    throw new UsageError('nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed, --no-managed, --risk-block-at, --risk-scaling or --no-risk-scaling', command);
+  }
   const updated = await run(values, false, (meter) => updateSiteKey(meter, key, changes));
-  out(`Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}.`);
+  out(`Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}; risk ${formatRisk(riskPolicyOf(updated.risk))}.`);
   return EXIT_OK;
 }
 

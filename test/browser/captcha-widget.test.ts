@@ -228,8 +228,11 @@ afterAll(async () => {
   await Promise.all([close(apiServer), close(shopServer)]);
 });
 
-/** A site key of its own per test (each has its own per-minute rate window). */
-const siteKey = (options: { managed?: boolean } = {}) => createSiteKey(meter, { domains: [SHOP], ...options });
+/**
+ * A site key of its own per test (each has its own per-minute rate window). Its risk policy is
+ * off: these tests are about the widget, and headless Chromium is high risk (captcha-risk.test.ts).
+ */
+const siteKey = (options: { managed?: boolean } = {}) => createSiteKey(meter, { domains: [SHOP], risk: { blockAt: null, scaleDifficulty: false }, ...options });
 
 describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
   it('pow: one click puts a proof in the form; the backend siteverifies it once, a second time is token_already_used', async () => {

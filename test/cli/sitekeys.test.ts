@@ -48,6 +48,28 @@ describe('seclookup sitekeys', () => {
     expect((await runCli(['sitekeys', 'rotate-signing-key', '--db', db])).stdout).toMatch(/^New signing key /);
   });
 
+  it('the risk policy: on by default (block at 60, scaling on), set by create and update, shown by list; bad values exit 2', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const plain = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--json', '--db', db]);
+    const custom = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--risk-block-at', '80', '--no-risk-scaling', '--json', '--db', db]);
+    const riskOf = async () => Object.fromEntries((await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).map((k) => [k.site_key, k.risk]));
+    expect(await riskOf()).toEqual({ [plain.site_key]: { block_at: 60, scale_difficulty: true }, [custom.site_key]: { block_at: 80, scale_difficulty: false } });
+    const table = await runCli(['sitekeys', 'list', '--db', db]);
+    expect(table.stdout).toContain('RISK');
+    expect(table.stdout).toContain('block at 60, scaling on');
+
+    const updated = await runCli(['sitekeys', 'update', custom.site_key, '--risk-block-at', 'off', '--risk-scaling', '--db', db]);
+    expect([updated.code, updated.stdout]).toEqual([0, expect.stringContaining('risk never block, scaling on')]);
+    expect((await runCli(['sitekeys', 'update', plain.site_key, '--no-risk-scaling', '--db', db])).code).toBe(0);
+    expect(await riskOf()).toEqual({ [plain.site_key]: { block_at: 60, scale_difficulty: false }, [custom.site_key]: { block_at: null, scale_difficulty: true } });
+
+    for (const bad of ['0', '101', 'high', '6O']) {
+      const refused = await runCli(['sitekeys', 'create', '--risk-block-at', bad, '--db', db]);
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--risk-block-at')]);
+    }
+    expect((await runCli(['sitekeys', 'update', plain.site_key, '--risk-scaling', '--no-risk-scaling', '--db', db])).code).toBe(2);
+  });
+
   it('refuses bad input with exit 2, and an unknown site key, plan or subscription with exit 1', async () => {
     const db = join(temp.make(), 'seclookup.db');
     expect((await runCli(['sitekeys', 'create', '--domain', 'https://example.com/', '--db', db])).code).toBe(2);

@@ -53,8 +53,8 @@ const PREFLIGHT = {
   errors: ['domain_not_allowed', 'server_error'],
 } as const;
 
-/** Turnstile's codes, beside ours on every siteverify failure. */
-const TURNSTILE_CODES = ['missing-input-secret', 'invalid-input-secret', 'missing-input-response', 'invalid-input-response', 'bad-request', 'timeout-or-duplicate', 'internal-error'];
+/** Turnstile's codes (and our risk-too-high), beside ours on every siteverify failure. */
+const TURNSTILE_CODES = ['missing-input-secret', 'invalid-input-secret', 'missing-input-response', 'invalid-input-response', 'bad-request', 'timeout-or-duplicate', 'internal-error', 'risk-too-high'];
 
 export const CAPTCHA_DOC: ServiceDoc = {
   summary: 'Puzzle and managed human verification: browser widget routes plus server-side token validation.',
@@ -69,6 +69,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
         sitekey: SITEKEY_QUERY,
         hostname: { description: "The page's hostname (the widget sends it); else the Origin header's host is used." },
         puzzle_type: { description: 'pow (the default), slider, or random (one of the two). Anything else is 400 invalid_request.', schema: oneOf(['pow', 'slider', 'random']) },
+        telemetry: { description: 'The browser telemetry (as in verify) as JSON text. The risk it shows (with the User-Agent and the caller address) sets the pow difficulty when the site key scales it: 14 bits at low risk, 16 at medium, 18 at high. Text that is not JSON counts as none, never an error.' },
       },
       answers: {
         200: answer({
@@ -80,7 +81,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
               obj({
                 algorithm: { const: 'sha256' },
                 salt: str('32 hex characters.'),
-                difficulty: int('Leading zero bits each hash must have.'),
+                difficulty: int('Leading zero bits each hash must have: 14, 16 or 18 by the risk seen (site key risk policy).'),
                 count: int('Counters to find.'),
               }),
               obj({
@@ -100,7 +101,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST verify': {
       summary: 'Verify a puzzle solution',
       description:
-        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one.',
+        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one. ' +
+        'risk_score is the higher of the score seen at challenge time and now.',
       auth: 'public',
       keyIn: 'the sitekey body field or query parameter',
       bearer: false,
@@ -137,7 +139,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST siteverify': {
       summary: 'Server-side token validation',
       description:
-        "Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it.",
+        "Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it. " +
+        "A proof whose risk score is at or above the site key's limit (default 60: level high; seclookup sitekeys update --risk-block-at) is 403 risk_too_high with error-codes [risk-too-high], risk_score and risk_level; the token is used up all the same.",
       auth: 'secret',
       keyIn: 'the secret body field',
       bearer: false,
@@ -161,8 +164,12 @@ export const CAPTCHA_DOC: ServiceDoc = {
           risk_level: RISK_LEVEL,
         }),
       },
-      errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY, 'invalid_request', 'invalid_token', 'action_mismatch', 'domain_not_allowed', 'token_already_used'],
-      errorFields: { 'error-codes': list(oneOf(TURNSTILE_CODES), "Turnstile's codes for the failure (every siteverify error carries it).") },
+      errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY, 'invalid_request', 'invalid_token', 'action_mismatch', 'domain_not_allowed', 'token_already_used', 'risk_too_high'],
+      errorFields: {
+        'error-codes': list(oneOf(TURNSTILE_CODES), "Turnstile's codes for the failure (every siteverify error carries it); risk-too-high is ours."),
+        risk_score: { ...RISK_SCORE, description: 'On 403 risk_too_high: the score of the proof.' },
+        risk_level: { ...RISK_LEVEL, description: 'On 403 risk_too_high: its level.' },
+      },
     },
     'GET status': {
       summary: 'Key health and quota snapshot',

@@ -56,11 +56,30 @@ export function readTelemetry(value: unknown): Telemetry {
   return out;
 }
 
-/** The telemetry signals found, with their weights. */
-export function telemetrySignals(t: Telemetry): { name: keyof typeof RISK_WEIGHTS; weight: number }[] {
+/**
+ * Telemetry sent as JSON text (the challenge's `telemetry` query parameter). Text that is too
+ * long or not JSON counts as no telemetry, never an error.
+ */
+export function readTelemetryText(text: string | null): Telemetry {
+  if (!text || text.length > 2048) return {};
+  try {
+    return readTelemetry(JSON.parse(text));
+  } catch {
+    return {};
+  }
+}
+
+/** Headless Chrome names itself in its User-Agent header unless told otherwise. */
+const HEADLESS_USER_AGENT = /HeadlessChrome\//;
+
+/**
+ * The telemetry signals found, with their weights. `headless` also counts when the request's
+ * User-Agent header says HeadlessChrome: a bot that leaves the telemetry out still shows it.
+ */
+export function telemetrySignals(t: Telemetry, userAgent?: string): { name: keyof typeof RISK_WEIGHTS; weight: number }[] {
   const found: (keyof typeof RISK_WEIGHTS)[] = [];
   if (t.webdriver === true) found.push('webdriver');
-  if (t.headless === true) found.push('headless');
+  if (t.headless === true || (userAgent !== undefined && HEADLESS_USER_AGENT.test(userAgent))) found.push('headless');
   if ((t.pointer_moves ?? 0) === 0 && (t.keys ?? 0) === 0 && t.focus !== true) found.push('noInteraction');
   if (t.elapsed_ms !== undefined && t.elapsed_ms < 300) found.push('tooFast');
   if (t.languages === 0) found.push('noLanguages');

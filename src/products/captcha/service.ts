@@ -19,7 +19,8 @@ import { createKeyRingSource } from './key-ring.js';
 import { createPowPuzzle } from './puzzles/pow.js';
 import { createSliderPuzzle } from './puzzles/slider.js';
 import type { Puzzle, TracePoint } from './puzzles/types.js';
-import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, riskLevel, riskScore, telemetrySignals } from './risk.js';
+import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
+import { powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
 import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
 import { openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
 
@@ -31,9 +32,10 @@ export const PROOF_TTL_S = 300;
 const SETTINGS_TTL_MS = 2_000;
 const ACTION = /^[A-Za-z0-9_-]{1,32}$/;
 
-const CHALLENGE: TokenKind<'siteKey' | 'hostname' | 'puzzle' | 'params' | 'nonce' | 'issuedAt' | 'expiresAt'> = {
+// `risk`: the score seen when the challenge was issued, which also set the pow difficulty.
+const CHALLENGE: TokenKind<'siteKey' | 'hostname' | 'puzzle' | 'params' | 'risk' | 'nonce' | 'issuedAt' | 'expiresAt'> = {
   label: 'seclookup-captcha-challenge',
-  fields: ['siteKey', 'hostname', 'puzzle', 'params', 'nonce', 'issuedAt', 'expiresAt'],
+  fields: ['siteKey', 'hostname', 'puzzle', 'params', 'risk', 'nonce', 'issuedAt', 'expiresAt'],
 };
 const PROOF: TokenKind<'id' | 'siteKey' | 'hostname' | 'action' | 'mode' | 'puzzle' | 'risk' | 'issuedAt' | 'expiresAt'> = {
   label: 'seclookup-captcha-proof',
@@ -57,6 +59,8 @@ const TURNSTILE_CODES: Partial<Record<ErrorCode, string>> = {
   rate_limit_exceeded: 'internal-error',
   quota_exceeded: 'internal-error',
   server_error: 'internal-error',
+  // Turnstile has no code for this refusal: ours, in its style.
+  risk_too_high: 'risk-too-high',
 };
 
 type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
@@ -65,6 +69,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   const { meter, gate, singleUse, lookup, now } = context;
   const ring = createKeyRingSource(meter);
   const puzzles: Record<string, Puzzle<object>> = { pow: createPowPuzzle() as Puzzle<object>, slider: createSliderPuzzle() as Puzzle<object> };
+  // The pow puzzle at each difficulty a risk level can ask for (checking reads it from the signed params).
+  const powAt = new Map<number, Puzzle<object>>();
   const settingsCache = new Map<string, { config: SiteKeyConfig | null; readAt: number }>();
   const allowlists = new Map<string, (ip: IpAddress) => boolean>();
 
@@ -129,7 +135,10 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     allowOrigin(site, request);
     await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
     const hostname = pageHost(site, request.query.get('hostname'), request);
-    const puzzle = choosePuzzle(request.query.get('puzzle_type'));
+    const chosen = choosePuzzle(request.query.get('puzzle_type'));
+    // The risk seen now sets the pow difficulty; both go into the signed challenge.
+    const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
+    const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
     const params = puzzle.create();
     const issuedAt = now();
     const challenge = signToken(await ring(), CHALLENGE, {
@@ -137,11 +146,18 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       hostname,
       puzzle: puzzle.type,
       params: JSON.stringify(params),
+      risk,
       nonce: randomBytes(16).toString('hex'),
       issuedAt,
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
     return { body: successBody({ challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S }, { requestId: request.requestId }) };
+  }
+
+  function powPuzzle(difficulty: number): Puzzle<object> {
+    let puzzle = powAt.get(difficulty);
+    if (!puzzle) powAt.set(difficulty, (puzzle = createPowPuzzle({ difficulty }) as Puzzle<object>));
+    return puzzle;
   }
 
   function choosePuzzle(type: string | null): Puzzle<object> {
@@ -172,9 +188,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     return billed(key, site, request, () => work({ body, site, hostname: pageHost(site, body.hostname, request), action: readAction(body.action) }));
   }
 
-  /** The risk signals of one pass: the widget's telemetry and the caller's address. */
-  function signalsOf(body: Record<string, unknown>, request: ServiceRequest) {
-    return [...telemetrySignals(readTelemetry(body.telemetry)), ...addressSignals(lookup, request.clientIp())];
+  /** The risk signals of one pass: the widget's telemetry, the User-Agent header and the caller's address. */
+  function signalsOf(telemetry: Telemetry, request: ServiceRequest) {
+    return [...telemetrySignals(telemetry, firstHeader(request.headers['user-agent'])), ...addressSignals(lookup, request.clientIp())];
   }
 
   function verify(request: ServiceRequest): Promise<ServiceAnswer> {
@@ -197,7 +213,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
         throw new LookupError('invalid_token', 'this challenge was already solved; fetch a new one');
       }
-      const score = riskScore(signalsOf(body, request));
+      // The higher of the risk seen at challenge time and now: clean telemetry at one step does not wash out the other.
+      const score = Math.max(Number(challenge.risk) || 0, riskScore(signalsOf(readTelemetry(body.telemetry), request)));
       const proof = issueProof(keys, site, hostname, action, 'puzzle', challenge.puzzle, score);
       return { body: successBody({ proof, risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
     });
@@ -206,7 +223,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   function managed(request: ServiceRequest): Promise<ServiceAnswer> {
     return browserPost(request, async ({ body, site, hostname, action }) => {
       if (!site.managed) throw interactive('managed mode is off for this site key: solve a puzzle');
-      const signals = signalsOf(body, request);
+      const signals = signalsOf(readTelemetry(body.telemetry), request);
       const score = riskScore(signals);
       if (score >= MANAGED_PASS_BELOW) throw interactive(`a puzzle is needed (signals: ${signals.map((s) => s.name).join(', ')})`);
       const proof = issueProof(await ring(), site, hostname, action, 'managed', 'none', score);
@@ -258,6 +275,13 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (!hostAllowed(proof.hostname, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
     if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) throw new LookupError('token_already_used', 'this response was already verified: each token works once');
     const risk = Number(proof.risk);
+    // After the token is consumed: a refused token stays used, as a passed one does.
+    const policy = riskPolicyOf(site.risk);
+    if (riskBlocked(policy, risk)) {
+      throw new LookupError('risk_too_high', `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`, {
+        fields: { risk_score: risk, risk_level: riskLevel(risk) },
+      });
+    }
     return {
       body: successBody(
         {

@@ -1,7 +1,7 @@
 /**
  * Site keys: a public key (`tf_pub_`, in pages) and a secret key (`tf_sec_`, on the site's
  * server) of one captcha subscription, plus the site key's own settings: its domain allowlist,
- * its IP allowlist and managed mode. The keys live in the meter like every product's keys
+ * its IP allowlist, managed mode and risk policy. The keys live in the meter like every product's keys
  * (hashed); the settings live in the meter's settings area beside them
  * (`captcha.sitekey.<public key id>`, and `captcha.secret.<secret key id>` pointing at it), so
  * every instance on one store sees the same site keys. A subscription may hold several site
@@ -12,6 +12,7 @@ import { invalidOption } from '../../errors.js';
 import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
 import { generateKey, hashKey, visiblePrefix } from '../../metering/keys.js';
 import type { KeyInfo, Meter } from '../../metering/types.js';
+import { DEFAULT_RISK_POLICY, mergeRiskPolicy, riskPolicyOf, type RiskPolicy } from './risk-policy.js';
 
 /** A site key's settings, as stored. */
 export interface SiteKeyConfig {
@@ -25,6 +26,8 @@ export interface SiteKeyConfig {
   /** CIDRs callers must come from, on every captcha route; empty: any address. */
   ipAllow: string[];
   managed: boolean;
+  /** Risk policy (risk-policy.ts); absent on site keys stored before it existed: read it with riskPolicyOf, which fills in the defaults. */
+  risk?: RiskPolicy;
   createdAt: string;
 }
 
@@ -32,6 +35,8 @@ export interface CreateSiteKeyOptions {
   domains?: string[];
   ipAllow?: string[];
   managed?: boolean;
+  /** Risk policy; what is left out takes the default (`blockAt` 60, `scaleDifficulty` true). */
+  risk?: Partial<RiskPolicy>;
   /** Plan of a new subscription. @default starter */
   plan?: string;
   /** Add the site key to this existing captcha subscription (sharing its quota) instead of a new one. */
@@ -96,6 +101,7 @@ export function normalizeDomains(domains: readonly string[]): string[] {
 export async function createSiteKey(meter: Meter, options: CreateSiteKeyOptions = {}): Promise<CreatedSiteKey> {
   const domains = normalizeDomains(options.domains ?? []);
   const ipAllow = normalizeCidrs(options.ipAllow ?? []);
+  const risk = mergeRiskPolicy({ ...DEFAULT_RISK_POLICY }, options.risk);
   const siteKey = generateKey('captcha', 'public');
   const secretKey = generateKey('captcha', 'secret');
   const keys = [
@@ -116,7 +122,7 @@ export async function createSiteKey(meter: Meter, options: CreateSiteKeyOptions 
     subscriptionId = subscription.subscriptionId;
   }
   const [pub, secret] = created;
-  const config: SiteKeyConfig = { siteKey, publicKeyId: pub.id, secretKeyId: secret.id, subscriptionId, domains, ipAllow, managed: options.managed ?? false, createdAt: pub.createdAt };
+  const config: SiteKeyConfig = { siteKey, publicKeyId: pub.id, secretKeyId: secret.id, subscriptionId, domains, ipAllow, managed: options.managed ?? false, risk, createdAt: pub.createdAt };
   await meter.setSetting(SECRET_SETTING(secret.id), pub.id);
   await meter.setSetting(SITEKEY_SETTING(pub.id), JSON.stringify(config));
   return { siteKey, secretKey, domains, plan: pub.plan, subscriptionId };
@@ -143,6 +149,8 @@ export interface SiteKeyListing extends SiteKeyConfig {
   plan: string;
   status: 'active' | 'revoked';
   secretKeyPrefix: string;
+  /** The policy in force (the defaults for a site key stored without one). */
+  risk: RiskPolicy;
 }
 
 export async function listSiteKeys(meter: Meter): Promise<SiteKeyListing[]> {
@@ -155,7 +163,7 @@ export async function listSiteKeys(meter: Meter): Promise<SiteKeyListing[]> {
     if (!config) continue;
     const secret = byId.get(config.secretKeyId);
     const status = key.status === 'active' && secret?.status === 'active' ? 'active' : 'revoked';
-    out.push({ ...config, plan: key.plan, status, secretKeyPrefix: secret?.prefix ?? '' });
+    out.push({ ...config, plan: key.plan, status, secretKeyPrefix: secret?.prefix ?? '', risk: riskPolicyOf(config.risk) });
   }
   return out;
 }
@@ -173,6 +181,8 @@ export interface SiteKeyChanges {
   domains?: string[];
   ipAllow?: string[];
   managed?: boolean;
+  /** Changes to the risk policy; fields left out keep their value. */
+  risk?: Partial<RiskPolicy>;
 }
 
 export async function updateSiteKey(meter: Meter, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
@@ -183,6 +193,7 @@ export async function updateSiteKey(meter: Meter, keyOrId: string, changes: Site
     ...(changes.domains !== undefined ? { domains: normalizeDomains(changes.domains) } : {}),
     ...(changes.ipAllow !== undefined ? { ipAllow: normalizeCidrs(changes.ipAllow) } : {}),
     ...(changes.managed !== undefined ? { managed: changes.managed } : {}),
+    ...(changes.risk !== undefined ? { risk: mergeRiskPolicy(riskPolicyOf(config.risk), changes.risk) } : {}),
   };
   await meter.setSetting(SITEKEY_SETTING(config.publicKeyId), JSON.stringify(next));
   return next;

@@ -196,7 +196,8 @@
 
   function puzzle(my, retry) {
     show('busy', T.verifying);
-    var qs = new URLSearchParams({ sitekey: P.sitekey, hostname: P.host, puzzle_type: P.pt });
+    // The telemetry rides along: the risk the server sees now sets the proof of work's difficulty.
+    var qs = new URLSearchParams({ sitekey: P.sitekey, hostname: P.host, puzzle_type: P.pt, telemetry: JSON.stringify(telemetry()) });
     call(my, 'GET', 'v1/captcha/challenge?' + qs).then(function (r) {
       if (my !== run) return;
       if (r.s !== 200 || !r.j.challenge) return fail(codeOf(r));

@@ -4,6 +4,7 @@ import type { RefusedRequest } from './client-error.js';
 import type { Meter } from '../metering/types.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { ProductId } from '../products/catalog.js';
+import type { OperatorSecret } from '../lib/operator-secret.js';
 
 /**
  * A request as every adapter hands it to the core: no framework objects, no parsing done.
@@ -58,6 +59,14 @@ export interface ApiOptions {
    * machine). @default an in-process store
    */
   singleUse?: SingleUseStore;
+  /**
+   * The operator secret (at least 32 bytes; text or bytes) under which the captcha signing keys
+   * are wrapped in the meter's settings: every instance on one store needs the same one, and
+   * a copy of the store without it signs nothing. Keep it outside the store (a file, the
+   * environment). Without it the captcha routes answer 500 server_error (reported through
+   * `onError`); the other products do not need it. @default none
+   */
+  secret?: string | Uint8Array | OperatorSecret;
   /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */
   bodyLimit?: number;
   /**

@@ -4,7 +4,8 @@
  * SPEC's captcha table triggered for real.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiStack, TEST_PLANS, type ApiStack, type Reply } from '../api/harness.js';
+import { createApiStack, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
+import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createSiteKey, updateSiteKey, revokeSiteKey, type CreateSiteKeyOptions } from '../../src/products/captcha/site-keys.js';
 import { solvePow } from '../../src/products/captcha/puzzles/pow.js';
 import type { PowParams } from '../../src/products/captcha/puzzles/pow.js';
@@ -161,7 +162,7 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const s = await stack();
     const key = await siteKey(s);
     const c = await challenge(s, key.siteKey);
-    await rotateSigningKey(s.meter);
+    await rotateSigningKey(s.meter, createOperatorSecret(TEST_SECRET));
     // A fresh API on the same meter (another instance) reads the new ring.
     const other = await createApiStack({ meter: s.meter });
     const verified = await other.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` } });

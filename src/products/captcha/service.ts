@@ -63,7 +63,7 @@ type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
 
 export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
   const { meter, gate, singleUse, lookup, now } = context;
-  const ring = createKeyRingSource(meter);
+  const ring = createKeyRingSource(meter, context.secret);
   const puzzles: Record<string, Puzzle<object>> = { pow: createPowPuzzle() as Puzzle<object>, slider: createSliderPuzzle() as Puzzle<object> };
   const settingsCache = new Map<string, { config: SiteKeyConfig | null; readAt: number }>();
   const allowlists = new Map<string, (ip: IpAddress) => boolean>();

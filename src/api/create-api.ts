@@ -15,7 +15,7 @@ import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.j
 import { bearerToken } from './auth.js';
 import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';
 import { DEFAULT_BODY_LIMIT, firstHeader, parseBody } from './body.js';
-import { createClientIpResolver } from './client-ip.js';
+import { createClientIpResolver, createOwnHostResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
 import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
 import { decodeInput, splitUrl } from './input.js';
@@ -63,6 +63,7 @@ export function createApi(options: ApiOptions): Api {
   if (onMeterError !== 'deny' && onMeterError !== 'allow') throw invalidOption(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
   const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
+  const ownHostOf = createOwnHostResolver(options.trustProxy ?? []);
   const match = createRouter(PRODUCT_MODULES, SERVICE_MODULES);
   const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
   const singleUse = options.singleUse ?? createMemorySingleUseStore();
@@ -158,6 +159,7 @@ export function createApi(options: ApiOptions): Api {
       responseHeaders: headers,
       requestId,
       clientIp,
+      ownHost: () => ownHostOf(request.remoteAddress, request.headers),
       body: () => (body ??= parseBody(request.body, request.headers, bodyLimit)),
     });
   }

@@ -80,8 +80,11 @@ export interface ApiOptions {
    */
   batchDeadlineMs?: number;
   /**
-   * CIDRs of reverse proxies whose `X-Forwarded-For` is believed. The caller IP is the
-   * right-most address in the chain that is not itself a trusted proxy. @default [] (socket address only)
+   * CIDRs of reverse proxies whose forwarded headers are believed, one setting for all of
+   * them: `X-Forwarded-For` (the caller IP is the right-most address in the chain that is not
+   * itself a trusted proxy) and `X-Forwarded-Host` (the API's own origin, for captcha's origin
+   * check). From any other peer both are ignored; `Forwarded` (RFC 7239) is never read.
+   * @default [] (the socket address and `Host` only)
    */
   trustProxy?: readonly string[];
   /**

@@ -104,7 +104,7 @@ async function run<T>(flags: MeterFlags, create: boolean, work: Parameters<typeo
   try {
     return await withMeter(flags, { create }, work);
   } catch (error) {
-    if (isSeclookupError(error, 'invalid_option')) throw new CommandError(error.message, { cause: error });
+    if (isSeclookupError(error, 'invalid_option') || isSeclookupError(error, 'secret_unavailable')) throw new CommandError(error.message, { cause: error });
     throw error;
   }
 }

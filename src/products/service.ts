@@ -28,6 +28,8 @@ export interface ServiceRequest {
   requestId: string;
   /** The caller's address (trusted proxies applied), or null when unknown. */
   clientIp(): IpAddress | null;
+  /** The host the caller addressed (`host:port` as sent): `Host`, or `X-Forwarded-Host` when a trusted proxy sent the request. */
+  ownHost(): string | undefined;
   /** The body as an object: JSON or an HTML form, within the body limit (400 invalid_json, 413, 415). */
   body(): Promise<Record<string, unknown>>;
 }

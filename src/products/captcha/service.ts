@@ -380,10 +380,8 @@ function originHost(request: ServiceRequest): { host: string; own: boolean } | n
   }
   const host = normalizeHostname(url.hostname.replace(/^\[|\]$/g, ''));
   if (!host) return null;
-  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin. A page
-  // cannot set that header on a cross-origin call (it is not allowed by our preflight), and a
-  // client outside a browser can forge Origin itself anyway.
-  const forwarded = firstHeader(request.headers['x-forwarded-host'])?.split(',')[0].trim();
-  return { host, own: url.host === firstHeader(request.headers.host) || url.host === forwarded };
+  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin; it
+  // counts only from a trusted proxy (trustProxy), else anyone could claim to be this API.
+  return { host, own: url.host === request.ownHost() };
 }
 

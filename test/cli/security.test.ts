@@ -25,9 +25,9 @@ async function challengeStatus(baseUrl: string, siteKey: string): Promise<{ stat
 }
 
 describe('secrets at rest under seclookup serve', () => {
-  it('the database, its -wal and -shm, and the key file beside it are 0600; the stored signing key is wrapped', async () => {
+  it('the database, its -wal and -shm, and the key file beside it are 0600; the signing key is stored wrapped, the site-key secret only hashed', async () => {
     const db = join(temp.make(), 'seclookup.db');
-    const site = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
+    const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
     const { serve, baseUrl } = await ServeProcess.start(db);
     expect((await challengeStatus(baseUrl, site.site_key)).status).toBe(200);
     for (const file of [db, `${db}-wal`, `${db}-shm`, `${db}.secret`]) expect([file, modeOf(file)]).toEqual([file, '600']);
@@ -36,6 +36,9 @@ describe('secrets at rest under seclookup serve', () => {
     const stored = reader.prepare("SELECT value FROM settings WHERE name = 'captcha.signing_keys'").pluck().get() as string;
     reader.close();
     expect(JSON.parse(stored)[0]).toEqual({ kid: expect.any(String), wrapped: expect.any(String), created_at: expect.any(Number) });
+    const onDisk = Buffer.concat([db, `${db}-wal`].map((file) => readFileSync(file)));
+    expect(onDisk.includes(site.secret_key)).toBe(false);
+    expect(onDisk.includes(site.site_key.slice(7))).toBe(true); // the probe reads the files: the public key is kept in the clear
     await serve.stop('SIGTERM');
 
     // A copy of the .db alone (no key file) signs nothing: a new key file beside it cannot unwrap the key.

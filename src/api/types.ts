@@ -63,8 +63,9 @@ export interface ApiOptions {
    * The operator secret (at least 32 bytes; text or bytes) under which the captcha signing keys
    * are wrapped in the meter's settings: every instance on one store needs the same one, and
    * a copy of the store without it signs nothing. Keep it outside the store (a file, the
-   * environment). Without it the captcha routes answer 500 server_error (reported through
-   * `onError`); the other products do not need it. @default none
+   * environment). Without it captcha's challenge, verify, managed and siteverify answer 500
+   * server_error (reported through `onError`); other routes and products do not need it.
+   * @default none
    */
   secret?: string | Uint8Array | OperatorSecret;
   /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */

@@ -144,6 +144,10 @@ export type SeclookupErrorCode =
   | 'timeout'
   /** A meter or cache store failed (closed, unreachable, corrupt). */
   | 'store_failed'
+  /** A SQLite file given as a store holds another application's tables and none of seclookup's. */
+  | 'foreign_database'
+  /** The captcha signing keys cannot be used: no operator secret, or the store's keys were wrapped with another one. */
+  | 'secret_unavailable'
   /** An outbound call failed: refused, reset, an HTTP error status, an answer too large or malformed. */
   | 'upstream_failed'
   /** The outbound guard refused a target: not a public address (lib/outbound.ts). */
@@ -172,7 +176,7 @@ export class SeclookupError extends Error {
   }
 }
 
-const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'upstream_failed', 'target_refused', 'name_not_found']);
+const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'foreign_database', 'secret_unavailable', 'upstream_failed', 'target_refused', 'name_not_found']);
 
 /** An error of seclookup's with a stable `code`: a SeclookupError, or a configuration TypeError. */
 export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is Error & { code: SeclookupErrorCode } {

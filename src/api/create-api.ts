@@ -11,10 +11,11 @@ import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
 import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/single-use.js';
+import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
 import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';
 import { DEFAULT_BODY_LIMIT, firstHeader, parseBody } from './body.js';
-import { createClientIpResolver } from './client-ip.js';
+import { createClientIpResolver, createOwnHostResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
 import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
 import { decodeInput, splitUrl } from './input.js';
@@ -62,9 +63,11 @@ export function createApi(options: ApiOptions): Api {
   if (onMeterError !== 'deny' && onMeterError !== 'allow') throw invalidOption(`onMeterError must be 'deny' or 'allow' (got ${String(onMeterError)})`);
   const meterTimeoutMs = checkMs(options.meterTimeoutMs ?? DEFAULT_METER_TIMEOUT_MS, 'meterTimeoutMs');
   const clientIpOf = createClientIpResolver(options.trustProxy ?? []);
+  const ownHostOf = createOwnHostResolver(options.trustProxy ?? []);
   const match = createRouter(PRODUCT_MODULES, SERVICE_MODULES);
   const gate = createMeterGate({ meter, now, onMeterError, meterTimeoutMs, onError: options.onError });
   const singleUse = options.singleUse ?? createMemorySingleUseStore();
+  const secret = options.secret === undefined ? null : isOperatorSecret(options.secret) ? options.secret : createOperatorSecret(options.secret);
   // The OpenAPI document, made on its first request.
   let openApiText: string | undefined;
   const batchDeadlineMs = checkMs(options.batchDeadlineMs ?? DEFAULT_BATCH_DEADLINE_MS, 'batchDeadlineMs');
@@ -73,7 +76,7 @@ export function createApi(options: ApiOptions): Api {
   const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
   const serviceHandlers = (module: ServiceModule) => {
     let built = services.get(module.id);
-    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, lookup, now, onError: options.onError })));
+    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, secret, lookup, now, onError: options.onError })));
     return built;
   };
 
@@ -156,6 +159,7 @@ export function createApi(options: ApiOptions): Api {
       responseHeaders: headers,
       requestId,
       clientIp,
+      ownHost: () => ownHostOf(request.remoteAddress, request.headers),
       body: () => (body ??= parseBody(request.body, request.headers, bodyLimit)),
     });
   }

@@ -4,6 +4,7 @@ import type { RefusedRequest } from './client-error.js';
 import type { Meter } from '../metering/types.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { ProductId } from '../products/catalog.js';
+import type { OperatorSecret } from '../lib/operator-secret.js';
 
 /**
  * A request as every adapter hands it to the core: no framework objects, no parsing done.
@@ -58,6 +59,15 @@ export interface ApiOptions {
    * machine). @default an in-process store
    */
   singleUse?: SingleUseStore;
+  /**
+   * The operator secret (at least 32 bytes; text or bytes) under which the captcha signing keys
+   * are wrapped in the meter's settings: every instance on one store needs the same one, and
+   * a copy of the store without it signs nothing. Keep it outside the store (a file, the
+   * environment). Without it captcha's challenge, verify, managed and siteverify answer 500
+   * server_error (reported through `onError`); other routes and products do not need it.
+   * @default none
+   */
+  secret?: string | Uint8Array | OperatorSecret;
   /** Largest request body accepted, in bytes; larger ones get 413 payload_too_large. @default 65536 */
   bodyLimit?: number;
   /**
@@ -71,8 +81,11 @@ export interface ApiOptions {
    */
   batchDeadlineMs?: number;
   /**
-   * CIDRs of reverse proxies whose `X-Forwarded-For` is believed. The caller IP is the
-   * right-most address in the chain that is not itself a trusted proxy. @default [] (socket address only)
+   * CIDRs of reverse proxies whose forwarded headers are believed, one setting for all of
+   * them: `X-Forwarded-For` (the caller IP is the right-most address in the chain that is not
+   * itself a trusted proxy) and `X-Forwarded-Host` (the API's own origin, for captcha's origin
+   * check). From any other peer both are ignored; `Forwarded` (RFC 7239) is never read.
+   * @default [] (the socket address and `Host` only)
    */
   trustProxy?: readonly string[];
   /**

@@ -22,7 +22,8 @@ Manage API keys in the metering database.
 keys create   Subscribe PRODUCT to a plan and print a new secret key (for servers) and
               public key. The secret key is shown only this once: the database keeps its
               hash, so copy it now.
-  --product PRODUCT     one of the 15 products, e.g. useragent, webhookip (required)
+  --product PRODUCT     one of the 15 products, e.g. useragent, webhookip (required;
+                        captcha keys are made by \`seclookup sitekeys create\`)
   --plan SLUG           plan the keys are tied to (default: starter; see \`seclookup plans list\`)
   --ip-allow CIDR,...   the keys work only from these networks (10.0.0.0/8) or single
                         addresses (203.0.113.7); comma-separated, repeatable; default:
@@ -80,6 +81,8 @@ async function createKeys(argv: string[]): Promise<number> {
   expectPositionals(positionals, [], command);
   if (values.product === undefined) throw new UsageError('missing --product (e.g. --product useragent)', command);
   const product = parseProduct(values.product, command);
+  // A captcha key pair without a site key's settings would be refused by every captcha route.
+  if (product === 'captcha') throw new UsageError('captcha keys are site keys, with a domain allowlist: use `seclookup sitekeys create --domain example.com` instead', command);
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
 

@@ -19,6 +19,7 @@ import { describeMeter, loadRedis, openMeter } from './db.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
+import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
@@ -59,9 +60,10 @@ Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product
                          at most 10000); more is 400 invalid_request
   --data-dir DIR         dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                          bundled with seclookup)
-  --trust-proxy CIDR,..  reverse proxies whose X-Forwarded-For is believed for the caller
-                         IP (default: none; the socket address is the caller)
-  --dns HOST:PORT,...    DNS servers of every product that resolves names (emailval,
+  --trust-proxy CIDR,..  reverse proxies whose forwarded headers are believed: X-Forwarded-For
+                         for the caller IP, X-Forwarded-Host for the API's own origin
+                         (default: none; the socket address and Host are the truth)
+${SECRET_HELP}  --dns HOST:PORT,...    DNS servers of every product that resolves names (emailval,
                          emailauth, dnsbl, tls, whois, domainrep, ...; repeatable or
                          comma-separated; default: the system's, from /etc/resolv.conf)
   --allow-private-targets CIDR,...
@@ -109,6 +111,7 @@ export const SERVE_OPTIONS = {
   metrics: { type: 'boolean' },
   'metrics-port': { type: 'string' },
   ...METER_OPTIONS,
+  ...SECRET_OPTIONS,
   ...ENGINE_OPTIONS,
 } as const;
 
@@ -131,6 +134,9 @@ export async function runServe(argv: string[]): Promise<number> {
   const dbPath = resolveDbPath(values.db);
   const redisUrl = resolveRedisUrl(values.redis);
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
+  // A secret the operator gave is checked now; the default key file beside the database is
+  // made only once the database is known to be ours.
+  const givenSecret = resolveOperatorSecret(values['secret-file'], null, command);
 
   const metricsAt = parseMetrics(values.metrics, values['metrics-port'], port, command);
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
@@ -162,6 +168,8 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   const openedMeter = await openMeter(values, { create: true });
   const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
+  const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
+  if (!secret) note('seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET');
   metrics?.watchDatasets(lookup);
   const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
   const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
@@ -173,6 +181,7 @@ export async function runServe(argv: string[]): Promise<number> {
       lookup,
       meter,
       singleUse,
+      secret: secret ?? undefined,
       trustProxy,
       onMeterError,
       bodyLimit,

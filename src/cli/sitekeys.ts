@@ -8,7 +8,8 @@ import { invalidOption, isSeclookupError } from '../errors.js';
 import { rotateSigningKey } from '../products/captcha/key-ring.js';
 import { riskPolicyOf, type RiskPolicy } from '../products/captcha/risk-policy.js';
 import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from '../products/captcha/site-keys.js';
-import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand } from './args.js';
+import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from './args.js';
+import { resolveOperatorSecret, SECRET_OPTIONS } from './secret.js';
 import { withMeter, type MeterFlags } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, printJson } from './output.js';
@@ -22,7 +23,7 @@ export const SITEKEYS_HELP = `Usage:
                             [--managed | --no-managed] [--risk-block-at N|off]
                             [--risk-scaling | --no-risk-scaling] [--db FILE | --redis URL]
   seclookup sitekeys revoke KEY [--db FILE | --redis URL]
-  seclookup sitekeys rotate-signing-key [--db FILE | --redis URL]
+  seclookup sitekeys rotate-signing-key [--secret-file FILE] [--db FILE | --redis URL]
 
 Captcha site keys. Pages carry the site key (tf_pub_); the site's server sends the secret key
 (tf_sec_) to /v1/captcha/siteverify.
@@ -57,7 +58,11 @@ sitekeys revoke   Revoke both keys of a site key, at once.
 
 sitekeys rotate-signing-key
                   Sign new challenges and proofs with a fresh key; tokens already handed out
-                  keep verifying for an hour.
+                  keep verifying for an hour. The key is stored wrapped under the operator
+                  secret, found as serve finds it: --secret-file FILE ($SECLOOKUP_SECRET_FILE),
+                  else $SECLOOKUP_SECRET, else <db>.secret beside the database (made if
+                  absent); required with --redis. Keys the secret cannot unwrap are dropped
+                  (this is how a new operator secret takes over).
 
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
@@ -122,7 +127,7 @@ async function run<T>(flags: MeterFlags, create: boolean, work: Parameters<typeo
   try {
     return await withMeter(flags, { create }, work);
   } catch (error) {
-    if (isSeclookupError(error, 'invalid_option')) throw new CommandError(error.message, { cause: error });
+    if (isSeclookupError(error, 'invalid_option') || isSeclookupError(error, 'secret_unavailable')) throw new CommandError(error.message, { cause: error });
     throw error;
   }
 }
@@ -264,10 +269,12 @@ async function revoke(argv: string[]): Promise<number> {
 
 async function rotate(argv: string[]): Promise<number> {
   const command = 'sitekeys rotate-signing-key';
-  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
+  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS, ...SECRET_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const kid = await run(values, true, (meter) => rotateSigningKey(meter));
+  const secretFile = values['secret-file'] ?? (process.env.SECLOOKUP_SECRET_FILE || undefined);
+  const { kid, dropped } = await run(values, true, (meter) => rotateSigningKey(meter, resolveOperatorSecret(secretFile, resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db), command).secret));
   out(`New signing key ${kid}; tokens signed with the previous key keep verifying for an hour.`);
+  if (dropped > 0) out(`Dropped ${dropped} signing key${dropped === 1 ? '' : 's'} this operator secret cannot unwrap (another secret's, or plaintext from an older version).`);
   return EXIT_OK;
 }

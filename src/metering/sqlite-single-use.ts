@@ -3,8 +3,9 @@
  * any file), shared by every process that opens it. `consume` is one immediate transaction,
  * so two processes racing for one id cannot both win.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { SeclookupError } from '../errors.js';
+import { openSeclookupDatabase } from './sqlite-file.js';
 import { checkSingleUseId, type SingleUseStore } from './single-use.js';
 
 /** Expired rows are deleted every this many inserts (and at open). */
@@ -18,12 +19,12 @@ const PURGE_EVERY = 1_000;
 export function createSqliteSingleUseStore(path: string): SingleUseStore {
   let db: Database.Database;
   try {
-    db = new Database(path, { timeout: 5_000 });
-    db.pragma('journal_mode = WAL');
+    db = openSeclookupDatabase(path, 'single-use store');
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE IF NOT EXISTS single_use (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
     db.exec('CREATE INDEX IF NOT EXISTS single_use_expiry ON single_use (expires_at)');
   } catch (error) {
+    if (error instanceof SeclookupError) throw error;
     throw new SeclookupError('store_failed', `cannot open the single-use store "${path}": ${(error as Error).message}`, { cause: error });
   }
   const dropExpired = db.prepare<[string, number]>('DELETE FROM single_use WHERE id = ? AND expires_at <= ?');

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
+import { openSeclookupDatabase } from './sqlite-file.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -527,17 +528,15 @@ class GroupCommit {
 
 /** Open the file, set the pragmas, create or upgrade the schema and seed plans. */
 function openDatabase(path: string, seedPlans: readonly Plan[]): Database.Database {
-  let db: Database.Database | undefined;
+  // `timeout` is SQLite's busy_timeout: wait for another process's lock instead of failing.
+  const db = openSeclookupDatabase(path, 'metering database', { timeout: BUSY_TIMEOUT_MS });
   try {
-    // `timeout` is SQLite's busy_timeout: wait for another process's lock instead of failing.
-    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-    db.pragma('journal_mode = WAL');
     // In WAL mode NORMAL loses at most the last commits on power loss, never integrity.
     db.pragma('synchronous = NORMAL');
     migrate(db, seedPlans);
     return db;
   } catch (error) {
-    if (db?.open) db.close();
+    if (db.open) db.close();
     const reason = error instanceof Error ? error.message : String(error);
     throw new SeclookupError('store_failed', `cannot open metering database "${path}": ${reason}`, { cause: error });
   }

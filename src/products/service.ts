@@ -12,6 +12,7 @@ import type { QueryParams } from '../lib/query.js';
 import type { ErrorCode } from '../errors.js';
 import type { ProductId } from './catalog.js';
 import type { ServiceDoc } from '../openapi/types.js';
+import type { OperatorSecret } from '../lib/operator-secret.js';
 
 /** A key the meter knows, active, of this product, with its plan. */
 export type ServiceKey = ResolvedKey & { plan: ResolvedPlan };
@@ -27,6 +28,8 @@ export interface ServiceRequest {
   requestId: string;
   /** The caller's address (trusted proxies applied), or null when unknown. */
   clientIp(): IpAddress | null;
+  /** The host the caller addressed (`host:port` as sent): `Host`, or `X-Forwarded-Host` when a trusted proxy sent the request. */
+  ownHost(): string | undefined;
   /** The body as an object: JSON or an HTML form, within the body limit (400 invalid_json, 413, 415). */
   body(): Promise<Record<string, unknown>>;
 }
@@ -57,6 +60,8 @@ export interface ServiceContext {
   gate: ServiceGate;
   /** Consumed single-use ids (nonces, proof ids), shared by every instance on one store. */
   singleUse: SingleUseStore;
+  /** The operator secret wrapping keys kept in the store (captcha's signing keys); null when none was given. */
+  secret: OperatorSecret | null;
   lookup: Lookup;
   now: () => number;
   onError?: (error: unknown, context: string) => void;

@@ -37,6 +37,9 @@ export const TEST_PLANS = {
   rate2: { slug: 'test-rate2', product: '*', rateLimitPerMinute: 2, monthlyQuota: 100 },
 } as const satisfies Record<string, Plan>;
 
+/** The operator secret every test stack wraps captcha's signing keys under. */
+export const TEST_SECRET = 'test-operator-secret-0123456789abcdef0123456789';
+
 /** Every stack's clock: stopped, so a test's requests share one rate window. */
 export const FROZEN_NOW = Date.now();
 
@@ -58,6 +61,7 @@ export async function createApiStack(options: Partial<ApiOptions> = {}): Promise
   const errors: { error: unknown; context: string }[] = [];
   const api = createApi({
     now: () => FROZEN_NOW,
+    secret: TEST_SECRET,
     onResponse: (event) => logged.push(event),
     onError: (error, context) => errors.push({ error, context }),
     ...options,

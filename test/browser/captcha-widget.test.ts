@@ -206,7 +206,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: the captcha widget's browser tests need Debian's chromium (apt-get install chromium; .ci/run installs it)`);
   }
-  const api = createApi({ lookup: createLookup(), meter });
+  const api = createApi({ lookup: createLookup(), meter, secret: 'widget-test-operator-secret-0123456789abcdef' });
   apiServer = handleClientErrors(createServer(createListener(api)), api);
   const apiPort = await listen(apiServer);
   apiOrigin = `http://api.example.test:${apiPort}`;

@@ -31,10 +31,13 @@ afterAll(async () => {
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 
+/** The operator secret both instances share (captcha's signing keys are wrapped under it). */
+const SHARED_SECRET = { SECLOOKUP_SECRET: 'redis-serve-operator-secret-0123456789abcdef' };
+
 /** A fresh Redis database for one test, and two serve instances on it. */
 async function twoInstances(extra: string[] = []): Promise<{ url: string; a: string; b: string; serves: ServeProcess[] }> {
   const url = redis.url(++db);
-  const started = await Promise.all([0, 1].map(() => ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra] })));
+  const started = await Promise.all([0, 1].map(() => ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra], env: SHARED_SECRET })));
   return { url, a: started[0].baseUrl, b: started[1].baseUrl, serves: started.map((s) => s.serve) };
 }
 
@@ -153,6 +156,18 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     });
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+  });
+
+  it('without an operator secret there is no default on Redis: serve says captcha is off, and captcha answers 500 server_error', async () => {
+    const url = redis.url(++db);
+    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url] });
+    expect(serve.stderr).toContain('captcha is off: no operator secret');
+    const site = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--redis', url]);
+    const reply = await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example.com`);
+    expect([reply.status, ((await reply.json()) as Record<string, unknown>).error_code]).toEqual([500, 'server_error']);
+    expect(await redis.command('HGET', 'seclookup:{admin}:settings', 'captcha.signing_keys')).toBe('$-1\r\n');
+    const rotate = await runCli(['sitekeys', 'rotate-signing-key', '--redis', url]);
+    expect([rotate.code, rotate.stderr]).toEqual([1, expect.stringContaining('operator secret')]);
   });
 
   it('exits 1 at start, naming the store, when its Redis cannot be reached (no hang on the open connection)', async () => {

@@ -205,7 +205,7 @@ async function startStack(adapter: AdapterVariant, options: StackOptions = {}): 
   const { host, ...apiOptions } = options;
   const meter = apiOptions.meter ?? createMemoryMeter();
   await Promise.all(Object.values(PLANS).map((plan) => meter.setPlan(plan)));
-  const api = createApi({ lookup: createLookup(), bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, ...apiOptions, meter });
+  const api = createApi({ lookup: createLookup(), bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, secret: 'conformance-operator-secret-0123456789abcdef', ...apiOptions, meter });
   const server = await adapter.start(api, host);
   return stackOn(api, meter, server);
 }

@@ -6,10 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { encodeFields, newSigningKey, openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
 
 const KIND: TokenKind<'a' | 'b' | 'n'> = { label: 'test-kind', fields: ['a', 'b', 'n'] };
 const OTHER: TokenKind<'a' | 'b' | 'n'> = { label: 'other-kind', fields: ['a', 'b', 'n'] };
+const SECRET = createOperatorSecret('signing-test-operator-secret-0123456789abcdef');
 const ringOf = (...keys: ReturnType<typeof newSigningKey>[]): KeyRing => ({ current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) });
 
 describe('captcha token signing', () => {
@@ -48,28 +50,28 @@ describe('captcha token signing', () => {
 
   it('instances starting at once agree on one signing key; a damaged stored ring is replaced', async () => {
     const meter = createMemoryMeter();
-    const rings = await Promise.all(Array.from({ length: 5 }, () => createKeyRingSource(meter)()));
+    const rings = await Promise.all(Array.from({ length: 5 }, () => createKeyRingSource(meter, SECRET)()));
     expect(new Set(rings.map((r) => r.current.kid)).size).toBe(1);
     const damaged = createMemoryMeter();
     await damaged.setSetting(SIGNING_KEYS_SETTING, 'not json');
-    const ring = await createKeyRingSource(damaged)();
+    const ring = await createKeyRingSource(damaged, SECRET)();
     expect(ring.current.secret).toHaveLength(32);
     expect(JSON.parse((await damaged.getSetting(SIGNING_KEYS_SETTING))!)[0].kid).toBe(ring.current.kid);
   });
 
   it('rotation: the new key signs, the previous one verifies for an hour, then is dropped', async () => {
     const meter = createMemoryMeter();
-    const ring = createKeyRingSource(meter, () => 0);
+    const ring = createKeyRingSource(meter, SECRET, () => 0);
     const first = await ring();
     const token = signToken(first, KIND, { a: 'x', b: 'y', n: 1 });
     const t0 = Date.now();
-    const kid = await rotateSigningKey(meter, t0);
-    const fresh = createKeyRingSource(meter);
+    const { kid } = await rotateSigningKey(meter, SECRET, t0);
+    const fresh = createKeyRingSource(meter, SECRET);
     const second = await fresh();
     expect(second.current.kid).toBe(kid);
     expect(openToken(second, KIND, token)).not.toBeNull();
-    await rotateSigningKey(meter, t0 + RETIRED_KEY_LIFETIME_MS + 1);
-    const third = await createKeyRingSource(meter)();
+    await rotateSigningKey(meter, SECRET, t0 + RETIRED_KEY_LIFETIME_MS + 1);
+    const third = await createKeyRingSource(meter, SECRET)();
     expect(third.byId.has(first.current.kid)).toBe(false);
     expect(third.byId.has(kid)).toBe(true);
     expect(JSON.parse((await meter.getSetting(SIGNING_KEYS_SETTING))!)).toHaveLength(2);

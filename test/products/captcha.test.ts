@@ -4,7 +4,8 @@
  * SPEC's captcha table triggered for real.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiStack, TEST_PLANS, type ApiStack, type Reply } from '../api/harness.js';
+import { createApiStack, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
+import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createSiteKey, updateSiteKey, revokeSiteKey, type CreateSiteKeyOptions } from '../../src/products/captcha/site-keys.js';
 import { solvePow } from '../../src/products/captcha/puzzles/pow.js';
 import type { PowParams } from '../../src/products/captcha/puzzles/pow.js';
@@ -161,7 +162,7 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const s = await stack();
     const key = await siteKey(s);
     const c = await challenge(s, key.siteKey);
-    await rotateSigningKey(s.meter);
+    await rotateSigningKey(s.meter, createOperatorSecret(TEST_SECRET));
     // A fresh API on the same meter (another instance) reads the new ring.
     const other = await createApiStack({ meter: s.meter });
     const verified = await other.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` } });
@@ -297,6 +298,22 @@ describe('captcha: every code of the captcha table', () => {
     expectCode(await s.call('/v1/captcha/usage', { key: key.siteKey }), 401, 'wrong_key_type');
   });
 
+  it('X-Forwarded-Host names the API\'s own origin only when a trusted proxy (trustProxy) sent it, as X-Forwarded-For', async () => {
+    const spoofed = { origin: 'https://evil.example.net', host: '127.0.0.1:8080', 'x-forwarded-host': 'evil.example.net' };
+    const path = (key: string) => `/v1/captcha/challenge?sitekey=${key}&hostname=${HOST}`;
+    // No proxy configured: the header is anyone's to send, and an Origin claiming to be this API is a third party.
+    const direct = await stack();
+    const directKey = await siteKey(direct);
+    expectCode(await direct.call(path(directKey.siteKey), { headers: spoofed }), 403, 'domain_not_allowed');
+    // Behind a trusted proxy (the socket peer is in trustProxy), it names the public origin.
+    const proxied = await createApiStack({ trustProxy: ['10.0.0.0/8'] });
+    const proxiedKey = await siteKey(proxied);
+    const public_ = { origin: 'https://captcha.example.org', host: '127.0.0.1:8080', 'x-forwarded-host': 'captcha.example.org' };
+    expect((await proxied.call(path(proxiedKey.siteKey), { headers: public_, remoteAddress: '10.0.0.5' })).status).toBe(200);
+    // The same request from a peer outside trustProxy: ignored.
+    expectCode(await proxied.call(path(proxiedKey.siteKey), { headers: public_, remoteAddress: '203.0.113.9' }), 403, 'domain_not_allowed');
+  });
+
   it('403 domain_not_allowed, domain_required, domain_not_configured', async () => {
     const s = await stack();
     const key = await siteKey(s);
@@ -308,10 +325,9 @@ describe('captcha: every code of the captcha table', () => {
     const fromEvil = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { origin: 'https://evil.example.net', host: 'api.example.org' } });
     expectCode(fromEvil, 403, 'domain_not_allowed');
     expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`), 403, 'domain_required');
-    // The widget's iframe calls from the API's own origin (Host, or X-Forwarded-Host behind a proxy): only `hostname` counts.
+    // The widget's iframe calls from the API's own origin (Host; X-Forwarded-Host only from a trusted proxy, tested below): only `hostname` counts.
     const own = { origin: 'https://captcha.example.org' };
     expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: 'captcha.example.org' } })).status).toBe(200);
-    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: '127.0.0.1:8080', 'x-forwarded-host': 'captcha.example.org' } })).status).toBe(200);
     expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { ...own, host: 'captcha.example.org' } }), 403, 'domain_required');
     expectCode(await challenge(s, key.siteKey, 'pow', 'https://shop.example.com/'), 403, 'domain_required');
     // Without the hostname field, an allowed Origin names the page.

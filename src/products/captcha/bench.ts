@@ -6,7 +6,7 @@
  * window, envelope: what every route pays). Then the pow check alone (8 SHA-256 of 24 bytes)
  * against node:crypto hashing the same 8 inputs.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { compare, ratioRow, type BenchRow } from '../../../bench/harness.js';
 import { createApi } from '../../api/create-api.js';
 import type { ApiRequest } from '../../api/types.js';
@@ -24,7 +24,7 @@ const COUNT = 3_000;
 export async function run(): Promise<BenchRow[]> {
   const meter = createMemoryMeter();
   await meter.setPlan({ slug: 'bench', product: '*', rateLimitPerMinute: 100_000_000, monthlyQuota: null });
-  const api = createApi({ lookup: createLookup(), meter });
+  const api = createApi({ lookup: createLookup(), meter, secret: randomBytes(32) });
   const site = await createSiteKey(meter, { domains: ['example.com'], plan: 'bench' });
   const ua = await issueKeys(meter, { product: 'useragent', plan: 'bench' });
   const get = (url: string, headers: Record<string, string> = {}): ApiRequest => ({ method: 'GET', url, headers, remoteAddress: '127.0.0.1' });

@@ -1,11 +1,20 @@
 /**
  * The captcha signing keys, kept in the meter's settings (`captcha.signing_keys`) so that every
  * instance on one store signs and verifies with the same keys, and a restart keeps tokens
- * already handed out valid. The first instance to need a key makes one. Rotation
- * (`seclookup sitekeys rotate-signing-key`) puts a new key first; older keys keep verifying for
- * an hour (far beyond the 120 s challenges and 300 s proofs) and are then dropped.
+ * already handed out valid. They are stored only wrapped under the operator secret
+ * (src/lib/operator-secret.ts): the store alone signs nothing, and an instance without the secret (or with
+ * another one) refuses to sign rather than make keys of its own beside the others'. The first
+ * instance to need a key makes one. Rotation (`seclookup sitekeys rotate-signing-key`) puts a
+ * new key first; older keys keep verifying for an hour (far beyond the 120 s challenges and
+ * 300 s proofs) and are then dropped.
+ *
+ * Stores written before wrapping existed hold plaintext keys: they are not wrapped but
+ * replaced by a fresh wrapped key on first use (whoever read the store may have copied them),
+ * so tokens signed by them in the last few minutes fail once.
  */
+import { SeclookupError } from '../../errors.js';
 import type { Meter } from '../../metering/types.js';
+import { unwrapKey, wrapKey, type OperatorSecret } from '../../lib/operator-secret.js';
 import { newSigningKey, type KeyRing, type SigningKey } from './signing.js';
 
 export const SIGNING_KEYS_SETTING = 'captcha.signing_keys';
@@ -14,67 +23,107 @@ export const RETIRED_KEY_LIFETIME_MS = 3_600_000;
 /** How often an instance re-reads the ring (a rotation elsewhere reaches it within this). */
 const REFRESH_MS = 60_000;
 
+/** A key as stored: wrapped under the operator secret. */
 interface StoredKey {
   kid: string;
-  secret: string;
+  wrapped: string;
   created_at: number;
 }
 
-function parseStored(text: string | null): StoredKey[] {
-  if (!text) return [];
+/** The stored list, split: wrapped entries, and whether plaintext ones (of older versions) or damage were found. */
+interface ParsedRing {
+  wrapped: StoredKey[];
+  plaintext: boolean;
+}
+
+function parseStored(text: string | null): ParsedRing {
+  const empty = { wrapped: [], plaintext: false };
+  if (!text) return empty;
   try {
     const parsed = JSON.parse(text) as unknown;
-    if (!Array.isArray(parsed)) return [];
-    return parsed.filter((k): k is StoredKey => typeof k?.kid === 'string' && typeof k?.secret === 'string' && typeof k?.created_at === 'number' && Buffer.from(k.secret, 'base64').length === 32);
+    if (!Array.isArray(parsed)) return empty;
+    const wrapped = parsed.filter((k): k is StoredKey => typeof k?.kid === 'string' && typeof k?.wrapped === 'string' && typeof k?.created_at === 'number');
+    return { wrapped, plaintext: parsed.some((k) => typeof k?.secret === 'string') };
   } catch {
-    return [];
+    return empty;
   }
 }
 
-function toRing(stored: StoredKey[]): KeyRing {
-  const keys: SigningKey[] = stored.map((k) => ({ kid: k.kid, secret: Buffer.from(k.secret, 'base64') }));
-  return { current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) };
+function wrapped(secret: OperatorSecret, key: SigningKey, now: number): StoredKey {
+  return { kid: key.kid, wrapped: wrapKey(secret, key.kid, key.secret), created_at: now };
 }
 
-function store(key: SigningKey, now: number): StoredKey {
-  return { kid: key.kid, secret: key.secret.toString('base64'), created_at: now };
+function noSecret(): SeclookupError {
+  return new SeclookupError('secret_unavailable', 'captcha needs the operator secret to use its signing keys: give serve --secret-file FILE or SECLOOKUP_SECRET (createApi: the secret option)');
 }
 
 /**
- * Put a new signing key first; keys replaced more than an hour ago are dropped. The key that
- * was current until now keeps verifying: its `created_at` becomes the time it was retired.
+ * The ring these stored keys make under `secret`. The newest key must unwrap: an instance
+ * whose secret differs from the one that wrapped it fails rather than sign with older keys.
  */
-export async function rotateSigningKey(meter: Meter, now = Date.now()): Promise<string> {
-  const stored = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
+function unwrapRing(secret: OperatorSecret, stored: readonly StoredKey[]): KeyRing {
+  const keys: SigningKey[] = [];
+  for (const [index, entry] of stored.entries()) {
+    const key = unwrapKey(secret, entry.kid, entry.wrapped);
+    if (key?.length === 32) keys.push({ kid: entry.kid, secret: key });
+    else if (index === 0) {
+      throw new SeclookupError(
+        'secret_unavailable',
+        'the captcha signing key in the store was wrapped with another operator secret (or altered): give this instance the same secret as the others, or make a new key under this one with `seclookup sitekeys rotate-signing-key`',
+      );
+    }
+  }
+  return { current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) };
+}
+
+/**
+ * Put a new signing key first, wrapped under `secret`; keys replaced more than an hour ago are
+ * dropped, and so are keys this secret cannot unwrap (wrapped with a previous secret, or
+ * plaintext of an older version). The key that was current until now keeps verifying: its
+ * `created_at` becomes the time it was retired.
+ */
+export async function rotateSigningKey(meter: Meter, secret: OperatorSecret | null, now = Date.now()): Promise<{ kid: string; dropped: number }> {
+  if (!secret) throw noSecret();
+  const { wrapped: stored } = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
+  const usable = stored.filter((k) => unwrapKey(secret, k.kid, k.wrapped) !== null);
   const fresh = newSigningKey();
-  const kept = stored.map((k, i) => (i === 0 ? { ...k, created_at: now } : k)).filter((k) => now - k.created_at < RETIRED_KEY_LIFETIME_MS);
-  await meter.setSetting(SIGNING_KEYS_SETTING, JSON.stringify([store(fresh, now), ...kept]));
-  return fresh.kid;
+  const kept = usable.map((k, i) => (i === 0 && k === stored[0] ? { ...k, created_at: now } : k)).filter((k) => now - k.created_at < RETIRED_KEY_LIFETIME_MS);
+  await meter.setSetting(SIGNING_KEYS_SETTING, JSON.stringify([wrapped(secret, fresh, now), ...kept]));
+  return { kid: fresh.kid, dropped: stored.length - usable.length };
 }
 
 /**
  * The ring as this instance sees it: read on first use, re-read every minute (elapsed time, not
  * a request clock), and at once (at most once a second) when a token names a key it does not
- * have: a key another instance just rotated in.
+ * have: a key another instance just rotated in. Rejects with SeclookupError
+ * `secret_unavailable` when `secret` is null or does not unwrap the store's current key.
  */
-export function createKeyRingSource(meter: Meter, now: () => number = () => performance.now()): (kid?: string) => Promise<KeyRing> {
+export function createKeyRingSource(meter: Meter, secret: OperatorSecret | null, now: () => number = () => performance.now()): (kid?: string) => Promise<KeyRing> {
   let ring: KeyRing | null = null;
   let readAt = 0;
   let pending: Promise<KeyRing> | null = null;
 
   async function load(): Promise<KeyRing> {
+    if (!secret) throw noSecret();
     let stored = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
-    if (stored.length === 0) {
+    const fresh = () => JSON.stringify([wrapped(secret, newSigningKey(), Date.now())]);
+    if (stored.plaintext) {
+      // An older version's plaintext keys: dropped (a fresh wrapped key replaces them), then
+      // read back, so instances migrating at once settle on the value written last.
+      await meter.setSetting(SIGNING_KEYS_SETTING, stored.wrapped.length > 0 ? JSON.stringify(stored.wrapped) : fresh());
+      stored = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
+    }
+    if (stored.wrapped.length === 0) {
       // Set only if absent: when several instances start at once, they all keep the one key stored first.
-      const fresh = JSON.stringify([store(newSigningKey(), Date.now())]);
-      stored = parseStored(await meter.setSettingIfAbsent(SIGNING_KEYS_SETTING, fresh));
-      // A value there that holds no usable key (damaged by hand): replaced.
-      if (stored.length === 0) {
-        await meter.setSetting(SIGNING_KEYS_SETTING, fresh);
-        stored = parseStored(fresh);
+      const first = fresh();
+      stored = parseStored(await meter.setSettingIfAbsent(SIGNING_KEYS_SETTING, first));
+      // A value there that holds no usable entry (damaged by hand): replaced.
+      if (stored.wrapped.length === 0) {
+        await meter.setSetting(SIGNING_KEYS_SETTING, first);
+        stored = parseStored(first);
       }
     }
-    ring = toRing(stored);
+    ring = unwrapRing(secret, stored.wrapped);
     readAt = now();
     return ring;
   }

@@ -67,7 +67,7 @@ type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
 
 export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
   const { meter, gate, singleUse, lookup, now } = context;
-  const ring = createKeyRingSource(meter);
+  const ring = createKeyRingSource(meter, context.secret);
   const puzzles: Record<string, Puzzle<object>> = { pow: createPowPuzzle() as Puzzle<object>, slider: createSliderPuzzle() as Puzzle<object> };
   // The pow puzzle at each difficulty a risk level can ask for (checking reads it from the signed params).
   const powAt = new Map<number, Puzzle<object>>();
@@ -404,10 +404,8 @@ function originHost(request: ServiceRequest): { host: string; own: boolean } | n
   }
   const host = normalizeHostname(url.hostname.replace(/^\[|\]$/g, ''));
   if (!host) return null;
-  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin. A page
-  // cannot set that header on a cross-origin call (it is not allowed by our preflight), and a
-  // client outside a browser can forge Origin itself anyway.
-  const forwarded = firstHeader(request.headers['x-forwarded-host'])?.split(',')[0].trim();
-  return { host, own: url.host === firstHeader(request.headers.host) || url.host === forwarded };
+  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin; it
+  // counts only from a trusted proxy (trustProxy), else anyone could claim to be this API.
+  return { host, own: url.host === request.ownHost() };
 }
 

@@ -4,7 +4,8 @@
  * and an in-memory one (tests, embedding). test/products/scamrisk-reports.test.ts runs one
  * conformance suite over both.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSeclookupDatabase } from '../../metering/sqlite-file.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
 import type { IdentifierType } from './types.js';
@@ -149,8 +150,7 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
   const now = options.now ?? Date.now;
   let db: Database.Database;
   try {
-    db = new Database(path, { timeout: 5000 });
-    db.pragma('journal_mode = WAL');
+    db = openSeclookupDatabase(path, 'report database');
     db.exec(`CREATE TABLE IF NOT EXISTS scamrisk_reports (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       type TEXT NOT NULL,
@@ -165,6 +165,7 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
     );
     CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);`);
   } catch (error) {
+    if (error instanceof SeclookupError) throw error;
     throw new SeclookupError('store_failed', `cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const insert = db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');

@@ -62,7 +62,7 @@ function stop(server: Server): Promise<void> {
 export async function startCaptchaSite(): Promise<CaptchaSite> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the captcha browser tests need Debian's chromium (apt-get install chromium)`);
   const meter = createMemoryMeter();
-  const api = createApi({ lookup: createLookup(), meter });
+  const api = createApi({ lookup: createLookup(), meter, secret: 'risk-test-operator-secret-0123456789abcdef' });
   const apiServer = handleClientErrors(createServer(createListener(api)), api);
   const apiPort = await listen(apiServer);
   const apiOrigin = `http://api.example.test:${apiPort}`;

@@ -9,6 +9,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Api, ApiResponse } from '../src/api/types.js';
 import type { ErrorCode } from '../src/errors.js';
+import { lingerOnClose } from './lingering-close.js';
 
 /** A connection's last two responses; the parser's error comes after both requests. */
 interface Connection {
@@ -80,7 +81,8 @@ export function answerClientError(api: Api, error: Error, socket: Socket): void 
 export function answerExpectationFailed(api: Api, req: IncomingMessage, res: ServerResponse): void {
   track(req, res);
   const response = api.refuse('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress });
-  // The body was never read, so the connection cannot carry another request.
+  // The body was never read, so the connection cannot carry another request; the close lingers.
+  lingerOnClose(req.socket);
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });
   res.end(response.body);
 }

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, trackResponses } from './client-errors.js';
+import { lingerOnClose } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 export interface SeclookupFastifyOptions {
@@ -19,8 +20,11 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
   cork.send(turn, () => {
     try {
-      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close.
-      if (!request.raw.complete) reply.header('connection', 'close');
+      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.
+      if (!request.raw.complete) {
+        reply.header('connection', 'close');
+        lingerOnClose(request.raw.socket);
+      }
       reply.code(response.status).headers(response.headers).send(response.body);
     } catch (error) {
       // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.

@@ -7,6 +7,7 @@
  * answer. So after the answer the server half-closes (FIN), keeps reading and discarding what
  * the client still sends, and closes once the client has closed its side or a bound is reached.
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface LingerBounds {
@@ -30,11 +31,26 @@ export function lingerOnClose(socket: Socket, bounds: LingerBounds = LINGER_BOUN
   if (lingering.has(socket)) return;
   lingering.add(socket);
   // An own property over net.Socket's method, for this connection only.
-  socket.destroySoon = () => linger(socket, bounds);
+  socket.destroySoon = () => closeLingering(socket, bounds);
 }
 
-/** Half-close now, discard what still arrives, destroy on the client's FIN or at a bound. */
-function linger(socket: Socket, bounds: LingerBounds): void {
+/**
+ * `lingerOnClose` for the connection `res` is answered on. A request whose body stream was
+ * destroyed has let go of its socket, and a response queued behind earlier ones on the
+ * connection gets it only when their turn ends.
+ */
+export function lingerAfterResponse(res: ServerResponse): void {
+  const socket = res.socket ?? res.req.socket;
+  if (socket) lingerOnClose(socket);
+  else res.once('socket', (assigned: Socket) => lingerOnClose(assigned));
+}
+
+/**
+ * Half-close now (after what is already written), discard what still arrives, and destroy the
+ * socket on the client's FIN or at a bound. For a socket Node's HTTP server has handed over
+ * (a CONNECT), or through `lingerOnClose` for one it still serves.
+ */
+export function closeLingering(socket: Socket, bounds: LingerBounds = LINGER_BOUNDS): void {
   if (socket.destroyed) return;
   let discarded = 0;
   const cut = () => socket.destroy();

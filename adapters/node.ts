@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
-import { lingerOnClose } from './lingering-close.js';
+import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 /**
@@ -15,7 +15,7 @@ export function writeResponse(res: ServerResponse, response: ApiResponse): void 
   response.headers['content-length'] = String(Buffer.byteLength(response.body));
   if (!res.req.complete) {
     response.headers.connection = 'close';
-    lingerOnClose(res.req.socket);
+    lingerAfterResponse(res);
   }
   res.writeHead(response.status, response.headers);
   res.end(response.body);

@@ -283,6 +283,23 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       ]);
     });
 
+    it('answers CONNECT, which never reaches a request listener, 405 in the envelope after the lookup before it, and logs it', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, lookupRequest(secretKey) + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 405]);
+      const [, answer] = reply.responses;
+      expectEnvelope(answer, 405, 'method_not_allowed');
+      expect(answer.headers.allow).toBe('GET, HEAD, POST');
+      expect(answer.headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 2)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toMatchObject([
+        { method: 'GET', route: '/v1/useragent/lookup', status: 200 },
+        { request_id: jsonOf(answer).request_id, method: 'CONNECT', route: 'unmatched', product: null, status: 405, error_code: 'method_not_allowed', client_ip: '127.0.0.1' },
+      ]);
+    });
+
     it('answers the lookup before a POST whose chunked body turns into garbage, then refuses that POST', async () => {
       const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
       const loggedBefore = stack.logged.length;

@@ -182,6 +182,28 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       }
     });
 
+    it.each([
+      ['2 KB, which arrives with its headers', 2 * BODY_LIMIT],
+      ['100 KB, which is still arriving when the 413 is sent', 100_000],
+    ])('when a lookup is pipelined after a body over the limit of %s, bills it only if it answers it', async (_what, size) => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const body = JSON.stringify({ ua: CHROME.padEnd(size, 'x') });
+      const reply = await exchange(stack.port, postHead(secretKey, `Content-Length: ${body.length}\r\n`) + body + lookupRequest(secretKey), { responses: 2 });
+      expectEnvelope(reply.responses[0], 413, 'payload_too_large');
+      // Either the body had fully arrived and the connection goes on, or it closes after the 413.
+      const answered = reply.responses.slice(1).map((r) => [r.status, jsonOf(r).user_agent]);
+      expect(answered).toEqual(reply.responses[0].headers.connection === 'close' ? [] : [[200, CHROME]]);
+      // A lookup the server ran after its Connection: close would be billed and never answered.
+      const healthz = await exchange(stack.port, 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n', { responses: 1 });
+      expect(healthz.responses.map((r) => r.status)).toEqual([200]);
+      expect(await waitUntil(() => stack.logged.some((e, i) => i >= loggedBefore && e.route === '/healthz'))).toBe(true);
+      // (In any order: express.json() drains the refused body first, so the lookup can finish before the 413.)
+      const logged = stack.logged.slice(loggedBefore).map((e) => `${e.status} ${e.route}`);
+      expect(logged.sort()).toEqual(['200 /healthz', ...answered.map(() => '200 /v1/useragent/lookup'), '413 /v1/useragent/lookup'].sort());
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - answered.length);
+    });
+
     it('closes after refusing a request before its body arrived, and sends no second answer for garbage that follows', async () => {
       const socket = await openSocket(stack.port);
       socket.write('POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{"ua":\r\n');

@@ -343,6 +343,36 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
 });
 
 describe('a request that does not arrive in time (node adapter)', () => {
+  it('a body that trickles in (slowloris) is cut at requestTimeout: 408 in the envelope, logged as 499 for the lookup, no quota', async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, now: () => FROZEN_NOW, onResponse: (event) => logged.push(event) });
+    const { secretKey, subscriptionId } = await issueKeys(meter, { product: 'useragent' });
+    const server = createServer({ headersTimeout: 200, requestTimeout: 400, connectionsCheckingInterval: 50 }, createListener(api));
+    const running = await listenNode(handleClientErrors(server, api));
+    try {
+      const socket = await openSocket(running.port);
+      socket.write(postHead(secretKey, 'Content-Length: 1000\r\n') + '{"ua":"');
+      const replying = collect(socket, { waitMs: 10_000 });
+      // One more byte now and then, never the whole body.
+      const trickle = setInterval(() => socket.writable && socket.write('x'), 50);
+      const reply = await replying;
+      clearInterval(trickle);
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 408, 'request_timeout');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => logged.length >= 2)).toBe(true);
+      expect(logged.map((e) => [e.route, e.status, e.error_code]).sort()).toEqual([
+        ['/v1/useragent/lookup', 499, 'client_closed_request'],
+        ['unmatched', 408, 'request_timeout'],
+      ]);
+      expect((await meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
+    } finally {
+      await running.close();
+      await meter.close();
+    }
+  });
+
   it('is answered 408 request_timeout in the envelope and closed', async () => {
     const meter = createMemoryMeter();
     const logged: RequestLogEvent[] = [];

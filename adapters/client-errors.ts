@@ -9,6 +9,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Api, ApiResponse } from '../src/api/types.js';
 import type { ErrorCode } from '../src/errors.js';
+import { closeLingering, lingerAfterResponse } from './lingering-close.js';
 
 /** A connection's last two responses; the parser's error comes after both requests. */
 interface Connection {
@@ -80,9 +81,39 @@ export function answerClientError(api: Api, error: Error, socket: Socket): void 
 export function answerExpectationFailed(api: Api, req: IncomingMessage, res: ServerResponse): void {
   track(req, res);
   const response = api.refuse('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress });
-  // The body was never read, so the connection cannot carry another request.
+  // The body was never read, so the connection cannot carry another request; the close lingers.
+  lingerAfterResponse(res);
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });
   res.end(response.body);
+}
+
+/** What a CONNECT is answered with: every method the API serves somewhere. */
+const CONNECT_ALLOW = 'GET, HEAD, POST';
+const connectServers = new WeakSet<object>();
+
+/**
+ * Answer CONNECT, which Node hands to the server's 'connect' event instead of the request
+ * listener (with no listener it drops the connection without a word), with 405 in the envelope
+ * and a request log line, after the answers still owed on the connection. An application with
+ * its own 'connect' listener (a proxy) keeps CONNECT to itself. Idempotent per server.
+ */
+export function answerConnectRequests(server: Server | HttpsServer, api: Api): void {
+  if (connectServers.has(server)) return;
+  connectServers.add(server);
+  trackResponses(server);
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    if (server.listenerCount('connect') > 1) return;
+    // Node has taken its own listeners off the socket: a reset must not become an uncaught error.
+    socket.on('error', () => socket.destroy());
+    afterFinished(connections.get(socket)?.last, () => {
+      if (!socket.writable) return void socket.destroy();
+      const response = api.refuse('method_not_allowed', 'CONNECT is not supported: this server is not a proxy', { method: req.method, remoteAddress: socket.remoteAddress });
+      response.headers.allow = CONNECT_ALLOW;
+      socket.write(httpMessage(response));
+      // Whatever the client sends after its CONNECT (tunnel bytes it did not wait to send) is discarded, not reset.
+      closeLingering(socket);
+    });
+  });
 }
 
 /** Run `then` once `res` has handed all of its bytes to the socket (at once if there is none). */
@@ -107,9 +138,9 @@ function httpMessage(response: ApiResponse): string {
 }
 
 /**
- * Answer the requests Node's HTTP parser refuses in the API's envelope (with `request_id`,
- * `X-Request-Id` and `Connection: close`) and log them with route `unmatched`, after every
- * answer still owed on the connection. Works for any Node server: `http.createServer(...)`,
+ * Answer the requests Node's HTTP parser refuses, and CONNECT (405), in the API's envelope (with
+ * `request_id`, `X-Request-Id` and `Connection: close`) and log them with route `unmatched`,
+ * after every answer still owed on the connection. Works for any Node server: `http.createServer(...)`,
  * Express's `app.listen()`, or an HTTPS server. Returns the server.
  *
  * @example
@@ -120,5 +151,6 @@ export function handleClientErrors<S extends Server | HttpsServer>(server: S, ap
   trackResponses(server);
   server.on('clientError', (error: Error, socket: Socket) => answerClientError(api, error, socket));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(api, req, res));
+  answerConnectRequests(server, api);
   return server;
 }

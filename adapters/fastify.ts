@@ -2,7 +2,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
-import { answerClientError, trackResponses } from './client-errors.js';
+import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
+import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 export interface SeclookupFastifyOptions {
@@ -19,8 +20,11 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
   cork.send(turn, () => {
     try {
-      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close.
-      if (!request.raw.complete) reply.header('connection', 'close');
+      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.
+      if (!request.raw.complete) {
+        reply.header('connection', 'close');
+        lingerAfterResponse(reply.raw);
+      }
       reply.code(response.status).headers(response.headers).send(response.body);
     } catch (error) {
       // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.
@@ -57,6 +61,8 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
 
   // Lets seclookupClientErrors() write the answers still owed before a parse error's answer.
   trackResponses(fastify.server);
+  // CONNECT never reaches a route: answer it 405 in the envelope rather than let Node drop it.
+  answerConnectRequests(fastify.server, api);
 
   const cork = createTurnCork();
   const handler = (request: FastifyRequest, reply: FastifyReply) =>

@@ -1,17 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
+import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
 /**
  * Write a core response onto a Node response. Shared by the Node and Express adapters. An
  * answer given before the request's body has fully arrived (a 413 mid-body, a 401 before
  * reading) closes the connection: the rest of the body is left unread, so the next request on
- * that connection could never be found.
+ * that connection could never be found. The close lingers (see lingering-close.ts), so a client
+ * still sending that body reads the answer rather than a reset.
  */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
   // The core builds a fresh response per request, so its headers can take the length directly.
   response.headers['content-length'] = String(Buffer.byteLength(response.body));
-  if (!res.req.complete) response.headers.connection = 'close';
+  if (!res.req.complete) {
+    response.headers.connection = 'close';
+    lingerAfterResponse(res);
+  }
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }

@@ -182,6 +182,28 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       }
     });
 
+    it.each([
+      ['2 KB, which arrives with its headers', 2 * BODY_LIMIT],
+      ['100 KB, which is still arriving when the 413 is sent', 100_000],
+    ])('when a lookup is pipelined after a body over the limit of %s, bills it only if it answers it', async (_what, size) => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const body = JSON.stringify({ ua: CHROME.padEnd(size, 'x') });
+      const reply = await exchange(stack.port, postHead(secretKey, `Content-Length: ${body.length}\r\n`) + body + lookupRequest(secretKey), { responses: 2 });
+      expectEnvelope(reply.responses[0], 413, 'payload_too_large');
+      // Either the body had fully arrived and the connection goes on, or it closes after the 413.
+      const answered = reply.responses.slice(1).map((r) => [r.status, jsonOf(r).user_agent]);
+      expect(answered).toEqual(reply.responses[0].headers.connection === 'close' ? [] : [[200, CHROME]]);
+      // A lookup the server ran after its Connection: close would be billed and never answered.
+      const healthz = await exchange(stack.port, 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n', { responses: 1 });
+      expect(healthz.responses.map((r) => r.status)).toEqual([200]);
+      expect(await waitUntil(() => stack.logged.some((e, i) => i >= loggedBefore && e.route === '/healthz'))).toBe(true);
+      // (In any order: express.json() drains the refused body first, so the lookup can finish before the 413.)
+      const logged = stack.logged.slice(loggedBefore).map((e) => `${e.status} ${e.route}`);
+      expect(logged.sort()).toEqual(['200 /healthz', ...answered.map(() => '200 /v1/useragent/lookup'), '413 /v1/useragent/lookup'].sort());
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - answered.length);
+    });
+
     it('closes after refusing a request before its body arrived, and sends no second answer for garbage that follows', async () => {
       const socket = await openSocket(stack.port);
       socket.write('POST /v1/useragent/lookup HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{"ua":\r\n');
@@ -283,6 +305,23 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       ]);
     });
 
+    it('answers CONNECT, which never reaches a request listener, 405 in the envelope after the lookup before it, and logs it', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const reply = await exchange(stack.port, lookupRequest(secretKey) + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 405]);
+      const [, answer] = reply.responses;
+      expectEnvelope(answer, 405, 'method_not_allowed');
+      expect(answer.headers.allow).toBe('GET, HEAD, POST');
+      expect(answer.headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => stack.logged.length >= loggedBefore + 2)).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toMatchObject([
+        { method: 'GET', route: '/v1/useragent/lookup', status: 200 },
+        { request_id: jsonOf(answer).request_id, method: 'CONNECT', route: 'unmatched', product: null, status: 405, error_code: 'method_not_allowed', client_ip: '127.0.0.1' },
+      ]);
+    });
+
     it('answers the lookup before a POST whose chunked body turns into garbage, then refuses that POST', async () => {
       const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
       const loggedBefore = stack.logged.length;
@@ -304,6 +343,36 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
 });
 
 describe('a request that does not arrive in time (node adapter)', () => {
+  it('a body that trickles in (slowloris) is cut at requestTimeout: 408 in the envelope, logged as 499 for the lookup, no quota', async () => {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, now: () => FROZEN_NOW, onResponse: (event) => logged.push(event) });
+    const { secretKey, subscriptionId } = await issueKeys(meter, { product: 'useragent' });
+    const server = createServer({ headersTimeout: 200, requestTimeout: 400, connectionsCheckingInterval: 50 }, createListener(api));
+    const running = await listenNode(handleClientErrors(server, api));
+    try {
+      const socket = await openSocket(running.port);
+      socket.write(postHead(secretKey, 'Content-Length: 1000\r\n') + '{"ua":"');
+      const replying = collect(socket, { waitMs: 10_000 });
+      // One more byte now and then, never the whole body.
+      const trickle = setInterval(() => socket.writable && socket.write('x'), 50);
+      const reply = await replying;
+      clearInterval(trickle);
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 408, 'request_timeout');
+      expect(reply.closedByServer).toBe(true);
+      expect(await waitUntil(() => logged.length >= 2)).toBe(true);
+      expect(logged.map((e) => [e.route, e.status, e.error_code]).sort()).toEqual([
+        ['/v1/useragent/lookup', 499, 'client_closed_request'],
+        ['unmatched', 408, 'request_timeout'],
+      ]);
+      expect((await meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
+    } finally {
+      await running.close();
+      await meter.close();
+    }
+  });
+
   it('is answered 408 request_timeout in the envelope and closed', async () => {
     const meter = createMemoryMeter();
     const logged: RequestLogEvent[] = [];

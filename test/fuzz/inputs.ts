@@ -168,6 +168,16 @@ function valueFor(random: Random, name: string, targets: UpstreamTargets, creden
       return random.pick(['github', 'stripe', 'slack']);
     case 'file':
       return random.pick(['api.js', 'frame.html', 'worker.js', 'widget.css']);
+    case 'mode':
+      return random.pick(['sha1', 'SHA1', 'ntlm']);
+    case 'category':
+      return random.pick(['phishing', 'scam', 'fraud', 'spam', 'other']);
+    case 'puzzle_type':
+      return random.pick(['pow', 'slider', 'random']);
+    case 'region':
+      return random.pick(['US', 'GB', 'de']);
+    case 'password':
+      return random.pick(['password', '123456', label(random)]);
     default:
       return hostileText(random);
   }

@@ -2,8 +2,8 @@
  * An RDAP server's redirects and registrar links are input too. A registry redirect whose
  * Location is not a URL, or not an http(s) one, or that loops, fails the whois lookup with 502
  * `lookup_failed` (never a 500), and domainrep scores without its domain_age signal. A registrar
- * link that is not a URL (or leads to such a redirect) is a failed registrar step: whois answers
- * the registry's facts, and domainrep scores them.
+ * link that is not a URL is skipped, one that leads to such a redirect is a failed registrar
+ * step: either way whois answers the registry's facts, and domainrep scores them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLookup, type LookupOptions } from '../../src/lookup.js';

@@ -161,7 +161,18 @@ function answer(random: Random, question: Question, overTcp: boolean): Buffer | 
   }
 }
 
+/** UDP gets a free port, TCP takes the same one: rarely taken already, then try another. */
 export async function startHostileDnsServer(random: Random): Promise<HostileDnsServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(random);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw error;
+    }
+  }
+}
+
+async function startOnce(random: Random): Promise<HostileDnsServer> {
   let questions = 0;
   const udp = dgram.createSocket('udp4');
   udp.on('message', (message, peer) => {
@@ -196,7 +207,10 @@ export async function startHostileDnsServer(random: Random): Promise<HostileDnsS
     });
   });
   await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
+    tcp.once('error', (error) => {
+      udp.close();
+      reject(error);
+    });
     tcp.listen(port, '127.0.0.1', () => resolve());
   });
   return {

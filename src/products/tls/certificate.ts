@@ -3,6 +3,7 @@
  * ECDSA and EdDSA certificates alike): names, validity, DNS SANs, fingerprint.
  */
 import type { X509Certificate } from 'node:crypto';
+import { SeclookupError } from '../../errors.js';
 import type { TlsResult } from './types.js';
 
 export const DAY_MS = 86_400_000;
@@ -71,12 +72,14 @@ const OPENSSL_TIME = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:
 
 /**
  * OpenSSL's printed ASN.1 time (`Nov  2 17:03:45 2026 GMT`, as X509Certificate's validFrom and
- * validTo give it) in ms since the epoch; a fraction of a second is dropped.
+ * validTo give it) in ms since the epoch; a fraction of a second is dropped. Anything else
+ * (OpenSSL prints `Bad time value` for a malformed one) is the server's certificate at fault:
+ * SeclookupError `upstream_failed`.
  */
 export function parseCertificateTime(text: string): number {
   const match = OPENSSL_TIME.exec(text);
   const month = match ? MONTHS[match[1]] : undefined;
-  if (!match || month === undefined) throw new Error(`unreadable certificate time ${JSON.stringify(text)}`);
+  if (!match || month === undefined) throw new SeclookupError('upstream_failed', `unreadable certificate time ${JSON.stringify(text)}`);
   const [, , day, hours, minutes, secs, year] = match;
   const date = new Date(0);
   date.setUTCFullYear(Number(year), month, Number(day));

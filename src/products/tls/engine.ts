@@ -17,8 +17,8 @@ import { checkMs, resolveTimeouts, withDeadline, type TimeoutOptions } from '../
 import type { OutboundGuard } from '../../lib/outbound.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
-import { certificateFacts, msUntilChange, toResult } from './certificate.js';
-import { handshake } from './handshake.js';
+import { certificateFacts, msUntilChange, toResult, type CertificateFacts } from './certificate.js';
+import { handshake, type Handshake } from './handshake.js';
 import { parseTarget, type TlsTarget } from './target.js';
 import type { TlsEngineOptions, TlsOptions, TlsResult } from './types.js';
 
@@ -93,7 +93,7 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
       if (!isSeclookupError(error)) throw error;
       throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
     });
-    const facts = certificateFacts(done.certificate);
+    const facts = readCertificate(done, where);
     const now = deps.now();
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };
   }
@@ -122,6 +122,16 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
 /** Inputs memoised by prepare: at most this many, each at most this long. */
 const MEMO_ENTRIES = 4_096;
 const MEMO_INPUT_LENGTH = 256;
+
+/** The certificate's facts; one that cannot be read (a malformed validity time) is the server's failure. */
+function readCertificate(done: Handshake, where: string): CertificateFacts {
+  try {
+    return certificateFacts(done.certificate);
+  } catch (error) {
+    if (!isSeclookupError(error)) throw error;
+    throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
+  }
+}
 
 /** The guard's refusals and DNS failures, as the API answers them. */
 function guardFailure(target: TlsTarget, error: unknown): unknown {

@@ -50,7 +50,7 @@ async function checkHost(ctx: CallContext, host: string): Promise<CheckedTarget>
 export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetResponse & { url: string }> {
   let current = url;
   for (let hop = 0; ; hop++) {
-    const target = new URL(current);
+    const target = upstreamUrl(current);
     if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new SeclookupError('upstream_failed', `refusing to follow a redirect to ${target.protocol} URL`);
     const checked = await checkHost(ctx, target.hostname);
     const left = remaining(ctx, target.host);
@@ -64,8 +64,21 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
     if (!REDIRECTS.has(response.status)) return { ...response, url: current };
     const location = response.headers.location;
     if (typeof location !== 'string' || location === '') throw new SeclookupError('upstream_failed', `${target.host} answered HTTP ${response.status} without a Location`);
-    if (hop >= ctx.maxRedirects) throw new SeclookupError('upstream_failed', `more than ${ctx.maxRedirects} redirects (last to ${new URL(location, current).host})`);
-    current = new URL(location, current).href;
+    const next = upstreamUrl(location, current);
+    if (hop >= ctx.maxRedirects) throw new SeclookupError('upstream_failed', `more than ${ctx.maxRedirects} redirects (last to ${next.host})`);
+    current = next.href;
+  }
+}
+
+/**
+ * A URL an upstream gave (a redirect's Location, a registrar link), resolved against `base`:
+ * one that does not parse is the upstream's failure (`upstream_failed`), not ours.
+ */
+function upstreamUrl(text: string, base?: string): URL {
+  try {
+    return new URL(text, base);
+  } catch {
+    throw new SeclookupError('upstream_failed', `the RDAP server gave a link that is not a URL: ${JSON.stringify(text.slice(0, 64))}`);
   }
 }
 

@@ -161,8 +161,16 @@ export function parseWhoisText(text: string): ParsedWhois {
 
 // --- lines and entries ----------------------------------------------------------------------
 
+/**
+ * Lines of an answer that are read: real answers have a few hundred; the rest of a longer one
+ * (a server that sends megabytes of lines) is ignored, so that parsing stays fast.
+ */
+export const MAX_ANSWER_LINES = 4_000;
+/** Lines a heading's block or a value's continuation may span (real ones: a dozen at most). */
+const MAX_BLOCK_LINES = 100;
+
 function readLines(text: string): Line[] {
-  const raw = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').replace(/\0/g, '').split('\n');
+  const raw = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').replace(/\0/g, '').split('\n', MAX_ANSWER_LINES);
   // An IANA answer in front of the registry's (as `whois` clients print a referral chain).
   let start = 0;
   const firstText = raw.findIndex((line) => line.trim() !== '');
@@ -251,7 +259,8 @@ function readEntries(lines: Line[]): Entry[] {
         entry.block = blockAfter(lines, i, NAMESERVER_KEYS.has(entry.key));
       } else {
         // Values continued on deeper-indented lines (.pl nameservers, .kz status).
-        for (let j = i + 1; j < lines.length && !lines[j].skip && lines[j].indent > line.indent && !lines[j].kv; j++) entry.more.push(lines[j].text);
+        const end = Math.min(lines.length, i + 1 + MAX_BLOCK_LINES);
+        for (let j = i + 1; j < end && !lines[j].skip && lines[j].indent > line.indent && !lines[j].kv; j++) entry.more.push(lines[j].text);
       }
       entries.push(entry);
     } else {
@@ -275,7 +284,7 @@ function blockAfter(lines: Line[], index: number, blankFirst: boolean): Line[] {
   let j = index + 1;
   if (blankFirst) while (j < lines.length && lines[j].skip && lines[j].text === '') j++;
   const block: Line[] = [];
-  for (; j < lines.length; j++) {
+  for (const end = Math.min(lines.length, j + MAX_BLOCK_LINES); j < end; j++) {
     const line = lines[j];
     if (line.skip) break;
     if (line.indent > heading.indent || (!line.kv && !line.text.endsWith(':'))) block.push(line);

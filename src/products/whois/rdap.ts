@@ -11,7 +11,8 @@
  * - registrar: the entity with role `registrar`: its jCard `fn`, else its `org`, else its
  *   handle when that is a name (`REG-INTERNET-CZ`), not a bare number (IANA IDs such as `292`
  *   are identifiers, not names). Redacted values are absent.
- * - the registrar's RDAP link: `links` with rel `related` and type `application/rdap+json`.
+ * - the registrar's RDAP link: `links` with rel `related` and type `application/rdap+json`, an
+ *   http(s) URL that parses (one that does not is skipped, never followed).
  * Malformed parts (a `vcardArray` that is an object, a misspelt `nameServers`) are skipped,
  * never guessed at; a JSON document that is not a domain object at all is refused.
  */
@@ -130,7 +131,8 @@ function registrarLink(links: unknown[]): string | null {
       typeof link.type === 'string' &&
       link.type.toLowerCase().startsWith('application/rdap+json') &&
       typeof link.href === 'string' &&
-      /^https?:\/\//i.test(link.href),
+      /^https?:\/\//i.test(link.href) &&
+      URL.canParse(link.href),
   );
   const href = (related.find((link) => /\/domain\//i.test(link.href as string)) ?? related[0])?.href;
   return typeof href === 'string' ? href : null;

@@ -107,9 +107,15 @@ export function hostnameOf(text: string): string | null {
   return name;
 }
 
-/** Append `value` to `list` unless it is there already. */
+/**
+ * Most values a list (status, nameservers) keeps. Registries list a handful; an answer listing
+ * thousands is hostile, and checking each against the others would cost time squared.
+ */
+export const MAX_LIST_VALUES = 64;
+
+/** Append `value` to `list` unless it is there already or the list is full. */
 export function addUnique(list: string[], value: string): void {
-  if (!list.includes(value)) list.push(value);
+  if (list.length < MAX_LIST_VALUES && !list.includes(value)) list.push(value);
 }
 
 const DAY_MS = 86_400_000;

@@ -35,7 +35,8 @@ afterEach(async () => {
 });
 
 function open(options?: RedisMeterOptions): Meter {
-  const meter = createRedisMeter(server.url(), options);
+  // usage() gives back leases expired by its clock: the calls' clock (T0) here.
+  const meter = createRedisMeter(server.url(), { now: () => T0, ...options });
   opened.push(meter);
   return meter;
 }
@@ -268,7 +269,7 @@ describe('createRedisMeter: Redis failures', () => {
       for (const failure of failures) expect(failure).toMatchObject({ name: 'SeclookupError', code: 'store_failed', message: 'redis consume: redis is unreachable (the connection is down; reconnecting)' });
       expect(Math.max(...durations)).toBeLessThan(3_000);
       // Admin calls fail the same way, and no message carries the key's hash.
-      const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' })]);
+      const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: '1' })]);
       for (const result of failed) {
         expect(result.status).toBe('rejected');
         const reason = (result as PromiseRejectedResult).reason as Error;

@@ -149,7 +149,7 @@ describe('createRedisMeter: two instances on one Redis', () => {
 });
 
 describe('createRedisMeter: the hot path', () => {
-  it('one round trip per request: resolveKey from memory, consume one EVALSHA', async () => {
+  it('one round trip before the lookup (resolveKey from memory, consume one EVALSHA), and one ZREM to commit its answer', async () => {
     const client = new Redis(server.url(), redisClientOptions());
     client.on('error', () => undefined);
     let sent = 0;
@@ -164,14 +164,17 @@ describe('createRedisMeter: the hot path', () => {
       const hash = hashKey(sub.secretKey);
       const request = await requestFor(meter, sub, { reserveQuota: false, now: Date.now() });
       await meter.consume(request);
-      const [sentBefore, evalshaBefore] = [sent, await commandCalls('evalsha')];
+      const [sentBefore, evalshaBefore, zremBefore] = [sent, await commandCalls('evalsha'), await commandCalls('zrem')];
       for (let i = 0; i < 100; i++) {
         const key = await meter.resolveKey(hash);
         expect(key?.status).toBe('active');
-        await meter.consume({ ...request, reserveQuota: i % 2 === 0 });
+        const outcome = await meter.consume({ ...request, reserveQuota: i % 2 === 0 });
+        // A billed lookup's answer commits its lease: one more command, off the answer's path.
+        if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
       }
-      expect(sent - sentBefore).toBe(100);
+      expect(sent - sentBefore).toBe(150);
       expect((await commandCalls('evalsha')) - evalshaBefore).toBe(100);
+      expect((await commandCalls('zrem')) - zremBefore).toBe(50);
     } finally {
       await meter.close();
       expect(client.status).toBe('ready'); // a client it was given stays open

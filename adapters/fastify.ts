@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
+import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
@@ -17,7 +18,7 @@ export interface SeclookupFastifyOptions {
  */
 async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
   const turn = cork.arrival();
-  const response = await api.handle({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress });
+  const response = await api.handle(withClientGoneSignal({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress }, request.raw, reply.raw));
   cork.send(turn, () => {
     try {
       // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.

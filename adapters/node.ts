@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
+import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 
@@ -32,11 +33,12 @@ function deliver(res: ServerResponse, response: ApiResponse): void {
 
 /**
  * Hand a request to the core and write its answer, corked per event-loop turn (see
- * turn-cork.ts). Shared by the Node and Express adapters.
+ * turn-cork.ts), with a signal that says when the client is gone (client-gone.ts). Shared by
+ * the Node and Express adapters.
  */
 export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: ApiRequest): void {
   const turn = cork.arrival();
-  api.handle(request).then(
+  api.handle(withClientGoneSignal(request, res.req, res)).then(
     (response) => cork.send(turn, () => deliver(res, response)),
     () => writeCrash(res),
   );

@@ -1,7 +1,8 @@
 /**
  * Metering hot path: rate + quota checks with their usage record (`consume`) per second, for the
  * memory store and the SQLite store on a temp file. The plan never rejects, so every call
- * takes the full path (rate window write, quota reservation, usage record).
+ * takes the full path (rate window write, quota reservation, usage record, its lease opened and
+ * then committed as the API does).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,16 +38,21 @@ export async function run(): Promise<BenchRow[]> {
   return rows;
 }
 
-/** Sequential and concurrent consume (each one reserving quota and recording usage) on one store. */
+/** Sequential and concurrent consume (each one reserving quota and recording usage, then committed) on one store. */
 async function measureStore(store: string, meter: Meter, concurrentTarget: number | null): Promise<BenchRow[]> {
   const requests = await benchRequests(meter);
+  // A billed lookup as the API makes it: consume, then commit its lease without waiting for it.
   // The memory store answers synchronously; Promise.resolve keeps one shape for both stores.
-  const consume = (i: number) => Promise.resolve(meter.consume(requests[i % KEYS]));
+  const billed = (request: ConsumeRequest) =>
+    Promise.resolve(meter.consume(request)).then((outcome) => {
+      if (outcome.allowed && outcome.reservation) void Promise.resolve(meter.commit(outcome.reservation)).catch(() => {});
+    });
+  const consume = (i: number) => billed(requests[i % KEYS]);
 
   const sequential = await measureAsync(consume, { durationMs: DURATION_MS });
   const concurrent = await measureConcurrent(consume);
   // One busy key (the HTTP bench's case): its counters are read and written once per group.
-  const hotKey = await measureConcurrent(() => Promise.resolve(meter.consume(requests[0])));
+  const hotKey = await measureConcurrent(() => billed(requests[0]));
   const concurrentCase = `${store} consume, ${CONCURRENCY} concurrent over ${KEYS} keys`;
   return [
     infoRow(`${store} consume, one call at a time`, sequential),

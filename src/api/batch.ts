@@ -103,6 +103,7 @@ export function createBatchHandler(setup: BatchSetup) {
     // Every input against the rate, every valid one against the quota: all or none.
     const { reservation } = await gate.admit(pass, product, valid > 0, headers, true, undefined, { rate: inputs.length, quota: valid });
     let unbilled = valid;
+    let signal: AbortSignal | undefined;
     try {
       const hasFetchedAt = PRODUCTS[product].hasFetchedAt;
       const pending = [...distinct.values()].filter((entry) => entry.item === undefined);
@@ -120,15 +121,19 @@ export function createBatchHandler(setup: BatchSetup) {
           entry.item ??= batchItemError(failure.code, failure.message, failure.fields);
         }
       });
-      // At the deadline the inputs not yet answered fail (and are refunded); their lookups, which
-      // cannot be cancelled, finish unheard, and no new one starts.
-      if (!(await settlesWithin(finished, setup.deadlineMs))) {
+      // At the deadline (or when the client leaves) the inputs not yet answered fail (and are
+      // refunded); their lookups, which cannot be cancelled, finish unheard, and no new one starts.
+      signal = reservation ? request.signal : undefined;
+      if (!(await settlesWithin(finished, setup.deadlineMs, signal))) {
         const late = batchItemError('lookup_failed', `the batch ran out of time (${setup.deadlineMs} ms): retry these inputs`);
         for (const entry of pending) entry.item ??= late;
       }
     } finally {
-      // The inputs whose lookup failed (or all of them, if the batch itself failed) are given back.
-      if (reservation && unbilled > 0) await gate.refund(unbilled === valid ? reservation : { ...reservation, units: unbilled }, headers);
+      // The inputs whose lookup failed are given back, and the rest billed, in one call; all
+      // of them when the batch itself failed or its client is gone.
+      if (signal?.aborted) unbilled = valid;
+      if (reservation && unbilled === 0) gate.commit(reservation);
+      else if (reservation) await gate.refund(unbilled === valid ? reservation : { ...reservation, units: unbilled }, headers);
     }
 
     const items = new Array<string>(inputs.length);
@@ -149,14 +154,20 @@ function batchInputs(body: Record<string, unknown>, limit: number, input: string
   return inputs as string[];
 }
 
-/** Whether `work` settles within `ms`. */
-async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+/** Whether `work` settles within `ms`, and before `signal` (the client is gone) aborts. */
+async function settlesWithin(work: Promise<void>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return false;
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  let onAbort: (() => void) | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(resolve, ms, false);
+    if (signal) signal.addEventListener('abort', (onAbort = () => resolve(false)), { once: true });
+  });
   try {
     return await Promise.race([work.then(() => true), expired]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal!.removeEventListener('abort', onAbort);
   }
 }
 

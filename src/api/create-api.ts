@@ -6,6 +6,7 @@
 import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
+import { isPromise } from '../lib/outcome.js';
 import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
@@ -203,20 +204,30 @@ export function createApi(options: ApiOptions): Api {
     }
 
     const { reservation } = await gate.admit(pass, product, true, headers, true);
-    let billed = false;
+    let answered = false;
+    let signal: AbortSignal | undefined;
     try {
-      const outcome = await ('lookup' in route.route ? route.route.lookup(engine, query) : module.lookup(engine, query));
-      billed = true;
+      const lookingUp = 'lookup' in route.route ? route.route.lookup(engine, query) : module.lookup(engine, query);
+      // Holding quota for a client that left is not waited for: its lookup is abandoned. An
+      // answer made at once is written in this turn, so only a lookup that waits reads the signal.
+      signal = reservation && isPromise(lookingUp) ? request.signal : undefined;
+      const outcome = await (signal ? unlessClientGone(lookingUp as Promise<Awaited<typeof lookingUp>>, signal) : lookingUp);
+      let body: string;
       if (outcome.text) {
         headers['content-type'] = outcome.text.contentType;
-        return outcome.text.body;
+        body = outcome.text.body;
+      } else {
+        const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
+        // Read `result` only when there is no JSON of it: engines may make it lazily.
+        const { json } = outcome;
+        body = json === undefined ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }) : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
       }
-      const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
-      // Read `result` only when there is no JSON of it: engines may make it lazily.
-      const { json } = outcome;
-      return json === undefined ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }) : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
+      answered = true;
+      return body;
     } finally {
-      if (reservation && !billed) await gate.refund(reservation, headers);
+      // Billed only when the answer goes to a client still there; else the unit goes back.
+      if (reservation && answered && !signal?.aborted) gate.commit(reservation);
+      else if (reservation) await gate.refund(reservation, headers);
     }
   }
 
@@ -249,6 +260,36 @@ function logIp(ip: IpAddress | null): string | null {
   let text = loggedIps.get(ip);
   if (text === undefined) loggedIps.set(ip, (text = formatIp(ip)));
   return text;
+}
+
+/**
+ * `work`, or a rejection as soon as `signal` aborts (the client is gone), whichever comes
+ * first. The abandoned lookup runs on unheard: no engine takes a signal, and its own deadlines
+ * end it.
+ */
+export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(clientGone());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(clientGone());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function clientGone(): LookupError {
+  return new LookupError('lookup_failed', 'the client closed the connection before the answer; not billed');
 }
 
 function toLookupError(error: unknown, internalCode: ErrorCode = 'internal_error'): LookupError {

@@ -170,6 +170,21 @@ export function createMeterGate(options: MeterGateOptions) {
   }
 
   /**
+   * The answer is on its way to the client: keep the reservation billed (end its lease). Not
+   * awaited, so the answer does not wait for the store; the store still sends it first (Redis
+   * before QUIT, SQLite at close), and one that fails leaves the lease to expire: not billed.
+   */
+  function commit(reservation: Reservation): void {
+    const failed = (error: unknown) => options.onError?.(error, 'meter commit');
+    try {
+      const done = meter.commit(reservation);
+      if (isPromise(done)) bounded(done).catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /**
    * Give back a reservation the lookup did not use (or `{ ...reservation, units: k }`: k of a
    * batch's units). Never throws: the answer is already decided.
    */
@@ -202,10 +217,11 @@ export function createMeterGate(options: MeterGateOptions) {
       resolve: async (token) => auth.resolve(token, product),
       admit: async (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, reserveQuota, headers, false, rateKeyId),
       refund,
+      commit,
     };
   }
 
-  return { authenticate, admit, countRejected, refund, forService };
+  return { authenticate, admit, countRejected, refund, commit, forService };
 }
 
 /**

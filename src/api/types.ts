@@ -23,6 +23,13 @@ export interface ApiRequest {
   body?: RequestBody;
   /** The socket's peer address; the caller IP unless a trusted proxy says otherwise. */
   remoteAddress?: string;
+  /**
+   * Aborted when the client is gone (its connection closed before the answer was written). A
+   * lookup holding quota then gives it back at once, without waiting for its engine, and an
+   * answer made for a client already gone is not billed. Without it, every successful lookup
+   * is billed. The bundled adapters set it.
+   */
+  signal?: AbortSignal;
 }
 
 export type RequestBody = Uint8Array | string | AsyncIterable<Uint8Array> | { parsed: unknown };

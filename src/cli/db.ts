@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createSqliteMeter } from '../metering/sqlite.js';
 import type { Meter } from '../metering/types.js';
-import { resolveDbPath, resolveRedisUrl } from './args.js';
+import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
 
 /** Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`. */
@@ -25,20 +25,30 @@ export function describeMeter(flags: MeterFlags): string {
  * path fails clearly instead of creating an empty file.
  */
 export async function openMeter(flags: MeterFlags, { create }: { create: boolean }): Promise<Meter> {
+  const leaseMs = resolveLeaseMs();
   const redis = resolveRedisUrl(flags.redis);
   if (redis) {
     const { createRedisMeter } = await loadRedis();
-    return createRedisMeter(redis);
+    return createRedisMeter(redis, { leaseMs });
   }
   const path = resolveDbPath(flags.db);
   if (!create && !existsSync(path)) {
     throw new CommandError(`no database at ${path}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``);
   }
   try {
-    return createSqliteMeter(path);
+    return createSqliteMeter(path, { leaseMs });
   } catch (error) {
     throw new CommandError(error instanceof Error ? error.message : String(error), { cause: error });
   }
+}
+
+/**
+ * `$SECLOOKUP_LEASE_MS`: how long a reservation is held before it goes back unless its answer
+ * committed it (what a crashed instance leaves billed, for that long). Else the stores' 60 s.
+ */
+function resolveLeaseMs(): number | undefined {
+  const value = process.env.SECLOOKUP_LEASE_MS;
+  return value ? parseInteger(value, 'SECLOOKUP_LEASE_MS', 'serve', { min: 1 }) : undefined;
 }
 
 /** The Redis stores, loaded only when asked for: ioredis is an optional peer dependency. */

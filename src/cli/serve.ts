@@ -91,9 +91,10 @@ the messages for the operator: the "listening on" line, the starter keys, shutdo
 SIGTERM or SIGINT: stop accepting connections. Requests still arriving on open connections
 are answered with "Connection: close"; connections idle for a second are closed. In-flight
 requests get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their
-connections are cut and the quota of lookups that did not complete is given back. Then the
-database is closed, the log flushed, and serve exits 0. A second signal cuts open
-connections at once.
+connections are cut, their lookups abandoned and their quota given back (only answers sent are
+billed). Then the database is closed, the log flushed, and serve exits 0. A second signal
+cuts open connections at once. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held
+by unanswered lookups goes back this long after it was reserved.
 
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
             crashed, 2 usage error.`;
@@ -220,6 +221,9 @@ export async function runServe(argv: string[]): Promise<number> {
     metricsServer.closeAllConnections();
     await new Promise((resolve) => metricsServer.close(resolve));
   }
+  // Lookups abandoned at the drain deadline may still wait on their upstream (whois: up to
+  // 15 s). What they held is given back and the stores are closed: they must not hold the exit.
+  setTimeout(() => process.exit(code), 0).unref();
   return code;
 }
 

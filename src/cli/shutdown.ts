@@ -4,9 +4,12 @@
  * 1. Stop accepting connections. Connections already open stay open: a request arriving on one
  *    is answered, with `Connection: close`, so the client learns to go elsewhere instead of
  *    having its request reset. Connections still idle after a short grace are closed.
- * 2. At the deadline, cut whatever is still open.
- * 3. Wait for every `api.handle` call to settle (a lookup that did not complete gives its quota
- *    reservation back in a `finally`), then close the database, then the log.
+ * 2. At the deadline, cut whatever is still open. A lookup whose connection is cut is abandoned
+ *    at once (its request's signal aborts) and its quota reservation given back: the engines
+ *    take no signal, and whois alone may run 15 s, longer than the drain, so waiting for them
+ *    would make the shutdown as long as the slowest upstream.
+ * 3. Wait for every `api.handle` call to settle (their refunds reach the store), then close the
+ *    database (which sends the commits still queued), then the log.
  */
 import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';

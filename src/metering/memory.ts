@@ -8,6 +8,8 @@ import { SeclookupError, invalidOption } from '../errors.js';
 import {
   answerNow,
   assertStorablePlan,
+  checkLeaseMs,
+  DEFAULT_LEASE_MS,
   assertValidPeriod,
   comparePlans,
   compareUsageRows,
@@ -40,6 +42,17 @@ import type {
 export interface MemoryMeterOptions {
   /** The starting plan table. @default DEFAULT_PLANS */
   plans?: readonly Plan[];
+  /** How long a reservation is held before it is given back unless committed, in ms. @default 60000 */
+  leaseMs?: number;
+  /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
+  now?: () => number;
+}
+
+/** A reservation not yet committed or refunded: what it holds and when it goes back. */
+interface Lease {
+  reservation: Reservation;
+  units: number;
+  expiresAt: number;
 }
 
 interface SubscriptionRecord {
@@ -72,6 +85,11 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
   const quotaBySubscription = new Map<string, QuotaEntry>();
   const usageRows = new Map<string, UsageRow>();
   const settings = new Map<string, string>();
+  const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
+  const clock = options.now ?? Date.now;
+  // Open leases by subscription, in the order they were taken (so, nearly, of expiry).
+  const leasesBySubscription = new Map<string, Map<string, Lease>>();
+  let lastLeaseId = 0;
   let lastSubscriptionId = 0;
   let lastKeyId = 0;
   let closed = false;
@@ -86,6 +104,31 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     const row = usageRows.get(id);
     if (row) row.lookups = Math.max(0, row.lookups + delta);
     else if (delta > 0) usageRows.set(id, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, lookups: delta });
+  }
+
+  /** Give `units` of a reservation back to its month's quota and its day's usage. */
+  function giveBack(reservation: Reservation, units: number): void {
+    const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period, units);
+    if (entry) quotaBySubscription.set(reservation.subscriptionId, entry);
+    addUsage(reservation, -units);
+  }
+
+  /** Give back the subscription's leases that expired by `now`, oldest first. */
+  function reclaim(subscriptionId: string, now: number): void {
+    const leases = leasesBySubscription.get(subscriptionId);
+    if (!leases) return;
+    for (const [id, lease] of leases) {
+      if (lease.expiresAt > now) break;
+      giveBack(lease.reservation, lease.units);
+      leases.delete(id);
+    }
+    if (leases.size === 0) leasesBySubscription.delete(subscriptionId);
+  }
+
+  function openLease(reservation: Reservation, now: number): void {
+    let leases = leasesBySubscription.get(reservation.subscriptionId);
+    if (!leases) leasesBySubscription.set(reservation.subscriptionId, (leases = new Map()));
+    leases.set(reservation.lease, { reservation, units: reservation.units ?? 1, expiresAt: now + leaseMs });
   }
 
   function keyInfo(key: KeyRecord): KeyInfo {
@@ -107,23 +150,37 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     consume: (request: ConsumeRequest) =>
       answerNow((): ConsumeOutcome => {
         ensureOpen();
-        const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId));
+        reclaim(request.subscriptionId, request.now);
+        const decision = decideConsume(request, rateByKey.get(request.keyId), quotaBySubscription.get(request.subscriptionId), String(lastLeaseId + 1));
         if (decision.rate) rateByKey.set(request.keyId, decision.rate);
         if (decision.quota) quotaBySubscription.set(request.subscriptionId, decision.quota);
-        if (decision.outcome.allowed && decision.outcome.reservation) addUsage(decision.outcome.reservation, decision.outcome.reservation.units ?? 1);
+        const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
+        if (reservation) {
+          lastLeaseId++;
+          addUsage(reservation, reservation.units ?? 1);
+          openLease(reservation, request.now);
+        }
         return decision.outcome;
       }),
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
-      const units = reservation.units ?? 1;
-      const entry = refundEntry(quotaBySubscription.get(reservation.subscriptionId), reservation.period, units);
-      if (entry) quotaBySubscription.set(reservation.subscriptionId, entry);
-      addUsage(reservation, -units);
+      const leases = leasesBySubscription.get(reservation.subscriptionId);
+      const lease = leases?.get(reservation.lease);
+      if (!lease) return;
+      giveBack(lease.reservation, Math.min(reservation.units ?? 1, lease.units));
+      leases!.delete(reservation.lease);
     },
+
+    commit: (reservation: Reservation) =>
+      answerNow(() => {
+        ensureOpen();
+        leasesBySubscription.get(reservation.subscriptionId)?.delete(reservation.lease);
+      }),
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
       ensureOpen();
+      reclaim(subscriptionId, now);
       return snapshotQuota(quotaBySubscription.get(subscriptionId), monthlyQuota, now);
     },
 
@@ -184,6 +241,8 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     async usage(period?: string): Promise<UsageRow[]> {
       ensureOpen();
       if (period !== undefined) assertValidPeriod(period);
+      const now = clock();
+      for (const subscriptionId of [...leasesBySubscription.keys()]) reclaim(subscriptionId, now);
       const rows = [...usageRows.values()].filter((row) => period === undefined || row.day.startsWith(`${period}-`));
       return rows.map((row) => ({ ...row })).sort(compareUsageRows);
     },

@@ -3,6 +3,7 @@
  * e.g. the CLI issuing keys while `serve` answers requests. This is the only module that loads
  * better-sqlite3, and it is published on its own subpath (`seclookup/sqlite`).
  */
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from './plans.js';
@@ -10,6 +11,8 @@ import { openSeclookupDatabase } from './sqlite-file.js';
 import {
   answerNow,
   assertStorablePlan,
+  checkLeaseMs,
+  DEFAULT_LEASE_MS,
   assertValidPeriod,
   comparePlans,
   compareUsageRows,
@@ -44,10 +47,17 @@ export type { Meter } from './types.js';
 export interface SqliteMeterOptions {
   /** The plan table seeded into a database whose plans table is empty. @default DEFAULT_PLANS */
   plans?: readonly Plan[];
+  /**
+   * How long a reservation is held before it is given back unless committed, in ms: what a
+   * `kill -9` in the middle of lookups leaves billed, for at most this long. @default 60000
+   */
+  leaseMs?: number;
+  /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
+  now?: () => number;
 }
 
 /** Bumped with every schema change; `migrate` brings older files up to it. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** How long a call waits for another process's write lock before failing. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -123,6 +133,21 @@ const SCHEMA_V1_TO_V2 = `
   DROP TABLE quota_usage;
 `;
 
+// v3: reservations not yet committed, as leases. A lease's name starts with its expiry, so
+// the reservation carries the whole primary key and the expired ones are one range.
+const SCHEMA_V2_TO_V3 = `
+  CREATE TABLE leases (
+    subscription_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    lease TEXT NOT NULL,
+    units INTEGER NOT NULL,
+    product TEXT NOT NULL,
+    period TEXT NOT NULL,
+    day TEXT NOT NULL,
+    PRIMARY KEY (subscription_id, expires_at, lease)
+  ) WITHOUT ROWID;
+`;
+
 /** The live counters' names: one quota per subscription, a rate window per key, today's usage per product. */
 const QUOTA_COUNTER = 'quota';
 const rateCounter = (keyId: string) => `rate:${keyId}`;
@@ -162,6 +187,11 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   seedPlans.forEach(assertStorablePlan);
   const db = openDatabase(path, seedPlans);
   const sql = prepareStatements(db);
+  const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
+  const clock = options.now ?? Date.now;
+  // Lease names: expiry, then this meter's random tag and a counter, unique among every process on the file.
+  const leaseTag = randomBytes(6).toString('base64url');
+  let lastLease = 0;
 
   function ensureOpen(): void {
     if (!db.open) throw new SeclookupError('store_failed', `metering database "${path}" is closed`);
@@ -177,26 +207,54 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
     const { subscriptionId } = request;
+    reclaim(subscriptionId, request.now);
     const rate = counters.get(subscriptionId, rateCounter(request.keyId));
     const quota = counters.get(subscriptionId, QUOTA_COUNTER);
-    const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count });
+    const expiresAt = request.now + leaseMs;
+    const lease = `${expiresAt}:${leaseTag}:${++lastLease}`;
+    const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count }, lease);
     if (decision.rate) counters.set(subscriptionId, rateCounter(request.keyId), { period: String(decision.rate.window), count: decision.rate.hits });
     if (decision.quota) counters.set(subscriptionId, QUOTA_COUNTER, { period: decision.quota.period, count: decision.quota.used });
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
-    if (reservation) countUsage(reservation, reservation.units ?? 1);
+    if (reservation) {
+      const units = reservation.units ?? 1;
+      countUsage(reservation, units);
+      sql.insertLease.run(subscriptionId, expiresAt, lease, units, reservation.product, reservation.period, reservation.day);
+    }
     return decision.outcome;
   }
 
-  function refundOnce(reservation: Reservation): void {
+  /** Give `units` of a reservation back to its month's quota (if still the stored month) and its day's usage. */
+  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number): void {
     const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
-    const units = reservation.units ?? 1;
     const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period, units);
     if (refunded && refunded.used !== quota?.count) counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
     countUsage(reservation, -units);
   }
 
+  /** Give back the subscription's leases that expired by `now` (once per group: they cannot expire twice). */
+  function reclaim(subscriptionId: string, now: number): void {
+    if (!counters.firstReclaim(subscriptionId)) return;
+    const expired = sql.expiredLeases.all(subscriptionId, now);
+    if (expired.length === 0) return;
+    for (const lease of expired) giveBack({ subscriptionId, ...lease }, lease.units);
+    sql.deleteExpiredLeases.run(subscriptionId, now);
+  }
+
+  function refundOnce(reservation: Reservation): void {
+    const key = leaseKey(reservation);
+    const held = sql.leaseUnits.get(...key);
+    if (held === undefined) return; // committed, refunded or expired already
+    giveBack(reservation, Math.min(reservation.units ?? 1, held));
+    sql.deleteLease.run(...key);
+  }
+
+  function leaseKey(reservation: Reservation): [string, number, string] {
+    return [reservation.subscriptionId, Number.parseInt(reservation.lease, 10), reservation.lease];
+  }
+
   /** Add `delta` billed lookups (negative: refunded) to the reservation's day; a day never goes below zero. */
-  function countUsage(reservation: Reservation, delta: number): void {
+  function countUsage(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'day'>, delta: number): void {
     const { subscriptionId, product, day } = reservation;
     const name = usageCounter(product);
     const today = counters.get(subscriptionId, name);
@@ -268,10 +326,18 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       await writes.enqueue(() => refundOnce(reservation));
     },
 
+    async commit(reservation: Reservation): Promise<void> {
+      ensureOpen();
+      await writes.enqueue(() => void sql.deleteLease.run(...leaseKey(reservation)));
+    },
+
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
       ensureOpen();
-      const quota = sql.liveCounter.get(subscriptionId, QUOTA_COUNTER);
-      return snapshotQuota(quota && { period: quota.period, used: quota.count }, monthlyQuota, now);
+      return writes.enqueue(() => {
+        reclaim(subscriptionId, now);
+        const quota = counters.get(subscriptionId, QUOTA_COUNTER);
+        return snapshotQuota(quota && { period: quota.period, used: quota.count }, monthlyQuota, now);
+      });
     },
 
     async createSubscription(input: NewSubscription): Promise<CreatedSubscription> {
@@ -310,6 +376,10 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     async usage(period?: string): Promise<UsageRow[]> {
       ensureOpen();
       if (period !== undefined) assertValidPeriod(period);
+      const now = clock();
+      await writes.enqueue(() => {
+        for (const subscriptionId of sql.subscriptionsWithExpiredLeases.all(now)) reclaim(subscriptionId, now);
+      });
       const rows = sql.usageInPeriod.all(period ?? null, period ?? null);
       return rows.sort(compareUsageRows);
     },
@@ -397,8 +467,16 @@ interface Counter {
 class LiveCounters {
   private readonly rows = new Map<string, { subscriptionId: string; counter: string; value: Counter | undefined }>();
   private readonly changed = new Set<string>();
+  private readonly reclaimed = new Set<string>();
 
   constructor(private readonly sql: Statements) {}
+
+  /** True the first time this transaction asks for the subscription: its expired leases are given back then. */
+  firstReclaim(subscriptionId: string): boolean {
+    if (this.reclaimed.has(subscriptionId)) return false;
+    this.reclaimed.add(subscriptionId);
+    return true;
+  }
 
   get(subscriptionId: string, counter: string): Counter | undefined {
     const id = `${subscriptionId}\u0000${counter}`;
@@ -426,6 +504,7 @@ class LiveCounters {
   discard(): void {
     this.rows.clear();
     this.changed.clear();
+    this.reclaimed.clear();
   }
 }
 
@@ -551,6 +630,7 @@ function migrate(db: Database.Database, seedPlans: readonly Plan[]): void {
     }
     if (version < 1) db.exec(SCHEMA_V1);
     if (version < 2) db.exec(SCHEMA_V1_TO_V2);
+    if (version < 3) db.exec(SCHEMA_V2_TO_V3);
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
     const planCount = db.prepare('SELECT count(*) FROM plans').pluck().get() as number;
     if (planCount === 0) {
@@ -588,6 +668,17 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO live_counters (subscription_id, counter, period, count) VALUES (?, ?, ?, ?)
        ON CONFLICT (subscription_id, counter) DO UPDATE SET period = excluded.period, count = excluded.count`,
     ),
+
+    insertLease: db.prepare<[string, number, string, number, string, string, string]>(
+      'INSERT INTO leases (subscription_id, expires_at, lease, units, product, period, day) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    leaseUnits: db.prepare<[string, number, string], number>('SELECT units FROM leases WHERE subscription_id = ? AND expires_at = ? AND lease = ?').pluck(),
+    deleteLease: db.prepare<[string, number, string]>('DELETE FROM leases WHERE subscription_id = ? AND expires_at = ? AND lease = ?'),
+    expiredLeases: db.prepare<[string, number], { units: number; product: ProductId; period: string; day: string }>(
+      'SELECT units, product, period, day FROM leases WHERE subscription_id = ? AND expires_at <= ?',
+    ),
+    deleteExpiredLeases: db.prepare<[string, number]>('DELETE FROM leases WHERE subscription_id = ? AND expires_at <= ?'),
+    subscriptionsWithExpiredLeases: db.prepare<[number], string>('SELECT DISTINCT subscription_id FROM leases WHERE expires_at <= ?').pluck(),
 
     addUsage: db.prepare<[string, string, string, number]>(
       `INSERT INTO usage (subscription_id, product, day, lookups) VALUES (?, ?, ?, ?)

@@ -31,6 +31,18 @@ export interface ConsumeDecision {
   quota: QuotaEntry | null;
 }
 
+/**
+ * How long a reservation is held before the store gives it back unless committed: longer than
+ * any lookup's own deadline (whois, the slowest, 15 s), a batch's (8 s) and serve's drain (10 s).
+ */
+export const DEFAULT_LEASE_MS = 60_000;
+
+/** Throws unless `leaseMs` is a whole number of milliseconds, 1 or more. */
+export function checkLeaseMs(leaseMs: number): number {
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw invalidOption(`leaseMs must be a positive whole number of milliseconds (got ${String(leaseMs)})`);
+  return leaseMs;
+}
+
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
 
@@ -39,7 +51,7 @@ const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
  * call stamped in an earlier window or month than the stored one (clock skew between callers,
  * a request that waited) counts against the stored, newer one, so it cannot reopen a window.
  */
-export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | undefined, storedQuota: QuotaEntry | undefined): ConsumeDecision {
+export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | undefined, storedQuota: QuotaEntry | undefined, lease = ''): ConsumeDecision {
   const window = Math.max(rateWindow(request.now), storedRate?.window ?? -Infinity);
   const hitsBefore = storedRate?.window === window ? storedRate.hits : 0;
   const day = dayOf(request.now);
@@ -73,7 +85,7 @@ export function decideConsume(request: ConsumeRequest, storedRate: RateEntry | u
   }
   // Unlimited plans still count `used`, so usage so far is known.
   const quota: QuotaEntry = { period, used: usedBefore + quotaUnits };
-  const reservation: Reservation = { subscriptionId: request.subscriptionId, product: request.product, period, day };
+  const reservation: Reservation = { subscriptionId: request.subscriptionId, product: request.product, period, day, lease };
   if (quotaUnits !== 1) reservation.units = quotaUnits;
   const outcome: ConsumeOutcome = { allowed: true, rate: rateNow, quota: quotaState(request.monthlyQuota, quota.used, period), reservation };
   return { outcome, rate, quota };

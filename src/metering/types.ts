@@ -115,7 +115,11 @@ export interface QuotaState {
   period: string;
 }
 
-/** One lookup's quota unit (or a batch's units) and usage record, billed unless refunded. */
+/**
+ * One lookup's quota unit (or a batch's units) and usage record, held as a lease: billed once
+ * `commit` confirms it, given back by `refund`, and given back by the store on its own when
+ * neither came within the store's `leaseMs` (the process that held it crashed).
+ */
 export interface Reservation {
   subscriptionId: string;
   product: ProductId;
@@ -127,6 +131,8 @@ export interface Reservation {
    * many, so `{ ...reservation, units: k }` gives back k of them. @default 1
    */
   units?: number;
+  /** The store's name for the lease that holds the units (opaque; set by `consume`). */
+  lease: string;
 }
 
 export type ConsumeOutcome =
@@ -163,10 +169,20 @@ export interface Meter {
   consume(request: ConsumeRequest): MaybePromise<ConsumeOutcome>;
   /**
    * The lookup failed or is not billed: give the reserved unit(s) (`reservation.units`, default 1)
-   * back and take them out of usage; never below zero.
+   * back and take them out of usage (never below zero), and end the lease. What the lease held
+   * beyond them stays billed, so a batch refunds its failed inputs with
+   * `{ ...reservation, units: k }` and that commits the rest. Refunding a lease that ended
+   * (committed, refunded or expired) does nothing.
    */
   refund(reservation: Reservation): Promise<void>;
-  /** Quota left for a subscription in the month of `now`, without consuming anything. */
+  /**
+   * The answer reached its client: the units the lease still holds stay billed for good and the
+   * lease ends. Until then they are reserved (counted in quota and usage) but given back at the
+   * first `consume`, `quota` or `usage` call after the lease expired (`leaseMs` after the
+   * consume's `now`). Committing an ended lease does nothing. May answer synchronously.
+   */
+  commit(reservation: Reservation): MaybePromise<void>;
+  /** Quota left for a subscription in the month of `now`, without consuming anything; expired leases are given back first. */
   quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;
 
   createSubscription(input: NewSubscription): Promise<CreatedSubscription>;
@@ -183,7 +199,7 @@ export interface Meter {
   setPlan(plan: Plan): Promise<void>;
   listPlans(): Promise<Plan[]>;
 
-  /** Billed lookups per subscription, product and UTC day, optionally for one month (`YYYY-MM`). */
+  /** Billed lookups per subscription, product and UTC day, optionally for one month (`YYYY-MM`); expired leases are given back first. */
   usage(period?: string): Promise<UsageRow[]>;
 
   /** A small persistent key/value area for operator state (for example "first start done"). */

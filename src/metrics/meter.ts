@@ -13,6 +13,7 @@ export const METER_OPS = [
   'resolveKey',
   'consume',
   'refund',
+  'commit',
   'quota',
   'createSubscription',
   'addKeys',

@@ -52,6 +52,8 @@ export interface ServiceGate {
   admit(key: ServiceKey, options: { rateKeyId: string; reserveQuota: boolean }, headers: Record<string, string>): Promise<{ reservation: Reservation | null; quota: QuotaState | null }>;
   /** Give back a reserved unit (the request failed). Never throws. */
   refund(reservation: Reservation, headers: Record<string, string>): Promise<void>;
+  /** Keep a reserved unit billed (the request succeeded): without it the unit goes back when its lease expires. Never throws. */
+  commit(reservation: Reservation): void;
 }
 
 /** What a service is built from, once per API. */

@@ -18,14 +18,19 @@
  *   {sub:<id>}:quota          hash  p (YYYYMM), n (reserved)         expires after its month
  *   {sub:<id>}:usage          hash  `<YYYY-MM-DD>|<product>` -> billed lookups, expires
  *                                   `usageRetentionDays` after the last one
+ *   {sub:<id>}:leases         zset  `<id>|<units>|<YYYYMM>|<day>|<product>` by expiry (ms):
+ *                                   reservations not yet committed or refunded
  */
+import { randomBytes } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { quotaPeriod, quotaPeriodResetAt, rateWindow, usageDay } from '../metering/calendar.js';
 import { DEFAULT_PLANS, resolvePlan } from '../metering/plans.js';
 import {
   assertStorablePlan,
   assertValidPeriod,
+  checkLeaseMs,
   compareIds,
+  DEFAULT_LEASE_MS,
   comparePlans,
   compareUsageRows,
   decideConsume,
@@ -64,7 +69,7 @@ import {
   type RedisClient,
   type RedisConnectionOptions,
 } from './client.js';
-import { ADD_KEYS, CONSUME, METER_SCRIPTS, REFUND, RESOLVE, REVOKE, SEED_PLANS } from './scripts.js';
+import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS } from './scripts.js';
 
 export interface RedisMeterOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the meter (several deployments can share one Redis). @default 'seclookup:' */
@@ -81,6 +86,14 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
   keyCacheMs?: number;
   /** Days a subscription's usage history is kept after its last billed lookup. @default 400 */
   usageRetentionDays?: number;
+  /**
+   * How long a reservation is held before it is given back unless committed, in ms: what an
+   * instance killed in the middle of lookups leaves billed, for at most this long. Longer than
+   * any lookup takes. @default 60000
+   */
+  leaseMs?: number;
+  /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
+  now?: () => number;
 }
 
 export const DEFAULT_KEY_CACHE_MS = 1_000;
@@ -93,6 +106,8 @@ const DAY_MS = 86_400_000;
 /** A rate window lives one minute past its end, a quota month one day past its end: room for clock skew between instances. */
 const RATE_TTL_SLACK_MS = MINUTE_MS;
 const QUOTA_TTL_SLACK_MS = DAY_MS;
+/** The leases of a subscription live this long past the last lease's own expiry. */
+const LEASES_TTL_SLACK_MS = MINUTE_MS;
 /** The expiry a refunded quota key gets if it had lost its own. */
 const QUOTA_FALLBACK_TTL_MS = 32 * DAY_MS;
 
@@ -141,6 +156,11 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   const retentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
   if (!Number.isSafeInteger(retentionDays) || retentionDays < 1) throw invalidOption(`usageRetentionDays must be a positive whole number (got ${String(retentionDays)})`);
   const usageTtlMs = retentionDays * DAY_MS;
+  const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
+  const clock = options.now ?? Date.now;
+  // Lease ids: this meter's random tag and a counter, unique among every instance on the Redis.
+  const leaseTag = randomBytes(6).toString('base64url');
+  let lastLease = 0;
 
   const connection = openConnection(urlOrClient, options);
   const { client } = connection;
@@ -242,13 +262,13 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   }
 
   /** The consume script's call: the key's window, the subscription's month and usage, and the rule's numbers. */
-  function sendConsume(request: ConsumeRequest): Promise<unknown> {
+  function sendConsume(request: ConsumeRequest, leaseId: string): Promise<unknown> {
     const calendar = calendarOf(request.now);
     const window = rateWindow(request.now);
     const tag = subscriptionTag(request.subscriptionId);
     return script(
       CONSUME,
-      [`${tag}:rate:${request.keyId}`, `${tag}:quota`, `${tag}:usage`],
+      [`${tag}:rate:${request.keyId}`, `${tag}:quota`, `${tag}:usage`, `${tag}:leases`],
       [
         window,
         request.rateLimitPerMinute,
@@ -261,6 +281,10 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
         usageTtlMs,
         request.rateUnits ?? 1,
         request.quotaUnits ?? 1,
+        request.now,
+        request.now + leaseMs,
+        leaseId,
+        leaseMs + LEASES_TTL_SLACK_MS,
       ],
     );
   }
@@ -269,14 +293,25 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
    * The outcome is the shared rule applied to the counters the script saw, so it is the memory
    * and SQLite stores' answer to the letter; the script applied the same rule to decide.
    */
-  function consumeOutcome(request: ConsumeRequest, reply: unknown): ConsumeOutcome {
+  function consumeOutcome(request: ConsumeRequest, leaseId: string, reply: unknown): ConsumeOutcome {
     const [storedWindow, storedHits, storedPeriod, storedUsed, verdict] = reply as ConsumeReply;
     const rate: RateEntry | undefined = storedWindow === null ? undefined : { window: Number(storedWindow), hits: Number(storedHits ?? 0) };
     const quota: QuotaEntry | undefined = storedPeriod === null ? undefined : { period: periodText(Number(storedPeriod)), used: Number(storedUsed ?? 0) };
     const { outcome } = decideConsume(request, rate, quota);
+    // The lease as the script named it: the same month and usage field decideConsume chose.
+    if (outcome.allowed && outcome.reservation) {
+      const { reservation } = outcome;
+      reservation.lease = `${leaseId}|${reservation.units ?? 1}|${periodNumber(reservation.period)}|${usageField(reservation.day, reservation.product)}`;
+    }
     const expected = outcome.allowed ? VERDICT_ADMITTED : outcome.reason === 'rate_limit_exceeded' ? VERDICT_RATE_LIMITED : VERDICT_OVER_QUOTA;
     if (verdict !== expected) throw new SeclookupError('store_failed', 'redis consume: the script and the metering rules disagree');
     return outcome;
+  }
+
+  /** Give back the subscription's leases expired by `now`; answers its quota month as [YYYYMM, used]. */
+  function reclaim(subscriptionId: string, now: number): Promise<unknown> {
+    const tag = subscriptionTag(subscriptionId);
+    return script(RECLAIM, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [now, QUOTA_FALLBACK_TTL_MS, usageTtlMs]);
   }
 
   const consumeFailed = (error: unknown) => Promise.reject(toStoreError(error, 'consume', connection.commandTimeoutMs));
@@ -306,19 +341,24 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
     consume(request: ConsumeRequest) {
       if (closed) return rejectClosed();
+      const leaseId = `${leaseTag}${(++lastLease).toString(36)}`;
       // The hot path: one EVALSHA, no other promise than its own.
-      if (initialised && client.status === 'ready') return sendConsume(request).then((reply) => consumeOutcome(request, reply), consumeFailed);
-      return redis('consume', () => sendConsume(request)).then((reply) => consumeOutcome(request, reply));
+      if (initialised && client.status === 'ready') return sendConsume(request, leaseId).then((reply) => consumeOutcome(request, leaseId, reply), consumeFailed);
+      return redis('consume', () => sendConsume(request, leaseId)).then((reply) => consumeOutcome(request, leaseId, reply));
     },
 
     async refund(reservation: Reservation): Promise<void> {
       const tag = subscriptionTag(reservation.subscriptionId);
-      const period = periodNumber(reservation.period);
-      await redis('refund', () => script(REFUND, [`${tag}:quota`, `${tag}:usage`], [period, usageField(reservation.day, reservation.product), QUOTA_FALLBACK_TTL_MS, usageTtlMs, reservation.units ?? 1]));
+      await redis('refund', () => script(REFUND, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [reservation.lease, reservation.units ?? 1, QUOTA_FALLBACK_TTL_MS, usageTtlMs]));
+    },
+
+    async commit(reservation: Reservation): Promise<void> {
+      // One command: the units are already counted, only the lease ends.
+      await redis('commit', () => client.zrem(`${subscriptionTag(reservation.subscriptionId)}:leases`, reservation.lease));
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
-      const [period, used] = await redis('read quota', () => client.hmget(`${subscriptionTag(subscriptionId)}:quota`, 'p', 'n'));
+      const [period, used] = (await redis('read quota', () => reclaim(subscriptionId, now))) as [string | null, string | null];
       const stored = period === null ? undefined : { period: periodText(Number(period)), used: Number(used ?? 0) };
       return snapshotQuota(stored, monthlyQuota, now);
     },
@@ -377,9 +417,15 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     async usage(period?: string): Promise<UsageRow[]> {
       if (closed) throw closedError();
       if (period !== undefined) assertValidPeriod(period);
+      const now = clock();
       const perSubscription = await redis('read usage', async () => {
         const ids = await client.hkeys(admin.subs);
-        return Promise.all(ids.map(async (id) => [id, await client.hgetall(`${subscriptionTag(id)}:usage`)] as const));
+        return Promise.all(
+          ids.map(async (id) => {
+            await reclaim(id, now);
+            return [id, await client.hgetall(`${subscriptionTag(id)}:usage`)] as const;
+          }),
+        );
       });
       const rows: UsageRow[] = [];
       for (const [subscriptionId, fields] of perSubscription) {

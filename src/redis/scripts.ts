@@ -21,23 +21,58 @@ end
 `;
 
 /**
+ * Give back `units` of a reservation (refundEntry's rule): of the quota month if it is still the
+ * stored month, of the usage day; neither below zero. Expired leases (see LEASES) go back too.
+ */
+const GIVE_BACK = `
+local function giveBack(quotaKey, usageKey, period, field, units, quotaTtl, usageTtl)
+  local quota = redis.call('HMGET', quotaKey, 'p', 'n')
+  local used = tonumber(quota[2]) or 0
+  if tonumber(quota[1]) == tonumber(period) and used > 0 then
+    redis.call('HINCRBY', quotaKey, 'n', -math.min(units, used))
+    keepExpiring(quotaKey, quotaTtl)
+  end
+  local lookups = tonumber(redis.call('HGET', usageKey, field))
+  if lookups and lookups > 0 then
+    redis.call('HINCRBY', usageKey, field, -math.min(units, lookups))
+    keepExpiring(usageKey, usageTtl)
+  end
+end
+local function parseLease(lease)
+  local units, period, field = string.match(lease, '^[^|]*|(%d+)|(%d+)|(.*)$')
+  return tonumber(units), period, field
+end
+local function reclaim(quotaKey, usageKey, leasesKey, now, quotaTtl, usageTtl)
+  local expired = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now, 'LIMIT', 0, 1000)
+  for _, lease in ipairs(expired) do
+    local units, period, field = parseLease(lease)
+    giveBack(quotaKey, usageKey, period, field, units, quotaTtl, usageTtl)
+    redis.call('ZREM', leasesKey, lease)
+  end
+end
+`;
+
+/**
  * One consume: the key's rate window and, if asked, the subscription's quota reservation and
- * its usage record, as one step (decideConsume's rule, src/metering/store-logic.ts).
+ * its usage record, as one step (decideConsume's rule, src/metering/store-logic.ts), held as a
+ * lease. The subscription's expired leases are given back first.
  *
  * KEYS: [1] the key's rate window (hash: w = minute index, n = hits), [2] the subscription's
  * quota month (hash: p = YYYYMM, n = used), [3] the subscription's usage (hash: `<day>|<product>`
- * = lookups).
+ * = lookups), [4] its open leases (sorted set: `<id>|<units>|<YYYYMM>|<day>|<product>` by expiry).
  * ARGV: [1] minute index, [2] rate limit, [3] rate TTL, [4] '1' to reserve quota, [5] month as
  * YYYYMM, [6] monthly quota (-1: unlimited), [7] quota TTL, [8] usage field, [9] usage TTL,
- * [10] rate units and [11] quota units (1 and 1 but for a batch; each fits whole or not at all).
+ * [10] rate units and [11] quota units (1 and 1 but for a batch; each fits whole or not at all),
+ * [12] the caller's now, [13] the lease's expiry, [14] the lease's id, [15] the leases' TTL.
  * Counters never move back: a window or month older than the stored one counts against the
- * stored one. Returns the counters as they were before the call (nil when absent): window,
- * hits, month, used; then 1 admitted, 2 rate limited (nothing counted), 3 over quota (the call
- * counted against the window only).
+ * stored one. Returns the counters as they were before the call (after expired leases went
+ * back; nil when absent): window, hits, month, used; then 1 admitted, 2 rate limited (nothing
+ * counted), 3 over quota (the call counted against the window only).
  */
 export const CONSUME = new LuaScript(
   'consume',
-  `${EXTEND}
+  `${EXTEND}${GIVE_BACK}
+reclaim(KEYS[2], KEYS[3], KEYS[4], ARGV[12], tonumber(ARGV[7]), tonumber(ARGV[9]))
 local rate = redis.call('HMGET', KEYS[1], 'w', 'n')
 local quota = redis.call('HMGET', KEYS[2], 'p', 'n')
 local storedWindow, storedPeriod = tonumber(rate[1]), tonumber(quota[1])
@@ -67,32 +102,38 @@ redis.call('HSET', KEYS[2], 'p', period, 'n', used + quotaUnits)
 extend(KEYS[2], tonumber(ARGV[7]))
 redis.call('HINCRBY', KEYS[3], ARGV[8], quotaUnits)
 extend(KEYS[3], tonumber(ARGV[9]))
+redis.call('ZADD', KEYS[4], ARGV[13], ARGV[14] .. '|' .. quotaUnits .. '|' .. period .. '|' .. ARGV[8])
+extend(KEYS[4], tonumber(ARGV[15]))
 return result
 `,
 );
 
 /**
- * Give back a reservation's units (refundEntry's rule): of the quota month if it is still the
- * stored month, of the usage day; neither below zero.
- * KEYS: [1] quota, [2] usage. ARGV: [1] month as YYYYMM, [2] usage field, [3] quota TTL and
- * [4] usage TTL, set only on a key that lost its expiry, [5] units (1 but for a batch).
+ * Give back a reservation's units and end its lease; what the lease held beyond them stays
+ * billed. Nothing when the lease already ended (committed, refunded or expired).
+ * KEYS: [1] quota, [2] usage, [3] leases. ARGV: [1] the lease, [2] units (1 but for a batch),
+ * [3] quota TTL and [4] usage TTL, set only on a key that lost its expiry.
  */
 export const REFUND = new LuaScript(
   'refund',
-  `${EXTEND}
-local units = tonumber(ARGV[5])
-local quota = redis.call('HMGET', KEYS[1], 'p', 'n')
-local used = tonumber(quota[2]) or 0
-if tonumber(quota[1]) == tonumber(ARGV[1]) and used > 0 then
-  redis.call('HINCRBY', KEYS[1], 'n', -math.min(units, used))
-  keepExpiring(KEYS[1], tonumber(ARGV[3]))
-end
-local lookups = tonumber(redis.call('HGET', KEYS[2], ARGV[2]))
-if lookups and lookups > 0 then
-  redis.call('HINCRBY', KEYS[2], ARGV[2], -math.min(units, lookups))
-  keepExpiring(KEYS[2], tonumber(ARGV[4]))
-end
+  `${EXTEND}${GIVE_BACK}
+if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
+local held, period, field = parseLease(ARGV[1])
+giveBack(KEYS[1], KEYS[2], period, field, math.min(tonumber(ARGV[2]), held), tonumber(ARGV[3]), tonumber(ARGV[4]))
 return 1
+`,
+);
+
+/**
+ * Give back the subscription's leases expired by ARGV[1] (the caller's now), then answer its
+ * quota month: {YYYYMM, used}. KEYS: [1] quota, [2] usage, [3] leases. ARGV: [2] quota TTL and
+ * [3] usage TTL, set only on a key that lost its expiry.
+ */
+export const RECLAIM = new LuaScript(
+  'reclaim',
+  `${EXTEND}${GIVE_BACK}
+reclaim(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+return redis.call('HMGET', KEYS[1], 'p', 'n')
 `,
 );
 
@@ -202,4 +243,4 @@ return 1
 `,
 );
 
-export const METER_SCRIPTS = [CONSUME, REFUND, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;
+export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryMeter } from '../../src/metering/memory.js';
 import { describeMeterConformance } from './store-conformance.js';
 
-describeMeterConformance('memory', async () => {
-  const meter = createMemoryMeter();
+describeMeterConformance('memory', async (options) => {
+  const meter = createMemoryMeter(options);
   return { meter, cleanup: () => meter.close() };
 });
 

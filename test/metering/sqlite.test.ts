@@ -13,9 +13,9 @@ import { describeMeterConformance, T0 } from './store-conformance.js';
 
 const run = promisify(execFile);
 
-describeMeterConformance('sqlite', async () => {
+describeMeterConformance('sqlite', async (options) => {
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-meter-'));
-  const meter = createSqliteMeter(join(dir, 'meter.db'));
+  const meter = createSqliteMeter(join(dir, 'meter.db'), options);
   return {
     meter,
     cleanup: async () => {
@@ -34,9 +34,9 @@ describe('createSqliteMeter', () => {
   let path: string;
   const opened: Meter[] = [];
 
-  /** Open a meter on the test file; closed after the test. */
+  /** Open a meter on the test file, its usage() clock at T0 like the calls; closed after the test. */
   function open(options?: Parameters<typeof createSqliteMeter>[1]): Meter {
-    const meter = createSqliteMeter(path, options);
+    const meter = createSqliteMeter(path, { now: () => T0, ...options });
     opened.push(meter);
     return meter;
   }
@@ -215,7 +215,7 @@ describe('createSqliteMeter', () => {
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.pragma('user_version', { simple: true })).toBe(2);
+      expect(db.pragma('user_version', { simple: true })).toBe(3);
     } finally {
       db.close();
     }

@@ -7,7 +7,16 @@ import { hashKey, issueKeys, type IssuedKeys } from '../../src/metering/keys.js'
 import type { ConsumeOutcome, ConsumeRequest, KeyInfo, Meter, Plan } from '../../src/metering/types.js';
 import type { ProductId } from '../../src/products/catalog.js';
 
-export type MeterFactory = () => Promise<{ meter: Meter; cleanup: () => Promise<void> }>;
+/** The lease options the suite gives a store: `now` is the clock of `usage()`. */
+export interface MeterFactoryOptions {
+  leaseMs: number;
+  now: () => number;
+}
+
+export type MeterFactory = (options: MeterFactoryOptions) => Promise<{ meter: Meter; cleanup: () => Promise<void> }>;
+
+/** Longer than any span the counting cases cover, so no reservation of theirs expires: leases have cases of their own. */
+const COUNTING_LEASE_MS = 400 * 86_400_000;
 
 /** 2025-01-15T12:00:00.000Z: the start of a minute, mid-month. */
 export const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -26,7 +35,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
     let cleanup: () => Promise<void>;
 
     beforeEach(async () => {
-      ({ meter, cleanup } = await makeMeter());
+      ({ meter, cleanup } = await makeMeter({ leaseMs: COUNTING_LEASE_MS, now: () => T0 }));
     });
     afterEach(async () => {
       await cleanup();
@@ -259,7 +268,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
           allowed: true,
           rate: { limit: 120, remaining: 119, resetAt: T0 / 1000 + 60 },
           quota: { limit: 10_000, remaining: 9_999, period: '2025-01' },
-          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: expect.any(String) },
         });
         expect(await meter.quota(sub.subscriptionId, 10_000, T0)).toEqual({ limit: 10_000, remaining: 9_999, period: '2025-01' });
       });
@@ -340,7 +349,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
           allowed: true,
           rate: { limit: 100, remaining: 99, resetAt: FEB / 1000 + 60 },
           quota: { limit: 2, remaining: 1, period: '2025-02' },
-          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-02', day: '2025-02-01' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-02', day: '2025-02-01', lease: expect.any(String) },
         });
         expect(await meter.quota(sub.subscriptionId, 2, FEB + 5 * 86_400_000)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
       });
@@ -355,7 +364,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
           allowed: true,
           rate: { limit: 3_000, remaining: 2_975, resetAt: T0 / 1000 + 60 },
           quota: { limit: null, remaining: null, period: '2025-01' },
-          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: expect.any(String) },
         });
         expect(await meter.quota(sub.subscriptionId, null, T0)).toEqual({ limit: null, remaining: null, period: '2025-01' });
         // The count is kept: were the plan capped at 100, 75 would be left.
@@ -419,7 +428,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
           allowed: true,
           rate: { limit: 100, remaining: 90, resetAt: T0 / 1000 + 60 },
           quota: { limit: 50, remaining: 43, period: '2025-01' },
-          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', units: 7 },
+          reservation: { subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', units: 7, lease: expect.any(String) },
         });
         expect(await meter.quota(sub.subscriptionId, 50, T0)).toEqual({ limit: 50, remaining: 43, period: '2025-01' });
         expect((await meter.usage()).map((row) => row.lookups)).toEqual([7]);
@@ -471,7 +480,7 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect((await meter.usage()).map((row) => row.lookups)).toEqual([98]);
       });
 
-      it('refund gives back a reservation\'s units, or k of them with { ...reservation, units: k }, never below zero', async () => {
+      it('refund gives back k of a batch\'s units with { ...reservation, units: k } and ends the lease: the rest stay billed', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 1_000, monthlyQuota: 100 } });
         const request = await requestFor(sub);
         const batch = await meter.consume({ ...request, rateUnits: 20, quotaUnits: 20 });
@@ -479,16 +488,17 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         await meter.refund({ ...batch.reservation, units: 3 });
         expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 83 });
         expect((await meter.usage()).map((row) => row.lookups)).toEqual([17]);
+        // The lease ended: refunding it again, whole or in part, gives nothing more back.
         await meter.refund(batch.reservation);
-        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
-        expect((await meter.usage()).map((row) => row.lookups)).toEqual([0]);
-        // Never below zero, and other units of the month are left alone once it is at zero.
-        await meter.refund(batch.reservation);
-        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
-        await meter.consume({ ...request, rateUnits: 5, quotaUnits: 5 });
         await meter.refund({ ...batch.reservation, units: 20 });
-        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 100 });
-        expect((await meter.usage()).map((row) => row.lookups)).toEqual([0]);
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 83 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([17]);
+        // A refund never gives back more than its lease holds.
+        const small = await meter.consume({ ...request, rateUnits: 5, quotaUnits: 5 });
+        if (!small.allowed || !small.reservation) throw new Error('expected a reservation');
+        await meter.refund({ ...small.reservation, units: 50 });
+        expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 83 });
+        expect((await meter.usage()).map((row) => row.lookups)).toEqual([17]);
       });
 
       it('a partial refund of a batch billed yesterday comes off that day', async () => {
@@ -505,11 +515,11 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
     });
 
     describe('refund and usage', () => {
-      it('refund gives a reserved unit back, never below zero and only to its own month', async () => {
+      it('refund gives a reserved unit back once, and only to its own month', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });
         const request = await requestFor(sub);
         const first = await meter.consume(request);
-        await meter.consume(request);
+        const second = await meter.consume(request);
         expect(await meter.consume(request)).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
         if (!first.allowed || !first.reservation) throw new Error('expected a reservation');
         // The refused call is not in usage.
@@ -520,13 +530,14 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         expect((await meter.usage()).map((row) => row.lookups)).toEqual([1]);
         expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
 
-        // Over-refunding stops at zero used.
+        // A lease is refunded once: refunding it again gives nothing more back.
         for (let i = 0; i < 5; i++) await meter.refund(first.reservation);
-        expect(await meter.quota(sub.subscriptionId, 2, T0)).toEqual({ limit: 2, remaining: 2, period: '2025-01' });
+        expect(await meter.quota(sub.subscriptionId, 2, T0)).toEqual({ limit: 2, remaining: 0, period: '2025-01' });
 
         // A January refund after February started leaves February alone.
         await meter.consume({ ...request, now: FEB });
-        await meter.refund(first.reservation);
+        if (!second.allowed || !second.reservation) throw new Error('expected a reservation');
+        await meter.refund(second.reservation);
         expect(await meter.quota(sub.subscriptionId, 2, FEB)).toEqual({ limit: 2, remaining: 1, period: '2025-02' });
       });
 
@@ -574,6 +585,93 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
       });
     });
 
+    describe('leases (a reservation is billed once committed, given back when its lease expires)', () => {
+      const LEASE = 60_000;
+      let clock = T0;
+
+      beforeEach(async () => {
+        await cleanup();
+        clock = T0;
+        ({ meter, cleanup } = await makeMeter({ leaseMs: LEASE, now: () => clock }));
+      });
+
+      async function reserve(sub: IssuedKeys, overrides: Partial<ConsumeRequest> = {}) {
+        const outcome = await meter.consume(await requestFor(sub, overrides));
+        if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
+        return outcome.reservation;
+      }
+      const lookups = async () => (await meter.usage()).map((row) => row.lookups);
+
+      it('a reservation neither committed nor refunded goes back at its lease\'s end, not before', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
+        for (let i = 0; i < 3; i++) await reserve(sub);
+        expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE - 1)).toMatchObject({ remaining: 7 });
+        clock = T0 + LEASE - 1;
+        expect(await lookups()).toEqual([3]);
+        expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE)).toMatchObject({ remaining: 10 });
+        clock = T0 + LEASE;
+        expect(await lookups()).toEqual([0]);
+      });
+
+      it('a committed reservation stays billed after its lease time; committing or refunding it again changes nothing', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
+        const kept = await reserve(sub);
+        await reserve(sub); // never committed
+        await meter.commit(kept);
+        await meter.commit(kept);
+        await meter.refund(kept);
+        clock = T0 + 2 * LEASE;
+        expect(await meter.quota(sub.subscriptionId, 10, clock)).toMatchObject({ remaining: 9 });
+        expect(await lookups()).toEqual([1]);
+      });
+
+      it('usage() gives expired leases back by the store\'s clock, with no other call', async () => {
+        const sub = await subscribe();
+        await meter.commit(await reserve(sub));
+        await reserve(sub, { quotaUnits: 4, rateUnits: 4 });
+        clock = T0 + LEASE;
+        expect(await lookups()).toEqual([1]);
+      });
+
+      it('a consume gives expired leases back before deciding: a full month admits again', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 2 } });
+        await reserve(sub);
+        await reserve(sub);
+        expect(await meter.consume(await requestFor(sub, { now: T0 + 1_000 }))).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
+        expect(await meter.consume(await requestFor(sub, { now: T0 + LEASE }))).toMatchObject({ allowed: true, quota: { remaining: 1 } });
+      });
+
+      it('an expired, refunded or committed lease is never given back twice', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
+        const expired = await reserve(sub);
+        const refunded = await reserve(sub);
+        await meter.refund(refunded);
+        // The expired one goes back once; then a live reservation holds one unit.
+        const live = await reserve(sub, { now: T0 + LEASE });
+        expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE)).toMatchObject({ remaining: 9 });
+        await meter.refund(expired);
+        await meter.refund(refunded);
+        await meter.commit(expired);
+        expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE)).toMatchObject({ remaining: 9 });
+        await meter.commit(live);
+        clock = T0 + 3 * LEASE;
+        expect(await meter.quota(sub.subscriptionId, 10, clock)).toMatchObject({ remaining: 9 });
+        expect(await lookups()).toEqual([1]);
+      });
+
+      it('a lease that expires in the next month gives back to its own month only', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
+        await reserve(sub, { now: FEB - 1_000 });
+        await meter.commit(await reserve(sub, { now: FEB + LEASE }));
+        expect(await meter.quota(sub.subscriptionId, 10, FEB + LEASE)).toEqual({ limit: 10, remaining: 9, period: '2025-02' });
+        clock = FEB + LEASE;
+        expect(await meter.usage()).toEqual([
+          { subscriptionId: sub.subscriptionId, product: 'useragent', day: '2025-01-31', lookups: 0 },
+          { subscriptionId: sub.subscriptionId, product: 'useragent', day: '2025-02-01', lookups: 1 },
+        ]);
+      });
+    });
+
     describe('settings and lifecycle', () => {
       it('stores settings by name', async () => {
         expect(await meter.getSetting('first-start')).toBeNull();
@@ -598,11 +696,12 @@ export function describeMeterConformance(name: string, makeMeter: MeterFactory):
         const request = await requestFor(sub);
         await meter.close();
         await meter.close(); // closing twice is harmless
-        const reservation = { subscriptionId: sub.subscriptionId, product: 'useragent' as const, period: '2025-01', day: '2025-01-15' };
+        const reservation = { subscriptionId: sub.subscriptionId, product: 'useragent' as const, period: '2025-01', day: '2025-01-15', lease: '1' };
         const calls: unknown[] = [
           meter.resolveKey(hashKey(sub.secretKey)),
           meter.consume(request),
           meter.refund(reservation),
+          Promise.resolve().then(() => meter.commit(reservation)),
           meter.quota(sub.subscriptionId, 10, T0),
           meter.createSubscription({ product: 'useragent', plan: 'starter', ipAllow: [], keys: [] }),
           meter.listKeys(),

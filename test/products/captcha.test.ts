@@ -4,7 +4,7 @@
  * SPEC's captcha table triggered for real.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiStack, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
+import { createApiStack, FROZEN_NOW, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createSiteKey, updateSiteKey, revokeSiteKey, type CreateSiteKeyOptions } from '../../src/products/captcha/site-keys.js';
 import { solvePow } from '../../src/products/captcha/puzzles/pow.js';
@@ -112,6 +112,8 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(replies.every((r) => r.status === 200 || r.status === 400)).toBe(true);
     // One unit billed: failures gave theirs back.
     expect((await s.call(`/v1/captcha/status?sitekey=${key.siteKey}`)).body.quota_remaining).toBe(999);
+    // ...and committed: it stays billed past its lease.
+    expect(await s.meter.quota(key.subscriptionId, 1_000, FROZEN_NOW + 120_000)).toMatchObject({ remaining: 999 });
   });
 
   it('siteverify takes a form-encoded body, as Turnstile server libraries send it', async () => {

@@ -24,9 +24,9 @@ afterAll(async () => {
 });
 
 // Each test starts on an empty Redis with a meter of its own connection (closed by cleanup).
-describeMeterConformance('redis', async () => {
+describeMeterConformance('redis', async (options) => {
   await server.flush();
-  const meter = createRedisMeter(server.url());
+  const meter = createRedisMeter(server.url(), options);
   return { meter, cleanup: () => meter.close() };
 });
 

@@ -35,7 +35,8 @@ afterEach(async () => {
 });
 
 function open(options?: RedisMeterOptions): Meter {
-  const meter = createRedisMeter(server.url(), options);
+  // usage() gives back leases expired by its clock: the calls' clock (T0) here.
+  const meter = createRedisMeter(server.url(), { now: () => T0, ...options });
   opened.push(meter);
   return meter;
 }
@@ -148,7 +149,7 @@ describe('createRedisMeter: two instances on one Redis', () => {
 });
 
 describe('createRedisMeter: the hot path', () => {
-  it('one round trip per request: resolveKey from memory, consume one EVALSHA', async () => {
+  it('one round trip before the lookup (resolveKey from memory, consume one EVALSHA), and one ZREM to commit its answer', async () => {
     const client = new Redis(server.url(), redisClientOptions());
     client.on('error', () => undefined);
     let sent = 0;
@@ -163,14 +164,17 @@ describe('createRedisMeter: the hot path', () => {
       const hash = hashKey(sub.secretKey);
       const request = await requestFor(meter, sub, { reserveQuota: false, now: Date.now() });
       await meter.consume(request);
-      const [sentBefore, evalshaBefore] = [sent, await commandCalls('evalsha')];
+      const [sentBefore, evalshaBefore, zremBefore] = [sent, await commandCalls('evalsha'), await commandCalls('zrem')];
       for (let i = 0; i < 100; i++) {
         const key = await meter.resolveKey(hash);
         expect(key?.status).toBe('active');
-        await meter.consume({ ...request, reserveQuota: i % 2 === 0 });
+        const outcome = await meter.consume({ ...request, reserveQuota: i % 2 === 0 });
+        // A billed lookup's answer commits its lease: one more command, off the answer's path.
+        if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
       }
-      expect(sent - sentBefore).toBe(100);
+      expect(sent - sentBefore).toBe(150);
       expect((await commandCalls('evalsha')) - evalshaBefore).toBe(100);
+      expect((await commandCalls('zrem')) - zremBefore).toBe(50);
     } finally {
       await meter.close();
       expect(client.status).toBe('ready'); // a client it was given stays open
@@ -268,7 +272,7 @@ describe('createRedisMeter: Redis failures', () => {
       for (const failure of failures) expect(failure).toMatchObject({ name: 'SeclookupError', code: 'store_failed', message: 'redis consume: redis is unreachable (the connection is down; reconnecting)' });
       expect(Math.max(...durations)).toBeLessThan(3_000);
       // Admin calls fail the same way, and no message carries the key's hash.
-      const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15' })]);
+      const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: '1' })]);
       for (const result of failed) {
         expect(result.status).toBe('rejected');
         const reason = (result as PromiseRejectedResult).reason as Error;

@@ -176,7 +176,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       kept = answer.status === undefined || answer.status === 200;
       return answer;
     } finally {
-      if (reservation && !kept) await gate.refund(reservation as Reservation, request.responseHeaders);
+      if (reservation && kept) gate.commit(reservation as Reservation);
+      else if (reservation) await gate.refund(reservation as Reservation, request.responseHeaders);
     }
   }
 

@@ -141,13 +141,16 @@ const fromRow = (row: Row): StoredReport => ({
   disputedAt: row.disputed_at,
 });
 
+/** The columns the SQLite store reads and writes. */
+const REPORT_COLUMNS = ['id', 'type', 'identifier', 'category', 'source', 'verified', 'disputed', 'note', 'reported_at', 'disputed_at'] as const;
+
 /**
  * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
  * shares the metering database by default (`--db`) and touches no other table.
  */
 export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
   const now = options.now ?? Date.now;
-  let db: Database.Database;
+  let db: Database.Database | undefined;
   try {
     db = new Database(path, { timeout: 5000 });
     db.pragma('journal_mode = WAL');
@@ -165,7 +168,15 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
     );
     CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);`);
   } catch (error) {
+    db?.close();
     throw new SeclookupError('store_failed', `cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  // A scamrisk_reports table made by something else: refuse it by name rather than fail on the first report.
+  const columns = new Set((db.pragma('table_info(scamrisk_reports)') as { name: string }[]).map((c) => c.name));
+  const missing = REPORT_COLUMNS.filter((c) => !columns.has(c));
+  if (missing.length > 0) {
+    db.close();
+    throw new SeclookupError('store_failed', `the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
   }
   const insert = db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');
   const setDisputed = db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');

@@ -8,7 +8,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_PATH, cliEnv } from '../cli/harness.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
@@ -138,16 +140,26 @@ describe('report database', () => {
   });
 });
 
+/** `seclookup serve ...args` to its exit; killed after 60 s so a serve that starts anyway does not outlive the test. */
+function runServe(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_PATH, 'serve', ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['ignore', 'ignore', 'pipe'], signal: AbortSignal.timeout(60_000) });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', (error) => (error.name === 'AbortError' ? resolve({ code: null, stderr }) : reject(error)));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
 describe('serve start', () => {
-  it('a refused dataset stops start with one line naming the file', async () => {
-    const { runCli } = await import('../cli/harness.js');
+  it('a refused dataset stops start with one line naming the file', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'seclookup-scamserve-'));
     made.push(dir);
     cpSync(bundledDataDir(), join(dir, 'data'), { recursive: true });
     const path = join(dir, 'data', 'scamrisk', 'ofac', 'sanctioned_addresses_XBT.txt');
     writeFileSync(path, RANDOM);
     mkdirSync(join(dir, 'db'));
-    const result = await runCli(['serve', '--port', '0', '--data-dir', join(dir, 'data'), '--db', join(dir, 'db', 'seclookup.db')]);
+    const result = await runServe(['--port', '0', '--data-dir', join(dir, 'data'), '--db', join(dir, 'db', 'seclookup.db')]);
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

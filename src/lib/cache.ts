@@ -60,6 +60,8 @@ export interface ProductCache<Value> {
   get(input: string): MaybePromise<Value | undefined>;
   /** Remember a value (for `ttlMs`, else the cache's TTL); a failing store is reported to `onError` and otherwise ignored. */
   set(input: string, value: Value, ttlMs?: number): void;
+  /** Forget a value (data behind it changed: scamrisk after a report); a failing store is reported and ignored. */
+  delete?(input: string): void;
 }
 
 export interface ProductCacheOptions {
@@ -95,6 +97,14 @@ export function createProductCache<Value>(store: CacheStore, options: ProductCac
     set(input, value, entryTtlMs = ttlMs) {
       try {
         const done = store.set(prefix + input, value, entryTtlMs);
+        if (isPromise(done)) done.catch(report);
+      } catch (error) {
+        report(error);
+      }
+    },
+    delete(input) {
+      try {
+        const done = store.delete(prefix + input);
         if (isPromise(done)) done.catch(report);
       } catch (error) {
         report(error);

@@ -48,3 +48,25 @@ export function readJsonDataset<T>(path: string): T {
     throw new SeclookupError('dataset_invalid', `seclookup: dataset ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
 }
+
+/**
+ * A host name as block and allow lists hold it: no whitespace, `/`, `@`, `:` or `,`, and a dot
+ * (an optional `*.` in front). Loose on purpose: upstream lists carry IDN labels and odd names.
+ */
+const LISTED_HOST = /^(?:\*\.)?[^\s/@:,]+\.[^\s/@:,]+$/u;
+
+/**
+ * Entries of a host list that may fail LISTED_HOST before the file is refused: upstream lists
+ * carry a few typos (`name.com,`); more than 1% means the file is not such a list.
+ */
+export const MAX_BAD_HOST_SHARE = 0.01;
+
+/** What is wrong with a host list (empty when it must list something, too many non-host entries), or null. */
+export function hostListProblem(entries: readonly string[], options: { mayBeEmpty?: boolean } = {}): string | null {
+  if (entries.length === 0) return options.mayBeEmpty ? null : 'lists no entries';
+  const bad = entries.filter((entry) => !LISTED_HOST.test(entry.trim()));
+  if (bad.length > entries.length * MAX_BAD_HOST_SHARE) {
+    return `${bad.length} of ${entries.length} entries are not host names (more than ${MAX_BAD_HOST_SHARE * 100}%; first: ${JSON.stringify(bad[0].slice(0, 60))})`;
+  }
+  return null;
+}

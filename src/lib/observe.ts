@@ -73,5 +73,6 @@ export function observeCache<Value>(cache: ProductCache<Value>, product: string,
       return isPromise(value) ? value.then(told) : told(value);
     },
     set: (input, value, ttlMs) => cache.set(input, value, ttlMs),
+    delete: (input) => cache.delete?.(input),
   };
 }

@@ -58,4 +58,20 @@ describe('createProductCache', () => {
     expect(() => cache.set('x', 'v')).not.toThrow();
     expect(errors.map((e) => isSeclookupError(e, 'store_failed'))).toEqual([true, true]);
   });
+
+  it('deletes under the namespace; a failing delete is reported, never thrown', async () => {
+    const store = createMemoryCache();
+    const cache = createProductCache<string>(store, { namespace: 'scamrisk' });
+    cache.set('crypto:0xabc', 'v');
+    cache.delete!('crypto:0xabc');
+    expect(store.get('scamrisk:crypto:0xabc')).toBeUndefined();
+    const errors: unknown[] = [];
+    const failing = createProductCache<string>(
+      { get: () => undefined, set: () => {}, delete: () => Promise.reject(new Error('down')) },
+      { onError: (error) => errors.push(error) },
+    );
+    expect(() => failing.delete!('x')).not.toThrow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors.map((e) => isSeclookupError(e, 'store_failed'))).toEqual([true]);
+  });
 });

@@ -64,6 +64,35 @@ describe('crypto', () => {
     refused('crypto', 'hello world');
     refused('crypto', '0x1234');
   });
+
+  const ss58 = Object.values(JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>)[0][0];
+  /** The same address with its last character replaced by another of its alphabet. */
+  const lastChanged = (value: string, to: string) => value.slice(0, -1) + (value.endsWith(to[0]) ? to[1] : to[0]);
+  it.each([
+    ['1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3', 'a Bitcoin'],
+    ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr', 'a Bitcoin'],
+    ['bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3298', 'a Bitcoin'],
+    ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', 'an EVM (EIP-55 mixed-case)'],
+    [lastChanged('TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre', 'fg'), 'a Tron'],
+    [lastChanged('LNf2JDiuunBz7GMDKFYHN4rq5meXWxiwfb', 'cd'), 'a Litecoin'],
+    ['ltc1qqqrsu9guyv4rzwplgex4gkmzd9c8wl59qz4v4j', 'a Litecoin'],
+    ['bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6c', 'a Bitcoin Cash'],
+    ['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTj', 'an XRP'],
+    [lastChanged(ss58, 'ab'), 'an SS58 (Polkadot-family)'],
+  ])('%s: bad checksum, refused naming %s address', (value, chain) => {
+    expect(() => norm('crypto', value)).toThrow(expect.objectContaining({ code: 'invalid_identifier', message: `not a valid crypto: bad checksum for ${chain} address (mistyped or altered)` }));
+  });
+
+  it.each([
+    ['ltc1qqqrsu9guyv4rzwplgex4gkmzd9c8wl59qz4v4k', 'ltc'], // bech32 (witness v0), made with the bech32 package
+    ['ltc1pqq93vgfvxapy6krrdeucfru65kcth3k3mnnl9lggzv0zjdplff2sk8l5xd', 'ltc'], // bech32m (v1)
+    ['bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a', 'bch'], // the cashaddr spec's example
+    ['qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a', 'bch'],
+    ['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', 'xrp'], // the XRP ledger's genesis account
+  ])('%s passes its %s checksum', (value, chain) => {
+    expect(parseCryptoAddress(value)).toMatchObject({ chain, checksumValid: true });
+    expect(norm('crypto', value).crypto?.chain).toBe(chain);
+  });
 });
 
 describe('url and domain', () => {

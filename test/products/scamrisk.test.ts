@@ -23,9 +23,9 @@ const OFFLINE = { disable: [...SOFT_SOURCES] };
 let store: ReportStore;
 let lookup: Lookup;
 
-function fresh(now = () => FROZEN_NOW): void {
+function fresh(now = () => FROZEN_NOW, cacheSize?: number): void {
   store = createMemoryReportStore({ now });
-  lookup = createLookup({ now, scamrisk: { ...OFFLINE, reports: store } });
+  lookup = createLookup({ now, scamrisk: { ...OFFLINE, reports: store, cacheSize } });
 }
 
 async function assess(request: Record<string, unknown>): Promise<ScamriskResult> {
@@ -96,12 +96,14 @@ describe('structure signals', () => {
     expect(premium.assessment.recommendation).toBe('manual_review');
   });
 
-  it('an EIP-55 address with a wrong checksum is assessed with invalid_checksum', async () => {
+  it('an EIP-55 address with a wrong checksum is refused with invalid_identifier naming the reason, not scored', async () => {
     const good = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55's own example
     const bad = '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // one letter's case flipped
     expect((await assess({ crypto: good })).signals).toEqual([]);
-    const result = await assess({ crypto: bad });
-    expect(result.signals.map((s) => s.code)).toContain('invalid_checksum');
+    await expect(assess({ crypto: bad })).rejects.toMatchObject({ code: 'invalid_identifier', status: 400, message: expect.stringContaining('bad checksum for an EVM (EIP-55 mixed-case) address') });
+    // No checksum to check in one letter case: both stay valid.
+    expect((await assess({ crypto: good.toLowerCase() })).identifier.type).toBe('crypto');
+    expect((await assess({ crypto: `0x${good.slice(2).toUpperCase()}` })).identifier.type).toBe('crypto');
   });
 });
 
@@ -120,7 +122,7 @@ describe('reports in the score', () => {
   });
 
   it('unverified reports alone stay below high; a reported sanctioned address stays critical; disputed reports add nothing', async () => {
-    fresh();
+    fresh(undefined, 0); // the dispute below changes the store behind the engine: no assessment cache
     await lookup.engine('scamrisk').report({ type: 'phone', value: '+14155550100', category: 'fraud', source: 'a' });
     let result = await assess({ phone: '+1 415 555 0100' });
     expect(result.signals.map((s) => s.code)).toContain('reported');

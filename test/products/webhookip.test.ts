@@ -305,6 +305,34 @@ describe('loadWebhookRanges', () => {
     }
   });
 
+  it('refuses ranges broader than the update floor (/8, /16), 0.0.0.0/0 and ::/0 above all, and private ranges; the floor itself loads', () => {
+    const cases: [string, RegExp][] = [
+      ['0.0.0.0/0', /cidrs\[0\] "0.0.0.0\/0" is broader than \/8/],
+      ['::/0', /cidrs\[0\] "::\/0" is broader than \/16/],
+      ['4.0.0.0/7', /is broader than \/8/],
+      ['2600::/15', /is broader than \/16/],
+      ['10.0.0.0/8', /"10.0.0.0\/8" is not a public range/],
+    ];
+    for (const [cidr, message] of cases) {
+      const data = valid();
+      data.providers[0].cidrs[0] = cidr;
+      const { dir, file } = dataDirWith(JSON.stringify(data));
+      expect(() => loadWebhookRanges(dir), cidr).toThrow(message);
+      expect(() => loadWebhookRanges(dir), cidr).toThrow(file);
+    }
+    const floor = valid();
+    floor.providers[0].cidrs.push('4.0.0.0/8', '2600::/16');
+    expect(createWebhookIpEngine(floor).lookup('4.1.2.3').result.providers.map((p) => p.id)).toEqual(['github']);
+  });
+
+  it('refuses random bytes and an empty file, naming the file', () => {
+    for (const content of [Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 151 + 7) % 256)).toString('latin1'), '']) {
+      const { dir, file } = dataDirWith(content);
+      expect(() => loadWebhookRanges(dir)).toThrow(file);
+      expect(() => loadWebhookRanges(dir)).toThrow(/not valid JSON/);
+    }
+  });
+
   it('createWebhookIpEngine validates a dataset built in code too', () => {
     expect(() => createWebhookIpEngine({ generated: '2026-11-22', providers: [] })).toThrow(/non-empty array/);
     expect(() => validateWebhookRanges(null, 'x')).toThrow(/expected a JSON object/);

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
-import { readJsonDataset } from '../../lib/datasets.js';
+import { hostListProblem, readJsonDataset } from '../../lib/datasets.js';
 import type { DomainRepEngineOptions, DomainZone } from './types.js';
 
 /** Room in a 253-character name for the domain queried in front of the zone (at least `a.b.`). */
@@ -153,14 +153,17 @@ export function loadPhishingLists(dataDir: string): PhishingLists {
   const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const metamask = readJsonDataset<unknown>(metamaskPath);
   const polkadot = readJsonDataset<unknown>(polkadotPath);
-  const strings = (path: string, value: unknown, key: string): string[] => {
+  // Blocklists must list something; allowlists may be empty (the same rules as scamrisk's loader).
+  const strings = (path: string, value: unknown, key: string, mayBeEmpty = true): string[] => {
     const list = isObject(value) ? value[key] : undefined;
     if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) return datasetError(path, `"${key}" must be an array of strings`);
+    const problem = hostListProblem(list, { mayBeEmpty });
+    if (problem) datasetError(path, `"${key}" ${problem}`);
     return list.map((s: string) => s.trim().toLowerCase().replace(/\.$/, ''));
   };
   const blocked = new Map<string, string>();
-  for (const name of strings(polkadotPath, polkadot, 'deny')) blocked.set(name, POLKADOT_LIST);
-  for (const name of strings(metamaskPath, metamask, 'blacklist')) blocked.set(name, METAMASK_LIST);
+  for (const name of strings(polkadotPath, polkadot, 'deny', false)) blocked.set(name, POLKADOT_LIST);
+  for (const name of strings(metamaskPath, metamask, 'blacklist', false)) blocked.set(name, METAMASK_LIST);
   const allowedExact = new Set<string>();
   const allowedWildcard = new Set<string>();
   for (const name of strings(polkadotPath, polkadot, 'allow')) {

@@ -76,12 +76,17 @@ export function riskscoreDir(dataDir: string): string {
 export function readSnapshots(dataDir: string): Record<string, string> {
   const path = join(riskscoreDir(dataDir), 'snapshots.json');
   if (!existsSync(path)) return {};
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
     throw new SeclookupError('dataset_invalid', `seclookup: ${path} is not valid JSON`, { cause: error });
   }
+  // Group -> date text: anything else (an array, a number for a date) is not this file.
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === 'string')) {
+    throw new SeclookupError('dataset_invalid', `seclookup: ${path} must be a JSON object of group -> date strings`);
+  }
+  return parsed as Record<string, string>;
 }
 
 /**
@@ -138,6 +143,8 @@ function compileLocalData(dataDir: string): CompiledLocal {
       throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
     }
     const parsed = readSource(source, path);
+    // An installed list with no entry at all is a truncated or emptied file: its flag would never be set.
+    if (parsed.ranges.length + parsed.asns.length + parsed.filtered === 0) throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${path} lists no entries`);
     for (const range of parsed.ranges) ranges.push(range);
     if (source.kind === 'asn-datacenter' || source.kind === 'asn-vpn' || source.kind === 'asn-drop') for (const asn of parsed.asns) asnSets[source.kind].add(asn);
     const count = parsed.ranges.length + parsed.asns.length;

@@ -2,8 +2,9 @@
  * Cryptocurrency addresses: which chain a text is an address of, and whether its checksum holds.
  * Bitcoin through bitcoin-address-validation (legacy, P2SH, SegWit, Taproot/bech32m), EVM
  * through EIP-55 (keccak-256), base58check chains (Tron, Litecoin, Dash, ZCash, Dogecoin) by
- * their double SHA-256 checksum, Polkadot-family SS58 by its blake2b checksum, and the rest
- * (Monero, XRP, Bitcoin Cash cashaddr, Litecoin bech32) by format only.
+ * their double SHA-256 checksum, XRP by the same checksum over Ripple's base58 alphabet,
+ * Litecoin bech32/bech32m and Bitcoin Cash cashaddr by their BCH-code checksums, Polkadot-family
+ * SS58 by its blake2b checksum, and Monero by format only.
  */
 import { getAddressInfo } from 'bitcoin-address-validation';
 import { blake2b } from '@noble/hashes/blake2.js';
@@ -16,7 +17,7 @@ export interface CryptoAddress {
   /** The address as compared: EVM lower-cased with 0x, bech32 lower-cased, others as given. */
   normalized: string;
   chain: Chain;
-  /** False when the format is the chain's but the checksum does not hold. */
+  /** False when the format is the chain's but the checksum does not hold (the identifier is then refused). */
   checksumValid: boolean;
   /** `p2tr`, `p2wpkh`, ... for Bitcoin. */
   kind?: string;
@@ -24,12 +25,15 @@ export interface CryptoAddress {
 
 const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const B58_MAP = new Map([...B58].map((c, i) => [c, i]));
+/** XRP's base58 alphabet: the same scheme, letters in another order (`r` is zero). */
+const XRP_B58_MAP = new Map([...'rpshnaf39wBUDNEGHJKLM4PQRST7VWXYZ2bcdeCg65jkm8oFqi1tuvAxyz'].map((c, i) => [c, i]));
 
-/** Base58 decode (Bitcoin alphabet); null on a character outside it. */
-export function base58Decode(text: string): Uint8Array | null {
+/** Base58 decode (Bitcoin alphabet unless told); null on a character outside it. */
+export function base58Decode(text: string, alphabet: ReadonlyMap<string, number> = B58_MAP): Uint8Array | null {
+  const zero = [...alphabet].find(([, digit]) => digit === 0)![0];
   let value = 0n;
   for (const c of text) {
-    const digit = B58_MAP.get(c);
+    const digit = alphabet.get(c);
     if (digit === undefined) return null;
     value = value * 58n + BigInt(digit);
   }
@@ -39,14 +43,14 @@ export function base58Decode(text: string): Uint8Array | null {
     value >>= 8n;
   }
   for (const c of text) {
-    if (c !== '1') break;
+    if (c !== zero) break;
     bytes.unshift(0);
   }
   return Uint8Array.from(bytes);
 }
 
-function base58CheckOk(text: string): boolean {
-  const bytes = base58Decode(text);
+function base58CheckOk(text: string, alphabet: ReadonlyMap<string, number> = B58_MAP): boolean {
+  const bytes = base58Decode(text, alphabet);
   if (!bytes || bytes.length < 5) return false;
   const body = bytes.subarray(0, -4);
   const sum = sha256(sha256(body));
@@ -78,18 +82,77 @@ export function ss58PublicKey(text: string): { key: string; checksumValid: boole
   return { key, checksumValid: hash[0] === bytes[bytes.length - 2] && hash[1] === bytes[bytes.length - 1] };
 }
 
+const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+const BECH32_MAP = new Map([...BECH32].map((c, i) => [c, i]));
+
+/** The 5-bit values of bech32 text (lower case); null on a character outside the alphabet. */
+function bech32Values(text: string): number[] | null {
+  const values: number[] = [];
+  for (const c of text) {
+    const v = BECH32_MAP.get(c);
+    if (v === undefined) return null;
+    values.push(v);
+  }
+  return values;
+}
+
+/** BIP 173/350: the checksum of `hrp1data` holds as bech32 (witness v0) or bech32m (v1+). */
+function segwitChecksumOk(text: string): boolean {
+  const lower = text.toLowerCase();
+  if (text !== lower && text !== text.toUpperCase()) return false; // mixed case is invalid bech32
+  const at = lower.lastIndexOf('1');
+  const hrp = lower.slice(0, at);
+  const data = bech32Values(lower.slice(at + 1));
+  if (!data || data.length < 7) return false;
+  const GEN = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+  let chk = 1;
+  const expanded = [...[...hrp].map((c) => c.charCodeAt(0) >> 5), 0, ...[...hrp].map((c) => c.charCodeAt(0) & 31), ...data];
+  for (const v of expanded) {
+    const top = chk >>> 25;
+    chk = ((chk & 0x1ffffff) << 5) ^ v;
+    for (let i = 0; i < 5; i++) if ((top >>> i) & 1) chk ^= GEN[i];
+  }
+  // The witness version (first data value) picks the constant: 0 -> bech32, 1..16 -> bech32m.
+  return (chk >>> 0) === (data[0] === 0 ? 1 : 0x2bc830a3);
+}
+
+/** Bitcoin Cash cashaddr: the 40-bit BCH checksum over the prefix (default `bitcoincash`) and payload. */
+function cashaddrChecksumOk(text: string): boolean {
+  const lower = text.toLowerCase();
+  if (text !== lower && text !== text.toUpperCase()) return false; // mixed case is invalid cashaddr
+  const [prefix, payload] = lower.includes(':') ? lower.split(':') : ['bitcoincash', lower];
+  const data = bech32Values(payload);
+  if (!data) return false;
+  const GEN = [0x98f2bc8e61n, 0x79b76d99e2n, 0xf33e5fb3c4n, 0xae2eabe2a8n, 0x1e4f43e470n];
+  let c = 1n;
+  for (const d of [...[...prefix].map((ch) => ch.charCodeAt(0) & 31), 0, ...data]) {
+    const c0 = c >> 35n;
+    c = ((c & 0x07ffffffffn) << 5n) ^ BigInt(d);
+    for (let i = 0; i < 5; i++) if ((c0 >> BigInt(i)) & 1n) c ^= GEN[i];
+  }
+  return (c ^ 1n) === 0n;
+}
+
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
-const FORMATS: readonly { chain: Chain; pattern: RegExp; check: 'base58check' | 'none' }[] = [
-  { chain: 'trx', pattern: new RegExp(`^T${BASE58}{33}$`), check: 'base58check' },
-  { chain: 'ltc', pattern: new RegExp(`^[LM]${BASE58}{26,33}$`), check: 'base58check' },
-  { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,87}$/, check: 'none' },
-  { chain: 'doge', pattern: new RegExp(`^D${BASE58}{33}$`), check: 'base58check' },
-  { chain: 'dash', pattern: new RegExp(`^X${BASE58}{33}$`), check: 'base58check' },
-  { chain: 'zec', pattern: new RegExp(`^t[13]${BASE58}{33}$`), check: 'base58check' },
-  { chain: 'bch', pattern: /^(?:bitcoincash:)?[qp][02-9ac-hj-np-z]{41}$/, check: 'none' },
+type Check = (text: string) => boolean;
+const FORMATS: readonly { chain: Chain; pattern: RegExp; check: Check | 'none' }[] = [
+  { chain: 'trx', pattern: new RegExp(`^T${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
+  { chain: 'ltc', pattern: new RegExp(`^[LM]${BASE58}{26,33}$`), check: (t) => base58CheckOk(t) },
+  { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,87}$/i, check: segwitChecksumOk },
+  { chain: 'doge', pattern: new RegExp(`^D${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
+  { chain: 'dash', pattern: new RegExp(`^X${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
+  { chain: 'zec', pattern: new RegExp(`^t[13]${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
+  { chain: 'bch', pattern: /^(?:bitcoincash:)?(?:[qp][02-9ac-hj-np-z]{41}|[QP][02-9AC-HJ-NP-Z]{41})$/i, check: cashaddrChecksumOk },
+  // Monero's checksum (keccak over its block-wise base58) is not checked: format only.
   { chain: 'xmr', pattern: new RegExp(`^[48]${BASE58}{94}(?:${BASE58}{11})?$`), check: 'none' },
-  { chain: 'xrp', pattern: /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/, check: 'none' },
+  { chain: 'xrp', pattern: /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/, check: (t) => base58CheckOk(t, XRP_B58_MAP) },
 ];
+
+/** A chain as a refusal names it, with its article: "bad checksum for a Bitcoin address". */
+export const CHAIN_NAMES: Readonly<Record<Chain, string>> = {
+  btc: 'a Bitcoin', evm: 'an EVM (EIP-55 mixed-case)', trx: 'a Tron', ltc: 'a Litecoin', doge: 'a Dogecoin', dash: 'a Dash', zec: 'a Zcash',
+  bch: 'a Bitcoin Cash', xmr: 'a Monero', xrp: 'an XRP', dot: 'an SS58 (Polkadot-family)',
+};
 
 /**
  * The chain and checksum of an address; null when the text is no supported chain's address.
@@ -115,8 +178,8 @@ export function parseCryptoAddress(input: string): CryptoAddress | null {
   if (ss58 && !/^[13]/.test(text)) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
   for (const { chain, pattern, check } of FORMATS) {
     if (!pattern.test(text)) continue;
-    const lower = chain === 'bch' || text.startsWith('ltc1');
-    return { normalized: lower ? text.toLowerCase() : text, chain, checksumValid: check === 'none' || base58CheckOk(text) };
+    const lower = chain === 'bch' || /^ltc1/i.test(text);
+    return { normalized: lower ? text.toLowerCase() : text, chain, checksumValid: check === 'none' || check(text) };
   }
   // Shaped like Bitcoin but failing its checks: a mistyped or forged address.
   if (new RegExp(`^[13]${BASE58}{25,34}$`).test(text) || /^(?:bc|tb)1[02-9ac-hj-np-z]{8,87}$/i.test(text)) {

@@ -10,7 +10,7 @@ const complete: [Exclude<RiskLevel, (typeof RISK_LEVELS)[number]> | Exclude<Reco
 void complete;
 
 const TYPE = oneOf(IDENTIFIER_TYPES, `The identifier type: ${IDENTIFIER_TYPES.join(', ')}.`);
-const VALUE = 'The identifier (URL-encoded on GET).';
+const VALUE = 'The identifier (URL-encoded on GET). A crypto address whose checksum fails (Bitcoin base58check or bech32/bech32m, EIP-55 mixed case, SS58, Tron, Litecoin, Dogecoin, Dash, Zcash, XRP, cashaddr) is 400 invalid_identifier naming the reason; an all-lower or all-upper EVM address has no checksum and is assessed.';
 const REGION = 'Ours: region of a phone number given without + (ISO 3166 alpha-2); phone only.';
 const REGION_SCHEMA = str(REGION, { pattern: '^[A-Za-z]{2}$' });
 const identifier = obj({ type: TYPE, masked: str('Masked form of the input value.') });
@@ -26,7 +26,7 @@ const ASSESS_BODY: JsonSchema = {
 
 export const SCAMRISK_DOC: ProductDoc = {
   summary:
-    "Risk assessment of an identifier (email, phone, ip, username, address, crypto, domain, url). The result concerns identifier risk only and does not establish a person's identity or conduct. A no-match result is not proof of safety.",
+    "Risk assessment of an identifier (email, phone, ip, username, address, crypto, domain, url). The result concerns identifier risk only and does not establish a person's identity or conduct. A no-match result is not proof of safety. A repeat of the same identifier within 60 seconds (ours) is the cached assessment: cached true, a fresh request_id.",
   query: {
     type: { description: `The identifier type: ${IDENTIFIER_TYPES.join(', ')}.`, required: true, schema: TYPE },
     value: { description: VALUE, required: true },
@@ -74,7 +74,7 @@ export const SCAMRISK_DOC: ProductDoc = {
   extraRoutes: {
     report: {
       summary: 'File a report against an identifier',
-      description: 'Ours: files an unverified report, which the next assessments of the identifier count. Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
+      description: 'Ours: files an unverified report, which the next assessments of the identifier count (its cached assessment is dropped). Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
       body: obj(
         {
           type: TYPE,

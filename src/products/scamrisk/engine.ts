@@ -3,7 +3,9 @@
  * the bundled lists, the report database and the other engines, and score them (scoring.ts).
  */
 import { invalidOption, LookupError } from '../../errors.js';
+import type { ProductCache } from '../../lib/cache.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
+import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { ProductId } from '../catalog.js';
 import type { AsnResult } from '../asn/types.js';
 import type { DnsblResult } from '../dnsbl/types.js';
@@ -41,11 +43,35 @@ export interface ScamriskEngineDeps {
   now: () => number;
   /** Another product's engine (EngineContext.engine). */
   engine: (id: ProductId) => unknown;
+  /** The assessment cache (EngineContext.cache, sized by scamriskCacheSettings); none when absent or null. */
+  cache?: ProductCache<CachedScamrisk> | null;
 }
 
-const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
+/** What the assessment cache holds per identifier. */
+export type CachedScamrisk = CachedResult<ScamriskResult>;
 
-export function createScamriskEngine({ lists, options = {}, now, engine }: ScamriskEngineDeps): ScamriskEngine {
+const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
+/** How long an assessment is reused (ours: SPEC leaves the cache lifetime open). Short, because reports filed elsewhere show only after it. */
+export const SCAMRISK_CACHE_TTL_MS = 60_000;
+/** Assessments kept in the private LRU. */
+export const SCAMRISK_CACHE_SIZE = 10_000;
+
+/** The checked cache settings of the options, for EngineContext.cache: `cacheSize` entries for `cacheTtlMs`. */
+export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined): { maxEntries: number; ttlMs: number } {
+  const maxEntries = options?.cacheSize ?? SCAMRISK_CACHE_SIZE;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 0) throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
+  const ttlMs = options?.cacheTtlMs ?? SCAMRISK_CACHE_TTL_MS;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 0) throw invalidOption(`scamrisk cacheTtlMs must be a non-negative integer (got ${String(options?.cacheTtlMs)})`);
+  // A TTL of 0 would keep entries until evicted in the store: no TTL means no cache.
+  return { maxEntries: ttlMs === 0 ? 0 : maxEntries, ttlMs };
+}
+
+/** The cache key of an identifier: its type and the normalized form reports are filed under. */
+const cacheKey = (identifier: Identifier) => `${identifier.type}:${identifier.normalized}`;
+
+export function createScamriskEngine({ lists, options = {}, now, engine, cache = null }: ScamriskEngineDeps): ScamriskEngine {
+  const { ttlMs: cacheTtlMs } = scamriskCacheSettings(options);
+  const results = createResultCache<ScamriskResult>(cache, (result) => structuredClone(result), now);
   const disabled = new Set<SoftSource>(options.disable ?? []);
   for (const source of disabled) if (!(SOFT_SOURCES as readonly string[]).includes(source)) throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
   const timeoutMs = options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS;
@@ -94,14 +120,17 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
     }
   }
 
-  async function assessQuery({ identifier }: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>> {
+  /** A repeat within the TTL is the cached assessment (SPEC: `cached: true`, a fresh request_id from the API). */
+  async function assessQuery(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>> {
+    return results.lookup(cacheKey(query.identifier), () => compute(query));
+  }
+
+  async function compute({ identifier }: ScamriskQuery): Promise<Computed<ScamriskResult>> {
     const at = now();
     const seenNow = isoWithOffset(at);
     const findings: Finding[] = [];
     const queried = new Set<string>();
     const responded = new Set<string>();
-    let engineCalls = 0;
-    let engineCached = 0;
     const add = (code: SignalCode, source: string, confidence: number, lastSeen: string, detail?: string, points?: number) =>
       findings.push({ signal: { code, severity: SIGNAL_SEVERITY[code], confidence, last_seen: lastSeen, source, ...(detail ? { detail } : {}) }, points });
     const local = (source: string) => {
@@ -121,8 +150,6 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
           new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs))),
         ])) as LookupOutcome<R>;
         responded.add(source);
-        engineCalls++;
-        if (outcome.cached) engineCached++;
         return outcome.result;
       } catch {
         return null;
@@ -175,7 +202,6 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
       const { crypto } = identifier;
       for (const asset of lists.sanctioned(crypto.normalized)) add('sanctioned_address', 'ofac', 0.99, lists.dates.ofac, `asset: ${asset}`);
       for (const campaign of lists.scamCampaigns(crypto.normalized)) add('scam_address', 'polkadot', 0.9, lists.dates.polkadotAddresses, `campaign: ${campaign}`);
-      if (!crypto.checksumValid) add('invalid_checksum', 'structure', 0.9, seenNow, `chain: ${crypto.chain}`);
     }
 
     if (identifier.phone) {
@@ -244,7 +270,8 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
       responded: responded.size,
       now: at,
     });
-    return { result, cached: engineCalls > 0 && engineCached === engineCalls };
+    // An assessment missing a source that failed is not kept: the next one may get it.
+    return { result, ttlMs: responded.size < queried.size ? 0 : cacheTtlMs };
   }
 
   return {
@@ -254,7 +281,10 @@ export function createScamriskEngine({ lists, options = {}, now, engine }: Scamr
     async report({ value, region, ...rest }) {
       const identifier = normalize(rest.type, value, region);
       try {
-        return await reports.add({ ...rest, identifier: identifier.normalized });
+        const stored = await reports.add({ ...rest, identifier: identifier.normalized });
+        // The next assessment of this identifier shows the report at once (others on its domain: after the TTL).
+        cache?.delete?.(cacheKey(identifier));
+        return stored;
       } catch (error) {
         if (error instanceof TypeError) throw new LookupError('invalid_request', error.message);
         throw error;

@@ -9,7 +9,7 @@ import { LookupError } from '../../errors.js';
 import { parseDomainName, type DomainName } from '../../lib/domain.js';
 import { notRoutableReason, parseIpInput, type IpInput } from '../../lib/ip-input.js';
 import { normalizeEmail, type ValidEmail } from '../emailval/normalize.js';
-import { parseCryptoAddress, type CryptoAddress } from './crypto.js';
+import { CHAIN_NAMES, parseCryptoAddress, type CryptoAddress } from './crypto.js';
 import type { IdentifierType } from './types.js';
 
 export interface PhoneInfo {
@@ -126,6 +126,8 @@ function address(value: string): Identifier {
 function crypto(text: string): Identifier {
   const parsed = parseCryptoAddress(text);
   if (!parsed) throw refuse('crypto', 'not an address of a supported chain (btc, evm, trx, ltc, doge, dash, zec, bch, xmr, xrp, dot)');
+  // A failing checksum is a mistyped or altered address: assessing it would score a wallet nobody owns.
+  if (!parsed.checksumValid) throw refuse('crypto', `bad checksum for ${CHAIN_NAMES[parsed.chain]} address (mistyped or altered)`);
   return { type: 'crypto', normalized: parsed.normalized, masked: maskMiddle(parsed.normalized), crypto: parsed };
 }
 

@@ -1,7 +1,7 @@
 import { invalidOption, LookupError } from '../../errors.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute, RouteInput } from '../route.js';
-import { createScamriskEngine, type ScamriskEngine } from './engine.js';
+import { createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
 import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
@@ -76,8 +76,9 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
 /** scamrisk: risk assessment of an identifier from bundled lists, a report database and the other engines. */
 export default defineProduct({
   id: 'scamrisk',
-  optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true },
-  createEngine: ({ dataDir, options, now, engine }: EngineContext<ScamriskEngineOptions>) => createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine }),
+  optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true, cacheTtlMs: true },
+  createEngine: ({ dataDir, options, now, engine, cache }: EngineContext<ScamriskEngineOptions>) =>
+    createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine, cache: cache<CachedScamrisk>(scamriskCacheSettings(options)) }),
   prepare: (engine, request: ScamriskRequest) => engine.prepare(request),
   lookup: (engine, query) => engine.assess(query),
   // SPEC: POST /assess with { type, value } or { <type>: value }; GET /assess?type=&value=.

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
+import { hostListProblem } from '../../lib/datasets.js';
 import { ss58PublicKey } from './crypto.js';
 
 /**
@@ -54,9 +55,35 @@ function readJson(path: string): unknown {
   }
 }
 
-function stringArray(value: unknown, path: string, key: string): string[] {
+/** A host list of a phishing file: an array of strings, mostly host names; empty only when `mayBeEmpty` (allowlists). */
+function stringArray(value: unknown, path: string, key: string, mayBeEmpty = true): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
+  const problem = hostListProblem(value as string[], { mayBeEmpty });
+  if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
   return (value as string[]).map((v) => v.trim().toLowerCase().replace(/\.$/, '')).filter((v) => v !== '');
+}
+
+/** One address per line: letters and digits (base58, bech32, hex, CashAddr with its prefix), 20 to 130 of them. */
+export const LISTED_ADDRESS = /^(?=.{20,130}$)(?:[a-z]+:)?[A-Za-z0-9]+$/;
+
+/** A line of an address list that is not an address. */
+export class AddressListError extends Error {}
+
+/**
+ * The addresses of an OFAC list file (one per line; blank lines and `#` comments skipped). Any
+ * other line refuses the whole file: the upstream lists are generated and clean, so one bad
+ * line means the file is not such a list (or was damaged), and a partial list would pass
+ * sanctioned wallets. Throws AddressListError naming the line.
+ */
+export function ofacAddresses(text: string): string[] {
+  const addresses: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    const value = line.trim();
+    if (value === '' || value.startsWith('#')) return;
+    if (!LISTED_ADDRESS.test(value)) throw new AddressListError(`line ${i + 1} is not an address: ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`);
+    addresses.push(value);
+  });
+  return addresses;
 }
 
 /** The host and each parent domain: `a.b.c` -> `a.b.c`, `b.c`, `c`. */
@@ -95,14 +122,16 @@ export function loadScamLists(dataDir: string): ScamLists {
   // The phishing domain lists are shared with domainrep: data/phishing/ (see its README).
   const metamaskPath = join(dataDir, 'phishing', 'metamask', 'config.json');
   const metamask = readJson(metamaskPath) as Record<string, unknown>;
-  const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist'));
+  if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask)) throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
+  const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist', false));
   const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
   const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
   const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const polkadot = readJson(polkadotPath) as Record<string, unknown>;
-  const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny'));
+  if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot)) throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
+  const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny', false));
   const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');
   const pdAllowPlain = new Set(pdAllow.filter((a) => !a.startsWith('*.')));
   const pdAllowWild = pdAllow.filter((a) => a.startsWith('*.')).map((a) => a.slice(2));
@@ -113,17 +142,18 @@ export function loadScamLists(dataDir: string): ScamLists {
   const addressPath = join(dir, 'polkadot', 'address.json');
   const campaignsByAddress = new Map<string, string[]>();
   const addresses = readJson(addressPath);
-  if (typeof addresses !== 'object' || addresses === null) throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
+  if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses)) throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
   let scamAddresses = 0;
   for (const [campaign, list] of Object.entries(addresses)) {
     if (!Array.isArray(list)) throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} is not an array`);
     for (const address of list) {
-      if (typeof address !== 'string') continue;
+      if (typeof address !== 'string' || !LISTED_ADDRESS.test(address)) throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} lists ${JSON.stringify(String(address).slice(0, 60))}, not an address`);
       const key = ss58PublicKey(address)?.key ?? address;
       campaignsByAddress.set(key, [...(campaignsByAddress.get(key) ?? []), campaign]);
       scamAddresses++;
     }
   }
+  if (scamAddresses === 0) throw new SeclookupError('dataset_invalid', `${addressPath}: lists no addresses`);
 
   const ofacDir = join(dir, 'ofac');
   const assetsByAddress = new Map<string, string[]>();
@@ -136,9 +166,16 @@ export function loadScamLists(dataDir: string): ScamLists {
   let sanctioned = 0;
   for (const file of files) {
     const asset = file.slice('sanctioned_addresses_'.length, -4);
-    for (const line of readFileSync(join(ofacDir, file), 'utf8').split('\n')) {
-      const raw = line.trim();
-      if (raw === '' || raw.startsWith('#')) continue;
+    const path = join(ofacDir, file);
+    let listed: string[];
+    try {
+      listed = ofacAddresses(readFileSync(path, 'utf8'));
+    } catch (error) {
+      if (error instanceof AddressListError) throw new SeclookupError('dataset_invalid', `scamrisk OFAC list ${path}: ${error.message}`, { cause: error });
+      throw new SeclookupError('dataset_missing', `scamrisk OFAC list ${path} cannot be read`, { cause: error });
+    }
+    // An empty file is a valid list (an asset added for `data update`); all of them empty is not.
+    for (const raw of listed) {
       const key = sanctionKey(raw);
       const assets = assetsByAddress.get(key) ?? [];
       if (!assets.includes(asset)) assets.push(asset);
@@ -146,6 +183,7 @@ export function loadScamLists(dataDir: string): ScamLists {
       sanctioned++;
     }
   }
+  if (sanctioned === 0) throw new SeclookupError('dataset_invalid', `scamrisk OFAC folder ${ofacDir} lists no sanctioned addresses (no sanctioned_addresses_<ASSET>.txt with entries): every wallet would pass the sanctions check`);
 
   const allowedByMetamask = (host: string) => {
     for (const name of selfAndParents(host)) if (mmAllow.has(name)) return true;

@@ -142,13 +142,20 @@ const fromRow = (row: Row): StoredReport => ({
   disputedAt: row.disputed_at,
 });
 
+/** The columns the SQLite store reads and writes. */
+const REPORT_COLUMNS = ['id', 'type', 'identifier', 'category', 'source', 'verified', 'disputed', 'note', 'reported_at', 'disputed_at'] as const;
+
 /**
- * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
- * shares the metering database by default (`--db`) and touches no other table.
+ * Open (creating if absent) the report table in the SQLite file at `path`. Refuses, naming the
+ * file, one that is not an SQLite database or whose `scamrisk_reports` table has another schema,
+ * so a wrong file stops start instead of failing the first report.
  */
-export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
-  const now = options.now ?? Date.now;
-  let db: Database.Database;
+function openReportDatabase(path: string): Database.Database {
+  let db: Database.Database | undefined;
+  const refuse = (what: string, cause?: unknown): never => {
+    db?.close();
+    throw new SeclookupError('store_failed', what, { cause });
+  };
   try {
     db = openSeclookupDatabase(path, 'report database');
     db.exec(`CREATE TABLE IF NOT EXISTS scamrisk_reports (
@@ -162,12 +169,25 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
       note TEXT,
       reported_at INTEGER NOT NULL,
       disputed_at INTEGER
-    );
-    CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);`);
+    );`);
+    const columns = new Set((db.pragma('table_info(scamrisk_reports)') as { name: string }[]).map((c) => c.name));
+    const missing = REPORT_COLUMNS.filter((c) => !columns.has(c));
+    if (missing.length > 0) return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
+    db.exec('CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);');
+    return db;
   } catch (error) {
     if (error instanceof SeclookupError) throw error;
-    throw new SeclookupError('store_failed', `cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    return refuse(`cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
+}
+
+/**
+ * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
+ * shares the metering database by default (`--db`) and touches no other table.
+ */
+export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
+  const now = options.now ?? Date.now;
+  const db = openReportDatabase(path);
   const insert = db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');
   const setDisputed = db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');
   const find = db.prepare('SELECT * FROM scamrisk_reports WHERE type = ? AND identifier = ? ORDER BY reported_at DESC, id DESC');

@@ -34,7 +34,6 @@ export const SIGNAL_SEVERITY = {
   idn_domain: 'info',
   credentials_in_url: 'medium',
   ip_host_url: 'medium',
-  invalid_checksum: 'medium',
   invalid_phone_number: 'medium',
   premium_rate_number: 'high',
   voip_number: 'low',
@@ -107,8 +106,10 @@ export interface ScamriskEngineOptions {
   disable?: readonly SoftSource[];
   /** Time each engine-backed source gets before it counts as not responded. @default 3000 */
   sourceTimeoutMs?: number;
-  /** Assessments whose engine-backed part is kept (5 minutes). @default 10000; 0 for none */
+  /** Assessments kept for `cacheTtlMs` (a repeat answers `cached: true`). @default 10000 (each about 2 KB); 0 for none */
   cacheSize?: number;
+  /** How long an assessment is reused; a report filed through the engine drops its identifier's at once. @default 60000; 0 for no cache */
+  cacheTtlMs?: number;
 }
 
 /** What the API and in-process calls pass: `{ type, value }` or `{ email: '...' }`, with an optional phone `region`. */

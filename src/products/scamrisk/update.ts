@@ -22,9 +22,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalidOption } from '../../errors.js';
+import { hostListProblem } from '../../lib/datasets.js';
 import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
 import { isoWithOffset } from './scoring.js';
-import { listSnapshotsPath, readListDates, type ListName } from './lists.js';
+import { AddressListError, LISTED_ADDRESS, listSnapshotsPath, ofacAddresses, readListDates, type ListName } from './lists.js';
 
 export const SCAMRISK_SOURCES = ['phishing', 'polkadot-addresses', 'ofac'] as const;
 export type ScamriskSource = (typeof SCAMRISK_SOURCES)[number];
@@ -209,7 +210,7 @@ const LIST_FILES: readonly ListFile[] = [
     read(text) {
       const doc = jsonObject(text);
       if (doc.tolerance !== undefined && typeof doc.tolerance !== 'number') throw new ListError('unexpected shape: "tolerance" is not a number');
-      return { blacklist: stringArrayAt(doc, 'blacklist'), whitelist: stringArrayAt(doc, 'whitelist'), fuzzylist: stringArrayAt(doc, 'fuzzylist') };
+      return { blacklist: hostsAt(doc, 'blacklist'), whitelist: hostsAt(doc, 'whitelist'), fuzzylist: hostsAt(doc, 'fuzzylist') };
     },
     plausible: ['blacklist', 'whitelist'],
   },
@@ -220,7 +221,7 @@ const LIST_FILES: readonly ListFile[] = [
     url: POLKADOT_ALL_URL,
     read(text) {
       const doc = jsonObject(text);
-      return { deny: stringArrayAt(doc, 'deny'), allow: stringArrayAt(doc, 'allow') };
+      return { deny: hostsAt(doc, 'deny'), allow: hostsAt(doc, 'allow') };
     },
     plausible: ['deny', 'allow'],
   },
@@ -232,7 +233,11 @@ const LIST_FILES: readonly ListFile[] = [
     read(text) {
       const doc = jsonObject(text);
       let addresses = 0;
-      for (const site of Object.keys(doc)) addresses += stringArrayAt(doc, site);
+      for (const site of Object.keys(doc)) {
+        addresses += stringArrayAt(doc, site);
+        const bad = (doc[site] as string[]).find((a) => !LISTED_ADDRESS.test(a));
+        if (bad !== undefined) throw new ListError(`unexpected shape: ${JSON.stringify(site)} lists ${JSON.stringify(bad.slice(0, 60))}, not an address`);
+      }
       return { addresses, sites: Object.keys(doc).length };
     },
     plausible: ['addresses'],
@@ -246,21 +251,16 @@ function ofacFile(asset: string): ListFile {
     file: `scamrisk/ofac/sanctioned_addresses_${asset}.txt`,
     url: ofacListUrl(asset),
     read(text) {
-      let addresses = 0;
-      text.split('\n').forEach((line, i) => {
-        const value = line.trim();
-        if (value === '' || value.startsWith('#')) return;
-        if (!CRYPTO_ADDRESS.test(value)) throw new ListError(`line ${i + 1} is not an address: ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`);
-        addresses++;
-      });
-      return { addresses };
+      try {
+        return { addresses: ofacAddresses(text).length };
+      } catch (error) {
+        if (error instanceof AddressListError) throw new ListError(error.message);
+        throw error;
+      }
     },
     plausible: ['addresses'],
   };
 }
-
-/** One address per line: letters and digits (base58, bech32, hex, CashAddr with its prefix), 20 to 130 of them. */
-const CRYPTO_ADDRESS = /^(?=.{20,130}$)(?:[a-z]+:)?[A-Za-z0-9]+$/;
 
 /** The assets with a list on file, in name order. */
 function ofacAssetsOnFile(dataDir: string): string[] {
@@ -289,6 +289,14 @@ function stringArrayAt(doc: Record<string, unknown>, key: string): number {
   if (!Array.isArray(value)) throw new ListError(`unexpected shape: ${JSON.stringify(key)} is ${value === undefined ? 'missing' : 'not an array'}`);
   if (!value.every((entry) => typeof entry === 'string')) throw new ListError(`unexpected shape: ${JSON.stringify(key)} is not an array of strings`);
   return value.length;
+}
+
+/** stringArrayAt, for a host list: the loader's share of non-host entries is refused here too (lists.ts). */
+function hostsAt(doc: Record<string, unknown>, key: string): number {
+  const count = stringArrayAt(doc, key);
+  const problem = hostListProblem(doc[key] as string[], { mayBeEmpty: true });
+  if (problem) throw new ListError(`unexpected shape: ${JSON.stringify(key)} ${problem}`);
+  return count;
 }
 
 function describeCounts(counts: Record<string, number>): string {

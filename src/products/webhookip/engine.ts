@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { LookupError, quoteInput, SeclookupError } from '../../errors.js';
 import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
-import { hasHostBits, parseCidr, type Cidr, type IpAddress } from '../../lib/ip.js';
+import { hasHostBits, isPublicIp, parseCidr, type Cidr, type IpAddress } from '../../lib/ip.js';
 import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
@@ -63,8 +63,9 @@ export function loadWebhookRanges(dataDir: string): WebhookRangesDataset {
 
 /**
  * Check the shape of a ranges dataset and return it typed. `source` names it in errors (a
- * file path, or a label for a dataset built in code). Every CIDR must parse and have no host
- * bits set; ids and aliases must be unique lower-case slugs.
+ * file path, or a label for a dataset built in code). Every CIDR must parse, have no host bits
+ * set, be public and no broader than WEBHOOK_PREFIX_FLOOR; ids and aliases must be unique
+ * lower-case slugs.
  */
 export function validateWebhookRanges(data: unknown, source: string): WebhookRangesDataset {
   const fail = (what: string): never => {
@@ -89,7 +90,7 @@ export function validateWebhookRanges(data: unknown, source: string): WebhookRan
     }
     if (!Array.isArray(provider.cidrs) || provider.cidrs.length === 0) fail(`${where}: "cidrs" must be a non-empty array`);
     (provider.cidrs as unknown[]).forEach((cidr, k) => {
-      const problem = cidrProblem(cidr);
+      const problem = webhookRangeProblem(cidr);
       if (problem) fail(`${where}: cidrs[${k}] ${JSON.stringify(cidr)} ${problem}`);
     });
   });
@@ -116,6 +117,27 @@ export function cidrProblem(cidr: unknown): string | null {
     return 'is not a valid CIDR';
   }
   return hasHostBits(parsed) ? 'has host bits set after the prefix' : null;
+}
+
+/**
+ * The narrowest prefix length a provider range may have: no webhook sender owns more than a /8
+ * of IPv4 or a /16 of IPv6, so a broader range (up to `0.0.0.0/0`, which would match every
+ * address) is a broken feed or a bad hand edit. The loader and `data update` both apply it.
+ */
+export const WEBHOOK_PREFIX_FLOOR = { ipv4: 8, ipv6: 16 } as const;
+
+/**
+ * Why `cidr` cannot be a webhook provider range, or null: not a clean network CIDR, broader than
+ * WEBHOOK_PREFIX_FLOOR, or not public address space.
+ */
+export function webhookRangeProblem(cidr: unknown): string | null {
+  const problem = cidrProblem(cidr);
+  if (problem) return problem;
+  const [address, bits] = parseCidr(cidr as string);
+  const floor = WEBHOOK_PREFIX_FLOOR[address.kind()];
+  if (bits < floor) return `is broader than /${floor} (it would match addresses no provider owns)`;
+  if (!isPublicIp(address)) return 'is not a public range';
+  return null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

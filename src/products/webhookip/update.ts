@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_BYTES } from '../../lib/http-get.js';
 import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
-import { formatIp, isPublicIp, parseCidr } from '../../lib/ip.js';
-import { cidrProblem, loadWebhookRanges, validateWebhookRanges, webhookRangesPath } from './engine.js';
+import { formatIp, parseCidr } from '../../lib/ip.js';
+import { loadWebhookRanges, webhookRangeProblem, validateWebhookRanges, webhookRangesPath } from './engine.js';
 import type { WebhookRangesDataset } from './types.js';
 
 /**
@@ -198,12 +198,9 @@ function normalizeFeedRanges(entries: unknown[]): string[] {
   const out = new Set<string>();
   for (const entry of entries) {
     const text = typeof entry === 'string' ? entry.trim() : entry;
-    const problem = cidrProblem(text);
+    const problem = webhookRangeProblem(text);
     if (problem) throw new FeedError(`bad entry ${JSON.stringify(entry)}: ${problem}`);
     const [addr, bits] = parseCidr(text as string);
-    const minBits = addr.kind() === 'ipv4' ? 8 : 16;
-    if (bits < minBits) throw new FeedError(`bad entry ${JSON.stringify(entry)}: broader than /${minBits}`);
-    if (!isPublicIp(addr)) throw new FeedError(`bad entry ${JSON.stringify(entry)}: not a public range`);
     out.add(`${formatIp(addr)}/${bits}`);
   }
   if (out.size === 0) throw new FeedError('feed lists no ranges');

@@ -134,7 +134,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   credentials.siteSecret = site.secretKey;
 
   const reportedErrors: string[] = [];
-  const api = createApi({ lookup, meter, onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))) });
+  const api = createApi({ lookup, meter, secret: 'fuzz-run-operator-secret-0123456789abcdef', onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))) });
   const server = handleClientErrors(http.createServer(createListener(api)), api);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -14,6 +14,7 @@ import { CLI_PATH, cliEnv } from '../cli/harness.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
+import { createSqliteMeter } from '../../src/metering/sqlite.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
 
 const made: string[] = [];
@@ -115,7 +116,7 @@ describe('report database', () => {
   it('random bytes are refused, naming the file', () => {
     const path = file();
     writeFileSync(path, RANDOM);
-    expect(() => createSqliteReportStore(path)).toThrow(expect.objectContaining({ code: 'store_failed', message: expect.stringContaining(`cannot open the report database ${path}: file is not a database`) }));
+    expect(() => createSqliteReportStore(path)).toThrow(expect.objectContaining({ code: 'store_failed', message: `cannot open report database "${path}": file is not a database` }));
   });
 
   it('a scamrisk_reports table of another schema is refused at open, naming the missing columns', () => {
@@ -130,9 +131,8 @@ describe('report database', () => {
 
   it('a database holding other tables (the meter) gets its own table beside them', async () => {
     const path = file();
-    const db = new Database(path);
-    db.exec('CREATE TABLE keys (id TEXT)');
-    db.close();
+    const meter = createSqliteMeter(path);
+    await meter.close();
     const store = createSqliteReportStore(path);
     await store.add({ type: 'username', identifier: 'someone', category: 'scam', source: 'x' });
     expect(await store.count()).toBe(1);

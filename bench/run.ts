@@ -10,13 +10,13 @@ import type { BenchRow } from './harness.js';
 type Suite = () => Promise<{ run(): Promise<BenchRow[]> }>;
 
 /**
- * A product's engine bench is `src/products/<id>/bench.ts` (kept beside the engine it measures,
- * and out of the published bundle), found through the registry; then the cross-cutting ones.
+ * A product's engine bench is `bench/products/<id>.ts` (outside src/, so the source never imports
+ * the bench harness or the test servers), found through the registry; then the cross-cutting ones.
  */
 const productSuites: [string, Suite][] = [...PRODUCT_MODULES, ...SERVICE_MODULES]
   .map((module) => module.id)
-  .filter((id) => existsSync(new URL(`../src/products/${id}/bench.ts`, import.meta.url)))
-  .map((id) => [id, () => import(`../src/products/${id}/bench.ts`)]);
+  .filter((id) => existsSync(new URL(`./products/${id}.ts`, import.meta.url)))
+  .map((id) => [id, () => import(`./products/${id}.ts`)]);
 
 /** Suites that run a part of another one, left out when no suite is named. */
 const PART_OF_ANOTHER = new Set(['serve']);

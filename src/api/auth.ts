@@ -5,7 +5,8 @@ import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { hashKey } from '../metering/keys.js';
 import type { Meter, ResolvedKey, ResolvedPlan } from '../metering/types.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import { firstHeader } from './body.js';
+// Pure header reading lives in src/lib/headers.ts (service routes use it too); kept exported here.
+export { bearerToken } from '../lib/headers.js';
 
 /** Every product's key looks like this (`geo_sec_…`, `ua_pub_…`); anything else is not worth a store lookup. */
 const KEY_SHAPE = /^[a-z]{2,3}_(?:sec|pub)_[A-Za-z0-9_-]{1,200}$/;
@@ -15,17 +16,6 @@ const KNOWN_HASHES_MAX = 10_000;
 
 /** An authenticated key whose plan is known. */
 export type AuthenticatedKey = ResolvedKey & { plan: ResolvedPlan };
-
-/** The key from `Authorization: Bearer <key>`, or undefined when none was sent. */
-export function bearerToken(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
-  // `Bearer <key>`, scheme case-insensitive, whitespace around both parts allowed: the
-  // regex /^\s*bearer\s+(\S+)\s*$/i, done with string operations on the per-request path.
-  const text = firstHeader(headers.authorization)?.trim();
-  if (!text || text.length < 8 || text.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
-  const token = text.slice(6).trimStart();
-  if (token.length === text.length - 6 || /\s/.test(token)) return undefined;
-  return token;
-}
 
 /** Does the key text look like one of this product's keys of the given kind? */
 export function hasKeyShape(key: string, product: ProductId, kind: 'secret' | 'public'): boolean {

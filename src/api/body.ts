@@ -1,5 +1,9 @@
 import { isLookupError, refusal, type LookupError } from '../errors.js';
+import { firstHeader } from '../lib/headers.js';
 import type { RequestBody } from './types.js';
+
+// Pure header reading lives in src/lib/headers.ts (service routes use it too); kept exported here.
+export { firstHeader };
 
 /** Default largest body, in bytes: room for captcha telemetry later, far above any lookup input. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
@@ -79,6 +83,3 @@ function asObject(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-export function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}

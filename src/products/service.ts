@@ -5,7 +5,6 @@
  * `registry.ts` beside the lookup products; the API's router reads both lists.
  */
 import type { IpAddress } from '../lib/ip.js';
-import type { Lookup } from '../lookup.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { Meter, QuotaState, Reservation, ResolvedKey, ResolvedPlan } from '../metering/types.js';
 import type { QueryParams } from '../lib/query.js';
@@ -56,6 +55,15 @@ export interface ServiceGate {
   commit(reservation: Reservation): void;
 }
 
+/**
+ * What a service asks of the lookup products: an engine by id, built on first use (the API hands
+ * it its `Lookup`). Typed here, not as `Lookup`, because `Lookup` is derived from the registry
+ * this module is listed in: importing it would close a cycle through the registry.
+ */
+export interface ServiceLookup {
+  engine(id: ProductId): unknown;
+}
+
 /** What a service is built from, once per API. */
 export interface ServiceContext {
   meter: Meter;
@@ -64,7 +72,7 @@ export interface ServiceContext {
   singleUse: SingleUseStore;
   /** The operator secret wrapping keys kept in the store (captcha's signing keys); null when none was given. */
   secret: OperatorSecret | null;
-  lookup: Lookup;
+  lookup: ServiceLookup;
   now: () => number;
   onError?: (error: unknown, context: string) => void;
 }

@@ -7,7 +7,7 @@
  * `interactive_required` otherwise: no single signal ever blocks anyone, the worst it does is
  * ask for a puzzle.
  */
-import type { Lookup } from '../../lookup.js';
+import type { ServiceLookup } from '../service.js';
 import type { RiskScoreEngine } from '../riskscore/engine.js';
 import { formatIp, isPublicIp, type IpAddress } from '../../lib/ip.js';
 
@@ -92,7 +92,7 @@ export function telemetrySignals(t: Telemetry, userAgent?: string): { name: keyo
  * spend another product's paid calls). Nothing for private or unknown addresses, or when the
  * riskscore data is not loaded.
  */
-export function addressSignals(lookup: Lookup, ip: IpAddress | null): { name: keyof typeof RISK_WEIGHTS; weight: number }[] {
+export function addressSignals(lookup: ServiceLookup, ip: IpAddress | null): { name: keyof typeof RISK_WEIGHTS; weight: number }[] {
   if (!ip || !isPublicIp(ip)) return [];
   let engine: RiskScoreEngine;
   try {

@@ -9,9 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { LookupError, isLookupError, type ErrorCode } from '../../errors.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
-import { successBody } from '../../api/envelope.js';
-import { bearerToken } from '../../api/auth.js';
-import { firstHeader } from '../../api/body.js';
+import { successBody } from '../../lib/envelope.js';
+import { bearerToken, firstHeader } from '../../lib/headers.js';
 import { quotaPeriod } from '../../metering/calendar.js';
 import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';

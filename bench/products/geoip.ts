@@ -14,11 +14,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Reader, type Response } from 'maxmind';
-import { isPublicIPv4Number } from '../../lib/ip.js';
-import { formatIp, isPublicIp, parseIp } from '../../lib/ip.js';
-import { compare, ratioRow, seededRandom, type BenchRow } from '../../../bench/harness.js';
-import { configuredSlots } from './database.js';
-import { createGeoIpEngine, type GeoIpEngine } from './engine.js';
+import { isPublicIPv4Number } from '../../src/lib/ip.js';
+import { formatIp, isPublicIp, parseIp } from '../../src/lib/ip.js';
+import { compare, ratioRow, seededRandom, type BenchRow } from '../harness.js';
+import { configuredSlots } from '../../src/products/geoip/database.js';
+import { createGeoIpEngine, type GeoIpEngine } from '../../src/products/geoip/engine.js';
 
 const SUITE = 'geoip engine';
 const WARM_SIZE = 1024; // a power of two: the index is a mask

@@ -10,13 +10,13 @@
  * The warm-up resolver answers from memory (an MX record for every domain, TTL one hour): the
  * cached case never reaches DNS once warm, and the bench must not depend on a network.
  */
-import { bundledDataDir } from '../../lib/datasets.js';
-import { createMemoryCache, createProductCache } from '../../lib/cache.js';
-import type { DnsAnswer, DnsRecordType, DnsResolver } from '../../lib/dns/index.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
-import { createEmailValEngine, loadEmailLists, type CachedEmailResult } from './engine.js';
-import type { EmailValResult } from './types.js';
-import { absoluteRow, measure, seededRandom, type BenchRow } from '../../../bench/harness.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { createMemoryCache, createProductCache } from '../../src/lib/cache.js';
+import type { DnsAnswer, DnsRecordType, DnsResolver } from '../../src/lib/dns/index.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../src/lib/outcome.js';
+import { createEmailValEngine, loadEmailLists, type CachedEmailResult } from '../../src/products/emailval/engine.js';
+import type { EmailValResult } from '../../src/products/emailval/types.js';
+import { absoluteRow, measure, seededRandom, type BenchRow } from '../harness.js';
 
 const SUITE = 'emailval engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask

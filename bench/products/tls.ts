@@ -1,5 +1,5 @@
 /**
- * tls engine, against a loopback TLS server in a child process (bench-tls-server.ts: ECDSA
+ * tls engine, against a loopback TLS server in a child process (tls-server.ts: ECDSA
  * P-256, TLS 1.3) whose names the loopback DNS server of the tests resolves to 127.0.0.1:
  *
  * - cached: lookups of already-checked targets (input normalization with IDN mapping, cache
@@ -14,10 +14,10 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import tls from 'node:tls';
-import { absoluteRow, ratioRow, type BenchRow } from '../../../bench/harness.js';
-import { startDnsServer, type Zone } from '../../../test/servers/dns-server.js';
-import { isPromise } from '../../lib/outcome.js';
-import { createLookup } from '../../lookup.js';
+import { absoluteRow, ratioRow, type BenchRow } from '../harness.js';
+import { startDnsServer, type Zone } from '../../test/servers/dns-server.js';
+import { isPromise } from '../../src/lib/outcome.js';
+import { createLookup } from '../../src/lookup.js';
 
 const SUITE = 'tls engine';
 const NAMES = 256;
@@ -27,7 +27,7 @@ const ROUND_MS = 2_000;
 const ROUNDS = 3;
 
 async function startServerProcess(): Promise<{ port: number; close(): Promise<void> }> {
-  const child = fork(new URL('./bench-tls-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(new URL('./tls-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   child.send({});
   const [{ port }] = (await once(child, 'message')) as [{ port: number }];
   return {

@@ -6,10 +6,10 @@
  * 17 lookups a second; busier ones recompute less often), so each zone's offset is formatted
  * again with Intl once per 1,000 lookups.
  */
-import { absoluteRow, compare, ratioRow, type BenchRow } from '../../../bench/harness.js';
-import { publicAddresses } from '../geoip/bench.js';
-import { createGeoIpEngine } from '../geoip/engine.js';
-import { createTimezoneEngine } from './engine.js';
+import { absoluteRow, compare, ratioRow, type BenchRow } from '../harness.js';
+import { publicAddresses } from './geoip.js';
+import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
+import { createTimezoneEngine } from '../../src/products/timezone/engine.js';
 
 const SUITE = 'timezone engine';
 const SIZE = 1024;

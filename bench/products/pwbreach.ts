@@ -21,15 +21,15 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Database from 'better-sqlite3';
-import { absoluteRow, compare, measure, seededRandom, type BenchRow } from '../../../bench/harness.js';
-import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
-import { createPwbreachEngine, type PwbreachEngine } from './engine.js';
-import { PREFIX_COUNT, parseSha1Hex } from './hash.js';
-import { importBreachFiles } from './import.js';
-import { INDEX_ENTRIES, RECORD_BYTES, RECORDS_OFFSET } from './store.js';
-import { generateHashes, writeHashFile, writeStoreFile } from './testdata.js';
-import type { PwbreachResult } from './types.js';
-import { bundledDataDir } from '../../lib/datasets.js';
+import { absoluteRow, compare, measure, seededRandom, type BenchRow } from '../harness.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../../src/lib/outcome.js';
+import { createPwbreachEngine, type PwbreachEngine } from '../../src/products/pwbreach/engine.js';
+import { PREFIX_COUNT, parseSha1Hex } from '../../src/products/pwbreach/hash.js';
+import { importBreachFiles } from '../../src/products/pwbreach/import.js';
+import { INDEX_ENTRIES, RECORD_BYTES, RECORDS_OFFSET } from '../../src/products/pwbreach/store.js';
+import { generateHashes, writeHashFile, writeStoreFile } from '../../src/products/pwbreach/testdata.js';
+import type { PwbreachResult } from '../../src/products/pwbreach/types.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
 
 const SUITE = 'pwbreach engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask

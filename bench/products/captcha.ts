@@ -7,15 +7,15 @@
  * against node:crypto hashing the same 8 inputs.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { compare, ratioRow, type BenchRow } from '../../../bench/harness.js';
-import { createApi } from '../../api/create-api.js';
-import type { ApiRequest } from '../../api/types.js';
-import { createLookup } from '../../lookup.js';
-import { issueKeys } from '../../metering/keys.js';
-import { createMemoryMeter } from '../../metering/memory.js';
-import { createPowPuzzle, powInput, solvePow, type PowParams } from './puzzles/pow.js';
-import type { SliderParams } from './puzzles/slider.js';
-import { createSiteKey } from './site-keys.js';
+import { compare, ratioRow, type BenchRow } from '../harness.js';
+import { createApi } from '../../src/api/create-api.js';
+import type { ApiRequest } from '../../src/api/types.js';
+import { createLookup } from '../../src/lookup.js';
+import { issueKeys } from '../../src/metering/keys.js';
+import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createPowPuzzle, powInput, solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
+import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
+import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 
 const SUITE = 'captcha (server side)';
 const HOST = 'shop.example.com';

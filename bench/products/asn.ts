@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { absoluteRow, compare, measure, ratioRow, seededRandom, type BenchRow } from '../../../bench/harness.js';
-import { createLookup } from '../../lookup.js';
-import { compileAsnCsv } from './csv-index.js';
-import { ipv4Network, ipv4PrefixInRange } from './network.js';
-import { createOrgClassifier } from './network-type.js';
-import { locateAsnPackage } from './sources.js';
-import type { AsnEngine, AsnResult } from './types.js';
+import { absoluteRow, compare, measure, ratioRow, seededRandom, type BenchRow } from '../harness.js';
+import { createLookup } from '../../src/lookup.js';
+import { compileAsnCsv } from '../../src/products/asn/csv-index.js';
+import { ipv4Network, ipv4PrefixInRange } from '../../src/products/asn/network.js';
+import { createOrgClassifier } from '../../src/products/asn/network-type.js';
+import { locateAsnPackage } from '../../src/products/asn/sources.js';
+import type { AsnEngine, AsnResult } from '../../src/products/asn/types.js';
 
 const SUITE = 'asn engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask

@@ -12,12 +12,12 @@
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import type { Zone } from '../../../test/servers/dns-server.js';
-import { DKIM_KEYS } from '../../../test/servers/email-zone.js';
-import { absoluteRow, measure, type BenchRow } from '../../../bench/harness.js';
-import { createDnsResolver } from '../../lib/dns/index.js';
-import { isPromise, type MaybePromise } from '../../lib/outcome.js';
-import { createEmailAuthEngine, type EmailAuthEngine } from './engine.js';
+import type { Zone } from '../../test/servers/dns-server.js';
+import { DKIM_KEYS } from '../../test/servers/email-zone.js';
+import { absoluteRow, measure, type BenchRow } from '../harness.js';
+import { createDnsResolver } from '../../src/lib/dns/index.js';
+import { isPromise, type MaybePromise } from '../../src/lib/outcome.js';
+import { createEmailAuthEngine, type EmailAuthEngine } from '../../src/products/emailauth/engine.js';
 
 const SUITE = 'emailauth engine';
 const DOMAINS = 2_000;
@@ -33,9 +33,9 @@ function benchZone(domains: string[]): Zone {
   return zone;
 }
 
-/** The loopback DNS server in its own process (bench-dns-server.ts), serving `zone`. */
+/** The loopback DNS server in its own process (emailauth-dns-server.ts), serving `zone`. */
 async function startDnsProcess(zone: Zone): Promise<{ address: string; close(): Promise<void> }> {
-  const child = fork(new URL('./bench-dns-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(new URL('./emailauth-dns-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   child.send(zone);
   const [{ address }] = (await once(child, 'message')) as [{ address: string }];
   return {

@@ -1,6 +1,6 @@
 /**
  * domainrep engine (through createLookup, so whois and emailauth are the real engines), against
- * loopback servers: a DNS server in a child process (bench-dns-server.ts: the test server's dns2
+ * loopback servers: a DNS server in a child process (domainrep-dns-server.ts: the test server's dns2
  * encoder would otherwise share this event loop) answering each domain's A, MX,
  * SPF and DMARC records and a listing on one blocklist zone for every fourth domain, and the
  * tests' RDAP server in this process (127.0.0.1 let through the outbound guard for the bench).
@@ -12,11 +12,11 @@
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { absoluteRow, measure, type BenchRow } from '../../../bench/harness.js';
-import { rdapAnswer, startRdapServer } from '../../../test/servers/rdap-server.js';
-import type { Zone } from '../../../test/servers/dns-server.js';
-import { isPromise } from '../../lib/outcome.js';
-import { createLookup } from '../../lookup.js';
+import { absoluteRow, measure, type BenchRow } from '../harness.js';
+import { rdapAnswer, startRdapServer } from '../../test/servers/rdap-server.js';
+import type { Zone } from '../../test/servers/dns-server.js';
+import { isPromise } from '../../src/lib/outcome.js';
+import { createLookup } from '../../src/lookup.js';
 
 const SUITE = 'domainrep engine';
 const CACHED = 1_024; // a power of two: the index is a mask
@@ -35,7 +35,7 @@ function zoneFor(domains: string[]): Zone {
 }
 
 async function startDnsProcess(zone: Zone): Promise<{ address: string; close(): Promise<void> }> {
-  const child = fork(new URL('./bench-dns-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(new URL('./domainrep-dns-server.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
   child.send(zone);
   const [{ address }] = (await once(child, 'message')) as [{ address: string }];
   return {

@@ -4,7 +4,7 @@
  * results stay cached while the bench fills and reads them.
  * Protocol (IPC): receives the zone, answers `{ address }` once listening, exits on disconnect.
  */
-import { startDnsServer, type Zone } from '../../../test/servers/dns-server.js';
+import { startDnsServer, type Zone } from '../../test/servers/dns-server.js';
 
 process.once('message', async (zone: Zone) => {
   const server = await startDnsServer({ zone, defaultTtl: 3_600, negativeTtl: 3_600 });

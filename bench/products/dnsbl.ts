@@ -4,11 +4,11 @@
  * of the tests, a quarter of the addresses listed somewhere. Warmed first, then measured
  * synchronously: with the in-process cache a hit never makes a promise.
  */
-import { isPromise } from '../../lib/outcome.js';
-import { createLookup } from '../../lookup.js';
-import { startDnsServer, type Zone } from '../../../test/servers/dns-server.js';
-import { absoluteRow, measure, seededRandom, type BenchRow } from '../../../bench/harness.js';
-import type { DnsblZone } from './types.js';
+import { isPromise } from '../../src/lib/outcome.js';
+import { createLookup } from '../../src/lookup.js';
+import { startDnsServer, type Zone } from '../../test/servers/dns-server.js';
+import { absoluteRow, measure, seededRandom, type BenchRow } from '../harness.js';
+import type { DnsblZone } from '../../src/products/dnsbl/types.js';
 
 const SUITE = 'dnsbl engine';
 const ADDRESSES = 4_096; // a power of two: the index is a mask

@@ -11,9 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
-import { isPromise, type MaybePromise } from '../../lib/outcome.js';
-import { createUserAgentEngine } from './engine.js';
-import { compare, ratioRow, type BenchRow, seededRandom } from '../../../bench/harness.js';
+import { isPromise, type MaybePromise } from '../../src/lib/outcome.js';
+import { createUserAgentEngine } from '../../src/products/useragent/engine.js';
+import { compare, ratioRow, type BenchRow, seededRandom } from '../harness.js';
 
 const SUITE = 'useragent engine';
 
@@ -26,7 +26,7 @@ const BASELINE = 'raw new UAParser(ua).getResult() + isbot(ua)';
 
 /** The bench corpus: 300+ real-world User-Agent formats, one per line. */
 export function loadCorpus(): string[] {
-  return readFileSync(new URL('../../../bench/fixtures/user-agents.txt', import.meta.url), 'utf8')
+  return readFileSync(new URL('../fixtures/user-agents.txt', import.meta.url), 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '');
 }

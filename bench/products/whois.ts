@@ -13,24 +13,24 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { absoluteRow, measure, type BenchRow } from '../../../bench/harness.js';
-import { rdapAnswer, startRdapServer } from '../../../test/servers/rdap-server.js';
-import { startWhoisServer, whoisAnswer } from '../../../test/servers/whois-server.js';
-import { bundledDataDir } from '../../lib/datasets.js';
-import { createDnsResolver } from '../../lib/dns/index.js';
-import { createOutboundGuard } from '../../lib/outbound.js';
-import { isPromise } from '../../lib/outcome.js';
-import { createMemoryCache, createProductCache } from '../../lib/cache.js';
-import { createWhoisEngine, type CachedWhois, type WhoisEngine } from './engine.js';
-import { parseWhoisText } from './parse.js';
-import { buildServerTables } from './servers.js';
-import type { WhoisEngineOptions } from './types.js';
+import { absoluteRow, measure, type BenchRow } from '../harness.js';
+import { rdapAnswer, startRdapServer } from '../../test/servers/rdap-server.js';
+import { startWhoisServer, whoisAnswer } from '../../test/servers/whois-server.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { createDnsResolver } from '../../src/lib/dns/index.js';
+import { createOutboundGuard } from '../../src/lib/outbound.js';
+import { isPromise } from '../../src/lib/outcome.js';
+import { createMemoryCache, createProductCache } from '../../src/lib/cache.js';
+import { createWhoisEngine, type CachedWhois, type WhoisEngine } from '../../src/products/whois/engine.js';
+import { parseWhoisText } from '../../src/products/whois/parse.js';
+import { buildServerTables } from '../../src/products/whois/servers.js';
+import type { WhoisEngineOptions } from '../../src/products/whois/types.js';
 
 const SUITE = 'whois engine';
 const COLD = 400;
 const WARMUP = 40;
 const CACHED = 2_000;
-const SAMPLES = fileURLToPath(new URL('../../../test/fixtures/whois/whois/', import.meta.url));
+const SAMPLES = fileURLToPath(new URL('../../test/fixtures/whois/whois/', import.meta.url));
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -51,7 +51,7 @@ async function coldLatencies(engine: WhoisEngine, domains: string[]): Promise<nu
 export async function run(): Promise<BenchRow[]> {
   const comDomains = Array.from({ length: CACHED }, (_, i) => `bench-${i}.com`);
   const aiDomains = Array.from({ length: COLD + WARMUP }, (_, i) => `bench-${i}.ai`);
-  const registry = JSON.parse(readFileSync(fileURLToPath(new URL('../../../test/fixtures/rdap/domain/google.com.registry-verisign.json', import.meta.url)), 'utf8')) as object;
+  const registry = JSON.parse(readFileSync(fileURLToPath(new URL('../../test/fixtures/rdap/domain/google.com.registry-verisign.json', import.meta.url)), 'utf8')) as object;
   const rdap = await startRdapServer(Object.fromEntries(comDomains.map((d) => [d, rdapAnswer.json({ ...registry, ldhName: d.toUpperCase() })])));
   const whois = await startWhoisServer({ answer: () => whoisAnswer.sample('google.ai') });
   // Names are never resolved here (the servers are IP literals), so the resolver is never asked.

@@ -5,13 +5,13 @@
  * measure them, and they answer from their caches when warm. Then the assessment cache: the
  * same identifiers repeated, cached against uncached, in the same run.
  */
-import { bundledDataDir } from '../../lib/datasets.js';
-import { createMemoryCache, createProductCache } from '../../lib/cache.js';
-import { absoluteRow, measureAsync, ratioRow, type BenchRow } from '../../../bench/harness.js';
-import { createScamriskEngine, SCAMRISK_CACHE_TTL_MS, type CachedScamrisk, type ScamriskEngine } from './engine.js';
-import { loadScamLists } from './lists.js';
-import { createMemoryReportStore } from './reports.js';
-import { SOFT_SOURCES, type IdentifierType } from './types.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { createMemoryCache, createProductCache } from '../../src/lib/cache.js';
+import { absoluteRow, measureAsync, ratioRow, type BenchRow } from '../harness.js';
+import { createScamriskEngine, SCAMRISK_CACHE_TTL_MS, type CachedScamrisk, type ScamriskEngine } from '../../src/products/scamrisk/engine.js';
+import { loadScamLists } from '../../src/products/scamrisk/lists.js';
+import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
+import { SOFT_SOURCES, type IdentifierType } from '../../src/products/scamrisk/types.js';
 
 const SUITE = 'scamrisk engine';
 

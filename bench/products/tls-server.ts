@@ -4,7 +4,7 @@
  * from test/servers/tls-server.ts) on 127.0.0.1.
  * Protocol (IPC): receives `{}`, answers `{ port }` once listening, exits on disconnect.
  */
-import { mintCertificate, startTlsServer } from '../../../test/servers/tls-server.js';
+import { mintCertificate, startTlsServer } from '../../test/servers/tls-server.js';
 
 process.once('message', async () => {
   const certificate = mintCertificate({ subject: 'bench.test', dnsNames: ['bench.test', '*.bench.test'] });

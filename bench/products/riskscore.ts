@@ -9,15 +9,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { absoluteRow, compare, measure, ratioRow, seededRandom, type BenchRow } from '../../../bench/harness.js';
-import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
-import { bundledDataDir } from '../../lib/datasets.js';
-import { parseIpInput, isRoutable, type IpInput } from '../../lib/ip-input.js';
-import { createLookup } from '../../lookup.js';
-import type { LookupOutcome } from '../../lib/outcome.js';
-import type { RiskScoreEngine } from './engine.js';
-import { matchInput } from './local.js';
-import { LOCAL_SOURCES, parseSource } from './sources.js';
+import { absoluteRow, compare, measure, ratioRow, seededRandom, type BenchRow } from '../harness.js';
+import { createCidrTable, type CidrTable } from '../../src/lib/cidr-table.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { parseIpInput, isRoutable, type IpInput } from '../../src/lib/ip-input.js';
+import { createLookup } from '../../src/lookup.js';
+import type { LookupOutcome } from '../../src/lib/outcome.js';
+import type { RiskScoreEngine } from '../../src/products/riskscore/engine.js';
+import { matchInput } from '../../src/products/riskscore/local.js';
+import { LOCAL_SOURCES, parseSource } from '../../src/products/riskscore/sources.js';
 
 const SUITE = 'riskscore engine';
 const MIX_SIZE = 4096;

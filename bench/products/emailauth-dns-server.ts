@@ -4,7 +4,7 @@
  * bench's event loop it would be most of what a cold lookup measures.
  * Protocol (IPC): receives the zone, answers `{ address }` once listening, exits on disconnect.
  */
-import { startDnsServer, type Zone } from '../../../test/servers/dns-server.js';
+import { startDnsServer, type Zone } from '../../test/servers/dns-server.js';
 
 process.once('message', async (zone: Zone) => {
   const server = await startDnsServer({ zone });

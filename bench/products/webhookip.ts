@@ -4,11 +4,11 @@
  * 2,000,000 lookups/s, plus a ratio against the obvious implementation: parseIp, isPublicIp,
  * formatIp and a linear scan of all CIDRs with ipaddr.js `match`.
  */
-import { bundledDataDir } from '../../lib/datasets.js';
-import { formatIp, isPublicIp, parseCidr, parseIp } from '../../lib/ip.js';
-import { createWebhookIpEngine, loadWebhookRanges } from './engine.js';
-import type { WebhookRangesDataset } from './types.js';
-import { absoluteRow, compare, measure, ratioRow, type BenchRow, seededRandom } from '../../../bench/harness.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { formatIp, isPublicIp, parseCidr, parseIp } from '../../src/lib/ip.js';
+import { createWebhookIpEngine, loadWebhookRanges } from '../../src/products/webhookip/engine.js';
+import type { WebhookRangesDataset } from '../../src/products/webhookip/types.js';
+import { absoluteRow, compare, measure, ratioRow, type BenchRow, seededRandom } from '../harness.js';
 
 const SUITE = 'webhookip engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask

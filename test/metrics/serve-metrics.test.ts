@@ -32,7 +32,8 @@ describe('seclookup serve --metrics', () => {
   it('serves GET /metrics on the API port without a key: requests by product, route and status, latency, meter, caches, DNS calls', async () => {
     const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--metrics', '--dns', dns.address] });
     keys = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
-    expect(serve.stderr).toContain(`metrics at ${baseUrl}/metrics`);
+    // Its own stderr line, which may arrive in a later chunk than the one the keys came in.
+    await serve.waitFor(() => serve.stderr.includes(`metrics at ${baseUrl}/metrics`));
     const key = keys.get('useragent')!.secret;
 
     for (let i = 0; i < 5; i++) expect((await lookupUa(baseUrl, key)).status).toBe(200);

@@ -113,9 +113,12 @@ function username(text: string): Identifier {
   return { type: 'username', normalized, masked: (platform ? `${platform}:` : '') + maskWord(name) };
 }
 
+/** Runs of white space and control characters, which an address keeps as one space. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this regex is for
+const SPACES_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f]+/g;
+
 function address(value: string): Identifier {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is what this regex is for
-  const normalized = value.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
+  const normalized = value.replace(SPACES_AND_CONTROLS, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
   if (normalized.length < 8) throw refuse('address', 'shorter than 8 characters');
   if (normalized.length > 300) throw refuse('address', 'longer than 300 characters');
   if (!/\p{L}/u.test(normalized)) throw refuse('address', 'no letters');

@@ -16,18 +16,16 @@ import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/
 
 export type { LookupOutcome } from './lib/outcome.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type RegisteredModule = (typeof PRODUCT_MODULES)[number];
 type ModuleOf<Id extends BuiltProductId> = Extract<RegisteredModule, { id: Id }>;
 /** The arguments of a product's in-process call (`[ip, options?]` for webhookip). */
-export type LookupArgs<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, infer Args, any, any, any> ? Args : never;
+export type LookupArgs<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, infer Args, unknown, object, unknown> ? Args : never;
 /** A product's result type (`UserAgentResult`, `WebhookIpResult`, ...). */
-export type LookupResult<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, any, any, infer Result, any> ? Result : never;
+export type LookupResult<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, unknown[], unknown, infer Result, unknown> ? Result : never;
 /** A product's engine, as `lookup.engine(id)` returns it. */
-export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, infer Engine, any, any, any, any> ? Engine : never;
+export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, infer Engine, unknown[], unknown, object, unknown> ? Engine : never;
 /** The options `createLookup({ <id>: ... })` takes for a product. */
-export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<any, any, any, any, any, infer Options> ? Options : never;
-/* eslint-enable @typescript-eslint/no-explicit-any */
+export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, unknown[], unknown, object, infer Options> ? Options : never;
 
 /** One method per built product: validate, look up, resolve with the result or throw LookupError. */
 export type LookupCalls = { [Id in BuiltProductId]: (...args: LookupArgs<Id>) => Promise<LookupResult<Id>> };

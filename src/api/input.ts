@@ -14,8 +14,7 @@ import type { ApiRequest } from './types.js';
  * and the body on POST routes (read here under `bodyLimit`: 400 invalid_json, 413, 415).
  */
 export function decodeInput(
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  route: LookupRoute<any[]> | ExtraRoute<any, any>,
+  route: LookupRoute<unknown[]> | ExtraRoute,
   request: ApiRequest,
   search: string,
   rawPathValue: string | undefined,

@@ -5,8 +5,7 @@ import type { ServiceAssets, ServiceModule } from '../products/service.js';
 import { OPENAPI_PATH } from '../openapi/document.js';
 
 /** A product's lookup route or one of its extra routes. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRoute = LookupRoute<any[]> | ExtraRoute<any, any>;
+export type AnyRoute = LookupRoute<unknown[]> | ExtraRoute;
 
 export const HEALTH_PATH = '/healthz';
 

@@ -75,7 +75,7 @@ export const PRODUCTS: Readonly<Record<ProductId, ProductInfo>> = Object.freeze(
 );
 
 export function isProductId(value: string): value is ProductId {
-  return Object.prototype.hasOwnProperty.call(PRODUCTS, value);
+  return Object.hasOwn(PRODUCTS, value);
 }
 
 /** The identifier types scamrisk lists on its status route. */

@@ -168,7 +168,7 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
   /** The HTTP lookup routes (SPEC: the product's table). */
   routes: readonly LookupRoute<Args>[];
   /** Routes beyond the lookup (pwbreach's `range/:prefix`), authenticated and billed like it. */
-  extraRoutes?: readonly ExtraRoute<Engine, any>[];
+  extraRoutes?: readonly ExtraRoute<Engine>[];
   /** The batch route, on products whose lookup takes one string (not scamrisk). */
   batch?: ProductBatch<Args>;
   /** Fields the status resource adds for this product (`database_records`, ...). */
@@ -180,8 +180,7 @@ export interface ProductModule<Id extends ProductId, Engine, Args extends unknow
 }
 
 /** A module of any product, for code that handles them all alike. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyProductModule = ProductModule<ProductId, any, any[], any, object, any>;
+export type AnyProductModule = ProductModule<ProductId, unknown, unknown[], unknown, object, unknown>;
 
 /** Identity, for type inference: `export default defineProduct({ id: 'useragent', ... })`. */
 export function defineProduct<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options = undefined>(

@@ -164,7 +164,7 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
   describe('a chunked body over the limit', () => {
     // Far more than the socket buffers hold, so the parser is still mid-body when the core stops reading.
     const oversized = JSON.stringify({ ua: CHROME.padEnd(200_000, 'x') });
-    const pieces = oversized.match(/[^]{1,4000}/g) ?? [];
+    const pieces = oversized.match(/[\s\S]{1,4000}/g) ?? [];
 
     it('answers 413, then closes with Connection: close or answers the next request; never stalls', async () => {
       const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });

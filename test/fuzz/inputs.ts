@@ -60,6 +60,7 @@ const NASTY = [
   'ＡＢＣ.com',
   '<script>alert(1)</script>',
   "' OR 1=1 --",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell probe, a literal string on purpose
   '${jndi:ldap://127.0.0.1/a}',
   '__proto__',
   'constructor',

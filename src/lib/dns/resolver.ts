@@ -152,7 +152,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
         const records = message.answers.filter((r) => r.name === current && r.type === wanted);
         if (records.length > 0) {
           ttl = Math.min(ttl, ...records.map((r) => r.ttl));
-          return { status: 'ok', records: records.map((r) => valueOf(r)), ttl: clamp(ttl, minTtl, maxTtl), fetchedAt };
+          return { status: 'ok', records: records.map((r) => recordValue(r)), ttl: clamp(ttl, minTtl, maxTtl), fetchedAt };
         }
         const alias = message.answers.find((r) => r.name === current && r.type === RECORD_TYPES.CNAME);
         if (!alias || type === 'CNAME') break;
@@ -280,7 +280,7 @@ function normalizeName(name: string): string {
   return plain;
 }
 
-function valueOf(record: WireRecord): unknown {
+function recordValue(record: WireRecord): unknown {
   // TXT: the character-strings of one record are one text (RFC 7208 3.3, RFC 6376 3.6.2.2).
   return Array.isArray(record.data) ? record.data.join('') : record.data;
 }

@@ -62,13 +62,16 @@ export const MAX_INPUT_LENGTH = 512;
 export const ECHO_LENGTH = 256;
 
 /** C0 controls, DEL and C1 controls: exactly Unicode general category Cc, without the slower `u` flag. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this regex is for
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this regex is for
 const CONTROLS = /[\x00-\x1f\x7f-\x9f]/g;
 /** RFC 5322 atext and the dot: most local parts, checked first because it is the cheaper test. */
 const ASCII_LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.]+$/;
 /** The same plus non-ASCII letters, marks and digits (RFC 6532 UTF8-non-ascii, narrowed). */
 const LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.\p{L}\p{M}\p{N}]+$/u;
 /** ASCII characters that may not appear in a domain as given (domainToASCII would read `/`, `%`, `:` as URL syntax). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at NUL on purpose
 const FORBIDDEN_ASCII_IN_DOMAIN = /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
 /** Two or more LDH labels of 1 to 63 characters, no hyphen at either end of a label. */
 const HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

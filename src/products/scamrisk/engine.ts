@@ -139,8 +139,9 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     };
 
     /** Run a soft source under the deadline; its failures only leave it out of `sources_responded`. */
+    // biome-ignore lint/suspicious/noExplicitAny: engine(id) is untyped until the registry types the products a module needs; each call names its engine's methods
     async function soft<R>(source: SoftSource, call: (e: any) => unknown): Promise<R | null> {
-      const found = softEngine<any>(source);
+      const found = softEngine(source);
       if (!found) return null;
       queried.add(source);
       let timer: NodeJS.Timeout | undefined;

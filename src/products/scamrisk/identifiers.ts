@@ -46,7 +46,7 @@ function refuse(type: IdentifierType, why: string): LookupError {
 /** Normalize `value` as an identifier of `type`; throws LookupError `invalid_identifier`. */
 export function parseIdentifier(type: IdentifierType, value: string, options: { region?: string } = {}): Identifier {
   if (value.length > MAX_INPUT) throw refuse(type, `longer than ${MAX_INPUT} characters`);
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is what this regex is for
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value) && type !== 'address') throw refuse(type, 'control characters');
   const text = value.trim();
   if (text === '') throw refuse(type, 'empty');
@@ -113,9 +113,12 @@ function username(text: string): Identifier {
   return { type: 'username', normalized, masked: (platform ? `${platform}:` : '') + maskWord(name) };
 }
 
+/** Runs of white space and control characters, which an address keeps as one space. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this regex is for
+const SPACES_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f]+/g;
+
 function address(value: string): Identifier {
-  // eslint-disable-next-line no-control-regex
-  const normalized = value.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
+  const normalized = value.replace(SPACES_AND_CONTROLS, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
   if (normalized.length < 8) throw refuse('address', 'shorter than 8 characters');
   if (normalized.length > 300) throw refuse('address', 'longer than 300 characters');
   if (!/\p{L}/u.test(normalized)) throw refuse('address', 'no letters');

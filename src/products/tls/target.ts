@@ -30,6 +30,7 @@ const MAX_NAME_LENGTH = 253;
  */
 const HOSTNAME = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 /** ASCII other than `a-z 0-9 . - _` (after lower-casing): `%`, `\`, `*`, `@`, spaces, ... would be reinterpreted or are not hostnames. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at NUL on purpose
 const BAD_ASCII = /[\x00-\x2c\x2f\x3a-\x5e\x60\x7b-\x7f]/;
 /** Plain ASCII with no punycode label: IDN mapping would return it unchanged. */
 const PLAIN_ASCII = /^[a-z0-9._-]*$/;
@@ -53,7 +54,7 @@ export function parseTarget(input: unknown, portOption?: number | string): TlsTa
   if (typeof input !== 'string' || input.trim() === '') throw invalid('a host is required');
   if (input.length > MAX_INPUT_LENGTH) throw invalid(`host is longer than ${MAX_INPUT_LENGTH} characters`);
   let rest = input.trim();
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing spaces and control characters is what this regex is for
   if (/[\u0000-\u0020\u007f]/.test(rest)) throw invalid(`${quoteInput(rest)} contains spaces or control characters`);
 
   const scheme = SCHEME.exec(rest);

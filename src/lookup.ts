@@ -11,21 +11,21 @@ import { addUpstreamObserver, observeCache, type LookupObserver } from './lib/ob
 import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
-import { unknownOptionNames, type AnyProductModule, type EngineContext, type ProductModule } from './products/module.js';
+import { unknownOptionNames, type AnyProductModule, type ArgsOf, type EngineContext, type ProductEngine as AnyEngine, type ResultOf } from './products/module.js';
 import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
 
 export type { LookupOutcome } from './lib/outcome.js';
 
 type RegisteredModule = (typeof PRODUCT_MODULES)[number];
 type ModuleOf<Id extends BuiltProductId> = Extract<RegisteredModule, { id: Id }>;
-/** The arguments of a product's in-process call (`[ip, options?]` for webhookip). */
-export type LookupArgs<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, infer Args, unknown, object, unknown> ? Args : never;
-/** A product's result type (`UserAgentResult`, `WebhookIpResult`, ...). */
-export type LookupResult<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, unknown[], unknown, infer Result, unknown> ? Result : never;
 /** A product's engine, as `lookup.engine(id)` returns it. */
-export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, infer Engine, unknown[], unknown, object, unknown> ? Engine : never;
+export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends { createEngine(context: any): infer Engine } ? Engine : never;
+/** The arguments of a product's in-process call (`[ip, options?]` for webhookip): its engine's `prepare`. */
+export type LookupArgs<Id extends BuiltProductId> = ArgsOf<ProductEngine<Id>>;
+/** A product's result type (`UserAgentResult`, `WebhookIpResult`, ...). */
+export type LookupResult<Id extends BuiltProductId> = ResultOf<ProductEngine<Id>>;
 /** The options `createLookup({ <id>: ... })` takes for a product. */
-export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends ProductModule<ProductId, unknown, unknown[], unknown, object, infer Options> ? Options : never;
+export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends { createEngine(context: EngineContext<infer Options, any>): any } ? Options : never;
 
 /** One method per built product: validate, look up, resolve with the result or throw LookupError. */
 export type LookupCalls = { [Id in BuiltProductId]: (...args: LookupArgs<Id>) => Promise<LookupResult<Id>> };
@@ -97,7 +97,7 @@ export interface Lookup extends LookupCalls {
   close(): Promise<void>;
 }
 
-type Built = { engine: unknown } | { error: unknown };
+type Built = { engine: AnyEngine } | { error: unknown };
 
 /** A product's options given as something else than an object, or with a name it does not know (a typo), are refused. */
 function checkProductOptions(options: LookupOptions): void {
@@ -131,7 +131,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   const outbound = (): OutboundGuard => guard;
   const dns = (): DnsResolver => (resolver ??= isResolver(options.dns) ? options.dns : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
 
-  function engine(id: ProductId): unknown {
+  function engine(id: ProductId): AnyEngine {
     let entry = built.get(id);
     if (!entry) {
       const module = productModule(id);
@@ -152,12 +152,16 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   const observed = <Value>(product: string, cache: ProductCache<Value> | null): ProductCache<Value> | null =>
     cache && observer?.cache ? observeCache(cache, product, observer.cache.bind(observer)) : cache;
 
-  function contextFor(module: AnyProductModule): EngineContext<unknown> {
+  function contextFor(module: AnyProductModule): EngineContext<unknown, ProductId> {
     return {
       dataDir,
       options: (options as Record<string, unknown>)[module.id],
       now,
-      engine,
+      engine: ((id: ProductId) => {
+        // A dependency must be declared: `needs` is what types the call, and what a reader sees.
+        if (!module.needs?.includes(id)) throw invalidOption(`${module.id} uses the ${id} engine without listing it in needs`);
+        return engine(id);
+      }) as EngineContext<unknown, ProductId>['engine'],
       dns,
       outbound,
       cache: ({ ttlMs, maxEntries }) => {
@@ -187,7 +191,7 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
     detailed[module.id] = async (...args) => {
       const productEngine = engine(module.id);
-      return module.lookup(productEngine, module.prepare(productEngine, ...args));
+      return productEngine.lookup(productEngine.prepare(...args));
     };
     calls[module.id] = async (...args) => (await detailed[module.id](...args)).result;
   }
@@ -196,10 +200,9 @@ export function createLookup(options: LookupOptions = {}): Lookup {
     stopObserving?.();
     const errors: unknown[] = [];
     for (const entry of built.values()) {
-      const closable = 'engine' in entry ? (entry.engine as { close?: () => unknown }) : null;
-      if (typeof closable?.close !== 'function') continue;
+      if (!('engine' in entry)) continue;
       try {
-        await closable.close();
+        await entry.engine.close?.();
       } catch (error) {
         errors.push(error);
       }

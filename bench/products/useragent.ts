@@ -76,7 +76,7 @@ export async function run(): Promise<BenchRow[]> {
   let coldHits = 0;
   const cold = compare(
     (i) => {
-      const outcome = syncOutcome(coldEngine.lookup(unique[i % unique.length]));
+      const outcome = syncOutcome(coldEngine.lookup(coldEngine.prepare(unique[i % unique.length])));
       if (outcome.cached) coldHits++;
       return outcome;
     },
@@ -92,7 +92,7 @@ export async function run(): Promise<BenchRow[]> {
   const draws = zipfSequence(ranked, 100_000, 1.0, rand);
   const warmEngine = createUserAgentEngine();
   const repeated = compare(
-    (i) => syncOutcome(warmEngine.lookup(draws[i % draws.length])),
+    (i) => syncOutcome(warmEngine.lookup(warmEngine.prepare(draws[i % draws.length]))),
     (i) => raw(draws[i % draws.length]),
     3,
     options,

@@ -9,7 +9,7 @@ import { isLookupError, LookupError } from '../errors.js';
 import type { IpAddress } from '../lib/ip.js';
 import type { Lookup } from '../lookup.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import type { AnyProductModule } from '../products/module.js';
+import type { AnyProductModule, ProductEngine } from '../products/module.js';
 import { bearerToken } from './auth.js';
 import { parseBody } from './body.js';
 import { batchItemError, batchItemSuccess } from './envelope.js';
@@ -80,7 +80,7 @@ export function createBatchHandler(setup: BatchSetup) {
     }
 
     // Each distinct input is validated once; every copy counts as an input.
-    const engine = lookup.engine(product as never);
+    const engine = lookup.engine(product as never) as ProductEngine;
     const distinct = new Map<string, Distinct>();
     let valid = 0;
     for (let i = 0; i < inputs.length; i++) {
@@ -89,7 +89,7 @@ export function createBatchHandler(setup: BatchSetup) {
       if (!entry) {
         entry = { at: [] };
         try {
-          entry.query = module.prepare(engine, ...spec.args(value));
+          entry.query = engine.prepare(...spec.args(value));
         } catch (error) {
           if (!isLookupError(error)) throw error;
           entry.item = batchItemError(error.code, error.message, error.fields);
@@ -109,7 +109,7 @@ export function createBatchHandler(setup: BatchSetup) {
       const pending = [...distinct.values()].filter((entry) => entry.item === undefined);
       const finished = forEachBounded(pending, BATCH_CONCURRENCY, async (entry) => {
         try {
-          const outcome = await module.lookup(engine, entry.query);
+          const outcome = await engine.lookup(entry.query);
           if (entry.item !== undefined) return; // answered by the deadline meanwhile
           const meta = { cached: outcome.cached, fetchedAt: hasFetchedAt ? outcome.fetchedAt : undefined };
           const { json } = outcome;

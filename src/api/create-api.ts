@@ -10,7 +10,8 @@ import { isPromise } from '../lib/outcome.js';
 import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
-import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
+import type { ProductEngine } from '../products/module.js';
+import type { ServiceLookup, ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
@@ -75,9 +76,11 @@ export function createApi(options: ApiOptions): Api {
   const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, deadlineMs: batchDeadlineMs, onError: options.onError });
   // Each service's handlers, built on its first request.
   const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
+  // The same engines, seen through the registry-free type services are written against.
+  const serviceLookup: ServiceLookup = { engine: (id) => lookup.engine(id) as never };
   const serviceHandlers = (module: ServiceModule) => {
     let built = services.get(module.id);
-    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, secret, lookup, now, onError: options.onError })));
+    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, secret, lookup: serviceLookup, now, onError: options.onError })));
     return built;
   };
 
@@ -182,22 +185,21 @@ export function createApi(options: ApiOptions): Api {
     const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
     const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
     const { quota } = await gate.admit(pass, product, false, headers, false);
-    const extras = statusExtras(productModule(product), () => lookup.engine(product as never), pass.key);
+    const extras = statusExtras(productModule(product), () => lookup.engine(product as never) as ProductEngine, pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
 
   async function lookupRoute(route: Extract<RouteMatch, { kind: 'lookup' }>, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
     const { product } = route;
-    const module = productModule(product)!;
     const pass = await gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
 
     // Everything the client sent is read and checked before any quota is reserved, so bad
     // input or a slow upload never holds a unit.
-    const engine = lookup.engine(product as never);
+    const engine = lookup.engine(product as never) as ProductEngine;
     let query: unknown;
     try {
       const input = await decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
-      query = 'prepare' in route.route ? route.route.prepare(engine, input) : module.prepare(engine, ...route.route.args(input));
+      query = 'prepare' in route.route ? route.route.prepare(engine, input) : engine.prepare(...route.route.args(input));
     } catch (error) {
       if (isLookupError(error)) await gate.countRejected(pass, product, headers);
       throw error;
@@ -207,7 +209,7 @@ export function createApi(options: ApiOptions): Api {
     let answered = false;
     let signal: AbortSignal | undefined;
     try {
-      const lookingUp = 'lookup' in route.route ? route.route.lookup(engine, query) : module.lookup(engine, query);
+      const lookingUp = 'lookup' in route.route ? route.route.lookup(engine, query) : engine.lookup(query);
       // Holding quota for a client that left is not waited for: its lookup is abandoned. An
       // answer made at once is written in this turn, so only a lookup that waits reads the signal.
       signal = reservation && isPromise(lookingUp) ? request.signal : undefined;

@@ -1,6 +1,6 @@
 import type { QuotaState, ResolvedKey } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
-import type { AnyProductModule } from '../products/module.js';
+import type { AnyProductModule, ProductEngine } from '../products/module.js';
 
 /** SPEC's unlimited plans have no monthly number; we send -1 beside `quota_unlimited: true`. */
 export const UNLIMITED = -1;
@@ -29,6 +29,6 @@ export function statusResource(
 }
 
 /** A product's extra status fields, from its module's `statusExtras`. */
-export function statusExtras(module: AnyProductModule | undefined, engine: () => unknown, key: ResolvedKey): Record<string, unknown> {
+export function statusExtras(module: AnyProductModule | undefined, engine: () => ProductEngine, key: ResolvedKey): Record<string, unknown> {
   return module?.statusExtras ? module.statusExtras(engine(), key) : {};
 }

@@ -7,6 +7,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PRODUCT_IDS } from '../products/catalog.js';
+import type { AnyProductModule, ProductEngine } from '../products/module.js';
+import { PRODUCT_MODULES } from '../products/registry.js';
 
 export interface DatasetAge {
   product: string;
@@ -15,7 +17,7 @@ export interface DatasetAge {
   builtAtMs: number;
 }
 
-/** An engine's view, for the products whose data says when it was built. */
+/** An engine's view, for the products whose data says when it was built (their module's `datasetAges`). */
 export interface EngineSource {
   engine(id: string): unknown;
 }
@@ -40,17 +42,18 @@ export function datasetAges(dataDir: string | undefined, lookup: EngineSource | 
     }
   }
   if (lookup) {
-    const geoip = engineOf(lookup, 'geoip') as { info?: () => { files: { role: string; builtAt: Date }[] } } | null;
-    for (const file of geoip?.info?.().files ?? []) ages.push({ product: 'geoip', dataset: `mmdb-${file.role}`, builtAtMs: file.builtAt.getTime() });
-    const asn = engineOf(lookup, 'asn') as { source?: { builtAt?: Date } } | null;
-    if (asn?.source?.builtAt) ages.push({ product: 'asn', dataset: 'asn', builtAtMs: asn.source.builtAt.getTime() });
+    for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
+      if (!module.datasetAges) continue;
+      const engine = engineOf(lookup, module.id);
+      if (engine) for (const age of module.datasetAges(engine)) ages.push({ product: module.id, ...age });
+    }
   }
   return ages;
 }
 
-function engineOf(lookup: EngineSource, id: string): unknown {
+function engineOf(lookup: EngineSource, id: string): ProductEngine | null {
   try {
-    return lookup.engine(id);
+    return lookup.engine(id) as ProductEngine;
   } catch {
     return null; // not built (missing data or dependency): nothing to report
   }

@@ -14,7 +14,30 @@ import type { ExtraRoute, LookupRoute } from './route.js';
 import type { ProductDoc } from '../openapi/types.js';
 
 /** What an engine is built from. Engines take everything from here, never from globals. */
-export interface EngineContext<Options> {
+/**
+ * The engine every product implements: `prepare` validates and normalizes the input (the 400 and
+ * 422 checks, synchronous and free of I/O, so the API runs it before the meter reserves quota),
+ * `lookup` answers the prepared query (the only step that may hold a quota reservation).
+ */
+export interface ProductEngine<Args extends unknown[] = any[], Query = any, Result extends object = object> {
+  prepare(...args: Args): Query;
+  lookup(query: Query): MaybePromise<LookupOutcome<Result>>;
+  /** Release what the engine holds open (file watches, a database); `createLookup().close()` calls it. */
+  close?(): unknown;
+}
+
+/**
+ * Every product's engine type by id. Each product adds its own entry from its folder
+ * (`declare module '../module.js' { interface ProductEngines { geoip: GeoIpEngine } }`), so a
+ * module that `needs` another gets that engine typed from `EngineContext.engine`.
+ */
+export interface ProductEngines {}
+
+/** The engine type of a product id (`unknown` for one that declared none). */
+export type EngineOf<Id> = Id extends keyof ProductEngines ? ProductEngines[Id] : unknown;
+
+/** What an engine is built from. Engines take everything from here, never from globals. */
+export interface EngineContext<Options, Needs extends ProductId = never> {
   /** The dataset folder (`createLookup({ dataDir })`, else the bundled `data/`). */
   dataDir: string;
   /** This product's options: `createLookup({ <id>: options })`. */
@@ -31,8 +54,8 @@ export interface EngineContext<Options> {
   dns(): DnsResolver;
   /** The outbound-connection guard every connection made for a client goes through (lib/outbound.ts). */
   outbound(): OutboundGuard;
-  /** Another product's engine, built on first use (for products that combine others). */
-  engine(id: ProductId): unknown;
+  /** The engine of a product this one `needs`, built on first use (for products that combine others). */
+  engine<Id extends Needs>(id: Id): EngineOf<Id>;
 }
 
 /**
@@ -127,7 +150,7 @@ export type BatchInput = 'ip' | 'domain' | 'email' | 'host' | 'ua' | 'sha1';
 
 /**
  * `POST /v1/<id>/batch` with `{ "inputs": [...] }`, for a product whose lookup takes one string:
- * each input is looked up as `prepare(engine, ...args(input))` then `lookup`, as a single lookup.
+ * each input is looked up as `engine.prepare(...args(input))` then `engine.lookup`, as a single lookup.
  */
 export interface ProductBatch<Args extends unknown[]> {
   /** What each input is (`ip`): the lookup parameter's name, for the docs and OpenAPI. */
@@ -148,43 +171,59 @@ export function unknownOptionNames(module: Pick<AnyProductModule, 'optionNames'>
   return Object.keys(options).filter((name) => !Object.hasOwn(module.optionNames, name));
 }
 
+/** The arguments of an engine's `prepare`: the product's in-process call (`lookup.webhookip(ip, options)`). */
+export type ArgsOf<Engine> = Engine extends { prepare(...args: infer Args): any } ? Args : never;
+/** The query an engine's `prepare` makes. */
+export type QueryOf<Engine> = Engine extends { prepare(...args: any[]): infer Query } ? Query : never;
+/** The result an engine's `lookup` answers with. */
+export type ResultOf<Engine> = Engine extends { lookup(query: any): MaybePromise<LookupOutcome<infer Result>> } ? Result : never;
+
+/** A dataset's build or last-write time, as the engine knows it (an MMDB file's build date). */
+export interface EngineDatasetAge {
+  dataset: string;
+  /** ms since the epoch. */
+  builtAtMs: number;
+}
+
 /**
- * One product. `Args` are the arguments of its in-process call (`lookup.webhookip(ip, options)`),
- * `Query` the validated, normalized form `prepare` makes of them.
+ * One product: its engine (which has the verbs), the products it builds on, and what the API,
+ * the CLI and the docs need to know of it. `Needs` are the products whose engines it uses.
  */
-export interface ProductModule<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options> {
+export type ProductModule<Id extends ProductId, Engine extends ProductEngine, Options, Needs extends ProductId = never> = ProductModuleFields<Id, Engine, Options, Needs> &
+  ([Needs] extends [never] ? { needs?: readonly never[] } : { /** The products whose engines this one uses (`ctx.engine('geoip')`): required when its context names any. */ needs: readonly Needs[] });
+
+/** Everything of a {@link ProductModule} but `needs`. */
+export interface ProductModuleFields<Id extends ProductId, Engine extends ProductEngine, Options, Needs extends ProductId> {
   id: Id;
   /** The names of its options (`createLookup({ <id>: options })`), for checking options given as JSON. */
   optionNames: OptionNames<Options>;
-  /** Build the engine. May throw SeclookupError `dataset_missing` / `dataset_invalid`. */
-  createEngine(context: EngineContext<Options>): Engine;
   /**
-   * Validate and normalize the input: the product's 400 and 422 checks, which need no lookup.
-   * Synchronous and free of I/O, so the API runs it before the meter reserves quota.
+   * Build the engine. May throw SeclookupError `dataset_missing` / `dataset_invalid`. A product
+   * that uses others types its context `EngineContext<Options, 'geoip' | ...>` and lists them in `needs`.
    */
-  prepare(engine: Engine, ...args: Args): Query;
-  /** The lookup itself; the only step that may hold a quota reservation. */
-  lookup(engine: Engine, query: Query): MaybePromise<LookupOutcome<Result>>;
+  createEngine(context: EngineContext<Options, Needs>): Engine;
   /** The HTTP lookup routes (SPEC: the product's table). */
-  routes: readonly LookupRoute<Args>[];
+  routes: readonly LookupRoute<ArgsOf<Engine>>[];
   /** Routes beyond the lookup (pwbreach's `range/:prefix`), authenticated and billed like it. */
   extraRoutes?: readonly ExtraRoute<Engine>[];
   /** The batch route, on products whose lookup takes one string (not scamrisk). */
-  batch?: ProductBatch<Args>;
+  batch?: ProductBatch<ArgsOf<Engine>>;
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
+  /** Build times its data carries inside (MMDB metadata), for the dataset-age metric; the file ages are read apart. */
+  datasetAges?(engine: Engine): EngineDatasetAge[];
   /** What the OpenAPI document says of the routes: parameters, result schema, the product's error codes. */
   doc: ProductDoc;
-  cli: ProductCli<Args, Options>;
+  cli: ProductCli<ArgsOf<Engine>, Options>;
   dataset?: ProductDataset;
 }
 
 /** A module of any product, for code that handles them all alike. */
-export type AnyProductModule = ProductModule<ProductId, unknown, unknown[], unknown, object, unknown>;
+export type AnyProductModule = ProductModule<ProductId, ProductEngine, any, any>;
 
 /** Identity, for type inference: `export default defineProduct({ id: 'useragent', ... })`. */
-export function defineProduct<Id extends ProductId, Engine, Args extends unknown[], Query, Result extends object, Options = undefined>(
-  module: ProductModule<Id, Engine, Args, Query, Result, Options>,
-): ProductModule<Id, Engine, Args, Query, Result, Options> {
+export function defineProduct<Id extends ProductId, Engine extends ProductEngine, Options = undefined, Needs extends ProductId = never>(
+  module: ProductModule<Id, Engine, Options, Needs>,
+): ProductModule<Id, Engine, Options, Needs> {
   return module;
 }

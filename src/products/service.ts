@@ -10,6 +10,7 @@ import type { Meter, QuotaState, Reservation, ResolvedKey, ResolvedPlan } from '
 import type { QueryParams } from '../lib/query.js';
 import type { ErrorCode } from '../errors.js';
 import type { ProductId } from './catalog.js';
+import type { ProductEngines } from './module.js';
 import type { ServiceDoc } from '../openapi/types.js';
 import type { OperatorSecret } from '../lib/operator-secret.js';
 
@@ -61,7 +62,7 @@ export interface ServiceGate {
  * this module is listed in: importing it would close a cycle through the registry.
  */
 export interface ServiceLookup {
-  engine(id: ProductId): unknown;
+  engine<Id extends keyof ProductEngines>(id: Id): ProductEngines[Id];
 }
 
 /** What a service is built from, once per API. */

@@ -153,7 +153,7 @@ describe('store failures and deadlines', () => {
     const broken = new TypeError('engine exploded: secret detail');
     const lookup = {
       ...real,
-      engine: (id: string) => (id === 'useragent' ? { normalize: (ua: string) => ua, lookupNormalized: () => Promise.reject(broken) } : real.engine(id as never)),
+      engine: (id: string) => (id === 'useragent' ? { prepare: (ua: string) => ua, lookup: () => Promise.reject(broken) } : real.engine(id as never)),
     } as unknown as Lookup;
     const stack = await createApiStack({ lookup });
     const keys = await stack.keys('useragent', { plan: TEST_PLANS.quota3.slug });

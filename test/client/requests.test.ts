@@ -11,7 +11,7 @@ import { BATCH_INPUTS, REQUESTS, type ProductRequest } from '../../src/client/re
 import { LookupError } from '../../src/errors.js';
 import { parseQuery } from '../../src/lib/query.js';
 import { createLookup, type LookupArgs } from '../../src/lookup.js';
-import type { AnyProductModule } from '../../src/products/module.js';
+import type { AnyProductModule, ProductEngine } from '../../src/products/module.js';
 import { BUILT_PRODUCT_IDS, PRODUCT_MODULES, productModule, type BuiltProductId } from '../../src/products/registry.js';
 import type { RouteInput } from '../../src/products/route.js';
 
@@ -61,7 +61,7 @@ function routeInput(request: ProductRequest): RouteInput {
 /** `prepare`'s answer: the query, or the LookupError code it throws. */
 function prepared(module: AnyProductModule, args: unknown[]): unknown {
   try {
-    return { query: module.prepare(lookup.engine(module.id as BuiltProductId), ...args) };
+    return { query: (lookup.engine(module.id as BuiltProductId) as ProductEngine).prepare(...args) };
   } catch (error) {
     if (error instanceof LookupError) return { error: error.code };
     throw error;

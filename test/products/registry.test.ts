@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
-import type { AnyProductModule } from '../../src/products/module.js';
+import type { AnyProductModule, ProductEngine } from '../../src/products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../../src/products/registry.js';
 import { createLookup } from '../../src/lookup.js';
 import { createMemoryMeter } from '../../src/metering/memory.js';
@@ -21,8 +21,12 @@ describe('product registry', () => {
 
   it.each(modules.map((m) => [m.id, m] as const))('%s has every part a product must have', async (id, module) => {
     expect(typeof module.createEngine).toBe('function');
-    expect(typeof module.prepare).toBe('function');
-    expect(typeof module.lookup).toBe('function');
+    // The engine has the verbs; the module does not forward them.
+    expect(module).not.toHaveProperty('prepare');
+    expect(module).not.toHaveProperty('lookup');
+    const engine = createLookup().engine(id as never) as ProductEngine;
+    expect(typeof engine.prepare).toBe('function');
+    expect(typeof engine.lookup).toBe('function');
     expect(module.routes.length).toBeGreaterThan(0);
     for (const route of module.routes) {
       expect(['GET', 'POST']).toContain(route.method);
@@ -44,7 +48,7 @@ describe('product registry', () => {
     // Products whose status carries database_records must say how many records they hold.
     if (PRODUCTS[id].hasDatabaseRecords) {
       expect(module.statusExtras, `${id} needs statusExtras with database_records`).toBeTypeOf('function');
-      const engine = createLookup().engine(id as never);
+      const engine = createLookup().engine(id as never) as ProductEngine;
       const { publicKey } = await issueKeys(createMemoryMeter(), { product: id });
       expect(publicKey.length).toBeGreaterThan(0);
       const extras = module.statusExtras!(engine, { id: 'k', subscriptionId: 's', product: id, kind: 'public', status: 'active', ipAllow: [], plan: null });

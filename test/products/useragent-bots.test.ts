@@ -87,7 +87,8 @@ describe('restoreSpaces', () => {
   });
 
   it('the engine parses the spaced text but reports the UA as given', async () => {
-    const { result } = await createUserAgentEngine().lookup(UA.plusSpacedChrome);
+    const engine = createUserAgentEngine();
+    const { result } = await engine.lookup(engine.prepare(UA.plusSpacedChrome));
     expect(result).toEqual({
       user_agent: UA.plusSpacedChrome,
       browser: { name: 'Chrome', version: '120.0.0.0' },

@@ -7,7 +7,7 @@ import { isPromise } from '../../src/lib/outcome.js';
 function syncEngine(engine: UserAgentEngine) {
   return {
     lookup(ua: string) {
-      const outcome = engine.lookup(ua);
+      const outcome = engine.lookup(engine.prepare(ua));
       if (isPromise(outcome)) throw new Error('the in-process useragent engine answered with a promise');
       return outcome;
     },

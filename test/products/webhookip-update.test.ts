@@ -136,7 +136,7 @@ describe('updateWebhookRanges: a changed feed', () => {
 
     // The file is valid and the engine sees the new range.
     const engine = createWebhookIpEngine(loadWebhookRanges(dataDir));
-    expect(engine.lookup('3.74.12.1').result.providers).toEqual([{ id: 'stripe', name: 'Stripe' }]);
+    expect(engine.lookup(engine.prepare('3.74.12.1')).result.providers).toEqual([{ id: 'stripe', name: 'Stripe' }]);
     expect(readdirSync(join(dataDir, 'webhookip'))).toEqual(['ranges.json']); // no temp file left
   });
 

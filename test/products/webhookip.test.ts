@@ -12,7 +12,7 @@ import type { WebhookRangesDataset } from '../../src/products/webhookip/types.js
 
 const dataset = loadWebhookRanges(bundledDataDir());
 const engine = createWebhookIpEngine(dataset);
-const lookup = (ip: string, provider?: string) => engine.lookup(ip, provider === undefined ? undefined : { provider }).result;
+const lookup = (ip: string, provider?: string) => engine.lookup(engine.prepare(ip, provider === undefined ? undefined : { provider })).result;
 
 function errorOf(fn: () => unknown): LookupError {
   try {
@@ -39,7 +39,7 @@ function reference(text: string): { code: string } | { ip: string; matched: bool
 
 function actual(text: string): ReturnType<typeof reference> {
   try {
-    return engine.lookup(text).result;
+    return engine.lookup(engine.prepare(text)).result;
   } catch (error) {
     return { code: (error as LookupError).code };
   }
@@ -54,7 +54,7 @@ describe('webhookip engine: bundled dataset', () => {
   });
 
   it('140.82.112.5 is GitHub', () => {
-    expect(engine.lookup('140.82.112.5')).toEqual({
+    expect(engine.lookup(engine.prepare('140.82.112.5'))).toEqual({
       result: { ip: '140.82.112.5', matched: true, providers: [{ id: 'github', name: 'GitHub' }] },
       cached: false,
     });
@@ -156,7 +156,7 @@ describe('webhookip engine: input errors', () => {
   );
 
   it('rejects a missing or non-string ip', () => {
-    for (const bad of [undefined, null, 42, {}]) expect(errorOf(() => engine.lookup(bad as unknown as string)).code).toBe('invalid_ip');
+    for (const bad of [undefined, null, 42, {}]) expect(errorOf(() => engine.lookup(engine.prepare(bad as unknown as string))).code).toBe('invalid_ip');
   });
 });
 
@@ -322,7 +322,8 @@ describe('loadWebhookRanges', () => {
     }
     const floor = valid();
     floor.providers[0].cidrs.push('4.0.0.0/8', '2600::/16');
-    expect(createWebhookIpEngine(floor).lookup('4.1.2.3').result.providers.map((p) => p.id)).toEqual(['github']);
+    const floored = createWebhookIpEngine(floor);
+    expect(floored.lookup(floored.prepare('4.1.2.3')).result.providers.map((p) => p.id)).toEqual(['github']);
   });
 
   it('refuses random bytes and an empty file, naming the file', () => {

@@ -5,6 +5,14 @@ import { checkCacheSize, checkZone, createAsnEngine, type CachedAsn } from './en
 import { openLocalSource } from './sources.js';
 import type { AsnEngineOptions } from './types.js';
 import { ASN_DOC } from './doc.js';
+import type { AsnEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    asn: AsnEngine;
+  }
+}
 
 /** asn: the origin AS, organization, network and network type of a public IP. */
 export default defineProduct({
@@ -16,12 +24,12 @@ export default defineProduct({
     const cymru = options.cymru !== undefined && options.cymru !== false;
     return createAsnEngine({ local, cymru: options.cymru, dns, now, cache: cymru ? cache<CachedAsn>({ maxEntries: cacheSize }) : null });
   },
-  prepare: (engine, ip: string) => engine.prepare(ip),
-  lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  // The build time of the local data (the MMDB metadata, the npm package's or the CSV files').
+  datasetAges: (engine) => [{ dataset: 'asn', builtAtMs: engine.source.builtAt.getTime() }],
   doc: ASN_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',

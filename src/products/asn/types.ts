@@ -5,7 +5,7 @@ export type { IpInput } from '../../lib/ip-input.js';
 
 /**
  * The asn engine (`lookup.engine('asn')`). Other products use `prepare` and `record`: geoip
- * builds its `connection` fields with `(ctx.engine('asn') as AsnEngine).record(input)`.
+ * builds its `connection` fields with `ctx.engine('asn').record(input)`.
  */
 export interface AsnEngine {
   /** Read the input: LookupError `invalid_ip` (400) or `ip_not_routable` (422); no I/O. */

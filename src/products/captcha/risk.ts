@@ -96,7 +96,7 @@ export function addressSignals(lookup: ServiceLookup, ip: IpAddress | null): { n
   if (!ip || !isPublicIp(ip)) return [];
   let engine: RiskScoreEngine;
   try {
-    engine = lookup.engine('riskscore') as RiskScoreEngine;
+    engine = lookup.engine('riskscore');
   } catch {
     return [];
   }

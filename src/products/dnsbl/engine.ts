@@ -46,9 +46,7 @@ export interface DnsblEngine {
    * Query the zones (or answer from the cache, synchronously with the in-process cache).
    * Rejects with LookupError `lookup_failed` (502) when every zone failed.
    */
-  check(query: DnsblQuery): MaybePromise<LookupOutcome<DnsblResult>>;
-  /** prepare, then check. */
-  lookup(ip: string, options?: DnsblOptions): MaybePromise<LookupOutcome<DnsblResult>>;
+  lookup(query: DnsblQuery): MaybePromise<LookupOutcome<DnsblResult>>;
   /** The configured zones, in order (copies). */
   readonly zones: DnsblZone[];
 }
@@ -116,8 +114,7 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
 
   return {
     prepare,
-    check,
-    lookup: (ip, options) => check(prepare(ip, options)),
+    lookup: check,
     get zones() {
       return deps.zones.map(copyZone);
     },

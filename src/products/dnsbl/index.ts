@@ -4,6 +4,14 @@ import { checkCacheSize, createDnsblEngine, type CachedDnsbl } from './engine.js
 import type { DnsblEngineOptions, DnsblOptions } from './types.js';
 import { configuredZones } from './zones.js';
 import { DNSBL_DOC } from './doc.js';
+import type { DnsblEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    dnsbl: DnsblEngine;
+  }
+}
 
 /** dnsbl: is a public IPv4 address listed in the configured DNS blocklists? */
 export default defineProduct({
@@ -17,8 +25,6 @@ export default defineProduct({
       now,
       zoneTimeoutMs: options?.zoneTimeoutMs,
     }),
-  prepare: (engine, ip: string, options?: DnsblOptions) => engine.prepare(ip, options),
-  lookup: (engine, query) => engine.check(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}. Every configured zone is checked: no zone choice over HTTP.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string, DnsblOptions?] => [ip]),
   batch: { input: 'ip', args: (value): [string, DnsblOptions?] => [value] },

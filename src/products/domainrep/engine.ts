@@ -208,7 +208,8 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
   }
 
   async function emailAuthSignal(query: DomainRepQuery): Promise<SignalOutcome> {
-    const outcome: LookupOutcome<EmailAuthResult> = await deps.emailauth().lookup(query.site);
+    const emailauth = deps.emailauth();
+    const outcome: LookupOutcome<EmailAuthResult> = await emailauth.lookup(emailauth.prepare(query.site));
     const { spf, dmarc } = outcome.result;
     const missing = [!spf.found && 'no SPF record', !dmarc.found && 'no DMARC record'].filter(Boolean);
     const weight = (spf.found ? 0 : WEIGHTS.emailAuth.noSpf) + (dmarc.found ? 0 : WEIGHTS.emailAuth.noDmarc);

@@ -1,17 +1,24 @@
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
-import type { EmailAuthEngine } from '../emailauth/engine.js';
-import type { WhoisEngine } from '../whois/engine.js';
 import { configuredDomainZones, loadBrands, loadPhishingLists, loadTldRisk } from './data.js';
 import { checkCacheSize, createDomainRepEngine, type CachedDomainRep } from './engine.js';
 import type { DomainRepEngineOptions } from './types.js';
 import { DOMAINREP_DOC } from './doc.js';
+import type { DomainRepEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    domainrep: DomainRepEngine;
+  }
+}
 
 /** domainrep: a 0-100 risk score for a domain from weighted signals (whois age, email auth, DNS, blocklists, lexical). */
 export default defineProduct({
   id: 'domainrep',
+  needs: ['whois', 'emailauth'],
   optionNames: { zones: true, signalTimeoutMs: true, maxTtlMs: true, cacheSize: true },
-  createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions>) =>
+  createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions, 'whois' | 'emailauth'>) =>
     createDomainRepEngine({
       zones: configuredDomainZones(dataDir, options),
       tldRisk: loadTldRisk(dataDir),
@@ -19,15 +26,13 @@ export default defineProduct({
       phishing: loadPhishingLists(dataDir),
       dns,
       // The whois and emailauth products' own engines (and caches), built on first use.
-      whois: () => engine('whois') as WhoisEngine,
-      emailauth: () => engine('emailauth') as EmailAuthEngine,
+      whois: () => engine('whois'),
+      emailauth: () => engine('emailauth'),
       cache: cache<CachedDomainRep>({ maxEntries: checkCacheSize(options?.cacheSize) }),
       now,
       signalTimeoutMs: options?.signalTimeoutMs,
       maxTtlMs: options?.maxTtlMs,
     }),
-  prepare: (engine, domain: string) => engine.prepare(domain),
-  lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   doc: DOMAINREP_DOC,

@@ -21,16 +21,14 @@ export type CachedEmailAuth = CachedResult<EmailAuthResult>;
 
 export interface EmailAuthEngine {
   /** Validate and normalize a domain (see {@link normalizeDomain}); LookupError `invalid_domain`. */
-  normalize(domain: string): EmailDomain;
+  prepare(domain: string): EmailDomain;
   /**
    * Look up a normalized domain: SPF, DMARC and the nine DKIM selectors as TXT queries in
    * parallel (then the organizational domain's DMARC if needed). Synchronous on a hit of the
    * in-process cache. Rejects with LookupError `lookup_failed` when the SPF or DMARC query
    * fails, or every DKIM query does.
    */
-  lookupNormalized(domain: EmailDomain): MaybePromise<LookupOutcome<EmailAuthResult>>;
-  /** normalize, then lookupNormalized. */
-  lookup(domain: string): MaybePromise<LookupOutcome<EmailAuthResult>>;
+  lookup(domain: EmailDomain): MaybePromise<LookupOutcome<EmailAuthResult>>;
 }
 
 export interface EmailAuthEngineDeps {
@@ -79,7 +77,7 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
   const lookupNormalized = (domain: EmailDomain) => results.lookup(domain.name, () => lookUp(domain));
 
   const normalize = createNormalizeMemo();
-  return { normalize, lookupNormalized, lookup: (domain) => lookupNormalized(normalize(domain)) };
+  return { prepare: normalize, lookup: lookupNormalized };
 }
 
 /** Domains remembered by `createNormalizeMemo`; real traffic asks about far fewer. */

@@ -3,6 +3,14 @@ import { getLookupRoutes } from '../route.js';
 import { createEmailAuthEngine, EMAIL_AUTH_CACHE_SIZE, type CachedEmailAuth } from './engine.js';
 import { DKIM_SELECTORS, type EmailAuthEngineOptions } from './types.js';
 import { EMAILAUTH_DOC } from './doc.js';
+import type { EmailAuthEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    emailauth: EmailAuthEngine;
+  }
+}
 
 /** emailauth: SPF, DKIM and DMARC presence for a domain, over the shared DNS resolver. */
 export default defineProduct({
@@ -10,8 +18,6 @@ export default defineProduct({
   optionNames: { cacheSize: true },
   createEngine: ({ options, cache, dns, now }: EngineContext<EmailAuthEngineOptions>) =>
     createEmailAuthEngine({ dns, now, cache: cache<CachedEmailAuth>({ maxEntries: options?.cacheSize ?? EMAIL_AUTH_CACHE_SIZE }) }, options),
-  prepare: (engine, domain: string) => engine.normalize(domain),
-  lookup: (engine, domain) => engine.lookupNormalized(domain),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   batch: { input: 'domain', args: (value): [string] => [value] },

@@ -47,9 +47,7 @@ export interface EmailValEngine {
    * from the cache (synchronously with the in-process store), else the lists and an MX lookup.
    * Rejects with LookupError `lookup_failed` (502) when DNS fails.
    */
-  lookupPrepared(query: NormalizedEmail): MaybePromise<LookupOutcome<EmailValResult>>;
-  /** prepare, then lookupPrepared. */
-  lookup(email: string): MaybePromise<LookupOutcome<EmailValResult>>;
+  lookup(query: NormalizedEmail): MaybePromise<LookupOutcome<EmailValResult>>;
   /** Is the domain (lower-case ASCII) or a parent up to its registrable domain on the disposable list? */
   isDisposable(domain: string): boolean;
   /** Is the local part role-like (case-insensitive, `+tag` ignored)? */
@@ -118,8 +116,7 @@ export function createEmailValEngine({ lists, dns, cache, now = Date.now }: Emai
 
   return {
     prepare,
-    lookupPrepared,
-    lookup: (email) => lookupPrepared(prepare(email)),
+    lookup: lookupPrepared,
     isDisposable,
     isRoleLike,
     disposableCount: lists.disposable.size,

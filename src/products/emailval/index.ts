@@ -4,6 +4,14 @@ import { createEmailValEngine, emailCacheSize, loadEmailLists, type CachedEmailR
 import type { EmailValEngineOptions } from './types.js';
 import { DISPOSABLE_DEFAULT_TIMEOUT_MS, updateDisposableDomains, type DisposableUpdateReport } from './update.js';
 import { EMAILVAL_DOC } from './doc.js';
+import type { EmailValEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    emailval: EmailValEngine;
+  }
+}
 
 /** emailval: format, disposable-domain and MX checks of an e-mail address, with SPEC's risk rules. */
 export default defineProduct({
@@ -13,8 +21,6 @@ export default defineProduct({
     const cacheSize = emailCacheSize(options);
     return createEmailValEngine({ lists: loadEmailLists(dataDir), dns, cache: cache<CachedEmailResult>({ maxEntries: cacheSize }), now });
   },
-  prepare: (engine, email: string) => engine.prepare(email),
-  lookup: (engine, query) => engine.lookupPrepared(query),
   // SPEC: GET ?email= and GET /lookup/{email}, URL-encoded.
   routes: getLookupRoutes('email', 'invalid_email', (email): [string] => [email]),
   batch: { input: 'email', args: (value): [string] => [value] },

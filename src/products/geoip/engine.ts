@@ -59,7 +59,7 @@ export interface GeoIpEngineDeps {
   /** The shared DNS resolver, asked for only when reverse DNS is used. */
   dns: () => DnsResolver;
   /** Another product's engine (for `asn`); throws when that product is missing or broken. */
-  engine: (id: 'asn') => unknown;
+  engine: (id: 'asn') => AsnSource | null;
 }
 
 export const GEOIP_CACHE_SIZE = 10_000;
@@ -119,10 +119,10 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   /** The asn product's engine when it is registered and its data loads; else none, for good. */
   function findAsnProduct(): AsnLookup | null {
     try {
-      const engine = deps.engine('asn') as Partial<AsnSource> | null;
-      if (engine && typeof engine.record === 'function') {
+      const engine = deps.engine('asn');
+      if (engine) {
         asnKind = 'asn-product';
-        return (input) => (engine as AsnSource).record(input);
+        return (input) => engine.record(input);
       }
     } catch {
       // Not registered, or its data is missing: connection isp / org / asn stay null.

@@ -1,24 +1,32 @@
 import { invalidOption } from '../../errors.js';
-import type { IpInput } from '../../lib/ip-input.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createGeoIpEngine } from './engine.js';
 import type { GeoIpEngineOptions } from './types.js';
 import { GEOIP_DOC } from './doc.js';
+import type { GeoIpEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    geoip: GeoIpEngine;
+  }
+}
 
 /** geoip: location and network metadata of a public IP from local MMDB files (DB-IP City Lite by default). */
 export default defineProduct({
   id: 'geoip',
+  needs: ['asn'],
   optionNames: { database: true, databases: true, provider: true, asn: true, asnDatabase: true, reverseDns: true, watch: true, watchIntervalMs: true, cacheSize: true, onReload: true, onReloadError: true },
-  createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions>) => createGeoIpEngine({ options, dns, engine: (id) => engine(id) }),
-  prepare: (engine, ip: string): IpInput => engine.prepare(ip),
-  lookup: (engine, input) => engine.lookup(input),
+  createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions, 'asn'>) => createGeoIpEngine({ options, dns, engine }),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },
   // The search-tree nodes of the location database files: the closest thing an MMDB file has
   // to a record count (its data records are shared between networks and not counted anywhere).
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  // Each MMDB file's build date, from its metadata.
+  datasetAges: (engine) => engine.info().files.map((file) => ({ dataset: `mmdb-${file.role}`, builtAtMs: file.builtAt.getTime() })),
   doc: GEOIP_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',

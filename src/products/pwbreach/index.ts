@@ -11,6 +11,13 @@ import type { PwbreachEngineOptions, PwbreachInput } from './types.js';
 import { checkUpstreamUrl } from './upstream.js';
 import { PWBREACH_DOC } from './doc.js';
 
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    pwbreach: PwbreachEngine;
+  }
+}
+
 /** A password in a URL ends up in access logs, proxies and browser history: refused wherever it appears. */
 function refusePasswordInUrl(query: QueryParams): void {
   if (query.get('password') !== null) {
@@ -45,8 +52,6 @@ export default defineProduct({
   id: 'pwbreach',
   optionNames: { store: true, memoryMaxBytes: true, upstream: true, cacheSize: true, cacheTtlMs: true },
   createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) => createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
-  prepare: (engine, input: PwbreachInput) => engine.prepare(input),
-  lookup: (engine, query) => engine.lookup(query),
   // SPEC: POST JSON { password } or { sha1 } (or a form field password); GET ?sha1= only. No path form.
   routes: [
     {

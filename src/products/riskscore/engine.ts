@@ -11,11 +11,10 @@ import { resolveTimeouts } from '../../lib/deadline.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
-import type { AsnEngine, AsnRecord } from '../asn/types.js';
+import type { AsnRecord } from '../asn/types.js';
 import { createOrgClassifier } from '../asn/network-type.js';
-import type { GeoIpEngine } from '../geoip/engine.js';
 import type { Geo } from '../geoip/record.js';
-import type { DnsblEngine } from '../dnsbl/engine.js';
+import type { EngineContext } from '../module.js';
 import { loadLocalData, localDataStamp, matchInput, rangeEvidence, type LocalData, type RangeEvidence } from './local.js';
 import { DEFAULT_IPSUM_THRESHOLD, NO_EVIDENCE, intelligenceOf, type Intelligence } from './score.js';
 import { createUpstreamClient, UPSTREAM_URLS, type UpstreamClient } from './upstream.js';
@@ -37,7 +36,8 @@ export interface RiskScoreEngine {
 export interface RiskScoreEngineDeps {
   options: RiskScoreEngineOptions | undefined;
   dataDir: string;
-  engine: (id: 'geoip' | 'asn' | 'dnsbl') => unknown;
+  /** The engines it builds on (EngineContext.engine, typed by the module's `needs`). */
+  engine: EngineContext<unknown, 'geoip' | 'asn' | 'dnsbl'>['engine'];
   cache: <V>(settings: { ttlMs?: number; maxEntries: number }) => ProductCache<V> | null;
   now: () => number;
 }
@@ -90,9 +90,9 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   const localCache = localStore ? createResultCache<RiskScoreResult>(localStore, copyResult) : null;
 
   // Other engines, found on first use; one that is not available leaves its fields null.
-  const geo = lazyEngine<GeoIpEngine>(() => deps.engine('geoip') as GeoIpEngine, (e) => typeof e.locate === 'function');
-  const asn = lazyEngine<AsnEngine>(() => deps.engine('asn') as AsnEngine, (e) => typeof e.record === 'function');
-  const dnsbl = options.dnsbl ? lazyEngine<DnsblEngine>(() => deps.engine('dnsbl') as DnsblEngine, (e) => typeof e.check === 'function') : () => null;
+  const geo = lazyEngine(() => deps.engine('geoip'));
+  const asn = lazyEngine(() => deps.engine('asn'));
+  const dnsbl = options.dnsbl ? lazyEngine(() => deps.engine('dnsbl')) : () => null;
   const classify = createOrgClassifier(50_000);
   const intelligenceMemo = new WeakMap<object, Intelligence[]>();
 
@@ -168,7 +168,7 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
     if (!bl) return { result: localAnswer(data, input, NO_ZONES), cached: true, fetchedAt: data.snapshot };
     let checked: MaybePromise<LookupOutcome<{ lists: { zone: string }[] }>>;
     try {
-      checked = bl.check(bl.prepare(input.ip));
+      checked = bl.lookup(bl.prepare(input.ip));
     } catch {
       checked = { result: { lists: [] }, cached: true };
     }
@@ -247,13 +247,12 @@ function locationOf(geo: Geo | null): RiskScoreLocation {
 }
 
 /** An engine built on first use; null for good when it cannot be built (not installed, data missing). */
-function lazyEngine<E>(build: () => E, usable: (engine: E) => boolean): () => E | null {
+function lazyEngine<E>(build: () => E): () => E | null {
   let engine: E | null | undefined;
   return () => {
     if (engine === undefined) {
       try {
-        const built = build();
-        engine = built && usable(built) ? built : null;
+        engine = build();
       } catch {
         engine = null;
       }

@@ -5,15 +5,22 @@ import { createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
 import { RISKSCORE_DOC } from './doc.js';
+import type { RiskScoreEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    riskscore: RiskScoreEngine;
+  }
+}
 
 /** riskscore: risk and threat intelligence, location and network of an IP. */
 export default defineProduct({
   id: 'riskscore',
+  needs: ['geoip', 'asn', 'dnsbl'],
   optionNames: { provider: true, url: true, key: true, timeouts: true, cacheSize: true, cacheTtlMs: true, local: true, dnsbl: true, ipsumThreshold: true },
-  createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions>) =>
-    createRiskScoreEngine({ options, dataDir, engine: (id) => engine(id), cache, now }),
-  prepare: (engine, ip: string) => engine.prepare(ip),
-  lookup: (engine, query) => engine.lookup(query),
+  createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions, 'geoip' | 'asn' | 'dnsbl'>) =>
+    createRiskScoreEngine({ options, dataDir, engine, cache, now }),
   // SPEC: GET ?ip= and GET /lookup/{ip}.
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },

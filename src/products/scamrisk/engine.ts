@@ -6,7 +6,7 @@ import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
-import type { ProductId } from '../catalog.js';
+import type { ProductEngine } from '../module.js';
 import type { AsnResult } from '../asn/types.js';
 import type { DnsblResult } from '../dnsbl/types.js';
 import type { EmailAuthResult } from '../emailauth/types.js';
@@ -26,7 +26,7 @@ export interface ScamriskQuery {
 export interface ScamriskEngine {
   /** Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError invalid_request / invalid_identifier. */
   prepare(request: ScamriskRequest): ScamriskQuery;
-  assess(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
+  lookup(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
   /** The normalized form reports are filed under. */
   normalize(type: IdentifierType, value: string, region?: string): Identifier;
   /** File a report against a value (normalized here). */
@@ -41,8 +41,8 @@ export interface ScamriskEngineDeps {
   lists: ScamLists;
   options: ScamriskEngineOptions | undefined;
   now: () => number;
-  /** Another product's engine (EngineContext.engine). */
-  engine: (id: ProductId) => unknown;
+  /** Another product's engine (EngineContext.engine), for the soft sources. */
+  engine: (id: SoftSource) => unknown;
   /** The assessment cache (EngineContext.cache, sized by scamriskCacheSettings); none when absent or null. */
   cache?: ProductCache<CachedScamrisk> | null;
 }
@@ -114,7 +114,7 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   function softEngine<E>(id: SoftSource): E | null {
     if (disabled.has(id)) return null;
     try {
-      return engine(id as ProductId) as E;
+      return engine(id) as E;
     } catch {
       return null;
     }
@@ -139,15 +139,14 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     };
 
     /** Run a soft source under the deadline; its failures only leave it out of `sources_responded`. */
-    // biome-ignore lint/suspicious/noExplicitAny: engine(id) is untyped until the registry types the products a module needs; each call names its engine's methods
-    async function soft<R>(source: SoftSource, call: (e: any) => unknown): Promise<R | null> {
-      const found = softEngine(source);
+    async function soft<R>(source: SoftSource, input: string): Promise<R | null> {
+      const found = softEngine<ProductEngine<[string]>>(source);
       if (!found) return null;
       queried.add(source);
       let timer: NodeJS.Timeout | undefined;
       try {
         const outcome = (await Promise.race([
-          Promise.resolve().then(() => call(found)),
+          Promise.resolve().then(() => found.lookup(found.prepare(input))),
           new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs))),
         ])) as LookupOutcome<R>;
         responded.add(source);
@@ -217,13 +216,13 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     if (identifier.email) {
       const email = identifier.email;
       tasks.push(
-        soft<EmailValResult>('emailval', (e) => e.lookupPrepared(e.prepare(email.email))).then((r) => {
+        soft<EmailValResult>('emailval', email.email).then((r) => {
           if (!r) return;
           if (r.disposable) add('disposable_email', 'emailval', 0.95, seenNow);
           if (r.valid_format && !r.has_mx) add('no_mx', 'emailval', 0.9, seenNow, r.risk.reasons.find((x) => x.startsWith('no_mx') || x === 'null_mx' || x === 'domain_not_found'));
           if (r.risk.reasons.includes('role_account')) add('role_account', 'emailval', 0.9, seenNow);
         }),
-        soft<EmailAuthResult>('emailauth', (e) => e.lookupNormalized(e.normalize(email.domain))).then((r) => {
+        soft<EmailAuthResult>('emailauth', email.domain).then((r) => {
           if (r && !r.spf.found && !r.dmarc.found) add('missing_email_auth', 'emailauth', 0.7, seenNow, 'no SPF and no DMARC');
         }),
       );
@@ -232,7 +231,7 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     const whoisDomain = identifier.domain?.registrable ?? identifier.email?.domain;
     if (whoisDomain) {
       tasks.push(
-        soft<WhoisResult>('whois', (e) => e.lookup(e.prepare(whoisDomain))).then((r) => {
+        soft<WhoisResult>('whois', whoisDomain).then((r) => {
           const age = r?.domain_age_days;
           if (age === null || age === undefined) return;
           if (age < 30) add('young_domain', 'whois', 0.85, seenNow, `registered ${age} days ago`);
@@ -244,19 +243,19 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     if (identifier.type === 'ip' && identifier.ip) {
       const ip = identifier.ip.ip;
       tasks.push(
-        soft<AsnResult>('asn', (e) => e.lookup(e.prepare(ip))).then((r) => {
+        soft<AsnResult>('asn', ip).then((r) => {
           if (r?.network_type === 'hosting') add('hosting_network', 'asn', 0.7, seenNow, r.as_org ? `AS${r.asn} ${r.as_org}` : undefined);
         }),
       );
       if (identifier.ip.version === 4) {
         tasks.push(
-          soft<DnsblResult>('dnsbl', (e) => e.check(e.prepare(ip))).then((r) => {
+          soft<DnsblResult>('dnsbl', ip).then((r) => {
             if (r?.listed) add('dnsbl_listed', 'dnsbl', Math.min(0.95, 0.6 + 0.1 * r.list_count), seenNow, r.lists.map((l) => l.name).join(', '));
           }),
         );
       }
       tasks.push(
-        soft<RiskScoreResult>('riskscore', (e) => e.lookup(e.prepare(ip))).then((r) => {
+        soft<RiskScoreResult>('riskscore', ip).then((r) => {
           if (r) riskscoreSignals(r, seenNow, add);
         }),
       );
@@ -277,7 +276,7 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
 
   return {
     prepare,
-    assess: assessQuery,
+    lookup: assessQuery,
     normalize,
     async report({ value, region, ...rest }) {
       const identifier = normalize(rest.type, value, region);

@@ -8,6 +8,13 @@ import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngin
 import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 import { SCAMRISK_DOC } from './doc.js';
 
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    scamrisk: ScamriskEngine;
+  }
+}
+
 /** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
 function fromQuery({ query }: RouteInput): ScamriskRequest {
   const request: ScamriskRequest = {};
@@ -76,11 +83,10 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
 /** scamrisk: risk assessment of an identifier from bundled lists, a report database and the other engines. */
 export default defineProduct({
   id: 'scamrisk',
+  needs: SOFT_SOURCES,
   optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true, cacheTtlMs: true },
-  createEngine: ({ dataDir, options, now, engine, cache }: EngineContext<ScamriskEngineOptions>) =>
+  createEngine: ({ dataDir, options, now, engine, cache }: EngineContext<ScamriskEngineOptions, SoftSource>) =>
     createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine, cache: cache<CachedScamrisk>(scamriskCacheSettings(options)) }),
-  prepare: (engine, request: ScamriskRequest) => engine.prepare(request),
-  lookup: (engine, query) => engine.assess(query),
   // SPEC: POST /assess with { type, value } or { <type>: value }; GET /assess?type=&value=.
   routes: [
     { method: 'POST', path: 'assess', inputError: 'invalid_request', args: ({ body }): [ScamriskRequest] => [body ?? {}] },

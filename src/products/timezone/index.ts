@@ -1,9 +1,15 @@
-import type { IpInput } from '../../lib/ip-input.js';
-import type { GeoIpEngine } from '../geoip/engine.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { createTimezoneEngine } from './engine.js';
 import { TIMEZONE_DOC } from './doc.js';
+import type { TimezoneEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    timezone: TimezoneEngine;
+  }
+}
 
 /**
  * timezone: IANA zone, UTC offset and abbreviation of a public IP. Reads the geoip product's
@@ -11,11 +17,10 @@ import { TIMEZONE_DOC } from './doc.js';
  */
 export default defineProduct({
   id: 'timezone',
+  needs: ['geoip'],
   optionNames: {},
   // The geoip engine is built now, so its missing or broken database fails this engine too.
-  createEngine: ({ engine, now }: EngineContext<undefined>) => createTimezoneEngine({ geoip: engine('geoip') as GeoIpEngine, now }),
-  prepare: (engine, ip: string): IpInput => engine.prepare(ip),
-  lookup: (engine, input) => engine.lookup(input),
+  createEngine: ({ engine, now }: EngineContext<undefined, 'geoip'>) => createTimezoneEngine({ geoip: engine('geoip'), now }),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   doc: TIMEZONE_DOC,

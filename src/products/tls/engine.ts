@@ -40,9 +40,7 @@ export interface TlsEngine {
    * `host_not_allowed` (422: the host is or resolves to a non-public address) or
    * `lookup_failed` (502: no address, DNS failure, refused, reset, timeout, not TLS).
    */
-  check(target: TlsTarget): MaybePromise<LookupOutcome<TlsResult>>;
-  /** prepare, then check. */
-  lookup(host: string, options?: TlsOptions): MaybePromise<LookupOutcome<TlsResult>>;
+  lookup(target: TlsTarget): MaybePromise<LookupOutcome<TlsResult>>;
 }
 
 export interface TlsEngineDeps {
@@ -116,7 +114,7 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
   }
 
   const check = (target: TlsTarget) => results.lookup(target.key, () => checkOnce(target));
-  return { prepare, check, lookup: (host, callOptions) => check(prepare(host, callOptions)) };
+  return { prepare, lookup: check };
 }
 
 /** Inputs memoised by prepare: at most this many, each at most this long. */

@@ -4,6 +4,14 @@ import { getLookupRoutes, queryValue } from '../route.js';
 import { checkTlsOptions, createTlsEngine, type CachedTls } from './engine.js';
 import type { TlsEngineOptions, TlsOptions } from './types.js';
 import { TLS_DOC } from './doc.js';
+import type { TlsEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    tls: TlsEngine;
+  }
+}
 
 /** tls: certificate metadata for a public host, from one TLS handshake. */
 export default defineProduct({
@@ -13,8 +21,6 @@ export default defineProduct({
     const { cacheSize, cacheTtlMs } = checkTlsOptions(options);
     return createTlsEngine({ outbound, now, cache: cache<CachedTls>({ maxEntries: cacheSize, ttlMs: cacheTtlMs }) }, options);
   },
-  prepare: (engine, host: string, options?: TlsOptions) => engine.prepare(host, options),
-  lookup: (engine, target) => engine.check(target),
   // SPEC: GET ?host= and GET /lookup/{host}; the port parameter's name is ours: `port`.
   routes: getLookupRoutes('host', 'invalid_host', (host, query): [string, TlsOptions] => [host, { port: queryValue(query, 'port') }]),
   doc: TLS_DOC,

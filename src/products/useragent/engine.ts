@@ -15,15 +15,13 @@ export interface UserAgentEngine {
    * `invalid_user_agent` for a non-string, empty or whitespace-only input) and truncated to
    * {@link USER_AGENT_MAX_LENGTH} characters.
    */
-  normalize(ua: string): string;
+  prepare(ua: string): string;
   /**
    * Parse a normalized User-Agent. Synchronous with the in-process cache (a promise only with
    * an async shared store). Every call returns a fresh object the caller may change freely.
    * Cost: one ua-parser-js parse plus isbot (tens of microseconds) on a miss; a map lookup
    * and a small copy on a hit.
    */
-  lookupNormalized(ua: string): MaybePromise<LookupOutcome<UserAgentResult>>;
-  /** normalize, then lookupNormalized. */
   lookup(ua: string): MaybePromise<LookupOutcome<UserAgentResult>>;
 }
 
@@ -50,7 +48,7 @@ export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cach
   const lookupNormalized = (ua: string) => results.lookup(ua, () => ({ result: parse(parser, ua) }));
 
   const normalize = (input: string) => truncate(validate(input));
-  return { normalize, lookupNormalized, lookup: (input) => lookupNormalized(normalize(input)) };
+  return { prepare: normalize, lookup: lookupNormalized };
 }
 
 /** Entries of the useragent cache unless `cacheSize` says otherwise. */

@@ -3,6 +3,14 @@ import { defineProduct, type EngineContext } from '../module.js';
 import { bodyString, queryValue } from '../route.js';
 import { createUserAgentEngine, USER_AGENT_CACHE_SIZE, type CachedUserAgent } from './engine.js';
 import type { UserAgentEngineOptions } from './types.js';
+import type { UserAgentEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    useragent: UserAgentEngine;
+  }
+}
 
 const FIELDS = ['ua', 'user_agent'];
 
@@ -12,19 +20,17 @@ export default defineProduct({
   optionNames: { cacheSize: true },
   createEngine: ({ options, cache }: EngineContext<UserAgentEngineOptions>) =>
     createUserAgentEngine(options, cache<CachedUserAgent>({ maxEntries: options?.cacheSize ?? USER_AGENT_CACHE_SIZE })),
-  prepare: (engine, ua: string) => engine.normalize(ua),
-  lookup: (engine, ua) => engine.lookupNormalized(ua),
   // SPEC: GET ?ua= / ?user_agent=, GET /lookup/{ua}, POST JSON { ua | user_agent }.
   routes: [
-    { method: 'GET', path: 'lookup', inputError: 'invalid_user_agent', args: ({ query }) => [queryValue(query, ...FIELDS) ?? ''] },
-    { method: 'GET', path: 'lookup/:ua', inputError: 'invalid_user_agent', args: ({ pathValue }) => [pathValue ?? ''] },
-    { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }) => [bodyString(body, ...FIELDS) ?? ''] },
+    { method: 'GET', path: 'lookup', inputError: 'invalid_user_agent', args: ({ query }): [string] => [queryValue(query, ...FIELDS) ?? ''] },
+    { method: 'GET', path: 'lookup/:ua', inputError: 'invalid_user_agent', args: ({ pathValue }): [string] => [pathValue ?? ''] },
+    { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }): [string] => [bodyString(body, ...FIELDS) ?? ''] },
   ],
   doc: USERAGENT_DOC,
   batch: { input: 'ua', args: (value): [string] => [value] },
   cli: {
     input: 'a User-Agent string (quote it)',
     example: '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"',
-    args: (input) => [input],
+    args: (input): [string] => [input],
   },
 });

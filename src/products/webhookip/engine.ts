@@ -25,11 +25,9 @@ export interface WebhookIpEngine {
    * (no cache: `cached` is always false). Throws LookupError `invalid_ip` (400),
    * `invalid_provider` (400) or `ip_not_routable` (422), checked in that order.
    */
-  lookup(ip: string, options?: WebhookIpOptions): LookupOutcome<WebhookIpResult>;
-  /** The checks of `lookup` (same errors, same order) without the match. */
   prepare(ip: string, options?: WebhookIpOptions): WebhookIpQuery;
   /** The match for a prepared query; cannot fail. */
-  match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult>;
+  lookup(query: WebhookIpQuery): LookupOutcome<WebhookIpResult>;
   /** Every provider in dataset order, with its aliases (empty when it has none). */
   readonly providers: (WebhookProvider & { aliases: string[] })[];
   /** Total CIDRs across all providers. */
@@ -176,8 +174,7 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
     providers: sources.map((p) => ({ id: p.id, name: p.name, aliases: [...(p.aliases ?? [])] })),
     cidrCount: table.size,
     prepare,
-    match,
-    lookup: (ip, options) => match(prepare(ip, options)),
+    lookup: match,
   };
 }
 

@@ -4,6 +4,14 @@ import { getLookupRoutes, queryValue } from '../route.js';
 import { createWebhookIpEngine, loadWebhookRanges } from './engine.js';
 import type { WebhookIpOptions, WebhookRangesDataset } from './types.js';
 import { updateWebhookRanges, type WebhookUpdateReport } from './update.js';
+import type { WebhookIpEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    webhookip: WebhookIpEngine;
+  }
+}
 
 export interface WebhookIpEngineOptions {
   /** Use these ranges instead of reading `<dataDir>/webhookip/ranges.json`. */
@@ -15,8 +23,6 @@ export default defineProduct({
   id: 'webhookip',
   optionNames: { dataset: true },
   createEngine: ({ dataDir, options }: EngineContext<WebhookIpEngineOptions>) => createWebhookIpEngine(options?.dataset ?? loadWebhookRanges(dataDir)),
-  prepare: (engine, ip: string, options?: WebhookIpOptions) => engine.prepare(ip, options),
-  lookup: (engine, query) => engine.match(query),
   // SPEC: GET ?ip= and GET /lookup/{ip}, each with an optional `provider` query parameter.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
   doc: WEBHOOKIP_DOC,

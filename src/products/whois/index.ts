@@ -6,6 +6,14 @@ import { buildServerTables, parseServerAddress } from './servers.js';
 import type { WhoisEngineOptions } from './types.js';
 import { BootstrapUpdateError, updateRdapBootstrap } from './update.js';
 import { WHOIS_DOC } from './doc.js';
+import type { WhoisEngine } from './engine.js';
+
+// This product's engine type, for the modules that `need` it (EngineContext.engine).
+declare module '../module.js' {
+  interface ProductEngines {
+    whois: WhoisEngine;
+  }
+}
 
 /** whois: registration data for a domain, RDAP first, port-43 WHOIS for TLDs without RDAP. */
 export default defineProduct({
@@ -18,8 +26,6 @@ export default defineProduct({
       options,
     );
   },
-  prepare: (engine, domain: string) => engine.prepare(domain),
-  lookup: (engine, query) => engine.lookup(query),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   batch: { input: 'domain', args: (value): [string] => [value] },

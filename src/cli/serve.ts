@@ -9,7 +9,7 @@ import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
 import { bundledDataDir } from '../lib/datasets.js';
-import { createSqliteSingleUseStore } from '../metering/sqlite-single-use.js';
+import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { Meter } from '../metering/types.js';

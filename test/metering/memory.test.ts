@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { describeMeterConformance } from './store-conformance.js';
 
 describeMeterConformance('memory', async (options) => {

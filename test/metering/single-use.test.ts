@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { createMemorySingleUseStore } from '../../src/metering/single-use.js';
-import { createSqliteSingleUseStore } from '../../src/metering/sqlite-single-use.js';
+import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { describeSingleUseStore } from './single-use-conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seclookup-single-use-'));

@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { createRedisCache, createRedisMeter, createRedisSingleUseStore, redisClientOptions } from '../../src/redis/index.js';
+import { createRedisCache, createRedisMeter, createRedisSingleUseStore, redisClientOptions } from '../../src/metering/redis/index.js';
 import { cacheStoreConformance } from '../lib/cache-conformance.js';
 import { describeSingleUseStore } from '../metering/single-use-conformance.js';
 import { describeMeterConformance } from '../metering/store-conformance.js';

@@ -12,7 +12,7 @@ import { createApi } from '../../api/create-api.js';
 import type { ApiRequest } from '../../api/types.js';
 import { createLookup } from '../../lookup.js';
 import { issueKeys } from '../../metering/keys.js';
-import { createMemoryMeter } from '../../metering/memory.js';
+import { createMemoryMeter } from '../../metering/memory/meter.js';
 import { createPowPuzzle, powInput, solvePow, type PowParams } from './puzzles/pow.js';
 import type { SliderParams } from './puzzles/slider.js';
 import { createSiteKey } from './site-keys.js';

@@ -10,7 +10,7 @@ import { createDeadlineGroup } from '../lib/deadline.js';
 import type { IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { quotaPeriodResetAt } from '../metering/calendar.js';
-import type { ConsumeOutcome, ConsumeRequest, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
+import type { ConsumeOutcome, ConsumeRequest, MeterHotPath, QuotaState, RateState, Reservation } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import type { ServiceGate } from '../products/service.js';
 import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.js';
@@ -19,7 +19,7 @@ import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.
 export const DEFAULT_METER_TIMEOUT_MS = 2_000;
 
 export interface MeterGateOptions {
-  meter: Meter;
+  meter: MeterHotPath;
   now: () => number;
   onMeterError: 'deny' | 'allow';
   meterTimeoutMs: number;

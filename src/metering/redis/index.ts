@@ -12,6 +12,6 @@ export { createRedisCache } from './cache.js';
 export type { RedisCacheOptions, RedisCacheStore } from './cache.js';
 export { createRedisSingleUseStore } from './single-use.js';
 export type { RedisSingleUseOptions } from './single-use.js';
-export type { Meter } from '../types.js';
+export type { Meter, MeterAdmin, MeterHotPath, SettingsStore } from '../types.js';
 export type { CacheStore } from '../../lib/cache.js';
 export type { SingleUseStore } from '../single-use.js';

@@ -42,7 +42,7 @@ import type {
   UsageRow,
 } from '../types.js';
 
-export type { Meter } from '../types.js';
+export type { Meter, MeterAdmin, MeterHotPath, SettingsStore } from '../types.js';
 
 export interface SqliteMeterOptions {
   /** The plan table seeded into a database whose plans table is empty. @default DEFAULT_PLANS */

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, issueKeys } from '../../src/metering/keys.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
-import { describeMeterConformance, T0 } from './store-conformance.js';
+import { describeMeterConformance, T0 } from './conformance/index.js';
 
 const run = promisify(execFile);
 

@@ -181,7 +181,7 @@ export function createApi(options: ApiOptions): Api {
     const keyParam = PRODUCTS[product].statusKeyParam;
     const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
     const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
-    const { quota } = await gate.admit(pass, product, false, headers, false);
+    const { quota } = await gate.admit(pass, product, { reserveQuota: false, lenient: false }, headers);
     const extras = statusExtras(productModule(product), () => lookup.engine(product as never), pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
@@ -203,7 +203,7 @@ export function createApi(options: ApiOptions): Api {
       throw error;
     }
 
-    const { reservation } = await gate.admit(pass, product, true, headers, true);
+    const { reservation } = await gate.admit(pass, product, { reserveQuota: true, lenient: true }, headers);
     let answered = false;
     let signal: AbortSignal | undefined;
     try {

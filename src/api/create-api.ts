@@ -11,7 +11,7 @@ import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
 import type { ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
-import { createMemorySingleUseStore } from '../metering/single-use.js';
+import { createMemorySingleUseStore } from '../metering/memory/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
 import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { createMemorySingleUseStore } from '../../src/metering/single-use.js';
+import { createMemorySingleUseStore } from '../../src/metering/memory/single-use.js';
 import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { describeSingleUseStore } from './single-use-conformance.js';
 

@@ -2,7 +2,7 @@
  * A Meter on Redis, shared by every seclookup instance that points at the same Redis: keys,
  * plans, settings, rate windows, monthly quotas and usage all live there, so limits hold
  * across instances. The rules are the other stores' (src/metering/store-logic.ts); the
- * atomic step is one Lua script per call (src/redis/scripts.ts).
+ * atomic step is one Lua script per call (scripts.ts beside this file).
  *
  * Key layout (prefix `seclookup:` by default). Admin records share the hash tag `{admin}`,
  * one subscription's counters the tag `{sub:<id>}`, so every script touches one Cluster slot:

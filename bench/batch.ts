@@ -11,7 +11,7 @@ import { createApi } from '../src/api/create-api.js';
 import type { ApiRequest } from '../src/api/types.js';
 import { createLookup } from '../src/lookup.js';
 import { issueKeys } from '../src/metering/keys.js';
-import { createSqliteMeter } from '../src/metering/sqlite.js';
+import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import { ratioRow, type BenchRow } from './harness.js';
 
 const INPUTS = 100;

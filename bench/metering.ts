@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { absoluteRow, measureAsync, type BenchRow } from './harness.js';
 import { hashKey } from '../src/metering/keys.js';
-import { createMemoryMeter } from '../src/metering/memory.js';
-import { createSqliteMeter } from '../src/metering/sqlite.js';
+import { createMemoryMeter } from '../src/metering/memory/meter.js';
+import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import type { ConsumeRequest, Meter } from '../src/metering/types.js';
 
 const SUITE = 'metering';

@@ -11,9 +11,9 @@ import { Redis } from 'ioredis';
 import { absoluteRow, measureAsync, ratioRow, type BenchRow } from './harness.js';
 import { benchRequests } from './metering.js';
 import { hashKey } from '../src/metering/keys.js';
-import { createSqliteMeter } from '../src/metering/sqlite.js';
+import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import type { ConsumeRequest, Meter } from '../src/metering/types.js';
-import { createRedisMeter, redisClientOptions } from '../src/redis/index.js';
+import { createRedisMeter, redisClientOptions } from '../src/metering/redis/index.js';
 import { startRedisServer } from '../test/servers/redis-server.js';
 
 const SUITE = 'redis';

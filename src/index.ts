@@ -34,8 +34,8 @@ export { DEFAULT_METER_TIMEOUT_MS } from './api/meter-gate.js';
 export { DEFAULT_BODY_LIMIT } from './api/body.js';
 export type { Api, ApiOptions, ApiRequest, ApiResponse, RequestBody, RequestLogEvent } from './api/types.js';
 
-export { createMemoryMeter } from './metering/memory.js';
-export type { MemoryMeterOptions } from './metering/memory.js';
+export { createMemoryMeter } from './metering/memory/meter.js';
+export type { MemoryMeterOptions } from './metering/memory/meter.js';
 export { DEFAULT_PLANS } from './metering/plans.js';
 export { issueKeys, hashKey } from './metering/keys.js';
 export type { IssueKeysOptions, IssuedKeys } from './metering/keys.js';

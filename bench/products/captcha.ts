@@ -12,7 +12,7 @@ import { createApi } from '../../src/api/create-api.js';
 import type { ApiRequest } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createPowPuzzle, powInput, solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';

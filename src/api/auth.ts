@@ -3,7 +3,7 @@ import { refusal } from '../errors.js';
 import { createCidrMatcher, type IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { hashKey } from '../metering/keys.js';
-import type { Meter, ResolvedKey, ResolvedPlan } from '../metering/types.js';
+import type { MeterHotPath, ResolvedKey, ResolvedPlan } from '../metering/types.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 // Pure header reading lives in src/lib/headers.ts (service routes use it too); kept exported here.
 export { bearerToken } from '../lib/headers.js';
@@ -28,7 +28,7 @@ export function hasKeyShape(key: string, product: ProductId, kind: 'secret' | 'p
  * (invalid_api_key), of this product (invalid_api_key), a secret key where one is required
  * (wrong_key_type), and called from an allowed address (ip_not_allowed).
  */
-export function createAuthenticator(meter: Pick<Meter, 'resolveKey'>) {
+export function createAuthenticator(meter: Pick<MeterHotPath, 'resolveKey'>) {
   const allowlists = new LRUCache<string, (addr: IpAddress) => boolean>({ max: 1000 });
   const knownHashes = new Map<string, string>();
 

@@ -101,7 +101,7 @@ export function createBatchHandler(setup: BatchSetup) {
     }
 
     // Every input against the rate, every valid one against the quota: all or none.
-    const { reservation } = await gate.admit(pass, product, valid > 0, headers, true, undefined, { rate: inputs.length, quota: valid });
+    const { reservation } = await gate.admit(pass, product, { reserveQuota: valid > 0, lenient: true, units: { rate: inputs.length, quota: valid } }, headers);
     let unbilled = valid;
     let signal: AbortSignal | undefined;
     try {

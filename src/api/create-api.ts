@@ -12,7 +12,7 @@ import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
 import type { ProductEngine } from '../products/module.js';
 import type { ServiceLookup, ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
-import { createMemorySingleUseStore } from '../metering/single-use.js';
+import { createMemorySingleUseStore } from '../metering/memory/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
 import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';
@@ -184,7 +184,7 @@ export function createApi(options: ApiOptions): Api {
     const keyParam = PRODUCTS[product].statusKeyParam;
     const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
     const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
-    const { quota } = await gate.admit(pass, product, false, headers, false);
+    const { quota } = await gate.admit(pass, product, { reserveQuota: false, lenient: false }, headers);
     const extras = statusExtras(productModule(product), () => lookup.engine(product as never) as ProductEngine, pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
@@ -205,7 +205,7 @@ export function createApi(options: ApiOptions): Api {
       throw error;
     }
 
-    const { reservation } = await gate.admit(pass, product, true, headers, true);
+    const { reservation } = await gate.admit(pass, product, { reserveQuota: true, lenient: true }, headers);
     let answered = false;
     let signal: AbortSignal | undefined;
     try {

@@ -10,7 +10,7 @@ import { createDeadlineGroup } from '../lib/deadline.js';
 import type { IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
 import { quotaPeriodResetAt } from '../metering/calendar.js';
-import type { ConsumeOutcome, ConsumeRequest, Meter, QuotaState, RateState, Reservation } from '../metering/types.js';
+import type { ConsumeOutcome, ConsumeRequest, MeterHotPath, QuotaState, RateState, Reservation } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import type { ServiceGate } from '../products/service.js';
 import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.js';
@@ -19,7 +19,7 @@ import { createAuthenticator, hasKeyShape, type AuthenticatedKey } from './auth.
 export const DEFAULT_METER_TIMEOUT_MS = 2_000;
 
 export interface MeterGateOptions {
-  meter: Meter;
+  meter: MeterHotPath;
   now: () => number;
   onMeterError: 'deny' | 'allow';
   meterTimeoutMs: number;
@@ -34,6 +34,18 @@ export interface GatePass {
   key: AuthenticatedKey;
   /** False when the store failed and `onMeterError: 'allow'` let the request through unchecked. */
   metered: boolean;
+}
+
+/** How `admit` counts one request. */
+export interface AdmitOptions {
+  /** Reserve quota and record usage (a lookup); false counts the rate only (status routes, rejected input). */
+  reserveQuota: boolean;
+  /** Let `onMeterError: 'allow'` pass the request when the store fails (lookup routes); status and service routes always need the store. */
+  lenient: boolean;
+  /** The rate window counted: another key's (captcha's site key) instead of the caller's. @default the key's id */
+  rateKeyId?: string;
+  /** A batch: count `rate` requests and reserve `quota` units instead of one of each, all or none. */
+  units?: { rate: number; quota: number };
 }
 
 /** What `admit` let through: a quota unit to refund if the lookup fails, and the quota left. */
@@ -112,19 +124,11 @@ export function createMeterGate(options: MeterGateOptions) {
    * Count the request against the key's rate and, for a lookup, reserve one quota unit, in one
    * store call. Sets the limit headers; throws 429 when either limit is reached. Resolves with
    * the reservation to refund if the lookup then fails, and the quota after this call (both
-   * null when the request went through unmetered). `units` (a batch): count `rate` requests
-   * and reserve `quota` units instead of one of each, all or none.
+   * null when the request went through unmetered).
    */
-  function admit(
-    pass: GatePass,
-    product: ProductId,
-    reserveQuota: boolean,
-    headers: Headers,
-    lenient: boolean,
-    rateKeyId = pass.key.id,
-    units?: { rate: number; quota: number },
-  ): MaybePromise<Admission> {
+  function admit(pass: GatePass, product: ProductId, options: AdmitOptions, headers: Headers): MaybePromise<Admission> {
     if (!pass.metered) return UNMETERED;
+    const { reserveQuota, lenient, rateKeyId = pass.key.id, units } = options;
     const afterFailure = (error: unknown): Admission => {
       storeFailed(error, lenient);
       return UNMETERED;
@@ -163,7 +167,7 @@ export function createMeterGate(options: MeterGateOptions) {
    */
   async function countRejected(pass: GatePass, product: ProductId, headers: Headers): Promise<void> {
     try {
-      await admit(pass, product, false, headers, true);
+      await admit(pass, product, { reserveQuota: false, lenient: true }, headers);
     } catch (error) {
       if (isLookupError(error)) throw error;
     }
@@ -215,7 +219,7 @@ export function createMeterGate(options: MeterGateOptions) {
   function forService(product: ProductId): ServiceGate {
     return {
       resolve: async (token) => auth.resolve(token, product),
-      admit: async (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, reserveQuota, headers, false, rateKeyId),
+      admit: async (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, { reserveQuota, lenient: false, rateKeyId }, headers),
       refund,
       commit,
     };

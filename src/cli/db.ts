@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { createSqliteMeter } from '../metering/sqlite.js';
+import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
@@ -52,9 +52,9 @@ function resolveLeaseMs(): number | undefined {
 }
 
 /** The Redis stores, loaded only when asked for: ioredis is an optional peer dependency. */
-export async function loadRedis(): Promise<typeof import('../redis/index.js')> {
+export async function loadRedis(): Promise<typeof import('../metering/redis/index.js')> {
   try {
-    return await import('../redis/index.js');
+    return await import('../metering/redis/index.js');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes('ioredis')) {
       throw new CommandError('--redis needs the ioredis package: npm install ioredis', { cause: error });

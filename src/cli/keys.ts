@@ -5,7 +5,7 @@
  */
 import { hashKey, issueKeys, type IssuedKeys } from '../metering/keys.js';
 import { resolvePlan } from '../metering/plans.js';
-import type { KeyInfo, Meter } from '../metering/types.js';
+import type { KeyInfo, MeterAdmin, MeterHotPath } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
 import { withMeter } from './db.js';
@@ -86,7 +86,7 @@ async function createKeys(argv: string[]): Promise<number> {
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
 
-  const issued = await withMeter(values, { create: true }, async (meter) => {
+  const issued = await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
     await assertPlanExists(meter, plan, product);
     return issueKeys(meter, { product, plan, ipAllow });
   });
@@ -96,7 +96,7 @@ async function createKeys(argv: string[]): Promise<number> {
 }
 
 /** Checked here rather than left to the store, for a message that says where to look. */
-async function assertPlanExists(meter: Meter, slug: string, product: ProductId): Promise<void> {
+async function assertPlanExists(meter: MeterAdmin, slug: string, product: ProductId): Promise<void> {
   const plans = await meter.listPlans();
   if (resolvePlan(plans, slug, product)) return;
   const known = [...new Set(plans.filter((p) => p.product === '*' || p.product === product).map((p) => p.slug))];
@@ -136,7 +136,7 @@ async function listKeys(argv: string[]): Promise<number> {
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const keys = await withMeter(values, { create: false }, (meter) => meter.listKeys());
+  const keys = await withMeter(values, { create: false }, (meter: MeterAdmin) => meter.listKeys());
   if (values.json) {
     printJson(keys.map(keyToJson));
   } else if (keys.length === 0) {
@@ -173,7 +173,7 @@ async function revokeKey(argv: string[]): Promise<number> {
   const byId = /^[1-9]\d*$/.test(keyOrId);
   const target = byId ? keyOrId : hashKey(keyOrId);
 
-  const { before, revoked } = await withMeter(values, { create: false }, async (meter) => {
+  const { before, revoked } = await withMeter(values, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
     const before = byId ? (await meter.listKeys()).find((k) => k.id === keyOrId)?.status : (await meter.resolveKey(target))?.status;
     return { before, revoked: await meter.revokeKey(target) };
   });

@@ -4,7 +4,7 @@
  * server, because the store reads plans on every key lookup.
  */
 import { assertValidPlan } from '../metering/plans.js';
-import type { Plan } from '../metering/types.js';
+import type { MeterAdmin, Plan } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCommand, parseInteger, parseProduct, parseQuota } from './args.js';
 import { withMeter } from './db.js';
@@ -101,7 +101,7 @@ async function setPlan(argv: string[]): Promise<number> {
   }
   const scope = parseScope(values.product, values['all-products'], command);
 
-  const { rows, created } = await withMeter(values, { create: true }, async (meter) => {
+  const { rows, created } = await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
     const sameSlug = (await meter.listPlans()).filter((p) => p.slug === slug);
     // Every row is worked out before the first write, so a refused change writes nothing.
     const targets = planRowsToWrite(slug, scope, sameSlug, change, command);
@@ -182,7 +182,7 @@ async function listPlans(argv: string[]): Promise<number> {
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const plans = await withMeter(values, { create: false }, (meter) => meter.listPlans());
+  const plans = await withMeter(values, { create: false }, (meter: MeterAdmin) => meter.listPlans());
   if (values.json) {
     printJson(plans.map((p) => ({ slug: p.slug, product: p.product, rate_limit_per_minute: p.rateLimitPerMinute, monthly_quota: p.monthlyQuota })));
   } else if (plans.length === 0) {

@@ -9,10 +9,10 @@ import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
 import { bundledDataDir } from '../lib/datasets.js';
-import { createSqliteSingleUseStore } from '../metering/sqlite-single-use.js';
+import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
-import type { Meter } from '../metering/types.js';
+import type { MeterAdmin, SettingsStore } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
@@ -309,7 +309,7 @@ function resolvePort(flag: string | undefined, command: string): number {
  * First start (no bootstrap setting and no keys yet): create and print a starter key pair per
  * product. Later starts, or a database whose keys were made with `keys create`: only a count.
  */
-async function announceKeys(meter: Meter, where: string): Promise<void> {
+async function announceKeys(meter: MeterAdmin & SettingsStore, where: string): Promise<void> {
   const bootstrapped = (await meter.getSetting(BOOTSTRAP_SETTING)) !== null;
   const keys = await meter.listKeys();
   if (!bootstrapped && keys.length === 0) {
@@ -329,7 +329,7 @@ async function announceKeys(meter: Meter, where: string): Promise<void> {
  * collector, and secret keys have no place there.
  */
 /** captcha's starter pair is a site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`. */
-async function starterSiteKey(meter: Meter): Promise<IssuedKeys> {
+async function starterSiteKey(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys> {
   const created = await createSiteKey(meter, {});
   return { product: 'captcha', plan: created.plan, subscriptionId: created.subscriptionId, keys: [], secretKey: created.secretKey, publicKey: created.siteKey };
 }

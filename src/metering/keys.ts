@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import type { CreatedSubscription, KeyKind, Meter } from './types.js';
+import type { CreatedSubscription, KeyKind, MeterAdmin } from './types.js';
 
 /** Random characters after the product prefix: 32 base64url characters = 192 bits. */
 const KEY_RANDOM_BYTES = 24;
@@ -50,7 +50,7 @@ export interface IssuedKeys extends CreatedSubscription {
  * Create a subscription with a secret/public key pair. The plaintext keys exist only in the
  * returned object; the store receives their SHA-256 hashes and visible prefixes.
  */
-export async function issueKeys(meter: Meter, options: IssueKeysOptions): Promise<IssuedKeys> {
+export async function issueKeys(meter: MeterAdmin, options: IssueKeysOptions): Promise<IssuedKeys> {
   const plan = options.plan ?? 'starter';
   const secretKey = generateKey(options.product, 'secret');
   const publicKey = generateKey(options.product, 'public');

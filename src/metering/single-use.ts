@@ -1,10 +1,10 @@
 /**
  * Single-use ids (captcha challenge nonces and proof ids): each id can be consumed once while it
  * is live. Behind an interface like the meter's, so several instances can share one store
- * (sqlite on one machine now, Redis later); `consume` must be atomic across every process that
+ * (memory/, sqlite/ and redis/ beside this file); `consume` must be atomic across every process that
  * shares the store, so two parallel submits of one token never both pass.
  */
-import { invalidOption, SeclookupError } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import type { MaybePromise } from '../lib/outcome.js';
 
 export interface SingleUseStore {
@@ -24,30 +24,4 @@ export const MAX_SINGLE_USE_ID = 128;
 export function checkSingleUseId(id: string, expiresAt: number): void {
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_SINGLE_USE_ID) throw invalidOption(`single-use id must be 1 to ${MAX_SINGLE_USE_ID} characters`);
   if (!Number.isFinite(expiresAt)) throw invalidOption('single-use expiresAt must be a time in ms');
-}
-
-/** Consumed ids held in this process: for one instance, or tests. Expired entries are swept as new ones arrive. */
-export function createMemorySingleUseStore(): SingleUseStore {
-  const used = new Map<string, number>();
-  let closed = false;
-  let nextSweep = 0;
-  return {
-    consume(id, expiresAt, now) {
-      if (closed) throw new SeclookupError('store_failed', 'the single-use store is closed');
-      checkSingleUseId(id, expiresAt);
-      // Sweep at most once a second: O(entries), amortised over the inserts of that second.
-      if (now >= nextSweep) {
-        for (const [key, until] of used) if (until <= now) used.delete(key);
-        nextSweep = now + 1_000;
-      }
-      const until = used.get(id);
-      if (until !== undefined && until > now) return false;
-      used.set(id, expiresAt);
-      return true;
-    },
-    async close() {
-      closed = true;
-      used.clear();
-    },
-  };
 }

@@ -147,13 +147,13 @@ export interface UsageRow {
 }
 
 /**
- * Keys, plans, rate windows, monthly quotas and usage, behind an async interface so that a
- * shared store (Redis) can implement it. Implementations must make `consume` atomic: the rate
- * check, the rate increment, the quota reservation and its usage record happen as one step, so
- * concurrent calls never over-admit and a rate-limited call never holds quota. A lookup that
- * fails is refunded; one that succeeds needs no further write (one write per billed lookup).
+ * The meter's hot path, what the API's gate calls on every request: resolve the key, consume
+ * (rate and quota in one step), commit or refund the reservation. Implementations must make
+ * `consume` atomic: the rate check, the rate increment, the quota reservation and its usage
+ * record happen as one step, so concurrent calls never over-admit and a rate-limited call never
+ * holds quota. A lookup that fails is refunded; one that succeeds needs one commit.
  */
-export interface Meter {
+export interface MeterHotPath {
   /**
    * Find a key by its SHA-256 hash (lowercase hex). Revoked keys are returned with their status.
    * A store that answers from memory may answer synchronously (and throw synchronously): the
@@ -184,7 +184,10 @@ export interface Meter {
   commit(reservation: Reservation): MaybePromise<void>;
   /** Quota left for a subscription in the month of `now`, without consuming anything; expired leases are given back first. */
   quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState>;
+}
 
+/** The meter's administration, what operators and the CLI use: subscriptions, keys, plans, usage reports. */
+export interface MeterAdmin {
   createSubscription(input: NewSubscription): Promise<CreatedSubscription>;
   /**
    * More keys for an existing subscription (captcha: several site keys sharing one quota).
@@ -201,7 +204,10 @@ export interface Meter {
 
   /** Billed lookups per subscription, product and UTC day, optionally for one month (`YYYY-MM`); expired leases are given back first. */
   usage(period?: string): Promise<UsageRow[]>;
+}
 
+/** A small persistent key/value area beside the meter (captcha keeps its signing keys and site key settings there). */
+export interface SettingsStore {
   /** A small persistent key/value area for operator state (for example "first start done"). */
   getSetting(name: string): Promise<string | null>;
   setSetting(name: string, value: string): Promise<void>;
@@ -211,6 +217,13 @@ export interface Meter {
    * that was there). Two instances racing to create one thing (captcha's signing key) agree.
    */
   setSettingIfAbsent(name: string, value: string): Promise<string>;
+}
 
+/**
+ * Keys, plans, rate windows, monthly quotas, usage and settings, behind an async interface so
+ * that a shared store (Redis) can implement it: the three roles in one object, as every store
+ * (memory, SQLite, Redis) is. Code that needs one role takes only that role's type.
+ */
+export interface Meter extends MeterHotPath, MeterAdmin, SettingsStore {
   close(): Promise<void>;
 }

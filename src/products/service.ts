@@ -6,7 +6,7 @@
  */
 import type { IpAddress } from '../lib/ip.js';
 import type { SingleUseStore } from '../metering/single-use.js';
-import type { Meter, QuotaState, Reservation, ResolvedKey, ResolvedPlan } from '../metering/types.js';
+import type { MeterAdmin, QuotaState, Reservation, ResolvedKey, ResolvedPlan, SettingsStore } from '../metering/types.js';
 import type { QueryParams } from '../lib/query.js';
 import type { ErrorCode } from '../errors.js';
 import type { ProductId } from './catalog.js';
@@ -67,7 +67,7 @@ export interface ServiceLookup {
 
 /** What a service is built from, once per API. */
 export interface ServiceContext {
-  meter: Meter;
+  meter: MeterAdmin & SettingsStore;
   gate: ServiceGate;
   /** Consumed single-use ids (nonces, proof ids), shared by every instance on one store. */
   singleUse: SingleUseStore;

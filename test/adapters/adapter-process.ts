@@ -63,7 +63,7 @@ async function serve(variant: AdapterVariantName): Promise<void> {
   const [{ createApi }, { createLookup }, { createMemoryMeter }, { issueKeys }] = await Promise.all([
     import('../../src/api/create-api.js'),
     import('../../src/lookup.js'),
-    import('../../src/metering/memory.js'),
+    import('../../src/metering/memory/meter.js'),
     import('../../src/metering/keys.js'),
   ]);
   const meter = createMemoryMeter();

@@ -16,7 +16,7 @@ import { createApi } from '../../src/api/create-api.js';
 import type { Api, RequestLogEvent } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
 import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
 

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createMemoryMeter } from '../../src/metering/memory.js';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { LookupError } from '../../src/errors.js';
 import { PRODUCT_MODULES } from '../../src/products/registry.js';
 import { createLookup } from '../../src/lookup.js';

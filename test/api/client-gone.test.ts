@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../../src/api/types.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { createApiStack, FROZEN_NOW, type ApiStack } from './harness.js';
 

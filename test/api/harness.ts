@@ -7,7 +7,7 @@ import { createApi } from '../../src/api/create-api.js';
 import type { Api, ApiOptions, ApiRequest, RequestBody, RequestLogEvent } from '../../src/api/types.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import { issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter, Plan } from '../../src/metering/types.js';
 import type { ProductId } from '../../src/products/catalog.js';
 import { checkResponse } from '../openapi/check-response.js';

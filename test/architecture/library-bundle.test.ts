@@ -13,10 +13,10 @@ import { REPO_ROOT } from './import-graph.js';
  * period (calendar.ts); scamrisk's report store opens its SQLite file with the shared opener
  * (sqlite-file.ts). Anything else under src/metering/ in the bundle is the meter leaking in.
  */
-const METERING_HELPERS = ['src/metering/keys.ts', 'src/metering/calendar.ts', 'src/metering/sqlite-file.ts'];
+const METERING_HELPERS = ['src/metering/keys.ts', 'src/metering/calendar.ts', 'src/metering/sqlite/file.ts'];
 
 /** Folders that make up the server, none of which the library may load. */
-const SERVER_FOLDERS = ['src/api/', 'src/cli/', 'src/metering/', 'src/redis/', 'adapters/'];
+const SERVER_FOLDERS = ['src/api/', 'src/cli/', 'src/metering/', 'adapters/'];
 
 async function bundledInputs(entry: string): Promise<string[]> {
   const result = await build({

@@ -12,7 +12,7 @@ import { chromium, type Browser, type BrowserContextOptions, type Page } from 'p
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../../src/api/create-api.js';
 import { createLookup } from '../../src/lookup.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
 
 export const CHROMIUM = '/usr/bin/chromium';

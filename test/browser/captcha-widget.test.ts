@@ -21,7 +21,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../../src/api/create-api.js';
 import { createLookup } from '../../src/lookup.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { startDnsServer } from '../servers/dns-server.js';
 import { createTempDirs, runCliJson } from './harness.js';
 import { ServeProcess, running } from './serve-process.js';

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { startDnsServer, type Zone } from '../servers/dns-server.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';

@@ -13,7 +13,7 @@ import { createApi } from '../../src/api/create-api.js';
 import { ERROR_STATUS } from '../../src/errors.js';
 import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 import { PRODUCT_IDS, type ProductId } from '../../src/products/catalog.js';

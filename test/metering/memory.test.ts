@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryMeter } from '../../src/metering/memory.js';
-import { describeMeterConformance } from './store-conformance.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
+import { describeMeterConformance } from './conformance/index.js';
 
 describeMeterConformance('memory', async (options) => {
   const meter = createMemoryMeter(options);

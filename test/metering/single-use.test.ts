@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { createMemorySingleUseStore } from '../../src/metering/single-use.js';
-import { createSqliteSingleUseStore } from '../../src/metering/sqlite-single-use.js';
+import { createMemorySingleUseStore } from '../../src/metering/memory/single-use.js';
+import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { describeSingleUseStore } from './single-use-conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seclookup-single-use-'));

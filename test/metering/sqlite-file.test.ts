@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
-import { createSqliteSingleUseStore } from '../../src/metering/sqlite-single-use.js';
-import { isSeclookupSchema } from '../../src/metering/sqlite-file.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
+import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
+import { isSeclookupSchema } from '../../src/metering/sqlite/file.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
 import { createTempDirs } from '../cli/harness.js';
 

@@ -7,9 +7,9 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, issueKeys } from '../../src/metering/keys.js';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
-import { describeMeterConformance, T0 } from './store-conformance.js';
+import { describeMeterConformance, T0 } from './conformance/index.js';
 
 const run = promisify(execFile);
 
@@ -154,7 +154,7 @@ describe('createSqliteMeter', () => {
     const request = await requestFor(meter, sub.secretKey);
     await meter.close();
 
-    const moduleUrl = pathToFileURL(resolve('src/metering/sqlite.ts')).href;
+    const moduleUrl = pathToFileURL(resolve('src/metering/sqlite/meter.ts')).href;
     // Each child waits for a common start time, then sends 1,000 calls in bursts of 20 spread
     // over tens of milliseconds, so the two processes' transactions interleave.
     const child = `

@@ -7,7 +7,7 @@ import { httpGet } from '../../src/lib/http-get.js';
 import { createLookup } from '../../src/lookup.js';
 import { handshake } from '../../src/products/tls/handshake.js';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';

@@ -4,7 +4,7 @@ import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import type { AnyProductModule, ProductEngine } from '../../src/products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../../src/products/registry.js';
 import { createLookup } from '../../src/lookup.js';
-import { createMemoryMeter } from '../../src/metering/memory.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { issueKeys } from '../../src/metering/keys.js';
 
 const PRODUCTS_DIR = new URL('../../src/products/', import.meta.url);

@@ -14,7 +14,7 @@ import { CLI_PATH, cliEnv } from '../cli/harness.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
-import { createSqliteMeter } from '../../src/metering/sqlite.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
 
 const made: string[] = [];

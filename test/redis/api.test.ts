@@ -9,7 +9,7 @@ import { createLookup, type Lookup } from '../../src/lookup.js';
 import type { Meter } from '../../src/metering/types.js';
 import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
-import { createRedisMeter, createRedisSingleUseStore } from '../../src/redis/index.js';
+import { createRedisMeter, createRedisSingleUseStore } from '../../src/metering/redis/index.js';
 import type { ApiOptions } from '../../src/api/types.js';
 import { createApiStack, type ApiStack, type Reply } from '../api/harness.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';

@@ -4,10 +4,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { createRedisCache, createRedisMeter, createRedisSingleUseStore, redisClientOptions } from '../../src/redis/index.js';
+import { createRedisCache, createRedisMeter, createRedisSingleUseStore, redisClientOptions } from '../../src/metering/redis/index.js';
 import { cacheStoreConformance } from '../lib/cache-conformance.js';
 import { describeSingleUseStore } from '../metering/single-use-conformance.js';
-import { describeMeterConformance } from '../metering/store-conformance.js';
+import { describeMeterConformance } from '../metering/conformance/index.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 
 let server: RedisServer;

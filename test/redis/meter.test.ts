@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
-import { createRedisMeter, redisClientOptions, type RedisMeterOptions } from '../../src/redis/index.js';
+import { createRedisMeter, redisClientOptions, type RedisMeterOptions } from '../../src/metering/redis/index.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 
 let server: RedisServer;

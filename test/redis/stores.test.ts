@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createProductCache } from '../../src/lib/cache.js';
-import { createRedisCache, createRedisClient, createRedisSingleUseStore, redisClientOptions } from '../../src/redis/index.js';
+import { createRedisCache, createRedisClient, createRedisSingleUseStore, redisClientOptions } from '../../src/metering/redis/index.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 
 let server: RedisServer;

@@ -13,7 +13,7 @@
  * so tokens signed by them in the last few minutes fail once.
  */
 import { SeclookupError } from '../../errors.js';
-import type { Meter } from '../../metering/types.js';
+import type { SettingsStore } from '../../metering/types.js';
 import { unwrapKey, wrapKey, type OperatorSecret } from '../../lib/operator-secret.js';
 import { newSigningKey, type KeyRing, type SigningKey } from './signing.js';
 
@@ -82,7 +82,7 @@ function unwrapRing(secret: OperatorSecret, stored: readonly StoredKey[]): KeyRi
  * plaintext of an older version). The key that was current until now keeps verifying: its
  * `created_at` becomes the time it was retired.
  */
-export async function rotateSigningKey(meter: Meter, secret: OperatorSecret | null, now = Date.now()): Promise<{ kid: string; dropped: number }> {
+export async function rotateSigningKey(meter: SettingsStore, secret: OperatorSecret | null, now = Date.now()): Promise<{ kid: string; dropped: number }> {
   if (!secret) throw noSecret();
   const { wrapped: stored } = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
   const usable = stored.filter((k) => unwrapKey(secret, k.kid, k.wrapped) !== null);
@@ -98,7 +98,7 @@ export async function rotateSigningKey(meter: Meter, secret: OperatorSecret | nu
  * have: a key another instance just rotated in. Rejects with SeclookupError
  * `secret_unavailable` when `secret` is null or does not unwrap the store's current key.
  */
-export function createKeyRingSource(meter: Meter, secret: OperatorSecret | null, now: () => number = () => performance.now()): (kid?: string) => Promise<KeyRing> {
+export function createKeyRingSource(meter: SettingsStore, secret: OperatorSecret | null, now: () => number = () => performance.now()): (kid?: string) => Promise<KeyRing> {
   let ring: KeyRing | null = null;
   let readAt = 0;
   let pending: Promise<KeyRing> | null = null;

@@ -11,8 +11,11 @@ import { domainToASCII } from 'node:url';
 import { invalidOption } from '../../errors.js';
 import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
 import { generateKey, hashKey, visiblePrefix } from '../../metering/keys.js';
-import type { KeyInfo, Meter } from '../../metering/types.js';
+import type { KeyInfo, MeterAdmin, MeterHotPath, SettingsStore } from '../../metering/types.js';
 import { DEFAULT_RISK_POLICY, mergeRiskPolicy, riskPolicyOf, type RiskPolicy } from './risk-policy.js';
+
+/** The meter's roles site keys use: keys and settings, and `resolveKey` to find a site key by its key text. */
+export type SiteKeyStore = MeterAdmin & SettingsStore & Pick<MeterHotPath, 'resolveKey'>;
 
 /** A site key's settings, as stored. */
 export interface SiteKeyConfig {
@@ -98,7 +101,7 @@ export function normalizeDomains(domains: readonly string[]): string[] {
 }
 
 /** Create a site key (and its subscription, unless one is given). */
-export async function createSiteKey(meter: Meter, options: CreateSiteKeyOptions = {}): Promise<CreatedSiteKey> {
+export async function createSiteKey(meter: MeterAdmin & SettingsStore, options: CreateSiteKeyOptions = {}): Promise<CreatedSiteKey> {
   const domains = normalizeDomains(options.domains ?? []);
   const ipAllow = normalizeCidrs(options.ipAllow ?? []);
   const risk = mergeRiskPolicy({ ...DEFAULT_RISK_POLICY }, options.risk);
@@ -129,7 +132,7 @@ export async function createSiteKey(meter: Meter, options: CreateSiteKeyOptions 
 }
 
 /** A site key's settings by its public key's id, or null. */
-export async function readSiteKey(meter: Meter, publicKeyId: string): Promise<SiteKeyConfig | null> {
+export async function readSiteKey(meter: SettingsStore, publicKeyId: string): Promise<SiteKeyConfig | null> {
   const text = await meter.getSetting(SITEKEY_SETTING(publicKeyId));
   if (!text) return null;
   try {
@@ -140,7 +143,7 @@ export async function readSiteKey(meter: Meter, publicKeyId: string): Promise<Si
 }
 
 /** The public key id of the site key a secret key belongs to, or null. */
-export async function publicKeyIdOfSecret(meter: Meter, secretKeyId: string): Promise<string | null> {
+export async function publicKeyIdOfSecret(meter: SettingsStore, secretKeyId: string): Promise<string | null> {
   return meter.getSetting(SECRET_SETTING(secretKeyId));
 }
 
@@ -153,7 +156,7 @@ export interface SiteKeyListing extends SiteKeyConfig {
   risk: RiskPolicy;
 }
 
-export async function listSiteKeys(meter: Meter): Promise<SiteKeyListing[]> {
+export async function listSiteKeys(meter: MeterAdmin & SettingsStore): Promise<SiteKeyListing[]> {
   const keys = await meter.listKeys();
   const byId = new Map(keys.map((k) => [k.id, k]));
   const out: SiteKeyListing[] = [];
@@ -169,7 +172,7 @@ export async function listSiteKeys(meter: Meter): Promise<SiteKeyListing[]> {
 }
 
 /** Find a site key by its public key (the full `tf_pub_...` text) or the public key's id. */
-export async function findSiteKey(meter: Meter, keyOrId: string): Promise<SiteKeyConfig | null> {
+export async function findSiteKey(meter: SiteKeyStore, keyOrId: string): Promise<SiteKeyConfig | null> {
   const text = keyOrId.trim();
   if (/^[1-9]\d*$/.test(text)) return readSiteKey(meter, text);
   if (!text.startsWith('tf_pub_')) return null;
@@ -185,7 +188,7 @@ export interface SiteKeyChanges {
   risk?: Partial<RiskPolicy>;
 }
 
-export async function updateSiteKey(meter: Meter, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
+export async function updateSiteKey(meter: SiteKeyStore, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
   const config = await findSiteKey(meter, keyOrId);
   if (!config) throw invalidOption(`no site key ${JSON.stringify(keyOrId)} (give the tf_pub_ key or its id; see seclookup sitekeys list)`);
   const next: SiteKeyConfig = {
@@ -200,7 +203,7 @@ export async function updateSiteKey(meter: Meter, keyOrId: string, changes: Site
 }
 
 /** Revoke both keys of a site key. Returns its settings, or null when there is no such site key. */
-export async function revokeSiteKey(meter: Meter, keyOrId: string): Promise<SiteKeyConfig | null> {
+export async function revokeSiteKey(meter: SiteKeyStore, keyOrId: string): Promise<SiteKeyConfig | null> {
   const config = await findSiteKey(meter, keyOrId);
   if (!config) return null;
   await meter.revokeKey(config.publicKeyId);

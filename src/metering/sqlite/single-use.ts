@@ -4,9 +4,9 @@
  * so two processes racing for one id cannot both win.
  */
 import type Database from 'better-sqlite3';
-import { SeclookupError } from '../errors.js';
-import { openSeclookupDatabase } from './sqlite-file.js';
-import { checkSingleUseId, type SingleUseStore } from './single-use.js';
+import { SeclookupError } from '../../errors.js';
+import { openSeclookupDatabase } from './file.js';
+import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 
 /** Expired rows are deleted every this many inserts (and at open). */
 const PURGE_EVERY = 1_000;

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { SeclookupError, invalidOption } from '../errors.js';
-import { DEFAULT_PLANS, resolvePlan } from './plans.js';
-import { openSeclookupDatabase } from './sqlite-file.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
+import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
+import { openSeclookupDatabase } from './file.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -23,8 +23,8 @@ import {
   snapshotQuota,
   validateNewKeys,
   validateSubscription,
-} from './store-logic.js';
-import type { ProductId } from '../products/catalog.js';
+} from '../store-logic.js';
+import type { ProductId } from '../../products/catalog.js';
 import type {
   ConsumeOutcome,
   ConsumeRequest,
@@ -40,9 +40,9 @@ import type {
   Reservation,
   ResolvedKey,
   UsageRow,
-} from './types.js';
+} from '../types.js';
 
-export type { Meter } from './types.js';
+export type { Meter, MeterAdmin, MeterHotPath, SettingsStore } from '../types.js';
 
 export interface SqliteMeterOptions {
   /** The plan table seeded into a database whose plans table is empty. @default DEFAULT_PLANS */

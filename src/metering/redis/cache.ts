@@ -3,8 +3,8 @@
  * time beside them (checked on read against `now`, so a given clock drives expiry exactly as
  * in the memory store), and a Redis expiry (PX) that removes them for good.
  */
-import { SeclookupError, invalidOption } from '../errors.js';
-import type { CacheStore } from '../lib/cache.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
+import type { CacheStore } from '../../lib/cache.js';
 import { closeConnection, openConnection, toStoreError, whenReady, type RedisClient, type RedisConnectionOptions } from './client.js';
 
 export interface RedisCacheOptions extends RedisConnectionOptions {

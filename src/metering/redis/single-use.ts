@@ -3,8 +3,8 @@
  * instance. One script per call (GET, then SET ... PX) decides atomically inside Redis, so two
  * instances racing for one id cannot both win.
  */
-import { SeclookupError, invalidOption } from '../errors.js';
-import { checkSingleUseId, type SingleUseStore } from '../metering/single-use.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
+import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 import { closeConnection, loadScripts, openConnection, runScript, toStoreError, whenReady, type RedisClient, type RedisConnectionOptions } from './client.js';
 import { CONSUME_ONCE } from './scripts.js';
 

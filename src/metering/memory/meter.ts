@@ -3,8 +3,8 @@
  * accept losing counters on restart. Every method runs synchronously inside its promise, so
  * `consume` is atomic by construction.
  */
-import { DEFAULT_PLANS, resolvePlan } from './plans.js';
-import { SeclookupError, invalidOption } from '../errors.js';
+import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -21,8 +21,8 @@ import {
   validateSubscription,
   type QuotaEntry,
   type RateEntry,
-} from './store-logic.js';
-import type { ProductId } from '../products/catalog.js';
+} from '../store-logic.js';
+import type { ProductId } from '../../products/catalog.js';
 import type {
   ConsumeOutcome,
   ConsumeRequest,
@@ -37,7 +37,7 @@ import type {
   QuotaState,
   Reservation,
   UsageRow,
-} from './types.js';
+} from '../types.js';
 
 export interface MemoryMeterOptions {
   /** The starting plan table. @default DEFAULT_PLANS */

@@ -2,7 +2,7 @@
  * A Meter on Redis, shared by every seclookup instance that points at the same Redis: keys,
  * plans, settings, rate windows, monthly quotas and usage all live there, so limits hold
  * across instances. The rules are the other stores' (src/metering/store-logic.ts); the
- * atomic step is one Lua script per call (src/redis/scripts.ts).
+ * atomic step is one Lua script per call (scripts.ts beside this file).
  *
  * Key layout (prefix `seclookup:` by default). Admin records share the hash tag `{admin}`,
  * one subscription's counters the tag `{sub:<id>}`, so every script touches one Cluster slot:
@@ -22,9 +22,9 @@
  *                                   reservations not yet committed or refunded
  */
 import { randomBytes } from 'node:crypto';
-import { SeclookupError, invalidOption } from '../errors.js';
-import { quotaPeriod, quotaPeriodResetAt, rateWindow, usageDay } from '../metering/calendar.js';
-import { DEFAULT_PLANS, resolvePlan } from '../metering/plans.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
+import { quotaPeriod, quotaPeriodResetAt, rateWindow, usageDay } from '../calendar.js';
+import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
 import {
   assertStorablePlan,
   assertValidPeriod,
@@ -41,8 +41,8 @@ import {
   validateSubscription,
   type QuotaEntry,
   type RateEntry,
-} from '../metering/store-logic.js';
-import type { ProductId } from '../products/catalog.js';
+} from '../store-logic.js';
+import type { ProductId } from '../../products/catalog.js';
 import type {
   ConsumeOutcome,
   ConsumeRequest,
@@ -57,7 +57,7 @@ import type {
   Reservation,
   ResolvedKey,
   UsageRow,
-} from '../metering/types.js';
+} from '../types.js';
 import {
   closeConnection,
   loadScripts,

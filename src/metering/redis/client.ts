@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
-import { SeclookupError, invalidOption } from '../errors.js';
+import { SeclookupError, invalidOption } from '../../errors.js';
 
 /** A standalone connection or a Cluster; the stores use only what both offer. */
 export type RedisClient = Redis | Cluster;

@@ -80,7 +80,10 @@ export function answerClientError(api: Api, error: Error, socket: Socket): void 
 /** Answer an `Expect` other than 100-continue (Node's `checkExpectation`) with 417 in the envelope. */
 export function answerExpectationFailed(api: Api, req: IncomingMessage, res: ServerResponse): void {
   track(req, res);
-  const response = api.refuse('expectation_failed', 'the only supported Expect is 100-continue', { method: req.method, remoteAddress: req.socket.remoteAddress });
+  const response = api.refuse('expectation_failed', 'the only supported Expect is 100-continue', {
+    method: req.method,
+    remoteAddress: req.socket.remoteAddress,
+  });
   // The body was never read, so the connection cannot carry another request; the close lingers.
   lingerAfterResponse(res);
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });
@@ -107,7 +110,10 @@ export function answerConnectRequests(server: Server | HttpsServer, api: Api): v
     socket.on('error', () => socket.destroy());
     afterFinished(connections.get(socket)?.last, () => {
       if (!socket.writable) return void socket.destroy();
-      const response = api.refuse('method_not_allowed', 'CONNECT is not supported: this server is not a proxy', { method: req.method, remoteAddress: socket.remoteAddress });
+      const response = api.refuse('method_not_allowed', 'CONNECT is not supported: this server is not a proxy', {
+        method: req.method,
+        remoteAddress: socket.remoteAddress,
+      });
       response.headers.allow = CONNECT_ALLOW;
       socket.write(httpMessage(response));
       // Whatever the client sends after its CONNECT (tunnel bytes it did not wait to send) is discarded, not reset.

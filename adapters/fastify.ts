@@ -18,7 +18,13 @@ export interface SeclookupFastifyOptions {
  */
 async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
   const turn = cork.arrival();
-  const response = await api.handle(withClientGoneSignal({ method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress }, request.raw, reply.raw));
+  const response = await api.handle(
+    withClientGoneSignal(
+      { method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress },
+      request.raw,
+      reply.raw,
+    ),
+  );
   cork.send(turn, () => {
     try {
       // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.
@@ -58,7 +64,9 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
 
   // Hand the untouched body stream to the core, which applies its own size cap and parsing.
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void) => done(null, payload));
+  fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void) =>
+    done(null, payload),
+  );
 
   // Lets seclookupClientErrors() write the answers still owed before a parse error's answer.
   trackResponses(fastify.server);

@@ -62,7 +62,13 @@ export function writeCrash(res: ServerResponse): void {
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
   const cork = createTurnCork();
   return (req, res) =>
-    serveRequest(api, cork, res, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: req, remoteAddress: req.socket.remoteAddress });
+    serveRequest(api, cork, res, {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      body: req,
+      remoteAddress: req.socket.remoteAddress,
+    });
 }
 
 export { handleClientErrors } from './client-errors.js';

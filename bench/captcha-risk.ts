@@ -28,7 +28,10 @@ function summary(values: number[]): string {
 
 async function main(): Promise<void> {
   const site = await startCaptchaSite();
-  const lines = ['| risk level (score) | pow difficulty x count | expected SHA-256 | solve in the Worker, median (min-max) | click to proof, median (min-max) |', '|---|---|---:|---|---|'];
+  const lines = [
+    '| risk level (score) | pow difficulty x count | expected SHA-256 | solve in the Worker, median (min-max) | click to proof, median (min-max) |',
+    '|---|---|---:|---|---|',
+  ];
   try {
     for (const browser of BROWSERS) {
       // The limit off: only the solve is measured here.
@@ -41,7 +44,8 @@ async function main(): Promise<void> {
         // A person's pause before clicking: the "too fast" signal would move the medium browser to high.
         const solved = await site.solve(page, key.siteKey, { timeoutMs: 120_000, pauseMs: 500 });
         const params = solved.challenge.params as { difficulty: number; count: number };
-        if (solved.verify.risk_level !== browser.level) throw new Error(`expected risk level ${browser.level}, the server saw ${String(solved.verify.risk_level)}`);
+        if (solved.verify.risk_level !== browser.level)
+          throw new Error(`expected risk level ${browser.level}, the server saw ${String(solved.verify.risk_level)}`);
         shown = `| ${browser.level} (${String(solved.verify.risk_score)}) | ${params.difficulty} x ${params.count} | ${(params.count * 2 ** params.difficulty).toLocaleString('en-US')} `;
         solves.push(solved.solveMs);
         clicks.push(solved.clickToProofMs);

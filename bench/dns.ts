@@ -28,12 +28,7 @@ export async function run(): Promise<BenchRow[]> {
     const node = new Resolver({ timeout: 2_000, tries: 2 });
     node.setServers([server.address]);
     const cold = createDnsResolver({ servers: [server.address], cache: { maxEntries: 0 } });
-    return [
-      await coldVersusNode(cold, node),
-      await coldLatency(cold, node),
-      await cachedResolves(server),
-      await singleFlight(server),
-    ];
+    return [await coldVersusNode(cold, node), await coldLatency(cold, node), await cachedResolves(server), await singleFlight(server)];
   } finally {
     await server.close();
   }
@@ -99,7 +94,10 @@ async function cachedResolves(server: DnsTestServer): Promise<BenchRow> {
     best = Math.max(best, await measureAsync((i) => dns.resolve(NAMES[i & (NAMES.length - 1)], 'A'), { durationMs: 1_000, batch: 1_000, warmupBatches: 10 }));
   }
   if (server.total() !== before) throw new Error(`cached resolve bench is not cached: ${server.total() - before} upstream queries`);
-  return absoluteRow({ suite: SUITE, case: `cached resolve(), ${NAMES.length.toLocaleString('en-US')} names, default cache`, opsPerSec: best, target: '(info)' }, 0);
+  return absoluteRow(
+    { suite: SUITE, case: `cached resolve(), ${NAMES.length.toLocaleString('en-US')} names, default cache`, opsPerSec: best, target: '(info)' },
+    0,
+  );
 }
 
 /** Row 4: single-flight, read from the server's own counter. */

@@ -30,7 +30,9 @@ const report = await runFuzz({
   concurrency: Number(values.concurrency),
   filter: values.filter,
   onRoute: (row) => {
-    console.log(`${row.route.padEnd(40)} ${String(row.requests).padStart(8)} ${String(row.internalErrors).padStart(5)} ${String(row.hangs).padStart(5)}  ${statuses(row)}`);
+    console.log(
+      `${row.route.padEnd(40)} ${String(row.requests).padStart(8)} ${String(row.internalErrors).padStart(5)} ${String(row.hangs).padStart(5)}  ${statuses(row)}`,
+    );
     for (const example of row.examples) console.log(`    ${example}`);
   },
 });

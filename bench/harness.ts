@@ -72,7 +72,12 @@ export async function measureAsync(fn: (i: number) => Promise<unknown>, options:
  * Measure a candidate and its baseline alternately, several rounds each, and keep each one's
  * best round: interleaving cancels most of the drift of a shared, noisy machine.
  */
-export function compare(candidate: (i: number) => unknown, baseline: (i: number) => unknown, rounds = 3, options: MeasureOptions = {}): { candidate: number; baseline: number } {
+export function compare(
+  candidate: (i: number) => unknown,
+  baseline: (i: number) => unknown,
+  rounds = 3,
+  options: MeasureOptions = {},
+): { candidate: number; baseline: number } {
   let best = { candidate: 0, baseline: 0 };
   for (let r = 0; r < rounds; r++) {
     best = {

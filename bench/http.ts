@@ -56,7 +56,14 @@ interface CannonResult {
   non2xx: number;
   '2xx': number;
 }
-type Autocannon = (options: { url: string; connections: number; duration: number; headers?: Record<string, string>; method?: string; body?: string }) => Promise<CannonResult>;
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers?: Record<string, string>;
+  method?: string;
+  body?: string;
+}) => Promise<CannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 interface Target {
@@ -103,7 +110,13 @@ function startServer(adapter: Adapter, mode: Mode, children: ChildProcess[], met
  * `dir/requests.log`, the way an operator runs it. The key comes from the CLI too: an unlimited
  * plan, as in http-server.mjs, so the bench never reaches a limit.
  */
-function startServe(dir: string, extraArgs: string[], children: ChildProcess[], lookup: ServeLookup = { product: 'useragent', path: PATH }, redisUrl?: string): Promise<Target & { logFile: string }> {
+function startServe(
+  dir: string,
+  extraArgs: string[],
+  children: ChildProcess[],
+  lookup: ServeLookup = { product: 'useragent', path: PATH },
+  redisUrl?: string,
+): Promise<Target & { logFile: string }> {
   const db = join(dir, 'serve.db');
   const logFile = join(dir, 'requests.log');
   const store = redisUrl ? ['--redis', redisUrl] : ['--db', db];
@@ -111,7 +124,9 @@ function startServe(dir: string, extraArgs: string[], children: ChildProcess[], 
   cli(['plans', 'set', 'bench', '--all-products', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
   const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', lookup.product, '--plan', 'bench', '--json'])) as { secret_key: string };
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...(redisUrl ? ['--redis', redisUrl] : []), ...extraArgs], { stdio: ['ignore', log, 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, ...(redisUrl ? ['--redis', redisUrl] : []), ...extraArgs], {
+    stdio: ['ignore', log, 'pipe'],
+  });
   closeSync(log);
   children.push(child);
   let errors = '';
@@ -184,15 +199,15 @@ async function benchAdapter(adapter: Adapter): Promise<BenchRow[]> {
       for (const meter of ['sqlite', 'memory'] as const) {
         rows.push(
           ratioRow(
-          {
-            suite: 'http',
-            case: `${adapter}: GET /v1/useragent/lookup, warm UA cache, ${meter} meter, ${connections} connections`,
-            baseline: `bare ${adapter} hello JSON`,
-            opsPerSec: best[meter],
-            baselineOpsPerSec: best.bare,
-            target: goal ? `>= ${MIN_RATIO.toFixed(2)}x` : '(info: latency-bound)',
-          },
-          goal ? MIN_RATIO : 0,
+            {
+              suite: 'http',
+              case: `${adapter}: GET /v1/useragent/lookup, warm UA cache, ${meter} meter, ${connections} connections`,
+              baseline: `bare ${adapter} hello JSON`,
+              opsPerSec: best[meter],
+              baselineOpsPerSec: best.bare,
+              target: goal ? `>= ${MIN_RATIO.toFixed(2)}x` : '(info: latency-bound)',
+            },
+            goal ? MIN_RATIO : 0,
           ),
         );
       }
@@ -249,13 +264,16 @@ async function benchServe(): Promise<BenchRow[]> {
     if (counted < withMetrics.answered) throw new Error(`seclookup serve --metrics counted ${counted} lookups but answered ${withMetrics.answered}`);
     // SIGTERM flushes the log: every answered request must have its line, or the row measured a log that was dropped.
     await stopAll(children);
-    const lines = readFileSync(withLog.logFile, 'utf8').split('\n').filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
+    const lines = readFileSync(withLog.logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"route":"/v1/useragent/lookup"')).length;
     if (lines < withLog.answered) throw new Error(`seclookup serve logged ${lines} lookups but answered ${withLog.answered}`);
     // The pwbreach log has its lines, and neither the password nor its hash.
     const pwbreachLog = readFileSync(pwbreach.logFile, 'utf8');
     const pwbreachLines = pwbreachLog.split('\n').filter((line) => line.includes('"route":"/v1/pwbreach/lookup","product":"pwbreach","status":200')).length;
     if (pwbreachLines < pwbreach.answered) throw new Error(`seclookup serve logged ${pwbreachLines} pwbreach lookups but answered ${pwbreach.answered}`);
-    if (pwbreachLog.includes(PWBREACH_PASSWORD) || pwbreachLog.toUpperCase().includes(PWBREACH_SHA1.slice(5))) throw new Error('the pwbreach request log holds the password or its hash');
+    if (pwbreachLog.includes(PWBREACH_PASSWORD) || pwbreachLog.toUpperCase().includes(PWBREACH_SHA1.slice(5)))
+      throw new Error('the pwbreach request log holds the password or its hash');
     const row = (what: string, opsPerSec: number, goal: boolean, baseline = { name: 'bare node hello JSON', opsPerSec: best.bare }) =>
       ratioRow(
         {
@@ -329,7 +347,8 @@ export async function runServeRedis(): Promise<BenchRow[]> {
     const pairA = await startServe(dir('redis-a'), [], children, undefined, redis.url(2));
     const pairB = await startServe(dir('redis-b'), [], children, undefined, redis.url(2));
     const { connections } = LOADS[0];
-    const pair = async (seconds: number) => (await Promise.all([load(pairA, connections / 2, seconds), load(pairB, connections / 2, seconds)])).reduce((a, b) => a + b, 0);
+    const pair = async (seconds: number) =>
+      (await Promise.all([load(pairA, connections / 2, seconds), load(pairB, connections / 2, seconds)])).reduce((a, b) => a + b, 0);
     for (const target of [sqlite, one]) await load(target, connections, WARMUP_SECONDS);
     await pair(WARMUP_SECONDS);
     const best = { sqlite: 0, one: 0, two: 0 };
@@ -339,7 +358,17 @@ export async function runServeRedis(): Promise<BenchRow[]> {
       best.two = Math.max(best.two, await pair(ROUND_SECONDS));
     }
     const row = (what: string, opsPerSec: number) =>
-      ratioRow({ suite: 'http', case: `seclookup serve --redis: ${what}, GET /v1/useragent/lookup, request log on, ${connections} connections`, baseline: 'one seclookup serve on its SQLite file', opsPerSec, baselineOpsPerSec: best.sqlite, target: '(info)' }, 0);
+      ratioRow(
+        {
+          suite: 'http',
+          case: `seclookup serve --redis: ${what}, GET /v1/useragent/lookup, request log on, ${connections} connections`,
+          baseline: 'one seclookup serve on its SQLite file',
+          opsPerSec,
+          baselineOpsPerSec: best.sqlite,
+          target: '(info)',
+        },
+        0,
+      );
     return [row('one instance', best.one), row('two instances on one Redis (load split, answers summed)', best.two)];
   } finally {
     await stopAll(children);

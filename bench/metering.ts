@@ -58,7 +58,10 @@ async function measureStore(store: string, meter: Meter, concurrentTarget: numbe
     infoRow(`${store} consume, one call at a time`, sequential),
     concurrentTarget === null
       ? infoRow(concurrentCase, concurrent)
-      : absoluteRow({ suite: SUITE, case: concurrentCase, opsPerSec: concurrent, target: `>= ${concurrentTarget.toLocaleString('en-US')}/s` }, concurrentTarget),
+      : absoluteRow(
+          { suite: SUITE, case: concurrentCase, opsPerSec: concurrent, target: `>= ${concurrentTarget.toLocaleString('en-US')}/s` },
+          concurrentTarget,
+        ),
     infoRow(`${store} consume, ${CONCURRENCY} concurrent on one key`, hotKey),
   ];
 }
@@ -90,7 +93,15 @@ export async function benchRequests(meter: Meter): Promise<ConsumeRequest[]> {
       keys: [{ kind: 'secret', hash: hashKey(`bench-key-${k}`), prefix: 'ua_sec_bench' }],
     });
     const keyId = created.keys[0].id;
-    requests.push({ keyId, subscriptionId: created.subscriptionId, product: 'useragent', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null, reserveQuota: true, now });
+    requests.push({
+      keyId,
+      subscriptionId: created.subscriptionId,
+      product: 'useragent',
+      rateLimitPerMinute: 1_000_000_000,
+      monthlyQuota: null,
+      reserveQuota: true,
+      now,
+    });
   }
   return requests;
 }

@@ -41,7 +41,19 @@ export async function run(): Promise<BenchRow[]> {
       const redisOps = await measureConsume(redis, redisRequests, inFlight);
       const sqliteOps = await measureConsume(sqlite, sqliteRequests, inFlight);
       const label = inFlight === 1 ? 'one call at a time' : `${inFlight} in flight over ${KEYS} keys (pipelined)`;
-      rows.push(ratioRow({ suite: SUITE, case: `redis meter consume, ${label}`, baseline: 'sqlite meter, same load', opsPerSec: redisOps, baselineOpsPerSec: sqliteOps, target: '(info)' }, 0));
+      rows.push(
+        ratioRow(
+          {
+            suite: SUITE,
+            case: `redis meter consume, ${label}`,
+            baseline: 'sqlite meter, same load',
+            opsPerSec: redisOps,
+            baselineOpsPerSec: sqliteOps,
+            target: '(info)',
+          },
+          0,
+        ),
+      );
     }
     rows.push(...(await roundTrips(redis, sent, server.command)));
     return rows;
@@ -78,7 +90,15 @@ async function roundTrips(meter: Meter, sent: { count: number }, command: (...ar
   const hash = hashKey('bench-key-0');
   const key = await meter.resolveKey(hash);
   if (!key?.plan) throw new Error('bench key missing');
-  const request: ConsumeRequest = { keyId: key.id, subscriptionId: key.subscriptionId, product: key.product, rateLimitPerMinute: key.plan.rateLimitPerMinute, monthlyQuota: key.plan.monthlyQuota, reserveQuota: true, now: Date.now() };
+  const request: ConsumeRequest = {
+    keyId: key.id,
+    subscriptionId: key.subscriptionId,
+    product: key.product,
+    rateLimitPerMinute: key.plan.rateLimitPerMinute,
+    monthlyQuota: key.plan.monthlyQuota,
+    reserveQuota: true,
+    now: Date.now(),
+  };
   const stats = async () => {
     const info = await command('INFO', 'all');
     const evalsha = Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
@@ -96,11 +116,30 @@ async function roundTrips(meter: Meter, sent: { count: number }, command: (...ar
   const evalshaPerRequest = (after.evalsha - before.evalsha) / HOT_PATH_CALLS;
   // The INFO call between the two readings is the one command not from the meter.
   const insideScript = (after.total - before.total - 1) / HOT_PATH_CALLS - evalshaPerRequest;
-  console.error(`redis hot path: ${perRequest} commands sent per request, ${evalshaPerRequest} EVALSHA per request, ${insideScript.toFixed(1)} commands run inside the script per consume`);
+  console.error(
+    `redis hot path: ${perRequest} commands sent per request, ${evalshaPerRequest} EVALSHA per request, ${insideScript.toFixed(1)} commands run inside the script per consume`,
+  );
   return [
-    { ...absoluteRow({ suite: SUITE, case: 'redis round trips per request (resolveKey from memory + consume), client count', opsPerSec: perRequest, target: '<= 1 (goal: one)' }, 0), met: perRequest <= 1 },
-    { ...absoluteRow({ suite: SUITE, case: 'redis EVALSHA per request, server count (INFO commandstats)', opsPerSec: evalshaPerRequest, target: '1' }, 0), met: evalshaPerRequest === 1 },
-    absoluteRow({ suite: SUITE, case: `redis commands run inside the consume script per call (${insideScript.toFixed(1)})`, opsPerSec: insideScript, target: '(info)' }, 0),
+    {
+      ...absoluteRow(
+        {
+          suite: SUITE,
+          case: 'redis round trips per request (resolveKey from memory + consume), client count',
+          opsPerSec: perRequest,
+          target: '<= 1 (goal: one)',
+        },
+        0,
+      ),
+      met: perRequest <= 1,
+    },
+    {
+      ...absoluteRow({ suite: SUITE, case: 'redis EVALSHA per request, server count (INFO commandstats)', opsPerSec: evalshaPerRequest, target: '1' }, 0),
+      met: evalshaPerRequest === 1,
+    },
+    absoluteRow(
+      { suite: SUITE, case: `redis commands run inside the consume script per call (${insideScript.toFixed(1)})`, opsPerSec: insideScript, target: '(info)' },
+      0,
+    ),
   ];
 }
 
@@ -114,4 +153,3 @@ function countCommands(client: Redis): { count: number } {
   }) as Redis['sendCommand'];
   return counter;
 }
-

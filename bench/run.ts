@@ -40,8 +40,9 @@ function formatOps(ops: number | null): string {
 
 function toMarkdown(rows: BenchRow[]): string {
   const header = '| suite | case | baseline | ops/s | baseline ops/s | ratio | target | met |\n|---|---|---|---:|---:|---:|---|---|';
-  const lines = rows.map((r) =>
-    `| ${r.suite} | ${r.case} | ${r.baseline || '-'} | ${formatOps(r.opsPerSec)} | ${formatOps(r.baselineOpsPerSec)} | ${r.ratio === null ? '-' : r.ratio.toFixed(2) + 'x'} | ${r.target} | ${r.met ? 'yes' : 'NO'} |`,
+  const lines = rows.map(
+    (r) =>
+      `| ${r.suite} | ${r.case} | ${r.baseline || '-'} | ${formatOps(r.opsPerSec)} | ${formatOps(r.baselineOpsPerSec)} | ${r.ratio === null ? '-' : r.ratio.toFixed(2) + 'x'} | ${r.target} | ${r.met ? 'yes' : 'NO'} |`,
   );
   return [header, ...lines].join('\n');
 }

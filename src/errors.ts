@@ -176,7 +176,18 @@ export class SeclookupError extends Error {
   }
 }
 
-const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>(['invalid_option', 'dataset_missing', 'dataset_invalid', 'timeout', 'store_failed', 'foreign_database', 'secret_unavailable', 'upstream_failed', 'target_refused', 'name_not_found']);
+const SECLOOKUP_ERROR_CODES: ReadonlySet<string> = new Set<SeclookupErrorCode>([
+  'invalid_option',
+  'dataset_missing',
+  'dataset_invalid',
+  'timeout',
+  'store_failed',
+  'foreign_database',
+  'secret_unavailable',
+  'upstream_failed',
+  'target_refused',
+  'name_not_found',
+]);
 
 /** An error of seclookup's with a stable `code`: a SeclookupError, or a configuration TypeError. */
 export function isSeclookupError(value: unknown, code?: SeclookupErrorCode): value is Error & { code: SeclookupErrorCode } {

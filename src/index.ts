@@ -45,7 +45,17 @@ export { PRODUCTS, PRODUCT_IDS, SCAMRISK_TYPES, isProductId } from './products/c
 export type { ProductId, ProductInfo } from './products/catalog.js';
 export { PRODUCT_MODULES, BUILT_PRODUCT_IDS, isBuiltProduct } from './products/registry.js';
 export type { BuiltProductId } from './products/registry.js';
-export type { ProductModule, EngineContext, ProductCli, ProductSetting, ProductDataset, DatasetUpdateOptions, DatasetUpdateReport, DatasetImportOptions, ImportProgress } from './products/module.js';
+export type {
+  ProductModule,
+  EngineContext,
+  ProductCli,
+  ProductSetting,
+  ProductDataset,
+  DatasetUpdateOptions,
+  DatasetUpdateReport,
+  DatasetImportOptions,
+  ImportProgress,
+} from './products/module.js';
 export type { LookupRoute, ExtraRoute, RouteInput } from './products/route.js';
 export type { UserAgentResult, UserAgentEngineOptions } from './products/useragent/types.js';
 export type { UserAgentEngine } from './products/useragent/engine.js';
@@ -53,17 +63,43 @@ export type { WebhookIpEngine, WebhookIpQuery } from './products/webhookip/engin
 export type { WebhookIpEngineOptions } from './products/webhookip/index.js';
 export type { EmailAuthResult, EmailAuthEngineOptions, SpfResult, DkimResult, DkimSelector, DmarcResult } from './products/emailauth/types.js';
 export type { EmailAuthEngine } from './products/emailauth/engine.js';
-export type { DnsblResult, DnsblListing, DnsblFailedZone, DnsblFailureReason, DnsblEngineOptions, DnsblOptions, DnsblZone, DnsblCode, DnsblZonesDataset } from './products/dnsbl/types.js';
+export type {
+  DnsblResult,
+  DnsblListing,
+  DnsblFailedZone,
+  DnsblFailureReason,
+  DnsblEngineOptions,
+  DnsblOptions,
+  DnsblZone,
+  DnsblCode,
+  DnsblZonesDataset,
+} from './products/dnsbl/types.js';
 export type { DnsblEngine, DnsblQuery } from './products/dnsbl/engine.js';
 export type { TlsResult, TlsOptions, TlsEngineOptions } from './products/tls/types.js';
 export type { TlsEngine } from './products/tls/engine.js';
 export type { TlsTarget } from './products/tls/target.js';
 export type { AsnEngine, AsnResult, AsnRecord, AsnNetworkType, AsnEngineOptions, AsnCymruOptions, AsnSourceInfo, AsnIndexInfo } from './products/asn/types.js';
-export type { EmailValResult, EmailValEngineOptions, EmailRisk, EmailRiskLevel, EmailRiskReason, EmailFormatReason, EmailMxReason } from './products/emailval/types.js';
+export type {
+  EmailValResult,
+  EmailValEngineOptions,
+  EmailRisk,
+  EmailRiskLevel,
+  EmailRiskReason,
+  EmailFormatReason,
+  EmailMxReason,
+} from './products/emailval/types.js';
 export type { EmailValEngine } from './products/emailval/engine.js';
 export type { WhoisResult, WhoisSource, WhoisEngineOptions, RdapBootstrap } from './products/whois/types.js';
 export type { WhoisEngine, WhoisQuery } from './products/whois/engine.js';
-export type { DomainRepResult, DomainRepSignal, DomainRepSignalCode, DomainRepLevel, DomainRepEngineOptions, DomainZone, DomainZoneCode } from './products/domainrep/types.js';
+export type {
+  DomainRepResult,
+  DomainRepSignal,
+  DomainRepSignalCode,
+  DomainRepLevel,
+  DomainRepEngineOptions,
+  DomainZone,
+  DomainZoneCode,
+} from './products/domainrep/types.js';
 export type { DomainRepEngine, DomainRepQuery } from './products/domainrep/engine.js';
 export { EMAIL_LIMITS_NOTE } from './products/emailval/types.js';
 export type { PwbreachResult, PwbreachInput, PwbreachEngineOptions } from './products/pwbreach/types.js';

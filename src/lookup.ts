@@ -11,7 +11,14 @@ import { addUpstreamObserver, observeCache, type LookupObserver } from './lib/ob
 import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { ProductId } from './products/catalog.js';
-import { unknownOptionNames, type AnyProductModule, type ArgsOf, type EngineContext, type ProductEngine as AnyEngine, type ResultOf } from './products/module.js';
+import {
+  unknownOptionNames,
+  type AnyProductModule,
+  type ArgsOf,
+  type EngineContext,
+  type ProductEngine as AnyEngine,
+  type ResultOf,
+} from './products/module.js';
 import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
 
 export type { LookupOutcome } from './lib/outcome.js';
@@ -19,13 +26,15 @@ export type { LookupOutcome } from './lib/outcome.js';
 type RegisteredModule = (typeof PRODUCT_MODULES)[number];
 type ModuleOf<Id extends BuiltProductId> = Extract<RegisteredModule, { id: Id }>;
 /** A product's engine, as `lookup.engine(id)` returns it. */
-export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends { createEngine(context: any): infer Engine } ? Engine : never;
+export type ProductEngine<Id extends BuiltProductId> = ModuleOf<Id> extends { createEngine(context: never): infer Engine } ? Engine : never;
 /** The arguments of a product's in-process call (`[ip, options?]` for webhookip): its engine's `prepare`. */
 export type LookupArgs<Id extends BuiltProductId> = ArgsOf<ProductEngine<Id>>;
 /** A product's result type (`UserAgentResult`, `WebhookIpResult`, ...). */
 export type LookupResult<Id extends BuiltProductId> = ResultOf<ProductEngine<Id>>;
 /** The options `createLookup({ <id>: ... })` takes for a product. */
-export type ProductEngineOptions<Id extends BuiltProductId> = ModuleOf<Id> extends { createEngine(context: EngineContext<infer Options, any>): any } ? Options : never;
+export type ProductEngineOptions<Id extends BuiltProductId> =
+  // biome-ignore lint/suspicious/noExplicitAny: the products a module needs differ per product; only its options are read here
+  ModuleOf<Id> extends { createEngine(context: EngineContext<infer Options, any>): unknown } ? Options : never;
 
 /** One method per built product: validate, look up, resolve with the result or throw LookupError. */
 export type LookupCalls = { [Id in BuiltProductId]: (...args: LookupArgs<Id>) => Promise<LookupResult<Id>> };
@@ -108,7 +117,9 @@ function checkProductOptions(options: LookupOptions): void {
     const [unknown] = unknownOptionNames(module, given);
     if (unknown !== undefined) {
       const known = Object.keys(module.optionNames);
-      throw invalidOption(`createLookup: ${module.id}.${unknown} is not an option of ${module.id} (${known.length > 0 ? `its options: ${known.join(', ')}` : 'it has none'})`);
+      throw invalidOption(
+        `createLookup: ${module.id}.${unknown} is not an option of ${module.id} (${known.length > 0 ? `its options: ${known.join(', ')}` : 'it has none'})`,
+      );
     }
   }
 }
@@ -129,7 +140,10 @@ export function createLookup(options: LookupOptions = {}): Lookup {
   // Built now, so a bad allowPrivateTargets CIDR throws from createLookup.
   const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: options.outbound?.allowPrivateTargets });
   const outbound = (): OutboundGuard => guard;
-  const dns = (): DnsResolver => (resolver ??= isResolver(options.dns) ? options.dns : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
+  const dns = (): DnsResolver =>
+    (resolver ??= isResolver(options.dns)
+      ? options.dns
+      : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
 
   function engine(id: ProductId): AnyEngine {
     let entry = built.get(id);

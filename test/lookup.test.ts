@@ -56,7 +56,9 @@ describe('createLookup', () => {
       }
       throw new Error('accepted');
     };
-    expect(refused({ geoip: { databse: 'x.mmdb' } }).message).toBe('createLookup: geoip.databse is not an option of geoip (its options: database, databases, provider, asn, asnDatabase, reverseDns, watch, watchIntervalMs, cacheSize, onReload, onReloadError)');
+    expect(refused({ geoip: { databse: 'x.mmdb' } }).message).toBe(
+      'createLookup: geoip.databse is not an option of geoip (its options: database, databases, provider, asn, asnDatabase, reverseDns, watch, watchIntervalMs, cacheSize, onReload, onReloadError)',
+    );
     expect(refused({ timezone: { cacheSize: 5 } }).message).toBe('createLookup: timezone.cacheSize is not an option of timezone (it has none)');
     expect(refused({ useragent: 'big' })).toMatchObject({ code: 'invalid_option', message: 'createLookup: useragent options must be an object' });
     expect(() => createLookup({ useragent: { cacheSize: 10 }, geoip: {} })).not.toThrow();
@@ -84,7 +86,9 @@ describe('createLookup', () => {
   });
 
   it('passes per-product options to their engines', async () => {
-    const lookup = createLookup({ webhookip: { dataset: { generated: '2026-01-01', providers: [{ id: 'acme', name: 'Acme', source_url: 'https://acme.example', cidrs: ['9.9.9.0/24'] }] } } });
+    const lookup = createLookup({
+      webhookip: { dataset: { generated: '2026-01-01', providers: [{ id: 'acme', name: 'Acme', source_url: 'https://acme.example', cidrs: ['9.9.9.0/24'] }] } },
+    });
     expect(await lookup.webhookip('9.9.9.9')).toEqual({ ip: '9.9.9.9', matched: true, providers: [{ id: 'acme', name: 'Acme' }] });
     expect(lookup.engine('webhookip').cidrCount).toBe(1);
   });

@@ -58,12 +58,19 @@ describe('README snippets', () => {
     const problems = ts
       .getPreEmitDiagnostics(program)
       .filter((d) => d.file && d.file.fileName.startsWith(SNIPPETS))
-      .map((d) => `README line ${snippets.find((s) => s.file === d.file!.fileName)!.line + d.file!.getLineAndCharacterOfPosition(d.start ?? 0).line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      .map(
+        (d) =>
+          `README line ${snippets.find((s) => s.file === d.file!.fileName)!.line + d.file!.getLineAndCharacterOfPosition(d.start ?? 0).line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+      );
     expect(problems).toEqual([]);
   }, 60_000);
 
-  it.each(snippets.filter((s) => s.run).map((s) => [s.line, s] as const))('runs the snippet at README line %i', (_line, snippet) => {
-    const result = spawnSync(process.execPath, ['--import', TSX, snippet.file], { cwd: scratch, encoding: 'utf8', timeout: 30_000 });
-    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
-  }, 40_000);
+  it.each(snippets.filter((s) => s.run).map((s) => [s.line, s] as const))(
+    'runs the snippet at README line %i',
+    (_line, snippet) => {
+      const result = spawnSync(process.execPath, ['--import', TSX, snippet.file], { cwd: scratch, encoding: 'utf8', timeout: 30_000 });
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    },
+    40_000,
+  );
 });

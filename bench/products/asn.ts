@@ -92,8 +92,14 @@ export async function run(): Promise<BenchRow[]> {
   let best4 = 0;
   let best6 = 0;
   for (let round = 0; round < 3; round++) {
-    best4 = Math.max(best4, measure((i) => lookup(v4[i & (MIX_SIZE - 1)]), options));
-    best6 = Math.max(best6, measure((i) => lookup(v6[i & (MIX_SIZE - 1)]), options));
+    best4 = Math.max(
+      best4,
+      measure((i) => lookup(v4[i & (MIX_SIZE - 1)]), options),
+    );
+    best6 = Math.max(
+      best6,
+      measure((i) => lookup(v6[i & (MIX_SIZE - 1)]), options),
+    );
   }
   const versus = compare(
     (i) => lookup(v4[i & (MIX_SIZE - 1)]),
@@ -132,7 +138,13 @@ export async function run(): Promise<BenchRow[]> {
       2,
     ),
     absoluteRow({ suite: SUITE, case: `full lookups: ${MIX_SIZE} random public IPv6 (2000::/4 to 2bff::/16)`, opsPerSec: best6, target: '(info)' }, 0),
-    absoluteRow({ suite: SUITE, case: `engine build, cold: compile both CSVs and write the index: ${Math.round(coldMs)} ms`, opsPerSec: 1000 / coldMs, target: '(info)' }, 0),
-    absoluteRow({ suite: SUITE, case: `engine build, warm: read the index (median of 5): ${Math.round(warmMs)} ms`, opsPerSec: 1000 / warmMs, target: '< 1 s (>= 1/s)' }, 1),
+    absoluteRow(
+      { suite: SUITE, case: `engine build, cold: compile both CSVs and write the index: ${Math.round(coldMs)} ms`, opsPerSec: 1000 / coldMs, target: '(info)' },
+      0,
+    ),
+    absoluteRow(
+      { suite: SUITE, case: `engine build, warm: read the index (median of 5): ${Math.round(warmMs)} ms`, opsPerSec: 1000 / warmMs, target: '< 1 s (>= 1/s)' },
+      1,
+    ),
   ];
 }

@@ -28,7 +28,13 @@ export async function run(): Promise<BenchRow[]> {
   const site = await createSiteKey(meter, { domains: ['example.com'], plan: 'bench' });
   const ua = await issueKeys(meter, { product: 'useragent', plan: 'bench' });
   const get = (url: string, headers: Record<string, string> = {}): ApiRequest => ({ method: 'GET', url, headers, remoteAddress: '127.0.0.1' });
-  const post = (url: string, json: unknown): ApiRequest => ({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(json), remoteAddress: '127.0.0.1' });
+  const post = (url: string, json: unknown): ApiRequest => ({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+    remoteAddress: '127.0.0.1',
+  });
   const json = async (request: ApiRequest) => {
     const response = await api.handle(request);
     if (response.status !== 200) throw new Error(`captcha bench: ${request.url} answered ${response.status} ${response.body}`);
@@ -72,19 +78,34 @@ export async function run(): Promise<BenchRow[]> {
   const counters = solution.split(',').map(Number);
   const hashes = compare(
     () => pow.check(params, solution, null),
-    () => counters.map((c, i) => createHash('sha256').update(powInput(salt, i, c)).digest()),
+    () =>
+      counters.map((c, i) =>
+        createHash('sha256')
+          .update(powInput(salt, i, c))
+          .digest(),
+      ),
     3,
     { batch: 200 },
   );
 
   const row = (what: string, ops: number, base: number) =>
-    ratioRow({ suite: SUITE, case: what, baseline: 'GET /v1/useragent/status through the same api.handle', opsPerSec: ops, baselineOpsPerSec: base, target: '(info)' }, 0);
+    ratioRow(
+      { suite: SUITE, case: what, baseline: 'GET /v1/useragent/status through the same api.handle', opsPerSec: ops, baselineOpsPerSec: base, target: '(info)' },
+      0,
+    );
   return [
     row('GET /v1/captcha/challenge (slider): key, site key, rate window, domain check, signed challenge', challengeRate, challengeBase),
     row('POST /v1/captcha/verify (slider): signature, trace check, nonce consumed, quota, proof signed', verifyRate, verifyBase),
     row('POST /v1/captcha/siteverify: secret, proof signature, proof id consumed, Turnstile-shaped answer', siteverifyRate, siteverifyBase),
     ratioRow(
-      { suite: SUITE, case: 'pow check at the default difficulty (8 puzzles of 14 bits): parse + 8 SHA-256', baseline: 'node:crypto SHA-256 of the same 8 inputs', opsPerSec: hashes.candidate, baselineOpsPerSec: hashes.baseline, target: '(info)' },
+      {
+        suite: SUITE,
+        case: 'pow check at the default difficulty (8 puzzles of 14 bits): parse + 8 SHA-256',
+        baseline: 'node:crypto SHA-256 of the same 8 inputs',
+        opsPerSec: hashes.candidate,
+        baselineOpsPerSec: hashes.baseline,
+        target: '(info)',
+      },
       0,
     ),
   ];

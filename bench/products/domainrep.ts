@@ -27,7 +27,11 @@ const DAY = 86_400_000;
 function zoneFor(domains: string[]): Zone {
   const zone: Zone = {};
   domains.forEach((domain, i) => {
-    zone[domain] = [{ type: 'A', address: '203.0.113.10' }, { type: 'MX', exchange: `mx.${domain}`, priority: 10 }, { type: 'TXT', data: 'v=spf1 mx -all' }];
+    zone[domain] = [
+      { type: 'A', address: '203.0.113.10' },
+      { type: 'MX', exchange: `mx.${domain}`, priority: 10 },
+      { type: 'TXT', data: 'v=spf1 mx -all' },
+    ];
     zone[`_dmarc.${domain}`] = [{ type: 'TXT', data: 'v=DMARC1; p=reject' }];
     if (i % 4 === 0) zone[`${domain}.dbl.spamhaus.org`] = [{ type: 'A', address: '127.0.1.2' }];
   });
@@ -58,7 +62,12 @@ export async function run(): Promise<BenchRow[]> {
   const all = [...cachedDomains, ...coldDomains];
   const created = new Date(Date.now() - 3 * 365 * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const rdap = await startRdapServer(
-    Object.fromEntries(all.map((d) => [d, rdapAnswer.json({ objectClassName: 'domain', ldhName: d, events: [{ eventAction: 'registration', eventDate: created }], status: ['active'] })])),
+    Object.fromEntries(
+      all.map((d) => [
+        d,
+        rdapAnswer.json({ objectClassName: 'domain', ldhName: d, events: [{ eventAction: 'registration', eventDate: created }], status: ['active'] }),
+      ]),
+    ),
   );
   const dns = await startDnsProcess(zoneFor(all));
   try {
@@ -75,7 +84,8 @@ export async function run(): Promise<BenchRow[]> {
       const started = process.hrtime.bigint();
       const outcome = await engine.lookup(engine.prepare(domain));
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-      if (outcome.cached || outcome.result.signals.some((s) => s.detail.startsWith('unavailable'))) throw new Error(`cold domainrep bench: ${domain} was not a complete cold lookup`);
+      if (outcome.cached || outcome.result.signals.some((s) => s.detail.startsWith('unavailable')))
+        throw new Error(`cold domainrep bench: ${domain} was not a complete cold lookup`);
     }
     latencies.sort((a, b) => a - b);
     const mean = latencies.reduce((a, b) => a + b, 0) / latencies.length;
@@ -94,7 +104,15 @@ export async function run(): Promise<BenchRow[]> {
 
     const ms = (value: number) => value.toFixed(2);
     return [
-      absoluteRow({ suite: SUITE, case: `cached lookups (normalize + cache hit), ${CACHED.toLocaleString('en-US')} domains`, opsPerSec: cachedPerSec, target: '>= 500,000/s' }, 500_000),
+      absoluteRow(
+        {
+          suite: SUITE,
+          case: `cached lookups (normalize + cache hit), ${CACHED.toLocaleString('en-US')} domains`,
+          opsPerSec: cachedPerSec,
+          target: '>= 500,000/s',
+        },
+        500_000,
+      ),
       absoluteRow(
         {
           suite: SUITE,

@@ -108,7 +108,8 @@ function lookups(dir: string): BenchRow[] {
   const oursFromFile = (i: number) => sync(fromFile.lookup(fromFile.prepare({ sha1: mix[i & (MIX_SIZE - 1)] }))).result;
   const theirs = (i: number) => sqliteLookup(mix[i & (MIX_SIZE - 1)]);
   for (let i = 0; i < MIX_SIZE; i++) {
-    if (ours(i).count !== theirs(i).count || oursFromFile(i).count !== theirs(i).count) throw new Error(`pwbreach bench: store and SQLite disagree on ${mix[i]}`);
+    if (ours(i).count !== theirs(i).count || oursFromFile(i).count !== theirs(i).count)
+      throw new Error(`pwbreach bench: store and SQLite disagree on ${mix[i]}`);
   }
   const listed = mix.filter((_, i) => ours(i).breached).length;
   const options = { durationMs: 1000, batch: 1000, warmupBatches: 20 };
@@ -133,7 +134,12 @@ function lookups(dir: string): BenchRow[] {
   return [
     sideBySide(`store held in memory (a file under memoryMaxBytes, 64 MiB)`, versus),
     sideBySide(`store read at offsets (memoryMaxBytes 0, as any store over 64 MiB), warm in the page cache`, versusFile),
-    sizeRow(`bytes per stored hash at ${records.toLocaleString('en-US')} hashes (records, and the 4 MB index shared by all; the value column is bytes, not ops/s)`, (ourBytes - RECORDS_OFFSET) / records, ourBytes / records, 22),
+    sizeRow(
+      `bytes per stored hash at ${records.toLocaleString('en-US')} hashes (records, and the 4 MB index shared by all; the value column is bytes, not ops/s)`,
+      (ourBytes - RECORDS_OFFSET) / records,
+      ourBytes / records,
+      22,
+    ),
     sizeRow(`SQLite bytes per stored hash, same hashes (after VACUUM; the value column is bytes)`, sqliteBytes / records, sqliteBytes / records, null),
   ];
 }
@@ -157,11 +163,18 @@ function passwordLookups(): BenchRow[] {
   const engine = createPwbreachEngine({ dataDir: bundledDataDir(), options: {}, cache: () => null });
   const rand = seededRandom(7);
   const common = ['123456', 'password', '12345678', 'qwerty', 'abc123', 'letmein', 'monkey', 'dragon'];
-  const passwords = Array.from({ length: MIX_SIZE }, (_, i) => (i % 2 === 0 ? common[Math.floor(rand() * common.length)] : `not-breached-${i}-${Math.floor(rand() * 1e9)}`));
+  const passwords = Array.from({ length: MIX_SIZE }, (_, i) =>
+    i % 2 === 0 ? common[Math.floor(rand() * common.length)] : `not-breached-${i}-${Math.floor(rand() * 1e9)}`,
+  );
   const lookup = (i: number) => sync(engine.lookup(engine.prepare(passwords[i & (MIX_SIZE - 1)]))).result;
   return [
     absoluteRow(
-      { suite: SUITE, case: `local lookups of passwords (SHA-1 of each included), bundled sample of ${engine.records.toLocaleString('en-US')} hashes in memory, half listed`, opsPerSec: bestOf(3, lookup), target: '>= 200,000/s' },
+      {
+        suite: SUITE,
+        case: `local lookups of passwords (SHA-1 of each included), bundled sample of ${engine.records.toLocaleString('en-US')} hashes in memory, half listed`,
+        opsPerSec: bestOf(3, lookup),
+        target: '>= 200,000/s',
+      },
       200_000,
     ),
   ];
@@ -186,7 +199,12 @@ async function imports(dir: string): Promise<BenchRow[]> {
   const rate = (report: { lines: number; seconds: number }) => report.lines / report.seconds;
   return [
     absoluteRow(
-      { suite: SUITE, case: `import of a sorted HASH:COUNT file, ${sorted.lines.toLocaleString('en-US')} lines (${(sorted.bytes / 1024 ** 2).toFixed(0)} MB), one pass, lines/s`, opsPerSec: rate(sorted), target: '>= 1,000,000 lines/s' },
+      {
+        suite: SUITE,
+        case: `import of a sorted HASH:COUNT file, ${sorted.lines.toLocaleString('en-US')} lines (${(sorted.bytes / 1024 ** 2).toFixed(0)} MB), one pass, lines/s`,
+        opsPerSec: rate(sorted),
+        target: '>= 1,000,000 lines/s',
+      },
       1_000_000,
     ),
     absoluteRow(

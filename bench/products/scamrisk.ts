@@ -21,7 +21,12 @@ const SAMPLES: Record<IdentifierType, string[]> = {
   ip: ['9.9.9.9', '8.8.8.8', '2606:4700::1111', '1.1.1.1'],
   username: ['@alice', 'telegram:bob', 'scammer_1', 'carol.d'],
   address: ['10 Downing Street, London SW1A 2AA', '1600 Pennsylvania Ave NW, Washington', '221B Baker Street, London', '1 Infinite Loop, Cupertino'],
-  crypto: ['0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', 'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre'],
+  crypto: [
+    '0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf',
+    'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+    '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2',
+    'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre',
+  ],
   domain: ['community-optimism.org', 'example.com', 'login.paypal.com.secure-verify.xyz', 'xn--pypal-4ve.com'],
   url: ['https://community-optimism.org/claim', 'https://www.example.com/', 'http://paypal.com.account-check.xyz/login', 'https://user@example.org/a?b=c'],
 };
@@ -29,7 +34,13 @@ const SAMPLES: Record<IdentifierType, string[]> = {
 async function newEngine(cached: boolean): Promise<ScamriskEngine> {
   const reports = createMemoryReportStore();
   const cache = cached ? createProductCache<CachedScamrisk>(createMemoryCache({ maxEntries: 10_000 }), { ttlMs: SCAMRISK_CACHE_TTL_MS }) : null;
-  const engine = createScamriskEngine({ lists: loadScamLists(bundledDataDir()), options: { reports, disable: [...SOFT_SOURCES] }, now: Date.now, engine: () => null, cache });
+  const engine = createScamriskEngine({
+    lists: loadScamLists(bundledDataDir()),
+    options: { reports, disable: [...SOFT_SOURCES] },
+    now: Date.now,
+    engine: () => null,
+    cache,
+  });
   for (let i = 0; i < 1000; i++) await engine.report({ type: 'username', value: `user${i}`, category: 'scam', source: `r${i % 7}` });
   return engine;
 }
@@ -40,7 +51,9 @@ export async function run(): Promise<BenchRow[]> {
   for (const [type, values] of Object.entries(SAMPLES) as [IdentifierType, string[]][]) {
     const requests = values.map((value) => ({ type, value }));
     const ops = await measureAsync((i) => engine.lookup(engine.prepare(requests[i & 3])), { durationMs: 500, batch: 200, warmupBatches: 10 });
-    rows.push(absoluteRow({ suite: SUITE, case: `${type}: prepare + assess, ${values.length} values rotating`, opsPerSec: ops, target: '>= 10,000/s' }, 10_000));
+    rows.push(
+      absoluteRow({ suite: SUITE, case: `${type}: prepare + assess, ${values.length} values rotating`, opsPerSec: ops, target: '>= 10,000/s' }, 10_000),
+    );
   }
 
   // The cache: all 32 samples repeated (every one a hit after the first round), against the
@@ -54,7 +67,14 @@ export async function run(): Promise<BenchRow[]> {
   const uncached = await measureAsync((i) => engine.lookup(engine.prepare(all[i & 31])), options);
   rows.push(
     ratioRow(
-      { suite: SUITE, case: 'repeat within the TTL, 32 identifiers of every type (cached: true)', baseline: 'the same requests, no cache (lists, reports, scoring each time)', opsPerSec: cached, baselineOpsPerSec: uncached, target: '>= 1.00x' },
+      {
+        suite: SUITE,
+        case: 'repeat within the TTL, 32 identifiers of every type (cached: true)',
+        baseline: 'the same requests, no cache (lists, reports, scoring each time)',
+        opsPerSec: cached,
+        baselineOpsPerSec: uncached,
+        target: '>= 1.00x',
+      },
       1,
     ),
   );

@@ -15,7 +15,13 @@ const SUITE = 'timezone engine';
 const SIZE = 1024;
 
 export async function run(): Promise<BenchRow[]> {
-  const geoip = createGeoIpEngine({ options: { asn: false, watch: false }, dns: () => { throw new Error('no DNS in this bench'); }, engine: () => null });
+  const geoip = createGeoIpEngine({
+    options: { asn: false, watch: false },
+    dns: () => {
+      throw new Error('no DNS in this bench');
+    },
+    engine: () => null,
+  });
   let calls = 0;
   const start = Date.UTC(2026, 0, 15, 12);
   const timezone = createTimezoneEngine({ geoip, now: () => start + Math.floor(calls++ / 1000) * 60_000 });
@@ -30,7 +36,25 @@ export async function run(): Promise<BenchRow[]> {
   );
   const withZone = ips.filter((ip) => timezone.lookup(timezone.prepare(ip)).result.timezone.id !== null).length;
   return [
-    absoluteRow({ suite: SUITE, case: `lookups: ${SIZE} public IPs repeated (90% v4 / 10% v6), ${withZone} with a zone, clock moving a minute per 1,000`, opsPerSec: versus.candidate, target: '>= 100,000/s' }, 100_000),
-    ratioRow({ suite: SUITE, case: 'same addresses vs the geoip lookup it is built on', baseline: 'geoip engine lookup', opsPerSec: versus.candidate, baselineOpsPerSec: versus.baseline, target: '(info)' }, 0),
+    absoluteRow(
+      {
+        suite: SUITE,
+        case: `lookups: ${SIZE} public IPs repeated (90% v4 / 10% v6), ${withZone} with a zone, clock moving a minute per 1,000`,
+        opsPerSec: versus.candidate,
+        target: '>= 100,000/s',
+      },
+      100_000,
+    ),
+    ratioRow(
+      {
+        suite: SUITE,
+        case: 'same addresses vs the geoip lookup it is built on',
+        baseline: 'geoip engine lookup',
+        opsPerSec: versus.candidate,
+        baselineOpsPerSec: versus.baseline,
+        target: '(info)',
+      },
+      0,
+    ),
   ];
 }

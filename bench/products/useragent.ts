@@ -41,7 +41,6 @@ function distinctVariants(corpus: string[], count: number): string[] {
   return [...out].slice(0, count);
 }
 
-
 /** `length` draws from `items` with P(rank r) proportional to 1 / r^s. */
 function zipfSequence<T>(items: T[], length: number, s: number, rand: () => number): T[] {
   const weights = items.map((_, r) => 1 / (r + 1) ** s);

@@ -13,7 +13,6 @@ import { absoluteRow, compare, measure, ratioRow, type BenchRow, seededRandom } 
 const SUITE = 'webhookip engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask
 
-
 /** A random address inside `cidr`, as text. */
 function insideCidr(cidr: string, rand: () => number): string {
   const [net, bits] = parseCidr(cidr);
@@ -75,15 +74,24 @@ export async function run(): Promise<BenchRow[]> {
   }
   // Same answers as the baseline, or the numbers mean nothing.
   for (const ip of mix) {
-    const expected = naive(ip)!.map((p) => p.id).join();
-    const got = engine.lookup(engine.prepare(ip)).result.providers.map((p) => p.id).join();
+    const expected = naive(ip)!
+      .map((p) => p.id)
+      .join();
+    const got = engine
+      .lookup(engine.prepare(ip))
+      .result.providers.map((p) => p.id)
+      .join();
     if (got !== expected) throw new Error(`webhookip bench: engine and baseline disagree on ${ip}: ${got} vs ${expected}`);
   }
   const matched = mix.filter((ip) => engine.lookup(engine.prepare(ip)).result.matched).length;
 
   const options = { durationMs: 1000, batch: 1000, warmupBatches: 50 };
   let best = 0;
-  for (let round = 0; round < 3; round++) best = Math.max(best, measure((i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])), options));
+  for (let round = 0; round < 3; round++)
+    best = Math.max(
+      best,
+      measure((i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])), options),
+    );
   const versus = compare(
     (i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])),
     (i) => naive(mix[i & (MIX_SIZE - 1)]),

@@ -21,7 +21,10 @@ async function seclookupApi() {
   const { createSqliteMeter } = await import('../../dist/sqlite.js');
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-bench-'));
   const meter = meterKind === 'memory' ? createMemoryMeter() : createSqliteMeter(join(dir, 'meter.db'));
-  cleanups.push(() => meter.close(), () => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(
+    () => meter.close(),
+    () => rmSync(dir, { recursive: true, force: true }),
+  );
   // Enterprise-like, but with no ceiling a bench could reach.
   await meter.setPlan({ slug: 'bench', product: '*', rateLimitPerMinute: 1_000_000_000, monthlyQuota: null });
   const { secretKey } = await issueKeys(meter, { product: 'useragent', plan: 'bench' });
@@ -70,7 +73,11 @@ const SERVERS = {
   },
 };
 
-if (!(adapter in SERVERS) || (mode !== 'bare' && mode !== 'seclookup' && !(mode === 'bare-post' && adapter === 'node')) || (meterKind !== 'sqlite' && meterKind !== 'memory')) {
+if (
+  !(adapter in SERVERS) ||
+  (mode !== 'bare' && mode !== 'seclookup' && !(mode === 'bare-post' && adapter === 'node')) ||
+  (meterKind !== 'sqlite' && meterKind !== 'memory')
+) {
   console.error('usage: http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory], or node bare-post');
   process.exit(2);
 }

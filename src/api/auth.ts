@@ -86,7 +86,7 @@ export function createAuthenticator(meter: Pick<MeterHotPath, 'resolveKey'>) {
     if (requireSecret && key.kind !== 'secret') {
       throw refusal('wrong_key_type', 'this route needs the secret key; the public key works on the status route only');
     }
-    if (!isAllowed(key.ipAllow, clientIp)) throw refusal('ip_not_allowed', 'the caller IP is not on this key\'s allowlist');
+    if (!isAllowed(key.ipAllow, clientIp)) throw refusal('ip_not_allowed', "the caller IP is not on this key's allowlist");
   }
 
   return { resolve, authorize };

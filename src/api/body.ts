@@ -82,4 +82,3 @@ function asObject(value: unknown): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
-

@@ -17,12 +17,7 @@ export interface RefusedRequest {
  * line in the request log with route `unmatched`, so these look like every other refusal.
  * `api.refuse` calls it with `createApi`'s own `onResponse`.
  */
-export function refuseRequest(
-  code: ErrorCode,
-  message: string,
-  request: RefusedRequest,
-  onResponse?: (event: RequestLogEvent) => void,
-): ApiResponse {
+export function refuseRequest(code: ErrorCode, message: string, request: RefusedRequest, onResponse?: (event: RequestLogEvent) => void): ApiResponse {
   const requestId = newRequestId();
   const status = errorStatus(code);
   const peer = request.remoteAddress ? parseIp(request.remoteAddress) : null;

@@ -34,13 +34,14 @@ export function createClientIpResolver(trustProxy: readonly string[]): ClientIpR
   };
 }
 
-
 /**
  * The host the caller addressed: `X-Forwarded-Host` (its first value) when the socket peer is a
  * trusted proxy that sent one, else `Host`. The same `trustProxy` list decides as for the
  * caller IP, so one setting governs every forwarded header; from anyone else they are ignored.
  */
-export function createOwnHostResolver(trustProxy: readonly string[]): (remoteAddress: string | undefined, headers: Readonly<Record<string, string | string[] | undefined>>) => string | undefined {
+export function createOwnHostResolver(
+  trustProxy: readonly string[],
+): (remoteAddress: string | undefined, headers: Readonly<Record<string, string | string[] | undefined>>) => string | undefined {
   const isTrusted = trustProxy.length > 0 ? createCidrMatcher(trustProxy) : null;
   return (remoteAddress, headers) => {
     const host = first(headers.host);

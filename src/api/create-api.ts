@@ -80,7 +80,11 @@ export function createApi(options: ApiOptions): Api {
   const serviceLookup: ServiceLookup = { engine: (id) => lookup.engine(id) as never };
   const serviceHandlers = (module: ServiceModule) => {
     let built = services.get(module.id);
-    if (!built) services.set(module.id, (built = module.create({ meter, gate: gate.forService(module.id), singleUse, secret, lookup: serviceLookup, now, onError: options.onError })));
+    if (!built)
+      services.set(
+        module.id,
+        (built = module.create({ meter, gate: gate.forService(module.id), singleUse, secret, lookup: serviceLookup, now, onError: options.onError })),
+      );
     return built;
   };
 
@@ -153,7 +157,10 @@ export function createApi(options: ApiOptions): Api {
     }
   }
 
-  function serviceRoute(route: Extract<RouteMatch, { kind: 'service' }>, { request, search, requestId, clientIp, headers }: RequestContext): Promise<ServiceAnswer> {
+  function serviceRoute(
+    route: Extract<RouteMatch, { kind: 'service' }>,
+    { request, search, requestId, clientIp, headers }: RequestContext,
+  ): Promise<ServiceAnswer> {
     const handler = serviceHandlers(SERVICE_BY_ID.get(route.product)!)[route.handler];
     let body: Promise<Record<string, unknown>> | undefined;
     return handler({
@@ -182,14 +189,17 @@ export function createApi(options: ApiOptions): Api {
 
   async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
     const keyParam = PRODUCTS[product].statusKeyParam;
-    const token = bearerToken(request.headers) ?? (keyParam ? parseQuery(search).get(keyParam) ?? undefined : undefined);
+    const token = bearerToken(request.headers) ?? (keyParam ? (parseQuery(search).get(keyParam) ?? undefined) : undefined);
     const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
     const { quota } = await gate.admit(pass, product, { reserveQuota: false, lenient: false }, headers);
     const extras = statusExtras(productModule(product), () => lookup.engine(product as never) as ProductEngine, pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
 
-  async function lookupRoute(route: Extract<RouteMatch, { kind: 'lookup' }>, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
+  async function lookupRoute(
+    route: Extract<RouteMatch, { kind: 'lookup' }>,
+    { request, search, requestId, clientIp, headers }: RequestContext,
+  ): Promise<string> {
     const { product } = route;
     const pass = await gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
 
@@ -222,7 +232,10 @@ export function createApi(options: ApiOptions): Api {
         const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
         // Read `result` only when there is no JSON of it: engines may make it lazily.
         const { json } = outcome;
-        body = json === undefined ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt }) : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
+        body =
+          json === undefined
+            ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt })
+            : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
       }
       answered = true;
       return body;

@@ -27,7 +27,10 @@ export type RouteMatch =
  * sends the GET answer's status and headers without its body); `Allow` lists GET alone, as
  * HEAD goes with it.
  */
-export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes' | 'batch'>[], services: readonly Pick<ServiceModule, 'id' | 'routes' | 'assets'>[] = []) {
+export function createRouter(
+  products: readonly Pick<AnyProductModule, 'id' | 'routes' | 'extraRoutes' | 'batch'>[],
+  services: readonly Pick<ServiceModule, 'id' | 'routes' | 'assets'>[] = [],
+) {
   const serviceRoutes = new Map(services.map((s) => [s.id, s.routes]));
   const assetMounts = services.flatMap((s) => (s.assets ? [s.assets] : []));
   // `POST /v1/<product>/batch` on the products that declare one.
@@ -49,7 +52,14 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
     const known = fixedPaths.get(path)?.get(method);
     if (known) return known;
     const found = matchUncached(method, path);
-    if (found.kind === 'health' || found.kind === 'openapi' || found.kind === 'status' || found.kind === 'service' || found.kind === 'batch' || (found.kind === 'lookup' && found.rawPathValue === undefined)) {
+    if (
+      found.kind === 'health' ||
+      found.kind === 'openapi' ||
+      found.kind === 'status' ||
+      found.kind === 'service' ||
+      found.kind === 'batch' ||
+      (found.kind === 'lookup' && found.rawPathValue === undefined)
+    ) {
       let byMethod = fixedPaths.get(path);
       if (!byMethod) fixedPaths.set(path, (byMethod = new Map()));
       byMethod.set(method, found);
@@ -60,7 +70,9 @@ export function createRouter(products: readonly Pick<AnyProductModule, 'id' | 'r
   function matchUncached(requestMethod: string, path: string): RouteMatch {
     const method = requestMethod === 'HEAD' ? 'GET' : requestMethod;
     if (path === HEALTH_PATH) {
-      return method === 'GET' || method === 'HEAD' ? { kind: 'health', pattern: HEALTH_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
+      return method === 'GET' || method === 'HEAD'
+        ? { kind: 'health', pattern: HEALTH_PATH }
+        : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };
     }
     if (path === OPENAPI_PATH) {
       return method === 'GET' ? { kind: 'openapi', pattern: OPENAPI_PATH } : { kind: 'method_not_allowed', product: null, allow: ['GET', 'HEAD'] };

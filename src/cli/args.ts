@@ -14,7 +14,9 @@ type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 
 /** What parseArgs returns for a command's options plus `--help`, in strict mode with positionals. */
-type ParsedCommand<T extends OptionSpecs> = ReturnType<typeof parseArgs<{ args: string[]; options: T & typeof HELP_OPTION; allowPositionals: true; strict: true }>>;
+type ParsedCommand<T extends OptionSpecs> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T & typeof HELP_OPTION; allowPositionals: true; strict: true }>
+>;
 
 /** `--db FILE`: the SQLite file of keys, plans and usage (and scamrisk's reports). */
 export const DB_OPTION = { db: { type: 'string' } } as const;
@@ -132,7 +134,8 @@ export function resolveRedisUrl(flag: string | undefined): string | undefined {
   } catch {
     throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 (got ${JSON.stringify(url)})`);
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new UsageError(`--redis must be a redis:// or rediss:// URL (got ${JSON.stringify(parsed.protocol)})`);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new UsageError(`--redis must be a redis:// or rediss:// URL (got ${JSON.stringify(parsed.protocol)})`);
   return url;
 }
 
@@ -146,7 +149,10 @@ export function resolveDataDir(flag: string | undefined): string | undefined {
  * `[IPv6]:port`. Undefined when not given (the system's resolvers are used).
  */
 export function parseDnsServers(values: string[] | undefined, command: string): string[] | undefined {
-  const items = (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const items = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   if (items.length === 0) return undefined;
   return items.map((item) => {
     try {

@@ -30,7 +30,8 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new UsageError(`--config ${path}: ${reason}`, command);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${path}: the file must hold one JSON object of settings`, command);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new UsageError(`--config ${path}: the file must hold one JSON object of settings`, command);
 
   const config: ServeConfig = { values: {}, products: {} };
   for (const [name, value] of Object.entries(parsed)) {
@@ -41,9 +42,18 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
     }
     const spec = options[name];
     if (!spec || NOT_IN_FILE.has(name)) {
-      throw new UsageError(`${where} is unknown; settings are the serve flags without "--" (${Object.keys(options).filter((o) => !NOT_IN_FILE.has(o)).join(', ')}) and "products"`, command);
+      throw new UsageError(
+        `${where} is unknown; settings are the serve flags without "--" (${Object.keys(options)
+          .filter((o) => !NOT_IN_FILE.has(o))
+          .join(', ')}) and "products"`,
+        command,
+      );
     }
-    config.values[name] = spec.multiple ? readList(value, where, command) : spec.type === 'boolean' && typeof value === 'boolean' ? String(value) : readScalar(value, where, command);
+    config.values[name] = spec.multiple
+      ? readList(value, where, command)
+      : spec.type === 'boolean' && typeof value === 'boolean'
+        ? String(value)
+        : readScalar(value, where, command);
   }
   return config;
 }
@@ -82,8 +92,10 @@ function readList(value: unknown, where: string, command: string): string[] {
 function readProducts(value: unknown, where: string, command: string): Record<string, Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${where} must be an object: product -> its options`, command);
   for (const [product, options] of Object.entries(value)) {
-    if (!(BUILT_PRODUCT_IDS as readonly string[]).includes(product)) throw new UsageError(`${where}: unknown product "${product}"; products with options: ${BUILT_PRODUCT_IDS.join(', ')}`, command);
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new UsageError(`${where}.${product} must be an object of that product's options`, command);
+    if (!(BUILT_PRODUCT_IDS as readonly string[]).includes(product))
+      throw new UsageError(`${where}: unknown product "${product}"; products with options: ${BUILT_PRODUCT_IDS.join(', ')}`, command);
+    if (typeof options !== 'object' || options === null || Array.isArray(options))
+      throw new UsageError(`${where}.${product} must be an object of that product's options`, command);
     const module = productModule(product as BuiltProductId)!;
     const [unknown] = unknownOptionNames(module, options);
     if (unknown !== undefined) {

@@ -25,7 +25,9 @@ dataset: ${UPDATABLE.map((module) => module.id).join(', ')}.
 import: build a dataset from files you have. Products with an importable dataset:
 ${IMPORTABLE.map((module) => module.id).join(', ')}.
 
-${MODULES.filter((module) => module.dataset).map((module) => module.dataset!.help).join('\n\n')}
+${MODULES.filter((module) => module.dataset)
+  .map((module) => module.dataset!.help)
+  .join('\n\n')}
 
   --data-dir DIR     dataset folder to update (default: $SECLOOKUP_DATA_DIR, else the
                      data bundled with seclookup, which must then be writable)
@@ -62,7 +64,11 @@ export async function runData(argv: string[]): Promise<number> {
 
 async function update(argv: string[]): Promise<number> {
   const command = 'data update';
-  const { values, positionals } = parseCommand(argv, { mirror: { type: 'string' }, timeout: { type: 'string' }, source: { type: 'string' }, ...DATA_DIR_OPTION }, command);
+  const { values, positionals } = parseCommand(
+    argv,
+    { mirror: { type: 'string' }, timeout: { type: 'string' }, source: { type: 'string' }, ...DATA_DIR_OPTION },
+    command,
+  );
   if (values.help) {
     out(DATA_HELP);
     return EXIT_OK;
@@ -148,8 +154,11 @@ function createProgressBar() {
       last = now;
       const fraction = progress.total > 0 ? Math.min(1, progress.done / progress.total) : 1;
       const filled = Math.round(fraction * BAR_WIDTH);
-      const amount = progress.unit === 'bytes' ? `${formatSize(progress.done)} of ${formatSize(progress.total)}` : `${progress.done} of ${progress.total} ${progress.unit}`;
-      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${progress.phase} ${amount}\x1b[K`);
+      const amount =
+        progress.unit === 'bytes' ? `${formatSize(progress.done)} of ${formatSize(progress.total)}` : `${progress.done} of ${progress.total} ${progress.unit}`;
+      process.stderr.write(
+        `\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${progress.phase} ${amount}\x1b[K`,
+      );
       drawn = true;
     },
     /** End the bar's line, so the next message starts on its own. */

@@ -82,7 +82,8 @@ async function createKeys(argv: string[]): Promise<number> {
   if (values.product === undefined) throw new UsageError('missing --product (e.g. --product useragent)', command);
   const product = parseProduct(values.product, command);
   // A captcha key pair without a site key's settings would be refused by every captcha route.
-  if (product === 'captcha') throw new UsageError('captcha keys are site keys, with a domain allowlist: use `seclookup sitekeys create --domain example.com` instead', command);
+  if (product === 'captcha')
+    throw new UsageError('captcha keys are site keys, with a domain allowlist: use `seclookup sitekeys create --domain example.com` instead', command);
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
 
@@ -100,7 +101,9 @@ async function assertPlanExists(meter: MeterAdmin, slug: string, product: Produc
   const plans = await meter.listPlans();
   if (resolvePlan(plans, slug, product)) return;
   const known = [...new Set(plans.filter((p) => p.product === '*' || p.product === product).map((p) => p.slug))];
-  throw new CommandError(`unknown plan "${slug}" for ${product}; plans for it: ${known.join(', ') || 'none'} (see \`seclookup plans list\`, create one with \`seclookup plans set\`)`);
+  throw new CommandError(
+    `unknown plan "${slug}" for ${product}; plans for it: ${known.join(', ') || 'none'} (see \`seclookup plans list\`, create one with \`seclookup plans set\`)`,
+  );
 }
 
 function issuedToJson(issued: IssuedKeys): Record<string, unknown> {
@@ -178,7 +181,9 @@ async function revokeKey(argv: string[]): Promise<number> {
     return { before, revoked: await meter.revokeKey(target) };
   });
   if (!revoked) {
-    throw new CommandError(byId ? `no key with id ${keyOrId} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`');
+    throw new CommandError(
+      byId ? `no key with id ${keyOrId} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`',
+    );
   }
   const what = `key ${revoked.id} (${revoked.product} ${revoked.kind}, ${revoked.prefix}...)`;
   out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working at once.`);

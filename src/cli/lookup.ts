@@ -63,7 +63,12 @@ export async function runLookup(argv: string[]): Promise<number> {
   const flags = values as Record<string, string | undefined>;
   for (const flag of Object.keys(PRODUCT_FLAGS)) {
     if (flags[flag] !== undefined && !(module.cli.flags && flag in module.cli.flags)) {
-      throw new UsageError(`--${flag} applies to ${MODULES.filter((m) => m.cli.flags && flag in m.cli.flags).map((m) => m.id).join(', ')} only`, command);
+      throw new UsageError(
+        `--${flag} applies to ${MODULES.filter((m) => m.cli.flags && flag in m.cli.flags)
+          .map((m) => m.id)
+          .join(', ')} only`,
+        command,
+      );
     }
   }
 
@@ -84,6 +89,7 @@ function moduleFor(productName: string, command: string): AnyProductModule {
   if (!isProductId(productName)) {
     throw new UsageError(`unknown product ${JSON.stringify(productName)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
   }
-  if (!isBuiltProduct(productName)) throw new UsageError(`product ${productName} is not a lookup (see \`seclookup sitekeys --help\`); lookups: ${BUILT}`, command);
+  if (!isBuiltProduct(productName))
+    throw new UsageError(`product ${productName} is not a lookup (see \`seclookup sitekeys --help\`); lookups: ${BUILT}`, command);
   return productModule(productName)!;
 }

@@ -6,7 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { isLookupError } from '../errors.js';
 import { parseIdentifier } from '../products/scamrisk/identifiers.js';
-import { createSqliteReportStore, REPORT_CATEGORIES, type NewReport, type ReportCategory, type ReportStore, type StoredReport } from '../products/scamrisk/reports.js';
+import {
+  createSqliteReportStore,
+  REPORT_CATEGORIES,
+  type NewReport,
+  type ReportCategory,
+  type ReportStore,
+  type StoredReport,
+} from '../products/scamrisk/reports.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from '../products/scamrisk/types.js';
 import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from './args.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
@@ -120,7 +127,15 @@ async function add(argv: string[]): Promise<number> {
   const command = 'reports add';
   const { values, positionals } = parseCommand(
     argv,
-    { category: { type: 'string' }, source: { type: 'string' }, verified: { type: 'boolean' }, note: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' }, ...DB_OPTION },
+    {
+      category: { type: 'string' },
+      source: { type: 'string' },
+      verified: { type: 'boolean' },
+      note: { type: 'string' },
+      region: { type: 'string' },
+      json: { type: 'boolean' },
+      ...DB_OPTION,
+    },
     command,
   );
   if (values.help) return help();
@@ -128,7 +143,9 @@ async function add(argv: string[]): Promise<number> {
   const type = parseType(typeText, command);
   const category = parseCategory(values.category, command);
   const identifier = normalized(type, value, values.region);
-  const stored = await withStore(values.db, async (store) => store.add({ type, identifier, category, source: values.source ?? 'cli', verified: values.verified ?? false, note: values.note }));
+  const stored = await withStore(values.db, async (store) =>
+    store.add({ type, identifier, category, source: values.source ?? 'cli', verified: values.verified ?? false, note: values.note }),
+  );
   if (values.json) printJson(toJson(stored));
   else out(`report ${stored.id}: ${type} ${identifier} (${category}${stored.verified ? ', verified' : ''}, by ${stored.source})`);
   return EXIT_OK;
@@ -136,7 +153,11 @@ async function add(argv: string[]): Promise<number> {
 
 async function importFile(argv: string[]): Promise<number> {
   const command = 'reports import';
-  const { values, positionals } = parseCommand(argv, { verified: { type: 'boolean' }, source: { type: 'string' }, json: { type: 'boolean' }, ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(
+    argv,
+    { verified: { type: 'boolean' }, source: { type: 'string' }, json: { type: 'boolean' }, ...DB_OPTION },
+    command,
+  );
   if (values.help) return help();
   const [file] = expectPositionals(positionals, ['FILE'], command);
   let text: string;
@@ -204,7 +225,11 @@ async function dispute(argv: string[]): Promise<number> {
 
 async function list(argv: string[]): Promise<number> {
   const command = 'reports list';
-  const { values, positionals } = parseCommand(argv, { type: { type: 'string' }, value: { type: 'string' }, limit: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' }, ...DB_OPTION }, command);
+  const { values, positionals } = parseCommand(
+    argv,
+    { type: { type: 'string' }, value: { type: 'string' }, limit: { type: 'string' }, region: { type: 'string' }, json: { type: 'boolean' }, ...DB_OPTION },
+    command,
+  );
   if (values.help) return help();
   expectPositionals(positionals, [], command);
   const type = values.type === undefined ? undefined : parseType(values.type, command);
@@ -219,7 +244,16 @@ async function list(argv: string[]): Promise<number> {
   out(
     formatTable(
       ['ID', 'TYPE', 'IDENTIFIER', 'CATEGORY', 'SOURCE', 'VERIFIED', 'DISPUTED', 'REPORTED'],
-      found.map((r) => [String(r.id), r.type, r.identifier, r.category, r.source, r.verified ? 'yes' : 'no', r.disputed ? 'yes' : 'no', new Date(r.reportedAt).toISOString()]),
+      found.map((r) => [
+        String(r.id),
+        r.type,
+        r.identifier,
+        r.category,
+        r.source,
+        r.verified ? 'yes' : 'no',
+        r.disputed ? 'yes' : 'no',
+        new Date(r.reportedAt).toISOString(),
+      ]),
     ),
   );
   return EXIT_OK;

@@ -32,8 +32,14 @@ export interface ResolvedSecret {
  * The operator secret for a command. `dbPath` is the SQLite file when the meter is SQLite
  * (null on Redis, or to look only at what the operator gave); its key file is made when absent.
  */
-export function resolveOperatorSecret(secretFile: string | undefined, dbPath: string | null, command: string, env: NodeJS.ProcessEnv = process.env): ResolvedSecret {
-  if (secretFile !== undefined) return { secret: fromText(readSecretFile(secretFile, '--secret-file', command), `--secret-file ${secretFile}`, command), source: secretFile };
+export function resolveOperatorSecret(
+  secretFile: string | undefined,
+  dbPath: string | null,
+  command: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedSecret {
+  if (secretFile !== undefined)
+    return { secret: fromText(readSecretFile(secretFile, '--secret-file', command), `--secret-file ${secretFile}`, command), source: secretFile };
   const inline = env.SECLOOKUP_SECRET;
   if (inline !== undefined && inline !== '') return { secret: fromText(inline, 'SECLOOKUP_SECRET', command), source: 'SECLOOKUP_SECRET' };
   if (dbPath === null) return { secret: null, source: 'none' };

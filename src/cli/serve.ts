@@ -153,7 +153,10 @@ export async function runServe(argv: string[]): Promise<number> {
   // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
   lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
   // Loaded only when asked for: prom-client costs tens of ms to import.
-  const metrics = metricsAt !== null ? (await import('../metrics/index.js')).createMetrics({ dataDir: lookupOptions.dataDir ?? bundledDataDir(), processMetrics: true }) : null;
+  const metrics =
+    metricsAt !== null
+      ? (await import('../metrics/index.js')).createMetrics({ dataDir: lookupOptions.dataDir ?? bundledDataDir(), processMetrics: true })
+      : null;
   if (metrics) lookupOptions.observer = metrics.observer;
   // With Redis, every instance shares the meter, the captcha single-use ids and the result
   // cache; else the meter and the single-use ids share the --db file (every process on it).
@@ -170,7 +173,10 @@ export async function runServe(argv: string[]): Promise<number> {
   const openedMeter = await openMeter(values, { create: true });
   const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
   const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
-  if (!secret) note('seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET');
+  if (!secret)
+    note(
+      'seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET',
+    );
   metrics?.watchDatasets(lookup);
   const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
   const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
@@ -210,7 +216,8 @@ export async function runServe(argv: string[]): Promise<number> {
     await meter.close();
     await log.close();
     // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
-    if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout')) throw new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
+    if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout'))
+      throw new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
     throw error;
   }
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
@@ -236,7 +243,8 @@ function parseMetrics(flag: boolean | string | undefined, portFlag: string | und
   const on = parseSwitch(flag, '--metrics', command);
   if (portFlag === undefined) return on ? 'api' : null;
   const port = parseInteger(portFlag, '--metrics-port', command, { max: 65_535 });
-  if (port !== 0 && port === apiPort) throw new UsageError(`--metrics-port must differ from --port (both ${port}); leave --metrics-port out to serve /metrics on the API's port`, command);
+  if (port !== 0 && port === apiPort)
+    throw new UsageError(`--metrics-port must differ from --port (both ${port}); leave --metrics-port out to serve /metrics on the API's port`, command);
   return port;
 }
 
@@ -340,14 +348,20 @@ function printStarterKeys(issued: readonly IssuedKeys[]): void {
   note('Send a key as "Authorization: Bearer <key>". Manage keys with `seclookup keys`.');
   note('The captcha pair is a site key with no domains: add them with `seclookup sitekeys update <tf_pub_ key> --domain example.com`.');
   note('');
-  note(formatTable(['PRODUCT', 'SECRET KEY', 'PUBLIC KEY'], issued.map((k) => [k.product, k.secretKey, k.publicKey])));
+  note(
+    formatTable(
+      ['PRODUCT', 'SECRET KEY', 'PUBLIC KEY'],
+      issued.map((k) => [k.product, k.secretKey, k.publicKey]),
+    ),
+  );
   note('');
 }
 
 function listen(server: Server, port: number, host: string, log: ServeLog): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
-      const reason = error.code === 'EADDRINUSE' ? 'the port is already in use' : error.code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : error.message;
+      const reason =
+        error.code === 'EADDRINUSE' ? 'the port is already in use' : error.code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : error.message;
       reject(new CommandError(`cannot listen on ${host}:${port}: ${reason}`, { cause: error }));
     };
     server.once('error', onError);

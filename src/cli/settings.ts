@@ -26,7 +26,6 @@ const DECLARED: readonly DeclaredSetting[] = MODULES.flatMap((module) =>
   })),
 );
 
-
 /** parseArgs specs for every product setting flag. */
 export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(DECLARED.map((d) => [d.flag, { type: 'string' as const }]));
 

@@ -7,7 +7,15 @@
 import { invalidOption, isSeclookupError } from '../errors.js';
 import { rotateSigningKey } from '../products/captcha/key-ring.js';
 import { riskPolicyOf, type RiskPolicy } from '../products/captcha/risk-policy.js';
-import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from '../products/captcha/site-keys.js';
+import {
+  createSiteKey,
+  listSiteKeys,
+  normalizeDomains,
+  revokeSiteKey,
+  updateSiteKey,
+  type CreatedSiteKey,
+  type SiteKeyChanges,
+} from '../products/captcha/site-keys.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from './args.js';
 import { resolveOperatorSecret, SECRET_OPTIONS } from './secret.js';
 import { withMeter, type MeterFlags } from './db.js';
@@ -101,7 +109,10 @@ function help(): number {
 /** `--domain a.com,b.com --domain c.com`, checked (a usage error names the bad entry). */
 function parseDomains(values: string[] | undefined, command: string): string[] | undefined {
   if (values === undefined) return undefined;
-  const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const items = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   try {
     return normalizeDomains(items);
   } catch (error) {
@@ -113,7 +124,8 @@ function parseDomains(values: string[] | undefined, command: string): string[] |
 function parseBlockAt(text: string, command: string): number | null {
   const value = text.trim().toLowerCase();
   if (value === 'off') return null;
-  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 100) throw new UsageError(`--risk-block-at: give a risk score from 1 to 100, or off (got ${JSON.stringify(text)})`, command);
+  if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 100)
+    throw new UsageError(`--risk-block-at: give a risk score from 1 to 100, or off (got ${JSON.stringify(text)})`, command);
   return Number(value);
 }
 
@@ -151,7 +163,8 @@ async function create(argv: string[]): Promise<number> {
   );
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  if (values.plan !== undefined && values.subscription !== undefined) throw new UsageError('give --plan or --subscription, not both: a site key shares its subscription\'s plan', command);
+  if (values.plan !== undefined && values.subscription !== undefined)
+    throw new UsageError("give --plan or --subscription, not both: a site key shares its subscription's plan", command);
   const domains = parseDomains(values.domain, command) ?? [];
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const risk: Partial<RiskPolicy> = {};
@@ -174,7 +187,11 @@ function printCreated(created: CreatedSiteKey): void {
   out(`  site key (pages):    ${created.siteKey}`);
   out(`  secret key (server): ${created.secretKey}`);
   out();
-  out(created.domains.length > 0 ? `Allowed on: ${created.domains.join(', ')} (and their subdomains).` : 'No domains yet: add them with `seclookup sitekeys update <site key> --domain example.com`.');
+  out(
+    created.domains.length > 0
+      ? `Allowed on: ${created.domains.join(', ')} (and their subdomains).`
+      : 'No domains yet: add them with `seclookup sitekeys update <site key> --domain example.com`.',
+  );
   out('The secret key is shown only this once. Copy it now.');
 }
 
@@ -209,7 +226,17 @@ async function list(argv: string[]): Promise<number> {
   out(
     formatTable(
       ['ID', 'SITE KEY', 'SUBSCRIPTION', 'PLAN', 'STATUS', 'DOMAINS', 'IP ALLOW', 'MANAGED', 'RISK'],
-      keys.map((k) => [k.publicKeyId, k.siteKey, k.subscriptionId, k.plan, k.status, k.domains.join(',') || '(none)', formatIpAllow(k.ipAllow), k.managed ? 'yes' : 'no', formatRisk(k.risk)]),
+      keys.map((k) => [
+        k.publicKeyId,
+        k.siteKey,
+        k.subscriptionId,
+        k.plan,
+        k.status,
+        k.domains.join(',') || '(none)',
+        formatIpAllow(k.ipAllow),
+        k.managed ? 'yes' : 'no',
+        formatRisk(k.risk),
+      ]),
     ),
   );
   return EXIT_OK;
@@ -249,10 +276,15 @@ async function update(argv: string[]): Promise<number> {
   if (values['risk-scaling'] || values['no-risk-scaling']) risk.scaleDifficulty = values['risk-scaling'] === true;
   if (Object.keys(risk).length > 0) changes.risk = risk;
   if (Object.keys(changes).length === 0) {
-    throw new UsageError('nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed, --no-managed, --risk-block-at, --risk-scaling or --no-risk-scaling', command);
+    throw new UsageError(
+      'nothing to change: give --domain, --ip-allow, --no-ip-allow, --managed, --no-managed, --risk-block-at, --risk-scaling or --no-risk-scaling',
+      command,
+    );
   }
   const updated = await run(values, false, (meter) => updateSiteKey(meter, key, changes));
-  out(`Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}; risk ${formatRisk(riskPolicyOf(updated.risk))}.`);
+  out(
+    `Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}; risk ${formatRisk(riskPolicyOf(updated.risk))}.`,
+  );
   return EXIT_OK;
 }
 
@@ -273,8 +305,11 @@ async function rotate(argv: string[]): Promise<number> {
   if (values.help) return help();
   expectPositionals(positionals, [], command);
   const secretFile = values['secret-file'] ?? (process.env.SECLOOKUP_SECRET_FILE || undefined);
-  const { kid, dropped } = await run(values, true, (meter) => rotateSigningKey(meter, resolveOperatorSecret(secretFile, resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db), command).secret));
+  const { kid, dropped } = await run(values, true, (meter) =>
+    rotateSigningKey(meter, resolveOperatorSecret(secretFile, resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db), command).secret),
+  );
   out(`New signing key ${kid}; tokens signed with the previous key keep verifying for an hour.`);
-  if (dropped > 0) out(`Dropped ${dropped} signing key${dropped === 1 ? '' : 's'} this operator secret cannot unwrap (another secret's, or plaintext from an older version).`);
+  if (dropped > 0)
+    out(`Dropped ${dropped} signing key${dropped === 1 ? '' : 's'} this operator secret cannot unwrap (another secret's, or plaintext from an older version).`);
   return EXIT_OK;
 }

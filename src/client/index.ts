@@ -21,9 +21,7 @@ export { CLIENT_DEFAULTS } from './retry.js';
 export type { BatchProductId } from './requests.js';
 
 /** A product's secret key (captcha: the site's `tf_sec_` key), from a map or a function (which may look it up asynchronously). */
-export type ClientKeys =
-  | Readonly<Partial<Record<ProductId, string>>>
-  | ((product: ProductId) => string | undefined | Promise<string | undefined>);
+export type ClientKeys = Readonly<Partial<Record<ProductId, string>>> | ((product: ProductId) => string | undefined | Promise<string | undefined>);
 
 /** Settings that `client.with(...)` can change for the calls made through it. */
 export interface CallOptions {
@@ -232,17 +230,26 @@ function build(settings: Settings): SeclookupClient {
     usage: () => result('captcha', { method: 'GET', path: 'usage' }),
   };
   const status = (product: ProductId) => result<KeyStatus>(product, { method: 'GET', path: 'status' });
-  return { ...calls, detailed, batch, status, captcha, with: (options: CallOptions) => build(withCallOptions(settings, options)) } as unknown as SeclookupClient;
+  return {
+    ...calls,
+    detailed,
+    batch,
+    status,
+    captcha,
+    with: (options: CallOptions) => build(withCallOptions(settings, options)),
+  } as unknown as SeclookupClient;
 }
 
 function withCallOptions(settings: Settings, options: CallOptions): Settings {
   const next = { ...settings };
   if (options.timeoutMs !== undefined) {
-    if (typeof options.timeoutMs !== 'number' || !(options.timeoutMs > 0)) throw invalidOption(`timeoutMs must be a positive number of ms or Infinity (got ${String(options.timeoutMs)})`);
+    if (typeof options.timeoutMs !== 'number' || !(options.timeoutMs > 0))
+      throw invalidOption(`timeoutMs must be a positive number of ms or Infinity (got ${String(options.timeoutMs)})`);
     next.timeoutMs = options.timeoutMs;
   }
   if (options.retries !== undefined) {
-    if (!Number.isSafeInteger(options.retries) || options.retries < 0) throw invalidOption(`retries must be a whole number >= 0 (got ${String(options.retries)})`);
+    if (!Number.isSafeInteger(options.retries) || options.retries < 0)
+      throw invalidOption(`retries must be a whole number >= 0 (got ${String(options.retries)})`);
     next.retries = options.retries;
   }
   if (options.signal !== undefined) next.signals = [...settings.signals, options.signal];
@@ -273,12 +280,17 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
   const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
   try {
     const key = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
-    if (typeof key !== 'string' || key === '') throw new LookupError('missing_credentials', `no key for ${product}: pass it in createClient({ keys: { ${product}: '...' } })`);
+    if (typeof key !== 'string' || key === '')
+      throw new LookupError('missing_credentials', `no key for ${product}: pass it in createClient({ keys: { ${product}: '...' } })`);
     // The key goes as Bearer, or in the body field a route reads it from (captcha's siteverify).
     const body = request.keyIn ? { ...request.body, [request.keyIn]: key } : request.body;
     const init: RequestInit = {
       method: request.method,
-      headers: { ...(request.keyIn ? {} : { authorization: `Bearer ${key}` }), accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(request.keyIn ? {} : { authorization: `Bearer ${key}` }),
+        accept: 'application/json',
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
       signal: scope.signal,
       // Never followed: a redirect would carry the key to another URL, and turn a POST into a GET.
@@ -344,7 +356,9 @@ async function attemptOnce(fetchFn: typeof fetch, url: string, init: RequestInit
   }
   // Not seclookup's envelope: a proxy's error page, a redirect, or something else at this URL.
   const location = response.headers.get('location');
-  const what = location ? `a redirect to ${location} (set baseUrl to where the service is)` : `${response.headers.get('content-type') ?? 'no content type'}, not a seclookup answer`;
+  const what = location
+    ? `a redirect to ${location} (set baseUrl to where the service is)`
+    : `${response.headers.get('content-type') ?? 'no content type'}, not a seclookup answer`;
   const error = new LookupError('lookup_failed', `${init.method} ${url.split('?')[0]}: HTTP ${response.status}, ${what}`, {
     requestId: requestIdHeader,
     status: response.status,

@@ -50,7 +50,8 @@ export const REQUESTS: RequestTable = {
   dnsbl: (ip, options) => {
     // Every configured zone is checked over HTTP (README: dnsbl); silently checking others than
     // the caller named would be a wrong answer.
-    if (options?.zones !== undefined) throw new LookupError('invalid_request', 'dnsbl zones cannot be chosen over HTTP: the service checks every zone it is configured with');
+    if (options?.zones !== undefined)
+      throw new LookupError('invalid_request', 'dnsbl zones cannot be chosen over HTTP: the service checks every zone it is configured with');
     return byIp(ip);
   },
   emailval: oneValue('email'),

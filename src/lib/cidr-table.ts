@@ -116,10 +116,7 @@ export function cidrTableFrom<T>(compiled: CompiledCidrTable<T>): CidrTable<T> {
       const k = mid * 4;
       // Lexicographic compare of the 128-bit start with the address: start <= address?
       const le =
-        starts6[k] !== w0 ? starts6[k] < w0
-        : starts6[k + 1] !== w1 ? starts6[k + 1] < w1
-        : starts6[k + 2] !== w2 ? starts6[k + 2] < w2
-        : starts6[k + 3] <= w3;
+        starts6[k] !== w0 ? starts6[k] < w0 : starts6[k + 1] !== w1 ? starts6[k + 1] < w1 : starts6[k + 2] !== w2 ? starts6[k + 2] < w2 : starts6[k + 3] <= w3;
       if (le) lo = mid;
       else hi = mid - 1;
     }
@@ -201,7 +198,8 @@ function toSegments<T>(intervals: Interval<T>[], width: bigint): { starts: bigin
     i = j;
     const here = valuesOf(active);
     if (sameValues(here, values[values.length - 1])) continue;
-    if (point === 0n) values[0] = here; // a CIDR starting at 0 replaces the empty first segment
+    if (point === 0n)
+      values[0] = here; // a CIDR starting at 0 replaces the empty first segment
     else {
       starts.push(point);
       values.push(here);

@@ -130,7 +130,12 @@ export function serializeCompiledFile(kind: CompiledFileKind, stamp: unknown, me
 }
 
 /** The checked contents of a file, or why it cannot be used. */
-export function readCompiledFile(bytes: Buffer, kind: CompiledFileKind, stamp: unknown, staleReason = 'the source data changed'): CompiledFileContents | string {
+export function readCompiledFile(
+  bytes: Buffer,
+  kind: CompiledFileKind,
+  stamp: unknown,
+  staleReason = 'the source data changed',
+): CompiledFileContents | string {
   const magic = magicBytes(kind);
   if (bytes.length < magic.length + 4 || !bytes.subarray(0, magic.length).equals(magic)) return 'not an index file (bad magic)';
   const headerLength = bytes.readUInt32LE(magic.length);

@@ -21,7 +21,11 @@ export const DEFAULT_TIMEOUTS: Readonly<Required<TimeoutOptions>> = Object.freez
  * longer than the total (it is cut to the total). Mistakes throw SeclookupError
  * `invalid_option` naming `label`.
  */
-export function resolveTimeouts(options: TimeoutOptions | undefined, defaults: Required<TimeoutOptions> = DEFAULT_TIMEOUTS, label = 'timeouts'): Required<TimeoutOptions> {
+export function resolveTimeouts(
+  options: TimeoutOptions | undefined,
+  defaults: Required<TimeoutOptions> = DEFAULT_TIMEOUTS,
+  label = 'timeouts',
+): Required<TimeoutOptions> {
   const totalMs = checkMs(options?.totalMs ?? defaults.totalMs, `${label}.totalMs`);
   const connectMs = checkMs(options?.connectMs ?? Math.min(defaults.connectMs, totalMs), `${label}.connectMs`);
   return { connectMs: Math.min(connectMs, totalMs), totalMs };

@@ -46,7 +46,8 @@ export function parseDomainName(input: unknown): DomainName {
   if (name.endsWith('.')) name = name.slice(0, -1);
   if (name === '') throw invalid('not a valid domain name');
   if (name.length > MAX_NAME_LENGTH) throw invalid(`domain is longer than ${MAX_NAME_LENGTH} characters`);
-  if (!name.split('.').every((label) => LDH_LABEL.test(label))) throw invalid('not a valid domain name: labels are letters, digits and inner hyphens, 1 to 63 each');
+  if (!name.split('.').every((label) => LDH_LABEL.test(label)))
+    throw invalid('not a valid domain name: labels are letters, digits and inner hyphens, 1 to 63 each');
   const parsed = parse(name, ICANN_ONLY);
   if (parsed.isIp) throw invalid('an IP address is not a domain name');
   if (parsed.isIcann !== true || parsed.publicSuffix === null) throw invalid('not under a known public suffix');

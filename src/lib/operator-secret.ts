@@ -30,7 +30,8 @@ export interface OperatorSecret {
  */
 export function createOperatorSecret(secret: string | Uint8Array): OperatorSecret {
   const bytes = typeof secret === 'string' ? Buffer.from(secret.trim(), 'utf8') : Buffer.from(secret);
-  if (bytes.length < MIN_SECRET_BYTES) throw invalidOption(`the operator secret must be at least ${MIN_SECRET_BYTES} bytes (got ${bytes.length}); make one with: openssl rand -base64 32`);
+  if (bytes.length < MIN_SECRET_BYTES)
+    throw invalidOption(`the operator secret must be at least ${MIN_SECRET_BYTES} bytes (got ${bytes.length}); make one with: openssl rand -base64 32`);
   return { kek: Buffer.from(hkdfSync('sha256', bytes, Buffer.alloc(0), HKDF_INFO, 32)) };
 }
 

@@ -86,7 +86,10 @@ export function createOutboundGuard(options: OutboundGuardOptions): OutboundGuar
       return { host, literal: true, address, family: checkedFamily, addresses: [{ address, family: checkedFamily }] };
     }
     if (looksNumeric(host)) {
-      throw new SeclookupError('target_refused', `${JSON.stringify(host)} is a numeric form some resolvers read as an IP address; write the address in standard form`);
+      throw new SeclookupError(
+        'target_refused',
+        `${JSON.stringify(host)} is a numeric form some resolvers read as an IP address; write the address in standard form`,
+      );
     }
     const addresses = (await resolveAll(options.dns(), host)).map((addr) => {
       const reason = refusal(addr);

@@ -36,7 +36,11 @@ export interface ResultCache<Result> {
  *   cannot corrupt it.
  * @param now the engine's clock, for `expiresAt` (when the lookup gives `ttlMs`).
  */
-export function createResultCache<Result>(cache: ProductCache<CachedResult<Result>> | null, copy: (result: Result) => Result, now: () => number = Date.now): ResultCache<Result> {
+export function createResultCache<Result>(
+  cache: ProductCache<CachedResult<Result>> | null,
+  copy: (result: Result) => Result,
+  now: () => number = Date.now,
+): ResultCache<Result> {
   const outcome = (entry: CachedResult<Result>, cached: boolean): LookupOutcome<Result> => new CachedOutcome(entry, cached, copy);
 
   function remember(key: string, computed: Computed<Result>): LookupOutcome<Result> {

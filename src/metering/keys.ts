@@ -10,9 +10,7 @@ const VISIBLE_RANDOM_CHARS = 6;
 /** SHA-256 of a key, lowercase hex: the only form in which keys are stored. */
 export const hashKey: (key: string) => string =
   // crypto.hash (Node >= 20.12) is the one-shot form, about twice as fast as a Hash object.
-  typeof crypto.hash === 'function'
-    ? (key) => crypto.hash('sha256', key, 'hex')
-    : (key) => crypto.createHash('sha256').update(key).digest('hex');
+  typeof crypto.hash === 'function' ? (key) => crypto.hash('sha256', key, 'hex') : (key) => crypto.createHash('sha256').update(key).digest('hex');
 
 export function generateKey(product: ProductId, kind: KeyKind): string {
   const info = PRODUCTS[product];

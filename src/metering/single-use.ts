@@ -22,6 +22,7 @@ export interface SingleUseStore {
 export const MAX_SINGLE_USE_ID = 128;
 
 export function checkSingleUseId(id: string, expiresAt: number): void {
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_SINGLE_USE_ID) throw invalidOption(`single-use id must be 1 to ${MAX_SINGLE_USE_ID} characters`);
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_SINGLE_USE_ID)
+    throw invalidOption(`single-use id must be 1 to ${MAX_SINGLE_USE_ID} characters`);
   if (!Number.isFinite(expiresAt)) throw invalidOption('single-use expiresAt must be a time in ms');
 }

@@ -71,7 +71,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const now = options.now ?? Date.now;
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
-  const requests = new FastCounter('seclookup_http_requests_total', 'HTTP requests answered, by product, route pattern and status.', ['product', 'route', 'status'], registry);
+  const requests = new FastCounter(
+    'seclookup_http_requests_total',
+    'HTTP requests answered, by product, route pattern and status.',
+    ['product', 'route', 'status'],
+    registry,
+  );
   const requestDuration = new FastHistogram(
     'seclookup_http_request_duration_seconds',
     'Time from the request reaching the API to its answer, by product and route pattern.',
@@ -79,13 +84,45 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registry,
     REQUEST_BUCKETS,
   );
-  const meterDuration = new FastHistogram('seclookup_meter_store_duration_seconds', 'Meter store calls (keys, rate and quota, refunds, ...) and their latency, by operation.', ['op'], registry, METER_BUCKETS);
-  const meterErrors = new FastCounter('seclookup_meter_store_errors_total', 'Meter store calls that failed (threw or rejected), by operation.', ['op'], registry);
+  const meterDuration = new FastHistogram(
+    'seclookup_meter_store_duration_seconds',
+    'Meter store calls (keys, rate and quota, refunds, ...) and their latency, by operation.',
+    ['op'],
+    registry,
+    METER_BUCKETS,
+  );
+  const meterErrors = new FastCounter(
+    'seclookup_meter_store_errors_total',
+    'Meter store calls that failed (threw or rejected), by operation.',
+    ['op'],
+    registry,
+  );
   const cacheHits = new FastCounter('seclookup_cache_hits_total', 'Result-cache reads that found the result, by product.', ['product'], registry);
-  const cacheMisses = new FastCounter('seclookup_cache_misses_total', 'Result-cache reads that did not (the lookup then ran), by product.', ['product'], registry);
-  const upstreamCalls = new FastCounter('seclookup_upstream_requests_total', 'Upstream calls made by lookups, by kind (dns, rdap, whois, tls, http).', ['kind'], registry);
-  const upstreamFailures = new FastCounter('seclookup_upstream_failures_total', 'Upstream calls that failed (timeout, refused, reset, malformed or oversize answer, DNS SERVFAIL/REFUSED), by kind.', ['kind'], registry);
-  const upstreamDuration = new FastHistogram('seclookup_upstream_duration_seconds', 'Upstream call latency, failed calls included, by kind.', ['kind'], registry, UPSTREAM_BUCKETS);
+  const cacheMisses = new FastCounter(
+    'seclookup_cache_misses_total',
+    'Result-cache reads that did not (the lookup then ran), by product.',
+    ['product'],
+    registry,
+  );
+  const upstreamCalls = new FastCounter(
+    'seclookup_upstream_requests_total',
+    'Upstream calls made by lookups, by kind (dns, rdap, whois, tls, http).',
+    ['kind'],
+    registry,
+  );
+  const upstreamFailures = new FastCounter(
+    'seclookup_upstream_failures_total',
+    'Upstream calls that failed (timeout, refused, reset, malformed or oversize answer, DNS SERVFAIL/REFUSED), by kind.',
+    ['kind'],
+    registry,
+  );
+  const upstreamDuration = new FastHistogram(
+    'seclookup_upstream_duration_seconds',
+    'Upstream call latency, failed calls included, by kind.',
+    ['kind'],
+    registry,
+    UPSTREAM_BUCKETS,
+  );
 
   const engineSources: EngineSource[] = [];
   new Gauge({

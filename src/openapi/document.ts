@@ -143,7 +143,11 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: "The product's key: `Authorization: Bearer <key>`. Lookups need the secret key (xx_sec_); status routes take either key." },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "The product's key: `Authorization: Bearer <key>`. Lookups need the secret key (xx_sec_); status routes take either key.",
+        },
       },
       headers: HEADERS,
       schemas,
@@ -155,7 +159,8 @@ const SECRET = [{ bearer: [] }];
 
 /** Node's HTTP parser refuses malformed requests before any route runs (adapters/client-errors.ts). */
 const TRANSPORT_ERRORS = {
-  description: 'Refused before any route ran: 400 bad_request (malformed HTTP), 408 request_timeout, 417 expectation_failed, 431 request_header_fields_too_large',
+  description:
+    'Refused before any route ran: 400 bad_request (malformed HTTP), 408 request_timeout, 417 expectation_failed, 431 request_header_fields_too_large',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 };
 
@@ -204,7 +209,13 @@ function jsonResponse(description: string, schema: JsonSchema, headers: readonly
 /** The error envelope for these codes; `fields` are extra members some of them carry. */
 function errorEnvelope(codes: readonly ErrorCode[], fields: Readonly<Record<string, JsonSchema>> = {}): JsonSchema {
   return obj(
-    { success: { const: false }, error: str('What went wrong, for people.'), error_code: { type: 'string', enum: [...new Set(codes)].sort() }, request_id: str('As X-Request-Id.'), ...fields },
+    {
+      success: { const: false },
+      error: str('What went wrong, for people.'),
+      error_code: { type: 'string', enum: [...new Set(codes)].sort() },
+      request_id: str('As X-Request-Id.'),
+      ...fields,
+    },
     { optional: Object.keys(fields) },
   );
 }
@@ -217,10 +228,12 @@ function errorResponses(codes: readonly ErrorCode[], fields?: Readonly<Record<st
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
-    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [
-      String(status),
-      jsonResponse(`error_code: ${list.sort().join(', ')}`, errorEnvelope(list, fields), status === 429 ? [...LIMIT_HEADERS, 'Retry-After'] : LIMIT_HEADERS),
-    ]),
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => [
+        String(status),
+        jsonResponse(`error_code: ${list.sort().join(', ')}`, errorEnvelope(list, fields), status === 429 ? [...LIMIT_HEADERS, 'Retry-After'] : LIMIT_HEADERS),
+      ]),
   );
 }
 
@@ -246,7 +259,7 @@ export function statusSchema(extras: Readonly<Record<string, JsonSchema>>): Json
   return obj({
     success: { const: true },
     request_id: str(),
-    status: str('The key\'s state: `active`.'),
+    status: str("The key's state: `active`."),
     product: str('The product path segment.'),
     plan: str('Plan slug.'),
     rate_limit_per_minute: int('Requests per minute of the plan.'),
@@ -271,13 +284,17 @@ function statusOperation(product: ProductId, extras: Readonly<Record<string, Jso
 
 /** Beyond the spec: many inputs of a one-value product in one request (api/batch.ts). */
 function batchOperation(product: ProductId, input: string, doc: ProductDoc, batchLimit: number): Operation {
-  const itemError = obj({ success: { const: false }, error: str(), error_code: { type: 'string', enum: [...new Set([...doc.errors, 'internal_error'])].sort() } });
+  const itemError = obj({
+    success: { const: false },
+    error: str(),
+    error_code: { type: 'string', enum: [...new Set([...doc.errors, 'internal_error'])].sort() },
+  });
   return {
     operationId: `${product}_post_batch`,
     summary: `Look up many inputs in one request: ${product}`,
     description:
       `Up to ${batchLimit} inputs (this server's batch limit), each counted against the rate and billed like a single lookup; refused whole with 429 when they do not fit what is left of the minute or the month. ` +
-      'Answers one item per input, in order: the single lookup\'s envelope without request_id. Identical inputs are looked up once.',
+      "Answers one item per input, in order: the single lookup's envelope without request_id. Identical inputs are looked up once.",
     tags: [product],
     security: SECRET,
     [BEYOND_SPEC]: true,
@@ -334,7 +351,10 @@ function extraOperation(product: ProductId, route: { method: string; path: strin
 
 function serviceOperation(product: ProductId, method: string, path: string, doc: ServiceRouteDoc): Operation {
   const answers = Object.fromEntries(
-    Object.entries(doc.answers).map(([status, schema]) => [status, schema === null ? { description: 'No body' } : jsonResponse(doc.summary, schema, LIMIT_HEADERS)]),
+    Object.entries(doc.answers).map(([status, schema]) => [
+      status,
+      schema === null ? { description: 'No body' } : jsonResponse(doc.summary, schema, LIMIT_HEADERS),
+    ]),
   );
   const where = doc.keyIn ? (doc.bearer === false ? ` only in ${doc.keyIn} (a Bearer header is not read)` : ` (as Bearer or in ${doc.keyIn})`) : '';
   const keyNote = doc.auth === 'none' ? '' : `Takes the ${doc.auth} key${where}.`;
@@ -352,4 +372,3 @@ function serviceOperation(product: ProductId, method: string, path: string, doc:
     responses: { ...answers, ...errorResponses(doc.errors, doc.errorFields) },
   };
 }
-

@@ -19,6 +19,7 @@ import type { ProductDoc } from '../openapi/types.js';
  * 422 checks, synchronous and free of I/O, so the API runs it before the meter reserves quota),
  * `lookup` answers the prepared query (the only step that may hold a quota reservation).
  */
+// biome-ignore lint/suspicious/noExplicitAny: the defaults make ProductEngine the type of any engine; `unknown` would refuse every engine whose prepare takes a string
 export interface ProductEngine<Args extends unknown[] = any[], Query = any, Result extends object = object> {
   prepare(...args: Args): Query;
   lookup(query: Query): MaybePromise<LookupOutcome<Result>>;
@@ -31,6 +32,7 @@ export interface ProductEngine<Args extends unknown[] = any[], Query = any, Resu
  * (`declare module '../module.js' { interface ProductEngines { geoip: GeoIpEngine } }`), so a
  * module that `needs` another gets that engine typed from `EngineContext.engine`.
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, one product's index.ts at a time
 export interface ProductEngines {}
 
 /** The engine type of a product id (`unknown` for one that declared none). */
@@ -164,7 +166,9 @@ export interface ProductBatch<Args extends unknown[]> {
  * and exact, so option objects from JSON (a config file) can be checked by name and a typo is
  * refused instead of ignored.
  */
-export type OptionNames<Options> = [NonNullable<Options>] extends [never] ? Readonly<Record<string, never>> : { readonly [Name in keyof Required<NonNullable<Options>>]: true };
+export type OptionNames<Options> = [NonNullable<Options>] extends [never]
+  ? Readonly<Record<string, never>>
+  : { readonly [Name in keyof Required<NonNullable<Options>>]: true };
 
 /** The option names an options object has that its product does not know, in order. */
 export function unknownOptionNames(module: Pick<AnyProductModule, 'optionNames'>, options: object): string[] {
@@ -172,11 +176,11 @@ export function unknownOptionNames(module: Pick<AnyProductModule, 'optionNames'>
 }
 
 /** The arguments of an engine's `prepare`: the product's in-process call (`lookup.webhookip(ip, options)`). */
-export type ArgsOf<Engine> = Engine extends { prepare(...args: infer Args): any } ? Args : never;
+export type ArgsOf<Engine> = Engine extends { prepare(...args: infer Args): unknown } ? Args : never;
 /** The query an engine's `prepare` makes. */
-export type QueryOf<Engine> = Engine extends { prepare(...args: any[]): infer Query } ? Query : never;
+export type QueryOf<Engine> = Engine extends { prepare(...args: never[]): infer Query } ? Query : never;
 /** The result an engine's `lookup` answers with. */
-export type ResultOf<Engine> = Engine extends { lookup(query: any): MaybePromise<LookupOutcome<infer Result>> } ? Result : never;
+export type ResultOf<Engine> = Engine extends { lookup(query: never): MaybePromise<LookupOutcome<infer Result>> } ? Result : never;
 
 /** A dataset's build or last-write time, as the engine knows it (an MMDB file's build date). */
 export interface EngineDatasetAge {
@@ -189,8 +193,15 @@ export interface EngineDatasetAge {
  * One product: its engine (which has the verbs), the products it builds on, and what the API,
  * the CLI and the docs need to know of it. `Needs` are the products whose engines it uses.
  */
-export type ProductModule<Id extends ProductId, Engine extends ProductEngine, Options, Needs extends ProductId = never> = ProductModuleFields<Id, Engine, Options, Needs> &
-  ([Needs] extends [never] ? { needs?: readonly never[] } : { /** The products whose engines this one uses (`ctx.engine('geoip')`): required when its context names any. */ needs: readonly Needs[] });
+export type ProductModule<Id extends ProductId, Engine extends ProductEngine, Options, Needs extends ProductId = never> = ProductModuleFields<
+  Id,
+  Engine,
+  Options,
+  Needs
+> &
+  ([Needs] extends [never]
+    ? { needs?: readonly never[] }
+    : { /** The products whose engines this one uses (`ctx.engine('geoip')`): required when its context names any. */ needs: readonly Needs[] });
 
 /** Everything of a {@link ProductModule} but `needs`. */
 export interface ProductModuleFields<Id extends ProductId, Engine extends ProductEngine, Options, Needs extends ProductId> {
@@ -219,6 +230,7 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
 }
 
 /** A module of any product, for code that handles them all alike. */
+// biome-ignore lint/suspicious/noExplicitAny: options and needs differ per product; code handling every module reads neither's type
 export type AnyProductModule = ProductModule<ProductId, ProductEngine, any, any>;
 
 /** Identity, for type inference: `export default defineProduct({ id: 'useragent', ... })`. */

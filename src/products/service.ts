@@ -49,7 +49,11 @@ export interface ServiceGate {
    * of its two keys was presented), and reserve a quota unit of the key's subscription when
    * `reserveQuota`. Sets the limit headers; throws 429 rate_limit_exceeded / quota_exceeded.
    */
-  admit(key: ServiceKey, options: { rateKeyId: string; reserveQuota: boolean }, headers: Record<string, string>): Promise<{ reservation: Reservation | null; quota: QuotaState | null }>;
+  admit(
+    key: ServiceKey,
+    options: { rateKeyId: string; reserveQuota: boolean },
+    headers: Record<string, string>,
+  ): Promise<{ reservation: Reservation | null; quota: QuotaState | null }>;
   /** Give back a reserved unit (the request failed). Never throws. */
   refund(reservation: Reservation, headers: Record<string, string>): Promise<void>;
   /** Keep a reserved unit billed (the request succeeded): without it the unit goes back when its lease expires. Never throws. */

@@ -72,7 +72,20 @@ const viaNodeHttp: Client = (url, secretKey) =>
 
 const viaCurl: Client = (url, secretKey) =>
   new Promise((resolve) => {
-    const args = ['-sS', '-X', 'POST', '-H', `authorization: Bearer ${secretKey}`, '-H', 'content-type: application/json', '--data-binary', `@${uploadFile}`, '-w', '\n%{http_code}', url];
+    const args = [
+      '-sS',
+      '-X',
+      'POST',
+      '-H',
+      `authorization: Bearer ${secretKey}`,
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      `@${uploadFile}`,
+      '-w',
+      '\n%{http_code}',
+      url,
+    ];
     execFile(CURL, args, (error, stdout, stderr) => {
       if (error) return resolve(`error: ${stderr.trim()}`);
       const newline = stdout.lastIndexOf('\n');
@@ -103,7 +116,11 @@ interface Target {
 
 async function startServe(): Promise<Target> {
   const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'serve.db'));
-  return { port: Number(new URL(baseUrl).port), secretKey: serve.starterKeys().get('useragent')!.secret, stop: () => serve.stop('SIGTERM').then(() => undefined) };
+  return {
+    port: Number(new URL(baseUrl).port),
+    secretKey: serve.starterKeys().get('useragent')!.secret,
+    stop: () => serve.stop('SIGTERM').then(() => undefined),
+  };
 }
 
 const TARGETS: readonly { name: string; start(): Promise<Target> }[] = [

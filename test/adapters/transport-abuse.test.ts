@@ -151,7 +151,14 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     const meter = createMemoryMeter();
     const logged: RequestLogEvent[] = [];
     const errors: unknown[] = [];
-    const api = createApi({ lookup: createLookup(), meter, bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, onResponse: (event) => logged.push(event), onError: (error) => errors.push(error) });
+    const api = createApi({
+      lookup: createLookup(),
+      meter,
+      bodyLimit: BODY_LIMIT,
+      now: () => FROZEN_NOW,
+      onResponse: (event) => logged.push(event),
+      onError: (error) => errors.push(error),
+    });
     running = await variant.start(api);
     stack = { meter, port: running.port, server: running.server, logged, errors };
   });
@@ -220,7 +227,8 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     it('still keeps the connection for the next request when a chunked body is within the limit', async () => {
       const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
       const body = JSON.stringify({ ua: CHROME });
-      const request = postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked([body.slice(0, 50), body.slice(50)]) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+      const request =
+        postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked([body.slice(0, 50), body.slice(50)]) + 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
       const reply = await exchange(stack.port, request, { responses: 2 });
       expect(reply.responses.map((r) => r.status)).toEqual([200, 200]);
       expect(jsonOf(reply.responses[1])).toEqual({ success: true, status: 'ok' });
@@ -278,7 +286,10 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
   });
 
   describe("requests Node's parser refuses", () => {
-    const cases = [...REFUSED_BY_NODE, ...(variant.answersExpectations ? [['an Expect other than 100-continue', UNSUPPORTED_EXPECT, 417, 'expectation_failed'] as const] : [])];
+    const cases = [
+      ...REFUSED_BY_NODE,
+      ...(variant.answersExpectations ? [['an Expect other than 100-continue', UNSUPPORTED_EXPECT, 417, 'expectation_failed'] as const] : []),
+    ];
 
     it.each(cases)('answers %s in the envelope, closes, and logs it', async (_what, bytes, status, errorCode) => {
       const loggedBefore = stack.logged.length;
@@ -318,7 +329,15 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       expect(await waitUntil(() => stack.logged.length >= loggedBefore + 2)).toBe(true);
       expect(stack.logged.slice(loggedBefore)).toMatchObject([
         { method: 'GET', route: '/v1/useragent/lookup', status: 200 },
-        { request_id: jsonOf(answer).request_id, method: 'CONNECT', route: 'unmatched', product: null, status: 405, error_code: 'method_not_allowed', client_ip: '127.0.0.1' },
+        {
+          request_id: jsonOf(answer).request_id,
+          method: 'CONNECT',
+          route: 'unmatched',
+          product: null,
+          status: 405,
+          error_code: 'method_not_allowed',
+          client_ip: '127.0.0.1',
+        },
       ]);
     });
 

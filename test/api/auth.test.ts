@@ -7,7 +7,10 @@ const reference = (header: string) => /^\s*bearer\s+(\S+)\s*$/i.exec(header)?.[1
 
 describe('bearerToken', () => {
   it('reads `Bearer <key>` exactly as the reference regex does', () => {
-    const piece = fc.oneof(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'Basic', 'ua_sec_abc', ' ', '  ', '\t', '\u00a0', '\u2003', '\n', 'x', 'b', 'bearerx'), fc.string({ maxLength: 4 }));
+    const piece = fc.oneof(
+      fc.constantFrom('Bearer', 'bearer', 'BEARER', 'Basic', 'ua_sec_abc', ' ', '  ', '\t', '\u00a0', '\u2003', '\n', 'x', 'b', 'bearerx'),
+      fc.string({ maxLength: 4 }),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 6 }), (parts) => {
         const header = parts.join('');

@@ -22,7 +22,7 @@ const tempDir = () => temp.make('seclookup-batch-');
 const PERIOD = new Date(FROZEN_NOW).toISOString().slice(0, 7);
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 /** 100 distinct public addresses. */
-const IPS = Array.from({ length: 100 }, (_, i) => `8.8.${i}.${(i * 7) % 250 + 1}`);
+const IPS = Array.from({ length: 100 }, (_, i) => `8.8.${i}.${((i * 7) % 250) + 1}`);
 
 async function geoipKey(stack: ApiStack, plan?: string) {
   return (await stack.keys('geoip', plan ? { plan } : {})).secretKey;
@@ -81,7 +81,14 @@ describe('POST /v1/<product>/batch', () => {
     const reply = await stack.call('/v1/geoip/batch', { key, json: { inputs } });
     expect(reply.status).toBe(200);
     const results = reply.body.results as Record<string, unknown>[];
-    expect(results.map((item) => (item.success ? `ok ${item.ip}` : item.error_code))).toEqual(['ok 8.8.8.8', 'invalid_ip', 'ip_not_routable', 'ok 1.1.1.1', 'invalid_ip', 'ip_not_routable']);
+    expect(results.map((item) => (item.success ? `ok ${item.ip}` : item.error_code))).toEqual([
+      'ok 8.8.8.8',
+      'invalid_ip',
+      'ip_not_routable',
+      'ok 1.1.1.1',
+      'invalid_ip',
+      'ip_not_routable',
+    ]);
     expect(results[1]).toEqual({ success: false, error: expect.any(String), error_code: 'invalid_ip' });
     expect(reply.headers).toMatchObject({ 'x-ratelimit-remaining': String(120 - 6), 'x-quota-remaining': String(10_000 - 2) });
 
@@ -222,7 +229,7 @@ describe('POST /v1/<product>/batch', () => {
       await stack.meter.close();
     });
 
-    it('refuses a batch larger than the key\'s whole rate limit with 400 invalid_request, as it could never fit', async () => {
+    it("refuses a batch larger than the key's whole rate limit with 400 invalid_request, as it could never fit", async () => {
       const stack = await createApiStack();
       await stack.meter.setPlan({ slug: 'test-rate10', product: '*', rateLimitPerMinute: 10, monthlyQuota: 1_000 });
       const key = await geoipKey(stack, 'test-rate10');
@@ -261,11 +268,17 @@ describe('POST /v1/<product>/batch', () => {
       expect(await codes(call(JSON.stringify({ inputs: IPS.concat(IPS) })))).toEqual([413, 'payload_too_large']);
       // The same answers as the POST lookup route of useragent.
       const ua = (await stack.keys('useragent')).secretKey;
-      expect(await codes(stack.call('/v1/useragent/lookup', { key: ua, body: '{"ua": [', headers: { 'content-type': 'application/json' } }))).toEqual([400, 'invalid_json']);
-      expect(await codes(stack.call('/v1/useragent/lookup', { key: ua, body: 'x', headers: { 'content-type': 'text/plain' } }))).toEqual([415, 'unsupported_media_type']);
+      expect(await codes(stack.call('/v1/useragent/lookup', { key: ua, body: '{"ua": [', headers: { 'content-type': 'application/json' } }))).toEqual([
+        400,
+        'invalid_json',
+      ]);
+      expect(await codes(stack.call('/v1/useragent/lookup', { key: ua, body: 'x', headers: { 'content-type': 'text/plain' } }))).toEqual([
+        415,
+        'unsupported_media_type',
+      ]);
     });
 
-    it('needs the product\'s secret key', async () => {
+    it("needs the product's secret key", async () => {
       const stack = await createApiStack();
       const keys = await stack.keys('geoip');
       expect((await stack.call('/v1/geoip/batch', { json: { inputs: ['8.8.8.8'] } })).body.error_code).toBe('missing_credentials');

@@ -6,7 +6,10 @@ import { LookupError } from '../../src/errors.js';
 const json = { 'content-type': 'application/json' };
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(LookupError);
   return (error as LookupError).code;
 }
@@ -24,7 +27,10 @@ describe('request bodies', () => {
   });
 
   it('parses HTML form bodies', async () => {
-    expect(await parseBody('ua=Mozilla%2F5.0&x=1', { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, 100)).toEqual({ ua: 'Mozilla/5.0', x: '1' });
+    expect(await parseBody('ua=Mozilla%2F5.0&x=1', { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, 100)).toEqual({
+      ua: 'Mozilla/5.0',
+      x: '1',
+    });
   });
 
   it('uses a body a framework already parsed', async () => {

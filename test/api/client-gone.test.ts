@@ -41,7 +41,12 @@ describe('a client gone mid-lookup is not billed', () => {
   it('a single lookup is abandoned and its unit given back as soon as the signal aborts', async () => {
     const stack = await createApiStack({ lookup });
     const key = (await stack.keys('emailauth')).secretKey;
-    const response = await abortMidLookup(stack, { method: 'GET', url: '/v1/emailauth/lookup?domain=gone.example.com', headers: { authorization: `Bearer ${key}` }, remoteAddress: '127.0.0.1' });
+    const response = await abortMidLookup(stack, {
+      method: 'GET',
+      url: '/v1/emailauth/lookup?domain=gone.example.com',
+      headers: { authorization: `Bearer ${key}` },
+      remoteAddress: '127.0.0.1',
+    });
     expect(response.status).toBe(502);
     expect(JSON.parse(response.body)).toMatchObject({ error_code: 'lookup_failed', error: expect.stringContaining('not billed') });
     expect(await quotaRemaining(stack, key)).toBe(10_000);
@@ -70,7 +75,12 @@ describe('an answer to a client still there is billed for good', () => {
     const stack = await createApiStack({ meter, now: () => now });
     const key = (await stack.keys('useragent')).secretKey;
     const controller = new AbortController();
-    const response = await stack.api.handle({ method: 'GET', url: '/v1/useragent/lookup?ua=curl%2F8.0', headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+    const response = await stack.api.handle({
+      method: 'GET',
+      url: '/v1/useragent/lookup?ua=curl%2F8.0',
+      headers: { authorization: `Bearer ${key}` },
+      signal: controller.signal,
+    });
     expect(response.status).toBe(200);
     now += 120_000;
     expect((await stack.call('/v1/useragent/status', { key })).body.quota_remaining).toBe(10_000 - 1);

@@ -33,9 +33,19 @@ describe('envelope', () => {
 
   it('keeps the spec statuses for the spec codes', () => {
     expect(ERROR_STATUS).toMatchObject({
-      missing_credentials: 401, invalid_api_key: 401, wrong_key_type: 401, ip_not_allowed: 403,
-      rate_limit_exceeded: 429, quota_exceeded: 429, internal_error: 500, invalid_user_agent: 400,
-      invalid_ip: 400, ip_not_routable: 422, lookup_failed: 502, ip_not_found: 404, upstream_unconfigured: 503,
+      missing_credentials: 401,
+      invalid_api_key: 401,
+      wrong_key_type: 401,
+      ip_not_allowed: 403,
+      rate_limit_exceeded: 429,
+      quota_exceeded: 429,
+      internal_error: 500,
+      invalid_user_agent: 400,
+      invalid_ip: 400,
+      ip_not_routable: 422,
+      lookup_failed: 502,
+      ip_not_found: 404,
+      upstream_unconfigured: 503,
     });
   });
 });

@@ -95,7 +95,13 @@ export async function call(api: Api, path: string, options: CallOptions = {}): P
     remoteAddress: options.remoteAddress ?? '127.0.0.1',
   };
   const response = await api.handle(request);
-  checkResponse({ method: request.method, path: path.split('?')[0], status: response.status, contentType: response.headers['content-type'] ?? null, body: response.body });
+  checkResponse({
+    method: request.method,
+    path: path.split('?')[0],
+    status: response.status,
+    contentType: response.headers['content-type'] ?? null,
+    body: response.body,
+  });
   // A text answer (pwbreach's range route) has no JSON body: read it from `raw`.
   const json = response.body !== '' && (response.headers['content-type'] ?? '').startsWith('application/json');
   return { status: response.status, headers: response.headers, body: json ? JSON.parse(response.body) : {}, raw: response.body };

@@ -43,7 +43,9 @@ describe('input is read and checked before quota is reserved', () => {
     const keys = await stack.keys('useragent', { plan: TEST_PLANS.quota50.slug });
     const valid = Array.from({ length: 50 }, () => stack.call(UA_PATH, { key: keys.secretKey }));
     const invalid = Array.from({ length: 100 }, (_, i) =>
-      i % 2 === 0 ? stack.call('/v1/useragent/lookup?ua=', { key: keys.secretKey }) : stack.call('/v1/useragent/lookup', { key: keys.secretKey, json: { ua: 42 } }),
+      i % 2 === 0
+        ? stack.call('/v1/useragent/lookup?ua=', { key: keys.secretKey })
+        : stack.call('/v1/useragent/lookup', { key: keys.secretKey, json: { ua: 42 } }),
     );
     const [validReplies, invalidReplies] = await Promise.all([Promise.all(valid), Promise.all(invalid)]);
     expect(validReplies.map((r) => r.status)).toEqual(Array(50).fill(200));
@@ -56,7 +58,9 @@ describe('input is read and checked before quota is reserved', () => {
     const stack = await createApiStack();
     const keys = await stack.keys('useragent', { plan: TEST_PLANS.quota3.slug });
     const uploads = [stalledBody(), stalledBody(), stalledBody()];
-    const pending = uploads.map((upload) => stack.call('/v1/useragent/lookup', { key: keys.secretKey, body: upload.body, headers: { 'content-type': 'application/json' } }));
+    const pending = uploads.map((upload) =>
+      stack.call('/v1/useragent/lookup', { key: keys.secretKey, body: upload.body, headers: { 'content-type': 'application/json' } }),
+    );
     const get = await stack.call(UA_PATH, { key: keys.secretKey });
     expect(get.status).toBe(200);
     expect(get.headers['x-quota-remaining']).toBe('2');

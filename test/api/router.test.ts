@@ -44,7 +44,12 @@ describe('router', () => {
   });
 
   it("matches a product's extra routes (pwbreach's range/:prefix) beside its lookup routes, and nothing else", () => {
-    expect(match('GET', '/v1/pwbreach/range/7C4A8')).toMatchObject({ kind: 'lookup', product: 'pwbreach', pattern: '/v1/pwbreach/range/:prefix', rawPathValue: '7C4A8' });
+    expect(match('GET', '/v1/pwbreach/range/7C4A8')).toMatchObject({
+      kind: 'lookup',
+      product: 'pwbreach',
+      pattern: '/v1/pwbreach/range/:prefix',
+      rawPathValue: '7C4A8',
+    });
     expect(match('POST', '/v1/pwbreach/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/pwbreach/lookup' });
     expect(match('GET', '/v1/pwbreach/lookup')).toMatchObject({ kind: 'lookup', pattern: '/v1/pwbreach/lookup' });
     // SPEC: no path form for pwbreach.

@@ -11,7 +11,6 @@ import ts from 'typescript';
 /** Repository-relative file (posix separators) -> the repository-relative files it imports. */
 export type ImportGraph = Map<string, string[]>;
 
-
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function listTsFiles(dir: string): string[] {
@@ -41,7 +40,12 @@ export function importSpecifiers(text: string): string[] {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       found.push(node.argument.literal.text); // `import('./x.js').T` in a type
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);

@@ -44,17 +44,7 @@ describe('the import graph reader', () => {
       "const later = () => import('./lazy.js');",
       "let t: import('./in-type.js').T;",
     ].join('\n');
-    expect(importSpecifiers(text)).toEqual([
-      './a.js',
-      './b.js',
-      './c.js',
-      './e.js',
-      './g.js',
-      './h.js',
-      './side-effect.js',
-      './lazy.js',
-      './in-type.js',
-    ]);
+    expect(importSpecifiers(text)).toEqual(['./a.js', './b.js', './c.js', './e.js', './g.js', './h.js', './side-effect.js', './lazy.js', './in-type.js']);
   });
 
   it('finds the shortest cycle through a file and names its files in order', () => {

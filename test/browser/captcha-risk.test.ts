@@ -31,7 +31,13 @@ describe('captcha risk policy in headless Chromium', { timeout: 60_000 }, () => 
 
     const answer = await site.siteverify(key.secretKey, solved.proof);
     expect(answer.status).toBe(403);
-    expect(answer.body).toMatchObject({ success: false, error_code: 'risk_too_high', 'error-codes': ['risk-too-high'], risk_level: 'high', risk_score: solved.verify.risk_score });
+    expect(answer.body).toMatchObject({
+      success: false,
+      error_code: 'risk_too_high',
+      'error-codes': ['risk-too-high'],
+      risk_level: 'high',
+      risk_score: solved.verify.risk_score,
+    });
   });
 
   it('the limit turned off: the same browser passes (success:true, risk_level high for the server to weigh)', async () => {
@@ -55,7 +61,10 @@ describe('captcha risk policy in headless Chromium', { timeout: 60_000 }, () => 
 
   it('a browser that does not look automated gets the default 14-bit pow and passes the default policy', async () => {
     const key = await createSiteKey(site.meter, { domains: [SHOP] });
-    const page = await site.newPage({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36', hideWebdriver: true });
+    const page = await site.newPage({
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      hideWebdriver: true,
+    });
     const solved = await site.solve(page, key.siteKey, { pauseMs: 500 });
     expect(solved.challenge).toMatchObject({ params: { difficulty: 14 } });
     expect(solved.verify).toMatchObject({ risk_level: 'low' });

@@ -129,7 +129,11 @@ export async function startCaptchaSite(): Promise<CaptchaSite> {
       };
     },
     async siteverify(secret, response) {
-      const res = await fetch(`${apiLocal}/v1/captcha/siteverify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ secret, response }) });
+      const res = await fetch(`${apiLocal}/v1/captcha/siteverify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ secret, response }),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
     async close() {

@@ -43,7 +43,11 @@ describe('seclookup lookup asn', () => {
     writeFileSync(v4, '9.9.9.0,9.9.9.255,19281,"Quad9, Test"\n');
     writeFileSync(v6, '2620:fe::,2620:fe::ffff,19281,"Quad9, Test"\n');
     const indexDir = join(dir, 'index');
-    expect(await runCliJson(['lookup', 'asn', '2620:fe::fe', '--asn-csv', `${v4},${v6}`, '--asn-index-dir', indexDir])).toMatchObject({ asn: 19281, as_org: 'Quad9, Test', network: '2620:fe::/112' });
+    expect(await runCliJson(['lookup', 'asn', '2620:fe::fe', '--asn-csv', `${v4},${v6}`, '--asn-index-dir', indexDir])).toMatchObject({
+      asn: 19281,
+      as_org: 'Quad9, Test',
+      network: '2620:fe::/112',
+    });
     expect(readdirSync(indexDir).filter((name) => name.endsWith('.idx'))).toHaveLength(1);
   });
 

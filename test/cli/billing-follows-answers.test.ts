@@ -98,7 +98,9 @@ function get(url: string, key: string): { done: Promise<number | 'cut'>; hangUp:
 
 /** The burst: ANSWERED lookups answered at once, then HELD lookups waiting for DNS, all reserved. */
 async function burst(instance: Instance): Promise<Promise<number | 'cut'>[]> {
-  const answered = await Promise.all(Array.from({ length: ANSWERED }, () => get(`${instance.baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, instance.useragent).done));
+  const answered = await Promise.all(
+    Array.from({ length: ANSWERED }, () => get(`${instance.baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, instance.useragent).done),
+  );
   expect(answered).toEqual(Array.from({ length: ANSWERED }, () => 200));
   const held = Array.from({ length: HELD }, (_, i) => get(`${instance.baseUrl}/v1/emailauth/lookup?domain=held-${i}.example.com`, instance.emailauth).done);
   await eventually(async () => (await instance.billed()).quotaUsed === ANSWERED + HELD, 'every held lookup to reserve its unit');

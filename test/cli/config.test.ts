@@ -34,12 +34,22 @@ describe('seclookup serve --config', () => {
     const db = join(dir, 'seclookup.db');
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
     const risk = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'riskscore', '--json', '--db', db]);
-    const path = configFile({ 'log-level': 'warn', 'body-limit': 200, 'trust-proxy': ['10.0.0.0/8'], products: { useragent: { cacheSize: 5 }, riskscore: { local: false } } });
+    const path = configFile({
+      'log-level': 'warn',
+      'body-limit': 200,
+      'trust-proxy': ['10.0.0.0/8'],
+      products: { useragent: { cacheSize: 5 }, riskscore: { local: false } },
+    });
     const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--config', path] });
     // The file's product options reach the engines: riskscore without its local data has no provider.
     const unconfigured = await fetch(`${baseUrl}/v1/riskscore/lookup?ip=8.8.8.8`, { headers: { authorization: `Bearer ${risk.secret_key}` } });
     expect([unconfigured.status, ((await unconfigured.json()) as { error_code: string }).error_code]).toEqual([503, 'upstream_unconfigured']);
-    const post = (ua: string) => fetch(`${baseUrl}/v1/useragent/lookup`, { method: 'POST', headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ua }) });
+    const post = (ua: string) =>
+      fetch(`${baseUrl}/v1/useragent/lookup`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ua }),
+      });
     expect((await post('curl/8.5')).status).toBe(200);
     const big = await post('x'.repeat(300));
     expect(big.status).toBe(413);
@@ -57,7 +67,11 @@ describe('seclookup serve --config', () => {
     const db = join(temp.make(), 'seclookup.db');
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
     const quiet = await ServeProcess.start(db, { env: { SECLOOKUP_LOG_LEVEL: 'warn', SECLOOKUP_BODY_LIMIT: '50' } });
-    const big = await fetch(`${quiet.baseUrl}/v1/useragent/lookup`, { method: 'POST', headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ ua: 'x'.repeat(100) }) });
+    const big = await fetch(`${quiet.baseUrl}/v1/useragent/lookup`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ua: 'x'.repeat(100) }),
+    });
     expect(big.status).toBe(413);
     await quiet.serve.stop('SIGTERM');
     expect(quiet.serve.requestLines()).toEqual([]);
@@ -73,7 +87,11 @@ describe('seclookup serve --config', () => {
     ['a list that is not one', { 'trust-proxy': 5 }, 'setting "trust-proxy" must be an array of strings'],
     ['a bad CIDR in a list', { 'trust-proxy': ['10.0.0.0/8', 'nonsense'] }, '--trust-proxy: "nonsense" is not an IP address or CIDR'],
     ['an unknown product', { products: { nosuch: {} } }, 'unknown product "nosuch"'],
-    ['an unknown product option', { products: { geoip: { databse: 'x.mmdb' } } }, 'setting "products".geoip.databse is unknown; geoip\'s options are database, databases'],
+    [
+      'an unknown product option',
+      { products: { geoip: { databse: 'x.mmdb' } } },
+      'setting "products".geoip.databse is unknown; geoip\'s options are database, databases',
+    ],
     ['an option of a product that has none', { products: { timezone: { cacheSize: 5 } } }, "timezone.cacheSize is unknown; timezone's options are none"],
     ['not a JSON object', '[1, 2]', 'the file must hold one JSON object of settings'],
     ['broken JSON', '{"port": ', '--config'],
@@ -84,7 +102,15 @@ describe('seclookup serve --config', () => {
   });
 
   it('refuses a bad product option at start (exit 1), naming the product and the option', async () => {
-    const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile({ products: { riskscore: { cacheSize: -1 } } })]);
+    const result = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      join(temp.make(), 'x.db'),
+      '--config',
+      configFile({ products: { riskscore: { cacheSize: -1 } } }),
+    ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('riskscore cacheSize must be a whole number >= 0');
   });

@@ -15,7 +15,10 @@ beforeAll(async () => {
   dns = await startDnsServer({
     zone: {
       'rdap.registry.test': [{ type: 'A', address: '127.0.0.1' }],
-      'example.com': [{ type: 'A', address: '203.0.113.10' }, { type: 'TXT', data: 'v=spf1 -all' }],
+      'example.com': [
+        { type: 'A', address: '203.0.113.10' },
+        { type: 'TXT', data: 'v=spf1 -all' },
+      ],
       '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
       'example.com.dbl.spamhaus.org': [{ type: 'A', address: '127.0.1.2' }],
     },
@@ -26,7 +29,14 @@ afterAll(async () => {
   await Promise.all([dns?.close(), rdap?.close()]);
 });
 
-const loopback = () => ['--dns', dns.address, '--allow-private-targets', '127.0.0.0/8', '--whois-rdap-servers', `com=http://rdap.registry.test:${new URL(rdap.url).port}/rdap/`];
+const loopback = () => [
+  '--dns',
+  dns.address,
+  '--allow-private-targets',
+  '127.0.0.0/8',
+  '--whois-rdap-servers',
+  `com=http://rdap.registry.test:${new URL(rdap.url).port}/rdap/`,
+];
 
 describe('seclookup lookup domainrep', () => {
   it('scores example.com against the loopback servers and prints the result', async () => {

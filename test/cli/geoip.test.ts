@@ -44,13 +44,22 @@ describe('seclookup lookup geoip', () => {
   });
 
   it('--geoip-db FILE reads a MaxMind database; $SECLOOKUP_GEOIP_DB does the same', async () => {
-    const london = { ip: '81.2.69.142', provider: 'MaxMind GeoIP2-City', city: 'London', country: { code: 'GB', name: 'United Kingdom' }, timezone: { id: 'Europe/London' } };
+    const london = {
+      ip: '81.2.69.142',
+      provider: 'MaxMind GeoIP2-City',
+      city: 'London',
+      country: { code: 'GB', name: 'United Kingdom' },
+      timezone: { id: 'Europe/London' },
+    };
     expect(await runCliJson(['lookup', 'geoip', '81.2.69.142', '--geoip-db', CITY])).toMatchObject(london);
     expect(await runCliJson(['lookup', 'geoip', '81.2.69.142'], { env: { SECLOOKUP_GEOIP_DB: CITY } })).toMatchObject(london);
   });
 
   it('--geoip-db IPV4_FILE,IPV6_FILE reads a pair', async () => {
-    expect(await runCliJson(['lookup', 'geoip', '2001:218::1', '--geoip-db', `${CITY},${CITY}`])).toMatchObject({ country: { code: 'JP' }, connection: { type: 'IPv6' } });
+    expect(await runCliJson(['lookup', 'geoip', '2001:218::1', '--geoip-db', `${CITY},${CITY}`])).toMatchObject({
+      country: { code: 'JP' },
+      connection: { type: 'IPv6' },
+    });
   });
 
   it('--geoip-asn-db fills isp / org / asn from a GeoIP2-ISP file', async () => {
@@ -109,7 +118,10 @@ describe('seclookup lookup timezone', () => {
 describe('seclookup serve --geoip-db', () => {
   it('serves geoip and timezone from the file, and counts its nodes as database_records', async () => {
     const db = join(temp.make(), 'seclookup.db');
-    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db, '--geoip-db', CITY, '--log-level', 'warn'], { env: cliEnv(), cwd: tmpdir() });
+    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db, '--geoip-db', CITY, '--log-level', 'warn'], {
+      env: cliEnv(),
+      cwd: tmpdir(),
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -122,7 +134,8 @@ describe('seclookup serve --geoip-db', () => {
         child.stderr.on('data', check);
         child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
       });
-      const key = (product: string, kind: 'sec' | 'pub') => new RegExp(`^${product}\\s+(\\w+_sec_[\\w-]+)\\s+(\\w+_pub_[\\w-]+)$`, 'm').exec(stderr)![kind === 'sec' ? 1 : 2];
+      const key = (product: string, kind: 'sec' | 'pub') =>
+        new RegExp(`^${product}\\s+(\\w+_sec_[\\w-]+)\\s+(\\w+_pub_[\\w-]+)$`, 'm').exec(stderr)![kind === 'sec' ? 1 : 2];
       const get = async (path: string, token: string) => {
         const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
         return { status: response.status, body: (await response.json()) as Json };
@@ -132,7 +145,10 @@ describe('seclookup serve --geoip-db', () => {
         status: 200,
         body: { ip: '81.2.69.142', city: 'London', provider: 'MaxMind GeoIP2-City', cached: true },
       });
-      expect(await get('/v1/timezone/lookup?ip=81.2.69.142', key('timezone', 'sec'))).toMatchObject({ status: 200, body: { timezone: { id: 'Europe/London' } } });
+      expect(await get('/v1/timezone/lookup?ip=81.2.69.142', key('timezone', 'sec'))).toMatchObject({
+        status: 200,
+        body: { timezone: { id: 'Europe/London' } },
+      });
       expect(await get('/v1/geoip/lookup?ip=8.8.8.8', key('geoip', 'sec'))).toMatchObject({ status: 404, body: { error_code: 'ip_not_found' } });
     } finally {
       child.kill('SIGTERM');

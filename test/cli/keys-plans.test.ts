@@ -57,7 +57,19 @@ describe('seclookup keys create', () => {
 
   it('ties the keys to the plan and IP allowlist given, normalising the CIDRs', async () => {
     const created = await runCliJson<CreatedJson>([
-      'keys', 'create', '--product', 'tls', '--plan', 'enterprise', '--ip-allow', '203.0.113.0/24, 2001:DB8::/32', '--ip-allow', '198.51.100.7', '--json', '--db', db,
+      'keys',
+      'create',
+      '--product',
+      'tls',
+      '--plan',
+      'enterprise',
+      '--ip-allow',
+      '203.0.113.0/24, 2001:DB8::/32',
+      '--ip-allow',
+      '198.51.100.7',
+      '--json',
+      '--db',
+      db,
     ]);
     expect(created).toMatchObject({ product: 'tls', plan: 'enterprise', ip_allow: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7/32'] });
   });
@@ -82,7 +94,15 @@ describe('seclookup keys create', () => {
 
   it('takes a bare address as one host, and a full-length prefix as written', async () => {
     const created = await runCliJson<CreatedJson>([
-      'keys', 'create', '--product', 'useragent', '--ip-allow', '203.0.113.7,2001:db8::7,198.51.100.9/32,0.0.0.0/0', '--json', '--db', db,
+      'keys',
+      'create',
+      '--product',
+      'useragent',
+      '--ip-allow',
+      '203.0.113.7,2001:db8::7,198.51.100.9/32,0.0.0.0/0',
+      '--json',
+      '--db',
+      db,
     ]);
     const expected = ['203.0.113.7/32', '2001:db8::7/128', '198.51.100.9/32', '0.0.0.0/0'];
     expect(created.ip_allow).toEqual(expected);
@@ -134,7 +154,14 @@ describe('seclookup keys list and revoke', () => {
 
     const keys = JSON.parse(json.stdout) as ListedKey[];
     const secret = keys.find((k) => k.id === created.secret_key_id);
-    expect(secret).toMatchObject({ product: 'pwbreach', kind: 'secret', plan: 'starter', status: 'active', ip_allow: [], subscription_id: created.subscription_id });
+    expect(secret).toMatchObject({
+      product: 'pwbreach',
+      kind: 'secret',
+      plan: 'starter',
+      status: 'active',
+      ip_allow: [],
+      subscription_id: created.subscription_id,
+    });
     expect(created.secret_key.startsWith(secret!.prefix)).toBe(true);
     expect(secret!.prefix.length).toBeLessThan(created.secret_key.length - 20);
     expect(Number.isNaN(Date.parse(secret!.created_at))).toBe(false);
@@ -273,7 +300,21 @@ describe('seclookup plans', () => {
 
   it('with --product takes several products, comma-separated or repeated, and leaves the others alone', async () => {
     const database = join(temp.make(), 'plans.db');
-    const set = await runCli(['plans', 'set', 'starter', '--product', 'tls, geoip', '--product', 'asn', '--product', 'tls', '--monthly-quota', '20000', '--db', database]);
+    const set = await runCli([
+      'plans',
+      'set',
+      'starter',
+      '--product',
+      'tls, geoip',
+      '--product',
+      'asn',
+      '--product',
+      'tls',
+      '--monthly-quota',
+      '20000',
+      '--db',
+      database,
+    ]);
     expect(set.code).toBe(0);
     expect(set.stdout).toContain('Updated plan "starter" for tls, geoip, asn:');
     expect((await plans(database)).filter((p) => p.slug === 'starter')).toEqual([

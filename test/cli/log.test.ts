@@ -28,7 +28,9 @@ function requestEvent(i: number): RequestLogEvent {
 }
 
 function lines(file: string): string[] {
-  return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
 }
 
 describe('serve log', () => {

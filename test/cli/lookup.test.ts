@@ -12,7 +12,13 @@ describe('seclookup lookup', () => {
     const result = await runCli(['lookup', 'useragent', ua]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('\n  "user_agent"');
-    expect(JSON.parse(result.stdout)).toMatchObject({ user_agent: ua, browser: { name: 'Mobile Safari' }, os: { name: 'iOS' }, device_type: 'mobile', is_bot: false });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      user_agent: ua,
+      browser: { name: 'Mobile Safari' },
+      os: { name: 'iOS' },
+      device_type: 'mobile',
+      is_bot: false,
+    });
   });
 
   it('takes an input that starts with "-" after --', async () => {
@@ -21,7 +27,11 @@ describe('seclookup lookup', () => {
   });
 
   it('finds a GitHub webhook address, and honours --provider', async () => {
-    expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10'])).toEqual({ ip: '140.82.115.10', matched: true, providers: [{ id: 'github', name: 'GitHub' }] });
+    expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10'])).toEqual({
+      ip: '140.82.115.10',
+      matched: true,
+      providers: [{ id: 'github', name: 'GitHub' }],
+    });
     expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10', '--provider', 'stripe'])).toEqual({ ip: '140.82.115.10', matched: false, providers: [] });
     expect(await runCliJson(['lookup', 'webhookip', '8.8.8.8'])).toEqual({ ip: '8.8.8.8', matched: false, providers: [] });
   });

@@ -43,7 +43,12 @@ describe('seclookup data import pwbreach', () => {
     writeFileSync(input, lines.join('\r\n'));
     const result = await runCli(['data', 'import', 'pwbreach', input, '--data-dir', dataDir]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^pwbreach: ${lines.length.toLocaleString('en-US')} lines in 1 file\\(s\\) .*sorted.* ${lines.length.toLocaleString('en-US')} hashes, 0 duplicates merged, 0 padding lines skipped, 0 corrupt; wrote .*passwords\\.pwb \\(.*21 bytes per hash`, 'm'));
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^pwbreach: ${lines.length.toLocaleString('en-US')} lines in 1 file\\(s\\) .*sorted.* ${lines.length.toLocaleString('en-US')} hashes, 0 duplicates merged, 0 padding lines skipped, 0 corrupt; wrote .*passwords\\.pwb \\(.*21 bytes per hash`,
+        'm',
+      ),
+    );
     expect(result.stderr).toMatch(/Restart `seclookup serve`/);
     // No bar when stderr is not a terminal.
     expect(result.stderr).not.toMatch(/\[#/);
@@ -51,7 +56,10 @@ describe('seclookup data import pwbreach', () => {
     const listed = lines[0].split(':')[0];
     const unlisted = sampleLines[1].split(':')[0];
     expect(
-      await Promise.all([runCliJson(['lookup', 'pwbreach', listed.toLowerCase(), '--data-dir', dataDir]), runCliJson(['lookup', 'pwbreach', unlisted, '--data-dir', dataDir])]),
+      await Promise.all([
+        runCliJson(['lookup', 'pwbreach', listed.toLowerCase(), '--data-dir', dataDir]),
+        runCliJson(['lookup', 'pwbreach', unlisted, '--data-dir', dataDir]),
+      ]),
     ).toEqual([
       { breached: true, count: countIn(lines, listed) },
       { breached: false, count: 0 },
@@ -70,10 +78,12 @@ describe('seclookup data import pwbreach', () => {
     expect(result.stderr).toContain(`--pwbreach-store ${out}`);
     const hash = lines[10].split(':')[0];
     const expected = { breached: true, count: countIn(lines, hash) };
-    expect(await Promise.all([runCliJson(['lookup', 'pwbreach', hash, '--pwbreach-store', out]), runCliJson(['lookup', 'pwbreach', hash], { env: { SECLOOKUP_PWBREACH_STORE: out } })])).toEqual([
-      expected,
-      expected,
-    ]);
+    expect(
+      await Promise.all([
+        runCliJson(['lookup', 'pwbreach', hash, '--pwbreach-store', out]),
+        runCliJson(['lookup', 'pwbreach', hash], { env: { SECLOOKUP_PWBREACH_STORE: out } }),
+      ]),
+    ).toEqual([expected, expected]);
   });
 
   it('refuses corrupt input with exit 1, the line numbers and the store unchanged; --skip-corrupt imports the rest', async () => {
@@ -165,8 +175,12 @@ describe('seclookup serve: pwbreach', () => {
       };
       const json = { 'content-type': 'application/json' };
       expect(await send('/v1/pwbreach/lookup', { method: 'POST', headers: json, body: JSON.stringify({ password }) })).toMatchObject({ status: 200 });
-      expect(JSON.parse((await send('/v1/pwbreach/lookup', { method: 'POST', headers: json, body: JSON.stringify({ password: '123456' }) })).text)).toMatchObject({ breached: true, count: countIn(sampleLines, known) });
-      expect(await send('/v1/pwbreach/lookup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${password}` })).toMatchObject({ status: 200 });
+      expect(
+        JSON.parse((await send('/v1/pwbreach/lookup', { method: 'POST', headers: json, body: JSON.stringify({ password: '123456' }) })).text),
+      ).toMatchObject({ breached: true, count: countIn(sampleLines, known) });
+      expect(
+        await send('/v1/pwbreach/lookup', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${password}` }),
+      ).toMatchObject({ status: 200 });
       expect(await send(`/v1/pwbreach/lookup?sha1=${hash.toLowerCase()}`)).toMatchObject({ status: 200 });
       expect(await send(`/v1/pwbreach/lookup?password=${password}`)).toMatchObject({ status: 400 });
       expect(await send(`/v1/pwbreach/lookup/${password}`)).toMatchObject({ status: 404 });
@@ -177,7 +191,10 @@ describe('seclookup serve: pwbreach', () => {
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines.filter((line) => line.product === 'pwbreach').map((line) => `${line.method} ${line.route} ${line.status}`)).toEqual([
         'POST /v1/pwbreach/lookup 200',
         'POST /v1/pwbreach/lookup 200',

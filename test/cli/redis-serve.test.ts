@@ -37,7 +37,9 @@ const SHARED_SECRET = { SECLOOKUP_SECRET: 'redis-serve-operator-secret-012345678
 /** A fresh Redis database for one test, and two serve instances on it. */
 async function twoInstances(extra: string[] = []): Promise<{ url: string; a: string; b: string; serves: ServeProcess[] }> {
   const url = redis.url(++db);
-  const started = await Promise.all([0, 1].map(() => ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra], env: SHARED_SECRET })));
+  const started = await Promise.all(
+    [0, 1].map(() => ServeProcess.start(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra], env: SHARED_SECRET })),
+  );
   return { url, a: started[0].baseUrl, b: started[1].baseUrl, serves: started.map((s) => s.serve) };
 }
 
@@ -61,35 +63,57 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
   it('a monthly quota of 50 across both: exactly 50 lookups succeed; status shows none left', async () => {
     const { url, a, b } = await twoInstances();
     expect((await runCli(['plans', 'set', 'q50', '--all-products', '--rate-limit', '1000', '--monthly-quota', '50', '--redis', url])).code).toBe(0);
-    const key = await runCliJson<{ secret_key: string; public_key: string }>(['keys', 'create', '--product', 'useragent', '--plan', 'q50', '--json', '--redis', url]);
+    const key = await runCliJson<{ secret_key: string; public_key: string }>([
+      'keys',
+      'create',
+      '--product',
+      'useragent',
+      '--plan',
+      'q50',
+      '--json',
+      '--redis',
+      url,
+    ]);
     const statuses = await Promise.all(Array.from({ length: 90 }, (_, i) => get(lookup(i % 2 ? a : b), key.secret_key)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
-    const status = await fetch(`${b}/v1/useragent/status`, { headers: { authorization: `Bearer ${key.public_key}` } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const status = await fetch(`${b}/v1/useragent/status`, { headers: { authorization: `Bearer ${key.public_key}` } }).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     expect(status).toMatchObject({ monthly_quota: 50, quota_remaining: 0 });
   });
 
   it('100 parallel siteverify calls for one captcha proof spread over both: exactly one success', async () => {
     const { url, a, b } = await twoInstances();
     const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--redis', url]);
-    const challenge = await fetch(`${a}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example.com`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const challenge = await fetch(`${a}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example.com`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     // Solved on the other instance: the signing keys are shared too.
     const verified = await fetch(`${b}/v1/captcha/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sitekey: site.site_key, hostname: 'shop.example.com', token: `${challenge.challenge}.${solvePow(challenge.params as PowParams)}` }),
+      body: JSON.stringify({
+        sitekey: site.site_key,
+        hostname: 'shop.example.com',
+        token: `${challenge.challenge}.${solvePow(challenge.params as PowParams)}`,
+      }),
     }).then((r) => r.json() as Promise<Record<string, unknown>>);
     expect(verified.success).toBe(true);
     // The starter plan allows 60 requests a minute per site key: room for 100 with a plan of its own.
     const replies = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        fetch(`${i % 2 ? a : b}/v1/captcha/siteverify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ secret: site.secret_key, response: verified.proof }) }).then(
-          async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }),
-        ),
+        fetch(`${i % 2 ? a : b}/v1/captcha/siteverify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ secret: site.secret_key, response: verified.proof }),
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> })),
       ),
     );
     const ok = replies.filter((r) => r.status === 200);
     expect(ok).toHaveLength(1);
-    expect(replies.filter((r) => r.body.error_code === 'token_already_used').length + replies.filter((r) => r.body.error_code === 'rate_limit_exceeded').length).toBe(99);
+    expect(
+      replies.filter((r) => r.body.error_code === 'token_already_used').length + replies.filter((r) => r.body.error_code === 'rate_limit_exceeded').length,
+    ).toBe(99);
     expect(replies.filter((r) => r.body.error_code === 'token_already_used').length).toBeGreaterThan(0);
   });
 

@@ -11,11 +11,32 @@ describe('seclookup reports', () => {
   it('adds (normalized), imports, lists, disputes; the assessment reads the same database', async () => {
     const dir = temp.make();
     const db = join(dir, 'seclookup.db');
-    const added = await runCliJson<Record<string, unknown>>(['reports', 'add', 'email', 'Bad.Actor@EXAMPLE.com', '--category', 'phishing', '--verified', '--source', 'desk', '--json', '--db', db]);
+    const added = await runCliJson<Record<string, unknown>>([
+      'reports',
+      'add',
+      'email',
+      'Bad.Actor@EXAMPLE.com',
+      '--category',
+      'phishing',
+      '--verified',
+      '--source',
+      'desk',
+      '--json',
+      '--db',
+      db,
+    ]);
     expect(added).toMatchObject({ id: 1, type: 'email', identifier: 'bad.actor@example.com', category: 'phishing', verified: true, disputed: false });
 
     const file = join(dir, 'reports.jsonl');
-    writeFileSync(file, ['{"type":"phone","value":"+1 415 555 0100","category":"fraud","source":"a"}', '# comment', '{"type":"username","value":"@Scammer","category":"scam","reported_at":"2024-01-01T00:00:00Z"}', ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        '{"type":"phone","value":"+1 415 555 0100","category":"fraud","source":"a"}',
+        '# comment',
+        '{"type":"username","value":"@Scammer","category":"scam","reported_at":"2024-01-01T00:00:00Z"}',
+        '',
+      ].join('\n'),
+    );
     expect(await runCliJson(['reports', 'import', file, '--json', '--db', db])).toEqual({ imported: 2, first_id: 2, last_id: 3 });
 
     const listed = await runCliJson<{ id: number; identifier: string; source: string }[]>(['reports', 'list', '--json', '--db', db]);
@@ -27,7 +48,17 @@ describe('seclookup reports', () => {
     const text = await runCli(['reports', 'list', '--db', db]);
     expect(text.stdout).toMatch(/^ID\s+TYPE\s+IDENTIFIER/);
 
-    const assessed = await runCliJson<{ report_summary: unknown }>(['lookup', 'scamrisk', '--type', 'email', 'bad.actor@example.com', '--scamrisk-reports', db, '--scamrisk-disable', 'emailval,emailauth,whois']);
+    const assessed = await runCliJson<{ report_summary: unknown }>([
+      'lookup',
+      'scamrisk',
+      '--type',
+      'email',
+      'bad.actor@example.com',
+      '--scamrisk-reports',
+      db,
+      '--scamrisk-disable',
+      'emailval,emailauth,whois',
+    ]);
     expect(assessed.report_summary).toMatchObject({ total_reports: 1, verified_reports: 1, categories: ['phishing'] });
 
     expect(await runCliJson(['reports', 'dispute', '1', '--json', '--db', db])).toMatchObject({ id: 1, disputed: true });

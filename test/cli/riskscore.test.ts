@@ -24,12 +24,18 @@ afterAll(async () => {
 describe('seclookup lookup riskscore', () => {
   it('says is_tor for a Tor exit of the bundled list, verdict anonymizer', async () => {
     const ip = torExitIPv4();
-    const result = await runCliJson<{ ip: string; provider: string; intelligence: { verdict: string; flags: { is_tor: boolean } } }>(['lookup', 'riskscore', ip]);
+    const result = await runCliJson<{ ip: string; provider: string; intelligence: { verdict: string; flags: { is_tor: boolean } } }>([
+      'lookup',
+      'riskscore',
+      ip,
+    ]);
     expect(result).toMatchObject({ ip, provider: 'local', intelligence: { verdict: 'anonymizer', flags: { is_tor: true } } });
   });
 
   it('asks an upstream set by --riskscore-provider / --riskscore-url and $SECLOOKUP_RISKSCORE_KEY', async () => {
-    const result = await runCliJson(['lookup', 'riskscore', '8.8.8.8', '--riskscore-provider', 'ipinfo', '--riskscore-url', `${server.url}/ipinfo`], { env: { SECLOOKUP_RISKSCORE_KEY: 'k-123' } });
+    const result = await runCliJson(['lookup', 'riskscore', '8.8.8.8', '--riskscore-provider', 'ipinfo', '--riskscore-url', `${server.url}/ipinfo`], {
+      env: { SECLOOKUP_RISKSCORE_KEY: 'k-123' },
+    });
     expect(result).toMatchObject({ provider: 'ipinfo', network: { asn: 15169 } });
   });
 

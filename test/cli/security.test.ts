@@ -76,15 +76,23 @@ describe('secrets at rest under seclookup serve', () => {
     expect([short.code, short.stderr]).toEqual([2, expect.stringContaining('SECLOOKUP_SECRET: the operator secret must be at least 32 bytes')]);
   });
 
-  it('refuses another application\'s database: exit 1 naming the file, which keeps its tables and mode', async () => {
+  it("refuses another application's database: exit 1 naming the file, which keeps its tables and mode", async () => {
     const path = join(temp.make(), 'app.db');
     const app = new Database(path);
     app.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER)');
     app.close();
     chmodSync(path, 0o644);
-    for (const args of [['serve', '--port', '0'], ['keys', 'create', '--product', 'useragent'], ['sitekeys', 'list']]) {
+    for (const args of [
+      ['serve', '--port', '0'],
+      ['keys', 'create', '--product', 'useragent'],
+      ['sitekeys', 'list'],
+    ]) {
       const result = await runCli([...args, '--db', path]);
-      expect([args[0], result.code, result.stderr]).toEqual([args[0], 1, expect.stringContaining(`"${path}" is another application's SQLite database (tables: orders)`)]);
+      expect([args[0], result.code, result.stderr]).toEqual([
+        args[0],
+        1,
+        expect.stringContaining(`"${path}" is another application's SQLite database (tables: orders)`),
+      ]);
     }
     const after = new Database(path, { readonly: true });
     expect(after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['orders']);

@@ -21,9 +21,18 @@ describe('seclookup serve: CONNECT', () => {
     expect(reply.responses).toHaveLength(1);
     const [answer] = reply.responses;
     const body = jsonOf(answer);
-    expect({ status: answer.status, success: body.success, error_code: body.error_code }).toEqual({ status: 405, success: false, error_code: 'method_not_allowed' });
+    expect({ status: answer.status, success: body.success, error_code: body.error_code }).toEqual({
+      status: 405,
+      success: false,
+      error_code: 'method_not_allowed',
+    });
     expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
-    expect(answer.headers).toMatchObject({ 'x-request-id': body.request_id, allow: 'GET, HEAD, POST', connection: 'close', 'content-type': 'application/json; charset=utf-8' });
+    expect(answer.headers).toMatchObject({
+      'x-request-id': body.request_id,
+      allow: 'GET, HEAD, POST',
+      connection: 'close',
+      'content-type': 'application/json; charset=utf-8',
+    });
     expect(reply.closedByServer).toBe(true);
 
     const line = await serve.waitFor(() => serve.requestLines().find((l) => l.request_id === body.request_id));

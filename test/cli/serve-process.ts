@@ -25,7 +25,10 @@ export class ServeProcess {
     this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   }
 
-  static async start(db: string, { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {}): Promise<{ serve: ServeProcess; baseUrl: string }> {
+  static async start(
+    db: string,
+    { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
+  ): Promise<{ serve: ServeProcess; baseUrl: string }> {
     const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db, ...args], { env: cliEnv(env), cwd: tmpdir() });
     const serve = new ServeProcess(child);
     running.add(serve);
@@ -72,4 +75,3 @@ export class ServeProcess {
     return result;
   }
 }
-

@@ -33,13 +33,22 @@ async function getJson(url: string, key?: string): Promise<{ status: number; bod
  * POST a JSON body in two parts; `between` runs after the first part has reached the server.
  * Resolves with the status, the Connection header and the parsed body.
  */
-function postInTwoParts(url: string, key: string, body: string, between: () => Promise<void>): Promise<{ status: number; connection: string | undefined; body: Record<string, unknown> }> {
+function postInTwoParts(
+  url: string,
+  key: string,
+  body: string,
+  between: () => Promise<void>,
+): Promise<{ status: number; connection: string | undefined; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text) as Record<string, unknown> }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text) as Record<string, unknown> }));
+      },
+    );
     req.on('error', reject);
     const half = Math.floor(body.length / 2);
     req.write(body.slice(0, half));
@@ -75,7 +84,15 @@ describe('seclookup serve', () => {
     // Lines are buffered and written in the background, at the latest a second later.
     const logged = await serve.waitFor(() => serve.requestLines().find((line) => line.request_id === lookup.requestId));
     expect(Object.keys(logged)).toEqual(['level', 'time', 'request_id', 'method', 'route', 'product', 'status', 'error_code', 'latency_ms', 'client_ip']);
-    expect(logged).toMatchObject({ level: 'info', method: 'GET', route: '/v1/useragent/lookup', product: 'useragent', status: 200, error_code: null, client_ip: '127.0.0.1' });
+    expect(logged).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      route: '/v1/useragent/lookup',
+      product: 'useragent',
+      status: 200,
+      error_code: null,
+      client_ip: '127.0.0.1',
+    });
     expect(typeof logged.latency_ms).toBe('number');
     expect(new Date(logged.time as string).toISOString()).toBe(logged.time);
     const logLine = serve.stdoutLines.find((line) => line.includes(lookup.requestId!))!;
@@ -151,7 +168,6 @@ describe('seclookup serve', () => {
     }
   });
 });
-
 
 /** Poll an async probe until it returns something truthy; fail after 10 s. */
 async function eventually<T>(probe: () => Promise<T | null | undefined | false>, what: string): Promise<T> {
@@ -353,7 +369,14 @@ describe('seclookup serve --dns', () => {
 
       const email = await getJson(`${baseUrl}/v1/emailval/lookup/${encodeURIComponent('jane@example.com')}`, key('emailval'));
       expect(email.status).toBe(200);
-      expect(email.body).toMatchObject({ email: 'jane@example.com', valid_format: true, has_mx: true, mx: ['10 mx1.example.com', '20 mx2.example.com'], risk: { level: 'low' }, cached: false });
+      expect(email.body).toMatchObject({
+        email: 'jane@example.com',
+        valid_format: true,
+        has_mx: true,
+        mx: ['10 mx1.example.com', '20 mx2.example.com'],
+        risk: { level: 'low' },
+        cached: false,
+      });
       expect(email.body.fetched_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/);
 
       const auth = await getJson(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, key('emailauth'));

@@ -23,13 +23,33 @@ async function post(url: string, json: unknown): Promise<{ status: number; body:
 describe('seclookup sitekeys', () => {
   it('create (--json: exactly site_key, secret_key, domains, plan), list, update, revoke; several site keys on one subscription', async () => {
     const db = join(temp.make(), 'seclookup.db');
-    const created = await runCliJson<Record<string, unknown>>(['sitekeys', 'create', '--domain', 'Shop.Example.com,example.org', '--managed', '--json', '--db', db]);
+    const created = await runCliJson<Record<string, unknown>>([
+      'sitekeys',
+      'create',
+      '--domain',
+      'Shop.Example.com,example.org',
+      '--managed',
+      '--json',
+      '--db',
+      db,
+    ]);
     expect(Object.keys(created).sort()).toEqual(['domains', 'plan', 'secret_key', 'site_key']);
-    expect(created).toMatchObject({ site_key: expect.stringMatching(/^tf_pub_/), secret_key: expect.stringMatching(/^tf_sec_/), domains: ['shop.example.com', 'example.org'], plan: 'starter' });
+    expect(created).toMatchObject({
+      site_key: expect.stringMatching(/^tf_pub_/),
+      secret_key: expect.stringMatching(/^tf_sec_/),
+      domains: ['shop.example.com', 'example.org'],
+      plan: 'starter',
+    });
 
     const listed = await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db]);
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ site_key: created.site_key, status: 'active', managed: true, domains: ['shop.example.com', 'example.org'], ip_allow: [] });
+    expect(listed[0]).toMatchObject({
+      site_key: created.site_key,
+      status: 'active',
+      managed: true,
+      domains: ['shop.example.com', 'example.org'],
+      ip_allow: [],
+    });
     expect(JSON.stringify(listed)).not.toContain(String(created.secret_key));
 
     const second = await runCli(['sitekeys', 'create', '--subscription', String(listed[0].subscription_id), '--db', db]);
@@ -37,7 +57,18 @@ describe('seclookup sitekeys', () => {
     expect(second.stdout).toContain(`(subscription ${String(listed[0].subscription_id)})`);
     expect(second.stdout).toContain('No domains yet');
 
-    const updated = await runCli(['sitekeys', 'update', String(created.site_key), '--domain', 'example.net', '--ip-allow', '10.0.0.0/8', '--no-managed', '--db', db]);
+    const updated = await runCli([
+      'sitekeys',
+      'update',
+      String(created.site_key),
+      '--domain',
+      'example.net',
+      '--ip-allow',
+      '10.0.0.0/8',
+      '--no-managed',
+      '--db',
+      db,
+    ]);
     expect(updated.code).toBe(0);
     const after = (await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).find((k) => k.site_key === created.site_key);
     expect(after).toMatchObject({ domains: ['example.net'], ip_allow: ['10.0.0.0/8'], managed: false });
@@ -52,8 +83,12 @@ describe('seclookup sitekeys', () => {
     const db = join(temp.make(), 'seclookup.db');
     const plain = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--json', '--db', db]);
     const custom = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--risk-block-at', '80', '--no-risk-scaling', '--json', '--db', db]);
-    const riskOf = async () => Object.fromEntries((await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).map((k) => [k.site_key, k.risk]));
-    expect(await riskOf()).toEqual({ [plain.site_key]: { block_at: 60, scale_difficulty: true }, [custom.site_key]: { block_at: 80, scale_difficulty: false } });
+    const riskOf = async () =>
+      Object.fromEntries((await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).map((k) => [k.site_key, k.risk]));
+    expect(await riskOf()).toEqual({
+      [plain.site_key]: { block_at: 60, scale_difficulty: true },
+      [custom.site_key]: { block_at: 80, scale_difficulty: false },
+    });
     const table = await runCli(['sitekeys', 'list', '--db', db]);
     expect(table.stdout).toContain('RISK');
     expect(table.stdout).toContain('block at 60, scaling on');
@@ -61,7 +96,10 @@ describe('seclookup sitekeys', () => {
     const updated = await runCli(['sitekeys', 'update', custom.site_key, '--risk-block-at', 'off', '--risk-scaling', '--db', db]);
     expect([updated.code, updated.stdout]).toEqual([0, expect.stringContaining('risk never block, scaling on')]);
     expect((await runCli(['sitekeys', 'update', plain.site_key, '--no-risk-scaling', '--db', db])).code).toBe(0);
-    expect(await riskOf()).toEqual({ [plain.site_key]: { block_at: 60, scale_difficulty: false }, [custom.site_key]: { block_at: null, scale_difficulty: true } });
+    expect(await riskOf()).toEqual({
+      [plain.site_key]: { block_at: 60, scale_difficulty: false },
+      [custom.site_key]: { block_at: null, scale_difficulty: true },
+    });
 
     for (const bad of ['0', '101', 'high', '6O']) {
       const refused = await runCli(['sitekeys', 'create', '--risk-block-at', bad, '--db', db]);
@@ -89,7 +127,9 @@ describe('seclookup sitekeys', () => {
     const db = join(temp.make(), 'seclookup.db');
     const key = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
     const { serve, baseUrl } = await ServeProcess.start(db);
-    const challenge = await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${key.site_key}&hostname=shop.example.com`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const challenge = await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${key.site_key}&hostname=shop.example.com`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     expect(challenge.success).toBe(true);
     const token = `${challenge.challenge}.${solvePow(challenge.params as PowParams)}`;
     const verified = await post(`${baseUrl}/v1/captcha/verify`, { sitekey: key.site_key, hostname: 'shop.example.com', token, action: 'checkout' });

@@ -6,7 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TlsResult } from '../../src/products/tls/types.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
-import { mintCertificate, startHostileServer, startTlsServer, type HostileTestServer, type TestCertificate, type TlsTestServer } from '../servers/tls-server.js';
+import {
+  mintCertificate,
+  startHostileServer,
+  startTlsServer,
+  type HostileTestServer,
+  type TestCertificate,
+  type TlsTestServer,
+} from '../servers/tls-server.js';
 import { runCli, runCliJson } from './harness.js';
 
 let dns: DnsTestServer;

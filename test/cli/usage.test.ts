@@ -49,7 +49,11 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
     [['serve', '--port', '70000'], '--port must be a whole number from 0 to 65535 (got "70000")', 'seclookup serve --help'],
     [['serve', '--port', 'http'], '--port must be a whole number from 0 to 65535', 'seclookup serve --help'],
     [['serve', '--trust-proxy', '10.0.0.0/8,nonsense'], '--trust-proxy: "nonsense" is not an IP address or CIDR', 'seclookup serve --help'],
-    [['serve', '--trust-proxy', '192.168.1.1/16'], '--trust-proxy: "192.168.1.1/16" has host bits set after the /16 prefix; did you mean the network 192.168.0.0/16', 'seclookup serve --help'],
+    [
+      ['serve', '--trust-proxy', '192.168.1.1/16'],
+      '--trust-proxy: "192.168.1.1/16" has host bits set after the /16 prefix; did you mean the network 192.168.0.0/16',
+      'seclookup serve --help',
+    ],
     [['lookup', 'useragent'], 'missing INPUT', 'seclookup lookup --help'],
     [['lookup', 'nosuch', 'x'], 'unknown product "nosuch"', 'seclookup lookup --help'],
     [['lookup', 'captcha', '8.8.8.8'], 'product captcha is not a lookup (see `seclookup sitekeys --help`); lookups: ', 'seclookup lookup --help'],

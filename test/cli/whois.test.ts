@@ -20,12 +20,17 @@ let rdap: RdapTestServer;
 let whois: WhoisTestServer;
 let mirror: HttpFixture;
 const temp = createTempDirs();
-const BOOTSTRAP = JSON.parse(readFileSync(join(REPO_ROOT, 'data/whois/rdap-bootstrap.json'), 'utf8')) as { publication: string; services: [string[], string[]][] };
+const BOOTSTRAP = JSON.parse(readFileSync(join(REPO_ROOT, 'data/whois/rdap-bootstrap.json'), 'utf8')) as {
+  publication: string;
+  services: [string[], string[]][];
+};
 
 beforeAll(async () => {
   dns = await startDnsServer({ zone: { 'rdap.registry.test': [{ type: 'A', address: '127.0.0.1' }] } });
   rdap = await startRdapServer({ 'example.com': rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json') });
-  whois = await startWhoisServer({ answer: (query) => (query === 'amazon.co.uk' ? whoisAnswer.sample('amazon.co.uk') : whoisAnswer.text(`No match for "${query}".\r\n`)) });
+  whois = await startWhoisServer({
+    answer: (query) => (query === 'amazon.co.uk' ? whoisAnswer.sample('amazon.co.uk') : whoisAnswer.text(`No match for "${query}".\r\n`)),
+  });
   mirror = await startHttpFixture({});
 });
 afterAll(async () => {

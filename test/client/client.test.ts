@@ -158,26 +158,40 @@ describe('against seclookup serve', () => {
   it('batch: one request, the in-process result or LookupError per input, in order', async () => {
     const inputs = ['example.com', 'not a domain!', 'example.com', 'EXAMPLE.com.'];
     const items = await client.batch.emailauth(inputs);
-    const local = await Promise.all(inputs.map((input) => lookup.emailauth(input).then((result) => ({ result }), (error: LookupError) => ({ error }))));
+    const local = await Promise.all(
+      inputs.map((input) =>
+        lookup.emailauth(input).then(
+          (result) => ({ result }),
+          (error: LookupError) => ({ error }),
+        ),
+      ),
+    );
     expect(items).toHaveLength(4);
     items.forEach((item, i) => {
       const expected = local[i];
       if ('result' in expected) {
         expect(item).toMatchObject({ success: true, cached: expect.any(Boolean), fetchedAt: expect.any(Date) });
         expect(item.success && item.result).toEqual(expected.result);
-      }
-      else {
+      } else {
         expect(item.success).toBe(false);
         if (item.success) return;
         expect(item.error).toBeInstanceOf(LookupError);
-        expect(item.error).toMatchObject({ code: expected.error.code, status: expected.error.status, message: expected.error.message, requestId: expect.stringMatching(/^req_/) });
+        expect(item.error).toMatchObject({
+          code: expected.error.code,
+          status: expected.error.status,
+          message: expected.error.message,
+          requestId: expect.stringMatching(/^req_/),
+        });
       }
     });
     // fetchedAt as a Date on the products that carry it; sha1 hashes for pwbreach.
     const [geo] = await client.batch.geoip(['9.9.9.9']);
     expect(geo).toMatchObject({ success: true, result: { ip: '9.9.9.9' }, fetchedAt: expect.any(Date) });
     const hashes = await client.batch.pwbreach(['5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8', 'xyz']);
-    expect(hashes.map((item) => (item.success ? item.result.breached : item.error.code))).toEqual([(await lookup.pwbreach('password')).breached, 'invalid_password']);
+    expect(hashes.map((item) => (item.success ? item.result.breached : item.error.code))).toEqual([
+      (await lookup.pwbreach('password')).breached,
+      'invalid_password',
+    ]);
     // A refused batch throws, as a refused call does.
     await expect(client.batch.geoip([])).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
     // One request for the four inputs, logged once.
@@ -186,9 +200,16 @@ describe('against seclookup serve', () => {
     expect(batches().map((line) => line.status)).toEqual([200]);
   });
 
-  it('status: the key\'s plan and quota, with the product\'s own fields', async () => {
+  it("status: the key's plan and quota, with the product's own fields", async () => {
     const before = await client.status('emailval');
-    expect(before).toMatchObject({ status: 'active', product: 'emailval', plan: 'starter', rate_limit_per_minute: 120, quota_unlimited: false, quota_period: new Date().toISOString().slice(0, 7) });
+    expect(before).toMatchObject({
+      status: 'active',
+      product: 'emailval',
+      plan: 'starter',
+      rate_limit_per_minute: 120,
+      quota_unlimited: false,
+      quota_period: new Date().toISOString().slice(0, 7),
+    });
     expect(before.database_records).toBeGreaterThan(1000);
     await client.emailval('someone@example.com');
     expect((await client.status('emailval')).quota_remaining).toBe(before.quota_remaining - 1);
@@ -198,22 +219,44 @@ describe('against seclookup serve', () => {
 
   it('captcha: siteverify a token a page earned, once; usage counts the verification', async () => {
     const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example', '--json', '--db', db]);
-    const challenge = (await (await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example&puzzle_type=pow`)).json()) as { challenge: string; params: PowParams };
+    const challenge = (await (await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example&puzzle_type=pow`)).json()) as {
+      challenge: string;
+      params: PowParams;
+    };
     const verify = await fetch(`${baseUrl}/v1/captcha/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sitekey: site.site_key, hostname: 'shop.example', token: `${challenge.challenge}.${solvePow(challenge.params)}`, action: 'login' }),
+      body: JSON.stringify({
+        sitekey: site.site_key,
+        hostname: 'shop.example',
+        token: `${challenge.challenge}.${solvePow(challenge.params)}`,
+        action: 'login',
+      }),
     });
     const { proof } = (await verify.json()) as { proof: string };
     expect(proof).toEqual(expect.any(String));
     const captcha = createClient({ baseUrl, keys: { captcha: site.secret_key } }).captcha;
     await expect(captcha.siteverify(proof, { action: 'signup' })).rejects.toMatchObject({ code: 'action_mismatch', status: 400 });
-    expect(await captcha.siteverify(proof, { action: 'login', remoteip: '203.0.113.9' })).toMatchObject({ hostname: 'shop.example', action: 'login', 'error-codes': [], mode: 'puzzle', risk_level: expect.stringMatching(/^(low|medium|high)$/) });
+    expect(await captcha.siteverify(proof, { action: 'login', remoteip: '203.0.113.9' })).toMatchObject({
+      hostname: 'shop.example',
+      action: 'login',
+      'error-codes': [],
+      mode: 'puzzle',
+      risk_level: expect.stringMatching(/^(low|medium|high)$/),
+    });
     const again = (await captcha.siteverify(proof).catch((caught: unknown) => caught)) as LookupError;
-    expect(again).toMatchObject({ code: 'token_already_used', status: 400, requestId: expect.stringMatching(/^req_/), fields: { 'error-codes': ['timeout-or-duplicate'] } });
+    expect(again).toMatchObject({
+      code: 'token_already_used',
+      status: 400,
+      requestId: expect.stringMatching(/^req_/),
+      fields: { 'error-codes': ['timeout-or-duplicate'] },
+    });
     const usage = await captcha.usage();
     expect(usage).toMatchObject({ product: 'captcha', site_keys: 1, quota_used: 1 });
-    await expect(createClient({ baseUrl, keys: { captcha: site.site_key } }).captcha.siteverify(proof)).rejects.toMatchObject({ code: 'wrong_key_type', status: 401 });
+    await expect(createClient({ baseUrl, keys: { captcha: site.site_key } }).captcha.siteverify(proof)).rejects.toMatchObject({
+      code: 'wrong_key_type',
+      status: 401,
+    });
   });
 
   it('quota_exceeded is not retried', async () => {
@@ -353,7 +396,12 @@ describe('against hostile servers', () => {
     });
     const retries: RetryEvent[] = [];
     const flaky = createClient({ baseUrl: url, keys: { geoip: 'geo_sec_x' }, backoff: { baseMs: 100, capMs: 150 }, onRetry: (event) => retries.push(event) });
-    expect(await flaky.detailed.geoip('8.8.8.8')).toEqual({ result: { ip: '8.8.8.8' }, cached: false, fetchedAt: new Date('2026-01-02T03:04:05.678Z'), requestId: 'req_3' });
+    expect(await flaky.detailed.geoip('8.8.8.8')).toEqual({
+      result: { ip: '8.8.8.8' },
+      cached: false,
+      fetchedAt: new Date('2026-01-02T03:04:05.678Z'),
+      requestId: 'req_3',
+    });
     expect(retries.map(({ attempt, reason, error }) => [attempt, reason, error.code, error.status, error.requestId])).toEqual([
       [1, 'transient', 'lookup_failed', 502, undefined], // the proxy's page carries no request id
       [2, 'transient', 'lookup_failed', 502, 'req_2'],
@@ -403,7 +451,8 @@ describe('against hostile servers', () => {
       timeoutMs: 60_000,
       backoff: { baseMs: 5_000, capMs: 5_000 },
       // Abort 50 ms into the first wait long enough to see (each is drawn from [0, 5 s)).
-      onRetry: ({ delayMs }) => void (delayMs >= 1_000 && !abortedAt && setTimeout(() => ((abortedAt = Date.now()), controller.abort(new Error('user gave up'))), 50)),
+      onRetry: ({ delayMs }) =>
+        void (delayMs >= 1_000 && !abortedAt && setTimeout(() => ((abortedAt = Date.now()), controller.abort(new Error('user gave up'))), 50)),
     });
     const error = await slow
       .with({ signal: controller.signal })
@@ -419,7 +468,13 @@ describe('against hostile servers', () => {
 
   it('a refused connection is a transient lookup_failed, retried and then thrown', async () => {
     const retries: RetryEvent[] = [];
-    const down = createClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, keys: { asn: 'k' }, retries: 1, backoff: { baseMs: 1 }, onRetry: (event) => retries.push(event) });
+    const down = createClient({
+      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      keys: { asn: 'k' },
+      retries: 1,
+      backoff: { baseMs: 1 },
+      onRetry: (event) => retries.push(event),
+    });
     const error = (await down.asn('8.8.8.8').catch((caught: unknown) => caught)) as LookupError;
     expect(error).toBeInstanceOf(LookupError);
     expect([error.code, error.status, error.requestId]).toEqual(['lookup_failed', 502, undefined]);

@@ -103,7 +103,13 @@ async function call(url: string, options: CallOptions = {}): Promise<Reply> {
   };
   const response = await fetch(url, init);
   const text = await response.text();
-  checkResponse({ method: init.method!, path: new URL(url).pathname.replace(/^\/sec\//, '/') /* the fastify variant's mount */, status: response.status, contentType: response.headers.get('content-type'), body: text });
+  checkResponse({
+    method: init.method!,
+    path: new URL(url).pathname.replace(/^\/sec\//, '/') /* the fastify variant's mount */,
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    body: text,
+  });
   return { status: response.status, headers: response.headers, body: parseJson(text) };
 }
 
@@ -205,7 +211,14 @@ async function startStack(adapter: AdapterVariant, options: StackOptions = {}): 
   const { host, ...apiOptions } = options;
   const meter = apiOptions.meter ?? createMemoryMeter();
   await Promise.all(Object.values(PLANS).map((plan) => meter.setPlan(plan)));
-  const api = createApi({ lookup: createLookup(), bodyLimit: BODY_LIMIT, now: () => FROZEN_NOW, secret: 'conformance-operator-secret-0123456789abcdef', ...apiOptions, meter });
+  const api = createApi({
+    lookup: createLookup(),
+    bodyLimit: BODY_LIMIT,
+    now: () => FROZEN_NOW,
+    secret: 'conformance-operator-secret-0123456789abcdef',
+    ...apiOptions,
+    meter,
+  });
   const server = await adapter.start(api, host);
   return stackOn(api, meter, server);
 }
@@ -343,7 +356,11 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
     });
 
     it.each([
-      ['an iPhone', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', { browser: { name: 'Mobile Safari' }, os: { name: 'iOS' }, device_type: 'mobile', is_bot: false }],
+      [
+        'an iPhone',
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+        { browser: { name: 'Mobile Safari' }, os: { name: 'iOS' }, device_type: 'mobile', is_bot: false },
+      ],
       ['Googlebot', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', { is_bot: true }],
     ])('classifies %s', async (_name, ua, expected) => {
       const { secretKey } = await main.keys('useragent');
@@ -457,7 +474,9 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
 
     it('answers the range route in the range API text format, and HEAD with its headers only', async () => {
       const { secretKey } = await main.keys('pwbreach');
-      const response = await fetch(main.url(`/v1/pwbreach/range/${HASH.slice(0, 5)}`), { headers: { authorization: `Bearer ${secretKey}`, 'add-padding': 'true' } });
+      const response = await fetch(main.url(`/v1/pwbreach/range/${HASH.slice(0, 5)}`), {
+        headers: { authorization: `Bearer ${secretKey}`, 'add-padding': 'true' },
+      });
       const text = await response.text();
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -467,7 +486,11 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expect(lines.length).toBeGreaterThanOrEqual(800);
       expect(lines.filter((line) => !line.endsWith(':0'))).toEqual([expect.stringMatching(new RegExp(`^${HASH.slice(5)}:[1-9]\\d*$`))]);
       const head = await fetch(main.url(`/v1/pwbreach/range/${HASH.slice(0, 5)}`), { method: 'HEAD', headers: { authorization: `Bearer ${secretKey}` } });
-      expect({ status: head.status, type: head.headers.get('content-type'), body: await head.text() }).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: '' });
+      expect({ status: head.status, type: head.headers.get('content-type'), body: await head.text() }).toEqual({
+        status: 200,
+        type: 'text/plain; charset=utf-8',
+        body: '',
+      });
       expectError(await call(main.url('/v1/pwbreach/range/XYZ'), { key: secretKey }), 400, 'invalid_request');
     });
   });
@@ -498,7 +521,10 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       const challenge = await call(main.url(`/v1/captcha/challenge?sitekey=${publicKey}&hostname=www.example.com`));
       expectSuccess(challenge);
       expect(challenge.body.puzzle_type).toBe('pow');
-      const preflight = await fetch(main.url(`/v1/captcha/verify?sitekey=${publicKey}`), { method: 'OPTIONS', headers: { origin: 'https://www.example.com', 'access-control-request-method': 'POST' } });
+      const preflight = await fetch(main.url(`/v1/captcha/verify?sitekey=${publicKey}`), {
+        method: 'OPTIONS',
+        headers: { origin: 'https://www.example.com', 'access-control-request-method': 'POST' },
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://www.example.com');
     });
@@ -534,12 +560,21 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expect(await remaining()).toBe(9_997);
     });
 
-    it.each([...PRODUCT_IDS])('answers the %s status route with that product\'s key', async (product) => {
+    it.each([...PRODUCT_IDS])("answers the %s status route with that product's key", async (product) => {
       const { publicKey } = await main.keys(product);
       const reply = await call(main.url(`/v1/${product}/status`), { key: publicKey });
       expectSuccess(reply);
       const { rate, quota } = starterLimits(product);
-      expect(reply.body).toMatchObject({ status: 'active', product, plan: 'starter', rate_limit_per_minute: rate, monthly_quota: quota, quota_unlimited: false, quota_remaining: quota, quota_period: CURRENT_PERIOD });
+      expect(reply.body).toMatchObject({
+        status: 'active',
+        product,
+        plan: 'starter',
+        rate_limit_per_minute: rate,
+        monthly_quota: quota,
+        quota_unlimited: false,
+        quota_remaining: quota,
+        quota_period: CURRENT_PERIOD,
+      });
       if (WITH_DATABASE_RECORDS.has(product)) expect(Number.isSafeInteger(reply.body.database_records)).toBe(true);
       else expect(reply.body).not.toHaveProperty('database_records');
       if (product === 'scamrisk') expect(reply.body.supported_types).toEqual(SCAMRISK_TYPES);
@@ -551,7 +586,14 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expect(publicKey).toMatch(/^tf_pub_/);
       const reply = await call(main.url(`/v1/captcha/status?sitekey=${encodeURIComponent(publicKey)}`));
       expectSuccess(reply);
-      expect(reply.body).toMatchObject({ product: 'captcha', plan: 'starter', rate_limit_per_minute: 60, monthly_quota: 10_000, quota_remaining: 10_000, quota_period: CURRENT_PERIOD });
+      expect(reply.body).toMatchObject({
+        product: 'captcha',
+        plan: 'starter',
+        rate_limit_per_minute: 60,
+        monthly_quota: 10_000,
+        quota_remaining: 10_000,
+        quota_period: CURRENT_PERIOD,
+      });
       expect(typeof reply.body.domains_configured).toBe('boolean');
       expect(Number.isSafeInteger(reply.body.domain_count)).toBe(true);
       expect(reply.body.ip_restrictions).toBe(false);
@@ -559,14 +601,19 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
   });
 
   describe('authentication', () => {
-    const cases: readonly { name: string; code: string; headers(keys: { ua: IssuedKeys; other: IssuedKeys; revoked: IssuedKeys }): Record<string, string> }[] = [
-      { name: 'no Authorization header', code: 'missing_credentials', headers: () => ({}) },
-      { name: 'a non-Bearer scheme', code: 'missing_credentials', headers: ({ ua }) => ({ authorization: `Basic ${Buffer.from(`${ua.secretKey}:`).toString('base64')}` }) },
-      { name: 'an unknown key', code: 'invalid_api_key', headers: () => ({ authorization: 'Bearer ua_sec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }) },
-      { name: 'a revoked key', code: 'invalid_api_key', headers: ({ revoked }) => ({ authorization: `Bearer ${revoked.secretKey}` }) },
-      { name: "another product's secret key", code: 'invalid_api_key', headers: ({ other }) => ({ authorization: `Bearer ${other.secretKey}` }) },
-      { name: 'the public key', code: 'wrong_key_type', headers: ({ ua }) => ({ authorization: `Bearer ${ua.publicKey}` }) },
-    ];
+    const cases: readonly { name: string; code: string; headers(keys: { ua: IssuedKeys; other: IssuedKeys; revoked: IssuedKeys }): Record<string, string> }[] =
+      [
+        { name: 'no Authorization header', code: 'missing_credentials', headers: () => ({}) },
+        {
+          name: 'a non-Bearer scheme',
+          code: 'missing_credentials',
+          headers: ({ ua }) => ({ authorization: `Basic ${Buffer.from(`${ua.secretKey}:`).toString('base64')}` }),
+        },
+        { name: 'an unknown key', code: 'invalid_api_key', headers: () => ({ authorization: 'Bearer ua_sec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }) },
+        { name: 'a revoked key', code: 'invalid_api_key', headers: ({ revoked }) => ({ authorization: `Bearer ${revoked.secretKey}` }) },
+        { name: "another product's secret key", code: 'invalid_api_key', headers: ({ other }) => ({ authorization: `Bearer ${other.secretKey}` }) },
+        { name: 'the public key', code: 'wrong_key_type', headers: ({ ua }) => ({ authorization: `Bearer ${ua.publicKey}` }) },
+      ];
 
     it.each(cases)('answers a lookup with $name with 401 $code', async ({ code, headers }) => {
       const keys = { ua: await main.keys('useragent'), other: await main.keys('webhookip'), revoked: await main.keys('useragent') };
@@ -714,7 +761,11 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
 
     it('answers 400 invalid_json to malformed JSON', async () => {
       const { secretKey } = await main.keys('useragent');
-      const reply = await call(main.url('/v1/useragent/lookup'), { key: secretKey, body: '{"ua": "Mozilla/5.0', headers: { 'content-type': 'application/json' } });
+      const reply = await call(main.url('/v1/useragent/lookup'), {
+        key: secretKey,
+        body: '{"ua": "Mozilla/5.0',
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(reply, 400, 'invalid_json');
     });
 
@@ -751,9 +802,21 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       const before = logged.length;
       const requests: { path: string; options: CallOptions; expected: Partial<RequestLogEvent> }[] = [
         { path: '/healthz', options: {}, expected: { method: 'GET', route: '/healthz', product: null, status: 200, error_code: null } },
-        { path: lookupPath(SAFARI_MAC), options: { key: secretKey }, expected: { method: 'GET', route: '/v1/useragent/lookup', product: 'useragent', status: 200, error_code: null } },
-        { path: `/v1/useragent/lookup/${encodeURIComponent(SAFARI_MAC)}`, options: { key: secretKey }, expected: { route: '/v1/useragent/lookup/:ua', status: 200 } },
-        { path: '/v1/useragent/lookup', options: { key: secretKey, json: { ua: SAFARI_MAC } }, expected: { method: 'POST', route: '/v1/useragent/lookup', status: 200 } },
+        {
+          path: lookupPath(SAFARI_MAC),
+          options: { key: secretKey },
+          expected: { method: 'GET', route: '/v1/useragent/lookup', product: 'useragent', status: 200, error_code: null },
+        },
+        {
+          path: `/v1/useragent/lookup/${encodeURIComponent(SAFARI_MAC)}`,
+          options: { key: secretKey },
+          expected: { route: '/v1/useragent/lookup/:ua', status: 200 },
+        },
+        {
+          path: '/v1/useragent/lookup',
+          options: { key: secretKey, json: { ua: SAFARI_MAC } },
+          expected: { method: 'POST', route: '/v1/useragent/lookup', status: 200 },
+        },
         { path: '/v1/useragent/status', options: { key: publicKey }, expected: { route: '/v1/useragent/status', status: 200 } },
         { path: lookupPath(SAFARI_MAC), options: { key: publicKey }, expected: { status: 401, error_code: 'wrong_key_type' } },
         { path: '/v1/nope/status', options: {}, expected: { status: 404, error_code: 'not_found', product: null } },

@@ -9,7 +9,9 @@ import { runFuzz } from './run.js';
 describe('fuzz slice', () => {
   it('answers 50 hostile requests per route, with hostile upstreams, without a 500, a hang or a leak', async () => {
     const report = await runFuzz({ perRoute: 50, seed: 20_261_127, hangMs: 60_000 });
-    const failures = report.routes.filter((row) => row.internalErrors + row.hangs + row.badEnvelopes + row.leaks > 0).map((row) => ({ route: row.route, examples: row.examples }));
+    const failures = report.routes
+      .filter((row) => row.internalErrors + row.hangs + row.badEnvelopes + row.leaks > 0)
+      .map((row) => ({ route: row.route, examples: row.examples }));
     expect({ failures, reportedErrors: report.reportedErrors }).toEqual({ failures: [], reportedErrors: [] });
     expect(report.routes.length).toBeGreaterThanOrEqual(60);
     expect(report.requests).toBe(report.routes.length * 50);

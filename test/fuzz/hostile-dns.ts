@@ -37,7 +37,10 @@ function readQuestion(message: Buffer): Question | null {
 }
 
 function encodeName(name: string): Buffer {
-  const parts = name.split('.').filter(Boolean).map((label) => Buffer.concat([Buffer.from([Math.min(label.length, 63)]), Buffer.from(label.slice(0, 63), 'latin1')]));
+  const parts = name
+    .split('.')
+    .filter(Boolean)
+    .map((label) => Buffer.concat([Buffer.from([Math.min(label.length, 63)]), Buffer.from(label.slice(0, 63), 'latin1')]));
   return Buffer.concat([...parts, Buffer.from([0])]);
 }
 
@@ -77,7 +80,10 @@ function goodRecord(random: Random, type: number): Buffer {
       rdata = txt(random.chance(0.8) ? [Buffer.from(random.pick(TEXTS), 'latin1')] : [random.bytes(random.int(255)), random.bytes(random.int(255))]);
       break;
     case TYPE.MX:
-      rdata = Buffer.concat([Buffer.from([0, random.int(50)]), encodeName(random.pick(['mx.example.net', 'localhost', '.', 'a'.repeat(63) + '.b', '127.0.0.1']))]);
+      rdata = Buffer.concat([
+        Buffer.from([0, random.int(50)]),
+        encodeName(random.pick(['mx.example.net', 'localhost', '.', 'a'.repeat(63) + '.b', '127.0.0.1'])),
+      ]);
       break;
     default:
       rdata = encodeName(random.pick(['host.example.net', 'dynamic-1-2-3-4.isp.example', 'xn--zz.example', '']));
@@ -107,7 +113,8 @@ const RESPONSE = 0x8000 | 0x0400 | 0x0100; // QR, AA, RD
 /** One answer to `question`, right or wrong; null for silence. */
 function answer(random: Random, question: Question, overTcp: boolean): Buffer | null {
   const good = (count = 1 + random.int(3)) => Array.from({ length: count }, () => goodRecord(random, question.type));
-  const message = (records: Buffer[], flags = RESPONSE, id = question.id, section = question.section) => Buffer.concat([header(id, flags, [1, records.length, 0, 0]), section, ...records]);
+  const message = (records: Buffer[], flags = RESPONSE, id = question.id, section = question.section) =>
+    Buffer.concat([header(id, flags, [1, records.length, 0, 0]), section, ...records]);
   switch (random.int(18)) {
     case 0:
     case 1:
@@ -155,7 +162,9 @@ function answer(random: Random, question: Question, overTcp: boolean): Buffer | 
       return message([record(question.type, Buffer.from([1, 2, 3, 4]), 60, Buffer.from([0xc0 | (at >> 8), at & 0xff]))]); // a name that points to itself
     }
     case 16:
-      return random.chance(0.5) ? message([record(TYPE.CNAME, Buffer.from([0xc0, 0x0c]), 60)]) : message(good(), RESPONSE, question.id, Buffer.concat([encodeName('other.example'), question.section.subarray(question.section.length - 4)]));
+      return random.chance(0.5)
+        ? message([record(TYPE.CNAME, Buffer.from([0xc0, 0x0c]), 60)])
+        : message(good(), RESPONSE, question.id, Buffer.concat([encodeName('other.example'), question.section.subarray(question.section.length - 4)]));
     default:
       return null; // silence
   }

@@ -33,7 +33,18 @@ function nested(depth: number): string {
 }
 
 const NOT_DATES = ['yesterday', '2026-02-30T00:00:00Z', '99999-01-01T00:00:00Z', '', '0', '1e400', '2001-13-45', '\u0000', '-271821-04-20T00:00:00Z'];
-const BAD_URLS = ['http://[::1', 'http://', 'http://127.0.0.1:99999/x', 'ftp://127.0.0.1/', 'javascript:alert(1)', '//', 'http://%zz/', 'https://a b/', '/rdap/domain/loop.com', 'http://127.0.0.1:1/'];
+const BAD_URLS = [
+  'http://[::1',
+  'http://',
+  'http://127.0.0.1:99999/x',
+  'ftp://127.0.0.1/',
+  'javascript:alert(1)',
+  '//',
+  'http://%zz/',
+  'https://a b/',
+  '/rdap/domain/loop.com',
+  'http://127.0.0.1:1/',
+];
 
 /** A domain object about `name`, its fields drawn from good values and any JSON. */
 function domainObject(random: Random, name: string): Record<string, unknown> {
@@ -48,8 +59,16 @@ function domainObject(random: Random, name: string): Record<string, unknown> {
         eventDate: random.chance(0.5) ? new Date(Date.UTC(1990 + random.int(40), random.int(12), 1 + random.int(28))).toISOString() : random.pick(NOT_DATES),
       })),
     ),
-    nameservers: field(() => Array.from({ length: random.int(4) }, () => ({ ldhName: random.pick(['ns1.example.net', 'NS2.EXAMPLE.NET.', '127.0.0.1', '-', 'a..b']) }))),
-    entities: field(() => [{ roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', random.pick(['Example Registrar', 'REDACTED FOR PRIVACY', '', 5])]]], handle: random.pick(['292', 'REG-X', null]) }]),
+    nameservers: field(() =>
+      Array.from({ length: random.int(4) }, () => ({ ldhName: random.pick(['ns1.example.net', 'NS2.EXAMPLE.NET.', '127.0.0.1', '-', 'a..b']) })),
+    ),
+    entities: field(() => [
+      {
+        roles: ['registrar'],
+        vcardArray: ['vcard', [['fn', {}, 'text', random.pick(['Example Registrar', 'REDACTED FOR PRIVACY', '', 5])]]],
+        handle: random.pick(['292', 'REG-X', null]),
+      },
+    ]),
     links: field(() => [{ rel: 'related', type: 'application/rdap+json', href: random.pick(BAD_URLS) }]),
   };
 }
@@ -103,14 +122,22 @@ export async function startHostileRdap(random: Random): Promise<{ base: string }
         return send(res, 200, `{"objectClassName":"domain","ldhName":"${name}","status":${nested(random.pick([100, 10_000, 200_000]))}}`);
       case 3: {
         const many = Array.from({ length: 20_000 }, (_, i) => `s${i}`);
-        return send(res, 200, JSON.stringify({ objectClassName: 'domain', ldhName: name, status: many, nameservers: many.map((s) => ({ ldhName: `${s}.example.net` })) }));
+        return send(
+          res,
+          200,
+          JSON.stringify({ objectClassName: 'domain', ldhName: name, status: many, nameservers: many.map((s) => ({ ldhName: `${s}.example.net` })) }),
+        );
       }
       case 4: {
         res.writeHead(random.pick([301, 302, 303, 307, 308]), { location: random.pick(BAD_URLS), 'content-length': 0 });
         return res.end();
       }
       case 5:
-        return send(res, 200, Buffer.concat([Buffer.from(JSON.stringify(domainObject(random, name)).slice(0, -1)), Buffer.from(',"remarks":"\xe9\xff\xc3("}', 'latin1')]));
+        return send(
+          res,
+          200,
+          Buffer.concat([Buffer.from(JSON.stringify(domainObject(random, name)).slice(0, -1)), Buffer.from(',"remarks":"\xe9\xff\xc3("}', 'latin1')]),
+        );
       default:
         return send(res, random.chance(0.9) ? 200 : 404, JSON.stringify(domainObject(random, name)));
     }
@@ -144,7 +171,9 @@ export async function startHostileWhois(random: Random): Promise<{ address: stri
           return pump();
         }
         case 4:
-          return void socket.end(`Domain Name: x.xyz\r\nRegistrar WHOIS Server: ${random.pick(['127.0.0.1', '10.0.0.1', 'whois..example', '-', 'a'.repeat(300)])}\r\n`);
+          return void socket.end(
+            `Domain Name: x.xyz\r\nRegistrar WHOIS Server: ${random.pick(['127.0.0.1', '10.0.0.1', 'whois..example', '-', 'a'.repeat(300)])}\r\n`,
+          );
         case 5:
           return void socket.end(Array.from({ length: 5_000 }, (_, i) => (i % 2 ? ' y' : `Registrar${i}`)).join('\n'));
         default: {
@@ -172,11 +201,19 @@ export async function startHostileHttp(random: Random): Promise<{ url: string } 
     if (misbehave(random, req, res)) return;
     if ((req.url ?? '').startsWith('/range/')) {
       const lines = Array.from({ length: random.int(50) }, () =>
-        random.chance(0.7) ? `${random.bytes(18).toString('hex').toUpperCase().slice(0, 35)}:${random.pick(['1', '0', '-4', '99999999999999999999', 'x', ''])}` : random.bytes(random.int(60)).toString('latin1'),
+        random.chance(0.7)
+          ? `${random.bytes(18).toString('hex').toUpperCase().slice(0, 35)}:${random.pick(['1', '0', '-4', '99999999999999999999', 'x', ''])}`
+          : random.bytes(random.int(60)).toString('latin1'),
       );
       return send(res, 200, lines.join(random.pick(['\r\n', '\n', '\r'])), 'text/plain');
     }
-    const ipinfo = { ip: '8.8.8.8', country: random.pick(['US', '', 5, null]), loc: random.pick(['37.4,-122.0', 'x,y', '', 7]), org: random.pick(['AS15169 Google LLC', 'AS', '', {}]), privacy: random.chance(0.5) ? { vpn: true, proxy: 'yes', tor: null } : anyJson(random) };
+    const ipinfo = {
+      ip: '8.8.8.8',
+      country: random.pick(['US', '', 5, null]),
+      loc: random.pick(['37.4,-122.0', 'x,y', '', 7]),
+      org: random.pick(['AS15169 Google LLC', 'AS', '', {}]),
+      privacy: random.chance(0.5) ? { vpn: true, proxy: 'yes', tor: null } : anyJson(random),
+    };
     return send(res, 200, JSON.stringify(random.chance(0.6) ? ipinfo : anyJson(random)), 'application/json');
   });
   return listen(server, (url) => ({ url: url.replace(/\/$/, '') }));
@@ -204,9 +241,16 @@ export async function startHostileTls(): Promise<{ ports: number[] } & Closable>
   add(
     await startTlsServer({
       certificate: mintCertificate({
-        subject: [{ shortName: 'O', value: 'Odd, "Inc"\n\u0001' }, { shortName: 'CN', value: '*.*.fuzz.test' }],
+        subject: [
+          { shortName: 'O', value: 'Odd, "Inc"\n\u0001' },
+          { shortName: 'CN', value: '*.*.fuzz.test' },
+        ],
         dnsNames: [...Array.from({ length: 500 }, (_, i) => `n${i}.fuzz.test`), 'a, b', 'x"y', ''],
-        otherNames: [{ type: 'ip', ip: '127.0.0.1' }, { type: 'email', value: 'a@b' }, { type: 'uri', value: 'javascript:alert(1)' }],
+        otherNames: [
+          { type: 'ip', ip: '127.0.0.1' },
+          { type: 'email', value: 'a@b' },
+          { type: 'uri', value: 'javascript:alert(1)' },
+        ],
         notBefore: new Date(Date.UTC(1950, 0, 1)),
         notAfter: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)),
       }),

@@ -133,7 +133,10 @@ function publicIp(random: Random): string {
 
 function hostileText(random: Random): string {
   if (random.chance(0.5)) return random.pick(NASTY);
-  return fc.sample(fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ maxLength: 20 })), { seed: random.int(2 ** 31), numRuns: 1 })[0];
+  return fc.sample(fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ maxLength: 20 })), {
+    seed: random.int(2 ** 31),
+    numRuns: 1,
+  })[0];
 }
 
 /** A value for parameter `name`: one that reaches an upstream, or a hostile one. */
@@ -164,7 +167,13 @@ function valueFor(random: Random, name: string, targets: UpstreamTargets, creden
     case 'type':
       return random.pick(['phone', 'email', 'url', 'domain', 'crypto', 'iban', 'ip']);
     case 'value':
-      return random.pick([freshDomain(random), publicIp(random), `http://${freshDomain(random)}/login`, '+15550100', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq']);
+      return random.pick([
+        freshDomain(random),
+        publicIp(random),
+        `http://${freshDomain(random)}/login`,
+        '+15550100',
+        'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+      ]);
     case 'provider':
       return random.pick(['github', 'stripe', 'slack']);
     case 'file':
@@ -193,24 +202,43 @@ function jsonValueFor(random: Random, name: string, targets: UpstreamTargets, cr
 /** The name of a batch route's inputs (`ip`, `domain`, ...). */
 function batchInputName(path: string): string {
   const product = path.split('/')[2];
-  const names: Record<string, string> = { useragent: 'ua', emailauth: 'domain', emailval: 'email', whois: 'domain', domainrep: 'domain', tls: 'host', pwbreach: 'sha1' };
+  const names: Record<string, string> = {
+    useragent: 'ua',
+    emailauth: 'domain',
+    emailval: 'email',
+    whois: 'domain',
+    domainrep: 'domain',
+    tls: 'host',
+    pwbreach: 'sha1',
+  };
   return names[product] ?? 'ip';
 }
 
-const BODY_TYPES = ['application/json', 'application/json', 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/json; charset=latin1', ''];
+const BODY_TYPES = [
+  'application/json',
+  'application/json',
+  'application/json',
+  'application/x-www-form-urlencoded',
+  'text/plain',
+  'application/json; charset=latin1',
+  '',
+];
 
 export function fuzzRequest(random: Random, route: FuzzRoute, targets: UpstreamTargets, credentials: Credentials): FuzzRequest {
   const product = route.path.split('/')[2] ?? '';
   const headers: Record<string, string> = {};
   const auth = random.next();
-  if (auth < 0.85) headers.authorization = `Bearer ${route.method === 'GET' && route.path.endsWith('/status') ? credentials.public[product] : credentials.secret[product]}`;
+  if (auth < 0.85)
+    headers.authorization = `Bearer ${route.method === 'GET' && route.path.endsWith('/status') ? credentials.public[product] : credentials.secret[product]}`;
   else if (auth < 0.9) headers.authorization = `Bearer ${random.pick(Object.values(credentials.secret))}`;
   else if (auth < 0.95) headers.authorization = `Bearer ${hostileText(random).replace(/[^\x20-\x7e]/g, '')}`;
 
   let path = route.path;
   for (const name of route.pathParams) {
     // Mostly encoded; sometimes raw percent-escapes that decode to nothing valid.
-    const value = random.chance(0.05) ? random.pick(['%zz', '%C0%AF', '%ED%A0%80', '%00', '%2e%2e%2f', '%FF%FE']) : encodeURIComponent(wellFormed(valueFor(random, name, targets, credentials))).slice(0, 8_000);
+    const value = random.chance(0.05)
+      ? random.pick(['%zz', '%C0%AF', '%ED%A0%80', '%00', '%2e%2e%2f', '%FF%FE'])
+      : encodeURIComponent(wellFormed(valueFor(random, name, targets, credentials))).slice(0, 8_000);
     path = path.replace(`{${name}}`, value);
   }
   const query = new URLSearchParams();
@@ -234,13 +262,18 @@ export function fuzzRequest(random: Random, route: FuzzRoute, targets: UpstreamT
     if (shape < 0.75) {
       const fields = route.body.length > 0 ? route.body : route.path.includes('assess') ? ['type', 'value', 'region'] : [];
       const object: Record<string, unknown> = {};
-      for (const name of fields) if (random.chance(0.85)) object[name] = name === 'inputs' ? batchInputs(random, batchInputName(route.path), targets, credentials) : jsonValueFor(random, name, targets, credentials);
+      for (const name of fields)
+        if (random.chance(0.85))
+          object[name] =
+            name === 'inputs' ? batchInputs(random, batchInputName(route.path), targets, credentials) : jsonValueFor(random, name, targets, credentials);
       if (pair && 'type' in object && 'value' in object) [object.type, object.value] = pair;
       body = Buffer.from(JSON.stringify(object));
     } else if (shape < 0.9) {
       body = Buffer.from(JSON.stringify(fc.sample(fc.jsonValue({ maxDepth: 4 }), { seed: random.int(2 ** 31), numRuns: 1 })[0]) ?? 'null');
     } else {
-      body = random.chance(0.5) ? random.bytes(random.int(2_000)) : Buffer.from(random.pick(['{', '{"inputs":', '[', '{"a":1}{"b":2}', '\u0000', '{"__proto__":{"x":1}}', `${'['.repeat(10_000)}`]));
+      body = random.chance(0.5)
+        ? random.bytes(random.int(2_000))
+        : Buffer.from(random.pick(['{', '{"inputs":', '[', '{"a":1}{"b":2}', '\u0000', '{"__proto__":{"x":1}}', `${'['.repeat(10_000)}`]));
     }
   }
   return { method, url: search ? `${path}?${search}` : path, headers, body };

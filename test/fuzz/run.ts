@@ -70,7 +70,15 @@ export interface FuzzReport {
 const UPSTREAM_KEY = 'fuzz-upstream-key-7b1c0e9d4f';
 
 export function fuzzRoutes(filter?: string): FuzzRoute[] {
-  const document = buildOpenApiDocument() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }>> };
+  const document = buildOpenApiDocument() as {
+    paths: Record<
+      string,
+      Record<
+        string,
+        { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }
+      >
+    >;
+  };
   const routes: FuzzRoute[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
@@ -134,7 +142,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   credentials.siteSecret = site.secretKey;
 
   const reportedErrors: string[] = [];
-  const api = createApi({ lookup, meter, secret: 'fuzz-run-operator-secret-0123456789abcdef', onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))) });
+  const api = createApi({
+    lookup,
+    meter,
+    secret: 'fuzz-run-operator-secret-0123456789abcdef',
+    onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))),
+  });
   const server = handleClientErrors(http.createServer(createListener(api)), api);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -144,7 +157,16 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const rows: RouteReport[] = [];
   try {
     for (const route of fuzzRoutes(options.filter)) {
-      const row: RouteReport = { route: `${route.method} ${route.path}`, requests: 0, statuses: {}, internalErrors: 0, hangs: 0, badEnvelopes: 0, leaks: 0, examples: [] };
+      const row: RouteReport = {
+        route: `${route.method} ${route.path}`,
+        requests: 0,
+        statuses: {},
+        internalErrors: 0,
+        hangs: 0,
+        badEnvelopes: 0,
+        leaks: 0,
+        examples: [],
+      };
       const requests = Array.from({ length: options.perRoute }, () => fuzzRequest(random, route, targets, credentials));
       let next = 0;
       const worker = async () => {
@@ -180,15 +202,25 @@ type Answer = { status: number; contentType: string; body: string } | { failed: 
 
 function send(port: number, agent: http.Agent, request: FuzzRequest, hangMs: number): Promise<Answer> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method: request.method, path: request.url, headers: { ...request.headers, ...(request.body ? { 'content-length': String(request.body.length) } : {}) }, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', (error) => resolve({ failed: error.message }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: request.method,
+        path: request.url,
+        headers: { ...request.headers, ...(request.body ? { 'content-length': String(request.body.length) } : {}) },
+        agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', (error) => resolve({ failed: error.message }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       resolve({ failed: `no answer within ${hangMs} ms` });

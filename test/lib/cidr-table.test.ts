@@ -46,7 +46,14 @@ function insideV6(base: number[], bits: number, noise: number[]): number[] {
 
 /** Sibling CIDRs nest and overlap far more often than random ones: shorten a prefix. */
 function withNested<C extends { bits: number }>(cidrs: C[], extra: C[]): C[] {
-  return [...cidrs, ...extra.map((c, i) => ({ ...cidrs[i % cidrs.length], bits: Math.max(0, cidrs[i % cidrs.length].bits - c.bits % 9), value: (c as unknown as { value: number }).value }))];
+  return [
+    ...cidrs,
+    ...extra.map((c, i) => ({
+      ...cidrs[i % cidrs.length],
+      bits: Math.max(0, cidrs[i % cidrs.length].bits - (c.bits % 9)),
+      value: (c as unknown as { value: number }).value,
+    })),
+  ];
 }
 
 describe('createCidrTable agrees with a linear ipaddr.js scan', () => {

@@ -25,7 +25,12 @@ describe('createDeadlineGroup', () => {
   it('bounds every call with one sweep, passing errors and values through', async () => {
     const bounded = createDeadlineGroup(40, 'the meter store');
     const late: string[] = [];
-    const results = await Promise.allSettled([bounded(Promise.resolve('a')), bounded(Promise.reject(new Error('boom'))), bounded(never()), bounded(later('slow', 150), (v) => late.push(v))]);
+    const results = await Promise.allSettled([
+      bounded(Promise.resolve('a')),
+      bounded(Promise.reject(new Error('boom'))),
+      bounded(never()),
+      bounded(later('slow', 150), (v) => late.push(v)),
+    ]);
     expect(results[0]).toEqual({ status: 'fulfilled', value: 'a' });
     expect(results[1]).toMatchObject({ status: 'rejected', reason: { message: 'boom' } });
     expect(isSeclookupError((results[2] as PromiseRejectedResult).reason, 'timeout')).toBe(true);

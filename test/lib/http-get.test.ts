@@ -87,7 +87,10 @@ describe('httpGet', () => {
     ['a declared length', '/big'],
     ['a chunked body', '/big-chunked'],
   ])('refuses an answer over maxBytes (%s)', async (_name, path) => {
-    expect(await failure(httpGet(`${fixture.url}${path}`, { maxBytes: 1_000 }))).toMatchObject({ code: 'upstream_failed', message: 'response larger than 1000 bytes' });
+    expect(await failure(httpGet(`${fixture.url}${path}`, { maxBytes: 1_000 }))).toMatchObject({
+      code: 'upstream_failed',
+      message: 'response larger than 1000 bytes',
+    });
   });
 
   it('fails garbage instead of HTTP, a connection cut mid-body, and a closed port', async () => {

@@ -7,7 +7,17 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { IPV4_SPECIAL_BLOCKS, IPV6_SPECIAL_BLOCKS, type SpecialBlock } from '../../src/lib/ip-special.js';
-import { formatIp, hasHostBits, isPublicIp, isPublicIPv4Number, networkOf, normalizeCidrs, parseIp, parseIPv4Number, type IpAddress } from '../../src/lib/ip.js';
+import {
+  formatIp,
+  hasHostBits,
+  isPublicIp,
+  isPublicIPv4Number,
+  networkOf,
+  normalizeCidrs,
+  parseIp,
+  parseIPv4Number,
+  type IpAddress,
+} from '../../src/lib/ip.js';
 
 // --- the reference: the pre-fast-path logic, plain ipaddr.js calls only ---------------------
 
@@ -35,7 +45,10 @@ function referenceIsPublic(addr: IpAddress): boolean {
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return referenceIsPublic((addr as ipaddr.IPv6).toIPv4Address());
   let best: SpecialBlock | undefined;
   let bestBits = -1;
-  for (const { block, cidr: [net, bits] } of REFERENCE_BLOCKS[addr.kind()]) {
+  for (const {
+    block,
+    cidr: [net, bits],
+  } of REFERENCE_BLOCKS[addr.kind()]) {
     if (addr.match(net, bits) && bits > bestBits) [best, bestBits] = [block, bits];
   }
   if (!best) return true;
@@ -93,7 +106,10 @@ const colonText = fc
 
 /** IPv6 with a dotted IPv4 tail: mapped, NAT64, IPv4-compatible, or after any groups. */
 const embeddedText = fc
-  .record({ prefix: fc.constantFrom('::ffff:', '::FFFF:', '::', '64:ff9b::', '64:ff9b:1::', '::ffff:0:', '1:2:3:4:5:6:', '1::2:'), v4: fc.oneof(v4Int.map(v4Text), dottedText) })
+  .record({
+    prefix: fc.constantFrom('::ffff:', '::FFFF:', '::', '64:ff9b::', '64:ff9b:1::', '::ffff:0:', '1:2:3:4:5:6:', '1::2:'),
+    v4: fc.oneof(v4Int.map(v4Text), dottedText),
+  })
   .map(({ prefix, v4 }) => prefix + v4);
 
 /** Mapped addresses in hex, which parseIp unwraps to IPv4. */
@@ -108,7 +124,12 @@ const garbage = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%/
 
 /** A valid-looking text with one character inserted, removed or replaced. */
 const mutated = fc
-  .tuple(fc.oneof(v4Int.map(v4Text), colonText, embeddedText), fc.nat(), fc.constantFrom(...'0159afAF:. %'.split(''), ''), fc.constantFrom('insert', 'delete', 'replace'))
+  .tuple(
+    fc.oneof(v4Int.map(v4Text), colonText, embeddedText),
+    fc.nat(),
+    fc.constantFrom(...'0159afAF:. %'.split(''), ''),
+    fc.constantFrom('insert', 'delete', 'replace'),
+  )
   .map(([text, at, char, how]) => {
     const i = at % (text.length + 1);
     if (how === 'insert') return text.slice(0, i) + char + text.slice(i);
@@ -155,15 +176,17 @@ function boundaries(net: IpAddress, bits: number): IpAddress[] {
 }
 
 /** A random address inside a special range (or next to it, when `offset` says so). */
-const nearSpecial = fc.tuple(fc.nat(special.length - 1), fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), fc.integer({ min: -2, max: 2 })).map(([k, noise, offset]) => {
-  const { net, bits } = special[k];
-  const bytes = net.kind() === 'ipv4' ? 4 : 16;
-  const size = 1n << BigInt(bytes * 8 - bits);
-  const first = (toBigInt(net) / size) * size;
-  const limit = 1n << BigInt(bytes * 8);
-  const value = (((first + (noise % size) + BigInt(offset) * size) % limit) + limit) % limit;
-  return fromBigInt(value, bytes);
-});
+const nearSpecial = fc
+  .tuple(fc.nat(special.length - 1), fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), fc.integer({ min: -2, max: 2 }))
+  .map(([k, noise, offset]) => {
+    const { net, bits } = special[k];
+    const bytes = net.kind() === 'ipv4' ? 4 : 16;
+    const size = 1n << BigInt(bytes * 8 - bits);
+    const first = (toBigInt(net) / size) * size;
+    const limit = 1n << BigInt(bytes * 8);
+    const value = (((first + (noise % size) + BigInt(offset) * size) % limit) + limit) % limit;
+    return fromBigInt(value, bytes);
+  });
 
 // --- tests ----------------------------------------------------------------------------------
 
@@ -174,7 +197,10 @@ function configError(message: string) {
 
 describe('parseIp agrees with plain ipaddr.js', () => {
   it('on every IPv4 address written as a dotted quad', () => {
-    fc.assert(fc.property(v4Int, (n) => expectSameAsReference(v4Text(n))), { numRuns: 5000 });
+    fc.assert(
+      fc.property(v4Int, (n) => expectSameAsReference(v4Text(n))),
+      { numRuns: 5000 },
+    );
   });
 
   it('on dotted text with leading zeros, big parts, too few or too many parts', () => {
@@ -190,10 +216,13 @@ describe('parseIp agrees with plain ipaddr.js', () => {
   });
 
   it('on zone ids (always rejected)', () => {
-    fc.assert(fc.property(zoneText, (text) => {
-      expectSameAsReference(text);
-      expect(parseIp(text)).toBeNull();
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(zoneText, (text) => {
+        expectSameAsReference(text);
+        expect(parseIp(text)).toBeNull();
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('on random garbage and one-character mutations of valid text', () => {
@@ -202,11 +231,48 @@ describe('parseIp agrees with plain ipaddr.js', () => {
 
   it('on hand-picked cases', () => {
     const cases = [
-      '1.2.3.4', '0.0.0.0', '255.255.255.255', '01.2.3.4', '1.2.3.04', '1.2.3', '1.2.3.4.5', '1.2.3.256', '0x1.2.3.4', ' 1.2.3.4', '1.2.3.4\n',
-      '::', '::1', '1::', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '1:2:3:4::5:6:7:8', '1:2:3:4:5:6:7:8:9', ':::', '1::2::3',
-      ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:', '12345::', '2001:DB8::1', '2001:0db8:0000:0000:0000:0000:0000:0001', 'g::1', ' ::1',
-      '::ffff:1.2.3.4', '::ffff:102:304', '::FFFF:8c52:7005', '64:ff9b::1.2.3.4', '::1.2.3.4', '::ffff:01.2.3.4', '::ffff:1.2.3',
-      'fe80::1%eth0', '::1%1', '1.2.3.4/32', '::/0', '', 'a'.repeat(46), `${'1:'.repeat(6)}255.255.255.255`.padStart(45, '0'),
+      '1.2.3.4',
+      '0.0.0.0',
+      '255.255.255.255',
+      '01.2.3.4',
+      '1.2.3.04',
+      '1.2.3',
+      '1.2.3.4.5',
+      '1.2.3.256',
+      '0x1.2.3.4',
+      ' 1.2.3.4',
+      '1.2.3.4\n',
+      '::',
+      '::1',
+      '1::',
+      '1:2:3:4:5:6:7:8',
+      '1:2:3:4:5:6:7::',
+      '::2:3:4:5:6:7:8',
+      '1:2:3:4::5:6:7:8',
+      '1:2:3:4:5:6:7:8:9',
+      ':::',
+      '1::2::3',
+      ':1:2:3:4:5:6:7',
+      '1:2:3:4:5:6:7:',
+      '12345::',
+      '2001:DB8::1',
+      '2001:0db8:0000:0000:0000:0000:0000:0001',
+      'g::1',
+      ' ::1',
+      '::ffff:1.2.3.4',
+      '::ffff:102:304',
+      '::FFFF:8c52:7005',
+      '64:ff9b::1.2.3.4',
+      '::1.2.3.4',
+      '::ffff:01.2.3.4',
+      '::ffff:1.2.3',
+      'fe80::1%eth0',
+      '::1%1',
+      '1.2.3.4/32',
+      '::/0',
+      '',
+      'a'.repeat(46),
+      `${'1:'.repeat(6)}255.255.255.255`.padStart(45, '0'),
     ];
     for (const text of cases) expectSameAsReference(text);
     for (const bad of [undefined, null, 42, {}, ['1.2.3.4']]) expect(parseIp(bad as unknown as string)).toBeNull();
@@ -221,37 +287,50 @@ describe('parseIp agrees with plain ipaddr.js', () => {
 
 describe('parseIPv4Number', () => {
   it('reads every dotted quad as its 32-bit value, text that parseIp echoes unchanged', () => {
-    fc.assert(fc.property(v4Int, (n) => {
-      expect(parseIPv4Number(v4Text(n))).toBe(n);
-      expect(formatIp(parseIp(v4Text(n))!)).toBe(v4Text(n));
-    }), { numRuns: 5000 });
+    fc.assert(
+      fc.property(v4Int, (n) => {
+        expect(parseIPv4Number(v4Text(n))).toBe(n);
+        expect(formatIp(parseIp(v4Text(n))!)).toBe(v4Text(n));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('accepts exactly the IPv4 text parseIp accepts, nothing more', () => {
     const chars = fc.constantFrom(...'0123456789.'.split(''), 'x', ' ', '-', ':');
-    fc.assert(fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 17 }), dottedText, mutated), (text) => {
-      const fast = parseIPv4Number(text);
-      const slow = ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
-      expect(fast >= 0 ? v4Text(fast) : null, text).toBe(slow && slow.toString());
-    }), { numRuns: 20000 });
-    for (const bad of ['1.2.3', '1.2.3.4.', '.1.2.3', '1..2.3', '00.1.2.3', '1.2.3.256', '1.2.3.04', '999.1.1.1', '::ffff:1.2.3.4']) expect(parseIPv4Number(bad)).toBe(-1);
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 17 }), dottedText, mutated), (text) => {
+        const fast = parseIPv4Number(text);
+        const slow = ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
+        expect(fast >= 0 ? v4Text(fast) : null, text).toBe(slow && slow.toString());
+      }),
+      { numRuns: 20000 },
+    );
+    for (const bad of ['1.2.3', '1.2.3.4.', '.1.2.3', '1..2.3', '00.1.2.3', '1.2.3.256', '1.2.3.04', '999.1.1.1', '::ffff:1.2.3.4'])
+      expect(parseIPv4Number(bad)).toBe(-1);
   });
 });
 
 describe('formatIp agrees with ipaddr.js', () => {
   it('IPv6: toRFC5952String for any groups', () => {
-    fc.assert(fc.property(v6Groups, (groups) => {
-      const addr = new ipaddr.IPv6(groups);
-      expect(formatIp(addr)).toBe(addr.toRFC5952String());
-      expect(formatIp(addr)).toBe(addr.toString());
-    }), { numRuns: 10000 });
+    fc.assert(
+      fc.property(v6Groups, (groups) => {
+        const addr = new ipaddr.IPv6(groups);
+        expect(formatIp(addr)).toBe(addr.toRFC5952String());
+        expect(formatIp(addr)).toBe(addr.toString());
+      }),
+      { numRuns: 10000 },
+    );
   });
 
   it('IPv4: the dotted quad', () => {
-    fc.assert(fc.property(v4Int, (n) => {
-      const addr = ipaddr.IPv4.parse(v4Text(n));
-      expect(formatIp(addr)).toBe(addr.toString());
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(v4Int, (n) => {
+        const addr = ipaddr.IPv4.parse(v4Text(n));
+        expect(formatIp(addr)).toBe(addr.toString());
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('RFC 5952 details: leftmost longest run, never a single zero group, zone ids kept', () => {
@@ -262,7 +341,7 @@ describe('formatIp agrees with ipaddr.js', () => {
     expect(format([0, 0, 0, 0, 0, 0, 0, 0])).toBe('::');
     expect(format([0, 0, 0, 0, 0, 0, 0, 1])).toBe('::1');
     expect(format([1, 0, 0, 0, 0, 0, 0, 0])).toBe('1::');
-    expect(format([0xABCD, 0, 0, 0, 0, 0, 0, 0])).toBe('abcd::');
+    expect(format([0xabcd, 0, 0, 0, 0, 0, 0, 0])).toBe('abcd::');
     const zoned = ipaddr.IPv6.parse('fe80::1%eth0');
     expect(formatIp(zoned)).toBe(zoned.toRFC5952String());
     expect(formatIp(zoned)).toBe('fe80::1%eth0');
@@ -273,24 +352,81 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
   // The registries' own answers, written out by hand (iana.org/assignments/iana-ipv4-special-registry
   // and iana-ipv6-special-registry, "Globally Reachable"), plus multicast and the IPv6 space outside 2000::/3.
   const expected: [string, boolean][] = [
-    ['8.8.8.8', true], ['1.1.1.1', true], ['2606:4700:4700::1111', true], ['2001:4860:4860::8888', true],
-    ['0.0.0.0', false], ['0.1.2.3', false], ['10.0.0.1', false], ['100.64.0.1', false], ['100.127.255.255', false],
-    ['100.63.255.255', true], ['100.128.0.0', true], ['127.0.0.1', false], ['169.254.1.1', false], ['172.16.0.1', false],
-    ['172.31.255.255', false], ['172.32.0.0', true], ['192.0.0.1', false], ['192.0.0.8', false], ['192.0.0.9', true],
-    ['192.0.0.10', true], ['192.0.0.170', false], ['192.0.2.1', false], ['192.31.196.1', true], ['192.52.193.1', true],
-    ['192.88.99.1', false], ['192.168.1.1', false], ['192.175.48.1', true], ['198.18.0.1', false], ['198.19.255.255', false],
-    ['198.20.0.0', true], ['198.51.100.1', false], ['203.0.113.1', false], ['224.0.0.1', false], ['239.255.255.255', false],
-    ['240.0.0.1', false], ['255.255.255.255', false],
-    ['::', false], ['::1', false], ['::2', false], ['1::', false], ['fc00::1', false], ['fd12:3456::1', false], ['fe80::1', false],
-    ['fec0::1', false], ['ff02::1', false], ['100::1', false], ['100:0:0:1::1', false], ['64:ff9b:1::1', false],
-    ['2001:db8::1', false], ['3fff::1', false], ['3fff:1000::', true], ['5f00::1', false], ['2001:2::1', false],
-    ['2001:10::1', false], ['2001:20::1', true], ['2001:30::1', true], ['2001:1::1', true], ['2001:1::3', true],
-    ['2001:1::4', false], ['2001:3::1', true], ['2001:4:112::1', true], ['2620:4f:8000::1', true], ['2001:100::1', false],
-    ['2001:200::1', true], ['4000::1', false],
+    ['8.8.8.8', true],
+    ['1.1.1.1', true],
+    ['2606:4700:4700::1111', true],
+    ['2001:4860:4860::8888', true],
+    ['0.0.0.0', false],
+    ['0.1.2.3', false],
+    ['10.0.0.1', false],
+    ['100.64.0.1', false],
+    ['100.127.255.255', false],
+    ['100.63.255.255', true],
+    ['100.128.0.0', true],
+    ['127.0.0.1', false],
+    ['169.254.1.1', false],
+    ['172.16.0.1', false],
+    ['172.31.255.255', false],
+    ['172.32.0.0', true],
+    ['192.0.0.1', false],
+    ['192.0.0.8', false],
+    ['192.0.0.9', true],
+    ['192.0.0.10', true],
+    ['192.0.0.170', false],
+    ['192.0.2.1', false],
+    ['192.31.196.1', true],
+    ['192.52.193.1', true],
+    ['192.88.99.1', false],
+    ['192.168.1.1', false],
+    ['192.175.48.1', true],
+    ['198.18.0.1', false],
+    ['198.19.255.255', false],
+    ['198.20.0.0', true],
+    ['198.51.100.1', false],
+    ['203.0.113.1', false],
+    ['224.0.0.1', false],
+    ['239.255.255.255', false],
+    ['240.0.0.1', false],
+    ['255.255.255.255', false],
+    ['::', false],
+    ['::1', false],
+    ['::2', false],
+    ['1::', false],
+    ['fc00::1', false],
+    ['fd12:3456::1', false],
+    ['fe80::1', false],
+    ['fec0::1', false],
+    ['ff02::1', false],
+    ['100::1', false],
+    ['100:0:0:1::1', false],
+    ['64:ff9b:1::1', false],
+    ['2001:db8::1', false],
+    ['3fff::1', false],
+    ['3fff:1000::', true],
+    ['5f00::1', false],
+    ['2001:2::1', false],
+    ['2001:10::1', false],
+    ['2001:20::1', true],
+    ['2001:30::1', true],
+    ['2001:1::1', true],
+    ['2001:1::3', true],
+    ['2001:1::4', false],
+    ['2001:3::1', true],
+    ['2001:4:112::1', true],
+    ['2620:4f:8000::1', true],
+    ['2001:100::1', false],
+    ['2001:200::1', true],
+    ['4000::1', false],
     // Embedded IPv4: 6to4, NAT64, Teredo (server 65.54.227.120, client 192.0.2.45 stored inverted: RFC 4380's example).
-    ['2002:808:808::1', true], ['2002:a00:1::1', false], ['2002:c0a8:101::', false], ['2002:7f00:1::', false],
-    ['64:ff9b::808:808', true], ['64:ff9b::a00:1', false], ['64:ff9b::c0a8:101', false],
-    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false], ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true],
+    ['2002:808:808::1', true],
+    ['2002:a00:1::1', false],
+    ['2002:c0a8:101::', false],
+    ['2002:7f00:1::', false],
+    ['64:ff9b::808:808', true],
+    ['64:ff9b::a00:1', false],
+    ['64:ff9b::c0a8:101', false],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true],
     ['2001:0:a00:1:8000:63bf:f7f7:f7f7', false],
   ];
   it.each(expected)('%s is routable: %s', (text, routable) => {
@@ -301,7 +437,7 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
     if (addr.kind() === 'ipv4') expect(isPublicIPv4Number(Number(toBigInt(addr)))).toBe(routable);
   });
 
-  it('covers the registries and ipaddr.js\'s special ranges', () => {
+  it("covers the registries and ipaddr.js's special ranges", () => {
     expect(special.length).toBeGreaterThan(60);
   });
 
@@ -318,25 +454,34 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
   });
 
   it('at random addresses in and around the special ranges', () => {
-    fc.assert(fc.property(nearSpecial, (addr) => {
-      expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
-    }), { numRuns: 10000 });
+    fc.assert(
+      fc.property(nearSpecial, (addr) => {
+        expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
+      }),
+      { numRuns: 10000 },
+    );
   });
 
   it('at random IPv4 addresses, as objects and as numbers', () => {
-    fc.assert(fc.property(v4Int, (n) => {
-      const addr = ipaddr.IPv4.parse(v4Text(n));
-      expect(isPublicIp(addr)).toBe(referenceIsPublic(addr));
-      expect(isPublicIPv4Number(n)).toBe(referenceIsPublic(addr));
-    }), { numRuns: 10000 });
+    fc.assert(
+      fc.property(v4Int, (n) => {
+        const addr = ipaddr.IPv4.parse(v4Text(n));
+        expect(isPublicIp(addr)).toBe(referenceIsPublic(addr));
+        expect(isPublicIPv4Number(n)).toBe(referenceIsPublic(addr));
+      }),
+      { numRuns: 10000 },
+    );
   });
 
   it('at random IPv6 addresses, including mapped ones parseIp would have unwrapped', () => {
     const prefixed = fc.tuple(v6Groups, fc.constantFrom(null, [0, 0, 0, 0, 0, 0xffff], [0, 0, 0, 0, 0xffff, 0], [0x2001], [0x2002], [0x64, 0xff9b]));
-    fc.assert(fc.property(prefixed, ([groups, prefix]) => {
-      const addr = new ipaddr.IPv6(prefix ? [...prefix, ...groups.slice(prefix.length)] : groups);
-      expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
-    }), { numRuns: 10000 });
+    fc.assert(
+      fc.property(prefixed, ([groups, prefix]) => {
+        const addr = new ipaddr.IPv6(prefix ? [...prefix, ...groups.slice(prefix.length)] : groups);
+        expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
+      }),
+      { numRuns: 10000 },
+    );
   });
 });
 
@@ -363,12 +508,19 @@ describe('host bits: hasHostBits and networkOf against ipaddr.js networkAddressF
 describe('normalizeCidrs', () => {
   it('writes networks and bare addresses in canonical form', () => {
     expect(normalizeCidrs(['10.0.0.0/8', ' 203.0.113.7 ', '2001:DB8::/32', '2001:db8::7', '::ffff:192.0.2.0/120', '0.0.0.0/0'])).toEqual([
-      '10.0.0.0/8', '203.0.113.7/32', '2001:db8::/32', '2001:db8::7/128', '192.0.2.0/24', '0.0.0.0/0',
+      '10.0.0.0/8',
+      '203.0.113.7/32',
+      '2001:db8::/32',
+      '2001:db8::7/128',
+      '192.0.2.0/24',
+      '0.0.0.0/0',
     ]);
   });
 
   it('refuses a CIDR with host bits set, naming the network and the single address', () => {
-    expect(() => normalizeCidrs(['10.0.0.1/8'])).toThrow(configError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'));
+    expect(() => normalizeCidrs(['10.0.0.1/8'])).toThrow(
+      configError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'),
+    );
     expect(() => normalizeCidrs(['2001:db8::1/32'])).toThrow(/did you mean the network 2001:db8::\/32, or the single address 2001:db8::1\?/);
   });
 });

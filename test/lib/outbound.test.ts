@@ -13,11 +13,17 @@ import { createOutboundGuard } from '../../src/lib/outbound.js';
 import { startDnsServer, type DnsTestServer, type Zone } from '../servers/dns-server.js';
 
 const ZONE: Zone = {
-  'public.test': [{ type: 'A', address: '93.184.215.14' }, { type: 'AAAA', address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c' }],
+  'public.test': [
+    { type: 'A', address: '93.184.215.14' },
+    { type: 'AAAA', address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c' },
+  ],
   'v6only.test': [{ type: 'AAAA', address: '2001:4860:4860::8888' }],
   'private.test': [{ type: 'A', address: '10.0.0.5' }],
   'loopback.test': [{ type: 'A', address: '127.0.0.1' }],
-  'mixed.test': [{ type: 'A', address: '93.184.215.14' }, { type: 'A', address: '192.168.1.1' }],
+  'mixed.test': [
+    { type: 'A', address: '93.184.215.14' },
+    { type: 'A', address: '192.168.1.1' },
+  ],
   'mapped.test': [{ type: 'AAAA', address: '::ffff:127.0.0.1' }],
   'ula.test': [{ type: 'AAAA', address: 'fd00::1' }],
   'cname.test': [{ type: 'CNAME', target: 'loopback.test' }],
@@ -54,17 +60,52 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 describe('IP literals', () => {
   it.each([
-    '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '255.255.255.255', '224.0.0.1', '192.0.2.1', '198.18.0.1', '240.0.0.1',
-    '::1', '[::1]', '::', 'fe80::1', 'fd00::1', 'fc00::1', 'ff02::1', '::ffff:127.0.0.1', '[::ffff:127.0.0.1]', '::ffff:7f00:1',
-    '::ffff:10.0.0.1', '0:0:0:0:0:ffff:7f00:0001', '2002:7f00:1::', '64:ff9b::7f00:1', '2001:db8::1', 'fe80::1%lo', '[fe80::1%25lo]',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '224.0.0.1',
+    '192.0.2.1',
+    '198.18.0.1',
+    '240.0.0.1',
+    '::1',
+    '[::1]',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    'fc00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '[::ffff:127.0.0.1]',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '0:0:0:0:0:ffff:7f00:0001',
+    '2002:7f00:1::',
+    '64:ff9b::7f00:1',
+    '2001:db8::1',
+    'fe80::1%lo',
+    '[fe80::1%25lo]',
   ])('%s is refused', async (host) => {
     expect(await codeOf(guardFor(dns).check(host))).toBe('target_refused');
   });
 
   it.each([
     // Forms that inet_aton / some resolvers read as 127.0.0.1 or 10.0.0.1.
-    '127.1', '127.0.1', '0x7f.0.0.1', '0x7f000001', '2130706433', '0177.0.0.1', '017700000001', '10.1', '0x0a.0x00.0x00.0x01', '127.0.0.1.',
+    '127.1',
+    '127.0.1',
+    '0x7f.0.0.1',
+    '0x7f000001',
+    '2130706433',
+    '0177.0.0.1',
+    '017700000001',
+    '10.1',
+    '0x0a.0x00.0x00.0x01',
+    '127.0.0.1.',
   ])('the numeric form %s is refused without a DNS question', async (host) => {
     const before = dns.total();
     expect(await codeOf(guardFor(dns).check(host))).toBe('target_refused');
@@ -163,11 +204,14 @@ describe('connecting to the checked address', () => {
     const guard = guardFor(dns, ['127.0.0.0/8']);
     const target = await guard.check('loopback.test');
     const body = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: 'loopback.test', port, lookup: guard.pinnedLookup(target), family: 0, hints: 0, ...({ autoSelectFamily: true } as object) }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve(text));
-      });
+      const req = request(
+        { host: 'loopback.test', port, lookup: guard.pinnedLookup(target), family: 0, hints: 0, ...({ autoSelectFamily: true } as object) },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

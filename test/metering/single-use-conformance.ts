@@ -6,7 +6,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SingleUseStore } from '../../src/metering/single-use.js';
 
-export function describeSingleUseStore(name: string, open: () => Promise<SingleUseStore> | SingleUseStore, openSecond?: () => Promise<SingleUseStore> | SingleUseStore) {
+export function describeSingleUseStore(
+  name: string,
+  open: () => Promise<SingleUseStore> | SingleUseStore,
+  openSecond?: () => Promise<SingleUseStore> | SingleUseStore,
+) {
   describe(`single-use store conformance: ${name}`, () => {
     let store: SingleUseStore;
     beforeEach(async () => {

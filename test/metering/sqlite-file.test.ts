@@ -67,12 +67,17 @@ describe('SQLite database files', () => {
     await meter.close();
   });
 
-  it('refuses another application\'s database with foreign_database, in every store, leaving it untouched', () => {
+  it("refuses another application's database with foreign_database, in every store, leaving it untouched", () => {
     const path = join(temp.make(), 'app.db');
     foreignDatabase(path);
     const opens = [() => createSqliteMeter(path), () => createSqliteSingleUseStore(path), () => createSqliteReportStore(path)];
     for (const open of opens) {
-      expect(open).toThrow(expect.objectContaining({ code: 'foreign_database', message: expect.stringContaining(`"${path}" is another application's SQLite database (tables: users)`) }));
+      expect(open).toThrow(
+        expect.objectContaining({
+          code: 'foreign_database',
+          message: expect.stringContaining(`"${path}" is another application's SQLite database (tables: users)`),
+        }),
+      );
     }
     expect(tablesOf(path)).toEqual(['users']);
     expect(modeOf(path).toString(8)).toBe('644');

@@ -25,7 +25,6 @@ describeMeterConformance('sqlite', async (options) => {
   };
 });
 
-
 /** Resolves after the current event-loop turn, as a request arriving later would. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -82,7 +81,11 @@ describe('createSqliteMeter', () => {
 
     const second = open();
     expect(await second.listKeys()).toEqual(keys);
-    expect(await second.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'active', ipAllow: ['192.0.2.0/24'], plan: { slug: 'team', rateLimitPerMinute: 5, monthlyQuota: 100 } });
+    expect(await second.resolveKey(hashKey(sub.secretKey))).toMatchObject({
+      status: 'active',
+      ipAllow: ['192.0.2.0/24'],
+      plan: { slug: 'team', rateLimitPerMinute: 5, monthlyQuota: 100 },
+    });
     expect(await second.resolveKey(hashKey(sub.publicKey))).toMatchObject({ status: 'revoked' });
     expect(await second.getSetting('first-start')).toBe('done');
     expect(await second.quota(sub.subscriptionId, 100, T0)).toEqual({ limit: 100, remaining: 97, period: '2025-01' });
@@ -226,7 +229,12 @@ describe('createSqliteMeter', () => {
     const sub = await issueKeys(meter, { product: 'useragent' });
     await meter.consume(await requestFor(meter, sub.secretKey));
 
-    const onDisk = () => ['', '-wal', '-shm'].map((suffix) => path + suffix).filter(existsSync).map((file) => readFileSync(file).toString('latin1')).join('');
+    const onDisk = () =>
+      ['', '-wal', '-shm']
+        .map((suffix) => path + suffix)
+        .filter(existsSync)
+        .map((file) => readFileSync(file).toString('latin1'))
+        .join('');
     const check = (bytes: string) => {
       for (const key of [sub.secretKey, sub.publicKey]) {
         expect(bytes).not.toContain(key);
@@ -243,7 +251,9 @@ describe('createSqliteMeter', () => {
     const meter = open();
     await meter.close();
     await expect(meter.listKeys()).rejects.toThrow(/closed/);
-    await expect(meter.consume({ keyId: '1', subscriptionId: '1', product: 'useragent', rateLimitPerMinute: 1, monthlyQuota: 1, reserveQuota: true, now: T0 })).rejects.toThrow(/closed/);
+    await expect(
+      meter.consume({ keyId: '1', subscriptionId: '1', product: 'useragent', rateLimitPerMinute: 1, monthlyQuota: 1, reserveQuota: true, now: T0 }),
+    ).rejects.toThrow(/closed/);
   });
 
   it('throws a clear error at construction when the file cannot be used', () => {

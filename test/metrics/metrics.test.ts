@@ -66,7 +66,8 @@ describe('instrumentMeter', () => {
       consume: (request: Parameters<Meter['consume']>[0]) => (down ? Promise.reject(new Error('store down')) : memory.consume(request)),
     });
     const api = createApi({ lookup: createLookup(), meter: metrics.instrumentMeter(flaky), onResponse: metrics.onResponse });
-    const get = () => api.handle({ method: 'GET', url: '/v1/useragent/lookup?ua=curl%2F8.0', headers: { authorization: `Bearer ${secretKey}` }, remoteAddress: '127.0.0.1' });
+    const get = () =>
+      api.handle({ method: 'GET', url: '/v1/useragent/lookup?ua=curl%2F8.0', headers: { authorization: `Bearer ${secretKey}` }, remoteAddress: '127.0.0.1' });
     expect((await get()).status).toBe(200);
     down = true;
     expect((await get()).status).toBe(500);
@@ -158,7 +159,6 @@ describe('upstream kinds', () => {
     }
   });
 
-
   it('counts HTTP fetches and TLS handshakes, an HTTP answer of any status as ok and a refused connection as a failure', async () => {
     const metrics = createMetrics();
     const lookup = createLookup({ observer: metrics.observer });
@@ -196,7 +196,17 @@ describe('createMetrics', () => {
   it('keeps its metrics in a private registry: two sets count apart', async () => {
     const a = createMetrics();
     const b = createMetrics();
-    a.onResponse({ time: '', request_id: 'r', method: 'GET', route: '/healthz', product: null, status: 200, error_code: null, latency_ms: 0.2, client_ip: '10.1.2.3' });
+    a.onResponse({
+      time: '',
+      request_id: 'r',
+      method: 'GET',
+      route: '/healthz',
+      product: null,
+      status: 200,
+      error_code: null,
+      latency_ms: 0.2,
+      client_ip: '10.1.2.3',
+    });
     expect(sample(await a.metrics(), 'seclookup_http_requests_total', { product: 'none', route: '/healthz', status: '200' })).toBe(1);
     expect(sample(await b.metrics(), 'seclookup_http_requests_total', { product: 'none', route: '/healthz', status: '200' })).toBe(0);
     expect(await a.metrics()).not.toContain('10.1.2.3');

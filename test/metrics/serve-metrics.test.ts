@@ -16,7 +16,9 @@ let keys: Map<string, { secret: string; public: string }>;
 
 beforeAll(async () => {
   db = join(temp.make(), 'metrics.db');
-  dns = await startDnsServer({ zone: { 'example.com': [{ type: 'TXT', data: 'v=spf1 -all' }], '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }] } });
+  dns = await startDnsServer({
+    zone: { 'example.com': [{ type: 'TXT', data: 'v=spf1 -all' }], '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }] },
+  });
 });
 afterEach(async () => {
   for (const serve of running) await serve.stop('SIGKILL');
@@ -26,7 +28,8 @@ afterAll(async () => {
   temp.cleanup();
 });
 
-const lookupUa = (baseUrl: string, key?: string) => fetch(`${baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+const lookupUa = (baseUrl: string, key?: string) =>
+  fetch(`${baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
 describe('seclookup serve --metrics', () => {
   it('serves GET /metrics on the API port without a key: requests by product, route and status, latency, meter, caches, DNS calls', async () => {
@@ -41,7 +44,8 @@ describe('seclookup serve --metrics', () => {
     expect((await lookupUa(baseUrl, 'sk_live_notakey')).status).toBe(401);
     dns.resetCounts();
     const auth = keys.get('emailauth')!.secret;
-    for (let i = 0; i < 2; i++) expect((await fetch(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, { headers: { authorization: `Bearer ${auth}` } })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await fetch(`${baseUrl}/v1/emailauth/lookup?domain=example.com`, { headers: { authorization: `Bearer ${auth}` } })).status).toBe(200);
 
     const response = await fetch(`${baseUrl}/metrics`);
     expect(response.status).toBe(200);

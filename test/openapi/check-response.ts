@@ -37,7 +37,10 @@ function resolve(value: unknown): any {
   if (!value || typeof value !== 'object') return value;
   const ref = (value as Schema).$ref;
   if (typeof ref === 'string') {
-    const target = ref.replace(/^#\//, '').split('/').reduce<any>((node, key) => node?.[key], DOCUMENT);
+    const target = ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<any>((node, key) => node?.[key], DOCUMENT);
     if (!target) throw new Error(`unresolved ${ref}`);
     return resolve(target);
   }
@@ -73,7 +76,8 @@ export function checkResponse(seen: SeenResponse): void {
   if (!operation) {
     // No such route or method: the generic envelope with the generic codes.
     const expected = route ? 405 : 404;
-    if (seen.status !== expected && !(method === 'OPTIONS' && !route)) throw new Error(`${where}: the document has no such operation, so ${expected} was expected`);
+    if (seen.status !== expected && !(method === 'OPTIONS' && !route))
+      throw new Error(`${where}: the document has no such operation, so ${expected} was expected`);
     if (method !== 'HEAD') checkBody(DOCUMENT.components.schemas.ErrorEnvelope as Schema, seen, where);
     return;
   }

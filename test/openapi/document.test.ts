@@ -17,7 +17,9 @@ import { DOCUMENT } from './check-response.js';
 
 type Operation = { operationId: string; responses: Record<string, any>; security?: unknown[]; parameters?: any[]; [BEYOND_SPEC]?: boolean };
 const operations = (): [string, string, Operation][] =>
-  Object.entries(DOCUMENT.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]): [string, string, Operation] => [path, method, operation as Operation]));
+  Object.entries(DOCUMENT.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]): [string, string, Operation] => [path, method, operation as Operation]),
+  );
 
 /** The error codes an operation lists, over all its statuses. */
 function codesOf(operation: Operation): string[] {
@@ -64,7 +66,8 @@ describe('the OpenAPI document', () => {
       }
     }
     for (const service of SERVICE_MODULES) {
-      for (const route of service.routes) expect(DOCUMENT.paths[`/v1/${service.id}/${route.path}`]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
+      for (const route of service.routes)
+        expect(DOCUMENT.paths[`/v1/${service.id}/${route.path}`]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
     }
   });
 
@@ -76,28 +79,50 @@ describe('the OpenAPI document', () => {
         }
       }
       if (/\/lookup/.test(path)) {
-        expect(codesOf(operation)).toEqual(expect.arrayContaining(['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'quota_exceeded', 'internal_error']));
+        expect(codesOf(operation)).toEqual(
+          expect.arrayContaining([
+            'missing_credentials',
+            'invalid_api_key',
+            'wrong_key_type',
+            'ip_not_allowed',
+            'rate_limit_exceeded',
+            'quota_exceeded',
+            'internal_error',
+          ]),
+        );
         expect(operation.security).toEqual([{ bearer: [] }]);
         expect(operation.responses['429'].headers['Retry-After']).toBeDefined();
       }
     }
     // SPEC's product table, spot checks.
-    expect(codesOf(DOCUMENT.paths['/v1/geoip/lookup'].get as Operation)).toEqual(expect.arrayContaining(['invalid_ip', 'ip_not_found', 'ip_not_routable', 'lookup_failed']));
+    expect(codesOf(DOCUMENT.paths['/v1/geoip/lookup'].get as Operation)).toEqual(
+      expect.arrayContaining(['invalid_ip', 'ip_not_found', 'ip_not_routable', 'lookup_failed']),
+    );
     expect(codesOf(DOCUMENT.paths['/v1/riskscore/lookup/{ip}'].get as Operation)).toContain('upstream_unconfigured');
-    expect(codesOf(DOCUMENT.paths['/v1/useragent/lookup'].post as Operation)).toEqual(expect.arrayContaining(['invalid_user_agent', 'invalid_json', 'payload_too_large', 'unsupported_media_type']));
+    expect(codesOf(DOCUMENT.paths['/v1/useragent/lookup'].post as Operation)).toEqual(
+      expect.arrayContaining(['invalid_user_agent', 'invalid_json', 'payload_too_large', 'unsupported_media_type']),
+    );
   });
 
   it('marks the routes beyond the spec as ours', () => {
-    const ours = operations().filter(([, , operation]) => operation[BEYOND_SPEC]).map(([path, method]) => `${method.toUpperCase()} ${path}`);
+    const ours = operations()
+      .filter(([, , operation]) => operation[BEYOND_SPEC])
+      .map(([path, method]) => `${method.toUpperCase()} ${path}`);
     expect(ours).toEqual(expect.arrayContaining(['GET /healthz', 'GET /v1/openapi.json', 'GET /v1/pwbreach/range/{prefix}', 'GET /widget/{file}']));
     expect(ours.filter((route) => /\/lookup|\/status$|\/assess$/.test(route))).toEqual([]);
   });
 
   it('describes query and path parameters from the routes', () => {
     const query = (DOCUMENT.paths['/v1/webhookip/lookup'].get as Operation).parameters!;
-    expect(query.map((p) => [p.name, p.in, p.required])).toEqual([['ip', 'query', true], ['provider', 'query', false]]);
+    expect(query.map((p) => [p.name, p.in, p.required])).toEqual([
+      ['ip', 'query', true],
+      ['provider', 'query', false],
+    ]);
     const pathForm = (DOCUMENT.paths['/v1/webhookip/lookup/{ip}'].get as Operation).parameters!;
-    expect(pathForm.map((p) => [p.name, p.in, p.required])).toEqual([['ip', 'path', true], ['provider', 'query', false]]);
+    expect(pathForm.map((p) => [p.name, p.in, p.required])).toEqual([
+      ['ip', 'path', true],
+      ['provider', 'query', false],
+    ]);
   });
 
   it('is served at GET /v1/openapi.json without a key (and HEAD); other methods are 405', async () => {
@@ -111,7 +136,7 @@ describe('the OpenAPI document', () => {
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 
-  it('gives a batch route maxItems from the server\'s batchLimit', async () => {
+  it("gives a batch route maxItems from the server's batchLimit", async () => {
     const batchItems = (doc: any) => doc.paths['/v1/geoip/batch'].post.requestBody.content['application/json'].schema.properties.inputs;
     expect(batchItems(DOCUMENT)).toMatchObject({ minItems: 1, maxItems: 100 });
     const stack = await createApiStack({ batchLimit: 7 });

@@ -78,11 +78,44 @@ describe('asn with the DNS source answering', () => {
   const lookup = lookupOn(server);
 
   it.each([
-    ['1.1.1.1', full('1.1.1.1', { asn: 13335, as_org: 'Cloudflare, Inc.', network: '1.1.1.0/24', country_code: 'AU', registry: 'apnic', allocated: '2011-08-11', network_type: 'hosting' })],
+    [
+      '1.1.1.1',
+      full('1.1.1.1', {
+        asn: 13335,
+        as_org: 'Cloudflare, Inc.',
+        network: '1.1.1.0/24',
+        country_code: 'AU',
+        registry: 'apnic',
+        allocated: '2011-08-11',
+        network_type: 'hosting',
+      }),
+    ],
     ['8.8.8.8', full('8.8.8.8', { asn: 15169, as_org: 'Google LLC', network: '8.8.8.0/24', country_code: 'US', registry: 'arin', allocated: '2023-12-28' })],
-    ['8.8.4.4', full('8.8.4.4', { asn: 13335, as_org: 'Cloudflare, Inc.', network: '8.8.4.0/24', country_code: 'US', registry: 'arin', allocated: '2023-12-28', network_type: 'hosting' })],
+    [
+      '8.8.4.4',
+      full('8.8.4.4', {
+        asn: 13335,
+        as_org: 'Cloudflare, Inc.',
+        network: '8.8.4.0/24',
+        country_code: 'US',
+        registry: 'arin',
+        allocated: '2023-12-28',
+        network_type: 'hosting',
+      }),
+    ],
     ['9.9.9.9', full('9.9.9.9', { asn: 19281, as_org: 'Quad9', network: '9.9.9.0/24' })],
-    ['2606:4700:4700::1111', full('2606:4700:4700::1111', { asn: 13335, as_org: 'Cloudflare, Inc.', network: '2606:4700::/32', country_code: 'US', registry: 'arin', allocated: '2011-11-01', network_type: 'hosting' })],
+    [
+      '2606:4700:4700::1111',
+      full('2606:4700:4700::1111', {
+        asn: 13335,
+        as_org: 'Cloudflare, Inc.',
+        network: '2606:4700::/32',
+        country_code: 'US',
+        registry: 'arin',
+        allocated: '2011-11-01',
+        network_type: 'hosting',
+      }),
+    ],
     // NXDOMAIN: the DNS source has no route; the local data's answer, DNS fields null.
     ['1.0.0.1', full('1.0.0.1', { asn: 13335, as_org: 'Cloudflare, Inc.', network: '1.0.0.0/24', network_type: 'hosting' })],
     // NXDOMAIN and no local record: an answer with nulls.
@@ -131,7 +164,9 @@ describe('asn with the DNS source answering', () => {
   });
 
   it('fails with 502 lookup_failed when the TXT records are unusable and there is no local record', async () => {
-    const error = await lookupOn(server).asn('1.0.8.1').catch((e: unknown) => e);
+    const error = await lookupOn(server)
+      .asn('1.0.8.1')
+      .catch((e: unknown) => e);
     expect(isLookupError(error) && [error.code, error.status]).toEqual(['lookup_failed', 502]);
     expect((error as Error).message).toContain('none usable');
   });
@@ -173,7 +208,15 @@ describe('asn with the DNS source, over HTTP', () => {
       request_id: ok.body.request_id,
       cached: false,
       fetched_at: '2026-11-23 12:00:00.000',
-      ...full('1.1.1.1', { asn: 13335, as_org: 'Cloudflare, Inc.', network: '1.1.1.0/24', country_code: 'AU', registry: 'apnic', allocated: '2011-08-11', network_type: 'hosting' }),
+      ...full('1.1.1.1', {
+        asn: 13335,
+        as_org: 'Cloudflare, Inc.',
+        network: '1.1.1.0/24',
+        country_code: 'AU',
+        registry: 'apnic',
+        allocated: '2011-08-11',
+        network_type: 'hosting',
+      }),
     });
     expect((await stack.call('/v1/asn/lookup/1.1.1.1', { key: keys.secretKey })).body).toMatchObject({ cached: true, asn: 13335 });
 

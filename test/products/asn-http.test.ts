@@ -17,19 +17,42 @@ describe('asn lookup forms', () => {
     ['GET ?ip=', '/v1/asn/lookup?ip=1.1.1.1', '1.1.1.1', '1.1.1.0/24'],
     ['GET /lookup/{ip}', '/v1/asn/lookup/1.1.1.1', '1.1.1.1', '1.1.1.0/24'],
     ['GET /lookup/{IPv6, encoded}', `/v1/asn/lookup/${encodeURIComponent('2606:4700:4700::1111')}`, '2606:4700:4700::1111', '2606:4700:4700::/48'],
-    ['GET ?ip= IPv6, upper case and unabbreviated', `/v1/asn/lookup?ip=${encodeURIComponent('2606:4700:4700:0:0:0:0:1111'.toUpperCase())}`, '2606:4700:4700::1111', '2606:4700:4700::/48'],
+    [
+      'GET ?ip= IPv6, upper case and unabbreviated',
+      `/v1/asn/lookup?ip=${encodeURIComponent('2606:4700:4700:0:0:0:0:1111'.toUpperCase())}`,
+      '2606:4700:4700::1111',
+      '2606:4700:4700::/48',
+    ],
     ['GET ?ip= IPv4-mapped IPv6', `/v1/asn/lookup?ip=${encodeURIComponent('::ffff:1.1.1.1')}`, '1.1.1.1', '1.1.1.0/24'],
     ['GET ?ip= with surrounding spaces', '/v1/asn/lookup?ip=%201.1.1.1%20', '1.1.1.1', '1.1.1.0/24'],
   ])('%s answers Cloudflare with fetched_at', async (_form, path, ip, network) => {
     const reply = await stack.call(path, { key: keys.secretKey });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ success: true, request_id: reply.body.request_id, cached: false, fetched_at: '2026-06-17 19:00:00.000', ip, network, ...CLOUDFLARE });
+    expect(reply.body).toEqual({
+      success: true,
+      request_id: reply.body.request_id,
+      cached: false,
+      fetched_at: '2026-06-17 19:00:00.000',
+      ip,
+      network,
+      ...CLOUDFLARE,
+    });
   });
 
   it('answers a public address without a record with nulls and network_type unknown', async () => {
     const reply = await stack.call('/v1/asn/lookup/1.0.1.1', { key: keys.secretKey });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ success: true, ip: '1.0.1.1', asn: null, as_org: null, network: null, country_code: null, registry: null, allocated: null, network_type: 'unknown' });
+    expect(reply.body).toMatchObject({
+      success: true,
+      ip: '1.0.1.1',
+      asn: null,
+      as_org: null,
+      network: null,
+      country_code: null,
+      registry: null,
+      allocated: null,
+      network_type: 'unknown',
+    });
   });
 
   it.each([
@@ -70,7 +93,9 @@ describe('asn status', () => {
   });
 
   it('reports the networks of a MaxMind database', async () => {
-    const mmdb = await createApiStack({ lookup: createLookup({ asn: { database: new URL('../fixtures/maxmind/GeoLite2-ASN-Test.mmdb', import.meta.url).pathname } }) });
+    const mmdb = await createApiStack({
+      lookup: createLookup({ asn: { database: new URL('../fixtures/maxmind/GeoLite2-ASN-Test.mmdb', import.meta.url).pathname } }),
+    });
     const mmdbKeys = await mmdb.keys('asn');
     expect((await mmdb.call('/v1/asn/status', { key: mmdbKeys.publicKey })).body).toMatchObject({ product: 'asn', database_records: 412 });
     const reply = await mmdb.call(`/v1/asn/lookup/${encodeURIComponent('2600:7000::1')}`, { key: mmdbKeys.secretKey });

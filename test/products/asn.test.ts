@@ -6,7 +6,22 @@
  * at the first build, read at the next, rebuilt when stale, truncated or corrupt, and kept out
  * of folders it cannot write or must not trust.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -134,7 +149,7 @@ describe('asn over the npm package @ip-location-db/asn (the default)', () => {
     }
   });
 
-  it('answers addresses drawn from random IPv6 rows with the row\'s AS and the network computed from the row', () => {
+  it("answers addresses drawn from random IPv6 rows with the row's AS and the network computed from the row", () => {
     const rows = readFileSync(locateAsnPackage().files[1], 'utf8').split('\n').filter(Boolean);
     const big = (text: string) => ipaddr.IPv6.parse(text).parts.reduce((acc, part) => (acc << 16n) | BigInt(part), 0n);
     let seed = 11;
@@ -143,7 +158,7 @@ describe('asn over the npm package @ip-location-db/asn (the default)', () => {
       const [start, end, asn] = rows[random() % rows.length].split(',');
       const [s, e] = [big(start), big(end)];
       // Twice each: the second lookup of a row reads its network text as kept.
-      for (const value of [s + ((BigInt(random()) << 64n) | BigInt(random())) % (e - s + 1n), s + BigInt(random()) % (e - s + 1n)]) {
+      for (const value of [s + (((BigInt(random()) << 64n) | BigInt(random())) % (e - s + 1n)), s + (BigInt(random()) % (e - s + 1n))]) {
         const ip = formatIPv6BigInt(value);
         const input = parseIpInput(ip);
         if (!isRoutable(input)) continue;
@@ -184,7 +199,8 @@ const IPV4_CSV = [
   '3.0.0.0,3.0.255.255,16509,Amazon Hosting', // out of order
   '3.0.128.0,3.0.128.255,64501,Inner Telecom', // inside the previous one: wins where it is
 ].join('\r\n'); // CRLF line ends
-const IPV6_CSV = ['2a00:1450::,2a00:1450:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC', '2c0f:f000::,2c0f:f000:0:5::ffff,37100,Seacom University'].join('\n') + '\n';
+const IPV6_CSV =
+  ['2a00:1450::,2a00:1450:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC', '2c0f:f000::,2c0f:f000:0:5::ffff,37100,Seacom University'].join('\n') + '\n';
 
 function writeCsv(dir: string, files: Record<string, string> = { 'asn-ipv4.csv': IPV4_CSV, 'asn-ipv6.csv': IPV6_CSV }): string[] {
   return Object.entries(files).map(([name, text]) => {
@@ -260,7 +276,13 @@ describe('asn over CSV files given by path', () => {
   });
 
   it('refuses database and csv together, and bad option values, as invalid_option', () => {
-    for (const asn of [{ csv: files, database: fixture('GeoLite2-ASN-Test.mmdb') }, { csv: [] }, { database: '' }, { cacheSize: -1 }, { cymru: { zone: 'not a zone' } }]) {
+    for (const asn of [
+      { csv: files, database: fixture('GeoLite2-ASN-Test.mmdb') },
+      { csv: [] },
+      { database: '' },
+      { cacheSize: -1 },
+      { cymru: { zone: 'not a zone' } },
+    ]) {
       const error = thrown(() => createLookup({ asn } as never).engine('asn'));
       expect(isSeclookupError(error, 'invalid_option'), JSON.stringify(asn)).toBe(true);
     }
@@ -288,13 +310,16 @@ describe('asn over a MaxMind database (MaxMind test data)', () => {
   const engine = lookup.engine('asn') as AsnEngine;
   /** The maxmind package's own reader on the same file: the reference for network prefixes. */
   const reference = new Reader<AsnResponse>(readFileSync(path));
-  const source = JSON.parse(readFileSync(fixture('GeoLite2-ASN-Test.json'), 'utf8')) as Record<string, { autonomous_system_number: number; autonomous_system_organization?: string }>[];
+  const source = JSON.parse(readFileSync(fixture('GeoLite2-ASN-Test.json'), 'utf8')) as Record<
+    string,
+    { autonomous_system_number: number; autonomous_system_organization?: string }
+  >[];
   const networks = source.map((entry) => {
     const [network, record] = Object.entries(entry)[0];
     return { network, ...record };
   });
 
-  it('answers every public network of the source JSON with its AS number and name, and the reader\'s network', async () => {
+  it("answers every public network of the source JSON with its AS number and name, and the reader's network", async () => {
     let checked = 0;
     for (const { network, autonomous_system_number, autonomous_system_organization } of networks) {
       const address = network.split('/')[0];
@@ -304,7 +329,10 @@ describe('asn over a MaxMind database (MaxMind test data)', () => {
       expect(result.asn, network).toBe(autonomous_system_number);
       expect(result.as_org, network).toBe(autonomous_system_organization ?? null);
       const [, prefix] = reference.getWithPrefixLength(input.ip);
-      const first = input.version === 6 ? ipaddr.IPv6.networkAddressFromCIDR(`${input.ip}/${prefix}`).toRFC5952String() : ipaddr.IPv4.networkAddressFromCIDR(`${input.ip}/${prefix}`).toString();
+      const first =
+        input.version === 6
+          ? ipaddr.IPv6.networkAddressFromCIDR(`${input.ip}/${prefix}`).toRFC5952String()
+          : ipaddr.IPv4.networkAddressFromCIDR(`${input.ip}/${prefix}`).toString();
       expect(result.network, network).toBe(`${first}/${prefix}`);
       // The database's network holds the source network (the writer may merge equal neighbours).
       expect(prefix).toBeLessThanOrEqual(Number(network.split('/')[1]));
@@ -355,7 +383,12 @@ describe('asn over a MaxMind database (MaxMind test data)', () => {
       expect(isSeclookupError(error, 'dataset_invalid'), file).toBe(true);
       expect((error as Error).message).toContain(file);
     }
-    expect(isSeclookupError(thrown(() => createLookup({ asn: { database: join(temp, 'none.mmdb') } }).engine('asn')), 'dataset_missing')).toBe(true);
+    expect(
+      isSeclookupError(
+        thrown(() => createLookup({ asn: { database: join(temp, 'none.mmdb') } }).engine('asn')),
+        'dataset_missing',
+      ),
+    ).toBe(true);
   });
 });
 

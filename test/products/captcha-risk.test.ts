@@ -63,7 +63,9 @@ describe('captcha risk policy: the proof of work grows with the risk seen at cha
     expect(difficultyOf(await challenge(s, key.siteKey, '{"webdriver":tru'))).toBe(14);
     expect(difficultyOf(await challenge(s, key.siteKey, JSON.stringify({ ...HEADLESS, timezone: 'x'.repeat(3000) })))).toBe(14);
     // The slider is work for a person, not a machine: unchanged.
-    const slider = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}&puzzle_type=slider&telemetry=${encodeURIComponent(JSON.stringify(HEADLESS))}`);
+    const slider = await s.call(
+      `/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}&puzzle_type=slider&telemetry=${encodeURIComponent(JSON.stringify(HEADLESS))}`,
+    );
     expect(slider.body).toMatchObject({ puzzle_type: 'slider', params: { width: 300 } });
   });
 
@@ -176,9 +178,14 @@ describe('captcha risk policy: settings', () => {
     expect((await listSiteKeys(s.meter))[0].risk).toEqual({ blockAt: 75, scaleDifficulty: true });
     expect((await updateSiteKey(s.meter, key.siteKey, { risk: { blockAt: null } })).risk).toEqual({ blockAt: null, scaleDifficulty: true });
     for (const bad of [0, 101, 59.5, '60'] as unknown[]) {
-      await expect(siteKey(s, { risk: { blockAt: bad as number } })).rejects.toMatchObject({ code: 'invalid_option', message: expect.stringContaining('risk.blockAt') });
+      await expect(siteKey(s, { risk: { blockAt: bad as number } })).rejects.toMatchObject({
+        code: 'invalid_option',
+        message: expect.stringContaining('risk.blockAt'),
+      });
     }
-    await expect(updateSiteKey(s.meter, key.siteKey, { risk: { scaleDifficulty: 'yes' as unknown as boolean } })).rejects.toMatchObject({ code: 'invalid_option' });
+    await expect(updateSiteKey(s.meter, key.siteKey, { risk: { scaleDifficulty: 'yes' as unknown as boolean } })).rejects.toMatchObject({
+      code: 'invalid_option',
+    });
     expect((await listSiteKeys(s.meter)).filter((k) => k.siteKey === key.siteKey)[0].risk.blockAt).toBeNull();
   });
 });

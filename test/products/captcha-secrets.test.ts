@@ -70,7 +70,10 @@ describe('captcha signing keys at rest', () => {
     const meter = createMemoryMeter();
     const ring = await createKeyRingSource(meter, SECRET)();
     const stored = await meter.getSetting(SIGNING_KEYS_SETTING);
-    await expect(createKeyRingSource(meter, OTHER_SECRET)()).rejects.toMatchObject({ code: 'secret_unavailable', message: expect.stringContaining('another operator secret') });
+    await expect(createKeyRingSource(meter, OTHER_SECRET)()).rejects.toMatchObject({
+      code: 'secret_unavailable',
+      message: expect.stringContaining('another operator secret'),
+    });
     await expect(createKeyRingSource(meter, null)()).rejects.toMatchObject({ code: 'secret_unavailable', message: expect.stringContaining('--secret-file') });
     await expect(rotateSigningKey(meter, null)).rejects.toMatchObject({ code: 'secret_unavailable' });
     expect(await meter.getSetting(SIGNING_KEYS_SETTING)).toBe(stored);

@@ -22,7 +22,38 @@ describe('captcha token signing', () => {
     expect(one.equals(two)).toBe(false);
     expect(one.equals(three)).toBe(false);
     // Byte layout: version, label and key id, then tag, u32 length, bytes per field.
-    expect([...encodeFields(KIND, 'k', { a: '', b: 'x', n: 7 })]).toEqual([1, 0xff, 0, 0, 0, 9, ...Buffer.from('test-kind'), 0xfe, 0, 0, 0, 1, 107, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 120, 2, 0, 0, 0, 1, 55]);
+    expect([...encodeFields(KIND, 'k', { a: '', b: 'x', n: 7 })]).toEqual([
+      1,
+      0xff,
+      0,
+      0,
+      0,
+      9,
+      ...Buffer.from('test-kind'),
+      0xfe,
+      0,
+      0,
+      0,
+      1,
+      107,
+      0,
+      0,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0,
+      0,
+      1,
+      120,
+      2,
+      0,
+      0,
+      0,
+      1,
+      55,
+    ]);
   });
 
   it('round-trips, and refuses every altered byte, another kind, an unknown key, and extra parts', () => {

@@ -25,12 +25,15 @@ function post2019(name: string, code: string): string[] {
     ts.SyntaxKind.AmpersandAmpersandEqualsToken,
   ]);
   const visit = (node: ts.Node): void => {
-    if ((ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node) || ts.isCallExpression(node)) && node.questionDotToken) found.push(`${at(node)} ?.`);
+    if ((ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node) || ts.isCallExpression(node)) && node.questionDotToken)
+      found.push(`${at(node)} ?.`);
     if (ts.isBinaryExpression(node) && newer.has(node.operatorToken.kind)) found.push(`${at(node)} ${node.operatorToken.getText()}`);
     if (ts.isPrivateIdentifier(node) || ts.isBigIntLiteral(node) || ts.isClassStaticBlockDeclaration(node)) found.push(`${at(node)} ${node.getText()}`);
     if (ts.isNumericLiteral(node) && node.getText().includes('_')) found.push(`${at(node)} numeric separator`);
-    if (ts.isMetaProperty(node) || node.kind === ts.SyntaxKind.ImportKeyword || node.kind === ts.SyntaxKind.ExportKeyword) found.push(`${at(node)} module syntax`);
-    if (ts.isPropertyAccessExpression(node) && ['replaceAll', 'at', 'hasOwn', 'any', 'allSettled'].includes(node.name.text)) found.push(`${at(node)} .${node.name.text}`);
+    if (ts.isMetaProperty(node) || node.kind === ts.SyntaxKind.ImportKeyword || node.kind === ts.SyntaxKind.ExportKeyword)
+      found.push(`${at(node)} module syntax`);
+    if (ts.isPropertyAccessExpression(node) && ['replaceAll', 'at', 'hasOwn', 'any', 'allSettled'].includes(node.name.text))
+      found.push(`${at(node)} .${node.name.text}`);
     ts.forEachChild(node, visit);
   };
   visit(file);
@@ -72,7 +75,9 @@ describe('captcha widget files', () => {
   it('the scripts never eval, never write inline styles or HTML, and stay ES2019', () => {
     for (const name of JS) {
       const code = read(name);
-      expect(code, name).not.toMatch(/\beval\s*\(|new Function|setTimeout\(\s*['"`]|innerHTML|outerHTML|insertAdjacentHTML|document\.write|cssText|setAttribute\(\s*['"]style|createElement\(\s*['"]style/);
+      expect(code, name).not.toMatch(
+        /\beval\s*\(|new Function|setTimeout\(\s*['"`]|innerHTML|outerHTML|insertAdjacentHTML|document\.write|cssText|setAttribute\(\s*['"]style|createElement\(\s*['"]style/,
+      );
       expect(post2019(name, code), name).toEqual([]);
       expect(code.startsWith('/*'), `${name} starts with its comment`).toBe(true);
     }
@@ -114,7 +119,14 @@ describe('captcha widget files', () => {
       for (const fg of ['fg', 'mu', 'ok', 'er']) expect(contrast(c[fg], c.bg), `${theme} ${fg} on bg`).toBeGreaterThanOrEqual(4.5);
       // Non-text (3:1): the checkbox border, the focus ring, the tick, the progress bar on the
       // track, the piece and the slot outline on the track, the track edge against the page.
-      for (const [fg, bg] of [['bd', 'bg'], ['ac', 'bg'], ['ok', 'bg'], ['ac', 'tr'], ['pc', 'tr'], ['fg', 'tr']]) {
+      for (const [fg, bg] of [
+        ['bd', 'bg'],
+        ['ac', 'bg'],
+        ['ok', 'bg'],
+        ['ac', 'tr'],
+        ['pc', 'tr'],
+        ['fg', 'tr'],
+      ]) {
         expect(contrast(c[fg], c[bg]), `${theme} ${fg} on ${bg}`).toBeGreaterThanOrEqual(3);
       }
       expect(contrast(c.fg, c.tr), `${theme} text on track`).toBeGreaterThanOrEqual(4.5);

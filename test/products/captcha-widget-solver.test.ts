@@ -68,9 +68,7 @@ describe('captcha widget pow solver (worker.js)', () => {
       expect(ours, `length ${n}`).toBe(createHash('sha256').update(input).digest('hex'));
     }
     // Plain arrays too (the widget never needs them, but the function says it takes them).
-    expect(Buffer.from(self.seclookupPow.sha256([0x61, 0x62, 0x63])).toString('hex')).toBe(
-      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    );
+    expect(Buffer.from(self.seclookupPow.sha256([0x61, 0x62, 0x63])).toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
   it('solves through the worker message path; the counters pass the reference check', () => {

@@ -51,7 +51,9 @@ async function solvePowChallenge(s: ApiStack, key: string, extra: Record<string,
   const c = await challenge(s, key);
   expect(c.status).toBe(200);
   const token = `${c.body.challenge}.${solvePow(c.body.params as PowParams)}`;
-  return s.call('/v1/captcha/verify', { json: { sitekey: key, hostname: HOST, token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 }, ...extra } });
+  return s.call('/v1/captcha/verify', {
+    json: { sitekey: key, hostname: HOST, token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 }, ...extra },
+  });
 }
 
 function expectCode(reply: Reply, status: number, code: string): void {
@@ -92,7 +94,9 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     await s.meter.setPlan({ slug: 'burst', product: '*', rateLimitPerMinute: 1_000, monthlyQuota: 1_000 });
     const wide = await siteKey(s, { plan: 'burst' });
     const proof = (await solvePowChallenge(s, wide.siteKey)).body.proof;
-    const replies = await Promise.all(Array.from({ length: 100 }, () => s.call('/v1/captcha/siteverify', { json: { secret: wide.secretKey, response: proof } })));
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, () => s.call('/v1/captcha/siteverify', { json: { secret: wide.secretKey, response: proof } })),
+    );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter((r) => r.body.error_code === 'token_already_used')).toHaveLength(99);
     expect(key.siteKey).toMatch(/^tf_pub_/);
@@ -105,7 +109,10 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const c = await challenge(s, key.siteKey);
     const solution = solvePow(c.body.params as PowParams);
     const real = { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` };
-    const forged = (i: number) => ({ ...real, token: i % 2 ? `${c.body.challenge}.${solution.replace(/^\d+/, '4294967295')}` : `${String(c.body.challenge).slice(0, -3)}abc.${solution}` });
+    const forged = (i: number) => ({
+      ...real,
+      token: i % 2 ? `${c.body.challenge}.${solution.replace(/^\d+/, '4294967295')}` : `${String(c.body.challenge).slice(0, -3)}abc.${solution}`,
+    });
     const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => s.call('/v1/captcha/verify', { json: i % 2 ? real : forged(i / 2) })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter((r) => r.status >= 500)).toHaveLength(0);
@@ -132,8 +139,12 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const c = await challenge(s, key.siteKey);
     const params = c.body.params as PowParams;
     const right = solvePow(params);
-    const wrong = right.split(',').map((n, i) => (i === 0 ? String(Number(n) + 1) : n)).join(',');
-    const send = (solution: string) => s.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` } });
+    const wrong = right
+      .split(',')
+      .map((n, i) => (i === 0 ? String(Number(n) + 1) : n))
+      .join(',');
+    const send = (solution: string) =>
+      s.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` } });
     // One of the two neighbours might solve too (1 in 16384): find a counter that does not.
     expectCode(await send(`${wrong},1`), 400, 'challenge_failed');
     expectCode(await send('x,y'), 400, 'challenge_failed');
@@ -167,7 +178,9 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     await rotateSigningKey(s.meter, createOperatorSecret(TEST_SECRET));
     // A fresh API on the same meter (another instance) reads the new ring.
     const other = await createApiStack({ meter: s.meter });
-    const verified = await other.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` } });
+    const verified = await other.call('/v1/captcha/verify', {
+      json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` },
+    });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
     // The first instance has not seen the new key: a token naming it makes it re-read the ring
     // (at most once a second, so garbage key ids cannot hammer the store).
@@ -183,7 +196,8 @@ describe('captcha: slider', () => {
     expect(c.body.puzzle_type).toBe('slider');
     return { challenge: String(c.body.challenge), params: c.body.params as SliderParams };
   }
-  const verify = (s: ApiStack, key: string, token: string, trace: unknown) => s.call('/v1/captcha/verify', { json: { sitekey: key, hostname: HOST, token, trace } });
+  const verify = (s: ApiStack, key: string, token: string, trace: unknown) =>
+    s.call('/v1/captcha/verify', { json: { sitekey: key, hostname: HOST, token, trace } });
 
   it('a human-like drag onto the notch passes; the proof verifies', async () => {
     const s = await stack();
@@ -201,8 +215,17 @@ describe('captcha: slider', () => {
     ['a ruler-straight constant-speed line', (target: number) => Array.from({ length: 30 }, (_, i) => ({ x: (target * i) / 29, y: 0, t: i * 20 }))],
     ['a drag too fast for a person', (target: number) => humanTrace(target).map((p) => ({ ...p, t: p.t / 10 }))],
     ['time going backwards', (target: number) => humanTrace(target).map((p, i) => ({ ...p, t: i === 5 ? 0 : p.t }))],
-    ['speeding up at the end', (target: number) => Array.from({ length: 41 }, (_, i) => ({ x: Math.round(target * (i / 40) ** 3 * 10) / 10, y: (i % 4) - 1.5, t: i * 20 }))],
-    ['too few points', (target: number) => [{ x: 0, y: 0, t: 0 }, { x: target, y: 1, t: 900 }]],
+    [
+      'speeding up at the end',
+      (target: number) => Array.from({ length: 41 }, (_, i) => ({ x: Math.round(target * (i / 40) ** 3 * 10) / 10, y: (i % 4) - 1.5, t: i * 20 })),
+    ],
+    [
+      'too few points',
+      (target: number) => [
+        { x: 0, y: 0, t: 0 },
+        { x: target, y: 1, t: 900 },
+      ],
+    ],
     ['points with no numbers', (target: number) => humanTrace(target).map((p, i) => (i === 3 ? { x: 'a', y: 0, t: 1 } : p))],
   ])('refuses %s: challenge_failed', async (_name, trace) => {
     const s = await stack();
@@ -231,7 +254,17 @@ describe('captcha: slider', () => {
 });
 
 describe('captcha: managed mode', () => {
-  const benign = { webdriver: false, headless: false, languages: 2, plugins: 3, pointer_moves: 25, keys: 0, focus: true, elapsed_ms: 3100, screen: [1280, 800] };
+  const benign = {
+    webdriver: false,
+    headless: false,
+    languages: 2,
+    plugins: 3,
+    pointer_moves: 25,
+    keys: 0,
+    focus: true,
+    elapsed_ms: 3100,
+    screen: [1280, 800],
+  };
 
   it('a plausible browser passes without a puzzle: proof with mode managed', async () => {
     const s = await stack();
@@ -258,10 +291,14 @@ describe('captcha: managed mode', () => {
   it('one weak signal alone (no interaction) still passes; telemetry of the wrong types is ignored, not an error', async () => {
     const s = await stack();
     const key = await siteKey(s, { managed: true });
-    const quiet = await s.call('/v1/captcha/managed', { json: { sitekey: key.siteKey, hostname: HOST, telemetry: { ...benign, pointer_moves: 0, focus: false } } });
+    const quiet = await s.call('/v1/captcha/managed', {
+      json: { sitekey: key.siteKey, hostname: HOST, telemetry: { ...benign, pointer_moves: 0, focus: false } },
+    });
     expect(quiet.status).toBe(200);
     expect(quiet.body.risk_score).toBe(15);
-    const odd = await s.call('/v1/captcha/managed', { json: { sitekey: key.siteKey, hostname: HOST, telemetry: { webdriver: 'yes', screen: 'big', elapsed_ms: -5, pointer_moves: 3 } } });
+    const odd = await s.call('/v1/captcha/managed', {
+      json: { sitekey: key.siteKey, hostname: HOST, telemetry: { webdriver: 'yes', screen: 'big', elapsed_ms: -5, pointer_moves: 3 } },
+    });
     expect(odd.status).toBe(200);
   });
 });
@@ -300,7 +337,7 @@ describe('captcha: every code of the captcha table', () => {
     expectCode(await s.call('/v1/captcha/usage', { key: key.siteKey }), 401, 'wrong_key_type');
   });
 
-  it('X-Forwarded-Host names the API\'s own origin only when a trusted proxy (trustProxy) sent it, as X-Forwarded-For', async () => {
+  it("X-Forwarded-Host names the API's own origin only when a trusted proxy (trustProxy) sent it, as X-Forwarded-For", async () => {
     const spoofed = { origin: 'https://evil.example.net', host: '127.0.0.1:8080', 'x-forwarded-host': 'evil.example.net' };
     const path = (key: string) => `/v1/captcha/challenge?sitekey=${key}&hostname=${HOST}`;
     // No proxy configured: the header is anyone's to send, and an Origin claiming to be this API is a third party.
@@ -324,16 +361,22 @@ describe('captcha: every code of the captcha table', () => {
     expect((await challenge(s, key.siteKey, 'pow', 'a.b.example.com')).status).toBe(200); // subdomains are allowed
     expect((await challenge(s, key.siteKey, 'pow', 'EXAMPLE.com.')).status).toBe(200);
     // A third-party page's Origin is refused even with an allowed hostname field.
-    const fromEvil = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { origin: 'https://evil.example.net', host: 'api.example.org' } });
+    const fromEvil = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, {
+      headers: { origin: 'https://evil.example.net', host: 'api.example.org' },
+    });
     expectCode(fromEvil, 403, 'domain_not_allowed');
     expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`), 403, 'domain_required');
     // The widget's iframe calls from the API's own origin (Host; X-Forwarded-Host only from a trusted proxy, tested below): only `hostname` counts.
     const own = { origin: 'https://captcha.example.org' };
-    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: 'captcha.example.org' } })).status).toBe(200);
+    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { ...own, host: 'captcha.example.org' } })).status).toBe(
+      200,
+    );
     expectCode(await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { ...own, host: 'captcha.example.org' } }), 403, 'domain_required');
     expectCode(await challenge(s, key.siteKey, 'pow', 'https://shop.example.com/'), 403, 'domain_required');
     // Without the hostname field, an allowed Origin names the page.
-    expect((await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { origin: 'https://shop.example.com', host: 'api.example.org' } })).status).toBe(200);
+    expect(
+      (await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}`, { headers: { origin: 'https://shop.example.com', host: 'api.example.org' } })).status,
+    ).toBe(200);
     const bare = await createSiteKey(s.meter, {});
     expectCode(await challenge(s, bare.siteKey), 403, 'domain_not_configured');
     // siteverify: a proof for a hostname removed from the allowlist since.
@@ -371,7 +414,13 @@ describe('captcha: every code of the captcha table', () => {
     expect((await s.call('/v1/captcha/managed', { json: { sitekey: second.siteKey, hostname: HOST, telemetry } })).status).toBe(200);
     const c = await challenge(s, first.siteKey); // challenges are not billed
     expect(c.status).toBe(200);
-    expectCode(await s.call('/v1/captcha/verify', { json: { sitekey: first.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` } }), 429, 'quota_exceeded');
+    expectCode(
+      await s.call('/v1/captcha/verify', {
+        json: { sitekey: first.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` },
+      }),
+      429,
+      'quota_exceeded',
+    );
     const status = await s.call(`/v1/captcha/status?sitekey=${second.siteKey}`);
     expect(status.body).toMatchObject({ monthly_quota: 3, quota_remaining: 0 });
   });
@@ -426,8 +475,18 @@ describe('captcha: status, usage, CORS', () => {
       const { request_id, ...rest } = reply.body;
       expect(String(request_id)).toMatch(/^req_/);
       expect(rest).toEqual({
-        success: true, status: 'active', product: 'captcha', plan: 'starter', domains_configured: true, domain_count: 2, ip_restrictions: false,
-        rate_limit_per_minute: 60, monthly_quota: 10_000, quota_unlimited: false, quota_remaining: 10_000, quota_period: expect.stringMatching(/^\d{4}-\d{2}$/),
+        success: true,
+        status: 'active',
+        product: 'captcha',
+        plan: 'starter',
+        domains_configured: true,
+        domain_count: 2,
+        ip_restrictions: false,
+        rate_limit_per_minute: 60,
+        monthly_quota: 10_000,
+        quota_unlimited: false,
+        quota_remaining: 10_000,
+        quota_period: expect.stringMatching(/^\d{4}-\d{2}$/),
       });
     }
   });
@@ -451,13 +510,22 @@ describe('captcha: status, usage, CORS', () => {
   it('answers a preflight from an allowed Origin with the CORS headers, and refuses another Origin', async () => {
     const s = await stack();
     const key = await siteKey(s);
-    const ok = await s.call(`/v1/captcha/verify?sitekey=${key.siteKey}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' } });
+    const ok = await s.call(`/v1/captcha/verify?sitekey=${key.siteKey}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' },
+    });
     expect(ok.status).toBe(204);
-    expect(ok.headers).toMatchObject({ 'access-control-allow-origin': 'https://shop.example.com', 'access-control-allow-methods': 'GET, POST, OPTIONS', vary: 'Origin' });
+    expect(ok.headers).toMatchObject({
+      'access-control-allow-origin': 'https://shop.example.com',
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      vary: 'Origin',
+    });
     const evil = await s.call(`/v1/captcha/verify?sitekey=${key.siteKey}`, { method: 'OPTIONS', headers: { origin: 'https://evil.example.net' } });
     expect(evil.status).toBe(403);
     expect(evil.headers['access-control-allow-origin']).toBeUndefined();
-    const c = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, { headers: { origin: 'https://shop.example.com', host: 'api.example.org' } });
+    const c = await s.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=${HOST}`, {
+      headers: { origin: 'https://shop.example.com', host: 'api.example.org' },
+    });
     expect(c.headers['access-control-allow-origin']).toBe('https://shop.example.com');
   });
 });

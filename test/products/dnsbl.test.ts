@@ -164,16 +164,20 @@ describe('dnsbl: answers that are not listings', () => {
   it('127.255.255.0/24 is an error even for a zone that documents no error codes', async () => {
     const lookup = createLookup({ dns: { servers: [server.address] }, dnsbl: { zones: [{ ...ZEN, error_codes: undefined }, SPAMLIST] } });
     const result = await lookup.dnsbl(IP.refused);
-    expect(result.failed_zones).toEqual([
-      expect.objectContaining({ zone: 'zen.dnsbl.test', reason: 'zone_error', responses: ['127.255.255.254'] }),
-    ]);
+    expect(result.failed_zones).toEqual([expect.objectContaining({ zone: 'zen.dnsbl.test', reason: 'zone_error', responses: ['127.255.255.254'] })]);
   });
 
   it('an answer outside 127.0.0.0/8 is invalid_answer: the zone is unknown, never listed', async () => {
     const result = await lookupOn(server).dnsbl(IP.foreign);
     expect(result).toMatchObject({ listed: false, list_count: 0, lists: [], checked: 3 });
     expect(result.failed_zones).toEqual([
-      { zone: 'zen.dnsbl.test', name: 'Test ZEN', reason: 'invalid_answer', message: 'answered 192.0.2.1, outside 127.0.0.0/8: not a DNSBL answer', responses: ['192.0.2.1'] },
+      {
+        zone: 'zen.dnsbl.test',
+        name: 'Test ZEN',
+        reason: 'invalid_answer',
+        message: 'answered 192.0.2.1, outside 127.0.0.0/8: not a DNSBL answer',
+        responses: ['192.0.2.1'],
+      },
     ]);
   });
 
@@ -181,7 +185,13 @@ describe('dnsbl: answers that are not listings', () => {
     const result = await lookupOn(server).dnsbl(IP.unknown);
     expect(result).toMatchObject({ listed: false, checked: 3 });
     expect(result.failed_zones).toEqual([
-      { zone: 'zen.dnsbl.test', name: 'Test ZEN', reason: 'unknown_code', message: 'answered 127.0.0.1, which the zone does not define as a listing', responses: ['127.0.0.1'] },
+      {
+        zone: 'zen.dnsbl.test',
+        name: 'Test ZEN',
+        reason: 'unknown_code',
+        message: 'answered 127.0.0.1, which the zone does not define as a listing',
+        responses: ['127.0.0.1'],
+      },
     ]);
   });
 
@@ -194,7 +204,12 @@ describe('dnsbl: answers that are not listings', () => {
       lists: [{ zone: 'zen.dnsbl.test', name: 'Test ZEN', responses: ['127.0.0.3'], meanings: ['CSS'] }],
       checked: 3,
       failed_zones: [
-        { zone: 'broken.dnsbl.test', name: 'Test broken list', reason: 'server_error', message: 'the DNS server answered with an error (SERVFAIL or REFUSED) or an unreadable message' },
+        {
+          zone: 'broken.dnsbl.test',
+          name: 'Test broken list',
+          reason: 'server_error',
+          message: 'the DNS server answered with an error (SERVFAIL or REFUSED) or an unreadable message',
+        },
       ],
     });
   });
@@ -336,7 +351,9 @@ describe('dnsbl: input errors (no DNS query is made)', () => {
   });
 
   it('says why an IPv6 address is refused', async () => {
-    expect((await failure(lookup.dnsbl('2001:4860:4860::8888'))).message).toBe('2001:4860:4860::8888 is an IPv6 address; DNSBL zones are checked for public IPv4 addresses only');
+    expect((await failure(lookup.dnsbl('2001:4860:4860::8888'))).message).toBe(
+      '2001:4860:4860::8888 is an IPv6 address; DNSBL zones are checked for public IPv4 addresses only',
+    );
   });
 
   it('the zones option: an unknown zone is 400 invalid_request, checked after invalid_ip and before ip_not_routable', async () => {
@@ -392,7 +409,18 @@ describe('dnsbl: zones', () => {
       expect(zone.listing_codes.every((c) => c.code.startsWith('127.') && !c.code.startsWith('127.255.255.'))).toBe(true);
     }
     const zen = zones[0];
-    expect(zen.listing_codes.map((c) => c.code)).toEqual(['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7', '127.0.0.9', '127.0.0.10', '127.0.0.11', '127.0.0.30']);
+    expect(zen.listing_codes.map((c) => c.code)).toEqual([
+      '127.0.0.2',
+      '127.0.0.3',
+      '127.0.0.4',
+      '127.0.0.5',
+      '127.0.0.6',
+      '127.0.0.7',
+      '127.0.0.9',
+      '127.0.0.10',
+      '127.0.0.11',
+      '127.0.0.30',
+    ]);
     expect(zen.error_codes?.map((c) => c.code)).toEqual(['127.255.255.252', '127.255.255.254', '127.255.255.255']);
     expect(zen.usage_note).toContain('public');
   });
@@ -424,7 +452,11 @@ describe('dnsbl: zones', () => {
       [missing, 'dataset_missing', 'zones.json'],
       [dataDirWith('{ nope'), 'dataset_invalid', 'not valid JSON'],
       [dataDirWith(JSON.stringify({ generated: '2026-11-23', zones: [] })), 'dataset_invalid', '"zones" must be a non-empty array'],
-      [dataDirWith(JSON.stringify({ generated: '2026-11-23', zones: [{ ...SPAMLIST, listing_codes: [{ code: '127.255.255.254', meaning: 'x' }] }] })), 'dataset_invalid', 'outside 127.255.255.0/24'],
+      [
+        dataDirWith(JSON.stringify({ generated: '2026-11-23', zones: [{ ...SPAMLIST, listing_codes: [{ code: '127.255.255.254', meaning: 'x' }] }] })),
+        'dataset_invalid',
+        'outside 127.255.255.0/24',
+      ],
     ];
     for (const [dir, code, text] of cases) {
       let error: unknown;
@@ -497,7 +529,18 @@ describe('dnsbl: HTTP forms', () => {
     expect(reply.body).toMatchObject({ success: true, ip: IP.listed, listed: true, list_count: 2, checked: 3, failed_zones: [] });
     expect(typeof reply.body.cached).toBe('boolean');
     expect(reply.body.fetched_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/);
-    expect(Object.keys(reply.body)).toEqual(['success', 'request_id', 'cached', 'fetched_at', 'ip', 'listed', 'list_count', 'lists', 'checked', 'failed_zones']);
+    expect(Object.keys(reply.body)).toEqual([
+      'success',
+      'request_id',
+      'cached',
+      'fetched_at',
+      'ip',
+      'listed',
+      'list_count',
+      'lists',
+      'checked',
+      'failed_zones',
+    ]);
   });
 
   it('answers a repeated lookup from the cache with the same fetched_at', async () => {

@@ -5,7 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadBrands, loadPhishingLists, loadTldRisk } from '../../src/products/domainrep/data.js';
-import { createBrandMatcher, editDistance, idnSignals, looksRandom, phishingSignal, shapeSignals, skeleton, tldSignal, type NameParts } from '../../src/products/domainrep/lexical.js';
+import {
+  createBrandMatcher,
+  editDistance,
+  idnSignals,
+  looksRandom,
+  phishingSignal,
+  shapeSignals,
+  skeleton,
+  tldSignal,
+  type NameParts,
+} from '../../src/products/domainrep/lexical.js';
 import { createLookup } from '../../src/lookup.js';
 
 const DATA = bundledDataDir();
@@ -17,14 +27,27 @@ const lists = loadPhishingLists(DATA);
 
 describe('the label', () => {
   it('reads the site label under the whole public suffix list', () => {
-    expect(parts('www.example.co.uk')).toMatchObject({ name: 'www.example.co.uk', site: 'example.co.uk', label: 'example', subdomain: 'www', tld: 'uk', registrable: 'example.co.uk' });
+    expect(parts('www.example.co.uk')).toMatchObject({
+      name: 'www.example.co.uk',
+      site: 'example.co.uk',
+      label: 'example',
+      subdomain: 'www',
+      tld: 'uk',
+      registrable: 'example.co.uk',
+    });
     expect(parts('paypal-login.pages.dev')).toMatchObject({ site: 'paypal-login.pages.dev', label: 'paypal-login', registrable: 'pages.dev', tld: 'dev' });
   });
 
   it('flags length, digits, hyphens and random-looking labels with their weights', () => {
     expect(shapeSignals(parts('example.com'))).toEqual([]);
-    expect(shapeSignals(parts('secure-account-verification-centre.com')).map((s) => [s.code, s.weight])).toEqual([['label_length', 10], ['label_hyphens', 10]]);
-    expect(shapeSignals(parts('login-secure-update-now.com')).map((s) => [s.code, s.weight])).toEqual([['label_length', 5], ['label_hyphens', 10]]);
+    expect(shapeSignals(parts('secure-account-verification-centre.com')).map((s) => [s.code, s.weight])).toEqual([
+      ['label_length', 10],
+      ['label_hyphens', 10],
+    ]);
+    expect(shapeSignals(parts('login-secure-update-now.com')).map((s) => [s.code, s.weight])).toEqual([
+      ['label_length', 5],
+      ['label_hyphens', 10],
+    ]);
     expect(shapeSignals(parts('bank2024online.com')).map((s) => s.code)).toEqual(['label_digits']);
     expect(shapeSignals(parts('xkq7zt9wvb2p.com')).map((s) => s.code)).toContain('label_entropy');
     expect(shapeSignals(parts('163.com'))).toEqual([]); // digits alone: not mixed with letters
@@ -40,7 +63,10 @@ describe('the label', () => {
 
 describe('internationalized names', () => {
   it('flags an IDN, a whole-script confusable and a mixed-script label', () => {
-    expect(idnSignals(parts('аррӏе.com')).map((s) => [s.code, s.weight])).toEqual([['idn', 5], ['confusable', 20]]);
+    expect(idnSignals(parts('аррӏе.com')).map((s) => [s.code, s.weight])).toEqual([
+      ['idn', 5],
+      ['confusable', 20],
+    ]);
     const mixed = idnSignals(parts('pаypal.com')); // Cyrillic а among Latin letters
     expect(mixed.map((s) => s.code)).toEqual(['idn', 'mixed_script', 'confusable']);
     expect(mixed[1].detail).toContain('Cyrillic and Latin');
@@ -70,12 +96,12 @@ describe('brand look-alikes', () => {
     ['uniswap-airdrop.xyz', 25, 'contains the brand "uniswap"'],
     ['apple-id-verify.com', 25, 'contains the brand "apple"'],
     ['paypal.example.net', 20, 'appears as a subdomain of example.net'],
-    ['paypal.xyz', 10, 'not one of the brand\'s domains'],
+    ['paypal.xyz', 10, "not one of the brand's domains"],
   ])('%s: weight %d', (input, weight, detail) => {
     expect(brand(input)).toEqual({ code: 'brand_lookalike', detail: expect.stringContaining(detail), weight });
   });
 
-  it('leaves the brands\' own domains and words that merely contain a short brand alone', () => {
+  it("leaves the brands' own domains and words that merely contain a short brand alone", () => {
     expect(brand('paypal.com')).toBeNull();
     expect(brand('www.paypal.com')).toBeNull();
     expect(brand('accounts.google.com')).toBeNull();
@@ -94,8 +120,15 @@ describe('TLD risk and the phishing lists', () => {
   });
 
   it('finds a name or a parent on the lists; the allowlists win', () => {
-    expect(phishingSignal('community-optimism.org', lists)).toEqual({ code: 'phishing_list', detail: expect.stringContaining('MetaMask eth-phishing-detect blacklist'), weight: 60 });
-    expect(phishingSignal('www.community-optimism.org', lists)).toMatchObject({ weight: 60, detail: expect.stringContaining('a parent of www.community-optimism.org') });
+    expect(phishingSignal('community-optimism.org', lists)).toEqual({
+      code: 'phishing_list',
+      detail: expect.stringContaining('MetaMask eth-phishing-detect blacklist'),
+      weight: 60,
+    });
+    expect(phishingSignal('www.community-optimism.org', lists)).toMatchObject({
+      weight: 60,
+      detail: expect.stringContaining('a parent of www.community-optimism.org'),
+    });
     expect(phishingSignal('09sync1n0-duckdns.org', lists)).toMatchObject({ weight: 60, detail: expect.stringContaining('polkadot{.js}') });
     expect(phishingSignal('metamax.exchange', lists)).toMatchObject({ weight: 0, detail: expect.stringContaining('allowlist') });
     expect(phishingSignal('duckdns.org', lists).weight).toBe(0);

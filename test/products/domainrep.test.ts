@@ -27,8 +27,15 @@ let rdap: RdapTestServer;
 
 /** An RDAP domain object registered `daysAgo` days ago. */
 function registration(name: string, daysAgo: number | null) {
-  const events = daysAgo === null ? [] : [{ eventAction: 'registration', eventDate: new Date(Date.now() - daysAgo * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z') }];
-  return rdapAnswer.json({ objectClassName: 'domain', ldhName: name, status: ['active'], events, entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'Example Registrar']]] }] });
+  const events =
+    daysAgo === null ? [] : [{ eventAction: 'registration', eventDate: new Date(Date.now() - daysAgo * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z') }];
+  return rdapAnswer.json({
+    objectClassName: 'domain',
+    ldhName: name,
+    status: ['active'],
+    events,
+    entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'Example Registrar']]] }],
+  });
 }
 
 const A = (address = '203.0.113.10'): DnsRecord => ({ type: 'A', address });
@@ -142,8 +149,12 @@ describe('network signals', () => {
     const nodata = await lookup.domainrep('nodata.com');
     expect(byCode(nodata, 'dns_resolution')).toEqual([{ code: 'dns_resolution', detail: 'nodata.com exists but has no A, AAAA or MX records', weight: 15 }]);
     const missing = await lookup.domainrep('never-registered.com');
-    expect(byCode(missing, 'dns_resolution')).toEqual([{ code: 'dns_resolution', detail: 'never-registered.com does not exist in DNS (NXDOMAIN)', weight: 50 }]);
-    expect(byCode(missing, 'domain_age')).toEqual([{ code: 'domain_age', detail: 'never-registered.com is not registered: the registry has no record of it', weight: 40 }]);
+    expect(byCode(missing, 'dns_resolution')).toEqual([
+      { code: 'dns_resolution', detail: 'never-registered.com does not exist in DNS (NXDOMAIN)', weight: 50 },
+    ]);
+    expect(byCode(missing, 'domain_age')).toEqual([
+      { code: 'domain_age', detail: 'never-registered.com is not registered: the registry has no record of it', weight: 40 },
+    ]);
     expect(byCode(missing, 'email_auth')).toEqual([{ code: 'email_auth', detail: 'not applicable: the domain does not exist in DNS', weight: 0 }]);
     expect([missing.score, missing.level]).toEqual([90, 'high']);
   });
@@ -152,8 +163,17 @@ describe('network signals', () => {
     const result = await lookupWith().domainrep('listed.com');
     expect(byCode(result, 'blocklist')).toEqual([
       { code: 'blocklist', detail: 'listed on Spamhaus DBL (dbl.spamhaus.org): 127.0.1.2 low-reputation domain (spam)', weight: 35 },
-      { code: 'blocklist', detail: 'listed on SURBL multi (multi.surbl.org): 127.0.0.8 PH: phishing sites; 127.0.0.64 ABUSE: spam and abuse sites', weight: 50 },
-      { code: 'blocklist', detail: 'listed on URIBL multi (multi.uribl.com): 127.0.0.2 black: domains belonging to and used by spammers; 127.0.0.4 grey: domains in bulk mail that may have legitimate uses', weight: 40 },
+      {
+        code: 'blocklist',
+        detail: 'listed on SURBL multi (multi.surbl.org): 127.0.0.8 PH: phishing sites; 127.0.0.64 ABUSE: spam and abuse sites',
+        weight: 50,
+      },
+      {
+        code: 'blocklist',
+        detail:
+          'listed on URIBL multi (multi.uribl.com): 127.0.0.2 black: domains belonging to and used by spammers; 127.0.0.4 grey: domains in bulk mail that may have legitimate uses',
+        weight: 40,
+      },
     ]);
     expect([result.score, result.level]).toEqual([100, 'high']);
   });
@@ -162,9 +182,23 @@ describe('network signals', () => {
     const lookup = lookupWith();
     const errors = await lookup.detailed.domainrep('errors.com');
     expect(byCode(errors.result, 'blocklist')).toEqual([
-      { code: 'blocklist', detail: expect.stringMatching(/^unavailable: Spamhaus DBL \(dbl\.spamhaus\.org\): zone_error: answered 127\.255\.255\.254 \(query refused: it came through a public or open resolver/), weight: 0 },
-      { code: 'blocklist', detail: expect.stringMatching(/^unavailable: SURBL multi \(multi\.surbl\.org\): invalid_answer: answered 10\.0\.0\.1, outside 127\.0\.0\.0\/8/), weight: 0 },
-      { code: 'blocklist', detail: expect.stringMatching(/^unavailable: URIBL multi \(multi\.uribl\.com\): zone_error: answered 127\.0\.0\.1 \(query refused/), weight: 0 },
+      {
+        code: 'blocklist',
+        detail: expect.stringMatching(
+          /^unavailable: Spamhaus DBL \(dbl\.spamhaus\.org\): zone_error: answered 127\.255\.255\.254 \(query refused: it came through a public or open resolver/,
+        ),
+        weight: 0,
+      },
+      {
+        code: 'blocklist',
+        detail: expect.stringMatching(/^unavailable: SURBL multi \(multi\.surbl\.org\): invalid_answer: answered 10\.0\.0\.1, outside 127\.0\.0\.0\/8/),
+        weight: 0,
+      },
+      {
+        code: 'blocklist',
+        detail: expect.stringMatching(/^unavailable: URIBL multi \(multi\.uribl\.com\): zone_error: answered 127\.0\.0\.1 \(query refused/),
+        weight: 0,
+      },
     ]);
     expect(errors.result.score).toBe(20); // two years old and resolving; only the missing SPF and DMARC count
     const undefinedCodes = await lookup.domainrep('undefined.com');
@@ -215,7 +249,11 @@ describe('cache', () => {
   it('answers a repeat from the cache (cached: true), kept no longer than the whois and DNS data behind it', async () => {
     const store = createMemoryCache();
     const ttls = new Map<string, number>();
-    const recording: CacheStore = { get: (key) => store.get(key), delete: (key) => store.delete(key), set: (key, value, ttlMs) => (ttls.set(key, ttlMs ?? -1), store.set(key, value, ttlMs)) };
+    const recording: CacheStore = {
+      get: (key) => store.get(key),
+      delete: (key) => store.delete(key),
+      set: (key, value, ttlMs) => (ttls.set(key, ttlMs ?? -1), store.set(key, value, ttlMs)),
+    };
     const lookup = lookupWith({ cache: recording, whois: { ...options().whois, ttlMs: 30_000 } });
     const first = await lookup.detailed.domainrep('oldclean.com');
     const again = await lookup.detailed.domainrep('oldclean.com');
@@ -289,7 +327,11 @@ describe('monotonicity (adding a listing never lowers the score)', () => {
 
 describe('options and data', () => {
   it('checks zones by name from the bundled file, and refuses a zone without weights', () => {
-    expect(createLookup({ domainrep: { zones: ['dbl.spamhaus.org'] } }).engine('domainrep').zones.map((z) => z.zone)).toEqual(['dbl.spamhaus.org']);
+    expect(
+      createLookup({ domainrep: { zones: ['dbl.spamhaus.org'] } })
+        .engine('domainrep')
+        .zones.map((z) => z.zone),
+    ).toEqual(['dbl.spamhaus.org']);
     const noWeight = { zone: 'dbl.example.net', name: 'X', listing_codes: [{ code: '127.0.1.2', meaning: 'listed' }] };
     expect(() => createLookup({ domainrep: { zones: [noWeight as never] } }).engine('domainrep')).toThrow(/needs a "weight" from 0 to 100/);
     const badBit = { zone: 'bits.example.net', name: 'X', bitmask: true, listing_codes: [{ code: '127.0.0.3', meaning: 'two bits', weight: 5 }] };

@@ -184,7 +184,11 @@ describe('emailauth lookups', () => {
 
   it('follows a Microsoft 365 selector CNAME to its key; a dangling CNAME is no key', async () => {
     const { dkim, score } = await fresh().emailauth('contoso.example.net');
-    expect(dkim).toEqual({ found: true, selectors: [{ selector: 'selector1', record: `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa2048}`, revoked: false }], failed_selectors: [] });
+    expect(dkim).toEqual({
+      found: true,
+      selectors: [{ selector: 'selector1', record: `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa2048}`, revoked: false }],
+      failed_selectors: [],
+    });
     expect(score).toBe(60);
   });
 
@@ -194,16 +198,14 @@ describe('emailauth lookups', () => {
     expect(dkim.selectors).toEqual([{ selector: 'google', record: `k=rsa; p=${DKIM_KEYS.rsa1024}`, revoked: false }]);
   });
 
-  it.each([
-    ['MÜNCHEN.Example.NET.'],
-    ['münchen.example.net'],
-    ['xn--mnchen-3ya.example.net'],
-    ['  ｍünchen．example．net  '],
-  ])('normalizes the IDN %j to punycode', async (input) => {
-    const result = await fresh().emailauth(input);
-    expect(result.domain).toBe('xn--mnchen-3ya.example.net');
-    expect(result.spf.record).toBe('v=spf1 mx -all');
-  });
+  it.each([['MÜNCHEN.Example.NET.'], ['münchen.example.net'], ['xn--mnchen-3ya.example.net'], ['  ｍünchen．example．net  ']])(
+    'normalizes the IDN %j to punycode',
+    async (input) => {
+      const result = await fresh().emailauth(input);
+      expect(result.domain).toBe('xn--mnchen-3ya.example.net');
+      expect(result.spf.record).toBe('v=spf1 mx -all');
+    },
+  );
 
   it('accepts a 253-character domain, and asks nothing for names DNS cannot carry', async () => {
     const domain = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
@@ -288,7 +290,11 @@ describe('emailauth DNS failures', () => {
   it('reports a DKIM selector whose query failed while the others answered, and does not cache that result', async () => {
     const lookup = fresh();
     const first = await lookup.detailed.emailauth('partial.example.net');
-    expect(first.result.dkim).toEqual({ found: true, selectors: [{ selector: 'google', record: `v=DKIM1; p=${DKIM_KEYS.rsa1024}`, revoked: false }], failed_selectors: ['s1'] });
+    expect(first.result.dkim).toEqual({
+      found: true,
+      selectors: [{ selector: 'google', record: `v=DKIM1; p=${DKIM_KEYS.rsa1024}`, revoked: false }],
+      failed_selectors: ['s1'],
+    });
     expect(first.result.score).toBe(60);
     expect(server.queries.get('s1._domainkey.partial.example.net TXT')).toBe(2); // two attempts
     server.resetCounts();
@@ -337,7 +343,16 @@ describe('emailauth cache', () => {
     const lookup = fresh({ emailauth: { cacheSize: 0 } });
     await lookup.emailauth('example.com');
     expect((await lookup.detailed.emailauth('example.com')).cached).toBe(false);
-    expect(() => createEmailAuthEngine({ dns: () => { throw new Error('unused'); } }, { cacheSize: -1 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() =>
+      createEmailAuthEngine(
+        {
+          dns: () => {
+            throw new Error('unused');
+          },
+        },
+        { cacheSize: -1 },
+      ),
+    ).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
 });
 

@@ -5,7 +5,15 @@
 import { domainToASCII } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_ADDRESS_OCTETS, MAX_DOMAIN_OCTETS, MAX_INPUT_LENGTH, MAX_LOCAL_OCTETS, normalizeDomain, normalizeEmail, ECHO_LENGTH } from '../../src/products/emailval/normalize.js';
+import {
+  MAX_ADDRESS_OCTETS,
+  MAX_DOMAIN_OCTETS,
+  MAX_INPUT_LENGTH,
+  MAX_LOCAL_OCTETS,
+  normalizeDomain,
+  normalizeEmail,
+  ECHO_LENGTH,
+} from '../../src/products/emailval/normalize.js';
 import { EMAIL_FORMAT_REASONS } from '../../src/products/emailval/types.js';
 
 const RUNS = { numRuns: 3_000 };
@@ -15,8 +23,37 @@ const ASCII_HOST = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9
 /** Characters that exercise every rule: atext, dots, quotes, comments, brackets, spaces, controls, IDN letters, full-width forms, ignorables. */
 const TRICKY = [
   ...'abcXYZ019.-_+!#$%&\'*/=?^`{|}~"()[]<>,;:\\@ ',
-  '\t', '\n', '\r', '\0', '\x7f', '\x85', '\u00a0', '\u00ad', '\u200b', '\u200d', '\u202e', '\ufeff', '\ufffd',
-  'é', 'ü', 'ı', 'İ', 'ß', 'Ω', '中', '日本', '😀', '\ud800', 'ａ', '．', '。', '＠', '／', '…', '\u0301', '٣',
+  '\t',
+  '\n',
+  '\r',
+  '\0',
+  '\x7f',
+  '\x85',
+  '\u00a0',
+  '\u00ad',
+  '\u200b',
+  '\u200d',
+  '\u202e',
+  '\ufeff',
+  '\ufffd',
+  'é',
+  'ü',
+  'ı',
+  'İ',
+  'ß',
+  'Ω',
+  '中',
+  '日本',
+  '😀',
+  '\ud800',
+  'ａ',
+  '．',
+  '。',
+  '＠',
+  '／',
+  '…',
+  '\u0301',
+  '٣',
 ];
 const trickyText = fc.array(fc.constantFrom(...TRICKY), { maxLength: 40 }).map((parts) => parts.join(''));
 /** Address-shaped inputs: tricky local, `@`, tricky domain, with surrounding whitespace sometimes. */
@@ -24,7 +61,7 @@ const addressLike = fc
   .tuple(fc.constantFrom('', ' ', '\t', '\u3000'), trickyText, fc.constantFrom('@', '@', '@@', ''), trickyText, fc.constantFrom('', '.com', '.example', ' '))
   .map(([pad, local, at, domain, tld]) => `${pad}${local}${at}${domain}${tld}${pad}`);
 /** Mostly valid addresses: atext and Unicode letters in the local part, IDN, upper-case and full-width labels in the domain. */
-const LOCAL_CHARS = [...'abcXYZ019-_+!#$%&\'*/=?^`{|}~', 'é', 'ß', 'Ω', '中', '😀', '.'];
+const LOCAL_CHARS = [..."abcXYZ019-_+!#$%&'*/=?^`{|}~", 'é', 'ß', 'Ω', '中', '😀', '.'];
 const LABEL_CHARS = [...'abcxyzABC019-', 'ü', 'é', 'ı', 'İ', 'ß', '中', 'ａ', '\u00ad'];
 const label = fc.array(fc.constantFrom(...LABEL_CHARS), { minLength: 1, maxLength: 12 }).map((chars) => chars.join(''));
 const nearlyValid = fc
@@ -35,7 +72,15 @@ const nearlyValid = fc
     fc.constantFrom('com', 'ORG', 'example', 'xn--p1ai', 'рф', '123'),
   )
   .map(([local, labels, dot, tld]) => `${local}@${[...labels, tld].join(dot)}`);
-const anyString = fc.oneof(nearlyValid, nearlyValid, fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ unit: 'grapheme', maxLength: 80 }), addressLike, fc.emailAddress(), fc.string({ minLength: 500, maxLength: 700 }));
+const anyString = fc.oneof(
+  nearlyValid,
+  nearlyValid,
+  fc.string({ unit: 'binary', maxLength: 80 }),
+  fc.string({ unit: 'grapheme', maxLength: 80 }),
+  addressLike,
+  fc.emailAddress(),
+  fc.string({ minLength: 500, maxLength: 700 }),
+);
 
 describe('normalizeEmail properties', () => {
   it('treats exactly the Unicode Cc characters as control characters', () => {

@@ -33,7 +33,14 @@ function serve(index: unknown, wildcard: unknown = ['ddns.net']): void {
 }
 
 function update(options: Partial<DisposableUpdateOptions> = {}) {
-  return updateDisposableDomains({ dataDir, mirror: server.url, timeoutMs: 2_000, onProgress: (line) => progress.push(line), now: () => new Date('2026-12-01T10:00:00Z'), ...options });
+  return updateDisposableDomains({
+    dataDir,
+    mirror: server.url,
+    timeoutMs: 2_000,
+    onProgress: (line) => progress.push(line),
+    now: () => new Date('2026-12-01T10:00:00Z'),
+    ...options,
+  });
 }
 
 /** The update must fail with a DisposableUpdateError whose message contains `message`, leaving the file and folder as they were. */
@@ -63,7 +70,10 @@ afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('updateDisposableDomains', () => {
   it('merges index.json and wildcard.json, converts IDN, drops non-domains, and rewrites the file with its header', async () => {
-    serve(['mailinator.com', 'GuerrillaMail.com', 'yopmail.com', 'trashmail.example', 'new-one.example', 'Bücher-mail.example', 'not a domain', 'localhost', ''], ['ddns.net', 'wild.example']);
+    serve(
+      ['mailinator.com', 'GuerrillaMail.com', 'yopmail.com', 'trashmail.example', 'new-one.example', 'Bücher-mail.example', 'not a domain', 'localhost', ''],
+      ['ddns.net', 'wild.example'],
+    );
     const report = await update();
     expect(report).toEqual({ path: file, before: 6, after: 8, added: 3, removed: 1, dropped: 3, changed: true });
     expect(readFileSync(file, 'utf8')).toBe(

@@ -51,7 +51,17 @@ let lookup: Lookup;
 let engine: EmailValEngine;
 
 function wellFormed(email: string, domain: string, fields: Partial<EmailValResult>): EmailValResult {
-  return { email, domain, valid_format: true, disposable: false, has_mx: true, mx: [], risk: { level: 'low', reasons: [] }, limits_note: EMAIL_LIMITS_NOTE, ...fields };
+  return {
+    email,
+    domain,
+    valid_format: true,
+    disposable: false,
+    has_mx: true,
+    mx: [],
+    risk: { level: 'low', reasons: [] },
+    limits_note: EMAIL_LIMITS_NOTE,
+    ...fields,
+  };
 }
 
 /** A fresh lookup: an empty result cache and an empty DNS cache (each loads the lists, about 0.1 s). */
@@ -90,12 +100,20 @@ describe('emailval: well-formed addresses, one reason code at a time', () => {
 
   it('disposable_domain (high) even with MX', async () => {
     expect(await lookup.emailval('someone@mailinator.com')).toEqual(
-      wellFormed('someone@mailinator.com', 'mailinator.com', { disposable: true, mx: ['10 mail.mailinator.com'], risk: { level: 'high', reasons: ['disposable_domain'] } }),
+      wellFormed('someone@mailinator.com', 'mailinator.com', {
+        disposable: true,
+        mx: ['10 mail.mailinator.com'],
+        risk: { level: 'high', reasons: ['disposable_domain'] },
+      }),
     );
   });
 
   it('domain_not_found (high) for NXDOMAIN; reasons combine in documented order', async () => {
-    expect(await lookup.emailval('jane@no-such-domain.example.org')).toMatchObject({ has_mx: false, mx: [], risk: { level: 'high', reasons: ['domain_not_found'] } });
+    expect(await lookup.emailval('jane@no-such-domain.example.org')).toMatchObject({
+      has_mx: false,
+      mx: [],
+      risk: { level: 'high', reasons: ['domain_not_found'] },
+    });
     // A subdomain of a listed domain, that does not exist, with a role local part.
     expect(await lookup.emailval('info@inbox.mailinator.com')).toEqual({
       ...wellFormed('info@inbox.mailinator.com', 'inbox.mailinator.com', { disposable: true, has_mx: false }),
@@ -104,12 +122,16 @@ describe('emailval: well-formed addresses, one reason code at a time', () => {
   });
 
   it('null_mx (high): RFC 7505 MX 0 ".", and the A record is not used as an implicit MX', async () => {
-    expect(await lookup.emailval('jane@nullmx.test')).toEqual(wellFormed('jane@nullmx.test', 'nullmx.test', { has_mx: false, risk: { level: 'high', reasons: ['null_mx'] } }));
+    expect(await lookup.emailval('jane@nullmx.test')).toEqual(
+      wellFormed('jane@nullmx.test', 'nullmx.test', { has_mx: false, risk: { level: 'high', reasons: ['null_mx'] } }),
+    );
     expect([...server.queries.keys()]).toEqual(['nullmx.test MX']);
   });
 
   it('a null MX beside real MX records is ignored: the real hosts count', async () => {
-    expect(await lookup.emailval('jane@mixed-null.example.org')).toEqual(wellFormed('jane@mixed-null.example.org', 'mixed-null.example.org', { mx: ['10 mx.example.org'] }));
+    expect(await lookup.emailval('jane@mixed-null.example.org')).toEqual(
+      wellFormed('jane@mixed-null.example.org', 'mixed-null.example.org', { mx: ['10 mx.example.org'] }),
+    );
   });
 
   it('no_mx_implicit_a (high): no MX but an A record (AAAA not asked), or an AAAA record only', async () => {
@@ -124,7 +146,9 @@ describe('emailval: well-formed addresses, one reason code at a time', () => {
   });
 
   it('IDN domains are looked up and answered in punycode; a Unicode local part is kept', async () => {
-    expect(await lookup.emailval('Jürgen@Bücher.example')).toEqual(wellFormed('Jürgen@xn--bcher-kva.example', 'xn--bcher-kva.example', { mx: ['5 mx.xn--bcher-kva.example'] }));
+    expect(await lookup.emailval('Jürgen@Bücher.example')).toEqual(
+      wellFormed('Jürgen@xn--bcher-kva.example', 'xn--bcher-kva.example', { mx: ['5 mx.xn--bcher-kva.example'] }),
+    );
     expect(server.queries.get('xn--bcher-kva.example MX')).toBe(1);
   });
 });
@@ -246,7 +270,7 @@ describe('emailval: caching', () => {
     expect(server.total()).toBe(1);
   });
 
-  it('a new address on a known domain is computed (cached false) from the DNS cache: fetched_at is the answer\'s, not now', async () => {
+  it("a new address on a known domain is computed (cached false) from the DNS cache: fetched_at is the answer's, not now", async () => {
     const first = await lookup.detailed.emailval('jane@example.com');
     await new Promise((resolve) => setTimeout(resolve, 20));
     const other = await lookup.detailed.emailval('john@example.com');
@@ -319,18 +343,23 @@ describe('emailval: data errors', () => {
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'seclookup-emailval-'));
     mkdirSync(join(dataDir, 'emailval'));
-    for (const name of ['disposable-domains.txt', 'role-based-local-parts.tsv']) copyFileSync(join(bundledDataDir(), 'emailval', name), join(dataDir, 'emailval', name));
+    for (const name of ['disposable-domains.txt', 'role-based-local-parts.tsv'])
+      copyFileSync(join(bundledDataDir(), 'emailval', name), join(dataDir, 'emailval', name));
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('a missing list is dataset_missing, naming the file', () => {
     rmSync(join(dataDir, 'emailval', 'role-based-local-parts.tsv'));
-    expect(() => createLookup({ dataDir }).engine('emailval')).toThrow(expect.objectContaining({ code: 'dataset_missing', message: expect.stringContaining('role-based-local-parts.tsv') }));
+    expect(() => createLookup({ dataDir }).engine('emailval')).toThrow(
+      expect.objectContaining({ code: 'dataset_missing', message: expect.stringContaining('role-based-local-parts.tsv') }),
+    );
   });
 
   it('a bad line is dataset_invalid, naming the line', () => {
     writeFileSync(join(dataDir, 'emailval', 'disposable-domains.txt'), '# header\nmailinator.com\nNot A Domain\n');
-    expect(() => createLookup({ dataDir }).engine('emailval')).toThrow(expect.objectContaining({ code: 'dataset_invalid', message: expect.stringContaining('line 3') }));
+    expect(() => createLookup({ dataDir }).engine('emailval')).toThrow(
+      expect.objectContaining({ code: 'dataset_invalid', message: expect.stringContaining('line 3') }),
+    );
   });
 });
 
@@ -366,14 +395,23 @@ describe('emailval over HTTP (api.handle)', () => {
 
   it('a + left unencoded in the query string is a space (form encoding): a malformed address', async () => {
     const reply = await stack.call('/v1/emailval/lookup?email=jane+news@example.com', { key: secretKey });
-    expect(reply.body).toMatchObject({ email: 'jane news@example.com', valid_format: false, risk: { reasons: ['invalid_format', 'local_part_invalid_character'] } });
+    expect(reply.body).toMatchObject({
+      email: 'jane news@example.com',
+      valid_format: false,
+      risk: { reasons: ['invalid_format', 'local_part_invalid_character'] },
+    });
   });
 
   it('a malformed address is 200 with valid_format false, and billed', async () => {
     const before = await quota();
     const reply = await stack.call(`/v1/emailval/lookup?email=${encodeURIComponent('jane@[192.0.2.1]')}`, { key: secretKey });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ success: true, cached: false, valid_format: false, risk: { level: 'high', reasons: ['invalid_format', 'address_literal'] } });
+    expect(reply.body).toMatchObject({
+      success: true,
+      cached: false,
+      valid_format: false,
+      risk: { level: 'high', reasons: ['invalid_format', 'address_literal'] },
+    });
     expect(reply.body.fetched_at).toMatch(FETCHED_AT_SHAPE);
     expect((await quota()).remaining).toBe(before.remaining! - 1);
   });
@@ -409,7 +447,11 @@ describe('emailval over HTTP (api.handle)', () => {
       const timed = await createApiStack({ lookup: createLookup({ dns: { servers: [silent.address], timeouts: { totalMs: 200 }, attempts: 1 } }) });
       const keys = await timed.keys('emailval');
       const reply = await timed.call(`/v1/emailval/lookup/${encodeURIComponent('jane@example.com')}`, { key: keys.secretKey });
-      expect([reply.status, reply.body.error_code, reply.body.error]).toEqual([502, 'lookup_failed', 'the DNS MX lookup for example.com timed out; retry with backoff']);
+      expect([reply.status, reply.body.error_code, reply.body.error]).toEqual([
+        502,
+        'lookup_failed',
+        'the DNS MX lookup for example.com timed out; retry with backoff',
+      ]);
     } finally {
       await silent.close();
     }

@@ -38,7 +38,8 @@ describe('the product engine interface', () => {
     expect(typeof engine.prepare).toBe('function');
     expect(typeof engine.lookup).toBe('function');
     // The old second verbs are gone: one way to answer.
-    for (const verb of ['check', 'match', 'assess', 'lookupNormalized', 'lookupPrepared', 'normalizeAndLookup']) expect(engine[verb], `${id}.${verb}`).toBeUndefined();
+    for (const verb of ['check', 'match', 'assess', 'lookupNormalized', 'lookupPrepared', 'normalizeAndLookup'])
+      expect(engine[verb], `${id}.${verb}`).toBeUndefined();
   });
 
   it('createLookup().close() closes engines through the interface, not by testing for a close method', () => {
@@ -51,7 +52,8 @@ describe('the product engine interface', () => {
     const offenders: string[] = [];
     for (const path of sources(join(SRC, 'products'))) {
       const text = read(path);
-      for (const match of text.matchAll(/\bas (?:Partial<)?(?!ProductEngine\b)[A-Z]\w*Engine\b|typeof (?:e|\w*[Ee]ngine)\??\.\w+ === 'function'/g)) offenders.push(`${relative(path)}: ${match[0]}`);
+      for (const match of text.matchAll(/\bas (?:Partial<)?(?!ProductEngine\b)[A-Z]\w*Engine\b|typeof (?:e|\w*[Ee]ngine)\??\.\w+ === 'function'/g))
+        offenders.push(`${relative(path)}: ${match[0]}`);
     }
     expect(offenders).toEqual([]);
   });
@@ -64,7 +66,9 @@ describe('the product engine interface', () => {
       for (const path of sources(folder)) for (const [, id] of read(path).matchAll(/\bengine\('([a-z]+)'\)/g)) ids.add(id);
       if (ids.size > 0) asked[module.id] = [...ids].sort();
     }
-    const declared = Object.fromEntries(Object.keys(asked).map((id) => [id, [...(modules.find((m) => m.id === id)!.needs ?? [])].filter((need) => asked[id].includes(need)).sort()]));
+    const declared = Object.fromEntries(
+      Object.keys(asked).map((id) => [id, [...(modules.find((m) => m.id === id)!.needs ?? [])].filter((need) => asked[id].includes(need)).sort()]),
+    );
     expect(declared).toEqual(asked);
     expect(Object.keys(asked).sort()).toEqual(['domainrep', 'geoip', 'riskscore', 'timezone']);
   });

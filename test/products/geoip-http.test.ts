@@ -54,7 +54,14 @@ describe('geoip over HTTP', () => {
   it('takes an IPv6 address URL-encoded in the path', async () => {
     const reply = await stack.call(`/v1/geoip/lookup/${encodeURIComponent('2a00:1450:4001::1')}`, { key: geo.secretKey });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ ip: '2a00:1450:4001::1', country: { code: 'DE' }, city: 'Frankfurt am Main', is_eu: true, connection: { type: 'IPv6' }, fetched_at: '2026-06-05 13:43:16.000' });
+    expect(reply.body).toMatchObject({
+      ip: '2a00:1450:4001::1',
+      country: { code: 'DE' },
+      city: 'Frankfurt am Main',
+      is_eu: true,
+      connection: { type: 'IPv6' },
+      fetched_at: '2026-06-05 13:43:16.000',
+    });
   });
 
   it.each([

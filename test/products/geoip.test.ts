@@ -110,7 +110,14 @@ describe('the default database: DB-IP City Lite (real files)', () => {
   it('counts both files search-tree nodes as database_records', () => {
     const engine = lookup.engine('geoip');
     expect(engine.databaseRecords).toBe(6_324_797 + 8_434_239);
-    expect(engine.info()).toMatchObject({ provider: 'DB-IP City Lite', records: 14_759_036, files: [{ role: 'ipv4', databaseType: 'city ipv4' }, { role: 'ipv6', databaseType: 'city ipv6' }] });
+    expect(engine.info()).toMatchObject({
+      provider: 'DB-IP City Lite',
+      records: 14_759_036,
+      files: [
+        { role: 'ipv4', databaseType: 'city ipv4' },
+        { role: 'ipv6', databaseType: 'city ipv6' },
+      ],
+    });
   });
 
   it('answers 404 ip_not_found for a public address the database has no record for', async () => {
@@ -152,7 +159,7 @@ function expectedFromSource(source: SourceNetwork, provider: string): Partial<Ge
     country: { code, name: englishName(country) },
     region: englishName(d.subdivisions?.[0]),
     city: englishName(d.city),
-    postal: ((d.postal?.code as string | undefined) ?? null),
+    postal: (d.postal?.code as string | undefined) ?? null,
     location: { latitude, longitude },
     timezone: { id: (location.time_zone as string | undefined) ?? (latitude !== null && longitude !== null ? tzlookup(latitude, longitude) : null) },
     is_eu: code ? country!.is_in_european_union === true : null,
@@ -203,9 +210,26 @@ describe('MaxMind databases: answers match the JSON they were built from', () =>
       connection: CONNECTION_V4,
       is_eu: false,
     });
-    expect(await lookup.geoip('89.160.20.112')).toMatchObject({ city: 'Linköping', region: 'Östergötland County', country: { code: 'SE' }, is_eu: true, timezone: { id: 'Europe/Stockholm' } });
-    expect(await lookup.geoip('216.160.83.56')).toMatchObject({ city: 'Milton', region: 'Washington', postal: '98354', timezone: { id: 'America/Los_Angeles' } });
-    expect(await lookup.geoip('2001:218::1')).toMatchObject({ country: { code: 'JP', name: 'Japan' }, continent: 'Asia', city: null, timezone: { id: 'Asia/Tokyo' }, connection: { type: 'IPv6' } });
+    expect(await lookup.geoip('89.160.20.112')).toMatchObject({
+      city: 'Linköping',
+      region: 'Östergötland County',
+      country: { code: 'SE' },
+      is_eu: true,
+      timezone: { id: 'Europe/Stockholm' },
+    });
+    expect(await lookup.geoip('216.160.83.56')).toMatchObject({
+      city: 'Milton',
+      region: 'Washington',
+      postal: '98354',
+      timezone: { id: 'America/Los_Angeles' },
+    });
+    expect(await lookup.geoip('2001:218::1')).toMatchObject({
+      country: { code: 'JP', name: 'Japan' },
+      continent: 'Asia',
+      city: null,
+      timezone: { id: 'Asia/Tokyo' },
+      connection: { type: 'IPv6' },
+    });
   });
 
   it('GeoIP2-City-Test: every network', async () => {
@@ -218,7 +242,11 @@ describe('MaxMind databases: answers match the JSON they were built from', () =>
   it('GeoIP2-City-Test: a record without time_zone gets the zone at its coordinates', async () => {
     const lookup = createLookup({ geoip: { ...NO_ASN, database: MAXMIND.city } });
     // 2a02:d0c0::/29: RU at 60, 100 with no time_zone in the record.
-    expect(await lookup.geoip('2a02:d0c0::1')).toMatchObject({ country: { code: 'RU' }, location: { latitude: 60, longitude: 100 }, timezone: { id: tzlookup(60, 100) } });
+    expect(await lookup.geoip('2a02:d0c0::1')).toMatchObject({
+      country: { code: 'RU' },
+      location: { latitude: 60, longitude: 100 },
+      timezone: { id: tzlookup(60, 100) },
+    });
     expect(tzlookup(60, 100)).toBe('Asia/Krasnoyarsk');
   });
 
@@ -245,7 +273,13 @@ describe('MaxMind databases: answers match the JSON they were built from', () =>
       withTraits++;
     }
     expect(withTraits).toBeGreaterThan(5);
-    expect((await lookup.geoip('74.209.24.1')).connection).toEqual({ isp: 'Fairpoint Communications', org: 'Fairpoint Communications', asn: 14671, domain: 'frpt.net', type: 'IPv4' });
+    expect((await lookup.geoip('74.209.24.1')).connection).toEqual({
+      isp: 'Fairpoint Communications',
+      org: 'Fairpoint Communications',
+      asn: 14671,
+      domain: 'frpt.net',
+      type: 'IPv4',
+    });
   });
 
   it('answers 404 for an address outside the test database', async () => {
@@ -304,7 +338,13 @@ describe('connection isp / org / asn', () => {
   it('from the asn product engine, found lazily through ctx.engine("asn") on the first lookup', () => {
     const source = mmdbAsnSource(MAXMIND.isp);
     const asked: string[] = [];
-    const engine = createGeoIpEngine({ options: { watch: false }, dns: () => { throw new Error('no DNS here'); }, engine: (id) => (asked.push(id), source) });
+    const engine = createGeoIpEngine({
+      options: { watch: false },
+      dns: () => {
+        throw new Error('no DNS here');
+      },
+      engine: (id) => (asked.push(id), source),
+    });
     expect(asked).toEqual([]);
     const outcome = engine.lookup(engine.prepare('1.128.0.1'));
     expect('result' in outcome && outcome.result.connection).toMatchObject({ org: 'Telstra Pty Ltd', asn: 1221 });
@@ -314,11 +354,28 @@ describe('connection isp / org / asn', () => {
   });
 
   it('null fields, never a failed answer, when the asn product is missing or its source throws', async () => {
-    const missing = createGeoIpEngine({ options: { watch: false }, dns: () => { throw new Error('no DNS here'); }, engine: () => { throw new TypeError('asn has no lookup engine yet'); } });
+    const missing = createGeoIpEngine({
+      options: { watch: false },
+      dns: () => {
+        throw new Error('no DNS here');
+      },
+      engine: () => {
+        throw new TypeError('asn has no lookup engine yet');
+      },
+    });
     const outcome = missing.lookup(missing.prepare('8.8.8.8'));
     expect('result' in outcome && outcome.result).toMatchObject({ country: { code: 'US' }, connection: CONNECTION_V4 });
     expect(missing.info().asnSource).toBe('none');
-    const throwing = createLookup({ geoip: { watch: false, asn: { record: () => { throw new Error('corrupt ASN data'); } } } });
+    const throwing = createLookup({
+      geoip: {
+        watch: false,
+        asn: {
+          record: () => {
+            throw new Error('corrupt ASN data');
+          },
+        },
+      },
+    });
     expect(await throwing.geoip('8.8.8.8')).toMatchObject({ country: { code: 'US' }, connection: CONNECTION_V4 });
   });
 });
@@ -343,7 +400,10 @@ describe('the search-tree walk finds the record maxmind finds', () => {
     const hex = () => Math.floor(rand() * 0x10000).toString(16);
     const addresses: string[] = [];
     while (addresses.length < 5_000) {
-      const ip = addresses.length % 5 === 4 ? `2${hex().slice(0, 3).padStart(3, '0')}:${hex()}:${hex()}::${hex()}` : Array.from({ length: 4 }, () => Math.floor(rand() * 256)).join('.');
+      const ip =
+        addresses.length % 5 === 4
+          ? `2${hex().slice(0, 3).padStart(3, '0')}:${hex()}:${hex()}::${hex()}`
+          : Array.from({ length: 4 }, () => Math.floor(rand() * 256)).join('.');
       try {
         engine.prepare(ip);
         addresses.push(ip);
@@ -428,7 +488,13 @@ describe('country tables', () => {
       expect(continentOf(code), code).toMatch(/^(Africa|Antarctica|Asia|Europe|North America|Oceania|South America)$/);
       expect(countryNameOf(code), code).toMatch(/^\S.*\S$/);
     }
-    expect([countryNameOf('US'), countryNameOf('HK'), countryNameOf('XK'), countryNameOf('ZZ'), countryNameOf('EU')]).toEqual(['United States', 'Hong Kong', 'Kosovo', null, null]);
+    expect([countryNameOf('US'), countryNameOf('HK'), countryNameOf('XK'), countryNameOf('ZZ'), countryNameOf('EU')]).toEqual([
+      'United States',
+      'Hong Kong',
+      'Kosovo',
+      null,
+      null,
+    ]);
   });
 
   it('the EU list is the 27 member states', () => {
@@ -457,7 +523,12 @@ describe('options and files', () => {
     const error = thrown(() => createLookup({ geoip: { database: MAXMIND.isp } }).engine('geoip'));
     expect(isSeclookupError(error, 'dataset_invalid')).toBe(true);
     expect(error.message).toContain('asnDatabase');
-    expect(isSeclookupError(thrown(() => createLookup({ geoip: { database: MAXMIND.city, asnDatabase: MAXMIND.city } }).engine('geoip')), 'dataset_invalid')).toBe(true);
+    expect(
+      isSeclookupError(
+        thrown(() => createLookup({ geoip: { database: MAXMIND.city, asnDatabase: MAXMIND.city } }).engine('geoip')),
+        'dataset_invalid',
+      ),
+    ).toBe(true);
   });
 
   it('refuses an IPv4-only file as the IPv6 database of a pair', () => {

@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { createApiStack } from '../api/harness.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-const CHROME_RESULT = { user_agent: CHROME, browser: { name: 'Chrome', version: '131.0.0.0' }, os: { name: 'Windows', version: '10' }, device_type: 'desktop', is_bot: false, engine: 'Blink' };
+const CHROME_RESULT = {
+  user_agent: CHROME,
+  browser: { name: 'Chrome', version: '131.0.0.0' },
+  os: { name: 'Windows', version: '10' },
+  device_type: 'desktop',
+  is_bot: false,
+  engine: 'Blink',
+};
 const GITHUB = { id: 'github', name: 'GitHub' };
 
 const stack = await createApiStack();

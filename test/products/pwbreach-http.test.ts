@@ -194,7 +194,9 @@ describe('pwbreach with a failing upstream', () => {
   it('answers 502 lookup_failed and refunds the quota unit', async () => {
     const upstream = await startHttpFixture({ [`/range/${HASH.slice(0, 5)}`]: respond.status(503) });
     try {
-      const failing = await createApiStack({ lookup: createLookup({ pwbreach: { upstream: { url: `${upstream.url}/range/{prefix}`, attempts: 2, backoffMs: 1 } } }) });
+      const failing = await createApiStack({
+        lookup: createLookup({ pwbreach: { upstream: { url: `${upstream.url}/range/{prefix}`, attempts: 2, backoffMs: 1 } } }),
+      });
       const keys = await failing.keys('pwbreach');
       const reply = await failing.call('/v1/pwbreach/lookup', { key: keys.secretKey, json: { password: PASSWORD } });
       expectError(reply, 502, 'lookup_failed');

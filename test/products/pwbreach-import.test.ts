@@ -188,7 +188,12 @@ describe('pwbreach import: corrupt lines and atomic replacement', () => {
     const out = join(folder, 'passwords.pwb');
     const report = await importBreachFiles([corruptFile(folder)], { out, skipCorrupt: true });
     expect(report).toMatchObject({ corrupt: 4, hashes: 6 });
-    expect(dump(out, [0, 1, 3, 4, 6, 9].map((i) => sampleLines[i]))).toEqual([0, 1, 3, 4, 6, 9].map((i) => sampleLines[i]));
+    expect(
+      dump(
+        out,
+        [0, 1, 3, 4, 6, 9].map((i) => sampleLines[i]),
+      ),
+    ).toEqual([0, 1, 3, 4, 6, 9].map((i) => sampleLines[i]));
   });
 
   it('reports line numbers across chunk boundaries and files, and only the first five', async () => {

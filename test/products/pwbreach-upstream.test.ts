@@ -154,7 +154,9 @@ describe('pwbreach upstream: hostile or broken range APIs answer lookup_failed',
   });
 
   it('garbage: failed at once, not retried', async () => {
-    const error = await engineFor('garbage', { attempts: 3 }).pwbreach(PASSWORD).catch((e: Error) => e);
+    const error = await engineFor('garbage', { attempts: 3 })
+      .pwbreach(PASSWORD)
+      .catch((e: Error) => e);
     expect(error).toMatchObject(failure);
     expect((error as Error & { cause?: Error }).cause).toMatchObject({ code: 'upstream_failed' });
     expect(hits('garbage')).toBe(1);
@@ -217,4 +219,3 @@ function freePort(): Promise<number> {
     });
   });
 }
-

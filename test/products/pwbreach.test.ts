@@ -85,7 +85,9 @@ describe('pwbreach: the bundled sample', () => {
     expect((await lookup.pwbreach(' 123456')).breached).toBe(false);
     const cafe = 'café';
     expect(prefixOf(lookup.engine('pwbreach').prepare(cafe).hash)).toBe(prefixOf(Buffer.from(sha1(cafe), 'hex')));
-    expect(lookup.engine('pwbreach').prepare(cafe).hash.toString('hex')).not.toBe(lookup.engine('pwbreach').prepare(cafe.normalize('NFD')).hash.toString('hex'));
+    expect(lookup.engine('pwbreach').prepare(cafe).hash.toString('hex')).not.toBe(
+      lookup.engine('pwbreach').prepare(cafe.normalize('NFD')).hash.toString('hex'),
+    );
   });
 
   it('puts nothing of the input in the result', async () => {
@@ -174,7 +176,9 @@ describe('pwbreach: the range API text format', () => {
   });
 
   it('sorts an answer out of order and keeps the largest count of a suffix listed twice', () => {
-    expect(parseRangeAnswer([lines[2], lines[0], `${lines[0].slice(0, 35)}:7`, lines[1]].join('\n'))).toBe([`${lines[0].slice(0, 35)}:7`, lines[1], lines[2]].join('\r\n'));
+    expect(parseRangeAnswer([lines[2], lines[0], `${lines[0].slice(0, 35)}:7`, lines[1]].join('\n'))).toBe(
+      [`${lines[0].slice(0, 35)}:7`, lines[1], lines[2]].join('\r\n'),
+    );
   });
 
   it.each([
@@ -222,7 +226,9 @@ describe('pwbreach: the store', () => {
   it('finds every hash of a large range, uniform or not (the windowed search falls back to the whole range)', () => {
     // 5,000 hashes under one prefix, all crowded at the start of the suffix space: the estimate is far off.
     const file = join(temp, 'skewed.txt');
-    const hashes = Array.from({ length: 5000 }, (_, i) => `ABCDE000${i.toString(16).toUpperCase().padStart(8, '0')}${randomBytes(12).toString('hex').toUpperCase()}`.slice(0, 40));
+    const hashes = Array.from({ length: 5000 }, (_, i) =>
+      `ABCDE000${i.toString(16).toUpperCase().padStart(8, '0')}${randomBytes(12).toString('hex').toUpperCase()}`.slice(0, 40),
+    );
     writeFileSync(file, hashes.map((h, i) => `${h}:${i + 1}`).join('\n'));
     const store = openStoreBuffer(buildStoreInMemory([file]));
     expect(hashes.filter((hash, i) => store.count(parseSha1Hex(hash)!) !== i + 1)).toEqual([]);
@@ -233,10 +239,11 @@ describe('pwbreach: the store', () => {
 
   const generated = (() => {
     let made: { path: string; records: number; samples: { hash: Buffer; count: number }[] } | undefined;
-    return () => (made ??= (() => {
-      const path = join(temp, 'generated.pwb');
-      return { path, ...writeStoreFile(path, { records: 200_000, seed: 3, sampleEvery: 97 }) };
-    })());
+    return () =>
+      (made ??= (() => {
+        const path = join(temp, 'generated.pwb');
+        return { path, ...writeStoreFile(path, { records: 200_000, seed: 3, sampleEvery: 97 }) };
+      })());
   })();
 
   it.each([

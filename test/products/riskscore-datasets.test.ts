@@ -21,7 +21,9 @@ describe('riskscore list files', () => {
     const dir = dataDir();
     const path = join(dir, 'riskscore', 'tor', 'tor-exits.csv');
     writeFileSync(path, '');
-    expect(() => loadLocalData(dir)).toThrow(expect.objectContaining({ code: 'dataset_invalid', message: `seclookup: riskscore dataset ${path} lists no entries` }));
+    expect(() => loadLocalData(dir)).toThrow(
+      expect.objectContaining({ code: 'dataset_invalid', message: `seclookup: riskscore dataset ${path} lists no entries` }),
+    );
   });
 
   it.each([['[]'], ['{"tor": 5}'], ['"2026-01-01"']])('snapshots.json %s is refused', (content) => {

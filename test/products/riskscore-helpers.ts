@@ -5,12 +5,24 @@ import { bundledDataDir } from '../../src/lib/datasets.js';
 
 const file = (path: string) => readFileSync(join(bundledDataDir(), 'riskscore', path), 'utf8');
 const ipsumCounts = (): Map<string, number> =>
-  new Map(file('abuse/ipsum.txt').split('\n').filter((l) => l && !l.startsWith('#')).map((l) => { const [ip, n] = l.split('\t'); return [ip, Number(n)]; }));
+  new Map(
+    file('abuse/ipsum.txt')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => {
+        const [ip, n] = l.split('\t');
+        return [ip, Number(n)];
+      }),
+  );
 
 /** A Tor exit IPv4 address that IPsum does not list (its verdict is then `anonymizer`). */
 export function torExitIPv4(): string {
   const ipsum = ipsumCounts();
-  const rows = file('tor/tor-exits.csv').split('\n').slice(1).map((l) => l.split(',').map((f) => f.trim())[1]).filter(Boolean);
+  const rows = file('tor/tor-exits.csv')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(',').map((f) => f.trim())[1])
+    .filter(Boolean);
   return rows.find((ip) => !ip.includes(':') && !ipsum.has(ip))!;
 }
 

@@ -81,7 +81,9 @@ describe('riskscore scoring', () => {
 
   it('one more IPsum list never lowers the threat score', () => {
     for (let n = 0; n < 12; n++) {
-      expect(intelligenceOf({ ...NO_EVIDENCE, ipsumLists: n + 1 }).threat.score).toBeGreaterThanOrEqual(intelligenceOf({ ...NO_EVIDENCE, ipsumLists: n }).threat.score);
+      expect(intelligenceOf({ ...NO_EVIDENCE, ipsumLists: n + 1 }).threat.score).toBeGreaterThanOrEqual(
+        intelligenceOf({ ...NO_EVIDENCE, ipsumLists: n }).threat.score,
+      );
     }
   });
 
@@ -96,6 +98,12 @@ describe('riskscore scoring', () => {
     expect(intelligenceOf({ ...NO_EVIDENCE, tor: true, ipsumLists: 1 }).verdict).toBe('anonymizer');
     expect(intelligenceOf({ ...NO_EVIDENCE, drop: true }).verdict).toBe('malicious');
     const tor = intelligenceOf({ ...NO_EVIDENCE, tor: true });
-    expect(tor).toMatchObject({ risk: { score: 70, level: 'high' }, threat: { score: 10, level: 'low' }, anonymous_confidence: 95, tags: ['tor_exit'], categories: ['tor'] });
+    expect(tor).toMatchObject({
+      risk: { score: 70, level: 'high' },
+      threat: { score: 10, level: 'low' },
+      anonymous_confidence: 95,
+      tags: ['tor_exit'],
+      categories: ['tor'],
+    });
   });
 });

@@ -28,14 +28,22 @@ beforeAll(async () => {
   for (const source of LOCAL_SOURCES) {
     if (source.url === TOR_URL || source.url === APPLE_RELAY_URL || source.group === 'spamhaus-drop') continue;
     const body =
-      source.format === 'asn-lines' ? 'AS64496 # example\nAS13335 # Cloudflare\n'
-      : source.format === 'ipsum' ? '# IPsum\n# Last update: test\n203.0.113.9\t9\n45.9.148.7\t8\n10.1.2.3\t9\n'
-      : source.id.endsWith('ipv6') ? '2a0e:1c80::/29\n' : '45.9.149.0/24\n';
+      source.format === 'asn-lines'
+        ? 'AS64496 # example\nAS13335 # Cloudflare\n'
+        : source.format === 'ipsum'
+          ? '# IPsum\n# Last update: test\n203.0.113.9\t9\n45.9.148.7\t8\n10.1.2.3\t9\n'
+          : source.id.endsWith('ipv6')
+            ? '2a0e:1c80::/29\n'
+            : '45.9.149.0/24\n';
     server.routes.set(pathOf(source.url), respond.text(body));
   }
-  server.routes.set(pathOf(TOR_URL), respond.json({ version: '8.0', relays: [{ fingerprint: 'AAAA', or_addresses: ['45.9.150.1:443', '[2a0e:1c80::1]:9001'] }] }));
+  server.routes.set(
+    pathOf(TOR_URL),
+    respond.json({ version: '8.0', relays: [{ fingerprint: 'AAAA', or_addresses: ['45.9.150.1:443', '[2a0e:1c80::1]:9001'] }] }),
+  );
   server.routes.set(pathOf(APPLE_RELAY_URL), respond.text('45.9.151.0/24,GB,GB-EN,London,\n2a0e:1c81::/48,GB,GB-EN,London,\n45.9.151.0/24,GB,GB-EN,London,\n'));
-  for (const name of ['drop_v4.json', 'drop_v6.json', 'asndrop.json']) server.routes.set(pathOf(`https://www.spamhaus.org/drop/${name}`), respond.text(recorded(`spamhaus/${name}`)));
+  for (const name of ['drop_v4.json', 'drop_v6.json', 'asndrop.json'])
+    server.routes.set(pathOf(`https://www.spamhaus.org/drop/${name}`), respond.text(recorded(`spamhaus/${name}`)));
 });
 
 afterAll(async () => {
@@ -47,7 +55,13 @@ describe('riskscore data update via --mirror', () => {
   it('refreshes the bundled groups, keeps a group whose download fails, and the engine reads the new data', async () => {
     server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.status(500));
     const progress: string[] = [];
-    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, onProgress: (l) => progress.push(l), now: () => new Date('2026-12-01T10:00:00Z') });
+    const report = await updateRiskScoreData({
+      dataDir,
+      mirror: server.url,
+      timeoutMs: 2000,
+      onProgress: (l) => progress.push(l),
+      now: () => new Date('2026-12-01T10:00:00Z'),
+    });
     expect(report.updated).toEqual(['tor', 'hosting-vpn', 'cloud', 'apple-private-relay']);
     expect(report.failed).toEqual([{ group: 'ipsum', reason: 'HTTP 500' }]);
     const dir = join(dataDir, 'riskscore');

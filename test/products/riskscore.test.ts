@@ -74,7 +74,10 @@ describe('riskscore local provider (bundled data)', () => {
 
   it('a public address on no list is clean; fetched_at is the data snapshot; cached (local database)', async () => {
     const outcome = await lookup.engine('riskscore');
-    const engine = outcome as { lookup(i: unknown): { result: { intelligence: { verdict: string } }; cached: boolean; fetchedAt: Date }; prepare(ip: string): unknown };
+    const engine = outcome as {
+      lookup(i: unknown): { result: { intelligence: { verdict: string } }; cached: boolean; fetchedAt: Date };
+      prepare(ip: string): unknown;
+    };
     const answer = await engine.lookup(engine.prepare('81.2.69.142'));
     expect(answer.result.intelligence.verdict).toBe('clean');
     expect(answer.cached).toBe(true);
@@ -265,10 +268,17 @@ describe('riskscore through the API: every error code', () => {
   });
 
   it('502 from IPQualityScore refusing the key, without the key (which is in its URL path) in the message', async () => {
-    const error = await ipqs().riskscore('1.0.0.4').catch((e: unknown) => e as LookupError);
+    const error = await ipqs()
+      .riskscore('1.0.0.4')
+      .catch((e: unknown) => e as LookupError);
     expect(error).toMatchObject({ code: 'lookup_failed' });
     expect((error as Error).message).not.toContain(KEY);
-    const refused = await createLookup({ riskscore: { provider: 'ipqualityscore', url: 'http://127.0.0.1:1/ipqs', key: KEY } }).riskscore('1.0.0.5').then(() => new Error('resolved'), (e: unknown) => e as Error);
+    const refused = await createLookup({ riskscore: { provider: 'ipqualityscore', url: 'http://127.0.0.1:1/ipqs', key: KEY } })
+      .riskscore('1.0.0.5')
+      .then(
+        () => new Error('resolved'),
+        (e: unknown) => e as Error,
+      );
     expect(refused).toMatchObject({ code: 'lookup_failed' });
     expect(refused.message).not.toContain(KEY);
   });

@@ -80,7 +80,12 @@ describe('phishing and scam-address lists', () => {
     ['a JSON array', metamask, '[]', /config\.json: not a JSON object/],
     ['no blacklist', metamask, '{"whitelist": [], "fuzzylist": []}', /config\.json: blacklist is not an array of strings/],
     ['an empty blacklist', metamask, '{"blacklist": [], "whitelist": [], "fuzzylist": []}', /config\.json: blacklist lists no entries/],
-    ['a blacklist of non-hosts', metamask, JSON.stringify({ blacklist: ['evil.example', 'not a host', 'x', 'y'], whitelist: [], fuzzylist: [] }), /config\.json: blacklist 3 of 4 entries are not host names/],
+    [
+      'a blacklist of non-hosts',
+      metamask,
+      JSON.stringify({ blacklist: ['evil.example', 'not a host', 'x', 'y'], whitelist: [], fuzzylist: [] }),
+      /config\.json: blacklist 3 of 4 entries are not host names/,
+    ],
     ['an empty deny list', polkadot, '{"deny": [], "allow": []}', /all\.json: deny lists no entries/],
     ['random bytes', addresses, RANDOM, /address\.json is not valid JSON/],
     ['no addresses', addresses, '{}', /address\.json: lists no addresses/],
@@ -116,7 +121,9 @@ describe('report database', () => {
   it('random bytes are refused, naming the file', () => {
     const path = file();
     writeFileSync(path, RANDOM);
-    expect(() => createSqliteReportStore(path)).toThrow(expect.objectContaining({ code: 'store_failed', message: `cannot open report database "${path}": file is not a database` }));
+    expect(() => createSqliteReportStore(path)).toThrow(
+      expect.objectContaining({ code: 'store_failed', message: `cannot open report database "${path}": file is not a database` }),
+    );
   });
 
   it('a scamrisk_reports table of another schema is refused at open, naming the missing columns', () => {
@@ -143,7 +150,12 @@ describe('report database', () => {
 /** `seclookup serve ...args` to its exit; killed after 60 s so a serve that starts anyway does not outlive the test. */
 function runServe(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, 'serve', ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['ignore', 'ignore', 'pipe'], signal: AbortSignal.timeout(60_000) });
+    const child = spawn(process.execPath, [CLI_PATH, 'serve', ...args], {
+      env: cliEnv(),
+      cwd: tmpdir(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      signal: AbortSignal.timeout(60_000),
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', (error) => (error.name === 'AbortError' ? resolve({ code: null, stderr }) : reject(error)));

@@ -9,7 +9,8 @@ import { parseIdentifier } from '../../src/products/scamrisk/identifiers.js';
 import type { IdentifierType } from '../../src/products/scamrisk/types.js';
 
 const norm = (type: IdentifierType, value: string, region?: string) => parseIdentifier(type, value, { region });
-const refused = (type: IdentifierType, value: string, region?: string) => expect(() => norm(type, value, region), `${type} ${value}`).toThrow(expect.objectContaining({ code: 'invalid_identifier' }));
+const refused = (type: IdentifierType, value: string, region?: string) =>
+  expect(() => norm(type, value, region), `${type} ${value}`).toThrow(expect.objectContaining({ code: 'invalid_identifier' }));
 
 describe('phone', () => {
   it.each([
@@ -48,7 +49,12 @@ describe('crypto', () => {
   it('EIP-55: lower, upper and the checksummed form pass; a wrong mixed case fails the checksum', () => {
     const lower = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
     expect(eip55(lower.slice(2))).toBe('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed');
-    for (const good of [lower, '0x' + lower.slice(2).toUpperCase(), '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359']) {
+    for (const good of [
+      lower,
+      '0x' + lower.slice(2).toUpperCase(),
+      '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+      '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+    ]) {
       expect(parseCryptoAddress(good), good).toMatchObject({ chain: 'evm', checksumValid: true, normalized: good.toLowerCase().replace('0X', '0x') });
     }
     expect(parseCryptoAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toMatchObject({ chain: 'evm', checksumValid: false });
@@ -59,13 +65,17 @@ describe('crypto', () => {
     expect(parseCryptoAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr')).toMatchObject({ chain: 'btc', checksumValid: false });
     expect(parseCryptoAddress('TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre')).toMatchObject({ chain: 'trx', checksumValid: true });
     expect(parseCryptoAddress('LNf2JDiuunBz7GMDKFYHN4rq5meXWxiwfb')).toMatchObject({ chain: 'ltc', checksumValid: true });
-    const ss58 = Object.values(JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>)[0][0];
+    const ss58 = Object.values(
+      JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>,
+    )[0][0];
     expect(parseCryptoAddress(ss58)).toMatchObject({ chain: 'dot', checksumValid: true });
     refused('crypto', 'hello world');
     refused('crypto', '0x1234');
   });
 
-  const ss58 = Object.values(JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>)[0][0];
+  const ss58 = Object.values(
+    JSON.parse(readFileSync(join(bundledDataDir(), 'scamrisk', 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>,
+  )[0][0];
   /** The same address with its last character replaced by another of its alphabet. */
   const lastChanged = (value: string, to: string) => value.slice(0, -1) + (value.endsWith(to[0]) ? to[1] : to[0]);
   it.each([
@@ -80,7 +90,9 @@ describe('crypto', () => {
     ['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTj', 'an XRP'],
     [lastChanged(ss58, 'ab'), 'an SS58 (Polkadot-family)'],
   ])('%s: bad checksum, refused naming %s address', (value, chain) => {
-    expect(() => norm('crypto', value)).toThrow(expect.objectContaining({ code: 'invalid_identifier', message: `not a valid crypto: bad checksum for ${chain} address (mistyped or altered)` }));
+    expect(() => norm('crypto', value)).toThrow(
+      expect.objectContaining({ code: 'invalid_identifier', message: `not a valid crypto: bad checksum for ${chain} address (mistyped or altered)` }),
+    );
   });
 
   it.each([
@@ -97,7 +109,10 @@ describe('crypto', () => {
 
 describe('url and domain', () => {
   it('normalizes and reads hosts with tldts; refuses non-http schemes and bad hosts', () => {
-    expect(norm('url', 'HTTPS://PayPal.com.Evil-Login.xyz/a?b#frag')).toMatchObject({ normalized: 'https://paypal.com.evil-login.xyz/a?b', domain: { registrable: 'evil-login.xyz' } });
+    expect(norm('url', 'HTTPS://PayPal.com.Evil-Login.xyz/a?b#frag')).toMatchObject({
+      normalized: 'https://paypal.com.evil-login.xyz/a?b',
+      domain: { registrable: 'evil-login.xyz' },
+    });
     expect(norm('url', 'example.com/path').normalized).toBe('http://example.com/path');
     expect(norm('url', 'https://bücher.example.com/').domain?.name).toBe('xn--bcher-kva.example.com');
     expect(norm('url', 'http://user:pw@example.com/').url?.hasCredentials).toBe(true);
@@ -141,7 +156,15 @@ describe('masking', () => {
     ['address', fc.stringMatching(/^[0-9]{1,4} [a-z]{3,12} (street|road|lane), [a-z]{3,12}$/)],
     ['domain', fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), fc.constantFrom('com', 'co.uk', 'io')).map(([l, s]) => `${l}.${s}`)],
     ['url', fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), fc.stringMatching(/^[a-z0-9]{0,10}$/)).map(([l, p]) => `https://${l}.com/${p}`)],
-    ['crypto', fc.constantFrom('1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre')],
+    [
+      'crypto',
+      fc.constantFrom(
+        '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2',
+        'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+        '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
+        'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre',
+      ),
+    ],
   ];
   it.each(samples)('%s: masked never equals nor contains the value', (type, values) => {
     fc.assert(

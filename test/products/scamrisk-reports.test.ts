@@ -19,8 +19,27 @@ describe.each(stores)('%s report store', (_name, make) => {
   it('adds, finds newest first, lists with filters, counts', async () => {
     const store = make();
     const a = await store.add({ type: 'email', identifier: 'a@example.com', category: 'phishing', source: 'desk' });
-    expect(a).toEqual({ id: a.id, type: 'email', identifier: 'a@example.com', category: 'phishing', source: 'desk', verified: false, disputed: false, note: null, reportedAt: NOW, disputedAt: null });
-    const b = await store.add({ type: 'email', identifier: 'a@example.com', category: 'scam', source: 'other', verified: true, note: 'seen twice', reportedAt: NOW + 1000 });
+    expect(a).toEqual({
+      id: a.id,
+      type: 'email',
+      identifier: 'a@example.com',
+      category: 'phishing',
+      source: 'desk',
+      verified: false,
+      disputed: false,
+      note: null,
+      reportedAt: NOW,
+      disputedAt: null,
+    });
+    const b = await store.add({
+      type: 'email',
+      identifier: 'a@example.com',
+      category: 'scam',
+      source: 'other',
+      verified: true,
+      note: 'seen twice',
+      reportedAt: NOW + 1000,
+    });
     await store.add({ type: 'phone', identifier: '+14155550100', category: 'fraud', source: 'desk' });
     expect((await store.find('email', 'a@example.com')).map((r) => r.id)).toEqual([b.id, a.id]);
     expect(await store.find('email', 'b@example.com')).toEqual([]);

@@ -93,7 +93,8 @@ const routeOf = (file: string) => pathOf(URLS[file]);
 function serveAll(): void {
   answers = served();
   server.routes.clear();
-  for (const [file, body] of Object.entries(answers)) server.routes.set(routeOf(file), respond.text(body, { contentType: file.endsWith('.json') ? 'application/json' : 'text/plain' }));
+  for (const [file, body] of Object.entries(answers))
+    server.routes.set(routeOf(file), respond.text(body, { contentType: file.endsWith('.json') ? 'application/json' : 'text/plain' }));
   server.hits.clear();
 }
 
@@ -142,7 +143,9 @@ describe('updateScamriskData from the mirror', () => {
     // Each official URL asked once, and nothing else.
     expect(Object.fromEntries(server.hits)).toEqual(Object.fromEntries(ALL_FILES.map((file) => [routeOf(file), 1])));
     const mm = metamaskDoc();
-    expect(progress).toContain(`${METAMASK}: ${mm.blacklist.length + 1} blacklist, ${mm.whitelist.length} whitelist, ${mm.fuzzylist.length} fuzzylist (updated, was ${mm.blacklist.length} blacklist, ${mm.whitelist.length} whitelist, ${mm.fuzzylist.length} fuzzylist)`);
+    expect(progress).toContain(
+      `${METAMASK}: ${mm.blacklist.length + 1} blacklist, ${mm.whitelist.length} whitelist, ${mm.fuzzylist.length} fuzzylist (updated, was ${mm.blacklist.length} blacklist, ${mm.whitelist.length} whitelist, ${mm.fuzzylist.length} fuzzylist)`,
+    );
     expect(progress).toContain(`${ofacFile('XBT')}: ${bundled(ofacFile('XBT')).trim().split('\n').length} addresses (unchanged)`);
     // No temporary file left beside a rewritten one.
     expect(readdirSync(join(dataDir, 'phishing', 'metamask')).sort()).toEqual(['LICENSE', 'config.json']);
@@ -150,7 +153,9 @@ describe('updateScamriskData from the mirror', () => {
 
     assess = engineOnData();
     expect(signals(await assess({ domain: NEW_METAMASK_DOMAIN }))).toContain(`metamask:phishing_domain:listed: ${NEW_METAMASK_DOMAIN}`);
-    expect(signals(await assess({ type: 'url', value: `https://app.${NEW_POLKADOT_DOMAIN}/stake` }))).toContain(`polkadot:phishing_domain:listed: ${NEW_POLKADOT_DOMAIN}`);
+    expect(signals(await assess({ type: 'url', value: `https://app.${NEW_POLKADOT_DOMAIN}/stake` }))).toContain(
+      `polkadot:phishing_domain:listed: ${NEW_POLKADOT_DOMAIN}`,
+    );
     const sanctioned = await assess({ type: 'crypto', value: NEW_SANCTIONED_ETH });
     expect(sanctioned.signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', source: 'ofac', detail: 'asset: ETH' }));
     expect(sanctioned.assessment.risk_level).toBe('critical');
@@ -186,7 +191,11 @@ describe('failing sources keep their previous file', () => {
       { file: METAMASK, source: 'phishing', reason: 'response is not valid JSON' },
       { file: POLKADOT_ALL, source: 'phishing', reason: 'HTTP 500' },
       { file: ADDRESSES, source: 'polkadot-addresses', reason: 'timeout after 300 ms' },
-      { file: ofacFile('XBT'), source: 'ofac', reason: `refusing the download: 3 addresses, fewer than half of the ${xbtOnFile} on file (a truncated or broken source?)` },
+      {
+        file: ofacFile('XBT'),
+        source: 'ofac',
+        reason: `refusing the download: 3 addresses, fewer than half of the ${xbtOnFile} on file (a truncated or broken source?)`,
+      },
     ]);
     expect(report.updated).toEqual([ofacFile('ETH')]);
     expect(report.dated).toEqual([]); // every list had a failed file (OFAC: XBT)
@@ -225,7 +234,13 @@ describe('failing sources keep their previous file', () => {
     const mm = metamaskDoc();
     server.routes.set(routeOf(METAMASK), respond.json({ ...mm, blacklist: mm.blacklist.slice(0, 100) }));
     const short = await update({ sources: ['phishing'] });
-    expect(short.failed).toEqual([{ file: METAMASK, source: 'phishing', reason: `refusing the download: 100 blacklist, fewer than half of the ${mm.blacklist.length} on file (a truncated or broken source?)` }]);
+    expect(short.failed).toEqual([
+      {
+        file: METAMASK,
+        source: 'phishing',
+        reason: `refusing the download: 100 blacklist, fewer than half of the ${mm.blacklist.length} on file (a truncated or broken source?)`,
+      },
+    ]);
     expect(onFile(METAMASK)).toBe(bundled(METAMASK));
 
     const closed = await startHttpFixture();
@@ -281,14 +296,26 @@ describe('seclookup data update scamrisk (built CLI)', () => {
     server.routes.set(routeOf(POLKADOT_ALL), respond.status(500));
     const result = await runCli(['data', 'update', 'scamrisk', '--data-dir', dataDir, '--mirror', server.url, '--timeout', '2000']);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe(`scamrisk: 3 updated (${METAMASK}, ${ADDRESSES}, ${ofacFile('ETH')}), ${OFAC_ASSETS.length - 1} unchanged, 1 failed; ${dataDir}`);
+    expect(result.stdout.trim()).toBe(
+      `scamrisk: 3 updated (${METAMASK}, ${ADDRESSES}, ${ofacFile('ETH')}), ${OFAC_ASSETS.length - 1} unchanged, 1 failed; ${dataDir}`,
+    );
     expect(result.stderr).toContain(`${POLKADOT_ALL}: failed (HTTP 500), previous file kept`);
     expect(result.stderr).toContain(`${POLKADOT_ALL} (HTTP 500): previous data kept.`);
     expect(result.stderr).toContain('Restart `seclookup serve` to load the new data.');
     expect(result.stderr).toContain('node data/domainrep/build-tld-risk.mjs');
     expect(onFile(POLKADOT_ALL)).toBe(bundled(POLKADOT_ALL));
 
-    const lookup = await runCli(['lookup', 'scamrisk', '--type', 'crypto', NEW_SANCTIONED_ETH, '--data-dir', dataDir, '--scamrisk-disable', SOFT_SOURCES.join(',')]);
+    const lookup = await runCli([
+      'lookup',
+      'scamrisk',
+      '--type',
+      'crypto',
+      NEW_SANCTIONED_ETH,
+      '--data-dir',
+      dataDir,
+      '--scamrisk-disable',
+      SOFT_SOURCES.join(','),
+    ]);
     expect(lookup.code).toBe(0);
     expect(JSON.parse(lookup.stdout).signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', detail: 'asset: ETH' }));
   });
@@ -300,7 +327,19 @@ describe('seclookup data update scamrisk (built CLI)', () => {
     expect(server.hits.size).toBe(0);
 
     server.routes.set(routeOf(ADDRESSES), respond.hang());
-    const failed = await runCli(['data', 'update', 'scamrisk', '--data-dir', dataDir, '--mirror', server.url, '--timeout', '300', '--source', 'polkadot-addresses']);
+    const failed = await runCli([
+      'data',
+      'update',
+      'scamrisk',
+      '--data-dir',
+      dataDir,
+      '--mirror',
+      server.url,
+      '--timeout',
+      '300',
+      '--source',
+      'polkadot-addresses',
+    ]);
     expect(failed.code).toBe(1);
     expect(failed.stdout.trim()).toBe(`scamrisk: 0 updated, 0 unchanged, 1 failed; ${dataDir}`);
     expect(failed.stderr).toContain(`${ADDRESSES} (timeout after 300 ms): previous data kept.`);

@@ -13,8 +13,15 @@ import { LIMITATIONS, SOFT_SOURCES, type ScamriskResult } from '../../src/produc
 import { createApiStack, FROZEN_NOW, type ApiStack } from '../api/harness.js';
 
 const DATA = join(bundledDataDir(), 'scamrisk');
-const lines = (file: string) => readFileSync(join(DATA, file), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
-const metamask = JSON.parse(readFileSync(join(bundledDataDir(), 'phishing', 'metamask', 'config.json'), 'utf8')) as { blacklist: string[]; whitelist: string[] };
+const lines = (file: string) =>
+  readFileSync(join(DATA, file), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+const metamask = JSON.parse(readFileSync(join(bundledDataDir(), 'phishing', 'metamask', 'config.json'), 'utf8')) as {
+  blacklist: string[];
+  whitelist: string[];
+};
 const polkadotAddresses = JSON.parse(readFileSync(join(DATA, 'polkadot', 'address.json'), 'utf8')) as Record<string, string[]>;
 const SANCTIONED_ETH = lines('ofac/sanctioned_addresses_ETH.txt')[0];
 const SANCTIONED_BTC = lines('ofac/sanctioned_addresses_XBT.txt')[0];
@@ -40,7 +47,9 @@ describe('bundled lists', () => {
       const result = await assess({ type: 'crypto', value });
       expect(result.assessment.risk_level).toBe('critical');
       expect(result.assessment.recommendation).toBe('manual_review');
-      expect(result.signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', severity: 'critical', source: 'ofac', detail: 'asset: ETH' }));
+      expect(result.signals).toContainEqual(
+        expect.objectContaining({ code: 'sanctioned_address', severity: 'critical', source: 'ofac', detail: 'asset: ETH' }),
+      );
     }
   });
 
@@ -61,7 +70,10 @@ describe('bundled lists', () => {
     const blocked = metamask.blacklist.find((d) => !metamask.whitelist.some((w) => d === w || d.endsWith(`.${w}`)) && !d.includes('*'))!;
     for (const request of [{ domain: blocked }, { type: 'url', value: `https://${blocked}/claim` }, { domain: `login.${blocked}` }]) {
       const result = await assess(request);
-      expect(result.signals.map((s) => s.code), JSON.stringify(request)).toContain('phishing_domain');
+      expect(
+        result.signals.map((s) => s.code),
+        JSON.stringify(request),
+      ).toContain('phishing_domain');
       expect(result.assessment.risk_score).toBeGreaterThanOrEqual(60);
     }
     const allowed = metamask.whitelist.find((d) => d.split('.').length === 2)!;
@@ -73,7 +85,12 @@ describe('bundled lists', () => {
     const result = await assess({ type: 'username', value: '@Some.Fresh_User' });
     expect(result).toMatchObject({
       identifier: { type: 'username', masked: 's***' },
-      assessment: { risk_score: 0, risk_level: 'minimal', recommendation: 'allow', coverage: { sources_queried: 1, sources_responded: 1, independent_matches: 0 } },
+      assessment: {
+        risk_score: 0,
+        risk_level: 'minimal',
+        recommendation: 'allow',
+        coverage: { sources_queried: 1, sources_responded: 1, independent_matches: 0 },
+      },
       signals: [],
       report_summary: { total_reports: 0, verified_reports: 0, disputed_reports: 0, categories: [] },
       limitations: [...LIMITATIONS],
@@ -100,7 +117,11 @@ describe('structure signals', () => {
     const good = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55's own example
     const bad = '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // one letter's case flipped
     expect((await assess({ crypto: good })).signals).toEqual([]);
-    await expect(assess({ crypto: bad })).rejects.toMatchObject({ code: 'invalid_identifier', status: 400, message: expect.stringContaining('bad checksum for an EVM (EIP-55 mixed-case) address') });
+    await expect(assess({ crypto: bad })).rejects.toMatchObject({
+      code: 'invalid_identifier',
+      status: 400,
+      message: expect.stringContaining('bad checksum for an EVM (EIP-55 mixed-case) address'),
+    });
     // No checksum to check in one letter case: both stay valid.
     expect((await assess({ crypto: good.toLowerCase() })).identifier.type).toBe('crypto');
     expect((await assess({ crypto: `0x${good.slice(2).toUpperCase()}` })).identifier.type).toBe('crypto');
@@ -140,7 +161,14 @@ describe('reports in the score', () => {
   it('old reports decay', async () => {
     fresh();
     const year = 365 * 86_400_000;
-    await store.add({ type: 'address', identifier: '1 old street, springfield', category: 'scam', source: 'x', verified: true, reportedAt: FROZEN_NOW - 2 * year });
+    await store.add({
+      type: 'address',
+      identifier: '1 old street, springfield',
+      category: 'scam',
+      source: 'x',
+      verified: true,
+      reportedAt: FROZEN_NOW - 2 * year,
+    });
     const result = await assess({ address: '1  Old Street ,Springfield' });
     expect(result.report_summary.total_reports).toBe(1);
     expect(result.assessment.risk_score).toBeLessThan(15);
@@ -218,9 +246,17 @@ describe('HTTP', () => {
   });
 
   it('POST /report files an unverified report that the next assessment counts', async () => {
-    const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'Bad.Actor@Example.com', category: 'phishing', reporter: 'help-desk' } });
+    const reply = await stack.call('/v1/scamrisk/report', {
+      key: secret,
+      json: { type: 'email', value: 'Bad.Actor@Example.com', category: 'phishing', reporter: 'help-desk' },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body.report).toMatchObject({ identifier: { type: 'email', masked: 'B***@example.com' }, category: 'phishing', reporter: 'help-desk', verified: false });
+    expect(reply.body.report).toMatchObject({
+      identifier: { type: 'email', masked: 'B***@example.com' },
+      category: 'phishing',
+      reporter: 'help-desk',
+      verified: false,
+    });
     const assessed = await stack.call('/v1/scamrisk/assess', { key: secret, json: { email: 'bad.actor@example.com' } });
     expect(assessed.body.report_summary).toMatchObject({ total_reports: 1, categories: ['phishing'] });
     const bad = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'x@example.com', category: 'nope' } });

@@ -57,14 +57,24 @@ describe('offset and abbreviation follow daylight saving time', () => {
 
   it('Europe/London: +00:00 GMT and +01:00 BST (MaxMind City)', async () => {
     const { lookup, clock } = at(JANUARY, { database: MAXMIND.city });
-    expect(await lookup.timezone('81.2.69.142')).toEqual({ ip: '81.2.69.142', timezone: { id: 'Europe/London', utc_offset: '+00:00', abbreviation: 'GMT' }, country: { code: 'GB' }, city: 'London' });
+    expect(await lookup.timezone('81.2.69.142')).toEqual({
+      ip: '81.2.69.142',
+      timezone: { id: 'Europe/London', utc_offset: '+00:00', abbreviation: 'GMT' },
+      country: { code: 'GB' },
+      city: 'London',
+    });
     clock.now = JULY;
     expect((await lookup.timezone('81.2.69.142')).timezone).toMatchObject({ utc_offset: '+01:00', abbreviation: 'BST' });
   });
 
   it('Australia/Sydney from DB-IP coordinates: +11:00 AEDT in January, +10:00 AEST in July', async () => {
     const { lookup, clock } = at(JANUARY);
-    expect(await lookup.timezone('1.1.1.1')).toEqual({ ip: '1.1.1.1', timezone: { id: 'Australia/Sydney', utc_offset: '+11:00', abbreviation: 'AEDT' }, country: { code: 'AU' }, city: 'Sydney' });
+    expect(await lookup.timezone('1.1.1.1')).toEqual({
+      ip: '1.1.1.1',
+      timezone: { id: 'Australia/Sydney', utc_offset: '+11:00', abbreviation: 'AEDT' },
+      country: { code: 'AU' },
+      city: 'Sydney',
+    });
     clock.now = JULY;
     expect((await lookup.timezone('1.1.1.1')).timezone).toMatchObject({ utc_offset: '+10:00', abbreviation: 'AEST' });
   });
@@ -100,7 +110,17 @@ describe('offset and abbreviation follow daylight saving time', () => {
   });
 
   it('reads Intl short offsets', () => {
-    expect(['GMT', 'GMT+0', 'GMT-5', 'GMT+5:30', 'GMT-3:30', 'GMT+14', 'UTC', 'EST', ''].map(offsetText)).toEqual(['+00:00', '+00:00', '-05:00', '+05:30', '-03:30', '+14:00', '+00:00', null, null]);
+    expect(['GMT', 'GMT+0', 'GMT-5', 'GMT+5:30', 'GMT-3:30', 'GMT+14', 'UTC', 'EST', ''].map(offsetText)).toEqual([
+      '+00:00',
+      '+00:00',
+      '-05:00',
+      '+05:30',
+      '-03:30',
+      '+14:00',
+      '+00:00',
+      null,
+      null,
+    ]);
   });
 });
 
@@ -113,12 +133,22 @@ describe('what the database gives', () => {
 
   it('a country-only record (GeoIP2-Country: no coordinates, no time_zone) gives its country and null zone', async () => {
     const { lookup } = at(JANUARY, { database: MAXMIND.country });
-    expect(await lookup.timezone('81.2.69.142')).toEqual({ ip: '81.2.69.142', timezone: { id: null, utc_offset: null, abbreviation: null }, country: { code: 'GB' }, city: null });
+    expect(await lookup.timezone('81.2.69.142')).toEqual({
+      ip: '81.2.69.142',
+      timezone: { id: null, utc_offset: null, abbreviation: null },
+      country: { code: 'GB' },
+      city: null,
+    });
   });
 
   it('an address the database has no record for gives nulls, not an error', async () => {
     const { lookup } = at(JANUARY, { database: MAXMIND.city });
-    expect(await lookup.timezone('8.8.8.8')).toEqual({ ip: '8.8.8.8', timezone: { id: null, utc_offset: null, abbreviation: null }, country: { code: null }, city: null });
+    expect(await lookup.timezone('8.8.8.8')).toEqual({
+      ip: '8.8.8.8',
+      timezone: { id: null, utc_offset: null, abbreviation: null },
+      country: { code: null },
+      city: null,
+    });
   });
 
   it('IPv4-mapped IPv6 is the IPv4 address', async () => {
@@ -138,7 +168,9 @@ describe('what the database gives', () => {
     ['nope', 'invalid_ip', 400],
     ['', 'invalid_ip', 400],
   ])('%j: %s', async (ip, code, status) => {
-    const error = await at(JANUARY).lookup.timezone(ip).catch((e: unknown) => e);
+    const error = await at(JANUARY)
+      .lookup.timezone(ip)
+      .catch((e: unknown) => e);
     expect(isLookupError(error) && [error.code, error.status]).toEqual([code, status]);
   });
 
@@ -150,7 +182,9 @@ describe('what the database gives', () => {
 
   it('fails to build, naming the file, when the geoip database is missing', async () => {
     const missing = join(tmpdir(), 'seclookup-no-such-geoip.mmdb');
-    const error = await at(JANUARY, { database: missing }).lookup.timezone('1.1.1.1').catch((e: unknown) => e);
+    const error = await at(JANUARY, { database: missing })
+      .lookup.timezone('1.1.1.1')
+      .catch((e: unknown) => e);
     expect(isSeclookupError(error, 'dataset_missing') && (error as Error).message).toContain(missing);
   });
 });

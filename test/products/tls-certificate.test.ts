@@ -5,7 +5,16 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { certificateFacts, DAY_MS, distinguishedName, dnsAltNames, isoSeconds, msUntilChange, parseCertificateTime, toResult } from '../../src/products/tls/certificate.js';
+import {
+  certificateFacts,
+  DAY_MS,
+  distinguishedName,
+  dnsAltNames,
+  isoSeconds,
+  msUntilChange,
+  parseCertificateTime,
+  toResult,
+} from '../../src/products/tls/certificate.js';
 import { generateKey, mintCertificate } from '../servers/tls-server.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -46,7 +55,11 @@ describe('certificate facts', () => {
       ],
       issuer: ca,
       dnsNames: ['www.example.test', 'example.test', '*.cdn.example.test'],
-      otherNames: [{ type: 'ip', ip: '192.0.2.1' }, { type: 'email', value: 'ops@example.test' }, { type: 'uri', value: 'https://example.test/' }],
+      otherNames: [
+        { type: 'ip', ip: '192.0.2.1' },
+        { type: 'email', value: 'ops@example.test' },
+        { type: 'uri', value: 'https://example.test/' },
+      ],
       notBefore: new Date('2026-01-01T00:00:00Z'),
       notAfter: new Date('2027-01-01T00:00:00Z'),
     });
@@ -61,22 +74,39 @@ describe('certificate facts', () => {
   });
 
   it('keeps RFC 4514 escapes in names; an empty subject is the empty string', () => {
-    const odd = mintCertificate({ subject: [{ shortName: 'O', value: 'Acme, "Inc" <x>' }, { shortName: 'CN', value: 'two\nlines' }] });
+    const odd = mintCertificate({
+      subject: [
+        { shortName: 'O', value: 'Acme, "Inc" <x>' },
+        { shortName: 'CN', value: 'two\nlines' },
+      ],
+    });
     expect(certificateFacts(odd.x509).subject).toBe('CN=two\\0Alines, O=Acme\\, \\"Inc\\" \\<x\\>');
     const unicode = mintCertificate({ subject: [{ shortName: 'CN', value: 'bücher.example' }] });
     expect(certificateFacts(unicode.x509).subject).toBe('CN=bücher.example');
     const anonymous = mintCertificate({ dnsNames: ['only-san.example'] });
     expect(certificateFacts(anonymous.x509)).toMatchObject({ subject: '', issuer: '', san: ['only-san.example'] });
     expect(distinguishedName(undefined)).toBe('');
-    expect(distinguishedName('C=US\nO=Let\'s Encrypt\nCN=R11')).toBe("CN=R11, O=Let's Encrypt, C=US");
+    expect(distinguishedName("C=US\nO=Let's Encrypt\nCN=R11")).toBe("CN=R11, O=Let's Encrypt, C=US");
   });
 
   it('decodes the SAN values Node quotes, and never mistakes other kinds for DNS names', () => {
     const cert = mintCertificate({
       dnsNames: ['plain.example', 'weird, DNS:evil.example', 'quote"d.example', 'back\\slash.example', 'b\u00fc.example', ' spaced ', 'xn--bcher-kva.example'],
-      otherNames: [{ type: 'uri', value: 'https://x.example/, DNS:uri-smuggled.example' }, { type: 'email', value: 'a@b.example' }, { type: 'ip', ip: '2001:db8::1' }],
+      otherNames: [
+        { type: 'uri', value: 'https://x.example/, DNS:uri-smuggled.example' },
+        { type: 'email', value: 'a@b.example' },
+        { type: 'ip', ip: '2001:db8::1' },
+      ],
     });
-    expect(certificateFacts(cert.x509).san).toEqual(['plain.example', 'weird, DNS:evil.example', 'quote"d.example', 'back\\slash.example', 'bü.example', ' spaced ', 'xn--bcher-kva.example']);
+    expect(certificateFacts(cert.x509).san).toEqual([
+      'plain.example',
+      'weird, DNS:evil.example',
+      'quote"d.example',
+      'back\\slash.example',
+      'bü.example',
+      ' spaced ',
+      'xn--bcher-kva.example',
+    ]);
   });
 
   it('reads hundreds of SANs in order', () => {
@@ -139,7 +169,19 @@ describe('valid and days_remaining', () => {
   });
 
   it('lists the fields in SPEC order; protocol is left out when Node cannot tell', () => {
-    expect(Object.keys(at(NOW - DAY_MS, NOW + DAY_MS))).toEqual(['host', 'port', 'valid', 'issuer', 'subject', 'not_before', 'not_after', 'days_remaining', 'san', 'protocol', 'fingerprint_sha256']);
+    expect(Object.keys(at(NOW - DAY_MS, NOW + DAY_MS))).toEqual([
+      'host',
+      'port',
+      'valid',
+      'issuer',
+      'subject',
+      'not_before',
+      'not_after',
+      'days_remaining',
+      'san',
+      'protocol',
+      'fingerprint_sha256',
+    ]);
     expect('protocol' in toResult('h', 443, facts(NOW - DAY_MS, NOW + DAY_MS), null, NOW)).toBe(false);
   });
 

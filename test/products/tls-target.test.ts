@@ -129,7 +129,10 @@ describe('tls input: refused forms', () => {
     expect(codeOf(() => parseTarget(42))).toBe('invalid_host');
     expect(codeOf(() => parseTarget(`https://example.com/${'x'.repeat(3000)}`))).toBe('invalid_host');
     for (const port of [0, 65536, 1.5, -443, Number.NaN, '0443', '44 3', 'https', '1e3']) {
-      expect(codeOf(() => parseTarget('example.com', port)), String(port)).toBe('invalid_host');
+      expect(
+        codeOf(() => parseTarget('example.com', port)),
+        String(port),
+      ).toBe('invalid_host');
     }
   });
 

@@ -37,7 +37,10 @@ const ZONE: Zone = {
   'xn--bcher-kva.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'v6.tls.test': [{ type: 'AAAA', address: '::1' }],
   'private.tls.test': [{ type: 'A', address: '10.0.0.5' }],
-  'mixed.tls.test': [{ type: 'A', address: '127.0.0.1' }, { type: 'A', address: '192.168.1.1' }],
+  'mixed.tls.test': [
+    { type: 'A', address: '127.0.0.1' },
+    { type: 'A', address: '192.168.1.1' },
+  ],
   'metadata.tls.test': [{ type: 'A', address: '169.254.169.254' }],
   'mapped.tls.test': [{ type: 'AAAA', address: '::ffff:127.0.0.1' }],
 };
@@ -97,7 +100,10 @@ const ca = mintCertificate({
 });
 const leaf = (name: string, options: Partial<Parameters<typeof mintCertificate>[0]> = {}): TestCertificate =>
   mintCertificate({
-    subject: [{ shortName: 'O', value: 'Example Org' }, { shortName: 'CN', value: name }],
+    subject: [
+      { shortName: 'O', value: 'Example Org' },
+      { shortName: 'CN', value: name },
+    ],
     dnsNames: [name],
     issuer: ca,
     notBefore: new Date(NOW - 10 * DAY_MS),
@@ -149,7 +155,13 @@ describe('certificates', () => {
   });
 
   it('valid is about the validity window only: self-signed and mismatched names still count as valid', async () => {
-    const selfSigned = mintCertificate({ subject: 'valid.tls.test', dnsNames: ['valid.tls.test'], keyType: 'rsa', notBefore: new Date(NOW - DAY_MS), notAfter: new Date(NOW + DAY_MS) });
+    const selfSigned = mintCertificate({
+      subject: 'valid.tls.test',
+      dnsNames: ['valid.tls.test'],
+      keyType: 'rsa',
+      notBefore: new Date(NOW - DAY_MS),
+      notAfter: new Date(NOW + DAY_MS),
+    });
     const own = await serve({ certificate: selfSigned });
     expect(await lookupFor().tls(`valid.tls.test:${own.port}`)).toMatchObject({ valid: true, issuer: 'CN=valid.tls.test', subject: 'CN=valid.tls.test' });
     const mismatch = await serve({ certificate: leaf('somewhere-else.example', { dnsNames: ['somewhere-else.example'] }), chain: [ca] });
@@ -158,7 +170,14 @@ describe('certificates', () => {
 
   it('lists many DNS SANs in order, and only DNS SANs', async () => {
     const names = Array.from({ length: 300 }, (_, i) => `n${i}.many.tls.test`);
-    const cert = leaf('valid.tls.test', { dnsNames: names, otherNames: [{ type: 'ip', ip: '127.0.0.1' }, { type: 'email', value: 'a@b.test' }, { type: 'uri', value: 'https://u.test/' }] });
+    const cert = leaf('valid.tls.test', {
+      dnsNames: names,
+      otherNames: [
+        { type: 'ip', ip: '127.0.0.1' },
+        { type: 'email', value: 'a@b.test' },
+        { type: 'uri', value: 'https://u.test/' },
+      ],
+    });
     const server = await serve({ certificate: cert });
     expect((await lookupFor().tls(`valid.tls.test:${server.port}`)).san).toEqual(names);
   });
@@ -184,8 +203,16 @@ describe('SNI', () => {
   it('sends the name asked for, and gets the certificate for that name', async () => {
     const server = await serve({ certificate: fallback, sni: { 'sni-a.tls.test': certA, 'sni-b.tls.test': certB } });
     const lookup = lookupFor();
-    expect(await lookup.tls(`sni-a.tls.test:${server.port}`)).toMatchObject({ host: 'sni-a.tls.test', san: ['sni-a.tls.test'], fingerprint_sha256: certA.fingerprint256 });
-    expect(await lookup.tls(`SNI-B.tls.test.:${server.port}`)).toMatchObject({ host: 'sni-b.tls.test', san: ['sni-b.tls.test'], fingerprint_sha256: certB.fingerprint256 });
+    expect(await lookup.tls(`sni-a.tls.test:${server.port}`)).toMatchObject({
+      host: 'sni-a.tls.test',
+      san: ['sni-a.tls.test'],
+      fingerprint_sha256: certA.fingerprint256,
+    });
+    expect(await lookup.tls(`SNI-B.tls.test.:${server.port}`)).toMatchObject({
+      host: 'sni-b.tls.test',
+      san: ['sni-b.tls.test'],
+      fingerprint_sha256: certB.fingerprint256,
+    });
     expect(await lookup.tls(`other.tls.test:${server.port}`)).toMatchObject({ fingerprint_sha256: fallback.fingerprint256 });
     await server.settled();
     expect(server.servernames).toEqual(['sni-a.tls.test', 'sni-b.tls.test', 'other.tls.test']);
@@ -267,7 +294,10 @@ describe('servers that fail: 502 lookup_failed within the deadline', () => {
   });
 
   it('answers 502 for a name with no address', async () => {
-    expect(await failure(lookupFor().tls('nxdomain.tls.test'))).toEqual({ code: 'lookup_failed', message: 'nxdomain.tls.test has no IPv4 or IPv6 address; nothing to connect to' });
+    expect(await failure(lookupFor().tls('nxdomain.tls.test'))).toEqual({
+      code: 'lookup_failed',
+      message: 'nxdomain.tls.test has no IPv4 or IPv6 address; nothing to connect to',
+    });
   });
 
   it('never caches a failure', async () => {
@@ -304,12 +334,20 @@ describe('the outbound guard (no allowPrivateTargets): 422 host_not_allowed, not
     expect(server.connections()).toBe(before);
   });
 
-  it.each(['https://10.0.0.1/path', '192.168.1.1', '169.254.169.254', '100.64.0.1', '[fd00::1]:443', '[fe80::1]', 'private.tls.test', 'metadata.tls.test', '0.0.0.0', '2001:db8::1'])(
-    '%s',
-    async (host) => {
-      expect((await failure(guarded().tls(host))).code).toBe('host_not_allowed');
-    },
-  );
+  it.each([
+    'https://10.0.0.1/path',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '[fd00::1]:443',
+    '[fe80::1]',
+    'private.tls.test',
+    'metadata.tls.test',
+    '0.0.0.0',
+    '2001:db8::1',
+  ])('%s', async (host) => {
+    expect((await failure(guarded().tls(host))).code).toBe('host_not_allowed');
+  });
 
   it('names the address and its block', async () => {
     expect((await failure(guarded().tls('private.tls.test'))).message).toBe('private.tls.test (10.0.0.5) is not a public address: private-use 10.0.0.0/8');
@@ -472,7 +510,9 @@ describe('HTTP', () => {
   });
 
   it('bills a success once, and gives the unit back after a 422 from the guard or a 502', async () => {
-    const s = await createApiStack({ lookup: createLookup({ dns: { servers: [dns.address] }, outbound: { allowPrivateTargets: ['127.0.0.0/8'] }, tls: { timeouts: FAST } }) });
+    const s = await createApiStack({
+      lookup: createLookup({ dns: { servers: [dns.address] }, outbound: { allowPrivateTargets: ['127.0.0.0/8'] }, tls: { timeouts: FAST } }),
+    });
     const { secretKey } = await s.keys('tls', { plan: 'test-quota50' });
     const call = (path: string) => s.call(path, { key: secretKey });
     expect((await call(`/v1/tls/lookup?host=valid.tls.test:${server.port}`)).headers['x-quota-remaining']).toBe('49');

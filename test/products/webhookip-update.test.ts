@@ -30,7 +30,21 @@ const FEED_FILES: Record<string, string> = {
   'https://docs.svix.com/webhook-ips.json': 'svix-webhook-ips.json',
 };
 const pathOf = (url: string) => viaMirror(url, '');
-const FEED_PROVIDERS = ['github', 'stripe', 'paddle', 'paddle-sandbox', 'intercom-us', 'intercom-eu', 'intercom-au', 'atlassian', 'svix-us', 'svix-eu', 'svix-au', 'svix-ca', 'svix-in'];
+const FEED_PROVIDERS = [
+  'github',
+  'stripe',
+  'paddle',
+  'paddle-sandbox',
+  'intercom-us',
+  'intercom-eu',
+  'intercom-au',
+  'atlassian',
+  'svix-us',
+  'svix-eu',
+  'svix-au',
+  'svix-ca',
+  'svix-in',
+];
 
 let server: HttpFixture;
 let dataDir: string;
@@ -147,7 +161,14 @@ describe('updateWebhookRanges: a changed feed', () => {
     const report = await update();
     expect(report.updated).toEqual(['github']);
     expect(progress[0]).toBe('github: 6 ranges (+1 -1)');
-    expect(cidrsOf(onFile(), 'github')).toEqual(['192.30.252.0/22', '185.199.108.0/22', '140.82.112.0/20', '2a0a:a440::/29', '2606:50c0::/32', '4.208.26.196/32']);
+    expect(cidrsOf(onFile(), 'github')).toEqual([
+      '192.30.252.0/22',
+      '185.199.108.0/22',
+      '140.82.112.0/20',
+      '2a0a:a440::/29',
+      '2606:50c0::/32',
+      '4.208.26.196/32',
+    ]);
   });
 
   it('updates one Svix region from the shared document without touching the others', async () => {
@@ -198,9 +219,18 @@ describe('updateWebhookRanges: failing feeds keep their previous values', () => 
     set('https://stripe.com/files/ips/ips_webhooks.json', respond.text('<html><body>Just a moment...</body></html>', { contentType: 'text/html' }));
     set('https://api.paddle.com/ips', respond.json({ error: { type: 'request_error', code: 'forbidden' } }, 200));
     set('https://sandbox-api.paddle.com/ips', respond.json({ data: { ipv4_cidrs: [] } }));
-    set('https://static.intercomcdn.com/intercom-ips/us/intercom-ip-ranges.json', respond.json({ ip_ranges: [{ range: '0.0.0.0/0', region: 'US', service: 'INTERCOM-OUTBOUND' }] }));
-    set('https://static.intercomcdn.com/intercom-ips/eu/intercom-ip-ranges.json', respond.json({ ip_ranges: [{ range: '10.0.0.0/8', region: 'EU', service: 'INTERCOM-OUTBOUND' }] }));
-    set('https://static.intercomcdn.com/intercom-ips/au/intercom-ip-ranges.json', respond.json({ ip_ranges: [{ range: '52.63.36.185/24', region: 'AU', service: 'INTERCOM-OUTBOUND' }] }));
+    set(
+      'https://static.intercomcdn.com/intercom-ips/us/intercom-ip-ranges.json',
+      respond.json({ ip_ranges: [{ range: '0.0.0.0/0', region: 'US', service: 'INTERCOM-OUTBOUND' }] }),
+    );
+    set(
+      'https://static.intercomcdn.com/intercom-ips/eu/intercom-ip-ranges.json',
+      respond.json({ ip_ranges: [{ range: '10.0.0.0/8', region: 'EU', service: 'INTERCOM-OUTBOUND' }] }),
+    );
+    set(
+      'https://static.intercomcdn.com/intercom-ips/au/intercom-ip-ranges.json',
+      respond.json({ ip_ranges: [{ range: '52.63.36.185/24', region: 'AU', service: 'INTERCOM-OUTBOUND' }] }),
+    );
     set('https://ip-ranges.atlassian.com/', respond.status(404));
     const svix = fixture('svix-webhook-ips.json');
     svix.us = ['not an ip'];
@@ -230,7 +260,10 @@ describe('updateWebhookRanges: failing feeds keep their previous values', () => 
   it('refuses a body over the size cap, with or without Content-Length', async () => {
     const big = JSON.stringify({ ...fixture('github-meta.json'), padding: 'x'.repeat(20_000) });
     server.routes.set(pathOf('https://api.github.com/meta'), respond.text(big, { contentType: 'application/json' }));
-    server.routes.set(pathOf('https://stripe.com/files/ips/ips_webhooks.json'), respond.chunked(JSON.stringify({ WEBHOOKS: fixture('stripe-ips_webhooks.json').WEBHOOKS, padding: 'y'.repeat(20_000) })));
+    server.routes.set(
+      pathOf('https://stripe.com/files/ips/ips_webhooks.json'),
+      respond.chunked(JSON.stringify({ WEBHOOKS: fixture('stripe-ips_webhooks.json').WEBHOOKS, padding: 'y'.repeat(20_000) })),
+    );
     const report = await update({ maxBytes: 10_000 });
     expect(report.failed).toEqual([
       { id: 'github', reason: 'response larger than 10000 bytes' },

@@ -137,14 +137,24 @@ describe('webhookip engine: provider option', () => {
 });
 
 describe('webhookip engine: input errors', () => {
-  it.each(['10.0.0.1', '127.0.0.1', '::1', '192.0.2.1', '100.64.0.1', 'fe80::1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '2001:db8::1', '::ffff:10.0.0.1', 'fc00::1'])(
-    '%s is ip_not_routable (422)',
-    (ip) => {
-      const error = errorOf(() => lookup(ip));
-      expect(error.code).toBe('ip_not_routable');
-      expect(error.status).toBe(422);
-    },
-  );
+  it.each([
+    '10.0.0.1',
+    '127.0.0.1',
+    '::1',
+    '192.0.2.1',
+    '100.64.0.1',
+    'fe80::1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '2001:db8::1',
+    '::ffff:10.0.0.1',
+    'fc00::1',
+  ])('%s is ip_not_routable (422)', (ip) => {
+    const error = errorOf(() => lookup(ip));
+    expect(error.code).toBe('ip_not_routable');
+    expect(error.status).toBe(422);
+  });
 
   it.each(['abc', '', ' ', '1.2.3', '256.1.1.1', '1.2.3.4.5', '01.2.3.4', '1.2.3.4/32', '2606:50c0::1%eth0', ':::', '1::2::3', '0x8c.82.112.5'])(
     '%j is invalid_ip (400)',
@@ -170,10 +180,14 @@ const v6Groups = fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xf
 function renderV6(parts: number[], style: number): string {
   const h = parts.map((p) => p.toString(16));
   switch (style % 4) {
-    case 0: return h.join(':');
-    case 1: return parts.map((p) => p.toString(16).padStart(4, '0')).join(':');
-    case 2: return new ipaddr.IPv6(parts).toRFC5952String().toUpperCase();
-    default: return new ipaddr.IPv6(parts).toRFC5952String();
+    case 0:
+      return h.join(':');
+    case 1:
+      return parts.map((p) => p.toString(16).padStart(4, '0')).join(':');
+    case 2:
+      return new ipaddr.IPv6(parts).toRFC5952String().toUpperCase();
+    default:
+      return new ipaddr.IPv6(parts).toRFC5952String();
   }
 }
 
@@ -215,9 +229,12 @@ describe('webhookip engine agrees with parseIp + isPublicIp + a linear scan', ()
   });
 
   it('for random IPv4 addresses', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 0xffffffff }), (n) => {
-      expect(actual(v4Text(n))).toEqual(reference(v4Text(n)));
-    }), { numRuns: 5000 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (n) => {
+        expect(actual(v4Text(n))).toEqual(reference(v4Text(n)));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('for random IPv6 addresses in every written form', () => {

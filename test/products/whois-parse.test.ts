@@ -20,7 +20,8 @@ interface Correction {
   kind: 'expected-missed' | 'expected-wrong' | 'ours-by-design';
   reason: string;
 }
-const CORRECTIONS = (JSON.parse(readFileSync(join(DIR, 'corrections.json'), 'utf8')) as { corrections: Record<string, Partial<Record<Field, Correction>>> }).corrections;
+const CORRECTIONS = (JSON.parse(readFileSync(join(DIR, 'corrections.json'), 'utf8')) as { corrections: Record<string, Partial<Record<Field, Correction>>> })
+  .corrections;
 
 /** python-whois's expected values in our shapes: instants, status sets, lower-case hosts. */
 function expectedOf(name: string): Record<Field, unknown> {
@@ -31,19 +32,37 @@ function expectedOf(name: string): Record<Field, unknown> {
     if (typeof first !== 'string') return null;
     return formatInstant(Date.parse(first.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1')));
   };
-  const status = raw.status == null ? [] : (Array.isArray(raw.status) ? raw.status : [raw.status]).map((s: string) => s.replace(/\s*https?:\/\/\S*/g, '').trim());
-  const nameservers = Array.isArray(raw.name_servers) ? [...new Set(raw.name_servers.map((n: string) => n.split(/\s/)[0].toLowerCase().replace(/\.$/, '')))] : undefined;
-  return { registrar: raw.registrar ?? null, created: date(raw.creation_date), updated: date(raw.updated_date), expires: date(raw.expiration_date), status, nameservers };
+  const status =
+    raw.status == null ? [] : (Array.isArray(raw.status) ? raw.status : [raw.status]).map((s: string) => s.replace(/\s*https?:\/\/\S*/g, '').trim());
+  const nameservers = Array.isArray(raw.name_servers)
+    ? [...new Set(raw.name_servers.map((n: string) => n.split(/\s/)[0].toLowerCase().replace(/\.$/, '')))]
+    : undefined;
+  return {
+    registrar: raw.registrar ?? null,
+    created: date(raw.creation_date),
+    updated: date(raw.updated_date),
+    expires: date(raw.expiration_date),
+    status,
+    nameservers,
+  };
 }
 
 function oursOf(name: string): Record<Field, unknown> {
   const { record } = parseWhoisText(readFileSync(join(DIR, 'whois', name), 'utf8'));
   const iso = (ms: number | null) => (ms === null ? null : formatInstant(ms));
-  return { registrar: record.registrar, created: iso(record.createdAt), updated: iso(record.updatedAt), expires: iso(record.expiresAt), status: record.status, nameservers: record.nameservers };
+  return {
+    registrar: record.registrar,
+    created: iso(record.createdAt),
+    updated: iso(record.updatedAt),
+    expires: iso(record.expiresAt),
+    status: record.status,
+    nameservers: record.nameservers,
+  };
 }
 
 /** Status and nameserver lists compare as sets. */
-const comparable = (field: Field, value: unknown) => (field === 'status' || field === 'nameservers') && Array.isArray(value) ? [...new Set(value)].sort() : value;
+const comparable = (field: Field, value: unknown) =>
+  (field === 'status' || field === 'nameservers') && Array.isArray(value) ? [...new Set(value)].sort() : value;
 
 const FIELDS: Field[] = ['registrar', 'created', 'updated', 'expires', 'status', 'nameservers'];
 
@@ -69,7 +88,11 @@ describe('the 66 WHOIS samples', () => {
     for (const name of SAMPLES) {
       const expected = expectedOf(name);
       const ours = oursOf(name);
-      const same = FIELDS.every((field) => (field === 'nameservers' && expected.nameservers === undefined) || JSON.stringify(comparable(field, ours[field])) === JSON.stringify(comparable(field, expected[field])));
+      const same = FIELDS.every(
+        (field) =>
+          (field === 'nameservers' && expected.nameservers === undefined) ||
+          JSON.stringify(comparable(field, ours[field])) === JSON.stringify(comparable(field, expected[field])),
+      );
       if (same) agree++;
       else expect(CORRECTIONS[name], `${name} differs but has no correction`).toBeDefined();
     }
@@ -113,21 +136,41 @@ describe('parseRegistryDate', () => {
     expect(ms === null ? null : formatInstant(ms)).toBe(iso);
   });
 
-  it.each(['before Aug-1996', 'see at www.register.bg', '2019-02-30', '2019-13-01', '2019-01-01 25:00:00', 'registrar AT ns.il 19990605 (Assigned)', '', 'REDACTED FOR PRIVACY'])(
-    '%j is not a date',
-    (text) => {
-      expect(parseRegistryDate(text)).toBeNull();
-    },
-  );
+  it.each([
+    'before Aug-1996',
+    'see at www.register.bg',
+    '2019-02-30',
+    '2019-13-01',
+    '2019-01-01 25:00:00',
+    'registrar AT ns.il 19990605 (Assigned)',
+    '',
+    'REDACTED FOR PRIVACY',
+  ])('%j is not a date', (text) => {
+    expect(parseRegistryDate(text)).toBeNull();
+  });
 });
 
 describe('parseWhoisText rules', () => {
   it('reads redacted and placeholder values as absent', () => {
     const { record } = parseWhoisText(
-      ['Domain Name: example.com', 'Registrar: REDACTED FOR PRIVACY', 'Sponsoring Registrar: Data Protected', 'Creation Date: 2001-02-03T04:05:06Z', 'Name Server: NS1.EXAMPLE.NET.'].join('\n'),
+      [
+        'Domain Name: example.com',
+        'Registrar: REDACTED FOR PRIVACY',
+        'Sponsoring Registrar: Data Protected',
+        'Creation Date: 2001-02-03T04:05:06Z',
+        'Name Server: NS1.EXAMPLE.NET.',
+      ].join('\n'),
     );
     expect(record).toMatchObject({ registrar: null, createdAt: Date.UTC(2001, 1, 3, 4, 5, 6), nameservers: ['ns1.example.net'] });
-    for (const hidden of ['Not Disclosed', 'NOT DISCLOSED!', 'Hidden upon user request', 'Redacted | EU Data Subject', 'N/A', '-', 'Withheld for Privacy Purposes']) {
+    for (const hidden of [
+      'Not Disclosed',
+      'NOT DISCLOSED!',
+      'Hidden upon user request',
+      'Redacted | EU Data Subject',
+      'N/A',
+      '-',
+      'Withheld for Privacy Purposes',
+    ]) {
       expect(parseWhoisText(`Domain Name: example.com\nRegistrar: ${hidden}\nCreation Date: 2001-02-03`).record.registrar, hidden).toBeNull();
     }
   });
@@ -148,7 +191,8 @@ describe('parseWhoisText rules', () => {
   });
 
   it('never reads a disclaimer as "not found" when the answer holds registration facts', () => {
-    const text = 'Domain Name: EXAMPLE.US\nCreation Date: 2002-04-18T15:16:22Z\nNOTE: FAILURE TO LOCATE A RECORD IN THE WHOIS DATABASE IS NOT INDICATIVE OF THE AVAILABILITY OF A DOMAIN NAME. No match for anything.';
+    const text =
+      'Domain Name: EXAMPLE.US\nCreation Date: 2002-04-18T15:16:22Z\nNOTE: FAILURE TO LOCATE A RECORD IN THE WHOIS DATABASE IS NOT INDICATIVE OF THE AVAILABILITY OF A DOMAIN NAME. No match for anything.';
     expect(parseWhoisText(text).notFound).toBe(false);
   });
 

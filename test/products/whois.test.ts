@@ -41,7 +41,10 @@ function thinRegistryAnswer(name: string, registrarLink: string) {
     ...registry,
     ldhName: name.toUpperCase(),
     entities: [],
-    links: [...(registry.links as object[]).filter((l) => (l as { rel: string }).rel === 'self'), { rel: 'related', type: 'application/rdap+json', href: registrarLink }],
+    links: [
+      ...(registry.links as object[]).filter((l) => (l as { rel: string }).rel === 'self'),
+      { rel: 'related', type: 'application/rdap+json', href: registrarLink },
+    ],
   };
 }
 
@@ -95,14 +98,32 @@ beforeAll(async () => {
   rdap.set('norway.no', file('norway.no.registry-norid.json'));
   rdap.set('lemonde.fr', file('lemonde.fr.registry-afnic.json'));
   rdap.set('example.com', rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json'));
-  rdap.set('redacted.com', rdapAnswer.json({ ...fixture('domain/themarquetry.com.registry-verisign.json'), ldhName: 'REDACTED.COM', links: [], entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'REDACTED FOR PRIVACY']]] }] }));
+  rdap.set(
+    'redacted.com',
+    rdapAnswer.json({
+      ...fixture('domain/themarquetry.com.registry-verisign.json'),
+      ldhName: 'REDACTED.COM',
+      links: [],
+      entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'REDACTED FOR PRIVACY']]] }],
+    }),
+  );
 
   const registry = (query: string, behaviour: WhoisBehaviour) => WHOIS_ANSWERS.set(`127.0.0.1 ${query}`, behaviour);
   registry('-T dn,ace google.de', whoisAnswer.sample('google.de'));
   registry('yahoo.co.jp/e', whoisAnswer.sample('yahoo.co.jp'));
   registry('amazon.co.uk', whoisAnswer.sample('amazon.co.uk'));
-  registry('thin.net', whoisAnswer.text('Domain Name: THIN.NET\r\nRegistrar WHOIS Server: whois.registrar.test\r\nUpdated Date: 2026-01-02T03:04:05Z\r\nName Server: NS1.THIN.NET\r\n'));
-  WHOIS_ANSWERS.set('127.0.0.2 thin.net', whoisAnswer.text('Domain Name: thin.net\nRegistrar: Example Registrar, LLC\nCreation Date: 2001-01-01T00:00:00Z\nUpdated Date: 2020-05-05T00:00:00Z\nRegistrar Registration Expiration Date: 2030-01-01T00:00:00Z\nName Server: ns9.elsewhere.example\n'));
+  registry(
+    'thin.net',
+    whoisAnswer.text(
+      'Domain Name: THIN.NET\r\nRegistrar WHOIS Server: whois.registrar.test\r\nUpdated Date: 2026-01-02T03:04:05Z\r\nName Server: NS1.THIN.NET\r\n',
+    ),
+  );
+  WHOIS_ANSWERS.set(
+    '127.0.0.2 thin.net',
+    whoisAnswer.text(
+      'Domain Name: thin.net\nRegistrar: Example Registrar, LLC\nCreation Date: 2001-01-01T00:00:00Z\nUpdated Date: 2020-05-05T00:00:00Z\nRegistrar Registration Expiration Date: 2030-01-01T00:00:00Z\nName Server: ns9.elsewhere.example\n',
+    ),
+  );
   registry('lost.net', whoisAnswer.text('Domain Name: LOST.NET\r\nRegistrar WHOIS Server: whois.registrar.test\r\nUpdated Date: 2026-01-02T03:04:05Z\r\n'));
   WHOIS_ANSWERS.set('127.0.0.2 lost.net', whoisAnswer.hang());
   registry('it', whoisAnswer.text('% IANA WHOIS server\n\nrefer:        whois.registry.test\n\ndomain:       IT\n'));
@@ -124,8 +145,30 @@ afterAll(async () => {
 function engineOptions(extra: WhoisEngineOptions = {}): WhoisEngineOptions {
   const port = whois.port;
   return {
-    rdapServers: { de: null, com: `http://${rdapHost}/rdap/`, cz: `http://${rdapHost}/rdap/`, no: `http://127.0.0.1:${new URL(rdap.url).port}/rdap/`, fr: rdap.base, net: null, uk: null, pl: null, ro: null, it: null, org: 'http://10.0.0.1/rdap/', info: `http://private.test:${new URL(rdap.url).port}/rdap/` },
-    whoisServers: { de: `whois.denic.de:${port}`, jp: `whois.jprs.jp:${port}`, uk: `whois.registry.test:${port}`, net: `whois.registry.test:${port}`, pl: `127.0.0.1:${port}`, it: null, ro: null, lu: 'private.test' },
+    rdapServers: {
+      de: null,
+      com: `http://${rdapHost}/rdap/`,
+      cz: `http://${rdapHost}/rdap/`,
+      no: `http://127.0.0.1:${new URL(rdap.url).port}/rdap/`,
+      fr: rdap.base,
+      net: null,
+      uk: null,
+      pl: null,
+      ro: null,
+      it: null,
+      org: 'http://10.0.0.1/rdap/',
+      info: `http://private.test:${new URL(rdap.url).port}/rdap/`,
+    },
+    whoisServers: {
+      de: `whois.denic.de:${port}`,
+      jp: `whois.jprs.jp:${port}`,
+      uk: `whois.registry.test:${port}`,
+      net: `whois.registry.test:${port}`,
+      pl: `127.0.0.1:${port}`,
+      it: null,
+      ro: null,
+      lu: 'private.test',
+    },
     ianaServer: `127.0.0.1:${port}`,
     whoisPort: port,
     timeouts: { connectMs: 400, totalMs: 800 },
@@ -168,7 +211,14 @@ describe('RDAP', () => {
       updated_at: null, // this 2021 Verisign answer has no "last changed"; "last update of RDAP database" is ignored
       expires_at: '2028-09-14T04:00:00Z',
       domain_age_days: Math.floor((NOW - Date.UTC(1997, 8, 15, 4)) / DAY),
-      status: ['clientDeleteProhibited', 'clientTransferProhibited', 'clientUpdateProhibited', 'serverDeleteProhibited', 'serverTransferProhibited', 'serverUpdateProhibited'],
+      status: [
+        'clientDeleteProhibited',
+        'clientTransferProhibited',
+        'clientUpdateProhibited',
+        'serverDeleteProhibited',
+        'serverTransferProhibited',
+        'serverUpdateProhibited',
+      ],
       nameservers: ['ns1.google.com', 'ns2.google.com', 'ns3.google.com', 'ns4.google.com'],
       source: 'rdap',
     });
@@ -177,9 +227,20 @@ describe('RDAP', () => {
 
   it('reads other registries: CZ.NIC (registrar handle), Norid (no expiry), AFNIC (registry-specific status kept)', async () => {
     const lookup = lookupWith();
-    expect(await lookup.whois('example.cz')).toMatchObject({ registrar: 'REG-INTERNET-CZ', created_at: '2004-08-30T22:55:00Z', expires_at: '2019-08-30T12:00:00Z', updated_at: null, status: ['ok'] });
+    expect(await lookup.whois('example.cz')).toMatchObject({
+      registrar: 'REG-INTERNET-CZ',
+      created_at: '2004-08-30T22:55:00Z',
+      expires_at: '2019-08-30T12:00:00Z',
+      updated_at: null,
+      status: ['ok'],
+    });
     expect(await lookup.whois('norway.no')).toMatchObject({ registrar: 'Domeneshop AS', expires_at: null, updated_at: '2021-01-14T05:16:59Z', status: [] });
-    expect((await lookup.whois('lemonde.fr')).status).toEqual(['serverUpdateProhibited', 'serverTransferProhibited', 'serverDeleteProhibited', 'server recover prohibited']);
+    expect((await lookup.whois('lemonde.fr')).status).toEqual([
+      'serverUpdateProhibited',
+      'serverTransferProhibited',
+      'serverDeleteProhibited',
+      'server recover prohibited',
+    ]);
   });
 
   it('gives a redacted registrar as null, never the placeholder', async () => {
@@ -202,7 +263,11 @@ describe('RDAP', () => {
   it('keeps the registry facts when the registrar step fails, and keeps that result only briefly', async () => {
     const store = createMemoryCache(); // shared with the DNS resolver, as createLookup({ cache }) does
     const ttls = new Map<string, number>();
-    const recording: CacheStore = { get: (key) => store.get(key), delete: (key) => store.delete(key), set: (key, value, ttlMs) => (ttls.set(key, ttlMs), store.set(key, value, ttlMs)) };
+    const recording: CacheStore = {
+      get: (key) => store.get(key),
+      delete: (key) => store.delete(key),
+      set: (key, value, ttlMs) => (ttls.set(key, ttlMs), store.set(key, value, ttlMs)),
+    };
     const lookup = createLookup({
       dns: { servers: [dns.address], attempts: 1 },
       outbound: { allowPrivateTargets: ['127.0.0.0/8'] },
@@ -212,7 +277,11 @@ describe('RDAP', () => {
     expect(await lookup.whois('thin-broken.com')).toMatchObject({ registrar: null, created_at: '1997-09-15T04:00:00Z' });
     await lookup.whois('google.com');
     await failure(lookup.whois('nosuch-example.com'));
-    expect(Object.fromEntries([...ttls].filter(([key]) => key.startsWith('whois:')))).toEqual({ 'whois:thin-broken.com': 120_000, 'whois:google.com': 3_600_000, 'whois:nosuch-example.com': 120_000 });
+    expect(Object.fromEntries([...ttls].filter(([key]) => key.startsWith('whois:')))).toEqual({
+      'whois:thin-broken.com': 120_000,
+      'whois:google.com': 3_600_000,
+      'whois:nosuch-example.com': 120_000,
+    });
   });
 
   it('does not take a registrar record about another name', async () => {
@@ -242,7 +311,22 @@ describe('RDAP', () => {
   it('fails with 502 lookup_failed on every hostile server, each within its deadline, and caches none', async () => {
     const lookup = lookupWith({ maxRedirects: 2 });
     const started = performance.now();
-    const cases = ['other.com', 'loop.com', 'to-private.com', 'to-ftp.com', 'hang.com', 'early.com', 'endless.com', 'drip.com', 'garbage.com', 'error.com', 'help.com', 'busy.com', 'anything.org', 'anything.info'];
+    const cases = [
+      'other.com',
+      'loop.com',
+      'to-private.com',
+      'to-ftp.com',
+      'hang.com',
+      'early.com',
+      'endless.com',
+      'drip.com',
+      'garbage.com',
+      'error.com',
+      'help.com',
+      'busy.com',
+      'anything.org',
+      'anything.info',
+    ];
     const errors = await Promise.all(cases.map((domain) => failure(lookup.whois(domain))));
     const elapsed = performance.now() - started;
     const byDomain = Object.fromEntries(cases.map((domain, i) => [domain, errors[i]]));
@@ -272,7 +356,13 @@ describe('RDAP', () => {
 
   it('maps RDAP status values to EPP codes (RFC 8056) and keeps the others', () => {
     expect(['client transfer prohibited', 'Server Hold', 'active', 'associated', 'pending  delete', 'locked', 'validated'].map(eppStatus)).toEqual([
-      'clientTransferProhibited', 'serverHold', 'ok', 'linked', 'pendingDelete', 'locked', 'validated',
+      'clientTransferProhibited',
+      'serverHold',
+      'ok',
+      'linked',
+      'pendingDelete',
+      'locked',
+      'validated',
     ]);
   });
 });
@@ -281,21 +371,35 @@ describe('WHOIS (port 43)', () => {
   it('asks each server in its own way (DENIC -T dn,ace, JPRS /e) and parses the answer', async () => {
     const lookup = lookupWith();
     expect(await lookup.whois('google.de')).toEqual({
-      domain: 'google.de', registrar: null, created_at: null, updated_at: '2018-03-12T20:44:25Z', expires_at: null, domain_age_days: null,
-      status: ['connect'], nameservers: ['ns1.google.com', 'ns2.google.com', 'ns3.google.com', 'ns4.google.com'], source: 'whois',
+      domain: 'google.de',
+      registrar: null,
+      created_at: null,
+      updated_at: '2018-03-12T20:44:25Z',
+      expires_at: null,
+      domain_age_days: null,
+      status: ['connect'],
+      nameservers: ['ns1.google.com', 'ns2.google.com', 'ns3.google.com', 'ns4.google.com'],
+      source: 'whois',
     });
-    expect(await lookup.whois('yahoo.co.jp')).toMatchObject({ created_at: '2019-09-27T00:00:00Z', updated_at: '2024-09-30T16:00:44Z', status: ['Connected (2025/09/30)'] });
+    expect(await lookup.whois('yahoo.co.jp')).toMatchObject({
+      created_at: '2019-09-27T00:00:00Z',
+      updated_at: '2024-09-30T16:00:44Z',
+      status: ['Connected (2025/09/30)'],
+    });
     expect(whois.queries.map((q) => q.query)).toEqual(expect.arrayContaining(['-T dn,ace google.de', 'yahoo.co.jp/e']));
   });
 
   it('reaches a server by name through the guard (.uk, a heading-block answer)', async () => {
     expect(await lookupWith().whois('www.amazon.co.uk')).toMatchObject({
-      domain: 'amazon.co.uk', registrar: 'Amazon.com, Inc. t/a Amazon.com, Inc. [Tag = AMAZON-COM]', created_at: null, expires_at: '2020-12-05T00:00:00Z',
+      domain: 'amazon.co.uk',
+      registrar: 'Amazon.com, Inc. t/a Amazon.com, Inc. [Tag = AMAZON-COM]',
+      created_at: null,
+      expires_at: '2020-12-05T00:00:00Z',
       status: ['Registered until expiry date.'],
     });
   });
 
-  it('follows a thin registry\'s Registrar WHOIS Server once; the registrar fills gaps only', async () => {
+  it("follows a thin registry's Registrar WHOIS Server once; the registrar fills gaps only", async () => {
     const result = await lookupWith().whois('thin.net');
     expect(result).toMatchObject({
       registrar: 'Example Registrar, LLC',
@@ -308,12 +412,19 @@ describe('WHOIS (port 43)', () => {
   });
 
   it('keeps the registry facts when the referral fails', async () => {
-    expect(await lookupWith({ timeouts: { connectMs: 200, totalMs: 300 } }).whois('lost.net')).toMatchObject({ registrar: null, updated_at: '2026-01-02T03:04:05Z' });
+    expect(await lookupWith({ timeouts: { connectMs: 200, totalMs: 300 } }).whois('lost.net')).toMatchObject({
+      registrar: null,
+      updated_at: '2026-01-02T03:04:05Z',
+    });
   });
 
   it('asks whois.iana.org for a TLD with no listed server (refer:), once per TLD', async () => {
     const lookup = lookupWith();
-    expect(await lookup.whois('google.it')).toMatchObject({ registrar: 'MarkMonitor International Limited', created_at: '1999-12-10T00:00:00Z', status: ['ok'] });
+    expect(await lookup.whois('google.it')).toMatchObject({
+      registrar: 'MarkMonitor International Limited',
+      created_at: '1999-12-10T00:00:00Z',
+      status: ['ok'],
+    });
     const before = whois.queries.filter((q) => q.query === 'it').length;
     expect((await lookup.detailed.whois('google.it')).cached).toBe(true);
     expect(whois.queries.filter((q) => q.query === 'it').length).toBe(before);
@@ -426,7 +537,7 @@ describe('options and status', () => {
     expect(engine.bootstrapPublication).toBe('2025-06-27T17:00:02Z');
   });
 
-  it('checks a bootstrap document\'s shape (RFC 9224)', () => {
+  it("checks a bootstrap document's shape (RFC 9224)", () => {
     expect(bootstrapProblem({ services: [[['com'], ['https://rdap.example/']]] })).toBeNull();
     expect(bootstrapProblem({ services: 'none' })).toBe('no "services" array');
     expect(bootstrapProblem({ services: [[['com'], ['ftp://rdap.example/']]] })).toBe('services[0] lists a URL that is not http(s)');

@@ -75,9 +75,15 @@ describe('two API instances on one Redis', () => {
     const challenge = await a.call(`/v1/captcha/challenge?sitekey=${site.siteKey}&hostname=shop.example.com&puzzle_type=pow`);
     expect(challenge.status, JSON.stringify(challenge.body)).toBe(200);
     const token = `${challenge.body.challenge}.${solvePow(challenge.body.params as PowParams)}`;
-    const verified = await b.call('/v1/captcha/verify', { json: { sitekey: site.siteKey, hostname: 'shop.example.com', token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 } } });
+    const verified = await b.call('/v1/captcha/verify', {
+      json: { sitekey: site.siteKey, hostname: 'shop.example.com', token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 } },
+    });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
-    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).call('/v1/captcha/siteverify', { json: { secret: site.secretKey, response: verified.body.proof } })));
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        (i % 2 ? a : b).call('/v1/captcha/siteverify', { json: { secret: site.secretKey, response: verified.body.proof } }),
+      ),
+    );
     expect(statuses(replies)).toEqual({ '200': 1, '400 token_already_used': 99 });
   });
 

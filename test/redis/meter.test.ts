@@ -193,7 +193,11 @@ describe('createRedisMeter: the hot path', () => {
     await meter.refund(first.reservation);
 
     const counters = await inspect.keys('seclookup:{sub:*');
-    expect(counters.sort()).toEqual([`seclookup:{sub:${sub.subscriptionId}}:quota`, `seclookup:{sub:${sub.subscriptionId}}:rate:${request.keyId}`, `seclookup:{sub:${sub.subscriptionId}}:usage`]);
+    expect(counters.sort()).toEqual([
+      `seclookup:{sub:${sub.subscriptionId}}:quota`,
+      `seclookup:{sub:${sub.subscriptionId}}:rate:${request.keyId}`,
+      `seclookup:{sub:${sub.subscriptionId}}:usage`,
+    ]);
     const ttl = Object.fromEntries(await Promise.all(counters.map(async (key) => [key.replace(/^.*\}:/, ''), await inspect.pttl(key)] as const)));
     // Relative durations: the minute's end plus one minute; the month's end (Jan 31) plus a day; 400 days.
     expect(ttl[`rate:${request.keyId}`]).toBeGreaterThan(60_000);
@@ -269,10 +273,19 @@ describe('createRedisMeter: Redis failures', () => {
       await Promise.all(workers);
 
       expect(failures.length).toBeGreaterThan(0);
-      for (const failure of failures) expect(failure).toMatchObject({ name: 'SeclookupError', code: 'store_failed', message: 'redis consume: redis is unreachable (the connection is down; reconnecting)' });
+      for (const failure of failures)
+        expect(failure).toMatchObject({
+          name: 'SeclookupError',
+          code: 'store_failed',
+          message: 'redis consume: redis is unreachable (the connection is down; reconnecting)',
+        });
       expect(Math.max(...durations)).toBeLessThan(3_000);
       // Admin calls fail the same way, and no message carries the key's hash.
-      const failed = await Promise.allSettled([meter.resolveKey(hashKey('not cached')), meter.listKeys(), meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: '1' })]);
+      const failed = await Promise.allSettled([
+        meter.resolveKey(hashKey('not cached')),
+        meter.listKeys(),
+        meter.refund({ subscriptionId: sub.subscriptionId, product: 'useragent', period: '2025-01', day: '2025-01-15', lease: '1' }),
+      ]);
       for (const result of failed) {
         expect(result.status).toBe('rejected');
         const reason = (result as PromiseRejectedResult).reason as Error;
@@ -303,7 +316,8 @@ describe('createRedisMeter: Redis failures', () => {
     const started = performance.now();
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => meter.consume(request)));
     const elapsed = performance.now() - started;
-    for (const result of results) expect(result).toMatchObject({ status: 'rejected', reason: { code: 'store_failed', message: 'redis consume: timed out after 300 ms' } });
+    for (const result of results)
+      expect(result).toMatchObject({ status: 'rejected', reason: { code: 'store_failed', message: 'redis consume: timed out after 300 ms' } });
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(1_500);
     server.resume();
@@ -328,6 +342,8 @@ describe('createRedisMeter: Redis failures', () => {
     } finally {
       await unreachable.close();
     }
-    expect(() => createRedisMeter('http://:s3cret@host/0')).toThrow(expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('s3cret') }));
+    expect(() => createRedisMeter('http://:s3cret@host/0')).toThrow(
+      expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('s3cret') }),
+    );
   });
 });

@@ -121,7 +121,9 @@ describe('createRedisClient', () => {
     const client = new Redis(server.url(), { lazyConnect: true });
     expect(createRedisClient(client)).toBe(client);
     client.disconnect();
-    expect(() => createRedisClient('mysql://user:pw-secret@host/0')).toThrow(expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('pw-secret') }));
+    expect(() => createRedisClient('mysql://user:pw-secret@host/0')).toThrow(
+      expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('pw-secret') }),
+    );
     expect(() => createRedisClient('redis://127.0.0.1:6379/zero')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
     expect(() => createRedisClient('redis://127.0.0.1:6379/0', { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
     expect(() => createRedisClient({} as Redis)).toThrow(expect.objectContaining({ code: 'invalid_option' }));

@@ -181,10 +181,13 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
     socket.on('error', () => {}); // a client resetting the connection is not our failure
-    socket.on('data', readFrames((message) => {
-      const answer = reply(message, 'tcp');
-      if (answer) schedule(answer.delayMs, () => socket.writable && socket.write(frame(answer.bytes)));
-    }));
+    socket.on(
+      'data',
+      readFrames((message) => {
+        const answer = reply(message, 'tcp');
+        if (answer) schedule(answer.delayMs, () => socket.writable && socket.write(frame(answer.bytes)));
+      }),
+    );
   });
 
   let closing: Promise<void> | undefined;

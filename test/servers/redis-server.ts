@@ -43,7 +43,14 @@ const STARTUP_TIMEOUT_MS = 10_000;
 
 /** The redis-server binary: $REDIS_SERVER, /usr/bin/redis-server, or one on PATH. Throws with the fix when absent. */
 export function findRedisServer(): string {
-  const candidates = [process.env.REDIS_SERVER, '/usr/bin/redis-server', ...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'redis-server'))];
+  const candidates = [
+    process.env.REDIS_SERVER,
+    '/usr/bin/redis-server',
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, 'redis-server')),
+  ];
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
@@ -53,7 +60,9 @@ export function findRedisServer(): string {
       // next
     }
   }
-  throw new Error('redis-server is not installed (looked for /usr/bin/redis-server and on PATH): the Redis tests need a real server. Install it with `apt-get install redis-server` (CI installs it), or set REDIS_SERVER to its path.');
+  throw new Error(
+    'redis-server is not installed (looked for /usr/bin/redis-server and on PATH): the Redis tests need a real server. Install it with `apt-get install redis-server` (CI installs it), or set REDIS_SERVER to its path.',
+  );
 }
 
 export interface RedisServerOptions {

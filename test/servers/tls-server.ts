@@ -128,7 +128,11 @@ export function mintCertificate(options: MintOptions = {}): TestCertificate {
 
   const cert = pki.createCertificate();
   // A positive INTEGER: clear the top bit.
-  const serial = options.serial ?? randomBytes(16).toString('hex').replace(/^./, (c) => (parseInt(c, 16) & 7).toString(16));
+  const serial =
+    options.serial ??
+    randomBytes(16)
+      .toString('hex')
+      .replace(/^./, (c) => (parseInt(c, 16) & 7).toString(16));
   cert.serialNumber = serial;
   cert.validity.notBefore = notBefore;
   cert.validity.notAfter = notAfter;
@@ -136,7 +140,10 @@ export function mintCertificate(options: MintOptions = {}): TestCertificate {
   cert.setIssuer(options.issuer ? options.issuer.subjectAttributes : subjectAttributes);
   const extensions: object[] = [];
   if (options.ca) {
-    extensions.push({ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true });
+    extensions.push(
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    );
   } else {
     extensions.push({ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: key.type === 'rsa', critical: true });
     extensions.push({ name: 'extKeyUsage', serverAuth: true });
@@ -180,7 +187,12 @@ export function mintCertificate(options: MintOptions = {}): TestCertificate {
 function algorithmIdentifier(type: KeyType): forge.asn1.Asn1 {
   const oid = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(type === 'rsa' ? OID_SHA256_WITH_RSA : OID_ECDSA_WITH_SHA256).getBytes());
   // RSA carries an explicit NULL; ECDSA no parameters at all (RFC 5758 3.2).
-  return asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, type === 'rsa' ? [oid, asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, '')] : [oid]);
+  return asn1.create(
+    asn1.Class.UNIVERSAL,
+    asn1.Type.SEQUENCE,
+    true,
+    type === 'rsa' ? [oid, asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, '')] : [oid],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

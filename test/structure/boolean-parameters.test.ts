@@ -23,7 +23,7 @@ function isBooleanParameter(parameter: ts.ParameterDeclaration): boolean {
 }
 
 /** `file:line name(...)` for every function-like node with two or more boolean parameters. */
-export function functionsWithBooleanPairs(file: string, text: string): string[] {
+function functionsWithBooleanPairs(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node) => {
@@ -40,7 +40,8 @@ export function functionsWithBooleanPairs(file: string, text: string): string[] 
 
 describe('named option objects', () => {
   it('the check finds what it looks for', () => {
-    const text = 'function admit(a: string, reserve: boolean, h: object, lenient: boolean) {}\nconst f = (x = true, y = false) => 0;\nfunction ok(one: boolean, o: { two: boolean }) {}';
+    const text =
+      'function admit(a: string, reserve: boolean, h: object, lenient: boolean) {}\nconst f = (x = true, y = false) => 0;\nfunction ok(one: boolean, o: { two: boolean }) {}';
     expect(functionsWithBooleanPairs(join(ROOT, 'x.ts'), text)).toEqual(['x.ts:1 admit', 'x.ts:2 (anonymous)']);
   });
 

@@ -28,7 +28,12 @@ function sourceFiles(dir: string): string[] {
 function meterTypesImported(path: string): string[] {
   const names: string[] = [];
   for (const match of read(path).matchAll(/import type \{([^}]*)\} from '[./]*(?:metering\/)?types\.js'/g)) {
-    names.push(...match[1].split(',').map((name) => name.trim()).filter(Boolean));
+    names.push(
+      ...match[1]
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    );
   }
   return names;
 }

@@ -45,7 +45,9 @@ async function garbageAfterHandshake(certificate: TestCertificate): Promise<numb
 }
 
 beforeAll(async () => {
-  stack = await createApiStack({ lookup: createLookup({ outbound: { allowPrivateTargets: ['127.0.0.0/8'] }, tls: { timeouts: { connectMs: 3_000, totalMs: 5_000 } } }) });
+  stack = await createApiStack({
+    lookup: createLookup({ outbound: { allowPrivateTargets: ['127.0.0.0/8'] }, tls: { timeouts: { connectMs: 3_000, totalMs: 5_000 } } }),
+  });
   key = (await stack.keys('tls', { plan: 'enterprise' })).secretKey;
 });
 
@@ -77,7 +79,10 @@ describe('hostile certificates and servers', () => {
   it('reads odd but valid fields as they are: extreme years, a thousand SANs, control characters', async () => {
     const dnsNames = Array.from({ length: 1_000 }, (_, i) => `n${i}.odd.test`);
     const certificate = mintCertificate({
-      subject: [{ shortName: 'O', value: 'Odd, "Inc"\n\u0001' }, { shortName: 'CN', value: 'odd.test' }],
+      subject: [
+        { shortName: 'O', value: 'Odd, "Inc"\n\u0001' },
+        { shortName: 'CN', value: 'odd.test' },
+      ],
       dnsNames: [...dnsNames, 'a, b', 'x"y'],
       notBefore: new Date(Date.UTC(1950, 0, 1)),
       notAfter: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)),

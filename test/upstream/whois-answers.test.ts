@@ -34,7 +34,12 @@ beforeAll(async () => {
   whois = await startWhoisServer({ answer: () => whoisAnswer.text(text) });
   lookup = createLookup({
     outbound: { allowPrivateTargets: ['127.0.0.0/8'] },
-    whois: { rdapServers: { com: rdap.base, xyz: null }, whoisServers: { xyz: whois.address }, timeouts: { connectMs: 2_000, totalMs: 5_000 }, lookupTimeoutMs: 10_000 },
+    whois: {
+      rdapServers: { com: rdap.base, xyz: null },
+      whoisServers: { xyz: whois.address },
+      timeouts: { connectMs: 2_000, totalMs: 5_000 },
+      lookupTimeoutMs: 10_000,
+    },
   });
 });
 
@@ -76,13 +81,28 @@ describe('answers with thousands of values', () => {
 
   it('takes the first registrar link that is a URL, skipping those that do not parse', () => {
     const link = (href: string) => ({ rel: 'related', type: 'application/rdap+json', href });
-    const answer = readRdapDomain({ objectClassName: 'domain', links: [link('http://[::1/domain/a.com'), link('https://127.0.0.1:99999/domain/a.com'), link('https://rdap.registrar.example/domain/a.com')] });
+    const answer = readRdapDomain({
+      objectClassName: 'domain',
+      links: [link('http://[::1/domain/a.com'), link('https://127.0.0.1:99999/domain/a.com'), link('https://rdap.registrar.example/domain/a.com')],
+    });
     expect(answer.registrarLink).toBe('https://rdap.registrar.example/domain/a.com');
     expect(readRdapDomain({ objectClassName: 'domain', links: [link('http://%zz/domain/a.com')] }).registrarLink).toBeNull();
   });
 
   it('reads an RDAP object with every field of the wrong type as no facts, never a crash', () => {
-    const wrong = { objectClassName: 'domain', ldhName: 7, status: 'active', nameservers: { ldhName: 'ns.example.net' }, events: 'yesterday', entities: [null, 1, 'x', { roles: 'registrar', vcardArray: 5 }], links: 'http://x' };
-    expect(readRdapDomain(wrong)).toEqual({ record: { registrar: null, createdAt: null, updatedAt: null, expiresAt: null, status: [], nameservers: [] }, name: null, registrarLink: null });
+    const wrong = {
+      objectClassName: 'domain',
+      ldhName: 7,
+      status: 'active',
+      nameservers: { ldhName: 'ns.example.net' },
+      events: 'yesterday',
+      entities: [null, 1, 'x', { roles: 'registrar', vcardArray: 5 }],
+      links: 'http://x',
+    };
+    expect(readRdapDomain(wrong)).toEqual({
+      record: { registrar: null, createdAt: null, updatedAt: null, expiresAt: null, status: [], nameservers: [] },
+      name: null,
+      registrarLink: null,
+    });
   });
 });

@@ -18,7 +18,18 @@ import { resolveTimeouts, type TimeoutOptions } from '../deadline.js';
 import { upstreamEnd, upstreamStart } from '../observe.js';
 import { parseDnsServer, systemDnsServers, type DnsServer } from './servers.js';
 import { tcpExchange, udpExchange, type Exchange } from './transport.js';
-import { encodeName, encodeQuery, RCODE, RECORD_TYPES, WireError, type DnsRecordType, type MxData, type SoaData, type WireMessage, type WireRecord } from './wire.js';
+import {
+  encodeName,
+  encodeQuery,
+  RCODE,
+  RECORD_TYPES,
+  WireError,
+  type DnsRecordType,
+  type MxData,
+  type SoaData,
+  type WireMessage,
+  type WireRecord,
+} from './wire.js';
 
 export type { DnsRecordType, MxData } from './wire.js';
 
@@ -107,7 +118,8 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
   const attempts = options.attempts ?? 2;
   if (!Number.isSafeInteger(attempts) || attempts < 1) throw invalidOption(`dns.attempts must be a positive integer (got ${String(options.attempts)})`);
   const maxInFlight = options.maxInFlight ?? 256;
-  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw invalidOption(`dns.maxInFlight must be a positive integer (got ${String(options.maxInFlight)})`);
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
+    throw invalidOption(`dns.maxInFlight must be a positive integer (got ${String(options.maxInFlight)})`);
   const slots = createSlots(maxInFlight);
   const now = options.now ?? Date.now;
   const cacheOptions = options.cache ?? {};
@@ -221,7 +233,13 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
 
   function toAnswer<T extends DnsRecordType>(entry: CachedAnswer, cached: boolean): DnsAnswer<T> {
     // Copies: the cached entry is shared by every caller.
-    return { status: entry.status, records: entry.records.map((r) => (typeof r === 'object' ? { ...(r as MxData) } : r)) as DnsValue<T>[], ttl: entry.ttl, cached, fetchedAt: entry.fetchedAt };
+    return {
+      status: entry.status,
+      records: entry.records.map((r) => (typeof r === 'object' ? { ...(r as MxData) } : r)) as DnsValue<T>[],
+      ttl: entry.ttl,
+      cached,
+      fetchedAt: entry.fetchedAt,
+    };
   }
 
   return {

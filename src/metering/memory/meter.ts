@@ -133,7 +133,17 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
 
   function keyInfo(key: KeyRecord): KeyInfo {
     const sub = key.subscription;
-    return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, prefix: key.prefix, plan: sub.plan, ipAllow: [...sub.ipAllow], createdAt: key.createdAt };
+    return {
+      id: key.id,
+      subscriptionId: sub.id,
+      product: sub.product,
+      kind: key.kind,
+      status: key.status,
+      prefix: key.prefix,
+      plan: sub.plan,
+      ipAllow: [...sub.ipAllow],
+      createdAt: key.createdAt,
+    };
   }
 
   return {
@@ -144,7 +154,15 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
         const key = keysByHash.get(hash);
         if (!key) return null;
         const sub = key.subscription;
-        return { id: key.id, subscriptionId: sub.id, product: sub.product, kind: key.kind, status: key.status, ipAllow: [...sub.ipAllow], plan: resolvePlan(plans.list(), sub.plan, sub.product) };
+        return {
+          id: key.id,
+          subscriptionId: sub.id,
+          product: sub.product,
+          kind: key.kind,
+          status: key.status,
+          ipAllow: [...sub.ipAllow],
+          plan: resolvePlan(plans.list(), sub.plan, sub.product),
+        };
       }),
 
     consume: (request: ConsumeRequest) =>
@@ -235,7 +253,10 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
 
     async listPlans(): Promise<Plan[]> {
       ensureOpen();
-      return plans.list().map((p) => ({ ...p })).sort(comparePlans);
+      return plans
+        .list()
+        .map((p) => ({ ...p }))
+        .sort(comparePlans);
     },
 
     async usage(period?: string): Promise<UsageRow[]> {
@@ -280,7 +301,12 @@ class PlanTable {
 
   set(plan: Plan): void {
     assertStorablePlan(plan);
-    this.rows.set(`${plan.slug}\u0000${plan.product}`, { slug: plan.slug, product: plan.product, rateLimitPerMinute: plan.rateLimitPerMinute, monthlyQuota: plan.monthlyQuota });
+    this.rows.set(`${plan.slug}\u0000${plan.product}`, {
+      slug: plan.slug,
+      product: plan.product,
+      rateLimitPerMinute: plan.rateLimitPerMinute,
+      monthlyQuota: plan.monthlyQuota,
+    });
     this.cached = null;
   }
 

@@ -206,14 +206,18 @@ function isNoScript(error: unknown): boolean {
 export function toStoreError(error: unknown, what: string, timeoutMs?: number): SeclookupError {
   if (error instanceof SeclookupError) return error;
   if (error instanceof NotConnected) {
-    const reason = error.reason === 'down' ? 'redis is unreachable (the connection is down; reconnecting)' : `redis did not accept a connection within ${timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`;
+    const reason =
+      error.reason === 'down'
+        ? 'redis is unreachable (the connection is down; reconnecting)'
+        : `redis did not accept a connection within ${timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`;
     return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
   }
   const message = error instanceof Error ? error.message : '';
   const name = error instanceof Error ? error.name : '';
   let reason: string;
   if (/Command timed out/i.test(message)) reason = timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms`;
-  else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message)) reason = 'redis is unreachable (the connection is down; reconnecting)';
+  else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message))
+    reason = 'redis is unreachable (the connection is down; reconnecting)';
   else if (name === 'ReplyError') reason = `redis answered ${/^[A-Z]{2,}\b/.exec(message)?.[0] ?? 'an error'}`;
   else {
     const code = (error as { code?: unknown } | null)?.code;

@@ -152,9 +152,11 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   const seedPlans = options.plans ?? DEFAULT_PLANS;
   seedPlans.forEach(assertStorablePlan);
   const keyCacheMs = options.keyCacheMs ?? DEFAULT_KEY_CACHE_MS;
-  if (!Number.isSafeInteger(keyCacheMs) || keyCacheMs < 0) throw invalidOption(`keyCacheMs must be a whole number of milliseconds, 0 or more (got ${String(keyCacheMs)})`);
+  if (!Number.isSafeInteger(keyCacheMs) || keyCacheMs < 0)
+    throw invalidOption(`keyCacheMs must be a whole number of milliseconds, 0 or more (got ${String(keyCacheMs)})`);
   const retentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
-  if (!Number.isSafeInteger(retentionDays) || retentionDays < 1) throw invalidOption(`usageRetentionDays must be a positive whole number (got ${String(retentionDays)})`);
+  if (!Number.isSafeInteger(retentionDays) || retentionDays < 1)
+    throw invalidOption(`usageRetentionDays must be a positive whole number (got ${String(retentionDays)})`);
   const usageTtlMs = retentionDays * DAY_MS;
   const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
   const clock = options.now ?? Date.now;
@@ -193,7 +195,12 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     initialising ??= (async () => {
       await whenReady(connection);
       await loadScripts(client, METER_SCRIPTS);
-      await runScript(client, SEED_PLANS, [admin.plans], seedPlans.flatMap((plan) => [planField(plan.slug, plan.product), planRow(plan)]));
+      await runScript(
+        client,
+        SEED_PLANS,
+        [admin.plans],
+        seedPlans.flatMap((plan) => [planField(plan.slug, plan.product), planRow(plan)]),
+      );
       initialised = true;
     })().catch((error: unknown) => {
       initialising = null;
@@ -206,7 +213,8 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   async function redis<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (closed) throw closedError();
     if (!initialised) await init();
-    else if (client.status !== 'ready') await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what, connection.commandTimeoutMs)));
+    else if (client.status !== 'ready')
+      await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what, connection.commandTimeoutMs)));
     try {
       return await work();
     } catch (error) {
@@ -218,11 +226,18 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
   async function plansWithSlug(slug: string): Promise<Plan[]> {
     const rows = await redis('read plans', () => client.hgetall(admin.plans));
-    return Object.values(rows).map(parsePlan).filter((plan) => plan.slug === slug);
+    return Object.values(rows)
+      .map(parsePlan)
+      .filter((plan) => plan.slug === slug);
   }
 
   /** Store keys for a new subscription (`sub`) or an existing one (`existingId`). */
-  async function storeKeys(sub: SubscriptionRecord | null, existingId: string, keys: readonly NewKey[], createdAt: string): Promise<{ subscriptionId: string; keys: KeyInfo[] }> {
+  async function storeKeys(
+    sub: SubscriptionRecord | null,
+    existingId: string,
+    keys: readonly NewKey[],
+    createdAt: string,
+  ): Promise<{ subscriptionId: string; keys: KeyInfo[] }> {
     const args: string[] = [sub ? JSON.stringify(sub) : '', existingId];
     for (const key of keys) {
       const record = JSON.stringify({ kind: key.kind, prefix: key.prefix, createdAt });
@@ -319,9 +334,9 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   async function revokeOnce(idOrHash: string): Promise<KeyInfo | null> {
     const byHash = looksLikeKeyHash(idOrHash);
     if (!byHash && !/^[1-9]\d*$/.test(idOrHash)) return null;
-    const reply = (await redis('revoke key', () => script(REVOKE, [admin.hashes, admin.keys, admin.subs, admin.revoked], byHash ? ['', idOrHash] : [idOrHash, '']))) as
-      | [string, string, string | null]
-      | null;
+    const reply = (await redis('revoke key', () =>
+      script(REVOKE, [admin.hashes, admin.keys, admin.subs, admin.revoked], byHash ? ['', idOrHash] : [idOrHash, '']),
+    )) as [string, string, string | null] | null;
     keyCache.clear();
     if (!reply) return null;
     const [id, keyJson, subJson] = reply;
@@ -343,13 +358,16 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
       if (closed) return rejectClosed();
       const leaseId = `${leaseTag}${(++lastLease).toString(36)}`;
       // The hot path: one EVALSHA, no other promise than its own.
-      if (initialised && client.status === 'ready') return sendConsume(request, leaseId).then((reply) => consumeOutcome(request, leaseId, reply), consumeFailed);
+      if (initialised && client.status === 'ready')
+        return sendConsume(request, leaseId).then((reply) => consumeOutcome(request, leaseId, reply), consumeFailed);
       return redis('consume', () => sendConsume(request, leaseId)).then((reply) => consumeOutcome(request, leaseId, reply));
     },
 
     async refund(reservation: Reservation): Promise<void> {
       const tag = subscriptionTag(reservation.subscriptionId);
-      await redis('refund', () => script(REFUND, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [reservation.lease, reservation.units ?? 1, QUOTA_FALLBACK_TTL_MS, usageTtlMs]));
+      await redis('refund', () =>
+        script(REFUND, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [reservation.lease, reservation.units ?? 1, QUOTA_FALLBACK_TTL_MS, usageTtlMs]),
+      );
     },
 
     async commit(reservation: Reservation): Promise<void> {

@@ -212,7 +212,12 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     const quota = counters.get(subscriptionId, QUOTA_COUNTER);
     const expiresAt = request.now + leaseMs;
     const lease = `${expiresAt}:${leaseTag}:${++lastLease}`;
-    const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count }, lease);
+    const decision = decideConsume(
+      request,
+      rate && { window: Number(rate.period), hits: rate.count },
+      quota && { period: quota.period, used: quota.count },
+      lease,
+    );
     if (decision.rate) counters.set(subscriptionId, rateCounter(request.keyId), { period: String(decision.rate.window), count: decision.rate.hits });
     if (decision.quota) counters.set(subscriptionId, QUOTA_COUNTER, { period: decision.quota.period, count: decision.quota.used });
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
@@ -287,7 +292,8 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   const addKeysOnce = db.transaction((subscriptionId: string, newKeys: NewKey[]): KeyInfo[] => {
     validateNewKeys(newKeys);
-    if (!/^[1-9]\d*$/.test(subscriptionId) || sql.subscriptionExists.get(subscriptionId) === undefined) throw invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
+    if (!/^[1-9]\d*$/.test(subscriptionId) || sql.subscriptionExists.get(subscriptionId) === undefined)
+      throw invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
     if (newKeys.some((k) => sql.keyIdByHash.get(k.hash) !== undefined)) throw duplicateKeyError();
     const createdAt = new Date().toISOString();
     return newKeys.map((k) => toKeyInfo(sql.keyById.get(sql.insertKey.run(Number(subscriptionId), k.kind, k.hash, k.prefix, createdAt).lastInsertRowid)!));
@@ -311,7 +317,15 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
         if (!row) return null;
         const info = toKeyInfo(row);
         const plan = resolvePlan(plansFor(info.plan), info.plan, info.product);
-        const key: ResolvedKey = { id: info.id, subscriptionId: info.subscriptionId, product: info.product, kind: info.kind, status: info.status, ipAllow: info.ipAllow, plan };
+        const key: ResolvedKey = {
+          id: info.id,
+          subscriptionId: info.subscriptionId,
+          product: info.product,
+          kind: info.kind,
+          status: info.status,
+          ipAllow: info.ipAllow,
+          plan,
+        };
         resolvedKeys.set(hash, key);
         return key;
       }),
@@ -561,7 +575,7 @@ class GroupCommit {
       try {
         counters.writeBack();
       } catch (error) {
-        throw new WriteFailed('writing a group\'s counters failed', { cause: error });
+        throw new WriteFailed("writing a group's counters failed", { cause: error });
       }
       return values;
     });

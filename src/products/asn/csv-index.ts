@@ -97,7 +97,10 @@ export function stampOf(files: readonly string[], packageId: string | null): Asn
 
 function encodeIndex(data: AsnIndexData) {
   const names = Buffer.from(JSON.stringify(data.orgNames), 'utf8');
-  return { meta: { v4: data.v4.asns.length, v6: data.v6.asns.length }, sections: [data.v4.starts, data.v4.ends, data.v4.asns, data.v4.orgs, data.v6.starts, data.v6.ends, data.v6.asns, data.v6.orgs, names] };
+  return {
+    meta: { v4: data.v4.asns.length, v6: data.v6.asns.length },
+    sections: [data.v4.starts, data.v4.ends, data.v4.asns, data.v4.orgs, data.v6.starts, data.v6.ends, data.v6.asns, data.v6.orgs, names],
+  };
 }
 
 function decodeIndex({ meta, sections }: CompiledFileContents): AsnIndexData | string {
@@ -201,7 +204,12 @@ function parseCsv(text: string, file: string, v4: Builder, v6: Builder, orgNumbe
       v4.orgs.push(orgNumber(org, asn));
       continue;
     }
-    if (/^\d+$/.test(startText)) throw invalid(file, lineNumber, 'numeric addresses (the -num files) are not supported: use the files with addresses in text form (asn-ipv4.csv, asn-ipv6.csv)');
+    if (/^\d+$/.test(startText))
+      throw invalid(
+        file,
+        lineNumber,
+        'numeric addresses (the -num files) are not supported: use the files with addresses in text form (asn-ipv4.csv, asn-ipv6.csv)',
+      );
     const start = parseIp(startText);
     const end = parseIp(endText);
     if (!start || !end) throw invalid(file, lineNumber, `not an IP address range: ${JSON.stringify(`${startText},${endText}`)}`);
@@ -277,18 +285,21 @@ function compareWords(a: ArrayLike<number>, i: number, b: ArrayLike<number>, j: 
 function finishV4(rows: Builder): AsnIndexData['v4'] {
   const { starts, ends } = rows;
   const out: Builder = { starts: [], ends: [], asns: [], orgs: [] };
-  resolveOverlaps(sortRows(rows, (a, b) => starts[a] - starts[b] || ends[b] - ends[a]), {
-    startAfterEnd: (j, k) => starts[j] > ends[k],
-    endAfter: (j, k) => ends[j] > ends[k],
-    range: (i) => ({ start: starts[i], end: ends[i], row: i }),
-    push: (row, segment) => {
-      out.starts.push(segment ? segment.start : starts[row]);
-      out.ends.push(segment ? segment.end : ends[row]);
-      out.asns.push(rows.asns[row]);
-      out.orgs.push(rows.orgs[row]);
+  resolveOverlaps(
+    sortRows(rows, (a, b) => starts[a] - starts[b] || ends[b] - ends[a]),
+    {
+      startAfterEnd: (j, k) => starts[j] > ends[k],
+      endAfter: (j, k) => ends[j] > ends[k],
+      range: (i) => ({ start: starts[i], end: ends[i], row: i }),
+      push: (row, segment) => {
+        out.starts.push(segment ? segment.start : starts[row]);
+        out.ends.push(segment ? segment.end : ends[row]);
+        out.asns.push(rows.asns[row]);
+        out.orgs.push(rows.orgs[row]);
+      },
+      one: 1,
     },
-    one: 1,
-  });
+  );
   return { starts: Uint32Array.from(out.starts), ends: Uint32Array.from(out.ends), asns: Uint32Array.from(out.asns), orgs: Uint32Array.from(out.orgs) };
 }
 
@@ -296,25 +307,28 @@ function finishV6(rows: Builder): AsnIndexData['v6'] {
   const { starts, ends } = rows;
   const out: Builder = { starts: [], ends: [], asns: [], orgs: [] };
   const big = (words: number[], i: number) => wordsToBigInt(words[4 * i], words[4 * i + 1], words[4 * i + 2], words[4 * i + 3]);
-  resolveOverlaps(sortRows(rows, (a, b) => compareWords(starts, 4 * a, starts, 4 * b) || compareWords(ends, 4 * b, ends, 4 * a)), {
-    startAfterEnd: (j, k) => compareWords(starts, 4 * j, ends, 4 * k) > 0,
-    endAfter: (j, k) => compareWords(ends, 4 * j, ends, 4 * k) > 0,
-    range: (i) => ({ start: big(starts, i), end: big(ends, i), row: i }),
-    push: (row, segment) => {
-      if (segment) {
-        out.starts.push(...bigIntToWords(segment.start));
-        out.ends.push(...bigIntToWords(segment.end));
-      } else {
-        for (let w = 0; w < 4; w++) {
-          out.starts.push(starts[4 * row + w]);
-          out.ends.push(ends[4 * row + w]);
+  resolveOverlaps(
+    sortRows(rows, (a, b) => compareWords(starts, 4 * a, starts, 4 * b) || compareWords(ends, 4 * b, ends, 4 * a)),
+    {
+      startAfterEnd: (j, k) => compareWords(starts, 4 * j, ends, 4 * k) > 0,
+      endAfter: (j, k) => compareWords(ends, 4 * j, ends, 4 * k) > 0,
+      range: (i) => ({ start: big(starts, i), end: big(ends, i), row: i }),
+      push: (row, segment) => {
+        if (segment) {
+          out.starts.push(...bigIntToWords(segment.start));
+          out.ends.push(...bigIntToWords(segment.end));
+        } else {
+          for (let w = 0; w < 4; w++) {
+            out.starts.push(starts[4 * row + w]);
+            out.ends.push(ends[4 * row + w]);
+          }
         }
-      }
-      out.asns.push(rows.asns[row]);
-      out.orgs.push(rows.orgs[row]);
+        out.asns.push(rows.asns[row]);
+        out.orgs.push(rows.orgs[row]);
+      },
+      one: 1n,
     },
-    one: 1n,
-  });
+  );
   return { starts: Uint32Array.from(out.starts), ends: Uint32Array.from(out.ends), asns: Uint32Array.from(out.asns), orgs: Uint32Array.from(out.orgs) };
 }
 
@@ -356,7 +370,12 @@ function resolveOverlaps<T extends number | bigint>(order: readonly number[], op
       j++;
     }
     if (j === i + 1) ops.push(order[i]);
-    else for (const segment of paintRanges(order.slice(i, j).map((row) => ops.range(row)), ops.one)) ops.push(segment.row, segment);
+    else
+      for (const segment of paintRanges(
+        order.slice(i, j).map((row) => ops.range(row)),
+        ops.one,
+      ))
+        ops.push(segment.row, segment);
     i = j;
   }
 }
@@ -384,7 +403,8 @@ export interface RowRange<T extends number | bigint> {
 export function paintRanges<T extends number | bigint>(ranges: readonly RowRange<T>[], one: T): RowRange<T>[] {
   const add = (value: T, delta: T) => ((value as number) + (delta as number)) as T;
   const sub = (value: T, delta: T) => ((value as number) - (delta as number)) as T;
-  const order = (a: RowRange<T>, b: RowRange<T>) => (a.start !== b.start ? (a.start < b.start ? -1 : 1) : a.end !== b.end ? (a.end > b.end ? -1 : 1) : a.row - b.row);
+  const order = (a: RowRange<T>, b: RowRange<T>) =>
+    a.start !== b.start ? (a.start < b.start ? -1 : 1) : a.end !== b.end ? (a.end > b.end ? -1 : 1) : a.row - b.row;
   let sorted = ranges;
   for (let i = 1; i < ranges.length; i++) {
     if (order(ranges[i - 1], ranges[i]) > 0) {

@@ -97,7 +97,16 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
   }
 
   function fromRecord(ip: string, record: AsnRecord): AsnResult {
-    return { ip, asn: record.asn, as_org: record.org, network: record.network, country_code: null, registry: null, allocated: null, network_type: classify(record.org) };
+    return {
+      ip,
+      asn: record.asn,
+      as_org: record.org,
+      network: record.network,
+      country_code: null,
+      registry: null,
+      allocated: null,
+      network_type: classify(record.org),
+    };
   }
 
   const localLookup = (query: IpInput): LookupOutcome<AsnResult> => ({ result: localResult(query), cached: false, fetchedAt: new Date(builtAtMs) });

@@ -42,7 +42,12 @@ export default defineProduct({
       },
       'asn-csv': {
         help: 'asn: ip-location-db asn CSV files (comma-separated) instead of the npm package',
-        apply: (value) => ({ csv: value.split(',').map((file) => file.trim()).filter(Boolean) }),
+        apply: (value) => ({
+          csv: value
+            .split(',')
+            .map((file) => file.trim())
+            .filter(Boolean),
+        }),
       },
       'asn-index-dir': {
         help: 'asn: folder for the compiled CSV index (default: beside the CSV files)',

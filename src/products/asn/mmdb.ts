@@ -62,7 +62,8 @@ export function openAsnMmdb(path: string): MmdbAsnData {
     const [data, prefix] = reader.getWithPrefixLength(input.ip);
     const asn = data?.autonomous_system_number;
     if (typeof asn !== 'number') return null;
-    const org = typeof data!.autonomous_system_organization === 'string' && data!.autonomous_system_organization !== '' ? data!.autonomous_system_organization : null;
+    const org =
+      typeof data!.autonomous_system_organization === 'string' && data!.autonomous_system_organization !== '' ? data!.autonomous_system_organization : null;
     const network = input.version === 4 ? ipv4Network(input.value, prefix) : ipv6Network(wordsToBigInt(...partsToWords(input.address.parts)), prefix);
     return { asn, org, network };
   }
@@ -136,7 +137,12 @@ function verify(bytes: Buffer, reader: Reader<AsnResponse>, fail: (what: string,
 }
 
 /** Look the network's first address up through the reader; its AS number and name, or null when it has no AS number. */
-function checkData(reader: Reader<AsnResponse>, address: string, prefix: number, fail: (what: string, cause?: unknown) => never): { asn: number; org: string | null } | null {
+function checkData(
+  reader: Reader<AsnResponse>,
+  address: string,
+  prefix: number,
+  fail: (what: string, cause?: unknown) => never,
+): { asn: number; org: string | null } | null {
   let data: unknown;
   let found: number;
   try {
@@ -165,7 +171,8 @@ function recordReader(bytes: Buffer, recordSize: number): (offset: number, bit: 
     case 24:
       return (offset, bit) => bytes.readUIntBE(offset + 3 * bit, 3);
     case 28:
-      return (offset, bit) => (bit === 0 ? ((bytes[offset + 3] & 0xf0) << 20) | bytes.readUIntBE(offset, 3) : ((bytes[offset + 3] & 0x0f) << 24) | bytes.readUIntBE(offset + 4, 3));
+      return (offset, bit) =>
+        bit === 0 ? ((bytes[offset + 3] & 0xf0) << 20) | bytes.readUIntBE(offset, 3) : ((bytes[offset + 3] & 0x0f) << 24) | bytes.readUIntBE(offset + 4, 3);
     default:
       return (offset, bit) => bytes.readUInt32BE(offset + 4 * bit);
   }

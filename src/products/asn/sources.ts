@@ -47,10 +47,12 @@ export function openLocalSource(options: AsnEngineOptions, resolveFrom: string =
     if (typeof options.database !== 'string' || options.database === '') throw invalidOption('asn: database must be a file path');
     return mmdbSource(options.database);
   }
-  if (options.indexDir !== undefined && (typeof options.indexDir !== 'string' || options.indexDir === '')) throw invalidOption('asn: indexDir must be a folder path');
+  if (options.indexDir !== undefined && (typeof options.indexDir !== 'string' || options.indexDir === ''))
+    throw invalidOption('asn: indexDir must be a folder path');
   if (options.csv !== undefined) {
     const files = typeof options.csv === 'string' ? [options.csv] : options.csv;
-    if (!Array.isArray(files) || files.length === 0 || !files.every((f) => typeof f === 'string' && f !== '')) throw invalidOption('asn: csv must be a file path or a non-empty array of them');
+    if (!Array.isArray(files) || files.length === 0 || !files.every((f) => typeof f === 'string' && f !== ''))
+      throw invalidOption('asn: csv must be a file path or a non-empty array of them');
     const stamp = stampOf(files, null);
     return csvSource('csv', files, null, Math.floor(Math.max(...stamp.sources.map((s) => s.mtimeMs))), options.indexDir);
   }

@@ -54,22 +54,37 @@ const PREFLIGHT = {
 } as const;
 
 /** Turnstile's codes (and our risk-too-high), beside ours on every siteverify failure. */
-const TURNSTILE_CODES = ['missing-input-secret', 'invalid-input-secret', 'missing-input-response', 'invalid-input-response', 'bad-request', 'timeout-or-duplicate', 'internal-error', 'risk-too-high'];
+const TURNSTILE_CODES = [
+  'missing-input-secret',
+  'invalid-input-secret',
+  'missing-input-response',
+  'invalid-input-response',
+  'bad-request',
+  'timeout-or-duplicate',
+  'internal-error',
+  'risk-too-high',
+];
 
 export const CAPTCHA_DOC: ServiceDoc = {
   summary: 'Puzzle and managed human verification: browser widget routes plus server-side token validation.',
   routes: {
     'GET challenge': {
       summary: 'Fetch a puzzle challenge',
-      description: 'Counts against the site key\'s rate, not the quota. The page must be on a domain allowed for the site key.',
+      description: "Counts against the site key's rate, not the quota. The page must be on a domain allowed for the site key.",
       auth: 'public',
       keyIn: 'the sitekey query parameter',
       bearer: false,
       query: {
         sitekey: SITEKEY_QUERY,
         hostname: { description: "The page's hostname (the widget sends it); else the Origin header's host is used." },
-        puzzle_type: { description: 'pow (the default), slider, or random (one of the two). Anything else is 400 invalid_request.', schema: oneOf(['pow', 'slider', 'random']) },
-        telemetry: { description: 'The browser telemetry (as in verify) as JSON text. The risk it shows (with the User-Agent and the caller address) sets the pow difficulty when the site key scales it: 14 bits at low risk, 16 at medium, 18 at high. Text that is not JSON counts as none, never an error.' },
+        puzzle_type: {
+          description: 'pow (the default), slider, or random (one of the two). Anything else is 400 invalid_request.',
+          schema: oneOf(['pow', 'slider', 'random']),
+        },
+        telemetry: {
+          description:
+            'The browser telemetry (as in verify) as JSON text. The risk it shows (with the User-Agent and the caller address) sets the pow difficulty when the site key scales it: 14 bits at low risk, 16 at medium, 18 at high. Text that is not JSON counts as none, never an error.',
+        },
       },
       answers: {
         200: answer({
@@ -113,7 +128,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
           hostname: HOSTNAME_IN,
           token: str('The challenge string, a dot, and the solution.'),
           action: ACTION_IN,
-          trace: list(obj({ x: num(), y: num(), t: num(), k: num('1 on a keyboard step.') }, { optional: ['k'] }), 'The pointer path while dragging (slider; PROTOCOL.md).'),
+          trace: list(
+            obj({ x: num(), y: num(), t: num(), k: num('1 on a keyboard step.') }, { optional: ['k'] }),
+            'The pointer path while dragging (slider; PROTOCOL.md).',
+          ),
           telemetry: TELEMETRY,
         },
         { optional: ['sitekey', 'hostname', 'action', 'trace', 'telemetry'] },
@@ -130,7 +148,10 @@ export const CAPTCHA_DOC: ServiceDoc = {
       keyIn: 'the sitekey body field or query parameter',
       bearer: false,
       query: { sitekey: { description: 'The public key, when not in the body.' } },
-      body: obj({ sitekey: SITEKEY_IN, hostname: HOSTNAME_IN, action: ACTION_IN, telemetry: TELEMETRY }, { optional: ['sitekey', 'hostname', 'action', 'telemetry'] }),
+      body: obj(
+        { sitekey: SITEKEY_IN, hostname: HOSTNAME_IN, action: ACTION_IN, telemetry: TELEMETRY },
+        { optional: ['sitekey', 'hostname', 'action', 'telemetry'] },
+      ),
       answers: { 200: answer({ proof: PROOF, mode: { const: 'managed' }, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
       errors: [...KEY, 'quota_exceeded', ...DOMAIN, ...BODY, 'invalid_request', 'interactive_required'],
       errorFields: { interactive_required: { const: true, description: 'On 422 interactive_required: a puzzle is needed.' } },
@@ -148,7 +169,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
         {
           secret: str('The secret key (tf_sec_).'),
           response: str('The value of the captcha-response field (the proof).'),
-          remoteip: str('The end user\'s IPv4 or IPv6 address (recommended); anything else is 400 invalid_request.'),
+          remoteip: str("The end user's IPv4 or IPv6 address (recommended); anything else is 400 invalid_request."),
           action: str('When sent, must match the action used at verify or managed (400 action_mismatch).'),
         },
         { optional: ['remoteip', 'action'] },
@@ -158,13 +179,27 @@ export const CAPTCHA_DOC: ServiceDoc = {
           challenge_ts: isoTime('When the proof was issued (ISO 8601, UTC).', 'millis'),
           hostname: str('The page hostname the proof was issued for.'),
           action: str('The action of the proof; empty when none was sent.'),
-          'error-codes': list(str(), 'Turnstile\'s field: always empty on success.'),
+          'error-codes': list(str(), "Turnstile's field: always empty on success."),
           mode: oneOf(['puzzle', 'managed'], 'How the visitor passed.'),
           risk_score: RISK_SCORE,
           risk_level: RISK_LEVEL,
         }),
       },
-      errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY, 'invalid_request', 'invalid_token', 'action_mismatch', 'domain_not_allowed', 'token_already_used', 'risk_too_high'],
+      errors: [
+        'missing_credentials',
+        'invalid_api_key',
+        'wrong_key_type',
+        'ip_not_allowed',
+        'rate_limit_exceeded',
+        'server_error',
+        ...BODY,
+        'invalid_request',
+        'invalid_token',
+        'action_mismatch',
+        'domain_not_allowed',
+        'token_already_used',
+        'risk_too_high',
+      ],
       errorFields: {
         'error-codes': list(oneOf(TURNSTILE_CODES), "Turnstile's codes for the failure (every siteverify error carries it); risk-too-high is ours."),
         risk_score: { ...RISK_SCORE, description: 'On 403 risk_too_high: the score of the proof.' },
@@ -182,7 +217,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
       },
       answers: {
         200: answer({
-          status: str('The key\'s state: active.'),
+          status: str("The key's state: active."),
           product: { const: 'captcha' },
           plan: str('Plan slug.'),
           domains_configured: bool('The site key has a domain allowlist.'),
@@ -190,7 +225,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
           ip_restrictions: bool('The site key has an IP allowlist.'),
           rate_limit_per_minute: int('Requests per minute of the plan, per site key.'),
           monthly_quota: int('Monthly verifications of the subscription; -1 when unlimited.'),
-          quota_unlimited: bool('Ours (beside SPEC\'s captcha status fields): true for unlimited plans.'),
+          quota_unlimited: bool("Ours (beside SPEC's captcha status fields): true for unlimited plans."),
           quota_remaining: int('Verifications left this UTC month; -1 when unlimited.'),
           quota_period: str('YYYY-MM.'),
         }),

@@ -54,7 +54,10 @@ function wrapped(secret: OperatorSecret, key: SigningKey, now: number): StoredKe
 }
 
 function noSecret(): SeclookupError {
-  return new SeclookupError('secret_unavailable', 'captcha needs the operator secret to use its signing keys: give serve --secret-file FILE or SECLOOKUP_SECRET (createApi: the secret option)');
+  return new SeclookupError(
+    'secret_unavailable',
+    'captcha needs the operator secret to use its signing keys: give serve --secret-file FILE or SECLOOKUP_SECRET (createApi: the secret option)',
+  );
 }
 
 /**
@@ -98,7 +101,11 @@ export async function rotateSigningKey(meter: SettingsStore, secret: OperatorSec
  * have: a key another instance just rotated in. Rejects with SeclookupError
  * `secret_unavailable` when `secret` is null or does not unwrap the store's current key.
  */
-export function createKeyRingSource(meter: SettingsStore, secret: OperatorSecret | null, now: () => number = () => performance.now()): (kid?: string) => Promise<KeyRing> {
+export function createKeyRingSource(
+  meter: SettingsStore,
+  secret: OperatorSecret | null,
+  now: () => number = () => performance.now(),
+): (kid?: string) => Promise<KeyRing> {
   let ring: KeyRing | null = null;
   let readAt = 0;
   let pending: Promise<KeyRing> | null = null;

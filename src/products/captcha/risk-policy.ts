@@ -26,7 +26,11 @@ export const DEFAULT_RISK_POLICY: Readonly<RiskPolicy> = Object.freeze({ blockAt
  * Expected SHA-256 in all: low 131,072 (about a second in JavaScript on a low-end phone),
  * medium 524,288, high 2,097,152 (about 16 s there: slow, but a person still gets through).
  */
-export const POW_DIFFICULTY: Readonly<Record<RiskLevel, number>> = Object.freeze({ low: POW_DEFAULTS.difficulty, medium: POW_DEFAULTS.difficulty + 2, high: POW_DEFAULTS.difficulty + 4 });
+export const POW_DIFFICULTY: Readonly<Record<RiskLevel, number>> = Object.freeze({
+  low: POW_DEFAULTS.difficulty,
+  medium: POW_DEFAULTS.difficulty + 2,
+  high: POW_DEFAULTS.difficulty + 4,
+});
 
 /** The policy in force for a stored setting (absent or partial: the defaults fill in). */
 export function riskPolicyOf(stored: Partial<RiskPolicy> | undefined): RiskPolicy {
@@ -42,11 +46,13 @@ export function mergeRiskPolicy(base: RiskPolicy, change: Partial<RiskPolicy> | 
   const next = { ...base };
   if (change.blockAt !== undefined) {
     const value = change.blockAt;
-    if (value !== null && !(Number.isInteger(value) && value >= 1 && value <= 100)) throw invalidOption(`risk.blockAt must be a whole number from 1 to 100, or null to never refuse (got ${JSON.stringify(value)})`);
+    if (value !== null && !(Number.isInteger(value) && value >= 1 && value <= 100))
+      throw invalidOption(`risk.blockAt must be a whole number from 1 to 100, or null to never refuse (got ${JSON.stringify(value)})`);
     next.blockAt = value;
   }
   if (change.scaleDifficulty !== undefined) {
-    if (typeof change.scaleDifficulty !== 'boolean') throw invalidOption(`risk.scaleDifficulty must be true or false (got ${JSON.stringify(change.scaleDifficulty)})`);
+    if (typeof change.scaleDifficulty !== 'boolean')
+      throw invalidOption(`risk.scaleDifficulty must be true or false (got ${JSON.stringify(change.scaleDifficulty)})`);
     next.scaleDifficulty = change.scaleDifficulty;
   }
   return next;

@@ -51,7 +51,8 @@ export function readTelemetry(value: unknown): Telemetry {
     const n = v[name];
     if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[name] = n;
   }
-  if (Array.isArray(v.screen) && v.screen.length === 2 && v.screen.every((n) => typeof n === 'number' && Number.isFinite(n))) out.screen = [v.screen[0], v.screen[1]];
+  if (Array.isArray(v.screen) && v.screen.length === 2 && v.screen.every((n) => typeof n === 'number' && Number.isFinite(n)))
+    out.screen = [v.screen[0], v.screen[1]];
   if (typeof v.timezone === 'string' && v.timezone.length <= 64) out.timezone = v.timezone;
   return out;
 }
@@ -117,7 +118,10 @@ export function addressSignals(lookup: ServiceLookup, ip: IpAddress | null): { n
 }
 
 export function riskScore(signals: readonly { weight: number }[]): number {
-  return Math.min(100, signals.reduce((sum, s) => sum + s.weight, 0));
+  return Math.min(
+    100,
+    signals.reduce((sum, s) => sum + s.weight, 0),
+  );
 }
 
 export function riskLevel(score: number): RiskLevel {

@@ -87,11 +87,20 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   }
 
   /** The key and its site key, for a route that takes `kind` of key. */
-  async function authenticate(token: string | undefined, kind: 'public' | 'secret', request: ServiceRequest): Promise<{ key: ServiceKey; site: SiteKeyConfig }> {
+  async function authenticate(
+    token: string | undefined,
+    kind: 'public' | 'secret',
+    request: ServiceRequest,
+  ): Promise<{ key: ServiceKey; site: SiteKeyConfig }> {
     if (!token) throw new LookupError('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
     const other = kind === 'public' ? 'tf_sec_' : 'tf_pub_';
     if (token.startsWith(other)) {
-      throw new LookupError('wrong_key_type', kind === 'public' ? 'a secret key on a browser route: pages carry the site key (tf_pub_), never the secret' : 'a site key (tf_pub_) on a server route: send the secret key (tf_sec_)');
+      throw new LookupError(
+        'wrong_key_type',
+        kind === 'public'
+          ? 'a secret key on a browser route: pages carry the site key (tf_pub_), never the secret'
+          : 'a site key (tf_pub_) on a server route: send the secret key (tf_sec_)',
+      );
     }
     const key = await gate.resolve(token);
     if (key.kind !== kind) throw new LookupError('wrong_key_type', `this route takes the ${kind} key`);
@@ -103,17 +112,24 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       let allowed = allowlists.get(id);
       if (!allowed) allowlists.set(id, (allowed = createCidrMatcher(site.ipAllow)));
       const ip = request.clientIp();
-      if (!ip || !allowed(ip)) throw new LookupError('ip_not_allowed', 'the caller IP is not on this site key\'s allowlist');
+      if (!ip || !allowed(ip)) throw new LookupError('ip_not_allowed', "the caller IP is not on this site key's allowlist");
     }
     return { key, site };
   }
 
   /** The page hostname: the `hostname` field, else the Origin's host; checked against the allowlist. A third-party Origin is refused. */
   function pageHost(site: SiteKeyConfig, hostnameField: unknown, request: ServiceRequest): string {
-    if (site.domains.length === 0) throw new LookupError('domain_not_configured', 'this site key has no domains: add them with seclookup sitekeys update KEY --domain example.com');
+    if (site.domains.length === 0)
+      throw new LookupError('domain_not_configured', 'this site key has no domains: add them with seclookup sitekeys update KEY --domain example.com');
     const origin = originHost(request);
-    if (origin && !origin.own && !hostAllowed(origin.host, site.domains)) throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
-    const given = hostnameField === undefined || hostnameField === null || hostnameField === '' ? (origin && !origin.own ? origin.host : null) : normalizeHostname(hostnameField);
+    if (origin && !origin.own && !hostAllowed(origin.host, site.domains))
+      throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
+    const given =
+      hostnameField === undefined || hostnameField === null || hostnameField === ''
+        ? origin && !origin.own
+          ? origin.host
+          : null
+        : normalizeHostname(hostnameField);
     if (!given) throw new LookupError('domain_required', 'send the page hostname (hostname), as the widget does');
     if (!hostAllowed(given, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
     return given;
@@ -181,7 +197,10 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   }
 
   /** What verify and managed share: the site key from the body, CORS, a quota unit held, the page's hostname and the action. */
-  async function browserPost(request: ServiceRequest, work: (call: { body: Record<string, unknown>; site: SiteKeyConfig; hostname: string; action: string }) => Promise<ServiceAnswer>): Promise<ServiceAnswer> {
+  async function browserPost(
+    request: ServiceRequest,
+    work: (call: { body: Record<string, unknown>; site: SiteKeyConfig; hostname: string; action: string }) => Promise<ServiceAnswer>,
+  ): Promise<ServiceAnswer> {
     const body = await request.body();
     const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
     allowOrigin(site, request);
@@ -227,7 +246,12 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       const score = riskScore(signals);
       if (score >= MANAGED_PASS_BELOW) throw interactive(`a puzzle is needed (signals: ${signals.map((s) => s.name).join(', ')})`);
       const proof = issueProof(await ring(), site, hostname, action, 'managed', 'none', score);
-      return { body: successBody({ proof, mode: 'managed', risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
+      return {
+        body: successBody(
+          { proof, mode: 'managed', risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) },
+          { requestId: request.requestId },
+        ),
+      };
     });
   }
 
@@ -254,7 +278,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       const code: ErrorCode = isLookupError(error) ? error.code : 'server_error';
       const failure = isLookupError(error) ? error : new LookupError('server_error', 'unexpected server error; retry with backoff', { cause: error });
       if (!isLookupError(error)) context.onError?.(error, request.requestId);
-      throw new LookupError(failure.code, failure.message, { fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
+      throw new LookupError(failure.code, failure.message, {
+        fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] },
+      });
     }
   }
 
@@ -270,17 +296,25 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const proof = openToken(await ring(tokenKeyId(PROOF, response) ?? undefined), PROOF, response);
     if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');
     if (proof.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the response was issued for another site key (secret mismatch)');
-    if (Number(proof.expiresAt) <= now()) throw new LookupError('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
-    if (body.action !== undefined && body.action !== '' && body.action !== proof.action) throw new LookupError('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
-    if (!hostAllowed(proof.hostname, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
-    if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) throw new LookupError('token_already_used', 'this response was already verified: each token works once');
+    if (Number(proof.expiresAt) <= now())
+      throw new LookupError('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
+    if (body.action !== undefined && body.action !== '' && body.action !== proof.action)
+      throw new LookupError('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
+    if (!hostAllowed(proof.hostname, site.domains))
+      throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
+    if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now())))
+      throw new LookupError('token_already_used', 'this response was already verified: each token works once');
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
     const policy = riskPolicyOf(site.risk);
     if (riskBlocked(policy, risk)) {
-      throw new LookupError('risk_too_high', `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`, {
-        fields: { risk_score: risk, risk_level: riskLevel(risk) },
-      });
+      throw new LookupError(
+        'risk_too_high',
+        `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
+        {
+          fields: { risk_score: risk, risk_level: riskLevel(risk) },
+        },
+      );
     }
     return {
       body: successBody(
@@ -408,4 +442,3 @@ function originHost(request: ServiceRequest): { host: string; own: boolean } | n
   // counts only from a trusted proxy (trustProxy), else anyone could claim to be this API.
   return { host, own: url.host === request.ownHost() };
 }
-

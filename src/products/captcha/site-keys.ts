@@ -115,8 +115,10 @@ export async function createSiteKey(meter: MeterAdmin & SettingsStore, options: 
   let subscriptionId: string;
   if (options.subscriptionId !== undefined) {
     const existing = (await meter.listKeys()).find((k) => k.subscriptionId === options.subscriptionId);
-    if (!existing || existing.product !== 'captcha') throw invalidOption(`no captcha subscription ${JSON.stringify(options.subscriptionId)} (see seclookup sitekeys list)`);
-    if (options.plan !== undefined && options.plan !== existing.plan) throw invalidOption(`subscription ${options.subscriptionId} is on plan ${existing.plan}; a site key shares its subscription's plan`);
+    if (!existing || existing.product !== 'captcha')
+      throw invalidOption(`no captcha subscription ${JSON.stringify(options.subscriptionId)} (see seclookup sitekeys list)`);
+    if (options.plan !== undefined && options.plan !== existing.plan)
+      throw invalidOption(`subscription ${options.subscriptionId} is on plan ${existing.plan}; a site key shares its subscription's plan`);
     created = await meter.addKeys(options.subscriptionId, keys);
     subscriptionId = options.subscriptionId;
   } else {
@@ -125,7 +127,17 @@ export async function createSiteKey(meter: MeterAdmin & SettingsStore, options: 
     subscriptionId = subscription.subscriptionId;
   }
   const [pub, secret] = created;
-  const config: SiteKeyConfig = { siteKey, publicKeyId: pub.id, secretKeyId: secret.id, subscriptionId, domains, ipAllow, managed: options.managed ?? false, risk, createdAt: pub.createdAt };
+  const config: SiteKeyConfig = {
+    siteKey,
+    publicKeyId: pub.id,
+    secretKeyId: secret.id,
+    subscriptionId,
+    domains,
+    ipAllow,
+    managed: options.managed ?? false,
+    risk,
+    createdAt: pub.createdAt,
+  };
   await meter.setSetting(SECRET_SETTING(secret.id), pub.id);
   await meter.setSetting(SITEKEY_SETTING(pub.id), JSON.stringify(config));
   return { siteKey, secretKey, domains, plan: pub.plan, subscriptionId };

@@ -18,7 +18,8 @@ const TYPES: Record<string, string> = {
 };
 
 /** The frame page runs only our own files: no inline code, no eval, no blob: or data: workers. */
-export const FRAME_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; worker-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors *";
+export const FRAME_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; worker-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors *";
 
 export function widgetDir(): string {
   return join(packageRoot(), 'src', 'products', 'captcha', 'widget');
@@ -31,7 +32,9 @@ export function createWidgetAssets(dir: () => string = widgetDir): ServiceAssets
     const folder = dir();
     let names: string[];
     try {
-      names = readdirSync(folder).filter((name) => TYPES[extname(name)] !== undefined).sort();
+      names = readdirSync(folder)
+        .filter((name) => TYPES[extname(name)] !== undefined)
+        .sort();
     } catch {
       names = []; // not installed with the package: every widget URL is 404
     }

@@ -201,7 +201,6 @@ function reverseOctets(value: number): string {
   return `${value & 0xff}.${(value >>> 8) & 0xff}.${(value >>> 16) & 0xff}.${value >>> 24}`;
 }
 
-
 /** Checked `cacheSize`: a non-negative whole number. */
 export function checkCacheSize(value: number | undefined): number {
   const size = value ?? DNSBL_CACHE_SIZE;

@@ -45,7 +45,10 @@ export function configuredZones(dataDir: string, options: DnsblEngineOptions | u
     if (typeof entry !== 'string') return entry;
     fromFile ??= loadDnsblZones(dataDir).zones;
     const name = canonicalZoneName(entry);
-    return fromFile.find((zone) => zone.zone === name) ?? fail(`zones[${i}] ${JSON.stringify(entry)} is not defined in ${dnsblZonesPath(dataDir)}; give its definition instead`);
+    return (
+      fromFile.find((zone) => zone.zone === name) ??
+      fail(`zones[${i}] ${JSON.stringify(entry)} is not defined in ${dnsblZonesPath(dataDir)}; give its definition instead`)
+    );
   });
   return checkZoneList(entries, fail);
 }

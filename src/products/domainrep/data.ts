@@ -96,7 +96,8 @@ export function loadTldRisk(dataDir: string): TldRiskTable {
   const path = join(dataDir, 'domainrep', 'tld-risk.json');
   const data = readJsonDataset<unknown>(path);
   if (!isObject(data) || !Array.isArray(data.tlds)) return datasetError(path, 'expected { "tlds": [...] }');
-  if (typeof data.min_listed !== 'number' || typeof data.listed_domains !== 'number') return datasetError(path, '"min_listed" and "listed_domains" must be numbers');
+  if (typeof data.min_listed !== 'number' || typeof data.listed_domains !== 'number')
+    return datasetError(path, '"min_listed" and "listed_domains" must be numbers');
   const byTld = new Map<string, TldRisk>();
   data.tlds.forEach((row: unknown, i: number) => {
     if (!isObject(row) || typeof row.tld !== 'string' || !/^[a-z0-9-]+$/.test(row.tld)) datasetError(path, `tlds[${i}]: "tld" must be a lower-case TLD`);
@@ -105,7 +106,14 @@ export function loadTldRisk(dataDir: string): TldRiskTable {
       if (typeof r[key] !== 'number' || !Number.isFinite(r[key])) datasetError(path, `tlds[${i}] (${String(r.tld)}): "${key}" must be a number`);
     }
     if ((r.weight as number) < 0 || (r.weight as number) > 100) datasetError(path, `tlds[${i}] (${String(r.tld)}): "weight" must be 0-100`);
-    byTld.set(r.tld as string, { tld: r.tld as string, listed: r.listed as number, baseline: r.baseline as number, share: r.share as number, lift: r.lift as number, weight: r.weight as number });
+    byTld.set(r.tld as string, {
+      tld: r.tld as string,
+      listed: r.listed as number,
+      baseline: r.baseline as number,
+      share: r.share as number,
+      lift: r.lift as number,
+      weight: r.weight as number,
+    });
   });
   return { byTld, minListed: data.min_listed, listedDomains: data.listed_domains };
 }
@@ -125,8 +133,10 @@ export function loadBrands(dataDir: string): Brand[] {
   const data = readJsonDataset<unknown>(path);
   if (!isObject(data) || !Array.isArray(data.brands)) return datasetError(path, 'expected { "brands": [...] }');
   return data.brands.map((entry: unknown, i: number) => {
-    if (!isObject(entry) || typeof entry.brand !== 'string' || !/^[a-z0-9]{3,}$/.test(entry.brand)) return datasetError(path, `brands[${i}]: "brand" must be 3 or more lower-case letters or digits`);
-    if (!Array.isArray(entry.domains) || !entry.domains.every((d) => typeof d === 'string')) return datasetError(path, `brands[${i}]: "domains" must be an array of domain names`);
+    if (!isObject(entry) || typeof entry.brand !== 'string' || !/^[a-z0-9]{3,}$/.test(entry.brand))
+      return datasetError(path, `brands[${i}]: "brand" must be 3 or more lower-case letters or digits`);
+    if (!Array.isArray(entry.domains) || !entry.domains.every((d) => typeof d === 'string'))
+      return datasetError(path, `brands[${i}]: "domains" must be an array of domain names`);
     if (entry.match !== 'substring' && entry.match !== 'token') return datasetError(path, `brands[${i}]: "match" must be "substring" or "token"`);
     return { brand: entry.brand, domains: entry.domains as string[], match: entry.match };
   });

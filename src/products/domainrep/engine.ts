@@ -99,7 +99,11 @@ export function checkCacheSize(value: number | undefined): number {
 export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngine {
   const signalTimeoutMs = checkMs(deps.signalTimeoutMs ?? DOMAINREP_DEFAULTS.signalTimeoutMs, 'domainrep signalTimeoutMs');
   const maxTtlMs = checkMs(deps.maxTtlMs ?? DOMAINREP_DEFAULTS.maxTtlMs, 'domainrep maxTtlMs');
-  const zones = deps.zones.map((zone) => ({ definition: zone, compiled: compileZone(zone), weights: new Map(zone.listing_codes.map((c) => [c.code, c.weight])) }));
+  const zones = deps.zones.map((zone) => ({
+    definition: zone,
+    compiled: compileZone(zone),
+    weights: new Map(zone.listing_codes.map((c) => [c.code, c.weight])),
+  }));
   const brands = createBrandMatcher(deps.brands);
   const results = createResultCache(deps.cache, copyResult, deps.now);
   const inflight = new Map<string, Promise<Computed<DomainRepResult>>>();
@@ -147,7 +151,10 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
     ]);
     const network = [age, auth, resolution, ...listings];
     if (network.every((outcome) => outcome.failed)) {
-      throw new LookupError('lookup_failed', `no reputation source answered for ${query.name} (${network.map((o) => o.signal.detail.replace(/^unavailable: /, '')).join('; ')}); retry later`);
+      throw new LookupError(
+        'lookup_failed',
+        `no reputation source answered for ${query.name} (${network.map((o) => o.signal.detail.replace(/^unavailable: /, '')).join('; ')}); retry later`,
+      );
     }
     if (!resolution.failed && resolution.signal.weight === WEIGHTS.resolution.nxdomain && !auth.failed) {
       auth.signal = { code: 'email_auth', detail: 'not applicable: the domain does not exist in DNS', weight: 0 };
@@ -169,7 +176,10 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
   /** How long the result stays fresh: until the first DNS answer, whois or emailauth result behind it expires, at most maxTtlMs. */
   function ttlOf(outcomes: SignalOutcome[]): number {
     const now = deps.now();
-    let ttl = freshnessOf(outcomes.flatMap((o) => o.answers ?? []), now).ttlMs;
+    let ttl = freshnessOf(
+      outcomes.flatMap((o) => o.answers ?? []),
+      now,
+    ).ttlMs;
     for (const outcome of outcomes) if (outcome.expiresAt !== undefined) ttl = Math.min(ttl, outcome.expiresAt - now);
     return Math.max(0, Math.min(ttl, maxTtlMs));
   }
@@ -191,18 +201,36 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
       outcome = await whois.lookup(whois.prepare(query.registrable));
     } catch (error) {
       if (error instanceof LookupError && error.code === 'domain_not_found') {
-        return { signal: { code: 'domain_age', detail: `${query.registrable} is not registered: the registry has no record of it`, weight: WEIGHTS.age.notRegistered }, failed: false };
+        return {
+          signal: { code: 'domain_age', detail: `${query.registrable} is not registered: the registry has no record of it`, weight: WEIGHTS.age.notRegistered },
+          failed: false,
+        };
       }
       throw error;
     }
     const created = outcome.result.created_at;
     const expiresAt = outcome.expiresAt;
     if (created === null) {
-      return { signal: { code: 'domain_age', detail: `the registry does not publish when ${query.registrable} was registered`, weight: WEIGHTS.age.noCreationDate }, failed: false, expiresAt };
+      return {
+        signal: { code: 'domain_age', detail: `the registry does not publish when ${query.registrable} was registered`, weight: WEIGHTS.age.noCreationDate },
+        failed: false,
+        expiresAt,
+      };
     }
     const days = Math.max(0, Math.floor((deps.now() - Date.parse(created)) / DAY_MS));
     const w = WEIGHTS.age;
-    const weight = days < 30 ? w.under30Days : days < 90 ? w.under90Days : days < 180 ? w.under180Days : days < 365 ? w.underOneYear : days >= 5 * 365 ? w.fiveYearsOrMore : 0;
+    const weight =
+      days < 30
+        ? w.under30Days
+        : days < 90
+          ? w.under90Days
+          : days < 180
+            ? w.under180Days
+            : days < 365
+              ? w.underOneYear
+              : days >= 5 * 365
+                ? w.fiveYearsOrMore
+                : 0;
     const age = days < 365 ? `${days} day${days === 1 ? '' : 's'} ago` : `${Math.floor(days / 365)} year${days < 730 ? '' : 's'} ago`;
     return { signal: { code: 'domain_age', detail: `registered ${age} (${created.slice(0, 10)})`, weight }, failed: false, expiresAt };
   }
@@ -224,22 +252,34 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
     const answers = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     for (const s of settled) if (s.status === 'rejected' && !isSeclookupError(s.reason)) throw s.reason;
     if (answers.some((a) => a.status === 'nxdomain')) {
-      return { signal: { code: 'dns_resolution', detail: `${query.name} does not exist in DNS (NXDOMAIN)`, weight: WEIGHTS.resolution.nxdomain }, failed: false, answers };
+      return {
+        signal: { code: 'dns_resolution', detail: `${query.name} does not exist in DNS (NXDOMAIN)`, weight: WEIGHTS.resolution.nxdomain },
+        failed: false,
+        answers,
+      };
     }
-    const found = types.filter((_, i) => settled[i].status === 'fulfilled' && (settled[i] as PromiseFulfilledResult<DnsAnswer<DnsRecordType>>).value.records.length > 0);
-    if (found.length > 0) return { signal: { code: 'dns_resolution', detail: `${query.name} resolves (${found.join(', ')})`, weight: 0 }, failed: false, answers };
+    const found = types.filter(
+      (_, i) => settled[i].status === 'fulfilled' && (settled[i] as PromiseFulfilledResult<DnsAnswer<DnsRecordType>>).value.records.length > 0,
+    );
+    if (found.length > 0)
+      return { signal: { code: 'dns_resolution', detail: `${query.name} resolves (${found.join(', ')})`, weight: 0 }, failed: false, answers };
     if (answers.length < types.length) {
       const failure = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult;
       throw failure.reason;
     }
-    return { signal: { code: 'dns_resolution', detail: `${query.name} exists but has no A, AAAA or MX records`, weight: WEIGHTS.resolution.noRecords }, failed: false, answers };
+    return {
+      signal: { code: 'dns_resolution', detail: `${query.name} exists but has no A, AAAA or MX records`, weight: WEIGHTS.resolution.noRecords },
+      failed: false,
+      answers,
+    };
   }
 
   async function zoneSignal(query: DomainRepQuery, zone: (typeof zones)[number]): Promise<SignalOutcome> {
     const { compiled } = zone;
     const label = `${compiled.name} (${compiled.zone})`;
     const asked = `${query.site}.${compiled.zone}`;
-    if (asked.length > MAX_QUERY_NAME) return { signal: { code: 'blocklist', detail: `not listed on ${label}: the name is too long to be listed`, weight: 0 }, failed: false };
+    if (asked.length > MAX_QUERY_NAME)
+      return { signal: { code: 'blocklist', detail: `not listed on ${label}: the name is too long to be listed`, weight: 0 }, failed: false };
     let answer: DnsAnswer<'A'> | undefined;
     let verdict: ZoneVerdict;
     try {
@@ -276,4 +316,3 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
 function copyResult(r: DomainRepResult): DomainRepResult {
   return { domain: r.domain, score: r.score, level: r.level, signals: r.signals.map((s) => ({ ...s })) };
 }
-

@@ -43,8 +43,14 @@ export function shapeSignals(parts: NameParts): DomainRepSignal[] {
   const signals: DomainRepSignal[] = [];
   const { label } = parts;
   const ascii = label.startsWith('xn--') ? null : label;
-  if (label.length >= 30) signals.push({ code: 'label_length', detail: `the label "${label}" is ${label.length} characters long (30 or more)`, weight: LEXICAL_WEIGHTS.veryLongLabel });
-  else if (label.length >= 20) signals.push({ code: 'label_length', detail: `the label "${label}" is ${label.length} characters long (20 or more)`, weight: LEXICAL_WEIGHTS.longLabel });
+  if (label.length >= 30)
+    signals.push({
+      code: 'label_length',
+      detail: `the label "${label}" is ${label.length} characters long (30 or more)`,
+      weight: LEXICAL_WEIGHTS.veryLongLabel,
+    });
+  else if (label.length >= 20)
+    signals.push({ code: 'label_length', detail: `the label "${label}" is ${label.length} characters long (20 or more)`, weight: LEXICAL_WEIGHTS.longLabel });
 
   if (ascii) {
     const digits = countMatches(ascii, /[0-9]/g);
@@ -58,7 +64,11 @@ export function shapeSignals(parts: NameParts): DomainRepSignal[] {
   else if (hyphens === 2) signals.push({ code: 'label_hyphens', detail: 'the label has 2 hyphens', weight: LEXICAL_WEIGHTS.twoHyphens });
 
   if (ascii && looksRandom(ascii)) {
-    signals.push({ code: 'label_entropy', detail: `the label looks random (${entropy(ascii).toFixed(2)} bits per character, few vowels or long consonant runs)`, weight: LEXICAL_WEIGHTS.randomLooking });
+    signals.push({
+      code: 'label_entropy',
+      detail: `the label looks random (${entropy(ascii).toFixed(2)} bits per character, few vowels or long consonant runs)`,
+      weight: LEXICAL_WEIGHTS.randomLooking,
+    });
   }
   return signals;
 }
@@ -128,11 +138,54 @@ function scriptsOf(text: string): Set<string> {
  */
 const CONFUSABLES: Record<string, string> = {
   // Cyrillic
-  а: 'a', в: 'b', е: 'e', ё: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', ѕ: 's', і: 'l', ї: 'l', ј: 'j', ԁ: 'd', ԛ: 'q', ԝ: 'w', һ: 'h', ӏ: 'l', ɡ: 'g', ո: 'n', ս: 'u', օ: 'o',
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  ѕ: 's',
+  і: 'l',
+  ї: 'l',
+  ј: 'j',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  һ: 'h',
+  ӏ: 'l',
+  ɡ: 'g',
+  ո: 'n',
+  ս: 'u',
+  օ: 'o',
   // Greek
-  α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'l', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', ω: 'w',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  η: 'n',
+  ι: 'l',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  ω: 'w',
   // Latin look-alikes
-  ı: 'l', ł: 'l', ƚ: 'l', ɩ: 'l', ɑ: 'a', ʀ: 'r', ѵ: 'v',
+  ı: 'l',
+  ł: 'l',
+  ƚ: 'l',
+  ɩ: 'l',
+  ɑ: 'a',
+  ʀ: 'r',
+  ѵ: 'v',
 };
 /** ASCII swaps folded into the skeleton: digits for letters, and `i` read as `l` (paypai). */
 const ASCII_SWAPS: Record<string, string> = { '0': 'o', '1': 'l', i: 'l', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b' };
@@ -164,12 +217,20 @@ export function idnSignals(parts: NameParts): DomainRepSignal[] {
   const scripts = scriptsOf(unicode);
   const cjkWithLatin = [...scripts].every((script) => script === 'Latin' || script === 'CJK');
   if (scripts.size >= 2 && !cjkWithLatin) {
-    signals.push({ code: 'mixed_script', detail: `the label "${unicode}" mixes ${[...scripts].sort().join(' and ')} letters`, weight: LEXICAL_WEIGHTS.mixedScript });
+    signals.push({
+      code: 'mixed_script',
+      detail: `the label "${unicode}" mixes ${[...scripts].sort().join(' and ')} letters`,
+      weight: LEXICAL_WEIGHTS.mixedScript,
+    });
   }
   // Accented Latin letters (bücher) are ordinary IDN; the brand check still reads them through the skeleton.
   const look = skeleton(unicode);
   if (/^[a-z0-9-]+$/.test(look) && [...scripts].some((script) => script !== 'Latin')) {
-    signals.push({ code: 'confusable', detail: `the label "${unicode}" is made of characters that look like ASCII: reads as "${look}"`, weight: LEXICAL_WEIGHTS.confusable });
+    signals.push({
+      code: 'confusable',
+      detail: `the label "${unicode}" is made of characters that look like ASCII: reads as "${look}"`,
+      weight: LEXICAL_WEIGHTS.confusable,
+    });
   }
   return signals;
 }
@@ -226,16 +287,28 @@ export function createBrandMatcher(brands: readonly Brand[]): BrandMatcher {
         for (const candidate of new Set([unicode, ...hyphenTokens])) {
           if (candidate === name) continue;
           if (candidate.length >= 4 && skeleton(candidate) === brand.skeleton) {
-            consider({ code: 'brand_lookalike', detail: `"${candidate}" imitates the brand "${name}" with look-alike characters`, weight: BRAND_WEIGHTS.homoglyph });
+            consider({
+              code: 'brand_lookalike',
+              detail: `"${candidate}" imitates the brand "${name}" with look-alike characters`,
+              weight: BRAND_WEIGHTS.homoglyph,
+            });
             continue;
           }
           const max = name.length >= 9 ? 2 : name.length >= 5 ? 1 : 0;
           if (max > 0 && /^[a-z0-9]+$/.test(candidate) && editDistance(candidate, name, max) <= max) {
-            consider({ code: 'brand_lookalike', detail: `"${candidate}" is ${editDistance(candidate, name, max)} edit(s) from the brand "${name}"`, weight: BRAND_WEIGHTS.typo });
+            consider({
+              code: 'brand_lookalike',
+              detail: `"${candidate}" is ${editDistance(candidate, name, max)} edit(s) from the brand "${name}"`,
+              weight: BRAND_WEIGHTS.typo,
+            });
           }
         }
         if (parts.label === name) {
-          consider({ code: 'brand_lookalike', detail: `uses the brand name "${name}" on ${parts.site}, which is not one of the brand's domains`, weight: BRAND_WEIGHTS.otherSuffix });
+          consider({
+            code: 'brand_lookalike',
+            detail: `uses the brand name "${name}" on ${parts.site}, which is not one of the brand's domains`,
+            weight: BRAND_WEIGHTS.otherSuffix,
+          });
         } else if (brand.match === 'substring' ? parts.label.includes(name) : wordTokens.includes(name)) {
           consider({ code: 'brand_lookalike', detail: `the label "${parts.label}" contains the brand "${name}"`, weight: BRAND_WEIGHTS.contains });
         }
@@ -253,10 +326,15 @@ export function createBrandMatcher(brands: readonly Brand[]): BrandMatcher {
 export function tldSignal(parts: NameParts, table: TldRiskTable): DomainRepSignal {
   const row = table.byTld.get(parts.tld);
   if (!row) {
-    return { code: 'tld_risk', detail: `.${parts.tld}: fewer than ${table.minListed} domains in the bundled phishing lists, too few to judge (neutral)`, weight: 0 };
+    return {
+      code: 'tld_risk',
+      detail: `.${parts.tld}: fewer than ${table.minListed} domains in the bundled phishing lists, too few to judge (neutral)`,
+      weight: 0,
+    };
   }
   const share = `${(row.share * 100).toFixed(row.share >= 0.01 ? 1 : 2)}% of the ${table.listedDomains.toLocaleString('en-US')} listed phishing domains`;
-  if (row.weight === 0) return { code: 'tld_risk', detail: `.${parts.tld}: ${share}, no more than its share of ordinary domains (lift ${row.lift})`, weight: 0 };
+  if (row.weight === 0)
+    return { code: 'tld_risk', detail: `.${parts.tld}: ${share}, no more than its share of ordinary domains (lift ${row.lift})`, weight: 0 };
   return { code: 'tld_risk', detail: `.${parts.tld}: ${share}, ${row.lift} times its share of ordinary domains`, weight: row.weight };
 }
 
@@ -272,7 +350,8 @@ export function phishingSignal(name: string, lists: PhishingLists): DomainRepSig
   }
   for (const suffix of suffixes) {
     const list = lists.blocked.get(suffix);
-    if (list) return { code: 'phishing_list', detail: `${suffix === name ? name : `${suffix}, a parent of ${name},`} is on the ${list}`, weight: PHISHING_LIST_WEIGHT };
+    if (list)
+      return { code: 'phishing_list', detail: `${suffix === name ? name : `${suffix}, a parent of ${name},`} is on the ${list}`, weight: PHISHING_LIST_WEIGHT };
   }
   return { code: 'phishing_list', detail: 'not on the bundled phishing lists (MetaMask eth-phishing-detect, polkadot{.js} phishing)', weight: 0 };
 }

@@ -24,7 +24,10 @@ export const EMAILAUTH_DOC: ProductDoc = {
         }),
         `Selectors with a key record, probed as TXT at {selector}._domainkey.{domain}: ${DKIM_SELECTORS.join(', ')}.`,
       ),
-      failed_selectors: list(oneOf(DKIM_SELECTORS), 'Ours: selectors whose query failed while the others answered (found: false is then not conclusive). Empty normally.'),
+      failed_selectors: list(
+        oneOf(DKIM_SELECTORS),
+        'Ours: selectors whose query failed while the others answered (found: false is then not conclusive). Empty normally.',
+      ),
     }),
     dmarc: obj({
       found: bool('A v=DMARC1 record exists at _dmarc of the domain, or of its organizational domain.'),

@@ -58,7 +58,8 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
   if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) {
     throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
   }
-  const store = deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
+  const store =
+    deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
   const now = deps.now ?? Date.now;
   const results = createResultCache(store, copyResult, now);
   const resolver = typeof deps.dns === 'function' ? deps.dns : () => deps.dns as DnsResolver;
@@ -114,7 +115,8 @@ async function resolveTxt(dns: DnsResolver, name: string, answers: DnsAnswer<'TX
     answer = await dns.resolve(name, 'TXT');
   } catch (error) {
     if (isSeclookupError(error, 'timeout')) throw new LookupError('lookup_failed', `DNS lookup of ${name} failed: no answer in time`, { cause: error });
-    if (isSeclookupError(error, 'upstream_failed')) throw new LookupError('lookup_failed', `DNS lookup of ${name} failed: the DNS server answered with an error`, { cause: error });
+    if (isSeclookupError(error, 'upstream_failed'))
+      throw new LookupError('lookup_failed', `DNS lookup of ${name} failed: the DNS server answered with an error`, { cause: error });
     throw error;
   }
   answers.push(answer);

@@ -84,7 +84,10 @@ export function parseDisposableDomains(text: string, source: string): Set<string
     start = end + 1;
     if (line === '' || line.startsWith('#')) continue;
     if (!LISTED_DOMAIN.test(line)) {
-      throw new SeclookupError('dataset_invalid', `seclookup: dataset ${source} line ${lineNumber}: ${JSON.stringify(line.slice(0, 80))} is not a lower-case ASCII domain`);
+      throw new SeclookupError(
+        'dataset_invalid',
+        `seclookup: dataset ${source} line ${lineNumber}: ${JSON.stringify(line.slice(0, 80))} is not a lower-case ASCII domain`,
+      );
     }
     domains.add(line);
   }

@@ -3,7 +3,13 @@ import type { ProductDoc } from '../../openapi/types.js';
 import { EMAIL_FORMAT_REASONS, EMAIL_LIMITS_NOTE, EMAIL_MX_REASONS, type EmailRiskReason } from './types.js';
 
 /** Every code `risk.reasons` may hold, in the order they can appear. */
-const REASONS = ['invalid_format', ...EMAIL_FORMAT_REASONS, 'disposable_domain', ...EMAIL_MX_REASONS, 'role_account'] as const satisfies readonly EmailRiskReason[];
+const REASONS = [
+  'invalid_format',
+  ...EMAIL_FORMAT_REASONS,
+  'disposable_domain',
+  ...EMAIL_MX_REASONS,
+  'role_account',
+] as const satisfies readonly EmailRiskReason[];
 
 export const EMAILVAL_DOC: ProductDoc = {
   summary: 'Checks e-mail format, disposable-domain status and MX presence only. It does not verify the mailbox, detect catch-all, or score deliverability.',
@@ -25,5 +31,5 @@ export const EMAILVAL_DOC: ProductDoc = {
     limits_note: str('Present on every success; restates that only format, disposable domains and MX are checked.', { const: EMAIL_LIMITS_NOTE }),
   }),
   errors: ['invalid_email', 'lookup_failed'],
-  status: { database_records: int('Domains on the disposable list (the product\'s only database).') },
+  status: { database_records: int("Domains on the disposable list (the product's only database).") },
 };

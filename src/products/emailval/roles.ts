@@ -50,7 +50,10 @@ export function loadRoleLocalParts(path: string): Set<string> {
     if (line === '' || line.startsWith('#')) return;
     const fields = line.split('\t');
     if (fields.length !== 2 || !LOCAL_PART.test(fields[1])) {
-      throw new SeclookupError('dataset_invalid', `seclookup: dataset ${path} line ${index + 1}: expected "category<TAB>local_part" with a lower-case local part`);
+      throw new SeclookupError(
+        'dataset_invalid',
+        `seclookup: dataset ${path} line ${index + 1}: expected "category<TAB>local_part" with a lower-case local part`,
+      );
     }
     parts.add(fields[1]);
   });

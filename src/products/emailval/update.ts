@@ -63,7 +63,8 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
   const fetcher = createSourceFetcher(
     options,
     { timeoutMs: DISPOSABLE_DEFAULT_TIMEOUT_MS, maxBytes: DISPOSABLE_DEFAULT_MAX_BYTES, userAgent: 'seclookup-disposable-domains-updater' },
-    (reason, url, cause) => new DisposableUpdateError(`${documentName(url)}: ${reason.replace('response is not valid JSON', 'the response is not valid JSON')}`, { cause }),
+    (reason, url, cause) =>
+      new DisposableUpdateError(`${documentName(url)}: ${reason.replace('response is not valid JSON', 'the response is not valid JSON')}`, { cause }),
   );
   const fetchList = (url: string) => fetchStringArray(fetcher, url);
 
@@ -79,7 +80,9 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
   }
   if (dropped > 0) progress(`left out ${dropped} ${dropped === 1 ? 'entry that is' : 'entries that are'} not a domain name`);
   if (fresh.size < current.size / 2) {
-    throw new DisposableUpdateError(`refusing the new list: ${fresh.size} ${fresh.size === 1 ? 'domain' : 'domains'}, fewer than half of the ${current.size} on file (a truncated or broken source?)`);
+    throw new DisposableUpdateError(
+      `refusing the new list: ${fresh.size} ${fresh.size === 1 ? 'domain' : 'domains'}, fewer than half of the ${current.size} on file (a truncated or broken source?)`,
+    );
   }
 
   const added = [...fresh].filter((domain) => !current.has(domain)).length;

@@ -146,7 +146,9 @@ export function openDatabase(slot: DatabaseSlot, cacheSize: number): OpenedDatab
   if (role === 'asn') {
     if (!ASN_TYPES.test(type)) invalid(`is a ${type || 'untyped'} database; asnDatabase takes a MaxMind GeoLite2-ASN or GeoIP2-ISP file`);
   } else if (NOT_LOCATION.test(type) && !/City|Country|Enterprise/i.test(type)) {
-    invalid(`is a ${type} database, not a location (City or Country) database${ASN_TYPES.test(type) ? '; use it as asnDatabase (--geoip-asn-db) instead' : ''}`);
+    invalid(
+      `is a ${type} database, not a location (City or Country) database${ASN_TYPES.test(type) ? '; use it as asnDatabase (--geoip-asn-db) instead' : ''}`,
+    );
   }
   if (role === 'ipv6' && metadata.ipVersion !== 6) invalid('holds IPv4 only (ip_version 4) but is configured for IPv6 addresses');
   return {
@@ -227,7 +229,10 @@ export function reopenChanged(previous: readonly OpenedDatabase[], cacheSize: nu
   const databases = previous.map((opened) => {
     const identity = currentIdentity(opened.slot.path);
     if (identity === null) {
-      throw new SeclookupError('dataset_missing', `seclookup: geoip: ${opened.slot.path} is gone; still answering from the copy loaded ${opened.info.builtAt.toISOString()}`);
+      throw new SeclookupError(
+        'dataset_missing',
+        `seclookup: geoip: ${opened.slot.path} is gone; still answering from the copy loaded ${opened.info.builtAt.toISOString()}`,
+      );
     }
     if (identity === opened.identity) return opened;
     changed = true;

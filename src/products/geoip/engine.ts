@@ -81,7 +81,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   const cacheSize = checkCount(options.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize');
   const watchIntervalMs = checkCount(options.watchIntervalMs ?? GEOIP_WATCH_INTERVAL_MS, 'watchIntervalMs', 1);
   const reverseBudget = reverseDnsBudget(options.reverseDns);
-  if (options.provider !== undefined && (typeof options.provider !== 'string' || options.provider === '')) throw invalidOption('geoip: provider must be a non-empty string');
+  if (options.provider !== undefined && (typeof options.provider !== 'string' || options.provider === ''))
+    throw invalidOption('geoip: provider must be a non-empty string');
   const { slots, isDefault } = configuredSlots(options);
 
   let current = assemble(slots.map((slot) => openDatabase(slot, cacheSize)));

@@ -17,7 +17,19 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'geoip',
   needs: ['asn'],
-  optionNames: { database: true, databases: true, provider: true, asn: true, asnDatabase: true, reverseDns: true, watch: true, watchIntervalMs: true, cacheSize: true, onReload: true, onReloadError: true },
+  optionNames: {
+    database: true,
+    databases: true,
+    provider: true,
+    asn: true,
+    asnDatabase: true,
+    reverseDns: true,
+    watch: true,
+    watchIntervalMs: true,
+    cacheSize: true,
+    onReload: true,
+    onReloadError: true,
+  },
   createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions, 'asn'>) => createGeoIpEngine({ options, dns, engine }),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,

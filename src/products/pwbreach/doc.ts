@@ -10,7 +10,11 @@ export const PWBREACH_DOC: ProductDoc = {
     'Reports whether a password (or its SHA-1 hex) appears in breach data and how often. Answers never contain the password or the hash. ' +
     'A password is never taken from a URL: a password query parameter on either lookup route is 400 invalid_password.',
   query: {
-    sha1: { description: 'SHA-1 of the password: 40 hexadecimal characters, either case. Plaintext passwords are never sent on GET.', required: true, schema: str(undefined, SHA1) },
+    sha1: {
+      description: 'SHA-1 of the password: 40 hexadecimal characters, either case. Plaintext passwords are never sent on GET.',
+      required: true,
+      schema: str(undefined, SHA1),
+    },
   },
   body: obj(
     {
@@ -32,7 +36,12 @@ export const PWBREACH_DOC: ProductDoc = {
         'Answers `SUFFIX:COUNT` lines (35 upper-case hex digits, a colon, the count), ascending, joined by CRLF, no line break after the last; ' +
         'an empty body for a prefix with no hashes. Metered like a lookup. Errors are the JSON envelope.',
       pathParam: { description: 'The first 5 hexadecimal characters of the SHA-1 hash, either case.', schema: str(undefined, { pattern: '^[0-9A-Fa-f]{5}$' }) },
-      query: { mode: { description: 'Only sha1 (any case) is served; any other value is 400 invalid_request.', schema: str(undefined, { pattern: '^[Ss][Hh][Aa]1$' }) } },
+      query: {
+        mode: {
+          description: 'Only sha1 (any case) is served; any other value is 400 invalid_request.',
+          schema: str(undefined, { pattern: '^[Ss][Hh][Aa]1$' }),
+        },
+      },
       headers: {
         'Add-Padding': {
           description: `true (any case) mixes fake suffixes with count 0 in, to at least ${PADDING_MIN} lines then 0-${PADDING_EXTRA} more, so the size of the answer says nothing about the prefix. Any other value: no padding.`,

@@ -72,7 +72,10 @@ export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSet
   let source: PwbreachSourceKind;
   if (options.upstream !== undefined) {
     const upstreamOptions = typeof options.upstream === 'string' ? { url: options.upstream } : options.upstream;
-    upstream = createUpstreamSource(upstreamOptions, cache({ ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE }));
+    upstream = createUpstreamSource(
+      upstreamOptions,
+      cache({ ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE }),
+    );
     source = 'upstream';
   } else if (options.store !== undefined) {
     store = openStoreFile(options.store, { memoryMaxBytes: options.memoryMaxBytes });
@@ -104,7 +107,9 @@ export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSet
     lookup(query) {
       if (local) return answer(local.count(query.hash), false);
       const sourced = upstream!.range(prefixOf(query.hash));
-      return isPromise(sourced) ? sourced.then(({ range, cached }) => answer(range.count(query.hash), cached)) : answer(sourced.range.count(query.hash), sourced.cached);
+      return isPromise(sourced)
+        ? sourced.then(({ range, cached }) => answer(range.count(query.hash), cached))
+        : answer(sourced.range.count(query.hash), sourced.cached);
     },
     prepareRange(prefix, padding = false) {
       const value = parsePrefix(prefix);
@@ -169,7 +174,9 @@ function compiledSample(path: string, storePath: string): Buffer {
   try {
     mtime = statSync(path).mtimeMs;
   } catch (error) {
-    throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`, { cause: error });
+    throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`, {
+      cause: error,
+    });
   }
   const key = `${path}\0${mtime}`;
   let bytes = compiled.get(key);

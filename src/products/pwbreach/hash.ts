@@ -79,5 +79,10 @@ export function prefixHex(prefix: number): string {
 
 /** The hash's 35-hex-digit suffix, upper case. */
 export function suffixHex(hash: Uint8Array): string {
-  return UPPER_HEX[hash[2] & 0x0f] + Buffer.from(hash.buffer, hash.byteOffset + 3, HASH_BYTES - 3).toString('hex').toUpperCase();
+  return (
+    UPPER_HEX[hash[2] & 0x0f] +
+    Buffer.from(hash.buffer, hash.byteOffset + 3, HASH_BYTES - 3)
+      .toString('hex')
+      .toUpperCase()
+  );
 }

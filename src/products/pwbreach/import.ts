@@ -544,7 +544,7 @@ function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'un
     onRecord =
       bucketBits === 0
         ? (hash, count) => into.append(0, hash, count)
-        : (hash, count) => into.append((((hash[0] << 24) | (hash[1] << 16) | (hash[2] << 8) | hash[3]) >>> shift), hash, count);
+        : (hash, count) => into.append(((hash[0] << 24) | (hash[1] << 16) | (hash[2] << 8) | hash[3]) >>> shift, hash, count);
   }
 
   const lines = new LineReader((hash, count) => onRecord(hash, count));
@@ -601,7 +601,10 @@ function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'un
     };
     if (lines.corrupt > 0 && !options.skipCorrupt) {
       target.abort();
-      throw new ImportRefused(`${lines.corrupt} corrupt line(s), first at ${lines.corruptAt.join(', ')}; nothing was imported (the store is unchanged)`, report);
+      throw new ImportRefused(
+        `${lines.corrupt} corrupt line(s), first at ${lines.corruptAt.join(', ')}; nothing was imported (the store is unchanged)`,
+        report,
+      );
     }
     if (writer.records === 0) {
       target.abort();

@@ -51,7 +51,8 @@ const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
 export default defineProduct({
   id: 'pwbreach',
   optionNames: { store: true, memoryMaxBytes: true, upstream: true, cacheSize: true, cacheTtlMs: true },
-  createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) => createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
+  createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) =>
+    createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
   // SPEC: POST JSON { password } or { sha1 } (or a form field password); GET ?sha1= only. No path form.
   routes: [
     {
@@ -127,7 +128,9 @@ function summaryOf(report: ImportReport): string {
 function ignoredNotes(report: ImportReport): string[] {
   if (report.ignored.length === 0) return [];
   const shown = report.ignored.slice(0, 3).join(', ');
-  return [`ignored ${report.ignored.length} folder entr${report.ignored.length === 1 ? 'y' : 'ies'} not named by a prefix (${shown}${report.ignored.length > 3 ? ', ...' : ''})`];
+  return [
+    `ignored ${report.ignored.length} folder entr${report.ignored.length === 1 ? 'y' : 'ies'} not named by a prefix (${shown}${report.ignored.length > 3 ? ', ...' : ''})`,
+  ];
 }
 
 /** The importer's report as the CLI prints it. */

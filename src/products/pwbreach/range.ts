@@ -33,7 +33,10 @@ export function rangeText(range: BreachRange, padding: boolean): string {
   const padded: string[] = [];
   const bytes = randomBytes(18 * fakes);
   for (let i = 0; i < fakes; i++) {
-    let suffix = bytes.toString('hex', 18 * i, 18 * i + 18).slice(1).toUpperCase();
+    let suffix = bytes
+      .toString('hex', 18 * i, 18 * i + 18)
+      .slice(1)
+      .toUpperCase();
     while (taken.has(suffix)) suffix = randomBytes(18).toString('hex').slice(1).toUpperCase();
     taken.add(suffix);
     padded.push(`${suffix}:0`);
@@ -100,7 +103,13 @@ export function parseRangeAnswer(body: string): string {
     lineNumber++;
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line === '') continue;
-    if (line.length < SUFFIX_HEX + 2 || line.charCodeAt(SUFFIX_HEX) !== 0x3a || !isHex(line, SUFFIX_HEX) || !isDigits(line, SUFFIX_HEX + 1) || line.length > SUFFIX_HEX + 1 + 15) {
+    if (
+      line.length < SUFFIX_HEX + 2 ||
+      line.charCodeAt(SUFFIX_HEX) !== 0x3a ||
+      !isHex(line, SUFFIX_HEX) ||
+      !isDigits(line, SUFFIX_HEX + 1) ||
+      line.length > SUFFIX_HEX + 1 + 15
+    ) {
       throw new SeclookupError('upstream_failed', `the range answer is malformed at line ${lineNumber}`);
     }
     const count = Number(line.slice(SUFFIX_HEX + 1));

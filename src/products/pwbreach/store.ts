@@ -168,7 +168,8 @@ export function openStoreBuffer(bytes: Uint8Array, label = 'in-memory breach sto
 }
 
 function openStore(source: ByteSource, size: number, path: string | null, label = `breach store ${path}`): BreachStore {
-  const invalid = (why: string) => new SeclookupError('dataset_invalid', `seclookup: ${label} is not a valid store: ${why}; rebuild it with \`seclookup data import pwbreach\``);
+  const invalid = (why: string) =>
+    new SeclookupError('dataset_invalid', `seclookup: ${label} is not a valid store: ${why}; rebuild it with \`seclookup data import pwbreach\``);
   if (size < RECORDS_OFFSET) throw invalid('too short');
   const header = Buffer.from(source.read(0, HEADER_BYTES, true));
   if (!header.subarray(0, 8).equals(MAGIC)) throw invalid('wrong magic number (not a seclookup breach store, or another version)');
@@ -267,7 +268,8 @@ export class StoreWriter {
   constructor(private readonly sink: StoreSink) {}
 
   add(hash: Uint8Array, offset: number, count: number): void {
-    if (this.records === MAX_RECORDS) throw new SeclookupError('dataset_invalid', `more than ${MAX_RECORDS} distinct hashes: the store's index cannot address them`);
+    if (this.records === MAX_RECORDS)
+      throw new SeclookupError('dataset_invalid', `more than ${MAX_RECORDS} distinct hashes: the store's index cannot address them`);
     if (count > MAX_COUNT) {
       this.capped++;
       count = MAX_COUNT;

@@ -95,7 +95,10 @@ const HEX = Buffer.from('0123456789ABCDEF');
  * Write generated hashes as `HASH:COUNT` lines (LF, or CRLF) to `path`. Returns how many, and
  * every `sampleEvery`-th hash with its count, for lookups.
  */
-export function writeHashFile(path: string, options: GenerateOptions & { crlf?: boolean; sampleEvery?: number }): { records: number; samples: { hash: Buffer; count: number }[] } {
+export function writeHashFile(
+  path: string,
+  options: GenerateOptions & { crlf?: boolean; sampleEvery?: number },
+): { records: number; samples: { hash: Buffer; count: number }[] } {
   const fd = openSync(path, 'w');
   const chunk = Buffer.allocUnsafe(4 * 1024 * 1024);
   let used = 0;
@@ -130,7 +133,10 @@ export function writeHashFile(path: string, options: GenerateOptions & { crlf?: 
 }
 
 /** Write generated hashes straight into a store file (no text, no import). */
-export function writeStoreFile(path: string, options: GenerateOptions & { sampleEvery?: number }): { records: number; samples: { hash: Buffer; count: number }[] } {
+export function writeStoreFile(
+  path: string,
+  options: GenerateOptions & { sampleEvery?: number },
+): { records: number; samples: { hash: Buffer; count: number }[] } {
   const fd = openSync(path, 'w');
   const sink: StoreSink = {
     write(data, length, position) {

@@ -51,7 +51,8 @@ export function checkUpstreamUrl(url: string): string {
   } catch {
     throw invalidOption(`pwbreach upstream must be an http(s) URL template with {prefix} (got ${JSON.stringify(url)})`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidOption(`pwbreach upstream must be an http or https URL (got ${JSON.stringify(url)})`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw invalidOption(`pwbreach upstream must be an http or https URL (got ${JSON.stringify(url)})`);
   if (!url.includes('{prefix}')) throw invalidOption(`pwbreach upstream must contain {prefix}, where the 5 hex digits go (got ${JSON.stringify(url)})`);
   return url;
 }
@@ -62,7 +63,8 @@ export function createUpstreamSource(options: UpstreamOptions, cache: ProductCac
   const template = checkUpstreamUrl(options.url);
   const timeouts = resolveTimeouts(options.timeouts, UPSTREAM_DEFAULTS.timeouts, 'pwbreach upstream timeouts');
   const attempts = options.attempts ?? UPSTREAM_DEFAULTS.attempts;
-  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 10) throw invalidOption(`pwbreach upstream attempts must be 1 to 10 (got ${String(attempts)})`);
+  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 10)
+    throw invalidOption(`pwbreach upstream attempts must be 1 to 10 (got ${String(attempts)})`);
   const backoffMs = options.backoffMs ?? UPSTREAM_DEFAULTS.backoffMs;
   if (!Number.isFinite(backoffMs) || backoffMs < 0) throw invalidOption(`pwbreach upstream backoffMs must be >= 0 (got ${String(backoffMs)})`);
   const maxBytes = options.maxBytes ?? UPSTREAM_DEFAULTS.maxBytes;

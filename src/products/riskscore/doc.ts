@@ -24,9 +24,7 @@ export const RISKSCORE_DOC: ProductDoc = {
     network: obj({
       isp: nullable(str()),
       asn: nullable(int()),
-      connection_type: nullable(
-        str('local: hosting, isp, education, government or unknown (null when the AS is unknown); upstreams: their own label.'),
-      ),
+      connection_type: nullable(str('local: hosting, isp, education, government or unknown (null when the AS is unknown); upstreams: their own label.')),
     }),
     intelligence: obj({
       verdict: oneOf(['clean', 'hosting', 'relay', 'suspicious', 'anonymizer', 'malicious'], 'Overall assessment code.'),

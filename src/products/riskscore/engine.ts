@@ -77,16 +77,27 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   }
 
   const upstream: UpstreamClient | null = upstreamKind
-    ? createUpstreamClient(upstreamKind, options.url ?? UPSTREAM_URLS[upstreamKind], options.key!, resolveTimeouts(options.timeouts, UPSTREAM_TIMEOUTS, 'riskscore timeouts'))
+    ? createUpstreamClient(
+        upstreamKind,
+        options.url ?? UPSTREAM_URLS[upstreamKind],
+        options.key!,
+        resolveTimeouts(options.timeouts, UPSTREAM_TIMEOUTS, 'riskscore timeouts'),
+      )
     : null;
   const provider: ProviderName | null = upstreamKind ?? (local ? 'local' : null);
   const threshold = options.ipsumThreshold ?? DEFAULT_IPSUM_THRESHOLD;
   const resultCache = upstream
-    ? createResultCache<RiskScoreResult>(deps.cache<CachedResult<RiskScoreResult>>({ maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE, ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS }), copyResult)
+    ? createResultCache<RiskScoreResult>(
+        deps.cache<CachedResult<RiskScoreResult>>({ maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE, ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS }),
+        copyResult,
+      )
     : null;
   // Local answers without DNSBL evidence are pure functions of the data: cached by address with
   // their JSON, so a repeated lookup costs one map read (DNSBL answers have TTLs of their own).
-  const localStore = local && !options.dnsbl ? deps.cache<CachedResult<RiskScoreResult>>({ maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE, ttlMs: options.cacheTtlMs ?? LOCAL_CACHE_TTL_MS }) : null;
+  const localStore =
+    local && !options.dnsbl
+      ? deps.cache<CachedResult<RiskScoreResult>>({ maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE, ttlMs: options.cacheTtlMs ?? LOCAL_CACHE_TTL_MS })
+      : null;
   const localCache = localStore ? createResultCache<RiskScoreResult>(localStore, copyResult) : null;
 
   // Other engines, found on first use; one that is not available leaves its fields null.
@@ -117,7 +128,15 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   }
 
   /** The result for the evidence (no closures on this path: it runs 200,000+ times a second). */
-  function localResult(data: LocalData, input: IpInput, ranges: RangeEvidence, record: AsnRecord | null, networkType: string, where: Geo | null, dnsblZones: readonly string[]): RiskScoreResult {
+  function localResult(
+    data: LocalData,
+    input: IpInput,
+    ranges: RangeEvidence,
+    record: AsnRecord | null,
+    networkType: string,
+    where: Geo | null,
+    dnsblZones: readonly string[],
+  ): RiskScoreResult {
     const vpnAsn = record !== null && data.vpnAsns.has(record.asn);
     const datacenterAsn = record !== null && data.datacenterAsns.has(record.asn);
     const hostingAsn = networkType === 'hosting';
@@ -173,7 +192,11 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
       checked = { result: { lists: [] }, cached: true };
     }
     const withZones = (o: LookupOutcome<{ lists: { zone: string }[] }>): LookupOutcome<RiskScoreResult> => ({
-      result: localAnswer(data, input, o.result.lists.map((l) => l.zone)),
+      result: localAnswer(
+        data,
+        input,
+        o.result.lists.map((l) => l.zone),
+      ),
       cached: o.cached,
       fetchedAt: data.snapshot,
     });
@@ -199,7 +222,11 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
     databaseRecords: local?.records ?? 0,
     prepare(ip) {
       const input = readRoutableIp(ip);
-      if (!provider) throw new LookupError('upstream_unconfigured', `riskscore has no provider: ${localUnavailable ?? 'none configured'}; configure an upstream or install the local data`);
+      if (!provider)
+        throw new LookupError(
+          'upstream_unconfigured',
+          `riskscore has no provider: ${localUnavailable ?? 'none configured'}; configure an upstream or install the local data`,
+        );
       return input;
     },
     lookup(input) {
@@ -263,7 +290,8 @@ function lazyEngine<E>(build: () => E): () => E | null {
 
 function checkOptions(options: RiskScoreEngineOptions): RiskScoreEngineOptions {
   const { provider = 'local' } = options;
-  if (!['local', 'ipinfo', 'ipqualityscore'].includes(provider)) throw invalidOption(`riskscore provider must be local, ipinfo or ipqualityscore (got ${JSON.stringify(provider)})`);
+  if (!['local', 'ipinfo', 'ipqualityscore'].includes(provider))
+    throw invalidOption(`riskscore provider must be local, ipinfo or ipqualityscore (got ${JSON.stringify(provider)})`);
   if (provider !== 'local') {
     if (typeof options.key !== 'string' || options.key.trim() === '') throw invalidOption(`riskscore provider ${provider} needs a key (the API key or token)`);
     const url = options.url ?? UPSTREAM_URLS[provider];
@@ -274,12 +302,18 @@ function checkOptions(options: RiskScoreEngineOptions): RiskScoreEngineOptions {
       throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(url)})`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(url)})`);
-    if (parsed.username || parsed.password || parsed.search || parsed.hash) throw invalidOption('riskscore url must have no credentials, query or fragment: give the key as key');
+    if (parsed.username || parsed.password || parsed.search || parsed.hash)
+      throw invalidOption('riskscore url must have no credentials, query or fragment: give the key as key');
   }
   const threshold = options.ipsumThreshold;
-  if (threshold !== undefined && (!Number.isSafeInteger(threshold) || threshold < 1 || threshold > 10)) throw invalidOption(`riskscore ipsumThreshold must be 1 to 10 (got ${String(threshold)})`);
-  for (const [name, value] of [['cacheSize', options.cacheSize], ['cacheTtlMs', options.cacheTtlMs]] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw invalidOption(`riskscore ${name} must be a whole number >= 0 (got ${String(value)})`);
+  if (threshold !== undefined && (!Number.isSafeInteger(threshold) || threshold < 1 || threshold > 10))
+    throw invalidOption(`riskscore ipsumThreshold must be 1 to 10 (got ${String(threshold)})`);
+  for (const [name, value] of [
+    ['cacheSize', options.cacheSize],
+    ['cacheTtlMs', options.cacheTtlMs],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0))
+      throw invalidOption(`riskscore ${name} must be a whole number >= 0 (got ${String(value)})`);
   }
   return options;
 }

@@ -144,9 +144,11 @@ function compileLocalData(dataDir: string): CompiledLocal {
     }
     const parsed = readSource(source, path);
     // An installed list with no entry at all is a truncated or emptied file: its flag would never be set.
-    if (parsed.ranges.length + parsed.asns.length + parsed.filtered === 0) throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${path} lists no entries`);
+    if (parsed.ranges.length + parsed.asns.length + parsed.filtered === 0)
+      throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${path} lists no entries`);
     for (const range of parsed.ranges) ranges.push(range);
-    if (source.kind === 'asn-datacenter' || source.kind === 'asn-vpn' || source.kind === 'asn-drop') for (const asn of parsed.asns) asnSets[source.kind].add(asn);
+    if (source.kind === 'asn-datacenter' || source.kind === 'asn-vpn' || source.kind === 'asn-drop')
+      for (const asn of parsed.asns) asnSets[source.kind].add(asn);
     const count = parsed.ranges.length + parsed.asns.length;
     records += count;
     filtered += parsed.filtered;
@@ -183,7 +185,16 @@ function encodeLocal(data: CompiledLocal) {
 
 function decodeLocal({ meta, sections }: CompiledFileContents): CompiledLocal | string {
   const m = meta as Partial<Omit<CompiledLocal, 'table' | 'asns'> & { size: number }> | null;
-  if (!m || !Number.isSafeInteger(m.size) || !Number.isSafeInteger(m.records) || !Number.isSafeInteger(m.filtered) || typeof m.snapshot !== 'number' || !Array.isArray(m.groups) || sections.length !== 8) return 'corrupt header (meta)';
+  if (
+    !m ||
+    !Number.isSafeInteger(m.size) ||
+    !Number.isSafeInteger(m.records) ||
+    !Number.isSafeInteger(m.filtered) ||
+    typeof m.snapshot !== 'number' ||
+    !Array.isArray(m.groups) ||
+    sections.length !== 8
+  )
+    return 'corrupt header (meta)';
   let answers: string[][];
   try {
     answers = JSON.parse(sections[0].toString('utf8')) as string[][];
@@ -224,7 +235,10 @@ function readSource(source: LocalSource, path: string) {
 }
 
 /** The range part of the evidence for one table answer (memoised per answer array: the table shares them). */
-export type RangeEvidence = Pick<Evidence, 'tor' | 'vpnRange' | 'vpnServer' | 'relay' | 'datacenterRange' | 'cloud' | 'crawler' | 'monitor' | 'platform' | 'ipsumLists' | 'drop'>;
+export type RangeEvidence = Pick<
+  Evidence,
+  'tor' | 'vpnRange' | 'vpnServer' | 'relay' | 'datacenterRange' | 'cloud' | 'crawler' | 'monitor' | 'platform' | 'ipsumLists' | 'drop'
+>;
 
 const memo = new WeakMap<readonly string[], RangeEvidence>();
 
@@ -232,22 +246,50 @@ export function rangeEvidence(values: readonly string[]): RangeEvidence {
   let found = memo.get(values);
   if (found) return found;
   const e = {
-    tor: false, vpnRange: false, vpnServer: false, relay: false, datacenterRange: false, drop: false, ipsumLists: 0,
-    cloud: [] as string[], crawler: [] as string[], monitor: [] as string[], platform: [] as string[],
+    tor: false,
+    vpnRange: false,
+    vpnServer: false,
+    relay: false,
+    datacenterRange: false,
+    drop: false,
+    ipsumLists: 0,
+    cloud: [] as string[],
+    crawler: [] as string[],
+    monitor: [] as string[],
+    platform: [] as string[],
   };
   for (const value of values) {
     const colon = value.indexOf(':');
     const kind = colon < 0 ? value : value.slice(0, colon);
     const name = colon < 0 ? '' : value.slice(colon + 1);
     switch (kind) {
-      case 'tor': e.tor = true; break;
-      case 'vpn': e.vpnRange = true; break;
-      case 'vpnserver': e.vpnServer = true; break;
-      case 'relay': e.relay = true; break;
-      case 'datacenter': e.datacenterRange = true; break;
-      case 'drop': e.drop = true; break;
-      case 'ipsum': e.ipsumLists = Math.max(e.ipsumLists, Number(name)); break;
-      case 'cloud': case 'crawler': case 'monitor': case 'platform': e[kind].push(name); break;
+      case 'tor':
+        e.tor = true;
+        break;
+      case 'vpn':
+        e.vpnRange = true;
+        break;
+      case 'vpnserver':
+        e.vpnServer = true;
+        break;
+      case 'relay':
+        e.relay = true;
+        break;
+      case 'datacenter':
+        e.datacenterRange = true;
+        break;
+      case 'drop':
+        e.drop = true;
+        break;
+      case 'ipsum':
+        e.ipsumLists = Math.max(e.ipsumLists, Number(name));
+        break;
+      case 'cloud':
+      case 'crawler':
+      case 'monitor':
+      case 'platform':
+        e[kind].push(name);
+        break;
     }
   }
   // X4BNet's VPN list includes Apple's relay egress ranges: there, the address is a relay (ours).

@@ -225,9 +225,11 @@ function describe(verdict: Verdict, e: Evidence, flags: Flags): string {
         ? `Suspicious: seen on ${e.ipsumLists} public blocklist${e.ipsumLists === 1 ? '' : 's'} (IPsum), below the malicious threshold.`
         : `Suspicious: listed by ${e.dnsblZones.length} DNS blocklist${e.dnsblZones.length === 1 ? '' : 's'}.`;
     case 'relay':
-      return 'Privacy relay: an iCloud Private Relay egress address (ordinary consumers behind Apple\'s relay).';
+      return "Privacy relay: an iCloud Private Relay egress address (ordinary consumers behind Apple's relay).";
     case 'hosting':
-      return flags.is_hosting ? 'Hosting: a datacenter, cloud or hosting network, not a residential or mobile user.' : 'Hosting: a crawler, monitor or platform service address.';
+      return flags.is_hosting
+        ? 'Hosting: a datacenter, cloud or hosting network, not a residential or mobile user.'
+        : 'Hosting: a crawler, monitor or platform service address.';
     default:
       return 'Clean: on none of the lists checked.';
   }

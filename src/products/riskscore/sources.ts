@@ -22,7 +22,21 @@ export type SourceFormat =
   | 'drop-ndjson';
 
 /** What a list's entries mean; the list id in the table is `<kind>` or `<kind>:<name>`. */
-export type ListKind = 'tor' | 'vpn' | 'vpnserver' | 'relay' | 'datacenter' | 'cloud' | 'crawler' | 'monitor' | 'platform' | 'ipsum' | 'drop' | 'asn-datacenter' | 'asn-vpn' | 'asn-drop';
+export type ListKind =
+  | 'tor'
+  | 'vpn'
+  | 'vpnserver'
+  | 'relay'
+  | 'datacenter'
+  | 'cloud'
+  | 'crawler'
+  | 'monitor'
+  | 'platform'
+  | 'ipsum'
+  | 'drop'
+  | 'asn-datacenter'
+  | 'asn-vpn'
+  | 'asn-drop';
 
 export interface LocalSource {
   /** `tor`, `datacenter-ipv4`, `cloud-amazon-ipv4`, ... */
@@ -77,10 +91,31 @@ export const CLOUD_PROVIDERS: Readonly<Record<string, { kind: 'cloud' | 'platfor
 export const LOCAL_SOURCES: readonly LocalSource[] = [
   { id: 'tor', group: 'tor', file: 'tor/tor-exits.csv', format: 'tor-csv', kind: 'tor', url: TOR_URL },
   ...(['ipv4', 'ipv6'] as const).flatMap((v) => [
-    { id: `datacenter-${v}`, group: 'hosting-vpn' as const, file: `hosting-vpn/datacenter-${v}.txt`, format: 'cidr-lines' as const, kind: 'datacenter' as const, url: `${X4B}/output/datacenter/${v}.txt` },
-    { id: `vpn-${v}`, group: 'hosting-vpn' as const, file: `hosting-vpn/vpn-${v}.txt`, format: 'cidr-lines' as const, kind: 'vpn' as const, url: `${X4B}/output/vpn/${v}.txt` },
+    {
+      id: `datacenter-${v}`,
+      group: 'hosting-vpn' as const,
+      file: `hosting-vpn/datacenter-${v}.txt`,
+      format: 'cidr-lines' as const,
+      kind: 'datacenter' as const,
+      url: `${X4B}/output/datacenter/${v}.txt`,
+    },
+    {
+      id: `vpn-${v}`,
+      group: 'hosting-vpn' as const,
+      file: `hosting-vpn/vpn-${v}.txt`,
+      format: 'cidr-lines' as const,
+      kind: 'vpn' as const,
+      url: `${X4B}/output/vpn/${v}.txt`,
+    },
   ]),
-  { id: 'datacenter-asn', group: 'hosting-vpn', file: 'hosting-vpn/datacenter-asn.txt', format: 'asn-lines', kind: 'asn-datacenter', url: `${X4B}/input/datacenter/ASN.txt` },
+  {
+    id: 'datacenter-asn',
+    group: 'hosting-vpn',
+    file: 'hosting-vpn/datacenter-asn.txt',
+    format: 'asn-lines',
+    kind: 'asn-datacenter',
+    url: `${X4B}/input/datacenter/ASN.txt`,
+  },
   { id: 'vpn-asn', group: 'hosting-vpn', file: 'hosting-vpn/vpn-asn.txt', format: 'asn-lines', kind: 'asn-vpn', url: `${X4B}/input/vpn/ASN.txt` },
   ...Object.entries(CLOUD_PROVIDERS).flatMap(([name, { kind, v6 }]) =>
     (v6 ? (['ipv4', 'ipv6'] as const) : (['ipv4'] as const)).map((v) => ({
@@ -95,10 +130,41 @@ export const LOCAL_SOURCES: readonly LocalSource[] = [
   ),
   { id: 'apple-relay-ipv4', group: 'apple-private-relay', file: 'apple-private-relay/ipv4.txt', format: 'cidr-lines', kind: 'relay', url: APPLE_RELAY_URL },
   { id: 'apple-relay-ipv6', group: 'apple-private-relay', file: 'apple-private-relay/ipv6.txt', format: 'cidr-lines', kind: 'relay', url: APPLE_RELAY_URL },
-  { id: 'ipsum', group: 'ipsum', file: 'abuse/ipsum.txt', format: 'ipsum', kind: 'ipsum', url: 'https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt' },
-  { id: 'spamhaus-drop-v4', group: 'spamhaus-drop', file: 'spamhaus/drop_v4.json', format: 'drop-ndjson', kind: 'drop', url: 'https://www.spamhaus.org/drop/drop_v4.json', optional: true },
-  { id: 'spamhaus-drop-v6', group: 'spamhaus-drop', file: 'spamhaus/drop_v6.json', format: 'drop-ndjson', kind: 'drop', url: 'https://www.spamhaus.org/drop/drop_v6.json', optional: true },
-  { id: 'spamhaus-asndrop', group: 'spamhaus-drop', file: 'spamhaus/asndrop.json', format: 'drop-ndjson', kind: 'asn-drop', url: 'https://www.spamhaus.org/drop/asndrop.json', optional: true },
+  {
+    id: 'ipsum',
+    group: 'ipsum',
+    file: 'abuse/ipsum.txt',
+    format: 'ipsum',
+    kind: 'ipsum',
+    url: 'https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt',
+  },
+  {
+    id: 'spamhaus-drop-v4',
+    group: 'spamhaus-drop',
+    file: 'spamhaus/drop_v4.json',
+    format: 'drop-ndjson',
+    kind: 'drop',
+    url: 'https://www.spamhaus.org/drop/drop_v4.json',
+    optional: true,
+  },
+  {
+    id: 'spamhaus-drop-v6',
+    group: 'spamhaus-drop',
+    file: 'spamhaus/drop_v6.json',
+    format: 'drop-ndjson',
+    kind: 'drop',
+    url: 'https://www.spamhaus.org/drop/drop_v6.json',
+    optional: true,
+  },
+  {
+    id: 'spamhaus-asndrop',
+    group: 'spamhaus-drop',
+    file: 'spamhaus/asndrop.json',
+    format: 'drop-ndjson',
+    kind: 'asn-drop',
+    url: 'https://www.spamhaus.org/drop/asndrop.json',
+    optional: true,
+  },
 ];
 
 /** What a file holds, read. */

@@ -40,9 +40,14 @@ const MAX_BYTES = 64 * 1024 * 1024;
 
 /** `tor,ipsum` -> groups; a TypeError (invalid_option) naming an unknown one. */
 export function parseSourceGroups(text: string): SourceGroup[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw invalidOption(`--source needs one or more of ${SOURCE_GROUPS.join(', ')}`);
-  for (const name of names) if (!SOURCE_GROUPS.includes(name as SourceGroup)) throw invalidOption(`unknown riskscore source ${JSON.stringify(name)}; sources: ${SOURCE_GROUPS.join(', ')}`);
+  for (const name of names)
+    if (!SOURCE_GROUPS.includes(name as SourceGroup))
+      throw invalidOption(`unknown riskscore source ${JSON.stringify(name)}; sources: ${SOURCE_GROUPS.join(', ')}`);
   return names as SourceGroup[];
 }
 
@@ -59,7 +64,11 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
     let body = fetched.get(url);
     if (!body) {
       body = (async () => {
-        const response = await httpGet(options.mirror ? viaMirror(url, options.mirror) : url, { timeouts, maxBytes: MAX_BYTES, headers: { 'user-agent': 'seclookup-riskscore-updater' } });
+        const response = await httpGet(options.mirror ? viaMirror(url, options.mirror) : url, {
+          timeouts,
+          maxBytes: MAX_BYTES,
+          headers: { 'user-agent': 'seclookup-riskscore-updater' },
+        });
         if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
         return response.body.toString('utf8');
       })();
@@ -82,7 +91,9 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
         files.push({ source, text, count });
       }
       for (const { source, text } of files) await writeFileAtomically(join(dir, source.file), text);
-      snapshots[group] = (options.now ?? (() => new Date()))().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      snapshots[group] = (options.now ?? (() => new Date()))()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z');
       report.updated.push(group);
       progress(`${group}: ${files.map((f) => `${f.source.file} ${f.count}`).join(', ')}`);
     } catch (error) {
@@ -146,4 +157,3 @@ async function writeFileAtomically(path: string, content: string): Promise<void>
     throw error;
   }
 }
-

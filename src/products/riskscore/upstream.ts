@@ -41,7 +41,11 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
   async function get(target: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
     let response;
     try {
-      response = await httpGet(target, { timeouts, maxBytes: MAX_BYTES, headers: { accept: 'application/json', 'user-agent': 'seclookup-riskscore', ...headers } });
+      response = await httpGet(target, {
+        timeouts,
+        maxBytes: MAX_BYTES,
+        headers: { accept: 'application/json', 'user-agent': 'seclookup-riskscore', ...headers },
+      });
     } catch (error) {
       // httpGet's messages name the failure (timeout, ECONNREFUSED), never the URL.
       throw failed(error instanceof SeclookupError ? error.message : 'request failed');

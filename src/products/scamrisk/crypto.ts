@@ -113,7 +113,7 @@ function segwitChecksumOk(text: string): boolean {
     for (let i = 0; i < 5; i++) if ((top >>> i) & 1) chk ^= GEN[i];
   }
   // The witness version (first data value) picks the constant: 0 -> bech32, 1..16 -> bech32m.
-  return (chk >>> 0) === (data[0] === 0 ? 1 : 0x2bc830a3);
+  return chk >>> 0 === (data[0] === 0 ? 1 : 0x2bc830a3);
 }
 
 /** Bitcoin Cash cashaddr: the 40-bit BCH checksum over the prefix (default `bitcoincash`) and payload. */
@@ -150,8 +150,17 @@ const FORMATS: readonly { chain: Chain; pattern: RegExp; check: Check | 'none' }
 
 /** A chain as a refusal names it, with its article: "bad checksum for a Bitcoin address". */
 export const CHAIN_NAMES: Readonly<Record<Chain, string>> = {
-  btc: 'a Bitcoin', evm: 'an EVM (EIP-55 mixed-case)', trx: 'a Tron', ltc: 'a Litecoin', doge: 'a Dogecoin', dash: 'a Dash', zec: 'a Zcash',
-  bch: 'a Bitcoin Cash', xmr: 'a Monero', xrp: 'an XRP', dot: 'an SS58 (Polkadot-family)',
+  btc: 'a Bitcoin',
+  evm: 'an EVM (EIP-55 mixed-case)',
+  trx: 'a Tron',
+  ltc: 'a Litecoin',
+  doge: 'a Dogecoin',
+  dash: 'a Dash',
+  zec: 'a Zcash',
+  bch: 'a Bitcoin Cash',
+  xmr: 'a Monero',
+  xrp: 'an XRP',
+  dot: 'an SS58 (Polkadot-family)',
 };
 
 /**

@@ -6,18 +6,21 @@ import { IDENTIFIER_TYPES, SEVERITIES, SIGNAL_SEVERITY, type Recommendation, typ
 const RISK_LEVELS = ['minimal', 'low', 'medium', 'high', 'critical'] as const satisfies readonly RiskLevel[];
 const RECOMMENDATIONS = ['allow', 'allow_with_monitoring', 'elevated_monitoring', 'manual_review'] as const satisfies readonly Recommendation[];
 // Both lists hold every value of their type: a new one fails to compile here until documented.
-const complete: [Exclude<RiskLevel, (typeof RISK_LEVELS)[number]> | Exclude<Recommendation, (typeof RECOMMENDATIONS)[number]>] extends [never] ? true : never = true;
+const complete: [Exclude<RiskLevel, (typeof RISK_LEVELS)[number]> | Exclude<Recommendation, (typeof RECOMMENDATIONS)[number]>] extends [never] ? true : never =
+  true;
 void complete;
 
 const TYPE = oneOf(IDENTIFIER_TYPES, `The identifier type: ${IDENTIFIER_TYPES.join(', ')}.`);
-const VALUE = 'The identifier (URL-encoded on GET). A crypto address whose checksum fails (Bitcoin base58check or bech32/bech32m, EIP-55 mixed case, SS58, Tron, Litecoin, Dogecoin, Dash, Zcash, XRP, cashaddr) is 400 invalid_identifier naming the reason; an all-lower or all-upper EVM address has no checksum and is assessed.';
+const VALUE =
+  'The identifier (URL-encoded on GET). A crypto address whose checksum fails (Bitcoin base58check or bech32/bech32m, EIP-55 mixed case, SS58, Tron, Litecoin, Dogecoin, Dash, Zcash, XRP, cashaddr) is 400 invalid_identifier naming the reason; an all-lower or all-upper EVM address has no checksum and is assessed.';
 const REGION = 'Ours: region of a phone number given without + (ISO 3166 alpha-2); phone only.';
 const REGION_SCHEMA = str(REGION, { pattern: '^[A-Za-z]{2}$' });
 const identifier = obj({ type: TYPE, masked: str('Masked form of the input value.') });
 
 /** POST assess: { type, value } or the typed shorthand { "<type>": value }, each with an optional region. */
 const ASSESS_BODY: JsonSchema = {
-  description: 'type and value, or the typed shorthand: an object whose single key is the type name and whose value is the identifier. Either form may add region (phone only).',
+  description:
+    'type and value, or the typed shorthand: an object whose single key is the type name and whose value is the identifier. Either form may add region (phone only).',
   anyOf: [
     obj({ type: TYPE, value: str(VALUE), region: REGION_SCHEMA }, { optional: ['region'] }),
     ...IDENTIFIER_TYPES.map((type) => obj({ [type]: str(`The ${type} to assess.`), region: REGION_SCHEMA }, { optional: ['region'] })),
@@ -44,7 +47,10 @@ export const SCAMRISK_DOC: ProductDoc = {
         sources_responded: int('Sources that answered.'),
         independent_matches: int('Distinct sources with a non-info signal.'),
       }),
-      recommendation: oneOf(RECOMMENDATIONS, 'allow (no notable signals), allow_with_monitoring (mild signals), elevated_monitoring (medium risk), manual_review (high or critical).'),
+      recommendation: oneOf(
+        RECOMMENDATIONS,
+        'allow (no notable signals), allow_with_monitoring (mild signals), elevated_monitoring (medium risk), manual_review (high or critical).',
+      ),
     }),
     signals: list(
       obj(
@@ -74,7 +80,8 @@ export const SCAMRISK_DOC: ProductDoc = {
   extraRoutes: {
     report: {
       summary: 'File a report against an identifier',
-      description: 'Ours: files an unverified report, which the next assessments of the identifier count (its cached assessment is dropped). Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
+      description:
+        'Ours: files an unverified report, which the next assessments of the identifier count (its cached assessment is dropped). Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
       body: obj(
         {
           type: TYPE,

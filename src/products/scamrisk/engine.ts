@@ -17,7 +17,17 @@ import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js'
 import { levenshtein, type ScamLists } from './lists.js';
 import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
 import { assess, isoWithOffset, reportFinding, type Finding } from './scoring.js';
-import { IDENTIFIER_TYPES, SIGNAL_SEVERITY, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type ScamriskResult, type SignalCode, type SoftSource } from './types.js';
+import {
+  IDENTIFIER_TYPES,
+  SIGNAL_SEVERITY,
+  SOFT_SOURCES,
+  type IdentifierType,
+  type ScamriskEngineOptions,
+  type ScamriskRequest,
+  type ScamriskResult,
+  type SignalCode,
+  type SoftSource,
+} from './types.js';
 
 export interface ScamriskQuery {
   identifier: Identifier;
@@ -59,7 +69,8 @@ export const SCAMRISK_CACHE_SIZE = 10_000;
 /** The checked cache settings of the options, for EngineContext.cache: `cacheSize` entries for `cacheTtlMs`. */
 export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined): { maxEntries: number; ttlMs: number } {
   const maxEntries = options?.cacheSize ?? SCAMRISK_CACHE_SIZE;
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 0) throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 0)
+    throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
   const ttlMs = options?.cacheTtlMs ?? SCAMRISK_CACHE_TTL_MS;
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 0) throw invalidOption(`scamrisk cacheTtlMs must be a non-negative integer (got ${String(options?.cacheTtlMs)})`);
   // A TTL of 0 would keep entries until evicted in the store: no TTL means no cache.
@@ -73,22 +84,27 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   const { ttlMs: cacheTtlMs } = scamriskCacheSettings(options);
   const results = createResultCache<ScamriskResult>(cache, (result) => structuredClone(result), now);
   const disabled = new Set<SoftSource>(options.disable ?? []);
-  for (const source of disabled) if (!(SOFT_SOURCES as readonly string[]).includes(source)) throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
+  for (const source of disabled)
+    if (!(SOFT_SOURCES as readonly string[]).includes(source))
+      throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
   const timeoutMs = options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS;
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw invalidOption('scamrisk sourceTimeoutMs must be a positive integer');
   const defaultRegion = options.defaultRegion?.toUpperCase();
   if (defaultRegion !== undefined && !/^[A-Z]{2}$/.test(defaultRegion)) throw invalidOption('scamrisk defaultRegion must be an ISO 3166 alpha-2 code');
-  const reports: ReportStore = typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
+  const reports: ReportStore =
+    typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
 
   function normalize(type: IdentifierType, value: string, region?: string): Identifier {
     return parseIdentifier(type, value, { region: region ?? defaultRegion });
   }
 
   function prepare(request: ScamriskRequest): ScamriskQuery {
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
+    if (typeof request !== 'object' || request === null || Array.isArray(request))
+      throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
     const keys = Object.keys(request).filter((k) => request[k] !== undefined);
     const region = request.region;
-    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region))) throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
+    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
+      throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
     const rest = keys.filter((k) => k !== 'region');
     const typed = rest.filter((k) => (IDENTIFIER_TYPES as readonly string[]).includes(k));
     let type: unknown;
@@ -99,11 +115,13 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
       value = request[typed[0]];
     } else {
       const extra = rest.filter((k) => k !== 'type' && k !== 'value');
-      if (extra.length > 0) throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra[0])}; send type and value, or one of ${IDENTIFIER_TYPES.join(', ')}`);
+      if (extra.length > 0)
+        throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra[0])}; send type and value, or one of ${IDENTIFIER_TYPES.join(', ')}`);
       type = request.type;
       value = request.value;
       if (typeof type !== 'string' || type === '') throw new LookupError('invalid_request', 'type is required');
-      if (!(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new LookupError('invalid_request', `unknown type ${JSON.stringify(type.slice(0, 32))}; supported: ${IDENTIFIER_TYPES.join(', ')}`);
+      if (!(IDENTIFIER_TYPES as readonly string[]).includes(type))
+        throw new LookupError('invalid_request', `unknown type ${JSON.stringify(type.slice(0, 32))}; supported: ${IDENTIFIER_TYPES.join(', ')}`);
     }
     if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required (a string)');
     if (region !== undefined && type !== 'phone') throw new LookupError('invalid_request', 'region applies to phone numbers only');
@@ -201,7 +219,8 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
       local('structure');
       const { crypto } = identifier;
       for (const asset of lists.sanctioned(crypto.normalized)) add('sanctioned_address', 'ofac', 0.99, lists.dates.ofac, `asset: ${asset}`);
-      for (const campaign of lists.scamCampaigns(crypto.normalized)) add('scam_address', 'polkadot', 0.9, lists.dates.polkadotAddresses, `campaign: ${campaign}`);
+      for (const campaign of lists.scamCampaigns(crypto.normalized))
+        add('scam_address', 'polkadot', 0.9, lists.dates.polkadotAddresses, `campaign: ${campaign}`);
     }
 
     if (identifier.phone) {
@@ -219,7 +238,14 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
         soft<EmailValResult>('emailval', email.email).then((r) => {
           if (!r) return;
           if (r.disposable) add('disposable_email', 'emailval', 0.95, seenNow);
-          if (r.valid_format && !r.has_mx) add('no_mx', 'emailval', 0.9, seenNow, r.risk.reasons.find((x) => x.startsWith('no_mx') || x === 'null_mx' || x === 'domain_not_found'));
+          if (r.valid_format && !r.has_mx)
+            add(
+              'no_mx',
+              'emailval',
+              0.9,
+              seenNow,
+              r.risk.reasons.find((x) => x.startsWith('no_mx') || x === 'null_mx' || x === 'domain_not_found'),
+            );
           if (r.risk.reasons.includes('role_account')) add('role_account', 'emailval', 0.9, seenNow);
         }),
         soft<EmailAuthResult>('emailauth', email.domain).then((r) => {
@@ -311,7 +337,7 @@ function structureSignals(identifier: Identifier, lists: ScamLists, seen: string
   if (name.name.split('.').some((l) => l.startsWith('xn--'))) {
     add('idn_domain', 'structure', 1, seen);
     const unicode = unicodeHost(name.name);
-    const unicodeLabel = unicode.split('.').slice(0, -(name.publicSuffix.split('.').length)).pop() ?? '';
+    const unicodeLabel = unicode.split('.').slice(0, -name.publicSuffix.split('.').length).pop() ?? '';
     const skeleton = toSkeleton(unicodeLabel);
     const scripts = scriptsOf(unicodeLabel);
     if (scripts.size > 1) add('mixed_script_domain', 'structure', 0.85, seen, [...scripts].join('+'));
@@ -325,8 +351,33 @@ function structureSignals(identifier: Identifier, lists: ScamLists, seen: string
 
 /** Common Cyrillic and Greek letters that look like Latin ones (a subset of Unicode's confusables). */
 const CONFUSABLES: Record<string, string> = {
-  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ɡ: 'g', һ: 'h', ӏ: 'l', ԛ: 'q', ԝ: 'w',
-  α: 'a', ο: 'o', ρ: 'p', ν: 'v', κ: 'k', ι: 'i', τ: 't', υ: 'u', ε: 'e', '0': 'o', '1': 'l',
+  а: 'a',
+  е: 'e',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ɡ: 'g',
+  һ: 'h',
+  ӏ: 'l',
+  ԛ: 'q',
+  ԝ: 'w',
+  α: 'a',
+  ο: 'o',
+  ρ: 'p',
+  ν: 'v',
+  κ: 'k',
+  ι: 'i',
+  τ: 't',
+  υ: 'u',
+  ε: 'e',
+  '0': 'o',
+  '1': 'l',
 };
 
 function toSkeleton(label: string): string {

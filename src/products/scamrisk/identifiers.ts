@@ -37,7 +37,23 @@ export interface Identifier {
 const MAX_INPUT = 2048;
 const USERNAME = /^[a-z0-9._-]{1,64}$/;
 /** Ours: optional platform prefixes of a username (`telegram:alice`), kept in the normalized form. */
-export const USERNAME_PLATFORMS = ['telegram', 'twitter', 'x', 'instagram', 'facebook', 'tiktok', 'discord', 'github', 'reddit', 'whatsapp', 'signal', 'skype', 'snapchat', 'youtube', 'linkedin'] as const;
+export const USERNAME_PLATFORMS = [
+  'telegram',
+  'twitter',
+  'x',
+  'instagram',
+  'facebook',
+  'tiktok',
+  'discord',
+  'github',
+  'reddit',
+  'whatsapp',
+  'signal',
+  'skype',
+  'snapchat',
+  'youtube',
+  'linkedin',
+] as const;
 
 function refuse(type: IdentifierType, why: string): LookupError {
   return new LookupError('invalid_identifier', `not a valid ${type}: ${why}`);
@@ -118,7 +134,11 @@ function username(text: string): Identifier {
 const SPACES_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f]+/g;
 
 function address(value: string): Identifier {
-  const normalized = value.replace(SPACES_AND_CONTROLS, ' ').trim().toLowerCase().replace(/\s*,\s*/g, ', ');
+  const normalized = value
+    .replace(SPACES_AND_CONTROLS, ' ')
+    .trim()
+    .toLowerCase()
+    .replace(/\s*,\s*/g, ', ');
   if (normalized.length < 8) throw refuse('address', 'shorter than 8 characters');
   if (normalized.length > 300) throw refuse('address', 'longer than 300 characters');
   if (!/\p{L}/u.test(normalized)) throw refuse('address', 'no letters');
@@ -165,7 +185,13 @@ function url(text: string): Identifier {
     } catch {
       throw refuse('url', 'the host is not a valid address');
     }
-    return { type: 'url', normalized: parsed.href, masked: `${parsed.protocol}//${maskIp(ipInput)}${tail}`, ip: ipInput, url: { href: parsed.href, hasCredentials } };
+    return {
+      type: 'url',
+      normalized: parsed.href,
+      masked: `${parsed.protocol}//${maskIp(ipInput)}${tail}`,
+      ip: ipInput,
+      url: { href: parsed.href, hasCredentials },
+    };
   }
   let name: DomainName;
   try {
@@ -173,7 +199,13 @@ function url(text: string): Identifier {
   } catch (error) {
     throw refuse('url', `the host: ${error instanceof Error ? error.message : 'not a domain'}`);
   }
-  return { type: 'url', normalized: parsed.href, masked: `${parsed.protocol}//${maskDomain(name)}${tail}`, domain: name, url: { href: parsed.href, hasCredentials } };
+  return {
+    type: 'url',
+    normalized: parsed.href,
+    masked: `${parsed.protocol}//${maskDomain(name)}${tail}`,
+    domain: name,
+    url: { href: parsed.href, hasCredentials },
+  };
 }
 
 // Masking (README: masking). Each keeps enough to recognise the identifier, never all of it.

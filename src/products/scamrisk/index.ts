@@ -50,15 +50,27 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
     const extra = Object.keys(body).find((k) => !REPORT_FIELDS.has(k));
     if (extra) throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra)}`);
     const { type, value, category, reporter = 'api', note, region } = body;
-    if (typeof type !== 'string' || !(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new LookupError('invalid_request', `type must be one of ${IDENTIFIER_TYPES.join(', ')}`);
+    if (typeof type !== 'string' || !(IDENTIFIER_TYPES as readonly string[]).includes(type))
+      throw new LookupError('invalid_request', `type must be one of ${IDENTIFIER_TYPES.join(', ')}`);
     if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required');
-    if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category)) throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
-    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100) throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters');
-    if (note !== undefined && (typeof note !== 'string' || note.length > 500)) throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
-    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region))) throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
+    if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category))
+      throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
+    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100)
+      throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters');
+    if (note !== undefined && (typeof note !== 'string' || note.length > 500))
+      throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
+    if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
+      throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
     // Validates the value now, before quota: invalid_identifier.
     engine.normalize(type as IdentifierType, value, region as string | undefined);
-    return { type: type as IdentifierType, value, category: category as ReportCategory, source: reporter.trim(), note: note as string | undefined, region: region as string | undefined };
+    return {
+      type: type as IdentifierType,
+      value,
+      category: category as ReportCategory,
+      source: reporter.trim(),
+      note: note as string | undefined,
+      region: region as string | undefined,
+    };
   },
   async lookup(engine, query) {
     const stored = await engine.report({ ...query, verified: false });
@@ -115,7 +127,10 @@ export default defineProduct({
       'scamrisk-disable': {
         help: `engine-backed sources to skip, comma-separated (${SOFT_SOURCES.join(', ')})`,
         apply: (value) => {
-          const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+          const list = value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
           const unknown = list.find((s) => !(SOFT_SOURCES as readonly string[]).includes(s));
           if (unknown) throw invalidOption(`unknown source ${JSON.stringify(unknown)}; known: ${SOFT_SOURCES.join(', ')}`);
           return { disable: list as SoftSource[] };
@@ -146,7 +161,9 @@ function describeUpdate(report: ScamriskUpdateReport): DatasetUpdateReport {
   // New dates alone (snapshots.json) change the signals' last_seen: a restart loads them too.
   if (report.updated.length > 0 || report.dated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
   if (report.updated.some((file) => file.startsWith('phishing/'))) {
-    notes.push("domainrep reads the phishing lists too; its TLD risk table is derived from them: rebuild it with `node data/domainrep/build-tld-risk.mjs` (from the seclookup folder; the script reads the phishing lists of the data folder it sits in).");
+    notes.push(
+      'domainrep reads the phishing lists too; its TLD risk table is derived from them: rebuild it with `node data/domainrep/build-tld-risk.mjs` (from the seclookup folder; the script reads the phishing lists of the data folder it sits in).',
+    );
   }
   return { summary, ok: report.updated.length + report.unchanged.length > 0 || report.failed.length === 0, notes };
 }

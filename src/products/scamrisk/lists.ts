@@ -13,7 +13,12 @@ import { ss58PublicKey } from './crypto.js';
  * Snapshot dates of the bundled lists (their READMEs): a list signal's `last_seen`, unless
  * `<dataDir>/scamrisk/snapshots.json` (written by `seclookup data update scamrisk`) gives its date.
  */
-export const LIST_DATES = { metamask: '2023-08-31T00:00:00+00:00', polkadot: '2026-02-03T00:00:00+00:00', polkadotAddresses: '2025-03-15T00:00:00+00:00', ofac: '2025-06-20T00:00:00+00:00' } as const;
+export const LIST_DATES = {
+  metamask: '2023-08-31T00:00:00+00:00',
+  polkadot: '2026-02-03T00:00:00+00:00',
+  polkadotAddresses: '2025-03-15T00:00:00+00:00',
+  ofac: '2025-06-20T00:00:00+00:00',
+} as const;
 export type ListName = keyof typeof LIST_DATES;
 
 export type PhishingMatch = { source: 'metamask' | 'polkadot'; entry: string; fuzzy?: boolean };
@@ -36,9 +41,46 @@ export interface ScamLists {
 
 /** Ours: brands checked in subdomains and for look-alikes, beside the MetaMask fuzzylist. */
 export const BRANDS = [
-  'paypal', 'apple', 'icloud', 'google', 'gmail', 'microsoft', 'outlook', 'office365', 'amazon', 'netflix', 'facebook', 'instagram', 'whatsapp',
-  'linkedin', 'twitter', 'coinbase', 'binance', 'kraken', 'metamask', 'opensea', 'uniswap', 'ledger', 'trezor', 'blockchain', 'etherscan',
-  'myetherwallet', 'chase', 'wellsfargo', 'bankofamerica', 'hsbc', 'barclays', 'dhl', 'fedex', 'ups', 'usps', 'steam', 'roblox', 'dropbox', 'docusign', 'adobe',
+  'paypal',
+  'apple',
+  'icloud',
+  'google',
+  'gmail',
+  'microsoft',
+  'outlook',
+  'office365',
+  'amazon',
+  'netflix',
+  'facebook',
+  'instagram',
+  'whatsapp',
+  'linkedin',
+  'twitter',
+  'coinbase',
+  'binance',
+  'kraken',
+  'metamask',
+  'opensea',
+  'uniswap',
+  'ledger',
+  'trezor',
+  'blockchain',
+  'etherscan',
+  'myetherwallet',
+  'chase',
+  'wellsfargo',
+  'bankofamerica',
+  'hsbc',
+  'barclays',
+  'dhl',
+  'fedex',
+  'ups',
+  'usps',
+  'steam',
+  'roblox',
+  'dropbox',
+  'docusign',
+  'adobe',
 ] as const;
 
 function readJson(path: string): unknown {
@@ -57,7 +99,8 @@ function readJson(path: string): unknown {
 
 /** A host list of a phishing file: an array of strings, mostly host names; empty only when `mayBeEmpty` (allowlists). */
 function stringArray(value: unknown, path: string, key: string, mayBeEmpty = true): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
   const problem = hostListProblem(value as string[], { mayBeEmpty });
   if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
   return (value as string[]).map((v) => v.trim().toLowerCase().replace(/\.$/, '')).filter((v) => v !== '');
@@ -80,7 +123,8 @@ export function ofacAddresses(text: string): string[] {
   text.split('\n').forEach((line, i) => {
     const value = line.trim();
     if (value === '' || value.startsWith('#')) return;
-    if (!LISTED_ADDRESS.test(value)) throw new AddressListError(`line ${i + 1} is not an address: ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`);
+    if (!LISTED_ADDRESS.test(value))
+      throw new AddressListError(`line ${i + 1} is not an address: ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}`);
     addresses.push(value);
   });
   return addresses;
@@ -122,7 +166,8 @@ export function loadScamLists(dataDir: string): ScamLists {
   // The phishing domain lists are shared with domainrep: data/phishing/ (see its README).
   const metamaskPath = join(dataDir, 'phishing', 'metamask', 'config.json');
   const metamask = readJson(metamaskPath) as Record<string, unknown>;
-  if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask)) throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
+  if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask))
+    throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
   const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist', false));
   const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
   const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
@@ -130,24 +175,28 @@ export function loadScamLists(dataDir: string): ScamLists {
 
   const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const polkadot = readJson(polkadotPath) as Record<string, unknown>;
-  if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot)) throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
+  if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot))
+    throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
   const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny', false));
   const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');
   const pdAllowPlain = new Set(pdAllow.filter((a) => !a.startsWith('*.')));
   const pdAllowWild = pdAllow.filter((a) => a.startsWith('*.')).map((a) => a.slice(2));
 
   /** A polkadot allow entry guards a deny entry equal to it, or (wildcard `*.p`) equal to `p` or one label below it. */
-  const guarded = (entry: string) => pdAllowPlain.has(entry) || pdAllowWild.some((p) => entry === p || (entry.endsWith(`.${p}`) && !entry.slice(0, -p.length - 1).includes('.')));
+  const guarded = (entry: string) =>
+    pdAllowPlain.has(entry) || pdAllowWild.some((p) => entry === p || (entry.endsWith(`.${p}`) && !entry.slice(0, -p.length - 1).includes('.')));
 
   const addressPath = join(dir, 'polkadot', 'address.json');
   const campaignsByAddress = new Map<string, string[]>();
   const addresses = readJson(addressPath);
-  if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses)) throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
+  if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses))
+    throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
   let scamAddresses = 0;
   for (const [campaign, list] of Object.entries(addresses)) {
     if (!Array.isArray(list)) throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} is not an array`);
     for (const address of list) {
-      if (typeof address !== 'string' || !LISTED_ADDRESS.test(address)) throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} lists ${JSON.stringify(String(address).slice(0, 60))}, not an address`);
+      if (typeof address !== 'string' || !LISTED_ADDRESS.test(address))
+        throw new SeclookupError('dataset_invalid', `${addressPath}: ${campaign} lists ${JSON.stringify(String(address).slice(0, 60))}, not an address`);
       const key = ss58PublicKey(address)?.key ?? address;
       campaignsByAddress.set(key, [...(campaignsByAddress.get(key) ?? []), campaign]);
       scamAddresses++;
@@ -183,7 +232,11 @@ export function loadScamLists(dataDir: string): ScamLists {
       sanctioned++;
     }
   }
-  if (sanctioned === 0) throw new SeclookupError('dataset_invalid', `scamrisk OFAC folder ${ofacDir} lists no sanctioned addresses (no sanctioned_addresses_<ASSET>.txt with entries): every wallet would pass the sanctions check`);
+  if (sanctioned === 0)
+    throw new SeclookupError(
+      'dataset_invalid',
+      `scamrisk OFAC folder ${ofacDir} lists no sanctioned addresses (no sanctioned_addresses_<ASSET>.txt with entries): every wallet would pass the sanctions check`,
+    );
 
   const allowedByMetamask = (host: string) => {
     for (const name of selfAndParents(host)) if (mmAllow.has(name)) return true;

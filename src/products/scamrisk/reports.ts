@@ -67,7 +67,15 @@ export function checkNewReport(report: NewReport, now: number): Required<Omit<Ne
   if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > 500)) throw new TypeError('note must be at most 500 characters');
   const reportedAt = report.reportedAt ?? now;
   if (!Number.isSafeInteger(reportedAt) || reportedAt < 0) throw new TypeError('reportedAt must be ms since the epoch');
-  return { type: report.type, identifier: report.identifier, category: report.category, source: report.source.trim(), verified: report.verified ?? false, note: report.note ?? null, reportedAt };
+  return {
+    type: report.type,
+    identifier: report.identifier,
+    category: report.category,
+    source: report.source.trim(),
+    verified: report.verified ?? false,
+    note: report.note ?? null,
+    reportedAt,
+  };
 }
 
 const byNewest = (a: StoredReport, b: StoredReport) => b.reportedAt - a.reportedAt || b.id - a.id;
@@ -96,7 +104,10 @@ export function createMemoryReportStore(options: { now?: () => number } = {}): R
     },
     find(type, identifier) {
       open();
-      return reports.filter((r) => r.type === type && r.identifier === identifier).sort(byNewest).map((r) => ({ ...r }));
+      return reports
+        .filter((r) => r.type === type && r.identifier === identifier)
+        .sort(byNewest)
+        .map((r) => ({ ...r }));
     },
     list(filter = {}) {
       open();
@@ -172,7 +183,8 @@ function openReportDatabase(path: string): Database.Database {
     );`);
     const columns = new Set((db.pragma('table_info(scamrisk_reports)') as { name: string }[]).map((c) => c.name));
     const missing = REPORT_COLUMNS.filter((c) => !columns.has(c));
-    if (missing.length > 0) return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
+    if (missing.length > 0)
+      return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
     db.exec('CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);');
     return db;
   } catch (error) {
@@ -188,7 +200,9 @@ function openReportDatabase(path: string): Database.Database {
 export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
   const now = options.now ?? Date.now;
   const db = openReportDatabase(path);
-  const insert = db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');
+  const insert = db.prepare(
+    'INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *',
+  );
   const setDisputed = db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');
   const find = db.prepare('SELECT * FROM scamrisk_reports WHERE type = ? AND identifier = ? ORDER BY reported_at DESC, id DESC');
   const list = db.prepare(
@@ -216,7 +230,8 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
         return row ? fromRow(row) : null;
       }),
     find: (type, identifier) => guard(() => (find.all(type, identifier) as Row[]).map(fromRow)),
-    list: (filter = {}) => guard(() => (list.all({ type: filter.type ?? null, identifier: filter.identifier ?? null, limit: filter.limit ?? 100 }) as Row[]).map(fromRow)),
+    list: (filter = {}) =>
+      guard(() => (list.all({ type: filter.type ?? null, identifier: filter.identifier ?? null, limit: filter.limit ?? 100 }) as Row[]).map(fromRow)),
     count: () => guard(() => (count.get() as { n: number }).n),
     close: () => {
       if (db.open) db.close();

@@ -63,14 +63,30 @@ export function reportFinding(reports: readonly StoredReport[], now: number): Fi
     const code = anyVerified ? 'reported_verified' : 'reported';
     const confidence = round2(Math.min(0.95, 0.5 + 0.15 * (byReporter.size - 1) + (anyVerified ? 0.2 : 0)));
     findings.push({
-      signal: { code, severity: SIGNAL_SEVERITY[code], confidence, last_seen: isoWithOffset(newest), source: 'reports', detail: `${byReporter.size} reporter(s); ${categories.join(', ')}` },
+      signal: {
+        code,
+        severity: SIGNAL_SEVERITY[code],
+        confidence,
+        last_seen: isoWithOffset(newest),
+        source: 'reports',
+        detail: `${byReporter.size} reporter(s); ${categories.join(', ')}`,
+      },
       points,
     });
   }
   const disputed = reports.filter((r) => r.disputed);
   if (disputed.length > 0) {
     const last = Math.max(...disputed.map((r) => r.disputedAt ?? r.reportedAt));
-    findings.push({ signal: { code: 'reports_disputed', severity: 'info', confidence: 1, last_seen: isoWithOffset(last), source: 'reports', detail: `${disputed.length} disputed` } });
+    findings.push({
+      signal: {
+        code: 'reports_disputed',
+        severity: 'info',
+        confidence: 1,
+        last_seen: isoWithOffset(last),
+        source: 'reports',
+        detail: `${disputed.length} disputed`,
+      },
+    });
   }
   return findings;
 }

@@ -87,10 +87,18 @@ class ListError extends Error {}
 
 /** `phishing,ofac` -> sources; a TypeError (invalid_option) naming an unknown one. */
 export function parseScamriskSources(text: string): ScamriskSource[] {
-  const names = [...new Set(text.split(',').map((s) => s.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (names.length === 0) throw invalidOption(`--source needs one or more of ${SCAMRISK_SOURCES.join(', ')}`);
   for (const name of names) {
-    if (!(SCAMRISK_SOURCES as readonly string[]).includes(name)) throw invalidOption(`unknown scamrisk source ${JSON.stringify(name)}; sources: ${SCAMRISK_SOURCES.join(', ')}`);
+    if (!(SCAMRISK_SOURCES as readonly string[]).includes(name))
+      throw invalidOption(`unknown scamrisk source ${JSON.stringify(name)}; sources: ${SCAMRISK_SOURCES.join(', ')}`);
   }
   return names as ScamriskSource[];
 }
@@ -104,7 +112,11 @@ export async function updateScamriskData(options: ScamriskUpdateOptions): Promis
   const progress = options.onProgress ?? (() => {});
   // In SCAMRISK_SOURCES order, whatever the order asked for.
   const sources = SCAMRISK_SOURCES.filter((source) => !options.sources || options.sources.includes(source));
-  const fetcher = createSourceFetcher(options, { timeoutMs: SCAMRISK_DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-scamrisk-updater' }, (reason) => new ListError(reason));
+  const fetcher = createSourceFetcher(
+    options,
+    { timeoutMs: SCAMRISK_DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-scamrisk-updater' },
+    (reason) => new ListError(reason),
+  );
   const report: ScamriskUpdateReport = { dataDir, updated: [], unchanged: [], failed: [], dated: [] };
 
   const files: ListFile[] = [];
@@ -131,7 +143,9 @@ export async function updateScamriskData(options: ScamriskUpdateOptions): Promis
       progress(`${list.file}: failed (${outcome.reason}), previous file kept`);
     } else {
       report[outcome.kind].push(list.file);
-      progress(`${list.file}: ${describeCounts(outcome.counts)} (${outcome.kind === 'updated' ? `updated, was ${describeCounts(outcome.before)}` : 'unchanged'})`);
+      progress(
+        `${list.file}: ${describeCounts(outcome.counts)} (${outcome.kind === 'updated' ? `updated, was ${describeCounts(outcome.before)}` : 'unchanged'})`,
+      );
     }
   });
 
@@ -184,7 +198,8 @@ async function refresh(list: ListFile, dataDir: string, fetchText: (url: string)
     if (counts[main] === 0) throw new ListError(`the download lists no ${main}`);
     for (const part of list.plausible) {
       const was = before[part] ?? 0;
-      if (counts[part] < was / 2) throw new ListError(`refusing the download: ${counts[part]} ${part}, fewer than half of the ${was} on file (a truncated or broken source?)`);
+      if (counts[part] < was / 2)
+        throw new ListError(`refusing the download: ${counts[part]} ${part}, fewer than half of the ${was} on file (a truncated or broken source?)`);
     }
     if (text === current) return { kind: 'unchanged', counts, before };
     try {

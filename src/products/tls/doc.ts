@@ -6,7 +6,8 @@ export const TLS_DOC: ProductDoc = {
   query: {
     host: { description: 'Hostname; a scheme, a path and a :port may be included.', required: true },
     port: {
-      description: 'TLS port to check (ours: SPEC does not name the parameter). Default 443, or the port in host; a different port in host is 400 invalid_host.',
+      description:
+        'TLS port to check (ours: SPEC does not name the parameter). Default 443, or the port in host; a different port in host is 400 invalid_host.',
       schema: int(undefined, { minimum: 1, maximum: 65535, default: 443 }),
     },
   },
@@ -15,7 +16,7 @@ export const TLS_DOC: ProductDoc = {
       host: str('Normalized hostname checked (ASCII, lower case), or the canonical IP address.'),
       port: int('TLS port used; default 443.'),
       valid: bool('True when the presented certificate is currently inside its validity window.'),
-      issuer: str('Issuer distinguished name, RFC 4514 order: `CN=R11, O=Let\'s Encrypt, C=US`.'),
+      issuer: str("Issuer distinguished name, RFC 4514 order: `CN=R11, O=Let's Encrypt, C=US`."),
       subject: str('Subject distinguished name, same form; empty when the certificate has none.'),
       not_before: isoTime('YYYY-MM-DDThh:mm:ssZ.', 'seconds'),
       not_after: isoTime('YYYY-MM-DDThh:mm:ssZ.', 'seconds'),

@@ -54,7 +54,8 @@ export interface TlsEngineDeps {
 /** Checked engine options, for createEngine (throws TypeError `invalid_option`). */
 export function checkTlsOptions(options: TlsEngineOptions | undefined): { timeouts: Required<TimeoutOptions>; cacheSize: number; cacheTtlMs: number } {
   const cacheSize = options?.cacheSize ?? TLS_CACHE_SIZE;
-  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) throw invalidOption(`tls cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
+  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0)
+    throw invalidOption(`tls cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
   return {
     timeouts: resolveTimeouts(options?.timeouts, TLS_TIMEOUTS, 'tls timeouts'),
     cacheSize,
@@ -87,10 +88,12 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
     // The handshake gets its own deadline, or what is left of the whole check's if that is shorter.
     const budget = Math.min(timeouts.connectMs, left);
     const late = budget === timeouts.connectMs ? `no TLS handshake within ${budget} ms` : `no TLS handshake within the check's ${timeouts.totalMs} ms`;
-    const done = await handshake({ address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host }, budget, late).catch((error: unknown) => {
-      if (!isSeclookupError(error)) throw error;
-      throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
-    });
+    const done = await handshake({ address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host }, budget, late).catch(
+      (error: unknown) => {
+        if (!isSeclookupError(error)) throw error;
+        throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
+      },
+    );
     const facts = readCertificate(done, where);
     const now = deps.now();
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };
@@ -101,7 +104,12 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
   const parsed = new Map<string, TlsTarget>();
   function prepare(host: string, callOptions?: TlsOptions): TlsTarget {
     const port = callOptions?.port;
-    const memoKey = typeof host === 'string' && host.length <= MEMO_INPUT_LENGTH && (port === undefined || typeof port !== 'object') ? (port === undefined ? host : `${host}\u0000${typeof port}${port}`) : null;
+    const memoKey =
+      typeof host === 'string' && host.length <= MEMO_INPUT_LENGTH && (port === undefined || typeof port !== 'object')
+        ? port === undefined
+          ? host
+          : `${host}\u0000${typeof port}${port}`
+        : null;
     let target = memoKey === null ? undefined : parsed.get(memoKey);
     if (!target) {
       target = Object.freeze(parseTarget(host, port));

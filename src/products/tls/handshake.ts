@@ -86,7 +86,9 @@ function describeError(error: Error & { code?: string; reason?: string }): strin
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':
-      return error.message.includes('before secure TLS connection') ? 'the server closed the connection during the TLS handshake' : 'connection reset during the TLS handshake';
+      return error.message.includes('before secure TLS connection')
+        ? 'the server closed the connection during the TLS handshake'
+        : 'connection reset during the TLS handshake';
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return `no route to the host (${error.code})`;

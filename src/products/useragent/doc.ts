@@ -3,7 +3,8 @@ import type { ProductDoc } from '../../openapi/types.js';
 import { USER_AGENT_MAX_LENGTH } from './types.js';
 
 const UA = { description: 'The User-Agent string (URL-encoded). Either ua or user_agent.' };
-const nameVersion = (what: string) => obj({ name: str(`${what} name, when recognized.`), version: str(`${what} version, when available.`) }, { optional: ['name', 'version'] });
+const nameVersion = (what: string) =>
+  obj({ name: str(`${what} name, when recognized.`), version: str(`${what} version, when available.`) }, { optional: ['name', 'version'] });
 
 export const USERAGENT_DOC: ProductDoc = {
   summary: 'Parses a User-Agent string into browser, OS, device class, bot flag and engine.',

@@ -5,7 +5,10 @@ export const WEBHOOKIP_DOC: ProductDoc = {
   summary: 'Checks whether a public IP falls in the published address ranges of known webhook-sending providers. Use it beside signature verification.',
   query: {
     ip: { description: 'Public IPv4 or IPv6 address.', required: true },
-    provider: { description: 'Restrict matching to a provider id (or alias, such as jira for atlassian), or several separated by commas. An unknown id is 400 invalid_provider.' },
+    provider: {
+      description:
+        'Restrict matching to a provider id (or alias, such as jira for atlassian), or several separated by commas. An unknown id is 400 invalid_provider.',
+    },
   },
   result: obj({
     ip: ipString(),

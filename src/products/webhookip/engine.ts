@@ -151,9 +151,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpEngine {
   validateWebhookRanges(dataset, 'dataset');
   const sources = dataset.providers;
-  const table: CidrTable<number> = createCidrTable(
-    sources.flatMap((provider, index) => provider.cidrs.map((cidr) => ({ cidr, value: index }))),
-  );
+  const table: CidrTable<number> = createCidrTable(sources.flatMap((provider, index) => provider.cidrs.map((cidr) => ({ cidr, value: index }))));
   const filters = createProviderFilters(sources);
   // Copied, so later changes to the caller's dataset object cannot reach the answers.
   const names: readonly WebhookProvider[] = sources.map((p) => ({ id: p.id, name: p.name }));
@@ -188,7 +186,6 @@ function toResult(ip: string, matches: readonly number[], only: ReadonlySet<numb
   return { ip, matched: providers.length > 0, providers };
 }
 
-
 // --- the provider option ----------------------------------------------------------------------
 
 /**
@@ -210,7 +207,10 @@ function createProviderFilters(sources: WebhookRangeSource[]) {
     const hit = memo.get(option);
     if (hit !== undefined) return hit;
     if (typeof option !== 'string') throw new LookupError('invalid_provider', 'provider must be a string');
-    const names = option.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+    const names = option
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean);
     let resolved: Set<number> | null = null;
     for (const name of names) {
       const index = indexByName.get(name);

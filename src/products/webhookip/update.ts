@@ -87,7 +87,11 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 export async function updateWebhookRanges(options: WebhookUpdateOptions): Promise<WebhookUpdateReport> {
   const path = webhookRangesPath(options.dataDir);
   const current = loadWebhookRanges(options.dataDir);
-  const fetcher = createSourceFetcher(options, { timeoutMs: DEFAULT_TIMEOUT_MS, maxBytes: DEFAULT_MAX_BYTES, userAgent: 'seclookup-webhook-ranges-updater' }, (reason) => new FeedError(reason));
+  const fetcher = createSourceFetcher(
+    options,
+    { timeoutMs: DEFAULT_TIMEOUT_MS, maxBytes: DEFAULT_MAX_BYTES, userAgent: 'seclookup-webhook-ranges-updater' },
+    (reason) => new FeedError(reason),
+  );
   const progress = options.onProgress ?? (() => {});
 
   // Every needed URL at once, each once; a feed none of the dataset's providers uses is skipped.
@@ -224,4 +228,3 @@ function isoDate(date: Date): string {
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
-

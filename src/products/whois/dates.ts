@@ -17,21 +17,70 @@
  */
 
 const MONTHS: Readonly<Record<string, number>> = {
-  jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, sept: 9, oct: 10, nov: 11, dec: 12,
-  january: 1, february: 2, march: 3, april: 4, june: 6, july: 7, august: 8, september: 9, october: 10, november: 11, december: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  may: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  sept: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
+  january: 1,
+  february: 2,
+  march: 3,
+  april: 4,
+  june: 6,
+  july: 7,
+  august: 8,
+  september: 9,
+  october: 10,
+  november: 11,
+  december: 12,
 };
 
 /** Zone abbreviations that registries print, in minutes east of UTC. Ambiguous ones (CST, IST) are left out. */
 const ZONES: Readonly<Record<string, number>> = {
-  utc: 0, gmt: 0, ut: 0, z: 0, wet: 0,
-  west: 60, bst: 60, cet: 60, met: 60,
-  cest: 120, mest: 120, eet: 120, sast: 120,
-  eest: 180, msk: 180,
-  hkt: 480, sgt: 480, awst: 480,
-  jst: 540, kst: 540,
-  aest: 600, aedt: 660, nzst: 720, nzdt: 780,
-  clt: -240, clst: -180, art: -180, brt: -180,
-  ast: -240, edt: -240, est: -300, cdt: -300, mdt: -360, mst: -420, pdt: -420, pst: -480,
+  utc: 0,
+  gmt: 0,
+  ut: 0,
+  z: 0,
+  wet: 0,
+  west: 60,
+  bst: 60,
+  cet: 60,
+  met: 60,
+  cest: 120,
+  mest: 120,
+  eet: 120,
+  sast: 120,
+  eest: 180,
+  msk: 180,
+  hkt: 480,
+  sgt: 480,
+  awst: 480,
+  jst: 540,
+  kst: 540,
+  aest: 600,
+  aedt: 660,
+  nzst: 720,
+  nzdt: 780,
+  clt: -240,
+  clst: -180,
+  art: -180,
+  brt: -180,
+  ast: -240,
+  edt: -240,
+  est: -300,
+  cdt: -300,
+  mdt: -360,
+  mst: -420,
+  pdt: -420,
+  pst: -480,
 };
 
 // A time of day: H:MM, H:MM:SS, with an optional fraction.
@@ -109,13 +158,13 @@ export function parseRegistryDate(input: string): number | null {
   if (c) {
     const mo = month(c[1]);
     if (mo === null) return null;
-    return build([+c[8], mo, +c[2]], c, 3, c[7] ? zoneOffset(c[7]) ?? 0 : (noteZone ?? 0));
+    return build([+c[8], mo, +c[2]], c, 3, c[7] ? (zoneOffset(c[7]) ?? 0) : (noteZone ?? 0));
   }
   const r = RFC2822.exec(text);
   if (r) {
     const mo = month(r[2]);
     if (mo === null) return null;
-    return build([+r[3], mo, +r[1]], r, 4, r[8] ? zoneOffset(r[8]) ?? 0 : (noteZone ?? 0));
+    return build([+r[3], mo, +r[1]], r, 4, r[8] ? (zoneOffset(r[8]) ?? 0) : (noteZone ?? 0));
   }
   for (const candidate of SHAPES) {
     const m = candidate.pattern.exec(text);

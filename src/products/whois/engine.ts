@@ -29,7 +29,17 @@ import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
 import { parseWhoisText } from './parse.js';
 import { NotADomainObject, readRdapDomain } from './rdap.js';
 import { copyResult, fillGaps, isEmptyRecord, isThin, toResult, type RegistrationRecord } from './record.js';
-import { bySuffix, formatAddress, IANA_WHOIS_SERVER, knownTldCount, parseServerAddress, whoisQueryFor, WHOIS_PORT, type ServerAddress, type ServerTables } from './servers.js';
+import {
+  bySuffix,
+  formatAddress,
+  IANA_WHOIS_SERVER,
+  knownTldCount,
+  parseServerAddress,
+  whoisQueryFor,
+  WHOIS_PORT,
+  type ServerAddress,
+  type ServerTables,
+} from './servers.js';
 import type { WhoisEngineOptions, WhoisResult, WhoisSource } from './types.js';
 
 /** A checked query: the registrable domain to look up. */
@@ -207,7 +217,8 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
       if (error instanceof NotADomainObject) throw upstream(`the RDAP server ${host}: ${error.message}`);
       throw error;
     }
-    if (answer.name !== null && answer.name !== domain) throw upstream(`the RDAP server ${host} answered about ${JSON.stringify(answer.name.slice(0, 64))}, not ${domain}`);
+    if (answer.name !== null && answer.name !== domain)
+      throw upstream(`the RDAP server ${host} answered about ${JSON.stringify(answer.name.slice(0, 64))}, not ${domain}`);
     return answer;
   }
 

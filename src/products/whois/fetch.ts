@@ -51,7 +51,8 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
   let current = url;
   for (let hop = 0; ; hop++) {
     const target = upstreamUrl(current);
-    if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new SeclookupError('upstream_failed', `refusing to follow a redirect to ${target.protocol} URL`);
+    if (target.protocol !== 'https:' && target.protocol !== 'http:')
+      throw new SeclookupError('upstream_failed', `refusing to follow a redirect to ${target.protocol} URL`);
     const checked = await checkHost(ctx, target.hostname);
     const left = remaining(ctx, target.host);
     const response = await httpGet(current, {
@@ -63,7 +64,8 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
     });
     if (!REDIRECTS.has(response.status)) return { ...response, url: current };
     const location = response.headers.location;
-    if (typeof location !== 'string' || location === '') throw new SeclookupError('upstream_failed', `${target.host} answered HTTP ${response.status} without a Location`);
+    if (typeof location !== 'string' || location === '')
+      throw new SeclookupError('upstream_failed', `${target.host} answered HTTP ${response.status} without a Location`);
     const next = upstreamUrl(location, current);
     if (hop >= ctx.maxRedirects) throw new SeclookupError('upstream_failed', `more than ${ctx.maxRedirects} redirects (last to ${next.host})`);
     current = next.href;
@@ -122,7 +124,9 @@ export async function whoisQuery(server: ServerAddress, query: string, ctx: Call
     });
     socket.on('end', () => finish(null));
     socket.on('close', () => finish(null));
-    socket.on('error', (error: Error & { code?: string }) => finish(new SeclookupError('upstream_failed', `${name}: ${error.code ?? error.message}`, { cause: error })));
+    socket.on('error', (error: Error & { code?: string }) =>
+      finish(new SeclookupError('upstream_failed', `${name}: ${error.code ?? error.message}`, { cause: error })),
+    );
   });
   const text = decode(body);
   if (text.trim() === '') throw new SeclookupError('upstream_failed', `${name} closed the connection without an answer`);

@@ -18,7 +18,20 @@ declare module '../module.js' {
 /** whois: registration data for a domain, RDAP first, port-43 WHOIS for TLDs without RDAP. */
 export default defineProduct({
   id: 'whois',
-  optionNames: { rdapBootstrap: true, rdapServers: true, whoisServers: true, ianaServer: true, whoisPort: true, timeouts: true, lookupTimeoutMs: true, maxBytes: true, maxRedirects: true, cacheSize: true, ttlMs: true, shortTtlMs: true },
+  optionNames: {
+    rdapBootstrap: true,
+    rdapServers: true,
+    whoisServers: true,
+    ianaServer: true,
+    whoisPort: true,
+    timeouts: true,
+    lookupTimeoutMs: true,
+    maxBytes: true,
+    maxRedirects: true,
+    cacheSize: true,
+    ttlMs: true,
+    shortTtlMs: true,
+  },
   createEngine: ({ dataDir, options, cache, outbound, now }: EngineContext<WhoisEngineOptions>) => {
     const { cacheSize, ttlMs } = resolveWhoisOptions(options);
     return createWhoisEngine(
@@ -46,7 +59,7 @@ export default defineProduct({
         apply: (value) => ({ whoisServers: parseTldMap(value, '--whois-servers', (server) => (parseServerAddress(server), server)) }),
       },
       'whois-iana-server': {
-        help: 'server asked for a TLD\'s WHOIS server, HOST[:PORT]; default: whois.iana.org',
+        help: "server asked for a TLD's WHOIS server, HOST[:PORT]; default: whois.iana.org",
         apply: (value) => (parseServerAddress(value, 'whois IANA server'), { ianaServer: value }),
       },
       'whois-port': {
@@ -71,7 +84,11 @@ refused and the file kept. Default timeout: 30000 ms.`,
         return { summary, ok: true, notes: report.changed ? ['Restart `seclookup serve` to use the new bootstrap.'] : [] };
       } catch (error) {
         if (!(error instanceof BootstrapUpdateError)) throw error;
-        return { summary: `whois: RDAP bootstrap not updated: ${error.message}`, ok: false, notes: ['The bootstrap on file is unchanged and valid: check the network, or --mirror and --timeout.'] };
+        return {
+          summary: `whois: RDAP bootstrap not updated: ${error.message}`,
+          ok: false,
+          notes: ['The bootstrap on file is unchanged and valid: check the network, or --mirror and --timeout.'],
+        };
       }
     },
   },
@@ -80,7 +97,10 @@ refused and the file kept. Default timeout: 30000 ms.`,
 /** `com=https://rdap.example/,de=none` -> `{ com: 'https://rdap.example/', de: null }`. */
 function parseTldMap(text: string, flag: string, check: (value: string) => string): Record<string, string | null> {
   const map: Record<string, string | null> = {};
-  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const at = pair.indexOf('=');
     if (at <= 0) throw invalidOption(`${flag}: ${JSON.stringify(pair)} is not TLD=VALUE`);
     const tld = pair.slice(0, at).trim().toLowerCase().replace(/^\./, '');

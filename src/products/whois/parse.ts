@@ -55,33 +55,118 @@ interface Entry {
 const aliases = (...names: string[]): ReadonlySet<string> => new Set(names);
 
 const REGISTRAR_KEYS = aliases(
-  'registrar', 'sponsoring registrar', 'registrar name', 'registrar-name', 'registration service provider', 'current registrar',
-  'current registar', 'registrar of record', 'registrar organization', 'registrar organisation', 'authorized agency',
+  'registrar',
+  'sponsoring registrar',
+  'registrar name',
+  'registrar-name',
+  'registration service provider',
+  'current registrar',
+  'current registar',
+  'registrar of record',
+  'registrar organization',
+  'registrar organisation',
+  'authorized agency',
 );
 const CREATED_KEYS = aliases(
-  'creation date', 'created', 'created on', 'created date', 'create date', 'registered', 'registered on', 'registration date',
-  'registration time', 'record created', 'record created on', 'domain created', 'domain created on', 'domain record activated',
-  'first registration date', 'assigned', 'domain name commencement date', 'fecha de creación', 'fecha de creacion', 'registered date',
-  'activated on', 'domain registration date', 'registration',
+  'creation date',
+  'created',
+  'created on',
+  'created date',
+  'create date',
+  'registered',
+  'registered on',
+  'registration date',
+  'registration time',
+  'record created',
+  'record created on',
+  'domain created',
+  'domain created on',
+  'domain record activated',
+  'first registration date',
+  'assigned',
+  'domain name commencement date',
+  'fecha de creación',
+  'fecha de creacion',
+  'registered date',
+  'activated on',
+  'domain registration date',
+  'registration',
 );
 const UPDATED_KEYS = aliases(
-  'updated date', 'updated', 'last updated', 'last updated on', 'last update', 'last-update', 'last modified', 'last-modified', 'modified',
-  'changed', 'modification date', 'ultima actualización', 'ultima actualizacion', 'última actualización', 'record last updated on',
-  'last updated date', 'update date', 'domain last updated date',
+  'updated date',
+  'updated',
+  'last updated',
+  'last updated on',
+  'last update',
+  'last-update',
+  'last modified',
+  'last-modified',
+  'modified',
+  'changed',
+  'modification date',
+  'ultima actualización',
+  'ultima actualizacion',
+  'última actualización',
+  'record last updated on',
+  'last updated date',
+  'update date',
+  'domain last updated date',
 );
 const EXPIRES_KEYS = aliases(
-  'registry expiry date', 'registrar registration expiration date', 'expiration date', 'expiry date', 'expires', 'expires on', 'expire',
-  'expire date', 'expiration time', 'paid-till', 'valid until', 'renewal date', 'validity', 'record expires on', 'fecha de vencimiento',
-  'expires at', 'expiry', 'domain expiration date', 'registry expiration date', 'domain expires on', 'domain expires',
+  'registry expiry date',
+  'registrar registration expiration date',
+  'expiration date',
+  'expiry date',
+  'expires',
+  'expires on',
+  'expire',
+  'expire date',
+  'expiration time',
+  'paid-till',
+  'valid until',
+  'renewal date',
+  'validity',
+  'record expires on',
+  'fecha de vencimiento',
+  'expires at',
+  'expiry',
+  'domain expiration date',
+  'registry expiration date',
+  'domain expires on',
+  'domain expires',
 );
 const STATUS_KEYS = aliases(
-  'domain status', 'status', 'state', 'eppstatus', 'epp status', 'registration status', 'estatus del dominio', 'estatus', 'domaintype',
+  'domain status',
+  'status',
+  'state',
+  'eppstatus',
+  'epp status',
+  'registration status',
+  'estatus del dominio',
+  'estatus',
+  'domaintype',
   'domain state',
 );
 const NAMESERVER_KEYS = aliases(
-  'name server', 'name servers', 'nameserver', 'nameservers', 'nserver', 'dns', 'primary server', 'secondary server', 'domain servers',
-  'domain nameservers', 'domain servers in listed order', 'name servers in the listed order', 'name server information',
-  'name servers information', 'servidor(es) de nombres de dominio', 'host name', 'hostname', 'nameservers in listed order', 'dns servers',
+  'name server',
+  'name servers',
+  'nameserver',
+  'nameservers',
+  'nserver',
+  'dns',
+  'primary server',
+  'secondary server',
+  'domain servers',
+  'domain nameservers',
+  'domain servers in listed order',
+  'name servers in the listed order',
+  'name server information',
+  'name servers information',
+  'servidor(es) de nombres de dominio',
+  'host name',
+  'hostname',
+  'nameservers in listed order',
+  'dns servers',
 );
 const REFERRAL_KEYS = aliases('registrar whois server', 'whois server', 'referral whois server');
 /** First keys of the objects that follow the domain's own (contacts, registrar objects): not the domain's dates. */
@@ -170,7 +255,11 @@ export const MAX_ANSWER_LINES = 4_000;
 const MAX_BLOCK_LINES = 100;
 
 function readLines(text: string): Line[] {
-  const raw = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n').replace(/\0/g, '').split('\n', MAX_ANSWER_LINES);
+  const raw = text
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .replace(/\0/g, '')
+    .split('\n', MAX_ANSWER_LINES);
   // An IANA answer in front of the registry's (as `whois` clients print a referral chain).
   let start = 0;
   const firstText = raw.findIndex((line) => line.trim() !== '');

@@ -68,7 +68,9 @@ export function readRdapDomain(json: unknown): RdapDomainAnswer {
   if (!isObject(json)) throw new NotADomainObject('the answer is not a JSON object');
   const className = json.objectClassName;
   if (typeof className === 'string' ? className.toLowerCase() !== 'domain' : !('ldhName' in json || 'events' in json)) {
-    throw new NotADomainObject(`the answer is not a domain object${typeof className === 'string' ? ` (objectClassName ${JSON.stringify(className.slice(0, 32))})` : ''}`);
+    throw new NotADomainObject(
+      `the answer is not a domain object${typeof className === 'string' ? ` (objectClassName ${JSON.stringify(className.slice(0, 32))})` : ''}`,
+    );
   }
   const record = emptyRecord();
 

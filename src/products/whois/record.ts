@@ -23,7 +23,14 @@ export function emptyRecord(): RegistrationRecord {
 
 /** True when nothing at all was read: no registrar, no date, no status, no nameserver. */
 export function isEmptyRecord(record: RegistrationRecord): boolean {
-  return record.registrar === null && record.createdAt === null && record.updatedAt === null && record.expiresAt === null && record.status.length === 0 && record.nameservers.length === 0;
+  return (
+    record.registrar === null &&
+    record.createdAt === null &&
+    record.updatedAt === null &&
+    record.expiresAt === null &&
+    record.status.length === 0 &&
+    record.nameservers.length === 0
+  );
 }
 
 /**

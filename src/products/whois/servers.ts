@@ -54,8 +54,10 @@ export function bootstrapProblem(document: unknown): string | null {
   const services = (document as RdapBootstrap).services;
   if (!Array.isArray(services) || services.length === 0) return 'no "services" array';
   for (const [i, service] of services.entries()) {
-    if (!Array.isArray(service) || service.length < 2 || !Array.isArray(service[0]) || !Array.isArray(service[1])) return `services[${i}] is not [[tlds], [urls]]`;
-    if (!service[0].every((tld) => typeof tld === 'string' && /^[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(tld))) return `services[${i}] lists a TLD that is not a DNS label`;
+    if (!Array.isArray(service) || service.length < 2 || !Array.isArray(service[0]) || !Array.isArray(service[1]))
+      return `services[${i}] is not [[tlds], [urls]]`;
+    if (!service[0].every((tld) => typeof tld === 'string' && /^[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(tld)))
+      return `services[${i}] lists a TLD that is not a DNS label`;
     if (!service[1].every((url) => typeof url === 'string' && isHttpUrl(url))) return `services[${i}] lists a URL that is not http(s)`;
   }
   return null;
@@ -118,11 +120,13 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
   const rdap = new Map<string, readonly string[] | null>();
   for (const [tlds, urls] of bootstrap.services) for (const tld of tlds) rdap.set(tld.toLowerCase(), preferHttps(urls));
   for (const [tld, url] of Object.entries(loadMap(dataDir, OVERRIDES_FILE, 'services'))) {
-    if (!isHttpUrl(url)) throw new SeclookupError('dataset_invalid', `seclookup: dataset ${whoisDataPath(dataDir, OVERRIDES_FILE)}: ${tld} is not an http(s) URL`);
+    if (!isHttpUrl(url))
+      throw new SeclookupError('dataset_invalid', `seclookup: dataset ${whoisDataPath(dataDir, OVERRIDES_FILE)}: ${tld} is not an http(s) URL`);
     rdap.set(tld.toLowerCase(), [baseUrl(url)]);
   }
   for (const [tld, url] of Object.entries(options.rdapServers ?? {})) {
-    if (url !== null && (typeof url !== 'string' || !isHttpUrl(url))) throw invalidOption(`whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(url)})`);
+    if (url !== null && (typeof url !== 'string' || !isHttpUrl(url)))
+      throw invalidOption(`whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(url)})`);
     rdap.set(checkSuffix(tld, 'rdapServers'), url === null ? null : [baseUrl(url)]);
   }
 

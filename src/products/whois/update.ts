@@ -36,7 +36,11 @@ export class BootstrapUpdateError extends Error {}
 export async function updateRdapBootstrap(options: BootstrapUpdateOptions): Promise<BootstrapUpdateReport> {
   const path = whoisDataPath(options.dataDir, BOOTSTRAP_FILE);
   const current = loadBootstrap(options.dataDir);
-  const fetcher = createSourceFetcher(options, { timeoutMs: DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-rdap-bootstrap-updater' }, (reason, url) => new BootstrapUpdateError(`${url}: ${reason}`));
+  const fetcher = createSourceFetcher(
+    options,
+    { timeoutMs: DEFAULT_TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'seclookup-rdap-bootstrap-updater' },
+    (reason, url) => new BootstrapUpdateError(`${url}: ${reason}`),
+  );
   const progress = options.onProgress ?? (() => {});
   progress(`fetching ${IANA_BOOTSTRAP_URL}${options.mirror ? ` (via ${options.mirror})` : ''}`);
   const fresh = (await fetcher.json(IANA_BOOTSTRAP_URL)) as RdapBootstrap;
@@ -45,7 +49,8 @@ export async function updateRdapBootstrap(options: BootstrapUpdateOptions): Prom
   if (problem) throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL}: not an RDAP bootstrap file: ${problem}`);
   const before = tldCount(current);
   const after = tldCount(fresh);
-  if (after < before / 2) throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} lists ${after} TLDs, fewer than half of the ${before} on file: refused as implausible`);
+  if (after < before / 2)
+    throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} lists ${after} TLDs, fewer than half of the ${before} on file: refused as implausible`);
   const [oldDate, newDate] = [Date.parse(current.publication ?? ''), Date.parse(fresh.publication ?? '')];
   if (Number.isFinite(oldDate) && Number.isFinite(newDate) && newDate < oldDate) {
     throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} was published ${fresh.publication}, before the file on disk (${current.publication}): refused`);

@@ -16,7 +16,12 @@ const ipv4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b
 const record = fc.oneof(
   fc.record({ kind: fc.constant('A' as const), name, ttl: fc.nat(100_000), address: ipv4 }),
   fc.record({ kind: fc.constant('MX' as const), name, ttl: fc.nat(100_000), priority: fc.nat(65_535), exchange: name }),
-  fc.record({ kind: fc.constant('TXT' as const), name, ttl: fc.nat(100_000), data: fc.array(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), { minLength: 1, maxLength: 3 }) }),
+  fc.record({
+    kind: fc.constant('TXT' as const),
+    name,
+    ttl: fc.nat(100_000),
+    data: fc.array(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), { minLength: 1, maxLength: 3 }),
+  }),
   fc.record({ kind: fc.constant('CNAME' as const), name, ttl: fc.nat(100_000), target: name }),
 );
 

@@ -71,8 +71,24 @@ export function describeMeterAdminConformance(name: string, makeMeter: MeterFact
         const after = Date.now();
         expect(typeof created.subscriptionId).toBe('string');
         expect(created.keys.map(({ createdAt, id, ...rest }) => rest)).toEqual([
-          { subscriptionId: created.subscriptionId, product: 'geoip', kind: 'secret', status: 'active', prefix: 'geo_sec_aaaaaa', plan: 'starter', ipAllow: [] },
-          { subscriptionId: created.subscriptionId, product: 'geoip', kind: 'public', status: 'active', prefix: 'geo_pub_bbbbbb', plan: 'starter', ipAllow: [] },
+          {
+            subscriptionId: created.subscriptionId,
+            product: 'geoip',
+            kind: 'secret',
+            status: 'active',
+            prefix: 'geo_sec_aaaaaa',
+            plan: 'starter',
+            ipAllow: [],
+          },
+          {
+            subscriptionId: created.subscriptionId,
+            product: 'geoip',
+            kind: 'public',
+            status: 'active',
+            prefix: 'geo_pub_bbbbbb',
+            plan: 'starter',
+            ipAllow: [],
+          },
         ]);
         const [secret, pub] = created.keys;
         expect(typeof secret.id).toBe('string');
@@ -104,7 +120,9 @@ export function describeMeterAdminConformance(name: string, makeMeter: MeterFact
         expect((await meter.listKeys()).filter((k) => k.subscriptionId === created.subscriptionId)).toHaveLength(3);
         // Unknown subscription, duplicate hash, bad hash: refused, nothing stored.
         await expect(meter.addKeys('999999', [{ kind: 'public', hash: hashKey('x'), prefix: 'tf_pub_x' }])).rejects.toThrow(/no subscription/);
-        await expect(meter.addKeys(created.subscriptionId, [{ kind: 'public', hash: hashKey('first-pub'), prefix: 'tf_pub_a' }])).rejects.toThrow(/already exists/);
+        await expect(meter.addKeys(created.subscriptionId, [{ kind: 'public', hash: hashKey('first-pub'), prefix: 'tf_pub_a' }])).rejects.toThrow(
+          /already exists/,
+        );
         await expect(meter.addKeys(created.subscriptionId, [{ kind: 'public', hash: 'nothex', prefix: 'tf_pub_a' }])).rejects.toThrow(/SHA-256/);
         expect(await meter.resolveKey(hashKey('x'))).toBeNull();
       });
@@ -125,7 +143,9 @@ export function describeMeterAdminConformance(name: string, makeMeter: MeterFact
 
       it('rejects a CIDR with host bits set, naming the network, and stores nothing', async () => {
         // 10.0.0.1/8 would match all of 10.0.0.0/8: a typo more often than a wish.
-        await expect(subscribe({ ipAllow: ['192.0.2.0/24', '10.0.0.1/8'] })).rejects.toThrow(configError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'));
+        await expect(subscribe({ ipAllow: ['192.0.2.0/24', '10.0.0.1/8'] })).rejects.toThrow(
+          configError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'),
+        );
         await expect(subscribe({ ipAllow: ['2001:db8::1/32'] })).rejects.toThrow(TypeError);
         expect(await meter.listKeys()).toEqual([]);
       });

@@ -5,7 +5,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IssuedKeys } from '../../../src/metering/keys.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../../src/metering/types.js';
-import { countOutcomes, COUNTING_LEASE_MS, FEB, MINUTE, requestFor as requestOn, subscribe as subscribeOn, T0, type MeterFactory, type SubscribeOptions } from './common.js';
+import {
+  countOutcomes,
+  COUNTING_LEASE_MS,
+  FEB,
+  MINUTE,
+  requestFor as requestOn,
+  subscribe as subscribeOn,
+  T0,
+  type MeterFactory,
+  type SubscribeOptions,
+} from './common.js';
 
 export function describeMeterHotPathConformance(name: string, makeMeter: MeterFactory): void {
   describe(`Meter conformance, hot path: ${name}`, () => {
@@ -199,7 +209,12 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         const single = await meter.consume(request);
         expect(single.allowed && single.reservation && 'units' in single.reservation).toBe(false);
         // Without reserveQuota only the window counts.
-        expect(await meter.consume({ ...request, reserveQuota: false, rateUnits: 5 })).toMatchObject({ allowed: true, rate: { remaining: 83 }, quota: { remaining: 41 }, reservation: null });
+        expect(await meter.consume({ ...request, reserveQuota: false, rateUnits: 5 })).toMatchObject({
+          allowed: true,
+          rate: { remaining: 83 },
+          quota: { remaining: 41 },
+          reservation: null,
+        });
       });
 
       it('refuses units that do not all fit in the window whole, counting nothing', async () => {
@@ -213,7 +228,11 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
           quota: { limit: 100, remaining: 92, period: '2025-01' },
         });
         // Exactly what is left fits.
-        expect(await meter.consume({ ...request, rateUnits: 2, quotaUnits: 2 })).toMatchObject({ allowed: true, rate: { remaining: 0 }, quota: { remaining: 90 } });
+        expect(await meter.consume({ ...request, rateUnits: 2, quotaUnits: 2 })).toMatchObject({
+          allowed: true,
+          rate: { remaining: 0 },
+          quota: { remaining: 90 },
+        });
         expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 90 });
       });
 
@@ -242,7 +261,7 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         expect((await meter.usage()).map((row) => row.lookups)).toEqual([98]);
       });
 
-      it('refund gives back k of a batch\'s units with { ...reservation, units: k } and ends the lease: the rest stay billed', async () => {
+      it("refund gives back k of a batch's units with { ...reservation, units: k } and ends the lease: the rest stay billed", async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 1_000, monthlyQuota: 100 } });
         const request = await requestFor(sub);
         const batch = await meter.consume({ ...request, rateUnits: 20, quotaUnits: 20 });
@@ -364,7 +383,7 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
       }
       const lookups = async () => (await meter.usage()).map((row) => row.lookups);
 
-      it('a reservation neither committed nor refunded goes back at its lease\'s end, not before', async () => {
+      it("a reservation neither committed nor refunded goes back at its lease's end, not before", async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
         for (let i = 0; i < 3; i++) await reserve(sub);
         expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE - 1)).toMatchObject({ remaining: 7 });
@@ -387,7 +406,7 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         expect(await lookups()).toEqual([1]);
       });
 
-      it('usage() gives expired leases back by the store\'s clock, with no other call', async () => {
+      it("usage() gives expired leases back by the store's clock, with no other call", async () => {
         const sub = await subscribe();
         await meter.commit(await reserve(sub));
         await reserve(sub, { quotaUnits: 4, rateUnits: 4 });

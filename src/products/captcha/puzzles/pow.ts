@@ -43,7 +43,15 @@ export function solvePow(params: PowParams): string {
   const counters: number[] = [];
   for (let index = 0; index < params.count; index++) {
     let counter = 0;
-    while (!leadingZeroBits(createHash('sha256').update(powInput(salt, index, counter)).digest(), params.difficulty)) counter++;
+    while (
+      !leadingZeroBits(
+        createHash('sha256')
+          .update(powInput(salt, index, counter))
+          .digest(),
+        params.difficulty,
+      )
+    )
+      counter++;
     counters.push(counter);
   }
   return counters.join(',');
@@ -69,7 +77,15 @@ export function createPowPuzzle(settings: { difficulty?: number; count?: number 
         if (!/^(0|[1-9]\d{0,9})$/.test(parts[index])) return 'a counter is not a whole number';
         const counter = Number(parts[index]);
         if (counter > 0xffffffff) return 'a counter is out of range';
-        if (!leadingZeroBits(createHash('sha256').update(powInput(salt, index, counter)).digest(), params.difficulty)) return `counter ${index + 1} does not solve its puzzle`;
+        if (
+          !leadingZeroBits(
+            createHash('sha256')
+              .update(powInput(salt, index, counter))
+              .digest(),
+            params.difficulty,
+          )
+        )
+          return `counter ${index + 1} does not solve its puzzle`;
       }
       return null;
     },

@@ -50,7 +50,8 @@ export function checkTrace(trace: readonly TracePoint[] | null, end: number, par
   if (!Array.isArray(trace) || trace.length === 0) return 'a slider needs the trace of the drag';
   if (trace.length > MAX_POINTS) return `the trace has more than ${MAX_POINTS} points`;
   for (const p of trace) {
-    if (typeof p !== 'object' || p === null || ![p.x, p.y, p.t].every((n) => typeof n === 'number' && Number.isFinite(n))) return 'trace points need numeric x, y and t';
+    if (typeof p !== 'object' || p === null || ![p.x, p.y, p.t].every((n) => typeof n === 'number' && Number.isFinite(n)))
+      return 'trace points need numeric x, y and t';
     if (p.x < -20 || p.x > params.width + 20 || Math.abs(p.y) > 500) return 'a trace point is off the track';
   }
   for (let i = 1; i < trace.length; i++) if (trace[i].t < trace[i - 1].t) return 'the trace goes back in time';

@@ -9,7 +9,19 @@
   var VERSION = '__WIDGET_VERSION__';
   var EXPIRES_MS = 300000;
   var TITLES = { en: 'Human verification', fr: 'Vérification humaine', de: 'Menschliche Überprüfung', es: 'Verificación humana' };
-  var OPTIONS = ['sitekey', 'action', 'mode', 'puzzleType', 'callback', 'errorCallback', 'expiredCallback', 'theme', 'language', 'responseFieldName', 'apiBase'];
+  var OPTIONS = [
+    'sitekey',
+    'action',
+    'mode',
+    'puzzleType',
+    'callback',
+    'errorCallback',
+    'expiredCallback',
+    'theme',
+    'language',
+    'responseFieldName',
+    'apiBase',
+  ];
 
   var script = doc.currentScript;
   if (!script) {
@@ -24,7 +36,9 @@
   var count = 0;
 
   function dashed(name) {
-    return name.replace(/[A-Z]/g, function (c) { return '-' + c.toLowerCase(); });
+    return name.replace(/[A-Z]/g, function (c) {
+      return '-' + c.toLowerCase();
+    });
   }
 
   /** A callback option: a function, or the name of a global function (looked up when called). */
@@ -36,7 +50,9 @@
   function language(asked) {
     var list = [asked].concat(navigator.languages || [], navigator.language || []);
     for (var i = 0; i < list.length; i++) {
-      var code = String(list[i] || '').slice(0, 2).toLowerCase();
+      var code = String(list[i] || '')
+        .slice(0, 2)
+        .toLowerCase();
       if (TITLES[code]) return code;
     }
     return 'en';
@@ -49,7 +65,10 @@
   }
 
   function send(wd, type) {
-    if (!wd.ready) { wd.queue.push(type); return; }
+    if (!wd.ready) {
+      wd.queue.push(type);
+      return;
+    }
     wd.iframe.contentWindow.postMessage({ seclookup: 'captcha', id: wd.id, type: type }, wd.origin);
   }
 
@@ -66,9 +85,11 @@
     if (!el || el.nodeType !== 1) throw new Error('seclookupCaptcha.render: no element ' + target);
     var existing = el.getAttribute('data-seclookup-widget-id');
     if (existing && widgets[existing]) return existing;
-    var o = {}, given = options || {};
+    var o = {},
+      given = options || {};
     for (var i = 0; i < OPTIONS.length; i++) {
-      var name = OPTIONS[i], value = given[name] !== undefined ? given[name] : given[dashed(name)];
+      var name = OPTIONS[i],
+        value = given[name] !== undefined ? given[name] : given[dashed(name)];
       o[name] = value !== undefined && value !== null ? value : el.getAttribute('data-' + dashed(name));
     }
     if (!o.sitekey) throw new Error('seclookupCaptcha.render: sitekey is required');
@@ -77,10 +98,16 @@
     var id = 'seclookup-captcha-' + ++count;
     var field = String(o.responseFieldName || 'captcha-response');
     var fragment = new URLSearchParams({
-      id: id, sitekey: String(o.sitekey), host: location.hostname, origin: location.origin, action: String(o.action || ''),
+      id: id,
+      sitekey: String(o.sitekey),
+      host: location.hostname,
+      origin: location.origin,
+      action: String(o.action || ''),
       mode: o.mode === 'managed' ? 'managed' : 'puzzle',
       pt: /^(pow|slider|random)$/.test(o.puzzleType) ? o.puzzleType : 'pow',
-      theme: /^(light|dark|auto)$/.test(o.theme) ? o.theme : 'auto', lang: lang, t: String(Date.now()),
+      theme: /^(light|dark|auto)$/.test(o.theme) ? o.theme : 'auto',
+      lang: lang,
+      t: String(Date.now()),
     });
 
     var iframe = doc.createElement('iframe');
@@ -95,8 +122,10 @@
     iframe.style.display = 'block';
     iframe.style.overflow = 'hidden';
 
-    var form = el.closest ? el.closest('form') : null, input = null;
-    var scope = form || el, inputs = scope.getElementsByTagName('input');
+    var form = el.closest ? el.closest('form') : null,
+      input = null;
+    var scope = form || el,
+      inputs = scope.getElementsByTagName('input');
     for (var j = 0; j < inputs.length; j++) if (inputs[j].name === field) input = inputs[j];
     var created = !input;
     if (created) {
@@ -107,8 +136,18 @@
     input.value = '';
 
     var wd = {
-      id: id, el: el, iframe: iframe, input: input, created: created, origin: new URL(base).origin, o: o,
-      proof: '', expired: false, timer: 0, ready: false, queue: [],
+      id: id,
+      el: el,
+      iframe: iframe,
+      input: input,
+      created: created,
+      origin: new URL(base).origin,
+      o: o,
+      proof: '',
+      expired: false,
+      timer: 0,
+      ready: false,
+      queue: [],
     };
     widgets[id] = wd;
     el.setAttribute('data-seclookup-widget-id', id);
@@ -118,7 +157,8 @@
   }
 
   win.addEventListener('message', function (e) {
-    var m = e.data, wd = m && m.seclookup === 'captcha' ? widgets[m.id] : null;
+    var m = e.data,
+      wd = m && m.seclookup === 'captcha' ? widgets[m.id] : null;
     if (!wd || e.origin !== wd.origin || e.source !== wd.iframe.contentWindow) return;
     if (m.type === 'ready') {
       wd.ready = true;

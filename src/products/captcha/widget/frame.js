@@ -5,10 +5,16 @@
   'use strict';
   var I18N = {
     en: {
-      human: 'I am human', verifying: 'Verifying…', working: 'Verifying… {n}%', done: 'Verified',
+      human: 'I am human',
+      verifying: 'Verifying…',
+      working: 'Verifying… {n}%',
+      done: 'Verified',
       slide: 'Drag the piece into the outlined slot, or use the arrow keys, then Enter.',
-      again: 'Not quite. Try again.', need: 'Click to verify.', expired: 'Expired. Click to verify again.',
-      piece: 'Puzzle piece', progress: 'Verification progress',
+      again: 'Not quite. Try again.',
+      need: 'Click to verify.',
+      expired: 'Expired. Click to verify again.',
+      piece: 'Puzzle piece',
+      progress: 'Verification progress',
       e_domain: 'This website is not allowed to use this captcha ({code}).',
       e_key: 'This captcha is misconfigured ({code}).',
       e_net: 'Network error. Click to try again.',
@@ -16,10 +22,16 @@
       e_gen: 'Verification failed ({code}). Click to try again.',
     },
     fr: {
-      human: 'Je suis humain', verifying: 'Vérification…', working: 'Vérification… {n} %', done: 'Vérifié',
+      human: 'Je suis humain',
+      verifying: 'Vérification…',
+      working: 'Vérification… {n} %',
+      done: 'Vérifié',
       slide: 'Faites glisser la pièce dans l’emplacement, ou utilisez les flèches puis Entrée.',
-      again: 'Pas tout à fait. Réessayez.', need: 'Cliquez pour vérifier.', expired: 'Expiré. Cliquez pour vérifier à nouveau.',
-      piece: 'Pièce du puzzle', progress: 'Progression de la vérification',
+      again: 'Pas tout à fait. Réessayez.',
+      need: 'Cliquez pour vérifier.',
+      expired: 'Expiré. Cliquez pour vérifier à nouveau.',
+      piece: 'Pièce du puzzle',
+      progress: 'Progression de la vérification',
       e_domain: 'Ce site n’est pas autorisé à utiliser ce captcha ({code}).',
       e_key: 'Ce captcha est mal configuré ({code}).',
       e_net: 'Erreur réseau. Cliquez pour réessayer.',
@@ -27,10 +39,16 @@
       e_gen: 'Échec de la vérification ({code}). Cliquez pour réessayer.',
     },
     de: {
-      human: 'Ich bin ein Mensch', verifying: 'Wird überprüft…', working: 'Wird überprüft… {n} %', done: 'Verifiziert',
+      human: 'Ich bin ein Mensch',
+      verifying: 'Wird überprüft…',
+      working: 'Wird überprüft… {n} %',
+      done: 'Verifiziert',
       slide: 'Ziehen Sie das Teil in die markierte Lücke oder nutzen Sie die Pfeiltasten, dann die Eingabetaste.',
-      again: 'Nicht ganz. Bitte erneut versuchen.', need: 'Zum Überprüfen klicken.', expired: 'Abgelaufen. Zum erneuten Überprüfen klicken.',
-      piece: 'Puzzleteil', progress: 'Fortschritt der Überprüfung',
+      again: 'Nicht ganz. Bitte erneut versuchen.',
+      need: 'Zum Überprüfen klicken.',
+      expired: 'Abgelaufen. Zum erneuten Überprüfen klicken.',
+      piece: 'Puzzleteil',
+      progress: 'Fortschritt der Überprüfung',
       e_domain: 'Diese Website darf dieses Captcha nicht verwenden ({code}).',
       e_key: 'Dieses Captcha ist falsch konfiguriert ({code}).',
       e_net: 'Netzwerkfehler. Zum erneuten Versuchen klicken.',
@@ -38,10 +56,16 @@
       e_gen: 'Überprüfung fehlgeschlagen ({code}). Zum erneuten Versuchen klicken.',
     },
     es: {
-      human: 'Soy humano', verifying: 'Verificando…', working: 'Verificando… {n} %', done: 'Verificado',
+      human: 'Soy humano',
+      verifying: 'Verificando…',
+      working: 'Verificando… {n} %',
+      done: 'Verificado',
       slide: 'Arrastra la pieza al hueco marcado, o usa las flechas y luego Intro.',
-      again: 'Casi. Inténtalo de nuevo.', need: 'Haz clic para verificar.', expired: 'Caducado. Haz clic para verificar de nuevo.',
-      piece: 'Pieza del puzle', progress: 'Progreso de la verificación',
+      again: 'Casi. Inténtalo de nuevo.',
+      need: 'Haz clic para verificar.',
+      expired: 'Caducado. Haz clic para verificar de nuevo.',
+      piece: 'Pieza del puzle',
+      progress: 'Progreso de la verificación',
       e_domain: 'Este sitio web no está autorizado a usar este captcha ({code}).',
       e_key: 'Este captcha está mal configurado ({code}).',
       e_net: 'Error de red. Haz clic para intentarlo de nuevo.',
@@ -50,15 +74,28 @@
     },
   };
   var ERRORS = {
-    domain_not_allowed: 'e_domain', domain_not_configured: 'e_domain', domain_required: 'e_domain', invalid_embed: 'e_domain',
-    missing_credentials: 'e_key', invalid_api_key: 'e_key', wrong_key_type: 'e_key', ip_not_allowed: 'e_domain',
-    network_error: 'e_net', server_error: 'e_net', rate_limit_exceeded: 'e_rate', quota_exceeded: 'e_rate',
+    domain_not_allowed: 'e_domain',
+    domain_not_configured: 'e_domain',
+    domain_required: 'e_domain',
+    invalid_embed: 'e_domain',
+    missing_credentials: 'e_key',
+    invalid_api_key: 'e_key',
+    wrong_key_type: 'e_key',
+    ip_not_allowed: 'e_domain',
+    network_error: 'e_net',
+    server_error: 'e_net',
+    rate_limit_exceeded: 'e_rate',
+    quota_exceeded: 'e_rate',
   };
 
   var q = new URLSearchParams(location.hash.slice(1));
   var P = {
-    id: q.get('id') || '', sitekey: q.get('sitekey') || '', host: q.get('host') || '', origin: q.get('origin') || '',
-    action: q.get('action') || '', mode: q.get('mode') === 'managed' ? 'managed' : 'puzzle',
+    id: q.get('id') || '',
+    sitekey: q.get('sitekey') || '',
+    host: q.get('host') || '',
+    origin: q.get('origin') || '',
+    action: q.get('action') || '',
+    mode: q.get('mode') === 'managed' ? 'managed' : 'puzzle',
     pt: /^(pow|slider|random)$/.test(q.get('pt')) ? q.get('pt') : 'pow',
   };
   var V = encodeURIComponent(new URLSearchParams(location.search).get('v') || '');
@@ -68,10 +105,32 @@
   var t0 = Number(q.get('t'));
   if (!(t0 > 0 && t0 <= Date.now())) t0 = Date.now();
 
-  var $ = function (id) { return document.getElementById(id); };
-  var w = $('w'), cb = $('cb'), st = $('st'), pg = $('pg'), bar = $('bar'), sl = $('sl'), tr = $('tr'), no = $('no'), pc = $('pc');
-  var state = 'idle', run = 0, attempts = 0, worker = null, moves = 0, keys = 0, lastQuarter = -1, lastSize = '';
-  var sc = null, x = 0, drag = null, trace = [], ktrace = [], kt0 = 0;
+  var $ = function (id) {
+    return document.getElementById(id);
+  };
+  var w = $('w'),
+    cb = $('cb'),
+    st = $('st'),
+    pg = $('pg'),
+    bar = $('bar'),
+    sl = $('sl'),
+    tr = $('tr'),
+    no = $('no'),
+    pc = $('pc');
+  var state = 'idle',
+    run = 0,
+    attempts = 0,
+    worker = null,
+    moves = 0,
+    keys = 0,
+    lastQuarter = -1,
+    lastSize = '';
+  var sc = null,
+    x = 0,
+    drag = null,
+    trace = [],
+    ktrace = [],
+    kt0 = 0;
 
   document.documentElement.className = theme;
   document.documentElement.lang = lang;
@@ -81,7 +140,11 @@
 
   var originOk = /^https?:\/\/[^/?#]+$/.test(P.origin) && window.parent !== window;
   if (originOk) {
-    try { originOk = new URL(P.origin).hostname === P.host; } catch (e) { originOk = false; }
+    try {
+      originOk = new URL(P.origin).hostname === P.host;
+    } catch (e) {
+      originOk = false;
+    }
     var anc = location.ancestorOrigins;
     if (anc && anc.length && anc[0] !== P.origin) originOk = false;
   }
@@ -114,28 +177,59 @@
   }
 
   function size() {
-    var need = Math.ceil(w.getBoundingClientRect().height), wide = sc ? sc.width + 22 : 0;
+    var need = Math.ceil(w.getBoundingClientRect().height),
+      wide = sc ? sc.width + 22 : 0;
     var key = need + 'x' + wide;
-    if (key !== lastSize) { lastSize = key; post('size', { h: need, w: wide }); }
+    if (key !== lastSize) {
+      lastSize = key;
+      post('size', { h: need, w: wide });
+    }
   }
 
   function telemetry() {
-    var n = navigator, tz = '';
-    try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch (e) { /* old browser */ }
+    var n = navigator,
+      tz = '';
+    try {
+      tz = Intl.DateTimeFormat().resolvedOptions().timeZone || '';
+    } catch (e) {
+      /* old browser */
+    }
     return {
-      webdriver: !!n.webdriver, headless: /HeadlessChrome/.test(n.userAgent || ''),
-      languages: (n.languages || []).length, plugins: n.plugins ? n.plugins.length : 0,
-      touch: (n.maxTouchPoints || 0) > 0, screen: [screen.width, screen.height],
-      pointer_moves: moves, keys: keys, focus: document.hasFocus(), elapsed_ms: Math.max(0, Date.now() - t0), timezone: tz,
+      webdriver: !!n.webdriver,
+      headless: /HeadlessChrome/.test(n.userAgent || ''),
+      languages: (n.languages || []).length,
+      plugins: n.plugins ? n.plugins.length : 0,
+      touch: (n.maxTouchPoints || 0) > 0,
+      screen: [screen.width, screen.height],
+      pointer_moves: moves,
+      keys: keys,
+      focus: document.hasFocus(),
+      elapsed_ms: Math.max(0, Date.now() - t0),
+      timezone: tz,
     };
   }
 
   function fetchJson(method, path, body) {
     var init = { method: method, credentials: 'omit', cache: 'no-store' };
-    if (body) { init.headers = { 'Content-Type': 'application/json' }; init.body = JSON.stringify(body); }
-    return fetch(new URL('../' + path, location.href).href, init).then(function (r) {
-      return r.json().then(function (j) { return { s: r.status, j: j || {} }; }, function () { return { s: r.status, j: {} }; });
-    }, function () { return { s: 0, j: { error_code: 'network_error' } }; });
+    if (body) {
+      init.headers = { 'Content-Type': 'application/json' };
+      init.body = JSON.stringify(body);
+    }
+    return fetch(new URL('../' + path, location.href).href, init).then(
+      function (r) {
+        return r.json().then(
+          function (j) {
+            return { s: r.status, j: j || {} };
+          },
+          function () {
+            return { s: r.status, j: {} };
+          },
+        );
+      },
+      function () {
+        return { s: 0, j: { error_code: 'network_error' } };
+      },
+    );
   }
 
   /** fetchJson with two retries (1 s, 2 s) on a network error or a 5xx. */
@@ -145,7 +239,9 @@
       return fetchJson(method, path, body).then(function (r) {
         if ((r.s === 0 || r.s >= 500) && tries < 2 && my === run) {
           tries++;
-          return new Promise(function (res) { setTimeout(res, tries * 1000); }).then(go);
+          return new Promise(function (res) {
+            setTimeout(res, tries * 1000);
+          }).then(go);
         }
         return r;
       });
@@ -221,38 +317,57 @@
   // ---- proof of work ----
 
   function progress(p) {
-    var v = Math.round(p * 100), quarter = Math.floor(v / 25);
+    var v = Math.round(p * 100),
+      quarter = Math.floor(v / 25);
     pg.hidden = false;
     bar.style.width = v + '%';
     pg.setAttribute('aria-valuenow', String(v));
-    if (quarter !== lastQuarter) { lastQuarter = quarter; say(fmt(T.working, v)); }
+    if (quarter !== lastQuarter) {
+      lastQuarter = quarter;
+      say(fmt(T.working, v));
+    }
     size();
   }
 
   function pow(my, ch) {
     lastQuarter = -1;
     progress(0);
-    solve(my, ch.params).then(function (counters) {
-      if (my !== run) return;
-      progress(1);
-      verify(my, ch.challenge + '.' + counters.join(','), [], false);
-    }, function () {
-      if (my === run) fail('solver_error');
-    });
+    solve(my, ch.params).then(
+      function (counters) {
+        if (my !== run) return;
+        progress(1);
+        verify(my, ch.challenge + '.' + counters.join(','), [], false);
+      },
+      function () {
+        if (my === run) fail('solver_error');
+      },
+    );
   }
 
   function solve(my, params) {
     return new Promise(function (resolve, reject) {
       var wk;
-      try { wk = new Worker('worker.js?v=' + V); } catch (e) { return mainThread(my, params).then(resolve, reject); }
+      try {
+        wk = new Worker('worker.js?v=' + V);
+      } catch (e) {
+        return mainThread(my, params).then(resolve, reject);
+      }
       worker = wk;
-      var stop = function () { wk.terminate(); if (worker === wk) worker = null; };
+      var stop = function () {
+        wk.terminate();
+        if (worker === wk) worker = null;
+      };
       wk.onmessage = function (e) {
         var m = e.data || {};
         if (my !== run) return stop();
         if (m.type === 'progress') progress(m.p);
-        else if (m.type === 'done') { stop(); resolve(m.counters); }
-        else { stop(); reject(new Error(m.message)); }
+        else if (m.type === 'done') {
+          stop();
+          resolve(m.counters);
+        } else {
+          stop();
+          reject(new Error(m.message));
+        }
       };
       wk.onerror = function (e) {
         if (e.preventDefault) e.preventDefault();
@@ -269,7 +384,10 @@
       if (window.seclookupPow) return resolve(window.seclookupPow);
       var s = document.createElement('script');
       s.src = 'worker.js?v=' + V;
-      s.onload = function () { if (window.seclookupPow) resolve(window.seclookupPow); else reject(new Error('load')); };
+      s.onload = function () {
+        if (window.seclookupPow) resolve(window.seclookupPow);
+        else reject(new Error('load'));
+      };
       s.onerror = reject;
       document.head.appendChild(s);
     }).then(function (pw) {
@@ -277,7 +395,11 @@
       return new Promise(function (resolve, reject) {
         (function tick() {
           if (my !== run) return;
-          try { if (pw.step(stt, 4096)) return resolve(stt.counters); } catch (e) { return reject(e); }
+          try {
+            if (pw.step(stt, 4096)) return resolve(stt.counters);
+          } catch (e) {
+            return reject(e);
+          }
           progress(pw.progress(stt));
           setTimeout(tick, 0);
         })();
@@ -316,7 +438,8 @@
   }
 
   function submit(points) {
-    var s = sc, final = Math.round(x);
+    var s = sc,
+      final = Math.round(x);
     sc = null;
     if (document.activeElement === pc) cb.focus(); // the slider hides: keep keyboard focus in the widget
     verify(s.my, s.challenge + '.' + final, points, true);
@@ -350,7 +473,9 @@
   pc.addEventListener('pointercancel', release);
   pc.addEventListener('keydown', function (e) {
     if (!sc || drag) return;
-    var k = e.key, stepPx = e.shiftKey ? 20 : 4, nx;
+    var k = e.key,
+      stepPx = e.shiftKey ? 20 : 4,
+      nx;
     if (k === 'ArrowRight' || k === 'ArrowUp') nx = x + stepPx;
     else if (k === 'ArrowLeft' || k === 'ArrowDown') nx = x - stepPx;
     else if (k === 'Home') nx = 0;
@@ -371,15 +496,30 @@
    * within 300 ms of render as a bot's); a click before that asks at once. */
   function autoManaged() {
     var my = run;
-    setTimeout(function () {
-      if (my === run && state === 'idle') begin();
-    }, Math.max(0, 1000 - (Date.now() - t0)));
+    setTimeout(
+      function () {
+        if (my === run && state === 'idle') begin();
+      },
+      Math.max(0, 1000 - (Date.now() - t0)),
+    );
   }
 
   // ---- wiring ----
 
-  document.addEventListener('pointermove', function () { moves++; }, true);
-  document.addEventListener('keydown', function () { keys++; }, true);
+  document.addEventListener(
+    'pointermove',
+    function () {
+      moves++;
+    },
+    true,
+  );
+  document.addEventListener(
+    'keydown',
+    function () {
+      keys++;
+    },
+    true,
+  );
 
   cb.addEventListener('click', function () {
     if (!originOk) return;
@@ -396,7 +536,10 @@
       show('expired', T.expired);
     } else if (m.type === 'reset') {
       run++;
-      if (worker) { worker.terminate(); worker = null; }
+      if (worker) {
+        worker.terminate();
+        worker = null;
+      }
       sc = null;
       show('idle', '');
       if (P.mode === 'managed') autoManaged();

@@ -147,8 +147,9 @@ export interface ProductDataset {
   import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
 }
 
-/** What each input of a batch is: the product's one lookup parameter. */
-export type BatchInput = 'ip' | 'domain' | 'email' | 'host' | 'ua' | 'sha1';
+import type { BatchInput } from './descriptor.js';
+
+export type { BatchInput } from './descriptor.js';
 
 /**
  * `POST /v1/<id>/batch` with `{ "inputs": [...] }`, for a product whose lookup takes one string:

@@ -14,7 +14,8 @@
  * Imports from the registry are types only.
  */
 import type { LookupArgs } from '../lookup.js';
-import type { BatchInput, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
+import { LookupError } from '../errors.js';
+import type { BatchInput, ProductClientShape, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import type { BuiltProductId } from '../products/registry.js';
 
@@ -35,9 +36,18 @@ const everyRequestTakesEngineArgs: { [Id in BuiltProductId]: true } = {} as Requ
 void everyRequestTakesEngineArgs;
 
 /** In descriptor (registry) order. */
-export const REQUESTS = Object.fromEntries(
-  DESCRIPTORS.flatMap((descriptor) => (descriptor.client ? [[descriptor.id, descriptor.client.request]] : [])),
-) as unknown as RequestTable;
+export const REQUESTS = Object.fromEntries(DESCRIPTORS.flatMap(({ id, client }) => (client ? [[id, refusing(client)]] : []))) as unknown as RequestTable;
+
+/** The client shape's `request`, throwing LookupError invalid_request for arguments it `refuse`s. */
+function refusing(client: ProductClientShape<never[]>): (...args: never[]) => ProductRequest {
+  const { refuse } = client;
+  if (!refuse) return client.request;
+  return (...args) => {
+    const why = refuse(...args);
+    if (why !== undefined) throw new LookupError('invalid_request', why);
+    return client.request(...args);
+  };
+}
 
 /** The ids whose descriptor names a batch input. */
 type BatchIds = { [Id in Descriptor['id']]: NonNullable<ClientOf<Id>> extends { batchInput: BatchInput } ? Id : never }[Descriptor['id']];

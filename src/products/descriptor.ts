@@ -29,6 +29,12 @@ export interface ProductClientShape<Args extends unknown[]> {
    * that it takes the engine's arguments).
    */
   request(...args: Args): ProductRequest;
+  /**
+   * Why these arguments cannot go over HTTP, if so: the client throws LookupError
+   * `invalid_request` with it instead of sending (a descriptor imports nothing of the error
+   * table, which reads the descriptors).
+   */
+  refuse?(...args: Args): string | undefined;
   /** `POST /v1/<id>/batch` and what each input is: the module's `batch.input`. */
   batchInput?: BatchInput;
 }
@@ -46,6 +52,8 @@ export interface ProductDescriptor<Id extends string = string, Args extends unkn
    * captcha GET status); the Bearer header still wins.
    */
   statusKeyParam?: string;
+  /** Its error codes beyond the shared ones (src/errors.ts), with their HTTP status. */
+  errorCodes?: Readonly<Record<string, number>>;
   /** The starter plan's limits for this product when they differ from the `'*'` row (SPEC's status-route examples). */
   starterPlan?: { rateLimitPerMinute: number; monthlyQuota: number };
   /** The client's method; absent for a product that is not a lookup (captcha has its own calls). */

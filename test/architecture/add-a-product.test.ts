@@ -1,7 +1,7 @@
 /**
  * The add-a-product proof (issue 21, "Done means"): a throwaway product folder plus one line in
  * each list (the descriptor list and the registry), written into a copy of the source, with no
- * other edit, type-checks and gets a working route, `seclookup lookup` command, client method,
+ * other edit, type-checks and gets a working route (and its own error code's status), `seclookup lookup` command, client method,
  * OpenAPI entry and status route. The copy's own modules are imported (vitest transforms them),
  * so the test exercises exactly the copied tree, over a real loopback listener for the client.
  */
@@ -25,6 +25,7 @@ export default defineDescriptor({
   publicPrefix: 'rv_pub_',
   hasFetchedAt: false,
   hasDatabaseRecords: false,
+  errorCodes: { text_too_long: 422 },
   client: { request: oneValue('text'), batchInput: 'host' },
 });
 `,
@@ -38,6 +39,7 @@ export interface ReverserEngine extends ProductEngine<[text: string], string, { 
 const engine: ReverserEngine = {
   prepare(text) {
     if (text === '') throw new LookupError('invalid_request', 'text is empty');
+    if (text.length > 10) throw new LookupError('text_too_long', 'text is over 10 characters');
     return text;
   },
   lookup: (text) => ({ result: { text, reversed: [...text].reverse().join('') }, cached: false }),
@@ -53,7 +55,7 @@ export default defineProduct({
     summary: 'Reverses a text (a throwaway product of the add-a-product test).',
     query: { text: { description: 'The text.' } },
     result: obj({ text: str('The input.'), reversed: str('The input, reversed.') }),
-    errors: [],
+    errors: ['text_too_long'],
   },
   cli: { input: 'a text', example: 'abc', args: (input): [string] => [input] },
 });
@@ -124,7 +126,9 @@ describe(`a new product "${ID}": its folder plus one line in descriptors.ts and 
 
     const client = createClient({ baseUrl, keys: { [ID]: keys.secretKey }, retries: 0 });
     expect(await client[ID]('héllo')).toMatchObject({ text: 'héllo', reversed: 'olléh' });
-    await expect(client[ID]('')).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(client[ID]('')).rejects.toMatchObject({ code: 'invalid_request', status: 400 });
+    // Its own error code, declared in its descriptor: the error table gives it its status.
+    await expect(client[ID]('abcdefghijk')).rejects.toMatchObject({ code: 'text_too_long', status: 422 });
     expect(await client.batch[ID](['ab', 'xyz'])).toMatchObject([{ result: { reversed: 'ba' } }, { result: { reversed: 'zyx' } }]);
     const status = await client.status(ID);
     expect(status).toMatchObject({ product: ID, plan: 'starter' });
@@ -135,6 +139,7 @@ describe(`a new product "${ID}": its folder plus one line in descriptors.ts and 
     const { buildOpenApiDocument } = await import(join(dir, 'src/openapi/document.ts'));
     const document = buildOpenApiDocument();
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining([`/v1/${ID}/lookup`, `/v1/${ID}/status`, `/v1/${ID}/batch`]));
+    expect(JSON.stringify(document.paths[`/v1/${ID}/lookup`])).toContain('text_too_long');
   });
 
   it('runs as `seclookup lookup reverser TEXT`', async () => {

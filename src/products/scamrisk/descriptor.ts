@@ -12,6 +12,8 @@ export default defineDescriptor({
   publicPrefix: 'sa_pub_',
   hasFetchedAt: false,
   hasDatabaseRecords: false,
+  // A source the assessment needs (the report database) failed.
+  errorCodes: { assessment_failed: 500 },
   client: {
     // `{ type, value, region? }` or `{ <type>: value }`, sent as it is.
     request: (request: ScamriskRequest) => ({ method: 'POST', path: 'assess', body: request }),

@@ -228,6 +228,8 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
   doc: ProductDoc;
   cli: ProductCli<ArgsOf<Engine>, Options>;
   dataset?: ProductDataset;
+  /** The option `serve` sets to its `--db` file unless given (scamrisk's `reports`): data kept beside the meter. */
+  dbFileOption?: keyof NonNullable<Options> & string;
 }
 
 /** A module of any product, for code that handles them all alike. */

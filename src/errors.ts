@@ -1,9 +1,13 @@
 /**
  * The one error table: every `error_code` the API can answer with, and its HTTP status.
  * Codes from SPEC.md keep the spec's status; the transport codes at the end are ours
- * (the spec is silent on them) and are documented in the README.
+ * (the spec is silent on them) and are documented in the README. A product's own codes (beyond
+ * the shared ones) come from its descriptor (src/products/<id>/descriptor.ts).
  */
-export const ERROR_STATUS = {
+import type { ProductDescriptor } from './products/descriptor.js';
+import { PRODUCT_DESCRIPTORS } from './products/descriptors.js';
+
+const SHARED_STATUS = {
   // Authentication and limits, common to every product.
   missing_credentials: 401,
   invalid_api_key: 401,
@@ -29,25 +33,10 @@ export const ERROR_STATUS = {
   host_not_allowed: 422,
   lookup_failed: 502,
   upstream_unconfigured: 503,
-  // scamrisk: a source the assessment needs (the report database) failed.
-  assessment_failed: 500,
+} as const;
 
-  // captcha (SPEC's captcha table), then ours: a bad, expired or foreign challenge or
-  // response token; a wrong solution or an implausible trace; siteverify's action differs;
-  // managed mode needs a puzzle (SPEC: 422 with interactive_required true, no code listed).
-  token_already_used: 400,
-  domain_not_allowed: 403,
-  domain_required: 403,
-  domain_not_configured: 403,
-  server_error: 500,
-  invalid_token: 400,
-  challenge_failed: 400,
-  action_mismatch: 400,
-  interactive_required: 422,
-  // Ours: siteverify of a proof whose risk score is at or above the site key's limit.
-  risk_too_high: 403,
-
-  // Transport (ours: the spec does not name these).
+/** The transport codes (ours: the spec does not name these). */
+const TRANSPORT_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
@@ -64,7 +53,18 @@ export const ERROR_STATUS = {
   client_closed_request: 499,
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+type Descriptor = (typeof PRODUCT_DESCRIPTORS)[number];
+/** The codes products declare in their descriptors (captcha's, scamrisk's). */
+type ProductErrorCode = Descriptor extends infer Each ? (Each extends { errorCodes: infer Codes } ? keyof Codes & string : never) : never;
+
+export type ErrorCode = keyof typeof SHARED_STATUS | ProductErrorCode | keyof typeof TRANSPORT_STATUS;
+
+/** Every code and its status: the shared ones, each product's own (in descriptor order), then transport's. */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  ...SHARED_STATUS,
+  ...Object.assign({}, ...(PRODUCT_DESCRIPTORS as readonly ProductDescriptor[]).map((descriptor) => descriptor.errorCodes ?? {})),
+  ...TRANSPORT_STATUS,
+};
 
 /**
  * The single error class of seclookup. Engines throw it for bad input and failed lookups;

@@ -10,10 +10,10 @@ import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
 import { bundledDataDir } from '../lib/datasets.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
-import { createSiteKey } from '../products/captcha/site-keys.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { MeterAdmin, SettingsStore } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
+import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
@@ -150,8 +150,11 @@ export async function runServe(argv: string[]): Promise<number> {
     const fromFlags = (lookupOptions as Record<string, object | undefined>)[product];
     (lookupOptions as Record<string, object>)[product] = { ...options, ...fromFlags };
   }
-  // scamrisk's reports live in the --db file unless --scamrisk-reports names another.
-  lookupOptions.scamrisk = { reports: dbPath, ...lookupOptions.scamrisk };
+  // Data products keep beside the meter (scamrisk's reports) live in the --db file unless a flag names another.
+  for (const { id, dbFileOption } of PRODUCT_MODULES) {
+    const options = lookupOptions as Record<string, object | undefined>;
+    if (dbFileOption) options[id] = { [dbFileOption]: dbPath, ...options[id] };
+  }
   // Loaded only when asked for: prom-client costs tens of ms to import.
   const metrics =
     metricsAt !== null
@@ -322,7 +325,10 @@ async function announceKeys(meter: MeterAdmin & SettingsStore, where: string): P
   const keys = await meter.listKeys();
   if (!bootstrapped && keys.length === 0) {
     const issued: IssuedKeys[] = [];
-    for (const product of PRODUCT_IDS) issued.push(product === 'captcha' ? await starterSiteKey(meter) : await issueKeys(meter, { product }));
+    for (const product of PRODUCT_IDS) {
+      const starterKeys = SERVICE_MODULES.find((module) => module.id === product)?.starterKeys;
+      issued.push(starterKeys ? await starterKeys(meter) : await issueKeys(meter, { product }));
+    }
     await meter.setSetting(BOOTSTRAP_SETTING, new Date().toISOString());
     printStarterKeys(issued);
     return;
@@ -336,12 +342,6 @@ async function announceKeys(meter: MeterAdmin & SettingsStore, where: string): P
  * On stderr, with the other operator messages: stdout is the JSON log, which often goes to a
  * collector, and secret keys have no place there.
  */
-/** captcha's starter pair is a site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`. */
-async function starterSiteKey(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys> {
-  const created = await createSiteKey(meter, {});
-  return { product: 'captcha', plan: created.plan, subscriptionId: created.subscriptionId, keys: [], secretKey: created.secretKey, publicKey: created.siteKey };
-}
-
 function printStarterKeys(issued: readonly IssuedKeys[]): void {
   note(`First start: created a "starter" key pair for each of the ${issued.length} products.`);
   note('The secret keys are shown only this once (the database keeps only their hashes). Copy them now.');

@@ -1,94 +1,64 @@
 /**
- * Each product's in-process call as an HTTP request: the inverse of the product's `routes[].args`
- * (src/products/<id>/index.ts), which read the same arguments back on the server.
+ * Each product's in-process call as an HTTP request, from its descriptor's `client` shape
+ * (src/products/<id>/descriptor.ts): the inverse of the product's `routes[].args`, which read the
+ * same arguments back on the server.
  *
- * The table cannot be computed from the product modules at run time: they import their engines
- * (maxmind, better-sqlite3, ...), which the client must never load. Instead it is typed against
- * the registry, so it is exhaustive and each entry takes exactly `LookupArgs<Id>` (a product added
- * to the registry fails `tsc` here until it has its entry), and test/client/requests.test.ts
- * checks every entry against its module: the route it names exists, and the arguments that route
- * reads back from the request prepare to the same query as the caller's arguments in-process.
+ * The client reads descriptors only, never the product modules: those import their engines
+ * (maxmind, better-sqlite3, ...), which the client must never load. The table is still typed
+ * against the registry: every built product must have a client shape that takes exactly
+ * `LookupArgs<Id>` (a product added to the registry fails `tsc` here until its descriptor has
+ * one), and test/client/requests.test.ts checks every entry against its module: the route it
+ * names exists, and the arguments that route reads back from the request prepare to the same
+ * query as the caller's arguments in-process.
  *
- * Imports are types only.
+ * Imports from the registry are types only.
  */
-import { LookupError } from '../errors.js';
 import type { LookupArgs } from '../lookup.js';
-import type { BatchInput } from '../products/module.js';
+import { LookupError } from '../errors.js';
+import type { BatchInput, ProductClientShape, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
+import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import type { BuiltProductId } from '../products/registry.js';
 
-/** One request below `/v1/<product>/`. */
-export interface ProductRequest {
-  method: 'GET' | 'POST';
-  /** `lookup`, `assess`, `status`, ...: one of the product's route paths. */
-  path: string;
-  /** Query parameters; undefined ones are left out. */
-  query?: Readonly<Record<string, string | undefined>>;
-  /** A JSON body (POST). */
-  body?: Readonly<Record<string, unknown>>;
-  /** The body field the key goes in, for a route that reads no Bearer header (captcha's siteverify: `secret`). */
-  keyIn?: string;
-}
+export type { ProductRequest } from '../products/descriptor.js';
 
 export type RequestTable = { readonly [Id in BuiltProductId]: (...args: LookupArgs<Id>) => ProductRequest };
 
-/** SPEC's `GET /lookup?{param}=`: the query form rather than the path form, which every value survives. */
-const oneValue =
-  (param: string) =>
-  (value: string): ProductRequest => ({ method: 'GET', path: 'lookup', query: { [param]: value } });
+type Descriptor = (typeof PRODUCT_DESCRIPTORS)[number];
+type ClientOf<Id> = Extract<Descriptor, { id: Id }> extends { client: infer Client } ? Client : undefined;
+/** The list as plain data, for reading at run time. */
+const DESCRIPTORS: readonly ProductDescriptor[] = PRODUCT_DESCRIPTORS;
 
-const byIp = oneValue('ip');
-const byDomain = oneValue('domain');
-
-/** In registry order. */
-export const REQUESTS: RequestTable = {
-  // POST rather than GET: a User-Agent of any length fits a JSON body (64 KiB), not a URL.
-  useragent: (ua) => ({ method: 'POST', path: 'lookup', body: { ua } }),
-  webhookip: (ip, options) => ({ method: 'GET', path: 'lookup', query: { ip, provider: options?.provider } }),
-  geoip: byIp,
-  timezone: byIp,
-  emailauth: byDomain,
-  dnsbl: (ip, options) => {
-    // Every configured zone is checked over HTTP (README: dnsbl); silently checking others than
-    // the caller named would be a wrong answer.
-    if (options?.zones !== undefined)
-      throw new LookupError('invalid_request', 'dnsbl zones cannot be chosen over HTTP: the service checks every zone it is configured with');
-    return byIp(ip);
-  },
-  emailval: oneValue('email'),
-  tls: (host, options) => ({ method: 'GET', path: 'lookup', query: { host, port: options?.port === undefined ? undefined : String(options.port) } }),
-  whois: byDomain,
-  asn: byIp,
-  // Always POST: a password never goes into a URL (the server refuses ?password=).
-  pwbreach: (input) => ({
-    method: 'POST',
-    path: 'lookup',
-    body: typeof input === 'string' ? { password: input } : { password: input?.password, sha1: input?.sha1 },
-  }),
-  // `{ type, value, region? }` or `{ <type>: value }`, sent as it is.
-  scamrisk: (request) => ({ method: 'POST', path: 'assess', body: request }),
-  domainrep: byDomain,
-  riskscore: byIp,
+/** Compile-time only: each built product's client shape takes its engine's arguments. */
+type RequestsTakeEngineArgs = {
+  [Id in BuiltProductId]: NonNullable<ClientOf<Id>> extends { request: (...args: LookupArgs<Id>) => ProductRequest } ? true : false;
 };
+const everyRequestTakesEngineArgs: { [Id in BuiltProductId]: true } = {} as RequestsTakeEngineArgs;
+void everyRequestTakesEngineArgs;
+
+/** In descriptor (registry) order. */
+export const REQUESTS = Object.fromEntries(DESCRIPTORS.flatMap(({ id, client }) => (client ? [[id, refusing(client)]] : []))) as unknown as RequestTable;
+
+/** The client shape's `request`, throwing LookupError invalid_request for arguments it `refuse`s. */
+function refusing(client: ProductClientShape<never[]>): (...args: never[]) => ProductRequest {
+  const { refuse } = client;
+  if (!refuse) return client.request;
+  return (...args) => {
+    const why = refuse(...args);
+    if (why !== undefined) throw new LookupError('invalid_request', why);
+    return client.request(...args);
+  };
+}
+
+/** The ids whose descriptor names a batch input. */
+type BatchIds = { [Id in Descriptor['id']]: NonNullable<ClientOf<Id>> extends { batchInput: BatchInput } ? Id : never }[Descriptor['id']];
 
 /**
- * The products with `POST /v1/<product>/batch`, and what each input is: their module's
- * `batch.input` (test/client/requests.test.ts checks the two agree). pwbreach takes SHA-1
- * hashes only: a password never leaves in a batch.
+ * The products with `POST /v1/<product>/batch`, and what each input is: their descriptor's
+ * `batchInput`, which is their module's `batch.input` (test/client/requests.test.ts checks the
+ * two agree). pwbreach takes SHA-1 hashes only: a password never leaves in a batch.
  */
-export const BATCH_INPUTS = {
-  useragent: 'ua',
-  webhookip: 'ip',
-  geoip: 'ip',
-  timezone: 'ip',
-  emailauth: 'domain',
-  dnsbl: 'ip',
-  emailval: 'email',
-  tls: 'host',
-  whois: 'domain',
-  asn: 'ip',
-  pwbreach: 'sha1',
-  domainrep: 'domain',
-  riskscore: 'ip',
-} as const satisfies Partial<Record<BuiltProductId, BatchInput>>;
+export const BATCH_INPUTS = Object.fromEntries(
+  DESCRIPTORS.flatMap((descriptor) => (descriptor.client?.batchInput ? [[descriptor.id, descriptor.client.batchInput]] : [])),
+) as Readonly<Record<BatchIds & BuiltProductId, BatchInput>>;
 
 export type BatchProductId = keyof typeof BATCH_INPUTS;

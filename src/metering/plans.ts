@@ -1,17 +1,18 @@
 import { invalidOption } from '../errors.js';
 import type { ProductId } from '../products/catalog.js';
+import type { ProductDescriptor } from '../products/descriptor.js';
+import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import type { Plan, ResolvedPlan } from './types.js';
 
 /**
  * The plan table a new store starts with. Starter limits follow SPEC.md's status-route
- * examples per product; enterprise is 3,000 per minute with no monthly cap.
+ * examples, as each product's descriptor declares them; enterprise is 3,000 per minute with no monthly cap.
  */
 export const DEFAULT_PLANS: readonly Plan[] = Object.freeze([
   { slug: 'starter', product: '*', rateLimitPerMinute: 120, monthlyQuota: 10_000 },
-  { slug: 'starter', product: 'tls', rateLimitPerMinute: 60, monthlyQuota: 5_000 },
-  { slug: 'starter', product: 'domainrep', rateLimitPerMinute: 60, monthlyQuota: 5_000 },
-  { slug: 'starter', product: 'pwbreach', rateLimitPerMinute: 60, monthlyQuota: 10_000 },
-  { slug: 'starter', product: 'captcha', rateLimitPerMinute: 60, monthlyQuota: 10_000 },
+  ...(PRODUCT_DESCRIPTORS as readonly ProductDescriptor<ProductId>[]).flatMap(({ id, starterPlan }) =>
+    starterPlan ? [{ slug: 'starter', product: id, ...starterPlan }] : [],
+  ),
   { slug: 'enterprise', product: '*', rateLimitPerMinute: 3_000, monthlyQuota: null },
 ]);
 

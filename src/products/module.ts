@@ -147,8 +147,9 @@ export interface ProductDataset {
   import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
 }
 
-/** What each input of a batch is: the product's one lookup parameter. */
-export type BatchInput = 'ip' | 'domain' | 'email' | 'host' | 'ua' | 'sha1';
+import type { BatchInput } from './descriptor.js';
+
+export type { BatchInput } from './descriptor.js';
 
 /**
  * `POST /v1/<id>/batch` with `{ "inputs": [...] }`, for a product whose lookup takes one string:
@@ -227,6 +228,8 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
   doc: ProductDoc;
   cli: ProductCli<ArgsOf<Engine>, Options>;
   dataset?: ProductDataset;
+  /** The option `serve` sets to its `--db` file unless given (scamrisk's `reports`): data kept beside the meter. */
+  dbFileOption?: keyof NonNullable<Options> & string;
 }
 
 /** A module of any product, for code that handles them all alike. */

@@ -5,6 +5,7 @@
  * `registry.ts` beside the lookup products; the API's router reads both lists.
  */
 import type { IpAddress } from '../lib/ip.js';
+import type { IssuedKeys } from '../metering/keys.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { MeterAdmin, QuotaState, Reservation, ResolvedKey, ResolvedPlan, SettingsStore } from '../metering/types.js';
 import type { QueryParams } from '../lib/query.js';
@@ -119,6 +120,8 @@ export interface ServiceModule {
   doc: ServiceDoc;
   create(context: ServiceContext): Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>;
   assets?: ServiceAssets;
+  /** The pair `serve` creates and prints on first start, when not a plain key pair (captcha: a site key). */
+  starterKeys?(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys>;
 }
 
 /** Identity, for type checking: `export default defineService({ id: 'captcha', ... })`. */

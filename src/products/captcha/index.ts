@@ -2,6 +2,7 @@ import { defineService } from '../service.js';
 import { createCaptchaService } from './service.js';
 import { createWidgetAssets } from './widget.js';
 import { CAPTCHA_DOC } from './doc.js';
+import { createSiteKey } from './site-keys.js';
 
 /** captcha: puzzles and managed checks for pages, single-use proofs for their servers, and the widget. */
 export default defineService({
@@ -22,4 +23,16 @@ export default defineService({
   doc: CAPTCHA_DOC,
   create: createCaptchaService,
   assets: createWidgetAssets(),
+  // A site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`.
+  starterKeys: async (meter) => {
+    const created = await createSiteKey(meter, {});
+    return {
+      product: 'captcha',
+      plan: created.plan,
+      subscriptionId: created.subscriptionId,
+      keys: [],
+      secretKey: created.secretKey,
+      publicKey: created.siteKey,
+    };
+  },
 });

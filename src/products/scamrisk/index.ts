@@ -96,6 +96,8 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
 export default defineProduct({
   id: 'scamrisk',
   needs: SOFT_SOURCES,
+  // Its reports live in serve's --db file unless --scamrisk-reports names another.
+  dbFileOption: 'reports',
   optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true, cacheTtlMs: true },
   createEngine: ({ dataDir, options, now, engine, cache }: EngineContext<ScamriskEngineOptions, SoftSource>) =>
     createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine, cache: cache<CachedScamrisk>(scamriskCacheSettings(options)) }),

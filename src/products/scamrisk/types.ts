@@ -4,7 +4,7 @@
  */
 import type { ReportStore } from './reports.js';
 
-import { SCAMRISK_TYPES } from '../catalog.js';
+import { SCAMRISK_TYPES } from './descriptor.js';
 
 /** SPEC's eight types (catalog.ts, which the status route lists). */
 export const IDENTIFIER_TYPES = SCAMRISK_TYPES;

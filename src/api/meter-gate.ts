@@ -9,7 +9,7 @@ import { isLookupError, refusal, type LookupError } from '../errors.js';
 import { createDeadlineGroup } from '../lib/deadline.js';
 import type { IpAddress } from '../lib/ip.js';
 import { isPromise, type MaybePromise } from '../lib/outcome.js';
-import { quotaPeriodResetAt } from '../metering/calendar.js';
+import { quotaPeriodResetAt } from '../lib/calendar.js';
 import type { ConsumeOutcome, ConsumeRequest, MeterHotPath, QuotaState, RateState, Reservation } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import type { ServiceGate } from '../products/service.js';

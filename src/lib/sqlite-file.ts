@@ -11,7 +11,7 @@
  */
 import { chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SeclookupError } from '../../errors.js';
+import { SeclookupError } from '../errors.js';
 
 /** The mode of every database file seclookup creates or opens. */
 export const DATABASE_FILE_MODE = 0o600;

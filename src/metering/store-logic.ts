@@ -6,7 +6,7 @@
 import { invalidOption } from '../errors.js';
 import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
-import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from './calendar.js';
+import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from '../lib/calendar.js';
 import { assertValidPlan, resolvePlan } from './plans.js';
 import type { ConsumeOutcome, ConsumeRequest, NewKey, NewSubscription, Plan, QuotaState, RateState, Reservation, UsageRow } from './types.js';
 

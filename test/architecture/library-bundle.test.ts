@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './import-graph.js';
 
 /**
- * Files under src/metering/ that products use as plain helpers, not as a meter or a store:
- * captcha's site keys are generated and hashed like API keys (keys.ts) and counted per UTC
- * period (calendar.ts); scamrisk's report store opens its SQLite file with the shared opener
- * (sqlite-file.ts). Anything else under src/metering/ in the bundle is the meter leaking in.
+ * The one file under src/metering/ that a product uses as a plain helper, not as a meter or a
+ * store: captcha's site keys are generated and hashed like API keys (keys.ts). The UTC calendar
+ * and the SQLite file opener live in src/lib. Anything else under src/metering/ in the bundle
+ * is the meter leaking in.
  */
-const METERING_HELPERS = ['src/metering/keys.ts', 'src/metering/calendar.ts', 'src/metering/sqlite/file.ts'];
+const METERING_HELPERS = ['src/metering/keys.ts'];
 
 /** Folders that make up the server, none of which the library may load. */
 const SERVER_FOLDERS = ['src/api/', 'src/cli/', 'src/metering/', 'adapters/'];

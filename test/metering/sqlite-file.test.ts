@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
-import { isSeclookupSchema } from '../../src/metering/sqlite/file.js';
+import { isSeclookupSchema } from '../../src/lib/sqlite-file.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
 import { createTempDirs } from '../cli/harness.js';
 

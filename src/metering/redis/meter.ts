@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../../errors.js';
-import { quotaPeriod, quotaPeriodResetAt, rateWindow, usageDay } from '../calendar.js';
+import { quotaPeriod, quotaPeriodResetAt, rateWindow, usageDay } from '../../lib/calendar.js';
 import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
 import {
   assertStorablePlan,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { SeclookupError, invalidOption } from '../../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
-import { openSeclookupDatabase } from './file.js';
+import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import {
   answerNow,
   assertStorablePlan,

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { SeclookupError } from '../../errors.js';
-import { openSeclookupDatabase } from './file.js';
+import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 
 /** Expired rows are deleted every this many inserts (and at open). */

@@ -11,7 +11,7 @@ import { LookupError, isLookupError, type ErrorCode } from '../../errors.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
-import { quotaPeriod } from '../../metering/calendar.js';
+import { quotaPeriod } from '../../lib/calendar.js';
 import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';

@@ -5,7 +5,7 @@
  * conformance suite over both.
  */
 import type Database from 'better-sqlite3';
-import { openSeclookupDatabase } from '../../metering/sqlite/file.js';
+import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
 import type { IdentifierType } from './types.js';

@@ -74,9 +74,12 @@ export async function run(): Promise<BenchRow[]> {
   const unique = distinctVariants(corpus, 50_000);
   const coldEngine = createUserAgentEngine();
   let coldHits = 0;
+  // One position across all measuring rounds: compare() restarts i at 0 each round, and on a slow
+  // machine a round shorter than the cycle would meet the previous round's entries again.
+  let coldNext = 0;
   const cold = compare(
-    (i) => {
-      const outcome = syncOutcome(coldEngine.lookup(coldEngine.prepare(unique[i % unique.length])));
+    () => {
+      const outcome = syncOutcome(coldEngine.lookup(coldEngine.prepare(unique[coldNext++ % unique.length])));
       if (outcome.cached) coldHits++;
       return outcome;
     },

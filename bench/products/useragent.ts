@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
 import { isPromise, type MaybePromise } from '../../src/lib/outcome.js';
+import { isBot } from '../../src/products/useragent/bots.js';
 import { createUserAgentEngine } from '../../src/products/useragent/engine.js';
 import { compare, ratioRow, type BenchRow, seededRandom } from '../harness.js';
 
@@ -73,9 +74,12 @@ export async function run(): Promise<BenchRow[]> {
   const unique = distinctVariants(corpus, 50_000);
   const coldEngine = createUserAgentEngine();
   let coldHits = 0;
+  // One position across all measuring rounds: compare() restarts i at 0 each round, and on a slow
+  // machine a round shorter than the cycle would meet the previous round's entries again.
+  let coldNext = 0;
   const cold = compare(
-    (i) => {
-      const outcome = syncOutcome(coldEngine.lookup(coldEngine.prepare(unique[i % unique.length])));
+    () => {
+      const outcome = syncOutcome(coldEngine.lookup(coldEngine.prepare(unique[coldNext++ % unique.length])));
       if (outcome.cached) coldHits++;
       return outcome;
     },
@@ -98,6 +102,7 @@ export async function run(): Promise<BenchRow[]> {
   );
 
   return [
+    ...accuracyRows(),
     ratioRow(
       {
         suite: SUITE,
@@ -119,6 +124,52 @@ export async function run(): Promise<BenchRow[]> {
         target: '>= 5x',
       },
       5,
+    ),
+  ];
+}
+
+/** A bot-rule fixture: one UA a line, `#` lines are comments (test/fixtures/useragent/SOURCES.md). */
+function readUaFixture(name: string): string[] {
+  return readFileSync(new URL(`../../test/fixtures/useragent/${name}`, import.meta.url), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+/**
+ * Accuracy, not speed (ops/s holds the count right, baseline ops/s the count checked): false
+ * bots on the browser corpus (browsers.txt + browsers-uap.txt), and recall on the public
+ * crawler list (crawlers.txt), ours beside plain isbot.
+ */
+export function accuracyRows(): BenchRow[] {
+  const browsers = [...readUaFixture('browsers.txt'), ...readUaFixture('browsers-uap.txt')];
+  const crawlers = readUaFixture('crawlers.txt');
+  const people = browsers.filter((ua) => !isBot(ua)).length;
+  const found = crawlers.filter((ua) => isBot(ua)).length;
+  const percent = (part: number, all: number) => `${((100 * part) / all).toFixed(2)}%`;
+  const plainFalse = browsers.filter((ua) => isbot(ua)).length;
+  const plainFound = crawlers.filter((ua) => isbot(ua)).length;
+  return [
+    ratioRow(
+      {
+        suite: SUITE,
+        case: `accuracy: false bots on ${browsers.length.toLocaleString('en-US')} real browser UAs: ${browsers.length - people} (${percent(browsers.length - people, browsers.length)}; plain isbot ${plainFalse}, ${percent(plainFalse, browsers.length)})`,
+        baseline: 'browsers called people (counts, not ops/s)',
+        opsPerSec: people,
+        baselineOpsPerSec: browsers.length,
+        target: 'false bots <= 0.5%',
+      },
+      0.995,
+    ),
+    ratioRow(
+      {
+        suite: SUITE,
+        case: `accuracy: bot recall on ${crawlers.length.toLocaleString('en-US')} crawler-user-agents instances: ${found} (${percent(found, crawlers.length)}; plain isbot ${plainFound}, ${percent(plainFound, crawlers.length)})`,
+        baseline: 'crawlers called bots (counts, not ops/s)',
+        opsPerSec: found,
+        baselineOpsPerSec: crawlers.length,
+        target: '>= 99.7%',
+      },
+      0.997,
     ),
   ];
 }

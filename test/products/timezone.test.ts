@@ -86,20 +86,28 @@ describe('offset and abbreviation follow daylight saving time', () => {
     expect((await lookup.timezone('2a00:1450:4001::1')).timezone).toEqual({ id: 'Europe/Berlin', utc_offset: '+02:00', abbreviation: 'CEST' });
   });
 
-  it('Asia/Tokyo has an offset but no real abbreviation: null, never GMT+9', async () => {
+  it('Asia/Tokyo is JST, from the tz database (Intl knows no name for it), never GMT+9', async () => {
     const { lookup } = at(JANUARY, { database: MAXMIND.city });
-    expect((await lookup.timezone('2001:218::1')).timezone).toEqual({ id: 'Asia/Tokyo', utc_offset: '+09:00', abbreviation: null });
+    expect((await lookup.timezone('2001:218::1')).timezone).toEqual({ id: 'Asia/Tokyo', utc_offset: '+09:00', abbreviation: 'JST' });
   });
 
   it.each([
     ['Asia/Kolkata', '+05:30', 'IST'],
-    ['Asia/Kathmandu', '+05:45', null],
+    ['Asia/Kathmandu', '+05:45', '+0545'], // tzdata itself writes a number here
     ['America/St_Johns', '-03:30', 'NST'],
     ['Pacific/Honolulu', '-10:00', 'HST'],
-    ['Europe/Moscow', '+03:00', null],
+    ['Europe/Moscow', '+03:00', 'MSK'],
+    ['Europe/Istanbul', '+03:00', '+03'],
+    ['Asia/Seoul', '+09:00', 'KST'],
+    ['Asia/Shanghai', '+08:00', 'CST'],
+    ['Asia/Jerusalem', '+02:00', 'IST'],
+    ['America/Sao_Paulo', '-03:00', '-03'],
     ['Africa/Johannesburg', '+02:00', 'SAST'],
+    ['Africa/Lagos', '+01:00', 'WAT'],
     ['Etc/UTC', '+00:00', 'UTC'],
-    ['Etc/GMT+5', '-05:00', null],
+    ['Etc/GMT+5', '-05:00', '-05'],
+    ['Asia/Calcutta', '+05:30', 'IST'], // a link (backward) name
+    ['US/Eastern', '-05:00', 'EST'],
   ])('%s in January: %s, abbreviation %s', (zone, offset, abbreviation) => {
     const engine = at(JANUARY).lookup.engine('timezone');
     expect(engine.clock(zone)).toEqual({ utcOffset: offset, abbreviation });

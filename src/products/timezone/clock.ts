@@ -1,24 +1,19 @@
 /**
- * A time zone's UTC offset and abbreviation at an instant, from Intl (the ICU time zone data
- * Node ships), with no Intl object built per lookup (a format call costs several µs):
- * formatters are made once per zone; an answer is remembered per zone for the UTC hour it was
- * asked in when the offset is the same at the hour's first and last millisecond, else for the
- * minute (offsets change only on a whole minute, and no zone changes twice within an hour); and
- * the abbreviation is remembered per zone and offset (EST goes with -05:00 in New York, EDT
- * with -04:00). A new hour costs two format calls per zone.
+ * A time zone's UTC offset and abbreviation at an instant, with no Intl object built per
+ * lookup (a format call costs several µs): one formatter is made per zone; an answer is
+ * remembered per zone for the UTC hour it was asked in when the offset is the same at the
+ * hour's first and last millisecond (and no abbreviation change falls inside it), else for the
+ * minute (offsets change only on a whole minute, and no zone changes twice within an hour).
+ * A new hour costs two format calls per zone.
  *
- * Offset: `timeZoneName: 'shortOffset'` ("GMT-5", "GMT+5:30", "GMT") as `-05:00`, `+05:30`,
- * `+00:00`.
+ * Offset: Intl (the ICU time zone data Node ships), `timeZoneName: 'shortOffset'` ("GMT-5",
+ * "GMT+5:30", "GMT") as `-05:00`, `+05:30`, `+00:00`.
  *
- * Abbreviation: ICU knows real abbreviations only per locale (en-US knows EST and PDT, en-GB
- * BST and CET, en-AU AEST, en-IN IST, ...) and otherwise writes "GMT+3". Each zone is formatted
- * in a short list of English locales and the first real abbreviation (letters only, like EST,
- * CEST, AEDT, UTC, GMT, ChST) wins; when none has one (Asia/Tokyo, Europe/Moscow), the
- * abbreviation is null, never a made-up "GMT+3" or "+03".
+ * Abbreviation: the tz database's own (abbreviations.ts): JST, MSK, EST/EDT, and numbers like
+ * `+0545` only where tzdata itself writes them; null when the zone is not in the bundled table.
+ * Never Intl's per-locale "GMT+3".
  */
-
-/** English locales whose ICU data names zones of their region, in the order they are tried. */
-const ABBREVIATION_LOCALES = ['en-US', 'en-GB', 'en-AU', 'en-IN', 'en-NZ', 'en-CA', 'en-ZA', 'en-IE'] as const;
+import { bundledAbbreviations, type ZoneAbbreviations } from './abbreviations.js';
 
 /** What a zone looks like at one instant. */
 export interface ZoneClock {
@@ -29,9 +24,6 @@ export interface ZoneClock {
 
 interface ZoneFormatters {
   offset: Intl.DateTimeFormat;
-  names: Intl.DateTimeFormat[];
-  /** The abbreviation (or null) found for each offset text seen in this zone. */
-  abbreviations: Map<string, string | null>;
   /** The period the remembered answer holds for: [from, until) in ms. */
   from: number;
   until: number;
@@ -42,11 +34,16 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
 const UNKNOWN: ZoneClock = Object.freeze({ utcOffset: null, abbreviation: null });
-const REAL_ABBREVIATION = /^[A-Za-z]{2,6}$/;
 const SHORT_OFFSET = /^(?:GMT|UTC)(?:([+-])(\d{1,2})(?::(\d{2}))?)?$/;
 
-/** A zone's clock, its formatters made on first use. Bounded: ICU knows a few hundred zones. */
-export function createZoneClocks(): { at(zone: string, ms: number): ZoneClock; readonly size: number } {
+/**
+ * A zone's clock, its formatter made on first use. Bounded: ICU knows a few hundred zones.
+ * @param abbreviations the tz table (default: the bundled one, read now: a missing file fails here).
+ */
+export function createZoneClocks(abbreviations: ZoneAbbreviations = bundledAbbreviations()): {
+  at(zone: string, ms: number): ZoneClock;
+  readonly size: number;
+} {
   const zones = new Map<string, ZoneFormatters | null>();
 
   function formattersOf(zone: string): ZoneFormatters | null {
@@ -55,8 +52,6 @@ export function createZoneClocks(): { at(zone: string, ms: number): ZoneClock; r
     try {
       formatters = {
         offset: new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'shortOffset' }),
-        names: ABBREVIATION_LOCALES.map((locale) => new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' })),
-        abbreviations: new Map(),
         from: 0,
         until: 0,
         answer: UNKNOWN,
@@ -84,12 +79,16 @@ export function createZoneClocks(): { at(zone: string, ms: number): ZoneClock; r
         formatters.from = Math.floor(ms / MINUTE) * MINUTE;
         formatters.until = formatters.from + MINUTE;
       }
-      let abbreviation = formatters.abbreviations.get(shortOffset);
-      if (abbreviation === undefined) {
-        abbreviation = abbreviationOf(formatters.names, ms);
-        formatters.abbreviations.set(shortOffset, abbreviation);
+      const utcOffset = offsetText(shortOffset);
+      if (utcOffset === null) {
+        formatters.answer = UNKNOWN;
+        return UNKNOWN;
       }
-      formatters.answer = Object.freeze({ utcOffset: offsetText(shortOffset), abbreviation });
+      const named = abbreviations.at(zone, ms, offsetSeconds(utcOffset));
+      // The answer holds only while the tz table's entry does too (a renamed abbreviation can change mid-hour).
+      formatters.from = Math.max(formatters.from, named.from);
+      formatters.until = Math.min(formatters.until, named.until);
+      formatters.answer = Object.freeze({ utcOffset, abbreviation: named.abbreviation });
       return formatters.answer;
     },
     get size() {
@@ -111,10 +110,8 @@ export function offsetText(shortOffset: string): string | null {
   return `${sign}${hours.padStart(2, '0')}:${minutes}`;
 }
 
-function abbreviationOf(formats: readonly Intl.DateTimeFormat[], ms: number): string | null {
-  for (const format of formats) {
-    const name = zoneName(format, ms);
-    if (REAL_ABBREVIATION.test(name)) return name;
-  }
-  return null;
+/** "+05:30" -> 19800, "-03:30" -> -12600. */
+function offsetSeconds(utcOffset: string): number {
+  const sign = utcOffset.startsWith('-') ? -1 : 1;
+  return sign * (Number(utcOffset.slice(1, 3)) * 3600 + Number(utcOffset.slice(4, 6)) * 60);
 }

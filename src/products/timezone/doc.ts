@@ -10,7 +10,7 @@ export const TIMEZONE_DOC: ProductDoc = {
     timezone: obj({
       id: nullable(str('IANA identifier when available.')),
       utc_offset: nullable(str('+HH:MM or -HH:MM at the time of the lookup; null when the id is null.', { pattern: '^[+-]\\d{2}:\\d{2}$' })),
-      abbreviation: nullable(str('Short abbreviation (EST, CEST) when one exists.')),
+      abbreviation: nullable(str('Short abbreviation as the tz database writes it (EST, CEST, JST; +0545 where tzdata uses a number).')),
     }),
     country: obj({ code: nullable(str('ISO country code when available.')) }),
     city: nullable(str('City name when available.')),

@@ -10,7 +10,10 @@ export interface TimezoneResult {
     id: string | null;
     /** UTC offset at the time of the lookup, `+HH:MM` or `-HH:MM`; null when the id is null. */
     utc_offset: string | null;
-    /** Short abbreviation at the time of the lookup (EST, CEST, AEDT) when one exists; null otherwise, never `GMT+3`. */
+    /**
+     * Short abbreviation at the time of the lookup, as the tz database writes it (EST, CEST, JST, MSK;
+     * `+0545` or `-03` where tzdata itself uses a number); null when the zone is unknown, never `GMT+3`.
+     */
     abbreviation: string | null;
   };
   country: {

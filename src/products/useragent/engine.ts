@@ -78,12 +78,15 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
   const engine = parser.getEngine();
   const os = parser.getOS();
   const device = parser.getDevice();
+  const text = parser.getUA();
+  // A Mac app's CFNetwork UA reads as iOS to ua-parser; its Darwin version is not an iOS one.
+  const onAMac = MAC_CFNETWORK.test(text);
   const result: UserAgentResult = {
     user_agent: ua,
     browser: nameAndVersion(browser.name, browser.version),
-    os: nameAndVersion(os.name, os.version),
-    device_type: deviceType(device.type, os.name),
-    is_bot: isBot(ua),
+    os: onAMac ? { name: 'Mac OS' } : nameAndVersion(os.name, os.version),
+    device_type: onAMac ? 'desktop' : deviceType(device.type, os.name, text),
+    is_bot: isBot(ua, device),
   };
   if (engine.name) result.engine = engine.name;
   return result;
@@ -164,7 +167,25 @@ const DESKTOP_OSES: ReadonlySet<string> = new Set([
   'serenityos',
 ]);
 
-function deviceType(parsedType: string | undefined, osName: string | undefined): string {
+/**
+ * An iPad named by an iOS app's UA: `(iPad; iOS 17.1; Scale/2.00)`, `(iPad2,1; iPad; U; CPU OS 6_1_3 ...)`,
+ * Facebook's `FBMD/iPad;`, AdMob's `HW iPad1,1`. ua-parser reads most of these as the iPhone
+ * they resemble (mobile).
+ */
+const NAMES_AN_IPAD = /\biPad(?:\d+,\d+)?\b/;
+/**
+ * A macOS app's CFNetwork UA: `Safari/12602.2.14.0.7 CFNetwork/807.1.3 Darwin/16.1.0 (x86_64)`,
+ * `... Darwin/13.0.1 (x86_64) (MacBookPro11,1)`. iOS apps' CFNetwork UAs carry no CPU or Mac model.
+ */
+const MAC_CFNETWORK = /\bCFNetwork\/[\d.]+ Darwin\/[\d.]+ \((?:x86_64|i386|arm64)\)|\bDarwin\/[\d.]+ .*\((?:MacBook|Macmini|iMac|MacPro)[\w%,]*\)/;
+/** Puffin's own device code after its version: `Puffin/3.10990IT` is iOS Tablet, `AT` Android tablet, `IP` / `AP` phones. */
+const PUFFIN_DEVICE = /\bPuffin\/[\d.]+([IA][TP])\b/;
+
+function deviceType(parsedType: string | undefined, osName: string | undefined, ua: string): string {
+  // Only where ua-parser saw iOS or no OS at all: `(MSIE 9.0; Windows Phone OS 7.5; ...; HTC; iPad 3)` is a phone.
+  if ((osName === 'iOS' || osName === undefined) && (parsedType === 'mobile' || parsedType === undefined) && NAMES_AN_IPAD.test(ua)) return 'tablet';
+  const puffin = PUFFIN_DEVICE.exec(ua);
+  if (puffin) return puffin[1].endsWith('T') ? 'tablet' : 'mobile';
   if (parsedType) return parsedType;
   if (osName && DESKTOP_OSES.has(osName.toLowerCase())) return 'desktop';
   return 'unknown';

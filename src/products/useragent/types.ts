@@ -6,7 +6,7 @@ export interface UserAgentResult {
   os: { name?: string; version?: string };
   /** desktop, mobile, tablet, smarttv, console, wearable, embedded, or unknown. */
   device_type: string;
-  /** True for crawlers, bots, HTTP libraries and headless browsers (isbot's list with the changes in bots.ts). */
+  /** True for crawlers, bots, HTTP libraries and headless browsers; false for people's browsers and apps (isbot's list with the changes in bots.ts). */
   is_bot: boolean;
   engine?: string;
 }

@@ -32,7 +32,7 @@ export type { LookupObserver, UpstreamKind } from './lib/observe.js';
 export { createApi } from './api/create-api.js';
 export { DEFAULT_METER_TIMEOUT_MS } from './api/meter-gate.js';
 export { DEFAULT_BODY_LIMIT } from './api/body.js';
-export type { Api, ApiOptions, ApiRequest, ApiResponse, RequestBody, RequestLogEvent } from './api/types.js';
+export type { Api, ApiLogger, ApiOptions, ApiRequest, ApiResponse, RequestBody, RequestLogEvent } from './api/types.js';
 
 export { createMemoryMeter } from './metering/memory/meter.js';
 export type { MemoryMeterOptions } from './metering/memory/meter.js';

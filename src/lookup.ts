@@ -195,7 +195,10 @@ export function createLookup(options: LookupOptions = {}): Lookup {
       }
     }
     if (failures.length === 0) return;
-    const message = failures.map(({ id, error }) => `${id}: ${error instanceof Error ? error.message : String(error)}`).join('; ');
+    // One line per product; the `seclookup: ` some dataset messages start with is said once, by whoever prints this.
+    const message = failures
+      .map(({ id, error }) => `${id}: ${(error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '')}`)
+      .join('\n');
     const first = failures[0].error;
     throw new SeclookupError(first instanceof SeclookupError ? first.code : 'dataset_invalid', message, { cause: first });
   }

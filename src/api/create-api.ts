@@ -3,6 +3,7 @@
  * the route, hands the key and the limits to the meter gate, decodes and validates the input,
  * runs the product's lookup, and builds the envelope and the request log event.
  */
+import { withLogger } from './logger.js';
 import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
@@ -53,7 +54,8 @@ interface RequestContext {
  * const api = createApi({ lookup: createLookup(), meter: createSqliteMeter('./seclookup.db') });
  * const res = await api.handle({ method: 'GET', url: '/v1/useragent/status', headers, remoteAddress });
  */
-export function createApi(options: ApiOptions): Api {
+export function createApi(givenOptions: ApiOptions): Api {
+  const options = withLogger(givenOptions);
   const { lookup, meter } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const onMeterError = options.onMeterError ?? 'deny';
@@ -141,7 +143,7 @@ export function createApi(options: ApiOptions): Api {
       case 'openapi':
         return (openApiText ??= JSON.stringify(buildOpenApiDocument({ batchLimit })));
       case 'not_found':
-        throw refusal('not_found', 'no such route; see the README for the routes of each product, and GET /v1/<product>/status');
+        throw refusal('not_found', 'no such route; GET /v1/openapi.json lists every route, and GET /v1/<product>/status each product');
       case 'method_not_allowed':
         throw refusal('method_not_allowed', `method not allowed; use ${route.allow.join(' or ')}`);
       case 'status':

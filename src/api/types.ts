@@ -113,8 +113,22 @@ export interface ApiOptions {
    * failures), for the operator's log. `context` is a request id or a short label. @default none
    */
   onError?: (error: unknown, context: string) => void;
+  /**
+   * A pino logger (or anything with pino's `info` and `error`), for an app that has one: each
+   * answered request is logged at info with the fields of `serve`'s request line (`request_id`,
+   * `method`, `route`, `product`, `status`, `error_code`, `latency_ms`, `client_ip`; the logger
+   * adds its own `time`), and each unexpected error at error with `context` and `error`. Called
+   * besides `onResponse` and `onError`. @default none
+   */
+  logger?: ApiLogger;
   /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
   now?: () => number;
+}
+
+/** The part of a pino logger `createApi({ logger })` uses. */
+export interface ApiLogger {
+  info(fields: object, message?: string): void;
+  error(fields: object, message?: string): void;
 }
 
 export interface Api {

@@ -3,6 +3,8 @@
  * `seclookup data import PRODUCT FILE...`: build a dataset from files the operator has. The
  * products with an updatable or importable dataset, and what each does, come from the registry.
  */
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, resolve, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
 import type { AnyProductModule, DatasetUpdateReport, ImportProgress, ProductDataset } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
@@ -16,10 +18,14 @@ const UPDATABLE = MODULES.filter((module): module is WithDataset<'update'> => mo
 const IMPORTABLE = MODULES.filter((module): module is WithDataset<'import'> => module.dataset?.import !== undefined);
 
 export const DATA_HELP = `Usage:
+  seclookup data init DIR
   seclookup data update PRODUCT [--data-dir DIR] [--mirror URL] [--timeout MS] [--source NAME]
   seclookup data import PRODUCT FILE|DIR... [--data-dir DIR] [--out FILE] [--skip-corrupt]
                         [--tmp-dir DIR] [--progress]
 
+init: copy the datasets bundled with seclookup into DIR (which must be empty or new),
+so that updates go there and survive reinstalls: then run serve and data update with
+--data-dir DIR (or $SECLOOKUP_DATA_DIR=DIR).
 update: download a dataset's sources again and rewrite it. Products with an updatable
 dataset: ${UPDATABLE.map((module) => module.id).join(', ')}.
 import: build a dataset from files you have. Products with an importable dataset:
@@ -30,7 +36,8 @@ ${MODULES.filter((module) => module.dataset)
   .join('\n\n')}
 
   --data-dir DIR     dataset folder to update (default: $SECLOOKUP_DATA_DIR, else the
-                     data bundled with seclookup, which must then be writable)
+                     data bundled with seclookup: refused when that is inside
+                     node_modules, where a reinstall would undo the update)
   --mirror URL       fetch each source https://HOST/PATH from URL/HOST/PATH instead
                      (an internal mirror or an offline copy)
   --timeout MS       per-request timeout in milliseconds (default: the product's own)
@@ -52,14 +59,15 @@ Exit codes: 0 the dataset is valid afterwards (even if some sources failed: what
 
 export async function runData(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === 'init') return init(rest);
   if (sub === 'update') return update(rest);
   if (sub === 'import') return importFiles(rest);
   if (sub === '-h' || sub === '--help') {
     out(DATA_HELP);
     return EXIT_OK;
   }
-  if (sub === undefined) throw new UsageError('missing subcommand: update or import', 'data');
-  throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use update or import`, 'data');
+  if (sub === undefined) throw new UsageError('missing subcommand: init, update or import', 'data');
+  throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use init, update or import`, 'data');
 }
 
 async function update(argv: string[]): Promise<number> {
@@ -79,7 +87,7 @@ async function update(argv: string[]): Promise<number> {
   if (!module) throw new UsageError(`${product} has no updatable dataset; updatable: ${UPDATABLE.map((m) => m.id).join(', ')}`, command);
   const timeoutMs = values.timeout === undefined ? undefined : parseInteger(values.timeout, '--timeout', command, { min: 1 });
   if (values.mirror !== undefined) assertHttpUrl(values.mirror, command);
-  const dataDir = resolveDataDir(values['data-dir']) ?? bundledDataDir();
+  const dataDir = writableDataDir(values['data-dir'], command);
 
   let report: DatasetUpdateReport;
   try {
@@ -109,7 +117,7 @@ async function importFiles(argv: string[]): Promise<number> {
   const module = IMPORTABLE.find((candidate) => candidate.id === product);
   if (!module) throw new UsageError(`${product} has no importable dataset; importable: ${IMPORTABLE.map((m) => m.id).join(', ')}`, command);
   if (files.length === 0) throw new UsageError('missing FILE (a file or a folder to import)', command);
-  const dataDir = resolveDataDir(values['data-dir']) ?? bundledDataDir();
+  const dataDir = writableDataDir(values['data-dir'], command);
   const bar = values.progress || process.stderr.isTTY ? createProgressBar() : undefined;
 
   let report: DatasetUpdateReport;
@@ -135,6 +143,64 @@ async function importFiles(argv: string[]): Promise<number> {
   for (const line of report.notes) note(line);
   return report.ok ? EXIT_OK : EXIT_FAILURE;
 }
+
+/**
+ * The folder `update` and `import` write: the one given, else the bundled data, except when that
+ * lies under node_modules (an installed package), where the next `npm install` would undo it.
+ */
+export function writableDataDir(given: string | undefined, command: string, bundled = bundledDataDir()): string {
+  const dataDir = resolveDataDir(given);
+  if (dataDir) return dataDir;
+  if (bundled.split(sep).includes('node_modules')) {
+    throw new UsageError(
+      `give --data-dir DIR (or $SECLOOKUP_DATA_DIR): the bundled data is inside node_modules, where a reinstall would undo the ${command.split(' ')[1]}; \`seclookup data init DIR\` copies it there first`,
+      command,
+    );
+  }
+  return bundled;
+}
+
+/** `data init DIR`: the bundled datasets, copied whole into a new or empty folder. */
+async function init(argv: string[]): Promise<number> {
+  const command = 'data init';
+  const { values, positionals } = parseCommand(argv, {}, command);
+  if (values.help) {
+    out(DATA_HELP);
+    return EXIT_OK;
+  }
+  const [dir] = expectPositionals(positionals, ['DIR'], command);
+  const target = resolve(dir);
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    throw new CommandError(`${target} is not empty: data init copies into a new or empty folder (to refresh a data folder, use data update)`);
+  }
+  const source = bundledDataDir();
+  let files = 0;
+  let bytes = 0;
+  try {
+    cpSync(source, target, {
+      recursive: true,
+      // Indexes an earlier run compiled beside the data (riskscore's *.idx) are rebuilt where they are needed.
+      filter: (path) => {
+        if (GENERATED.test(basename(path))) return false;
+        const stats = statSync(path);
+        if (stats.isFile()) {
+          files += 1;
+          bytes += stats.size;
+        }
+        return true;
+      },
+    });
+  } catch (error) {
+    throw new CommandError(`cannot copy the bundled data to ${target}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  out(`copied ${files} files (${formatSize(bytes)}) of bundled data to ${target}`);
+  note(`next: seclookup serve --data-dir ${dir}   (or SECLOOKUP_DATA_DIR=${dir})`);
+  note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${dir}`);
+  return EXIT_OK;
+}
+
+/** Files engines compile from the data at run time, never copied. */
+const GENERATED = /\.(idx|tmp|lock)$|^seclookup-/;
 
 const BAR_WIDTH = 30;
 /** Redraws at most this often. */

@@ -1,7 +1,9 @@
 import { createLookup, type Lookup, type LookupOptions } from '../lookup.js';
-import type { BuiltProductId } from '../products/registry.js';
+import type { AnyProductModule } from '../products/module.js';
+import { PRODUCT_MODULES, type BuiltProductId } from '../products/registry.js';
 import { DATA_DIR_OPTION, DNS_OPTION, parseCidrList, parseDnsServers, resolveDataDir } from './args.js';
 import { CommandError } from './errors.js';
+import { note } from './output.js';
 import { engineOptionsFrom, SETTING_OPTIONS } from './settings.js';
 
 /** The flags of every command that builds lookup engines (`serve`, `lookup`). */
@@ -35,11 +37,27 @@ export function lookupOptionsFrom(values: Readonly<Record<string, unknown>>, com
  * one product's data and no other's).
  */
 export function loadEngines(options: LookupOptions, products?: readonly BuiltProductId[]): Lookup {
+  let lookup: Lookup;
   try {
-    const lookup = createLookup(options);
+    lookup = createLookup(options);
     lookup.load(products);
-    return lookup;
   } catch (error) {
-    throw new CommandError(`cannot load the lookup engines: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const message = error instanceof Error ? error.message : String(error);
+    // One line per product, so a data folder missing several datasets reads as a list.
+    const lines = message.includes('\n') ? `\n  ${message.split('\n').join('\n  ')}` : ` ${message}`;
+    const hint = options.dataDir ? `\nTo fill a data folder with the bundled datasets: seclookup data init ${options.dataDir}` : '';
+    throw new CommandError(`cannot load the lookup engines:${lines}${hint}`, { cause: error });
+  }
+  warnAboutEngines(lookup, products);
+  return lookup;
+}
+
+/** Each warning a built engine has of itself (pwbreach on its small sample), one line on stderr. */
+function warnAboutEngines(lookup: Lookup, products: readonly BuiltProductId[] = PRODUCT_MODULES.map((module) => module.id)): void {
+  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
+    if (!module.doctor?.check || !products.includes(module.id as BuiltProductId)) continue;
+    for (const finding of module.doctor.check(lookup.engine(module.id as BuiltProductId) as never)) {
+      if (finding.level !== 'ok') note(`seclookup: warning: ${module.id} ${finding.message}`);
+    }
   }
 }

@@ -10,6 +10,7 @@
  */
 import { pino, type Logger } from 'pino';
 import type { RequestLogEvent } from '../api/types.js';
+import { describeError } from '../lib/describe-error.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -169,11 +170,4 @@ export function flushOnFatal(log: ServeLog, note: (text: string) => void): void 
   });
 }
 
-/** Message, stack and the chain of causes (a meter failure wraps the store's own error). */
-export function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const stack = error.stack ?? '';
-  let text = stack.includes(error.message) ? stack : `${error.name}: ${error.message}\n${stack}`;
-  if (error.cause !== undefined) text += `\ncaused by: ${describeError(error.cause)}`;
-  return text;
-}
+export { describeError } from '../lib/describe-error.js';

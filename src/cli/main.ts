@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   reports: async () => (await import('./reports.js')).runReports,
   sitekeys: async () => (await import('./sitekeys.js')).runSitekeys,
   openapi: async () => (await import('./openapi.js')).runOpenApi,
+  doctor: async () => (await import('./doctor.js')).runDoctor,
 };
 
 const MAIN_HELP = `seclookup: security lookups (User-Agent, webhook source IPs, ...) as a self-hosted API.
@@ -31,6 +32,8 @@ Commands:
                         manage API keys
   plans set|list        manage plans (per-minute rate limit, monthly quota)
   lookup PRODUCT INPUT  run one lookup in this process and print the JSON result
+  doctor                say, per product, whether it can answer here and why not
+  data init DIR         copy the bundled datasets into DIR (then use --data-dir DIR)
   data update PRODUCT   refresh a dataset from its sources (seclookup data --help lists them)
   data import PRODUCT FILE...
                         build a dataset from files you have (pwbreach: Pwned Passwords)

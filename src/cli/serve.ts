@@ -3,8 +3,10 @@
  * object per line (requests, errors), so it can go straight to a log collector; stderr is for
  * the operator (listening, the one-time starter key table, shutdown).
  */
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
@@ -16,7 +18,7 @@ import { PRODUCT_IDS } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
-import { readServeConfig, settingsFromEnv } from './config.js';
+import { envName, readServeConfig, settingsFromEnv } from './config.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
@@ -117,6 +119,25 @@ export const SERVE_OPTIONS = {
 } as const;
 
 export async function runServe(argv: string[]): Promise<number> {
+  const origins = new Map<string, string>();
+  try {
+    return await serve(argv, origins);
+  } catch (error) {
+    throw error instanceof UsageError ? nameTheOrigin(error, origins) : error;
+  }
+}
+
+/**
+ * A setting from the config file or the environment is named as the operator wrote it
+ * (`"port" in serve.json`, `$SECLOOKUP_PORT`), not as the flag the parsers speak of.
+ */
+function nameTheOrigin(error: UsageError, origins: ReadonlyMap<string, string>): UsageError {
+  const flag = /^--([\w-]+)/.exec(error.message)?.[1];
+  const origin = flag === undefined ? undefined : origins.get(flag);
+  return origin === undefined ? error : new UsageError(origin + error.message.slice(flag!.length + 2), error.helpFor);
+}
+
+async function serve(argv: string[], origins: Map<string, string>): Promise<number> {
   const command = 'serve';
   const parsed = parseCommand(argv, SERVE_OPTIONS, command);
   if (parsed.values.help) {
@@ -126,7 +147,11 @@ export async function runServe(argv: string[]): Promise<number> {
   expectPositionals(parsed.positionals, [], command);
   // A flag wins over the config file, which wins over the environment ($SECLOOKUP_<FLAG>), then the defaults.
   const config = parsed.values.config ? readServeConfig(parsed.values.config, SERVE_OPTIONS, command) : { values: {}, products: {} };
-  const values = { ...settingsFromEnv(SERVE_OPTIONS), ...config.values, ...definedOnly(parsed.values) } as typeof parsed.values;
+  const fromEnv = settingsFromEnv(SERVE_OPTIONS);
+  const values = { ...fromEnv, ...config.values, ...definedOnly(parsed.values) } as typeof parsed.values;
+  for (const name of Object.keys(fromEnv)) origins.set(name, `$${envName(name)}`);
+  for (const name of Object.keys(config.values)) origins.set(name, `"${name}" in ${parsed.values.config}`);
+  for (const name of Object.keys(definedOnly(parsed.values))) origins.delete(name);
   const host = values.host ?? DEFAULT_HOST;
   const port = resolvePort(values.port, command);
   const trustProxy = parseCidrList(values['trust-proxy'], '--trust-proxy', command);
@@ -134,6 +159,10 @@ export async function runServe(argv: string[]): Promise<number> {
   const deadlineMs = resolveShutdownDeadline(command);
   const dbPath = resolveDbPath(values.db);
   const redisUrl = resolveRedisUrl(values.redis);
+  // Said before any engine opens the file (scamrisk keeps its reports there) and blames it instead.
+  if (!redisUrl && !existsSync(dirname(resolvePath(dbPath)))) {
+    throw new CommandError(`cannot create the database ${dbPath}: the folder ${dirname(resolvePath(dbPath))} does not exist`);
+  }
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
   // A secret the operator gave is checked now; the default key file beside the database is
   // made only once the database is known to be ours.

@@ -41,7 +41,10 @@ export interface CallOptions {
 }
 
 export interface ClientOptions extends CallOptions {
-  /** The service's root URL, where `/v1/<product>/...` is found: `http://127.0.0.1:8080`, or the prefix the API is mounted under. */
+  /**
+   * The service's root URL, where `/v1/<product>/...` is found: `http://127.0.0.1:8080`, or the
+   * prefix the API is mounted under. A trailing `/v1` is dropped (`http://host/v1` means the root).
+   */
   baseUrl: string | URL;
   /** The secret key of each product called: `{ useragent: 'ua_sec_...', geoip: 'geo_sec_...' }`, or `(product) => key`. */
   keys: ClientKeys;
@@ -270,7 +273,8 @@ function rootUrl(baseUrl: string | URL): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidOption(`baseUrl must be http or https (got ${url.protocol})`);
   if (url.search || url.hash) throw invalidOption('baseUrl must have no query string or fragment');
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  // `http://host/v1` is a natural guess for an API whose routes start with /v1: the root is meant.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
 
 type Attempt = { ok: true; outcome: RemoteOutcome<object> } | { ok: false; error: LookupError; retry: RetryKind; waitMs?: number };

@@ -230,6 +230,26 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
   dataset?: ProductDataset;
   /** The option `serve` sets to its `--db` file unless given (scamrisk's `reports`): data kept beside the meter. */
   dbFileOption?: keyof NonNullable<Options> & string;
+  /** What `seclookup doctor` checks beyond building the engine (which proves its data loads). */
+  doctor?: ProductDoctor<Engine>;
+}
+
+/** One line of `seclookup doctor`: `fail` means the product cannot answer here. */
+export interface DoctorFinding {
+  level: 'ok' | 'warn' | 'fail';
+  /** What was checked: `data`, `dns`, `outbound`, `corpus`. */
+  check: string;
+  message: string;
+}
+
+/** A product's own part of `seclookup doctor`. */
+export interface ProductDoctor<Engine> {
+  /** Its answers need the DNS resolver: doctor asks the configured servers a question. */
+  dns?: boolean;
+  /** Its answers need outbound connections: a well-known peer doctor tries to reach, and why. */
+  outbound?: { host: string; port: number; why: string };
+  /** What the engine knows about itself (pwbreach: answering from the small bundled sample); warnings are also printed when `serve` starts. */
+  check?(engine: Engine): DoctorFinding[];
 }
 
 /** A module of any product, for code that handles them all alike. */

@@ -85,7 +85,7 @@ describe('seclookup serve --config', () => {
     ['an unknown setting', { prot: 8080 }, 'setting "prot" is unknown'],
     ['a value of the wrong type', { port: true }, 'setting "port" must be a string or a number (got boolean)'],
     ['a list that is not one', { 'trust-proxy': 5 }, 'setting "trust-proxy" must be an array of strings'],
-    ['a bad CIDR in a list', { 'trust-proxy': ['10.0.0.0/8', 'nonsense'] }, '--trust-proxy: "nonsense" is not an IP address or CIDR'],
+    ['a bad CIDR in a list', { 'trust-proxy': ['10.0.0.0/8', 'nonsense'] }, 'seclookup.json: "nonsense" is not an IP address or CIDR'],
     ['an unknown product', { products: { nosuch: {} } }, 'unknown product "nosuch"'],
     [
       'an unknown product option',

@@ -137,7 +137,10 @@ describe('seclookup lookup pwbreach', () => {
     expect(found.code).toBe(0);
     expect(JSON.parse(found.stdout)).toEqual({ breached: true, count: countIn(sampleLines, sha1('123456')) });
     expect(empty.code).toBe(1);
-    expect(JSON.parse(empty.stderr)).toMatchObject({ error_code: 'invalid_password' });
+    // The sample warning first, then the error as one JSON line.
+    const [warning, error] = empty.stderr.trim().split('\n');
+    expect(warning).toMatch(/^seclookup: warning: pwbreach answers from the bundled 7,534-hash sample/);
+    expect(JSON.parse(error)).toMatchObject({ error_code: 'invalid_password' });
   });
 });
 describe('seclookup serve: pwbreach', () => {

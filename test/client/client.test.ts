@@ -369,6 +369,17 @@ describe('against hostile servers', () => {
     ]);
   });
 
+  it('takes a baseUrl ending in /v1 as the root, rather than asking for /v1/v1/...', async () => {
+    const seen: string[] = [];
+    const url = await listen((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume().on('end', () => envelope(res, 200, { success: true, request_id: 'req_1', cached: false }));
+    });
+    await createClient({ baseUrl: `${url}/v1`, keys: { useragent: 'ua_key' } }).useragent('curl/8.5.0');
+    await createClient({ baseUrl: `${url}/api/v1/`, keys: { useragent: 'ua_key' } }).useragent('curl/8.5.0');
+    expect(seen).toEqual(['POST /v1/useragent/lookup', 'POST /api/v1/useragent/lookup']);
+  });
+
   it('refuses bad options at construction', () => {
     const keys = {};
     for (const options of [

@@ -31,6 +31,7 @@ export default defineProduct({
   // The number of zones configured: the "records" a DNSBL check consults.
   statusExtras: (engine) => ({ database_records: engine.zones.length }),
   doc: DNSBL_DOC,
+  doctor: { dns: true },
   cli: {
     input: 'a public IPv4 address',
     example: '8.8.8.8 --zones zen.spamhaus.org,bl.spamcop.net',

@@ -36,6 +36,7 @@ export default defineProduct({
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   doc: DOMAINREP_DOC,
+  doctor: { dns: true },
   batch: { input: 'domain', args: (value): [string] => [value] },
   cli: {
     input: 'a domain name',

@@ -24,6 +24,7 @@ export default defineProduct({
   // database_records (ours): the DKIM selectors every lookup probes; emailauth holds no database.
   statusExtras: () => ({ database_records: DKIM_SELECTORS.length }),
   doc: EMAILAUTH_DOC,
+  doctor: { dns: true },
   cli: {
     input: 'a domain name',
     example: 'example.com',

@@ -27,6 +27,7 @@ export default defineProduct({
   // database_records: the domains on the disposable list (the product's only database).
   statusExtras: (engine) => ({ database_records: engine.disposableCount }),
   doc: EMAILVAL_DOC,
+  doctor: { dns: true },
   cli: {
     input: 'an e-mail address',
     example: 'postmaster@example.com',

@@ -47,6 +47,10 @@ const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
   lookup: (engine, query) => engine.rangeAnswer(query),
 };
 
+/** Said by `serve`, `lookup pwbreach` and `doctor`: most breached passwords are not in the sample. */
+const SAMPLE_WARNING =
+  'answers from the bundled 7,534-hash sample, so most breached passwords come back not breached; import the full corpus (seclookup data import pwbreach FILE) or set an upstream (--pwbreach-upstream URL)';
+
 /** pwbreach: is a password (or its SHA-1) in the breach data, and how often? */
 export default defineProduct({
   id: 'pwbreach',
@@ -78,6 +82,18 @@ export default defineProduct({
   batch: { input: 'sha1', args: (value): [PwbreachInput] => [{ sha1: value }] },
   extraRoutes: [RANGE_ROUTE],
   doc: PWBREACH_DOC,
+  doctor: {
+    check: (engine) =>
+      engine.source === 'sample'
+        ? [{ level: 'warn', check: 'corpus', message: SAMPLE_WARNING }]
+        : [
+            {
+              level: 'ok',
+              check: 'corpus',
+              message: engine.source === 'upstream' ? 'answers from the upstream range API' : `${engine.records.toLocaleString('en-US')} hashes`,
+            },
+          ],
+  },
   cli: {
     input: 'a password, - to read it from stdin (keeps it out of shell history), or a SHA-1 (40 hex digits)',
     example: '- <<< "correct horse battery staple"',

@@ -24,6 +24,7 @@ export default defineProduct({
   // SPEC: GET ?host= and GET /lookup/{host}; the port parameter's name is ours: `port`.
   routes: getLookupRoutes('host', 'invalid_host', (host, query): [string, TlsOptions] => [host, { port: queryValue(query, 'port') }]),
   doc: TLS_DOC,
+  doctor: { dns: true },
   // Port 443 (no `port` in a batch).
   batch: { input: 'host', args: (value): [string, TlsOptions?] => [value] },
   cli: {

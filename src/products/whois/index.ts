@@ -45,6 +45,7 @@ export default defineProduct({
   // database_records (ours): the TLDs with a known RDAP or WHOIS server.
   statusExtras: (engine) => ({ database_records: engine.knownTlds }),
   doc: WHOIS_DOC,
+  doctor: { dns: true, outbound: { host: 'whois.iana.org', port: 43, why: "TCP port 43 to the registries' WHOIS servers" } },
   cli: {
     input: 'a domain name (a subdomain is looked up as its registrable domain)',
     example: 'example.com',

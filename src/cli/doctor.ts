@@ -1,0 +1,184 @@
+/**
+ * `seclookup doctor`: can each product answer here, and if not, why. Per product: does its
+ * engine build (its data present and valid) and how old is that data; do the DNS servers answer
+ * (products that resolve names); can the host reach the upstream it needs (whois); what the
+ * engine says of itself (pwbreach answering from the small bundled sample). Exits 1 when a
+ * product cannot answer, so it can gate a deployment.
+ */
+import { connect } from 'node:net';
+import { bundledDataDir } from '../lib/datasets.js';
+import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
+import { isSeclookupError } from '../errors.js';
+import { datasetAges } from '../metrics/datasets.js';
+import type { AnyProductModule, DoctorFinding } from '../products/module.js';
+import { PRODUCT_MODULES } from '../products/registry.js';
+import { expectPositionals, parseCommand, parseInteger } from './args.js';
+import { ENGINE_OPTIONS, lookupOptionsFrom } from './engines.js';
+import { createLookup, type LookupOptions } from '../lookup.js';
+import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
+import { formatTable, out, printJson } from './output.js';
+
+const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
+const DEFAULT_TIMEOUT_MS = 3000;
+/** A name every resolver can answer (with a record or NXDOMAIN): only "did it answer" matters. */
+const DNS_PROBE_NAME = 'example.com';
+
+export const DOCTOR_HELP = `Usage:
+  seclookup doctor [--json] [--offline] [--timeout MS] [--data-dir DIR] [--dns HOST:PORT]
+                   [--probe HOST:PORT]
+
+Says, per product, whether it can answer on this machine and why not: its dataset is
+present and valid (and how old), the DNS servers answer (products that resolve names),
+the upstream it connects to is reachable (whois: TCP port 43), and what the engine
+reports of itself (pwbreach: answering from the 7,534-hash sample).
+
+  --json             one JSON document on stdout instead of the table
+  --offline          skip the network checks (DNS and upstreams are reported unchecked)
+  --timeout MS       per network check (default ${DEFAULT_TIMEOUT_MS})
+  --probe HOST:PORT  try this address instead of each product's upstream (a proxy or a
+                     test server)
+  --data-dir DIR, --dns HOST:PORT and the product settings: as for serve
+  -h, --help         show this help
+
+Exit codes: 0 every product can answer (warnings allowed), 1 at least one cannot,
+            2 usage error.`;
+
+/** One product's verdict. */
+export interface DoctorReport {
+  product: string;
+  /** The worst level of its findings. */
+  level: DoctorFinding['level'];
+  findings: DoctorFinding[];
+}
+
+export async function runDoctor(argv: string[]): Promise<number> {
+  const command = 'doctor';
+  const { values, positionals } = parseCommand(
+    argv,
+    { json: { type: 'boolean' }, offline: { type: 'boolean' }, timeout: { type: 'string' }, probe: { type: 'string' }, ...ENGINE_OPTIONS },
+    command,
+  );
+  if (values.help) {
+    out(DOCTOR_HELP);
+    return EXIT_OK;
+  }
+  expectPositionals(positionals, [], command);
+  const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseInteger(values.timeout, '--timeout', command, { min: 1 });
+  const probe = values.probe === undefined ? undefined : parseProbe(values.probe, command);
+  const options = lookupOptionsFrom(values, command);
+  const lookup = createLookup(options);
+  const network = !values.offline;
+  const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
+
+  const reports: DoctorReport[] = [];
+  const ages = new Map<string, number>();
+  for (const age of datasetAges(options.dataDir ?? bundledDataDir(), lookup)) {
+    ages.set(age.product, Math.max(ages.get(age.product) ?? 0, age.builtAtMs));
+  }
+  try {
+    for (const module of MODULES) {
+      const findings: DoctorFinding[] = [];
+      findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id)));
+      if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
+      const outbound = module.doctor?.outbound;
+      if (outbound) {
+        const target = probe ?? outbound;
+        findings.push(
+          network
+            ? await reach(target.host, target.port, outbound.why, timeoutMs)
+            : { level: 'ok', check: 'outbound', message: `not checked (--offline); needs ${outbound.why}` },
+        );
+      }
+      reports.push({ product: module.id, level: worst(findings), findings });
+    }
+  } finally {
+    await lookup.close();
+  }
+
+  if (values.json) printJson({ ok: reports.every((report) => report.level !== 'fail'), products: reports });
+  else
+    out(
+      formatTable(
+        ['PRODUCT', 'STATUS', 'DETAILS'],
+        reports.map((report) => [report.product, report.level, summary(report)]),
+      ),
+    );
+  return reports.some((report) => report.level === 'fail') ? EXIT_FAILURE : EXIT_OK;
+}
+
+function engineFindings(module: AnyProductModule, engineOf: (id: string) => unknown, builtAtMs: number | undefined): DoctorFinding[] {
+  let engine: unknown;
+  try {
+    engine = engineOf(module.id);
+  } catch (error) {
+    const message = error instanceof Error ? error.message.replace(/^seclookup: /, '') : String(error);
+    return [{ level: 'fail', check: 'data', message }];
+  }
+  const findings: DoctorFinding[] = [
+    { level: 'ok', check: 'data', message: builtAtMs === undefined ? 'loaded' : `loaded, ${formatAge(Date.now() - builtAtMs)} old` },
+  ];
+  if (module.doctor?.check) findings.push(...module.doctor.check(engine as never));
+  return findings;
+}
+
+/** Any answer, NXDOMAIN included, proves a server answers; a timeout or a refusal does not. */
+async function dnsCheck(given: LookupOptions['dns'], timeoutMs: number): Promise<DoctorFinding> {
+  let resolver: DnsResolver;
+  try {
+    resolver = isResolver(given)
+      ? given
+      : createDnsResolver({ ...given, attempts: 1, timeouts: { totalMs: timeoutMs, connectMs: timeoutMs }, cache: { maxEntries: 0 } });
+  } catch (error) {
+    return { level: 'fail', check: 'dns', message: error instanceof Error ? error.message : String(error) };
+  }
+  try {
+    await resolver.resolve(DNS_PROBE_NAME, 'A');
+    return { level: 'ok', check: 'dns', message: 'the DNS servers answer' };
+  } catch (error) {
+    const why = isSeclookupError(error, 'timeout') ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    return { level: 'fail', check: 'dns', message: `the DNS servers do not answer: ${why}` };
+  }
+}
+
+function isResolver(value: unknown): value is DnsResolver {
+  return typeof (value as DnsResolver | undefined)?.resolve === 'function';
+}
+
+function reach(host: string, port: number, why: string, timeoutMs: number): Promise<DoctorFinding> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (finding: DoctorFinding) => {
+      socket.destroy();
+      resolve(finding);
+    };
+    socket.setTimeout(timeoutMs, () =>
+      done({ level: 'fail', check: 'outbound', message: `cannot reach ${host}:${port} within ${timeoutMs} ms (needs ${why})` }),
+    );
+    socket.once('connect', () => done({ level: 'ok', check: 'outbound', message: `reached ${host}:${port}` }));
+    socket.once('error', (error) => done({ level: 'fail', check: 'outbound', message: `cannot reach ${host}:${port}: ${error.message} (needs ${why})` }));
+  });
+}
+
+function parseProbe(value: string, command: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value);
+  if (!match) throw new UsageError(`--probe must be HOST:PORT (got ${JSON.stringify(value)})`, command);
+  return { host: match[1].replace(/^\[|\]$/g, ''), port: parseInteger(match[2], '--probe', command, { min: 1, max: 65_535 }) };
+}
+
+const LEVELS: readonly DoctorFinding['level'][] = ['ok', 'warn', 'fail'];
+function worst(findings: readonly DoctorFinding[]): DoctorFinding['level'] {
+  return findings.reduce<DoctorFinding['level']>((level, finding) => (LEVELS.indexOf(finding.level) > LEVELS.indexOf(level) ? finding.level : level), 'ok');
+}
+
+/** The findings worth reading first: failures and warnings, else every check in one line. */
+function summary(report: DoctorReport): string {
+  const notable = report.findings.filter((finding) => finding.level !== 'ok');
+  return (notable.length > 0 ? notable : report.findings).map((finding) => `${finding.check}: ${finding.message}`).join('; ');
+}
+
+function formatAge(ms: number): string {
+  const days = Math.floor(ms / 86_400_000);
+  if (days >= 1) return `${days} day${days === 1 ? '' : 's'}`;
+  const hours = Math.floor(ms / 3_600_000);
+  return hours >= 1 ? `${hours} h` : 'under an hour';
+}

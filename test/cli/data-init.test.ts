@@ -1,0 +1,63 @@
+/**
+ * `seclookup data init DIR` and the messages around a data folder: init copies the bundled data
+ * (never the indexes an earlier run compiled), refuses a folder that holds something, and a data
+ * folder with missing datasets is reported one product per line with the way out.
+ */
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { createTempDirs, runCli } from './harness.js';
+
+const dirs = createTempDirs();
+afterAll(() => dirs.cleanup());
+
+describe('seclookup data init', () => {
+  it('copies every bundled dataset into a new folder, which then serves lookups', async () => {
+    const target = join(dirs.make(), 'data');
+    const result = await runCli(['data', 'init', target]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^copied \\d+ files \\(\\d+\\.\\d MB\\) of bundled data to ${target}\\n$`));
+    expect(result.stderr).toContain(`next: seclookup serve --data-dir ${target}`);
+    expect(readdirSync(target).sort()).toEqual(readdirSync(bundledDataDir()).sort());
+    expect(existsSync(join(target, 'webhookip', 'ranges.json'))).toBe(true);
+    // Compiled indexes are rebuilt where they are needed, never copied.
+    expect(readdirSync(join(target, 'riskscore')).filter((name) => name.endsWith('.idx'))).toEqual([]);
+    const lookup = await runCli(['lookup', 'webhookip', '140.82.112.1', '--data-dir', target]);
+    expect(lookup.code).toBe(0);
+    expect(JSON.parse(lookup.stdout)).toMatchObject({ matched: true, providers: [{ id: 'github', name: 'GitHub' }] });
+  });
+
+  it('refuses a folder that already holds something, and leaves it as it was', async () => {
+    const target = dirs.make();
+    writeFileSync(join(target, 'mine.txt'), 'keep me');
+    const result = await runCli(['data', 'init', target]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${target} is not empty`);
+    expect(readdirSync(target)).toEqual(['mine.txt']);
+  });
+
+  it('needs DIR', async () => {
+    const result = await runCli(['data', 'init']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('missing DIR');
+  });
+});
+
+describe('a data folder missing datasets', () => {
+  it('is reported one product per line, without a doubled prefix, with data init as the way out', async () => {
+    const empty = dirs.make();
+    mkdirSync(join(empty, 'nothing-here'));
+    const result = await runCli(['serve', '--port', '0', '--data-dir', empty, '--db', join(dirs.make(), 'x.db')]);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines[0]).toBe('seclookup: cannot load the lookup engines:');
+    const perProduct = lines.filter((line) => /^ {2}\w+: /.test(line));
+    expect(perProduct.map((line) => line.trim().split(':')[0])).toEqual(['webhookip', 'dnsbl', 'emailval', 'whois', 'pwbreach', 'scamrisk', 'domainrep']);
+    expect(perProduct.find((line) => line.startsWith('  webhookip:'))).toBe(
+      `  webhookip: cannot read dataset ${join(empty, 'webhookip', 'ranges.json')}: ENOENT: no such file or directory, open '${join(empty, 'webhookip', 'ranges.json')}'`,
+    );
+    expect(result.stderr).not.toContain('seclookup: cannot read');
+    expect(lines.at(-1)).toBe(`To fill a data folder with the bundled datasets: seclookup data init ${empty}`);
+  });
+});

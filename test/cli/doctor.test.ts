@@ -1,0 +1,110 @@
+/**
+ * `seclookup doctor`, offline against loopback peers: a DNS server that answers and one that
+ * does not, a TCP listener standing in for the WHOIS upstream and a closed port, a data folder
+ * missing one product's dataset, and pwbreach on its bundled sample.
+ */
+import { readdirSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledDataDir } from '../../src/lib/datasets.js';
+import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
+import { createTempDirs, runCli } from './harness.js';
+
+interface DoctorJson {
+  ok: boolean;
+  products: { product: string; level: 'ok' | 'warn' | 'fail'; findings: { level: string; check: string; message: string }[] }[];
+}
+
+const dirs = createTempDirs();
+let dns: DnsTestServer;
+let silentDns: DnsTestServer;
+let upstream: Server;
+let upstreamPort: number;
+let closedPort: number;
+
+beforeAll(async () => {
+  dns = await startDnsServer({ zone: { 'example.com': [{ type: 'A', address: '93.184.216.34' }] } });
+  silentDns = await startDnsServer({ behaviour: 'silent' });
+  upstream = createServer((socket) => socket.end());
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamPort = (upstream.address() as { port: number }).port;
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  closedPort = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+});
+
+afterAll(async () => {
+  await dns.close();
+  await silentDns.close();
+  upstream.close();
+  dirs.cleanup();
+});
+
+function byProduct(report: DoctorJson, product: string) {
+  const found = report.products.find((entry) => entry.product === product);
+  if (!found) throw new Error(`no ${product} in ${JSON.stringify(report)}`);
+  return found;
+}
+
+describe('seclookup doctor', () => {
+  it('says every product can answer when the data loads, DNS answers and the upstream is reachable; pwbreach warns of its sample', async () => {
+    const result = await runCli(['doctor', '--json', '--dns', `127.0.0.1:${dns.port}`, '--probe', `127.0.0.1:${upstreamPort}`]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as DoctorJson;
+    expect(report.ok).toBe(true);
+    expect(report.products.map((entry) => entry.product)).toContain('geoip');
+    expect(report.products.every((entry) => entry.level !== 'fail')).toBe(true);
+    expect(byProduct(report, 'geoip').findings[0]).toMatchObject({ level: 'ok', check: 'data' });
+    expect(byProduct(report, 'dnsbl').findings).toContainEqual({ level: 'ok', check: 'dns', message: 'the DNS servers answer' });
+    expect(byProduct(report, 'whois').findings).toContainEqual({ level: 'ok', check: 'outbound', message: `reached 127.0.0.1:${upstreamPort}` });
+    const pwbreach = byProduct(report, 'pwbreach');
+    expect(pwbreach.level).toBe('warn');
+    expect(pwbreach.findings.find((finding) => finding.check === 'corpus')?.message).toMatch(/7,534-hash sample/);
+    // Products that need neither DNS nor an upstream are checked for their data alone.
+    expect(byProduct(report, 'useragent').findings.map((finding) => finding.check)).toEqual(['data']);
+  });
+
+  it('fails the DNS products when the DNS server does not answer, and whois when its upstream is closed; exit 1', async () => {
+    const result = await runCli(['doctor', '--json', '--timeout', '300', '--dns', `127.0.0.1:${silentDns.port}`, '--probe', `127.0.0.1:${closedPort}`]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as DoctorJson;
+    expect(report.ok).toBe(false);
+    for (const product of ['dnsbl', 'emailval', 'emailauth', 'domainrep', 'tls']) {
+      expect(byProduct(report, product).level).toBe('fail');
+      expect(byProduct(report, product).findings.find((finding) => finding.check === 'dns')?.message).toBe(
+        'the DNS servers do not answer: no answer within 300 ms',
+      );
+    }
+    const whois = byProduct(report, 'whois').findings.find((finding) => finding.check === 'outbound');
+    expect(whois?.level).toBe('fail');
+    expect(whois?.message).toContain(`cannot reach 127.0.0.1:${closedPort}: connect ECONNREFUSED`);
+    expect(byProduct(report, 'geoip').level).toBe('ok');
+  });
+
+  it('names the product whose dataset is missing, in a table, and exits 1; --offline skips the network', async () => {
+    // The bundled data, each product's folder linked rather than copied, but for webhookip's.
+    const dataDir = dirs.make();
+    for (const entry of readdirSync(bundledDataDir())) {
+      if (entry !== 'webhookip') symlinkSync(join(bundledDataDir(), entry), join(dataDir, entry));
+    }
+    const result = await runCli(['doctor', '--offline', '--data-dir', dataDir]);
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^PRODUCT\s+STATUS\s+DETAILS$/);
+    const webhookip = lines.find((line) => line.startsWith('webhookip'));
+    expect(webhookip).toMatch(/^webhookip\s+fail\s+data: cannot read dataset .*webhookip\/ranges\.json/);
+    // geoip's database says when it was built; useragent's rules ship inside ua-parser-js (no data file, no age).
+    expect(lines.find((line) => line.startsWith('geoip '))).toMatch(/^geoip\s+ok\s+data: loaded, \d+ days? old$/);
+    expect(lines.find((line) => line.startsWith('useragent '))).toMatch(/^useragent\s+ok\s+data: loaded$/);
+    expect(lines.find((line) => line.startsWith('dnsbl '))).toContain('dns: not checked (--offline)');
+  });
+
+  it('refuses a bad --probe with a usage error', async () => {
+    const result = await runCli(['doctor', '--probe', 'nowhere']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--probe must be HOST:PORT (got "nowhere")');
+  });
+});

@@ -97,7 +97,7 @@ async function rejection(promise: Promise<unknown>): Promise<LookupError> {
 }
 
 const NONE = {
-  spf: { found: false, record: null, records: [], valid: false },
+  spf: { found: false, record: null, records: [], valid: false, error: null },
   dkim: { found: false, selectors: [], failed_selectors: [] },
   dmarc: { found: false, record: null, records: [], valid: false, source: null },
 };
@@ -111,7 +111,7 @@ describe('emailauth lookups', () => {
     expect(result).toEqual({
       domain: 'example.com',
       score: 100,
-      spf: { found: true, record: SPF_EXAMPLE, records: [SPF_EXAMPLE], valid: true },
+      spf: { found: true, record: SPF_EXAMPLE, records: [SPF_EXAMPLE], valid: true, error: null },
       dkim: {
         found: true,
         selectors: [
@@ -143,13 +143,13 @@ describe('emailauth lookups', () => {
       ...NONE,
       domain: 'spf-only.example.net',
       score: 35,
-      spf: { found: true, record: 'v=spf1 a -all', records: ['v=spf1 a -all'], valid: true },
+      spf: { found: true, record: 'v=spf1 a -all', records: ['v=spf1 a -all'], valid: true, error: null },
     });
   });
 
   it('reports two SPF records as found but not valid (RFC 7208 permerror), the first as the record', async () => {
     const { spf, score } = await fresh().emailauth('two-spf.example.net');
-    expect(spf).toEqual({ found: true, record: 'v=spf1 ip4:192.0.2.0/24 -all', records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE], valid: false });
+    expect(spf).toEqual({ found: true, record: 'v=spf1 ip4:192.0.2.0/24 -all', records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE], valid: false, error: '2 v=spf1 records (RFC 7208 4.5: permerror)' });
     expect(score).toBe(35);
   });
 

@@ -12,7 +12,10 @@ export const EMAILAUTH_DOC: ProductDoc = {
       found: bool('A TXT record starting v=spf1 exists.'),
       record: nullable(str('Raw record (the first when there are several); null when none.')),
       records: list(str(), 'Ours: every v=spf1 record at the domain, in answer order.'),
-      valid: bool('Ours: exactly one v=spf1 record (several are a permerror, RFC 7208 4.5); its syntax is not evaluated.'),
+      valid: bool(
+        'Ours: exactly one v=spf1 record and it follows the RFC 7208 grammar (several, or a syntax error, are a permerror: RFC 7208 4.5, 4.6). Include and redirect targets are not fetched.',
+      ),
+      error: nullable(str('Ours: why valid is false when a record was found (several records, or the syntax error and its term); null when valid or when none was found.')),
     }),
     dkim: obj({
       found: bool('Any probed selector returned a key record (a revoked one included).'),

@@ -5,6 +5,7 @@ import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { normalizeDomain, type EmailDomain } from './domain.js';
 import { dkimKey, isDmarcRecord, isSpfRecord } from './records.js';
+import { spfSyntaxError } from './spf-syntax.js';
 import {
   DKIM_SELECTORS,
   SCORE_POINTS,
@@ -125,7 +126,8 @@ async function resolveTxt(dns: DnsResolver, name: string, answers: DnsAnswer<'TX
 
 async function findSpf(txt: TxtQuery, domain: EmailDomain): Promise<SpfResult> {
   const records = (await txt(domain.name)).filter(isSpfRecord);
-  return { found: records.length > 0, record: records[0] ?? null, records, valid: records.length === 1 };
+  const error = records.length > 1 ? `${records.length} v=spf1 records (RFC 7208 4.5: permerror)` : records.length === 1 ? spfSyntaxError(records[0]) : null;
+  return { found: records.length > 0, record: records[0] ?? null, records, valid: records.length === 1 && error === null, error };
 }
 
 /** `_dmarc.<domain>`, else `_dmarc.<organizational domain>` (RFC 7489 6.6.3). */

@@ -20,8 +20,14 @@ export interface SpfResult {
   record: string | null;
   /** Ours: every `v=spf1` record at the domain, in answer order. */
   records: string[];
-  /** Ours: exactly one `v=spf1` record (none is `none`, several a permerror: RFC 7208 4.5). The record's syntax is not evaluated. */
+  /**
+   * Ours: exactly one `v=spf1` record and it follows RFC 7208's grammar (none is `none`; several,
+   * or one that fails the grammar, a permerror: RFC 7208 4.5, 4.6). Nothing is evaluated: an
+   * include or redirect target is not fetched, so `valid` says the record itself is well formed.
+   */
   valid: boolean;
+  /** Ours: why `valid` is false when a record was found (several records, or the grammar error and its term); null when valid or none found. */
+  error: string | null;
 }
 
 export interface DkimSelector {

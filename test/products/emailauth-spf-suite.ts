@@ -96,7 +96,12 @@ export const SPF_SUITE_EXCLUDED: Record<string, ExclusionKind> = {
 };
 
 function bothSuites(cases: Record<string, ExclusionKind>): Record<string, ExclusionKind> {
-  return Object.fromEntries(Object.entries(cases).flatMap(([name, kind]) => [[`rfc7208/${name}`, kind], [`rfc4408/${name}`, kind]]));
+  return Object.fromEntries(
+    Object.entries(cases).flatMap(([name, kind]) => [
+      [`rfc7208/${name}`, kind],
+      [`rfc4408/${name}`, kind],
+    ]),
+  );
 }
 
 const FIXTURES = new URL('../fixtures/emailauth/', import.meta.url);

@@ -36,6 +36,9 @@ const ZONE: Zone = {
   'example.net': [{ type: 'A', address: '192.0.2.80' }],
   'spf-only.example.net': [TXT('v=spf1 a -all'), TXT('v=spf10 not an spf record')],
   'two-spf.example.net': EMAIL_ZONE['two-spf.test'],
+  // SPF records that break RFC 7208's grammar (the suite's non-ascii-mech, redirect twice)
+  'hosed.example.net': [TXT('v=spf1 a:ïcaramba.example.net -all')],
+  'two-redirects.example.net': [TXT('v=spf1 redirect=a.example.com redirect=b.example.com')],
   // DMARC fallback: mail.sub.example.org has none, example.org does
   'example.org': EMAIL_ZONE['example.org'],
   '_dmarc.example.org': EMAIL_ZONE['_dmarc.example.org'],
@@ -149,7 +152,28 @@ describe('emailauth lookups', () => {
 
   it('reports two SPF records as found but not valid (RFC 7208 permerror), the first as the record', async () => {
     const { spf, score } = await fresh().emailauth('two-spf.example.net');
-    expect(spf).toEqual({ found: true, record: 'v=spf1 ip4:192.0.2.0/24 -all', records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE], valid: false, error: '2 v=spf1 records (RFC 7208 4.5: permerror)' });
+    expect(spf).toEqual({
+      found: true,
+      record: 'v=spf1 ip4:192.0.2.0/24 -all',
+      records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE],
+      valid: false,
+      error: '2 v=spf1 records (RFC 7208 4.5: permerror)',
+    });
+    expect(score).toBe(35);
+  });
+
+  it.each([
+    ['non-ASCII text', 'hosed.example.net', 'v=spf1 a:ïcaramba.example.net -all', 'non-ASCII character in the record'],
+    [
+      'redirect twice',
+      'two-redirects.example.net',
+      'v=spf1 redirect=a.example.com redirect=b.example.com',
+      'redirect= appears more than once in "redirect=b.example.com"',
+    ],
+  ])('reports an SPF record with %s as found but not valid, with the grammar error', async (_name, domain, record, error) => {
+    const { spf, score } = await fresh().emailauth(domain);
+    expect(spf).toEqual({ found: true, record, records: [record], valid: false, error });
+    // Presence score (SPEC): a record that is there counts, valid or not.
     expect(score).toBe(35);
   });
 

@@ -15,7 +15,9 @@ export const EMAILAUTH_DOC: ProductDoc = {
       valid: bool(
         'Ours: exactly one v=spf1 record and it follows the RFC 7208 grammar (several, or a syntax error, are a permerror: RFC 7208 4.5, 4.6). Include and redirect targets are not fetched.',
       ),
-      error: nullable(str('Ours: why valid is false when a record was found (several records, or the syntax error and its term); null when valid or when none was found.')),
+      error: nullable(
+        str('Ours: why valid is false when a record was found (several records, or the syntax error and its term); null when valid or when none was found.'),
+      ),
     }),
     dkim: obj({
       found: bool('Any probed selector returned a key record (a revoked one included).'),

@@ -21,7 +21,10 @@ export function spfSyntaxError(record: string): string | null {
     const code = bad[0].codePointAt(0) ?? 0;
     return code > 0x7e ? 'non-ASCII character in the record' : `control character U+${code.toString(16).toUpperCase().padStart(4, '0')} in the record`;
   }
-  const terms = record.split(' ').slice(1).filter((term) => term !== '');
+  const terms = record
+    .split(' ')
+    .slice(1)
+    .filter((term) => term !== '');
   const seen = new Set<string>();
   for (const term of terms) {
     const error = termError(term, seen);

@@ -2,6 +2,7 @@
  * SPF records against RFC 7208's grammar (src/products/emailauth/spf-syntax.ts), one row per rule:
  * well-formed records that must pass, and records that break one rule each, with the reason given.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { spfSyntaxError } from '../../src/products/emailauth/spf-syntax.js';
 
@@ -51,5 +52,37 @@ describe('spfSyntaxError', () => {
     ['a bad macro in an unknown modifier', 'v=spf1 -all foo=%{q}', 'macro letter "q" not allowed here in "foo=%{q}"'],
   ])('refuses %s', (_name, record, reason) => {
     expect(spfSyntaxError(record)).toBe(reason);
+  });
+
+  it('answers any text with null or a reason, never throwing (hostile DNS data)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (tail) => {
+        const answer = spfSyntaxError(`v=spf1 ${tail}`);
+        expect(answer === null || (typeof answer === 'string' && answer.length > 0)).toBe(true);
+      }),
+      { numRuns: 2_000, seed: 20_261_127 },
+    );
+  });
+
+  it('accepts any record built from well-formed terms joined by runs of spaces', () => {
+    const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
+    const domain = fc.tuple(label, label).map(([a, b]) => `${a}.${b}.com`);
+    const octet = fc.integer({ min: 0, max: 255 });
+    const term = fc.oneof(
+      fc.constantFrom('all', '-all', '~all', '?all', '+a', 'mx', 'ptr', 'a/24', 'mx//64', 'a/0//0'),
+      domain.map((d) => `include:${d}`),
+      domain.map((d) => `a:${d}/32//128`),
+      domain.map((d) => `exists:%{ir}.%{l1r-}.${d}`),
+      fc.tuple(octet, octet, octet, octet, fc.integer({ min: 0, max: 32 })).map(([a, b, c, d, n]) => `ip4:${a}.${b}.${c}.${d}/${n}`),
+      fc.integer({ min: 0, max: 128 }).map((n) => `ip6:2001:db8::/${n}`),
+      domain.map((d) => `x-note=${d}`),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(term, fc.integer({ min: 1, max: 3 })), { maxLength: 12 }), (terms) => {
+        const record = 'v=spf1' + terms.map(([t, spaces]) => ' '.repeat(spaces) + t).join('');
+        expect(spfSyntaxError(record)).toBeNull();
+      }),
+      { numRuns: 500, seed: 20_261_127 },
+    );
   });
 });

@@ -9,10 +9,18 @@
  *   TXT queries (the domain, `_dmarc`, nine selectors) and waits for them: latency p50 / p99,
  *   one lookup at a time, with the CPU our side spent, and throughput with 8 lookups in flight
  *   (bound by the one test server process, which answers a query in about 0.45 ms).
+ *
+ * Accuracy rows (measured, not timed): the openspf RFC 7208 and RFC 4408 SPF suites run as
+ * record checks (test/products/emailauth-spf-suite.ts) and the DMARC discovery vectors
+ * (test/products/emailauth-dmarc-vectors.ts), against an in-process loopback DNS server. In those
+ * rows `ops/s` is the cases passed, `baseline ops/s` the cases that apply, and `ratio` the pass rate.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import type { Zone } from '../../test/servers/dns-server.js';
+import { isDeepStrictEqual } from 'node:util';
+import { DMARC_VECTORS, expectedDmarc, runDmarcVectors } from '../../test/products/emailauth-dmarc-vectors.js';
+import { passRate, runSuite } from '../../test/products/emailauth-spf-suite.js';
+import { startDnsServer, type Zone } from '../../test/servers/dns-server.js';
 import { DKIM_KEYS } from '../../test/servers/email-zone.js';
 import { absoluteRow, measure, type BenchRow } from '../harness.js';
 import { createDnsResolver } from '../../src/lib/dns/index.js';
@@ -58,7 +66,41 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** A pass-rate row: passed over applicable cases as ops and baseline, so the ratio is the rate. */
+function accuracyRow(testCase: string, passed: number, applicable: number, minRate: number): BenchRow {
+  const rate = passed / applicable;
+  return {
+    suite: 'emailauth accuracy',
+    case: `${testCase}: ${passed} of ${applicable} (${(100 * rate).toFixed(1)}%)`,
+    baseline: 'applicable cases',
+    opsPerSec: passed,
+    baselineOpsPerSec: applicable,
+    ratio: rate,
+    target: `>= ${minRate}x`,
+    met: rate >= minRate,
+  };
+}
+
+async function accuracyRows(): Promise<BenchRow[]> {
+  const server = await startDnsServer();
+  try {
+    const rows: BenchRow[] = [];
+    for (const suite of ['rfc7208', 'rfc4408'] as const) {
+      const runs = await runSuite(suite, server);
+      const { applicable, passed } = passRate(runs);
+      rows.push(accuracyRow(`SPF ${suite} suite as record checks (${runs.length - applicable} evaluation-only cases excluded)`, passed, applicable, 0.995));
+    }
+    const vectors = await runDmarcVectors(server);
+    const right = vectors.filter((v) => isDeepStrictEqual(v.dmarc, expectedDmarc(v.vector))).length;
+    rows.push(accuracyRow('DMARC discovery vectors (DMARCbis tree walk)', right, DMARC_VECTORS.length, 1));
+    return rows;
+  } finally {
+    await server.close();
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
+  const accuracy = await accuracyRows();
   const domains = Array.from({ length: DOMAINS }, (_, i) => `d${i}.example.com`);
   const server = await startDnsProcess(benchZone(domains));
   const engineFor = (): EmailAuthEngine => createEmailAuthEngine({ dns: createDnsResolver({ servers: [server.address] }) });
@@ -106,6 +148,7 @@ export async function run(): Promise<BenchRow[]> {
 
     const ms = (value: number) => value.toFixed(2);
     return [
+      ...accuracy,
       absoluteRow(
         {
           suite: SUITE,

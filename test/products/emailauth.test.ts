@@ -36,19 +36,15 @@ const ZONE: Zone = {
   'example.net': [{ type: 'A', address: '192.0.2.80' }],
   'spf-only.example.net': [TXT('v=spf1 a -all'), TXT('v=spf10 not an spf record')],
   'two-spf.example.net': EMAIL_ZONE['two-spf.test'],
-  // DMARC fallback: mail.sub.example.org has none, example.org does
+  // SPF records that break RFC 7208's grammar (the suite's non-ascii-mech, redirect twice)
+  'hosed.example.net': [TXT('v=spf1 a:ïcaramba.example.net -all')],
+  'two-redirects.example.net': [TXT('v=spf1 redirect=a.example.com redirect=b.example.com')],
+  // DMARC tree walk: mail.sub.example.org has none, example.org does
   'example.org': EMAIL_ZONE['example.org'],
   '_dmarc.example.org': EMAIL_ZONE['_dmarc.example.org'],
   'mail.sub.example.org': EMAIL_ZONE['mail.sub.example.org'],
   'own.example.org': [TXT('v=spf1 -all')],
   '_dmarc.own.example.org': [TXT('v=DMARC1; p=none')],
-  // A private public suffix (github.io, PSL private section): its users' sites are their own
-  // organizational domains. Real names, served only by this loopback server.
-  'github.io': [TXT('v=spf1 -all')],
-  '_dmarc.github.io': [TXT('v=DMARC1; p=reject')],
-  'alice.github.io': [TXT('v=spf1 -all')],
-  'www.bob.github.io': [TXT('v=spf1 -all')],
-  '_dmarc.bob.github.io': [TXT('v=DMARC1; p=none')],
   // Microsoft 365: selector1 a CNAME into the tenant's zone, selector2 a dangling CNAME
   'contoso.example.net': EMAIL_ZONE['contoso.test'],
   'selector1._domainkey.contoso.example.net': EMAIL_ZONE['selector1._domainkey.contoso.test'],
@@ -97,9 +93,9 @@ async function rejection(promise: Promise<unknown>): Promise<LookupError> {
 }
 
 const NONE = {
-  spf: { found: false, record: null, records: [], valid: false },
+  spf: { found: false, record: null, records: [], valid: false, error: null },
   dkim: { found: false, selectors: [], failed_selectors: [] },
-  dmarc: { found: false, record: null, records: [], valid: false, source: null },
+  dmarc: { found: false, record: null, records: [], valid: false, source: null, policy_domain: null },
 };
 const SPF_EXAMPLE = 'v=spf1 include:_spf.example.net ~all';
 const DMARC_EXAMPLE = 'v=DMARC1; p=reject; rua=mailto:dmarc-reports@example.test; adkim=s; aspf=s';
@@ -111,7 +107,7 @@ describe('emailauth lookups', () => {
     expect(result).toEqual({
       domain: 'example.com',
       score: 100,
-      spf: { found: true, record: SPF_EXAMPLE, records: [SPF_EXAMPLE], valid: true },
+      spf: { found: true, record: SPF_EXAMPLE, records: [SPF_EXAMPLE], valid: true, error: null },
       dkim: {
         found: true,
         selectors: [
@@ -122,7 +118,7 @@ describe('emailauth lookups', () => {
         ],
         failed_selectors: [],
       },
-      dmarc: { found: true, record: DMARC_EXAMPLE, records: [DMARC_EXAMPLE], valid: true, source: 'domain' },
+      dmarc: { found: true, record: DMARC_EXAMPLE, records: [DMARC_EXAMPLE], valid: true, source: 'domain', policy_domain: 'example.com' },
     } satisfies EmailAuthResult);
     expect(result.dkim.selectors[1].record.length).toBeGreaterThan(255);
     // One TXT query per name: the domain, _dmarc, and the nine selectors in parallel.
@@ -143,43 +139,62 @@ describe('emailauth lookups', () => {
       ...NONE,
       domain: 'spf-only.example.net',
       score: 35,
-      spf: { found: true, record: 'v=spf1 a -all', records: ['v=spf1 a -all'], valid: true },
+      spf: { found: true, record: 'v=spf1 a -all', records: ['v=spf1 a -all'], valid: true, error: null },
     });
   });
 
   it('reports two SPF records as found but not valid (RFC 7208 permerror), the first as the record', async () => {
     const { spf, score } = await fresh().emailauth('two-spf.example.net');
-    expect(spf).toEqual({ found: true, record: 'v=spf1 ip4:192.0.2.0/24 -all', records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE], valid: false });
+    expect(spf).toEqual({
+      found: true,
+      record: 'v=spf1 ip4:192.0.2.0/24 -all',
+      records: ['v=spf1 ip4:192.0.2.0/24 -all', SPF_EXAMPLE],
+      valid: false,
+      error: '2 v=spf1 records (RFC 7208 4.5: permerror)',
+    });
     expect(score).toBe(35);
   });
 
-  it('falls back to the organizational domain for DMARC (RFC 7489 6.6.3) and says so', async () => {
+  it.each([
+    ['non-ASCII text', 'hosed.example.net', 'v=spf1 a:ïcaramba.example.net -all', 'non-ASCII character in the record'],
+    [
+      'redirect twice',
+      'two-redirects.example.net',
+      'v=spf1 redirect=a.example.com redirect=b.example.com',
+      'redirect= appears more than once in "redirect=b.example.com"',
+    ],
+  ])('reports an SPF record with %s as found but not valid, with the grammar error', async (_name, domain, record, error) => {
+    const { spf, score } = await fresh().emailauth(domain);
+    expect(spf).toEqual({ found: true, record, records: [record], valid: false, error });
+    // Presence score (SPEC): a record that is there counts, valid or not.
+    expect(score).toBe(35);
+  });
+
+  it('walks up the labels to the organizational domain for DMARC (DMARCbis) and says where the record came from', async () => {
     const result = await fresh().emailauth('mail.sub.example.org');
     expect(result).toEqual({
       ...NONE,
       domain: 'mail.sub.example.org',
       score: 40,
-      dmarc: { found: true, record: DMARC_ORG, records: [DMARC_ORG], valid: true, source: 'organizational' },
+      dmarc: { found: true, record: DMARC_ORG, records: [DMARC_ORG], valid: true, source: 'organizational', policy_domain: 'example.org' },
     });
-    expect(server.queries.get('_dmarc.mail.sub.example.org TXT')).toBe(1);
-    expect(server.queries.get('_dmarc.example.org TXT')).toBe(1);
-    expect(server.total()).toBe(12);
+    // The domain's own _dmarc, then every parent up to the TLD: the walk stops only at a psd tag.
+    for (const name of ['mail.sub.example.org', 'sub.example.org', 'example.org', 'org']) expect(server.queries.get(`_dmarc.${name} TXT`)).toBe(1);
+    expect(server.total()).toBe(14);
   });
 
-  it("uses a subdomain's own DMARC record without asking the organizational domain", async () => {
+  it("uses a subdomain's own DMARC record without walking", async () => {
     const { dmarc, score } = await fresh().emailauth('own.example.org');
-    expect(dmarc).toEqual({ found: true, record: 'v=DMARC1; p=none', records: ['v=DMARC1; p=none'], valid: true, source: 'domain' });
+    expect(dmarc).toEqual({
+      found: true,
+      record: 'v=DMARC1; p=none',
+      records: ['v=DMARC1; p=none'],
+      valid: true,
+      source: 'domain',
+      policy_domain: 'own.example.org',
+    });
     expect(score).toBe(75);
     expect(server.queries.get('_dmarc.example.org TXT')).toBeUndefined();
-  });
-
-  it('takes the organizational domain from the whole public suffix list, private section included', async () => {
-    const lookup = fresh();
-    expect((await lookup.emailauth('alice.github.io')).dmarc.found).toBe(false);
-    expect(server.queries.get('_dmarc.github.io TXT')).toBeUndefined();
-    expect((await lookup.emailauth('www.bob.github.io')).dmarc).toMatchObject({ found: true, record: 'v=DMARC1; p=none', source: 'organizational' });
-    // A private suffix is itself a valid domain, its own organizational domain.
-    expect((await lookup.emailauth('github.io')).dmarc).toMatchObject({ found: true, record: 'v=DMARC1; p=reject', source: 'domain' });
   });
 
   it('follows a Microsoft 365 selector CNAME to its key; a dangling CNAME is no key', async () => {
@@ -211,8 +226,9 @@ describe('emailauth lookups', () => {
     const domain = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
     expect(domain).toHaveLength(253);
     expect(await fresh().emailauth(domain)).toEqual({ domain, score: 0, ...NONE });
-    // The domain and the organizational _dmarc only: _dmarc.<domain> and every selector name are over 253.
-    expect(Object.fromEntries(server.queries)).toEqual({ [`${domain} TXT`]: 1, [`_dmarc.${'d'.repeat(57)}.com TXT`]: 1 });
+    // The domain and the tree walk's parents: _dmarc.<domain> and every selector name are over 253.
+    const parents = [`${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`, `${'c'.repeat(63)}.${'d'.repeat(57)}.com`, `${'d'.repeat(57)}.com`, 'com'];
+    expect(Object.fromEntries(server.queries)).toEqual({ [`${domain} TXT`]: 1, ...Object.fromEntries(parents.map((p) => [`_dmarc.${p} TXT`, 1])) });
   });
 
   it.each([

@@ -12,7 +12,12 @@ export const EMAILAUTH_DOC: ProductDoc = {
       found: bool('A TXT record starting v=spf1 exists.'),
       record: nullable(str('Raw record (the first when there are several); null when none.')),
       records: list(str(), 'Ours: every v=spf1 record at the domain, in answer order.'),
-      valid: bool('Ours: exactly one v=spf1 record (several are a permerror, RFC 7208 4.5); its syntax is not evaluated.'),
+      valid: bool(
+        'Ours: exactly one v=spf1 record and it follows the RFC 7208 grammar (several, or a syntax error, are a permerror: RFC 7208 4.5, 4.6). Include and redirect targets are not fetched.',
+      ),
+      error: nullable(
+        str('Ours: why valid is false when a record was found (several records, or the syntax error and its term); null when valid or when none was found.'),
+      ),
     }),
     dkim: obj({
       found: bool('Any probed selector returned a key record (a revoked one included).'),
@@ -30,11 +35,14 @@ export const EMAILAUTH_DOC: ProductDoc = {
       ),
     }),
     dmarc: obj({
-      found: bool('A v=DMARC1 record exists at _dmarc of the domain, or of its organizational domain.'),
-      record: nullable(str('Raw record (the first when there are several); null when none.')),
-      records: list(str(), 'Ours: every v=DMARC1 record where they were found, in answer order.'),
-      valid: bool('Ours: exactly one record (several mean no DMARC policy applies).'),
-      source: nullable(oneOf(['domain', 'organizational'], 'Ours: where the records were found; null when none.')),
+      found: bool(
+        'A v=DMARC1 record exists at _dmarc of the domain, or one found by the DMARCbis DNS tree walk up its parents applies (its organizational or public suffix domain).',
+      ),
+      record: nullable(str('Raw record that applies (with several at the domain and none above, the first of them); null when none.')),
+      records: list(str(), 'Ours: every v=DMARC1 record at the name the record came from, in answer order.'),
+      valid: bool('Ours: exactly one record where it was found (several at a name are discarded; with none above, no policy applies).'),
+      source: nullable(oneOf(['domain', 'organizational', 'public_suffix'], 'Ours: where the record was found (DMARCbis policy discovery); null when none.')),
+      policy_domain: nullable(str('Ours: the domain whose _dmarc record applies; null when none.')),
     }),
   }),
   errors: ['invalid_domain', 'lookup_failed'],

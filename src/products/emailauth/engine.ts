@@ -3,8 +3,10 @@ import { createMemoryCache, createProductCache, type ProductCache } from '../../
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
+import { discoverDmarc } from './dmarc-discovery.js';
 import { normalizeDomain, type EmailDomain } from './domain.js';
-import { dkimKey, isDmarcRecord, isSpfRecord } from './records.js';
+import { dkimKey, isSpfRecord } from './records.js';
+import { spfSyntaxError } from './spf-syntax.js';
 import {
   DKIM_SELECTORS,
   SCORE_POINTS,
@@ -24,7 +26,7 @@ export interface EmailAuthEngine {
   prepare(domain: string): EmailDomain;
   /**
    * Look up a normalized domain: SPF, DMARC and the nine DKIM selectors as TXT queries in
-   * parallel (then the organizational domain's DMARC if needed). Synchronous on a hit of the
+   * parallel (then, without a DMARC record at the domain, the DMARCbis tree walk up its parents). Synchronous on a hit of the
    * in-process cache. Rejects with LookupError `lookup_failed` when the SPF or DMARC query
    * fails, or every DKIM query does.
    */
@@ -67,7 +69,7 @@ export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailA
   async function lookUp(domain: EmailDomain): Promise<Computed<EmailAuthResult>> {
     const answers: DnsAnswer<'TXT'>[] = [];
     const txt = (name: string) => resolveTxt(resolver(), name, answers);
-    const [spf, dmarc, dkim] = await Promise.all([findSpf(txt, domain), findDmarc(txt, domain), findDkim(txt, domain)]);
+    const [spf, dmarc, dkim] = await Promise.all([findSpf(txt, domain), discoverDmarc(txt, domain.name), findDkim(txt, domain)]);
     const result: EmailAuthResult = { domain: domain.name, score: score(spf, dmarc, dkim), spf, dkim, dmarc };
     // Kept while every DNS answer behind it is fresh; a partial result is not kept, so the next
     // call asks again for what failed.
@@ -125,22 +127,8 @@ async function resolveTxt(dns: DnsResolver, name: string, answers: DnsAnswer<'TX
 
 async function findSpf(txt: TxtQuery, domain: EmailDomain): Promise<SpfResult> {
   const records = (await txt(domain.name)).filter(isSpfRecord);
-  return { found: records.length > 0, record: records[0] ?? null, records, valid: records.length === 1 };
-}
-
-/** `_dmarc.<domain>`, else `_dmarc.<organizational domain>` (RFC 7489 6.6.3). */
-async function findDmarc(txt: TxtQuery, domain: EmailDomain): Promise<DmarcResult> {
-  const own = (await txt(`_dmarc.${domain.name}`)).filter(isDmarcRecord);
-  if (own.length > 0) return dmarcFound(own, 'domain');
-  if (domain.organizational !== domain.name) {
-    const inherited = (await txt(`_dmarc.${domain.organizational}`)).filter(isDmarcRecord);
-    if (inherited.length > 0) return dmarcFound(inherited, 'organizational');
-  }
-  return { found: false, record: null, records: [], valid: false, source: null };
-}
-
-function dmarcFound(records: string[], source: 'domain' | 'organizational'): DmarcResult {
-  return { found: true, record: records[0], records, valid: records.length === 1, source };
+  const error = records.length > 1 ? `${records.length} v=spf1 records (RFC 7208 4.5: permerror)` : records.length === 1 ? spfSyntaxError(records[0]) : null;
+  return { found: records.length > 0, record: records[0] ?? null, records, valid: records.length === 1 && error === null, error };
 }
 
 /**

@@ -20,8 +20,14 @@ export interface SpfResult {
   record: string | null;
   /** Ours: every `v=spf1` record at the domain, in answer order. */
   records: string[];
-  /** Ours: exactly one `v=spf1` record (none is `none`, several a permerror: RFC 7208 4.5). The record's syntax is not evaluated. */
+  /**
+   * Ours: exactly one `v=spf1` record and it follows RFC 7208's grammar (none is `none`; several,
+   * or one that fails the grammar, a permerror: RFC 7208 4.5, 4.6). Nothing is evaluated: an
+   * include or redirect target is not fetched, so `valid` says the record itself is well formed.
+   */
   valid: boolean;
+  /** Ours: why `valid` is false when a record was found (several records, or the grammar error and its term); null when valid or none found. */
+  error: string | null;
 }
 
 export interface DkimSelector {
@@ -47,16 +53,25 @@ export interface DkimResult {
 }
 
 export interface DmarcResult {
-  /** SPEC: a `v=DMARC1` record exists at `_dmarc.<domain>`, or at the organizational domain's (RFC 7489 6.6.3). */
+  /**
+   * SPEC: a `v=DMARC1` record exists at `_dmarc.<domain>`; ours, widened: or a record found by
+   * the DMARCbis tree walk applies to the domain (its organizational or public suffix domain's).
+   */
   found: boolean;
-  /** SPEC: the raw record; with several, the first in the DNS answer. Null when none. */
+  /** SPEC: the raw record that applies; with several at the domain and none above, the first of them. Null when none. */
   record: string | null;
-  /** Ours: every `v=DMARC1` record at the name where they were found, in answer order. */
+  /** Ours: every `v=DMARC1` record at the name the record came from, in answer order (several only at the domain itself). */
   records: string[];
-  /** Ours: exactly one record (several mean no DMARC policy applies, RFC 7489 6.6.3). */
+  /** Ours: exactly one record where it was found (several at a name are discarded, DMARCbis; with none above, no policy applies). */
   valid: boolean;
-  /** Ours: where the records were found: `_dmarc.<domain>`, or the organizational domain's `_dmarc`; null when none. */
-  source: 'domain' | 'organizational' | null;
+  /**
+   * Ours: where the record was found: `_dmarc.<domain>`, the organizational domain's (the walk's
+   * highest record, or the one a `psd=n` marks, or the name below a `psd=y`), or the public
+   * suffix domain's (a `psd=y` record, when the organizational domain has none); null when none.
+   */
+  source: 'domain' | 'organizational' | 'public_suffix' | null;
+  /** Ours: the domain whose `_dmarc` record that is; null when none. */
+  policy_domain: string | null;
 }
 
 /** SPEC: the DKIM selectors probed, in this order, at `{selector}._domainkey.{domain}`. */

@@ -26,9 +26,9 @@ import type { OutboundGuard } from '../../lib/outbound.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
-import { parseWhoisText } from './parse.js';
+import { readWhoisAnswer } from './answer.js';
 import { NotADomainObject, readRdapDomain } from './rdap.js';
-import { copyResult, fillGaps, isEmptyRecord, isThin, toResult, type RegistrationRecord } from './record.js';
+import { copyResult, fillGaps, isThin, toResult, type RegistrationRecord } from './record.js';
 import {
   bySuffix,
   formatAddress,
@@ -224,16 +224,18 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
 
   async function viaWhois(domain: string, ctx: CallContext): Promise<Computed<CacheValue>> {
     const server = await whoisServerFor(domain, ctx);
-    const parsed = parseWhoisText(await whoisQuery(server, whoisQueryFor(server, domain), ctx));
-    if (parsed.notFound) return notFound(domain, 'whois');
-    if (isEmptyRecord(parsed.record)) throw upstream(`the WHOIS server ${formatAddress(server)} answered nothing we can read`);
-    let record = parsed.record;
+    const answer = readWhoisAnswer(await whoisQuery(server, whoisQueryFor(server, domain), ctx), formatAddress(server));
+    if (answer.kind === 'not_found') return notFound(domain, 'whois');
+    if (answer.kind === 'failed') throw upstream(answer.message);
+    let record = answer.record;
     let partial = false;
-    if (isThin(record) && parsed.referral && parsed.referral !== server.host) {
-      const registrar: ServerAddress = { host: parsed.referral, port: settings.whoisPort };
+    if (isThin(record) && answer.referral && answer.referral !== server.host) {
+      const registrar: ServerAddress = { host: answer.referral, port: settings.whoisPort };
       try {
-        const second = parseWhoisText(await whoisQuery(registrar, whoisQueryFor(registrar, domain), ctx));
-        if (!second.notFound) record = fillGaps(record, second.record);
+        const second = readWhoisAnswer(await whoisQuery(registrar, whoisQueryFor(registrar, domain), ctx), formatAddress(registrar));
+        if (second.kind === 'record') record = fillGaps(record, second.record);
+        // A refused or unreadable registrar answer leaves the registry's facts, kept briefly.
+        else if (second.kind === 'failed') partial = true;
       } catch (error) {
         if (!isSeclookupError(error)) throw error;
         partial = true;

@@ -20,7 +20,8 @@
  * records (other names that merely start with the query) are not the domain's data.
  */
 import { parseRegistryDate } from './dates.js';
-import { addUnique, emptyRecord, hostnameOf, isEmptyRecord, shownValue, type RegistrationRecord } from './record.js';
+import { saysNotFound } from './answer-forms.js';
+import { addUnique, emptyRecord, hasFacts, hostnameOf, shownValue, type RegistrationRecord } from './record.js';
 
 /** What one WHOIS answer says. */
 export interface ParsedWhois {
@@ -179,36 +180,6 @@ const NO_COLON = /^(record expires on|record created on|record last updated on|d
 /** `a. [Domain Name]   VALUE` (JPRS) and `[Registrar]` (a section heading, empty value). */
 const BRACKETED = /^(?:[a-z]\.\s*)?\[([^\]]{1,60})\]\s*(.*)$/i;
 
-/**
- * Answers that say "no such domain" (the registry's own words): checked only when the answer
- * holds no registrar, date or nameserver, so a disclaimer that mentions "not found" cannot
- * hide a registered domain.
- */
-const NOT_FOUND = [
-  /^\s*no match(?:es)?(?: for|!!|\b)/im,
-  /\bno entries found\b/i,
-  /^\W*not found\b/im,
-  /\bno data found\b/i,
-  /^\s*domain not found\b/im,
-  /^\s*no found\b/im,
-  /\bis (?:available for registration|free)\b/i,
-  /^\s*(?:domain )?status:\s*(?:free|available|no object found)\s*$/im,
-  /\bthe queried object does not exist\b/i,
-  /\bobject does not exist\b/i,
-  /\bno data was found to match the request criteria\b/i,
-  /\bwe do not have an entry in our database matching your query\b/i,
-  /^\W*nothing found\b/im,
-  /\bno information available about domain name\b/i,
-  /^\W*no such domain\b/im,
-  /\bthe domain has not been registered\b/i,
-  /\bthis domain name has not been registered\b/i,
-  /\bel dominio no se encuentra registrado\b/i,
-  /\bthe requested domain was not found\b/i,
-  /^\s*no domain records were found\b/im,
-  /^\s*domain \S+ (?:is not registered|does not exist)\b/im,
-  /^\W*no matching record\b/im,
-];
-
 /** Parse one WHOIS answer. `domain` (the name asked for) is not needed to read it. */
 export function parseWhoisText(text: string): ParsedWhois {
   const lines = readLines(text);
@@ -238,9 +209,8 @@ export function parseWhoisText(text: string): ParsedWhois {
       break;
     }
   }
-  // A status alone (`Status: free`) is how some registries say "not registered".
-  const noFacts = isEmptyRecord({ ...record, status: [] });
-  const notFound = noFacts && NOT_FOUND.some((pattern) => pattern.test(text));
+  // Only an answer without registration facts can say "not registered" (answer-forms.ts).
+  const notFound = !hasFacts(record) && saysNotFound(text);
   return { record, referral, notFound };
 }
 

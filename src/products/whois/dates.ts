@@ -58,7 +58,9 @@ const ZONES: Readonly<Record<string, number>> = {
   mest: 120,
   eet: 120,
   sast: 120,
+  wat: 60,
   eest: 180,
+  eat: 180,
   msk: 180,
   hkt: 480,
   sgt: 480,
@@ -113,6 +115,10 @@ const SHAPES: readonly Shape[] = [
   shape(String.raw`(\d{4})[-./](\d{1,2})[-./](\d{1,2})`, (m) => [+m[1], +m[2], +m[3]]),
   // 20141204 14:57:44, 19990518
   shape(String.raw`(\d{4})(\d{2})(\d{2})`, (m) => [+m[1], +m[2], +m[3]]),
+  // 20121216134104 (RIPE-style stamps of .ua, .il): YYYYMMDDhhmmss
+  { pattern: /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/, ymd: (m) => [+m[1], +m[2], +m[3]], time: 4 },
+  // 2007. 03. 02 (KRNIC; the last dot is dropped before)
+  shape(String.raw`(\d{4})\.\s+(\d{1,2})\.\s+(\d{1,2})`, (m) => [+m[1], +m[2], +m[3]], false),
   // 18.7.2012 04:04:23, 30/10/2002, 05-06-1999: day first
   shape(String.raw`(\d{1,2})[-./](\d{1,2})[-./](\d{4})`, (m) => [+m[3], +m[2], +m[1]]),
   // 05-Dec-2020, 07-nov-2007, 05-Oct-1997 04:00:00 UTC, 29-APR-05, 14 Jul 1998
@@ -153,6 +159,10 @@ export function parseRegistryDate(input: string): number | null {
     noteZone = zoneOffset(note[1].trim());
   }
   text = text.replace(/\.$/, '').trim();
+  // `Friday 7th November 2003`, `2nd April, 2001`, `Thu Aug 03 2006`: no weekday, no ordinal suffix.
+  text = text
+    .replace(/^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+(?=[a-z]{3,9}\s+\d{1,2}\s+\d{4}$|\d{1,2}(?:st|nd|rd|th)?\s)/i, '')
+    .replace(/^(\d{1,2})(?:st|nd|rd|th)\b/i, '$1');
 
   const c = CTIME.exec(text);
   if (c) {

@@ -35,8 +35,24 @@ function walk(dir: string): string[] {
     });
 }
 
-/** Every answer of the corpus that has an expected JSON (`<case>.txt` + `<case>.json`). */
+export interface Correction {
+  ours: string | string[] | null;
+  kind: 'expected-wrong' | 'ours-by-design';
+  reason: string;
+}
+
+/** Hand-checked corrections of expected values (corrections.json), by answer path and field. */
+export function loadCorrections(): Record<string, Partial<Record<Field, Correction>>> {
+  return (JSON.parse(readFileSync(join(CORPUS_DIR, 'corrections.json'), 'utf8')) as { corrections: Record<string, Partial<Record<Field, Correction>>> })
+    .corrections;
+}
+
+/**
+ * Every answer of the corpus that has an expected JSON (`<case>.txt` + `<case>.json`), with
+ * the corrections of corrections.json applied to its expected fields.
+ */
 export function loadCorpus(): CorpusEntry[] {
+  const corrections = loadCorrections();
   const entries: CorpusEntry[] = [];
   for (const source of ['weppos', 'local']) {
     let files: string[];
@@ -47,7 +63,10 @@ export function loadCorpus(): CorpusEntry[] {
     }
     for (const file of files.filter((f) => f.endsWith('.txt'))) {
       const expected = JSON.parse(readFileSync(file.replace(/\.txt$/, '.json'), 'utf8')) as Omit<CorpusEntry, 'path' | 'text'>;
-      entries.push({ ...expected, fields: expected.fields ?? {}, path: relative(CORPUS_DIR, file), text: readFileSync(file, 'utf8') });
+      const path = relative(CORPUS_DIR, file);
+      const fields = { ...expected.fields };
+      for (const [field, correction] of Object.entries(corrections[path] ?? {})) fields[field as Field] = correction.ours;
+      entries.push({ ...expected, fields, path, text: readFileSync(file, 'utf8') });
     }
   }
   return entries;

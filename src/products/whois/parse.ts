@@ -106,6 +106,7 @@ const CREATED_KEYS = aliases(
   'entry created',
   'record created',
   'domain created date',
+  'date de creation',
 );
 const UPDATED_KEYS = aliases(
   'updated date',
@@ -170,7 +171,7 @@ const EXPIRES_KEYS = aliases(
   'record expired',
 );
 /** Status keys that name the domain's status outright: when any is present, the plain ones (`status`, `state`) are not read. */
-const DOMAIN_STATUS_KEYS = aliases('domain status', 'eppstatus', 'epp status', 'registration status', 'estatus del dominio');
+const DOMAIN_STATUS_KEYS = aliases('domain status');
 const STATUS_KEYS = aliases(
   'domain status',
   'status',
@@ -209,9 +210,13 @@ const NAMESERVER_KEYS = aliases(
   'current nameservers',
   'primary server hostname',
   'secondary server hostname',
+  'third server hostname',
+  'fourth server hostname',
   'primary name server',
   'secondary name server',
   'dns name',
+  'primary ns',
+  'secondary ns',
 );
 /** Numbered nameserver keys: `Name Server 1`, `NS 1`, `Domain server 2`, `ns1_hostname`, `ns_name_01`. */
 const NUMBERED_NAMESERVER = /^(?:name ?server|ns|domain server|dns|nserver|ns name) ?\d+(?: hostname)?$|^ns\d+ hostname$/;
@@ -227,6 +232,8 @@ const NO_COLON = /^(record expires on|record created on|record last updated on|r
 /** `a. [Domain Name]   VALUE` (JPRS) and `[Registrar]` (a section heading, empty value). */
 const BRACKETED = /^(?:[a-z](?:\.\s*|\s+))?\[([^\]]{1,60})\]\s*(.*)$/i;
 /** `Valid-date          2011-07-23` (SK-NIC): a one-word key, three or more blanks, the value. */
+/** `Nom de domaine#. . . . . . .google.dz` (whois.nic.dz). */
+const HASH_DOTS = /^([^#:]{2,60})#[.\s]+(\S.*)$/;
 const WIDE_GAP = /^([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\s{3,}(\S.*)$/i;
 
 /** Parse one WHOIS answer. `domain` (the name asked for) is not needed to read it. */
@@ -239,7 +246,10 @@ export function parseWhoisText(text: string): ParsedWhois {
   const objectParas = new Set<number>();
   for (const [para, first] of firstOfPara) {
     if (OBJECT_KEYS.has(first.key)) objectParas.add(para);
-    else if (first.key === 'registrar' && !entries.some((e) => e.para === para && (e.key === 'domain name' || e.key === 'domain'))) objectParas.add(para);
+    // A paragraph that starts with the registrar is the registrar's object (.sk, .ua) unless it
+    // holds the domain's name or expiry (a registrar object never expires; NIC.SL's domain paragraph does).
+    else if (first.key === 'registrar' && !entries.some((e) => e.para === para && (e.key === 'domain name' || e.key === 'domain' || EXPIRES_KEYS.has(e.key))))
+      objectParas.add(para);
   }
 
   record.registrar = findRegistrar(entries, firstOfPara);
@@ -332,7 +342,7 @@ function keyValue(text: string): { key: string; value: string } | null {
   // characters), and a colon that starts `//` is a URL's, not a separator.
   const colon = text.indexOf(':');
   if (colon < 0) {
-    const wide = WIDE_GAP.exec(text);
+    const wide = WIDE_GAP.exec(text) ?? HASH_DOTS.exec(text);
     return wide ? { key: cleanKey(wide[1]), value: wide[2].trim() } : null;
   }
   if (colon < 1 || text.startsWith('//', colon + 1)) return null;
@@ -351,7 +361,8 @@ function cleanKey(key: string): string {
   let clean = CLEAN_KEYS.get(key);
   if (clean === undefined) {
     clean = key
-      .replace(/\s*\([^)]*\)/g, '') // `Creation Date (dd/mm/yyyy)`, `Servidores de nombre (Domain servers)`
+      .replace(/\s*\([^)]*[\s/][^)]*\)/g, '') // `Creation Date (dd/mm/yyyy)`, `Servidores de nombre (Domain servers)`, not `Servidor(es)`
+      .replace(/^\d{1,2}[a-z]?\.\s+/, '') // `5a.        Primary NS` (whois.gov.za)
       .replace(/^.* \/ /, '') // `Data de registo / Creation Date`: the English name
       .replace(/_/g, ' ')
       .replace(/^[\s*\-.]+/, '')
@@ -483,12 +494,25 @@ function registrarObjectName(entries: Entry[], firstOfPara: ReadonlyMap<number, 
 }
 
 function findDate(entries: Entry[], keys: ReadonlySet<string>, objectParas: ReadonlySet<number>): number | null {
+  if (keys === UPDATED_KEYS) {
+    // RIPE-style objects list every change (`changed:` lines in a row) oldest first: the latest
+    // of the domain's first run of them is the update.
+    const first = entries.findIndex((entry) => entry.key === 'changed' && !objectParas.has(entry.para));
+    let latest: number | null = null;
+    for (let i = first; i >= 0 && i < entries.length && entries[i].key === 'changed'; i++) {
+      const instant = parseRegistryDate(entries[i].value) ?? stampAfterHandle(entries[i].value);
+      if (instant !== null && (latest === null || instant > latest)) latest = instant;
+    }
+    if (latest !== null) return latest;
+  }
   for (const entry of entries) {
     if (objectParas.has(entry.para)) continue;
     let text: string | undefined;
     if (keys.has(entry.key)) text = entry.value !== '' ? entry.value : entry.block.find((line) => !line.kv)?.text;
     // UANIC and Hostmaster.ua: the expiry is in the status, `status: OK-UNTIL 20140903121852`.
     else if (keys === EXPIRES_KEYS && entry.key === 'status') text = /^ok-until\s+(\d{8,14})$/i.exec(entry.value)?.[1];
+    // JPRS: `[State] Connected (2026/03/31)`, connected (registered) until then.
+    else if (keys === EXPIRES_KEYS && entry.key === 'state') text = /^connected\s+\(([^)]+)\)$/i.exec(entry.value)?.[1];
     if (!text) continue;
     const instant = parseRegistryDate(text) ?? stampAfterHandle(text);
     if (instant !== null) return instant;

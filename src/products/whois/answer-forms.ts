@@ -66,7 +66,7 @@ export const REFUSED: readonly RefusalForm[] = [
   },
   {
     kind: 'access blocked',
-    pattern: /^(?:-\d+:\s*)?ip address blocked\b|^query_status:\s*440\b/im,
+    pattern: /^(?:-?\d+:\s*)?ip address blocked\b|^query_status:\s*440\b/im,
     servers: {
       'whois.dns.be': `${W}/whois.dns.be/be/response_blocked.txt`,
       'whois.srs.net.nz': `${W}/whois.srs.net.nz/nz/response_throttled.txt`,

@@ -15,6 +15,8 @@ export const FIELDS = ['registrar', 'created_at', 'updated_at', 'expires_at', 's
 export type Field = (typeof FIELDS)[number];
 
 export interface CorpusEntry {
+  /** Where the answer comes from: `<repository>@<commit>:<path>`. */
+  source: string;
   /** Path of the answer under the corpus directory (`weppos/whois.nic.it/it/status_registered.txt`). */
   path: string;
   text: string;

@@ -108,7 +108,18 @@ function emptyFields(): Record<Field, string | string[] | null> {
 export function sameValue(field: Field, expected: unknown, actual: unknown): boolean {
   if (Array.isArray(expected) && Array.isArray(actual)) {
     // Status: EPP URLs are dropped (our rule; weppos keeps them in its newer gTLD fixtures).
-    const norm = (list: unknown[]) => [...new Set(list.map((v) => String(v).replace(/\s*https?:\/\/\S*$/, '').toLowerCase()))].sort().join('\n');
+    const norm = (list: unknown[]) =>
+      [
+        ...new Set(
+          list.map((v) =>
+            String(v)
+              .replace(/\s*https?:\/\/\S*$/, '')
+              .toLowerCase(),
+          ),
+        ),
+      ]
+        .sort()
+        .join('\n');
     return norm(expected) === norm(actual);
   }
   if (field === 'registrar' && typeof expected === 'string' && typeof actual === 'string') return expected.replace(/\s+/g, ' ').trim() === actual;
@@ -142,7 +153,13 @@ export function scoreCorpus(entries: CorpusEntry[]): Score {
     const outcome = byOutcome[entry.outcome];
     outcome.total++;
     if (reading.outcome === entry.outcome) outcome.right++;
-    else misses.push({ path: entry.path, what: 'outcome', expected: entry.outcome, actual: `${reading.outcome}${reading.message ? ` (${reading.message})` : ''}` });
+    else
+      misses.push({
+        path: entry.path,
+        what: 'outcome',
+        expected: entry.outcome,
+        actual: `${reading.outcome}${reading.message ? ` (${reading.message})` : ''}`,
+      });
     if (entry.outcome !== 'record') continue;
     recordsAllRight.total++;
     let allRight = reading.outcome === 'record';

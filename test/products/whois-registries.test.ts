@@ -48,7 +48,20 @@ beforeAll(async () => {
     now: () => NOW,
     whois: {
       // RDAP anywhere would be refused by the guard (10/8): every lookup here must stay on port 43.
-      rdapServers: { br: null, lv: null, pe: null, je: null, ke: null, cm: null, it: null, pt: null, fr: null, nl: null, bo: null, com: 'http://10.0.0.1/rdap/' },
+      rdapServers: {
+        br: null,
+        lv: null,
+        pe: null,
+        je: null,
+        ke: null,
+        cm: null,
+        it: null,
+        pt: null,
+        fr: null,
+        nl: null,
+        bo: null,
+        com: 'http://10.0.0.1/rdap/',
+      },
       whoisServers: {
         br: server,
         lv: server,

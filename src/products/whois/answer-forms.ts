@@ -56,7 +56,8 @@ export const REFUSED: readonly RefusalForm[] = [
   },
   {
     kind: 'rate limit',
-    pattern: /\brequests? per (?:second|minute|hour) allowed\b|^excessive querying, grace period\b|^maximum queries per \w+ reached\b|\bgrace period, wait \d+ seconds\b|^please go away for \d+ seconds\b/im,
+    pattern:
+      /\brequests? per (?:second|minute|hour) allowed\b|^excessive querying, grace period\b|^maximum queries per \w+ reached\b|\bgrace period, wait \d+ seconds\b|^please go away for \d+ seconds\b/im,
     servers: {
       'whois.domain-registry.nl': `${W}/whois.domain-registry.nl/nl/response_throttled.txt`,
       'whois.dns.be': `${W}/whois.dns.be/be/response_throttled_limit.txt`,
@@ -279,7 +280,8 @@ export const NOT_FOUND: readonly AnswerForm[] = [
     },
   },
   {
-    pattern: /^(?:domain )?status:\s*(?:free|available|not registered|no object found|invalid|not allowed|unassignable|reserved|premium name|unavailable|this whois server does not have any records)\b/im,
+    pattern:
+      /^(?:domain )?status:\s*(?:free|available|not registered|no object found|invalid|not allowed|unassignable|reserved|premium name|unavailable|this whois server does not have any records)\b/im,
     servers: {
       'kero.yachay.pe': `${W}/kero.yachay.pe/pe/status_available.txt`,
       'whois.cira.ca': `${W}/whois.cira.ca/ca/property_status_available.txt`,
@@ -360,7 +362,8 @@ export const NOT_FOUND: readonly AnswerForm[] = [
     },
   },
   {
-    pattern: /^\W*nothing found\b|^no information available about domain name\b|\bthere is no information available on the domain\b|\bwe do not have an entry in our database matching your query\b|\bnot available in our whois database\b|\bthis server does not have\s+any data for\b/im,
+    pattern:
+      /^\W*nothing found\b|^no information available about domain name\b|\bthere is no information available on the domain\b|\bwe do not have an entry in our database matching your query\b|\bnot available in our whois database\b|\bthis server does not have\s+any data for\b/im,
     servers: {
       'whois.dns.pl': `${W}/whois.dns.pl/pl/status_available.txt`,
       'whois.iana.org': `${W}/whois.iana.org/int/status_available.txt`,
@@ -373,7 +376,8 @@ export const NOT_FOUND: readonly AnswerForm[] = [
     },
   },
   {
-    pattern: /^(?:name is )?reserved by\b|^restricted\b|^name is restricted from registration\b|^domain not available\.?$|\bis not available or is reserved by the registry\b|\bdomain you requested is (?:in the reserved list|prohibited)\b|\bcannot be registered because it contravenes\b|^organisation:\s*not assigned$|^\[status\]\s+reserved$/im,
+    pattern:
+      /^(?:name is )?reserved by\b|^restricted\b|^name is restricted from registration\b|^domain not available\.?$|\bis not available or is reserved by the registry\b|\bdomain you requested is (?:in the reserved list|prohibited)\b|\bcannot be registered because it contravenes\b|^organisation:\s*not assigned$|^\[status\]\s+reserved$/im,
     servers: {
       'whois.afilias.net': `${W}/whois.afilias.net/info/status_reserved.txt`,
       'whois.cnnic.cn': `${W}/whois.cnnic.cn/cn/property_status_reserved_list.txt`,
@@ -411,7 +415,11 @@ export function refusalIn(text: string): { kind: RefusalKind; line: string } | n
     if (!match) continue;
     const start = lines.lastIndexOf('\n', match.index) + 1;
     const end = lines.indexOf('\n', match.index);
-    const line = lines.slice(start, end < 0 ? undefined : end).replace(/[^\x20-\x7e]/g, '?').trim().slice(0, 100);
+    const line = lines
+      .slice(start, end < 0 ? undefined : end)
+      .replace(/[^\x20-\x7e]/g, '?')
+      .trim()
+      .slice(0, 100);
     return { kind: form.kind, line };
   }
   return null;

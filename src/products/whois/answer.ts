@@ -12,10 +12,7 @@ import { refusalIn, saysNotFound } from './answer-forms.js';
 import { parseWhoisText } from './parse.js';
 import { hasFacts, isEmptyRecord, type RegistrationRecord } from './record.js';
 
-export type WhoisAnswer =
-  | { kind: 'record'; record: RegistrationRecord; referral: string | null }
-  | { kind: 'not_found' }
-  | { kind: 'failed'; message: string };
+export type WhoisAnswer = { kind: 'record'; record: RegistrationRecord; referral: string | null } | { kind: 'not_found' } | { kind: 'failed'; message: string };
 
 /** Read one answer of `server` (named in messages). */
 export function readWhoisAnswer(text: string, server: string): WhoisAnswer {

@@ -295,7 +295,7 @@ function readLines(text: string): Line[] {
   if (firstText >= 0 && /^%\s*IANA WHOIS server/i.test(raw[firstText])) {
     const next = raw.findIndex((line, i) => i > firstText && /^#\s*\S/.test(line));
     // A whole IANA answer (whois.iana.org is the registry of .int and .arpa) is the data.
-    start = next >= 0 ? next : 0;
+    start = Math.max(next, 0);
   }
   const lines: Line[] = [];
   let para = 0;
@@ -529,7 +529,9 @@ function stampAfterHandle(text: string): number | null {
 function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[] {
   const status: string[] = [];
   let para: number | null = null;
-  const keys = entries.some((entry) => DOMAIN_STATUS_KEYS.has(entry.key) && entry.value !== '' && !objectParas.has(entry.para)) ? DOMAIN_STATUS_KEYS : STATUS_KEYS;
+  const keys = entries.some((entry) => DOMAIN_STATUS_KEYS.has(entry.key) && entry.value !== '' && !objectParas.has(entry.para))
+    ? DOMAIN_STATUS_KEYS
+    : STATUS_KEYS;
   for (const entry of entries) {
     if (!keys.has(entry.key) || objectParas.has(entry.para)) continue;
     // `state:` is .ru's domain state at the start of a line; indented, it is a contact's address.
@@ -581,7 +583,10 @@ function findNameservers(entries: Entry[]): string[] {
  * hosts apart (SGNIC: `NS1.GOOGLE.COM          NS2.GOOGLE.COM`).
  */
 function hostsInLine(text: string): string[] {
-  const words = text.replace(/^[-*]\s*/, '').trim().split(/[\s,|[(]+/);
+  const words = text
+    .replace(/^[-*]\s*/, '')
+    .trim()
+    .split(/[\s,|[(]+/);
   const ns = words.findIndex((word) => word.toUpperCase() === 'NS');
   if (ns > 0 && ns + 1 < words.length) {
     const target = hostnameOf(words[ns + 1]);

@@ -9,6 +9,10 @@
  * - cold WHOIS: distinct .ai domains over port-43 TCP, answered with the google.ai sample
  *   (ICANN layout, 2 KB): latency p50 / p99.
  * - parse: the 66 raw WHOIS answers of test/fixtures/whois, parsed in turn (answers per second).
+ * - accuracy: the registry answers of the corpus (test/fixtures/whois/corpus, 703 answers of
+ *   222 TLDs, docs/whois-accuracy.md) read through the engine's answer reader and compared with
+ *   their expected values: one row per field (% exact), "not registered" recognised, refusals
+ *   read as such, every field right. These rows' number is a percentage, not a rate.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +29,7 @@ import { createWhoisEngine, type CachedWhois, type WhoisEngine } from '../../src
 import { parseWhoisText } from '../../src/products/whois/parse.js';
 import { buildServerTables } from '../../src/products/whois/servers.js';
 import type { WhoisEngineOptions } from '../../src/products/whois/types.js';
+import { FIELDS, loadCorpus, percent, scoreCorpus } from '../../test/products/whois-corpus.js';
 
 const SUITE = 'whois engine';
 const COLD = 400;
@@ -101,6 +106,7 @@ export async function run(): Promise<BenchRow[]> {
     const averageKb = texts.reduce((sum, text) => sum + text.length, 0) / texts.length / 1024;
 
     return [
+      ...accuracyRows(),
       absoluteRow(
         {
           suite: SUITE,
@@ -141,4 +147,26 @@ export async function run(): Promise<BenchRow[]> {
   } finally {
     await Promise.all([rdap.close(), whois.close()]);
   }
+}
+
+/** Accuracy on the corpus: the row's number is the percentage (see the header). */
+export function accuracyRows(): BenchRow[] {
+  const score = scoreCorpus(loadCorpus());
+  const row = (label: string, tally: { total: number; right: number }, floor: number) =>
+    absoluteRow(
+      {
+        suite: 'whois accuracy (port 43)',
+        case: `${label}: ${tally.right} of ${tally.total} (number = % exact, ${score.answers} answers, ${score.tlds} TLDs)`,
+        opsPerSec: Number(percent(tally).toFixed(1)),
+        target: `>= ${floor}%`,
+      },
+      floor,
+    );
+  return [
+    ...FIELDS.map((field) => row(field, score.byField[field], 97)),
+    row('unregistered recognised (404 domain_not_found)', score.byOutcome.not_found, 99),
+    row('rate-limited / refused read as lookup_failed', score.byOutcome.lookup_failed, 99),
+    row('registered read as a record', score.byOutcome.record, 99),
+    row('registered answers with every measured field right', score.recordsAllRight, 95),
+  ];
 }

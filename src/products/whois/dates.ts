@@ -9,7 +9,8 @@
  *   parentheses such as `(YYYY-MM-DD)`): `before Aug-1996` and `see at www.register.bg` are
  *   not dates, and give null rather than a guess.
  * - Numeric day-month orders: `D.M.YYYY`, `DD/MM/YYYY` and `DD-MM-YYYY` are day first (the
- *   registries that use them: .fi, .rs, .cr, .pt, .il, .hk); year-first forms are year, month, day.
+ *   registries that use them: .fi, .rs, .cr, .pt, .il, .hk), except where the second number
+ *   cannot be a month (`12/18/2001`, Dot TK); year-first forms are year, month, day.
  * - A time with a zone offset or a known zone abbreviation (UTC, GMT, JST, CET, CLST, EDT, ...)
  *   is converted to UTC; a time with no zone, or an abbreviation we do not know, is read as UTC.
  *   A date without a time is midnight UTC.
@@ -58,7 +59,9 @@ const ZONES: Readonly<Record<string, number>> = {
   mest: 120,
   eet: 120,
   sast: 120,
+  wat: 60,
   eest: 180,
+  eat: 180,
   msk: 180,
   hkt: 480,
   sgt: 480,
@@ -113,8 +116,13 @@ const SHAPES: readonly Shape[] = [
   shape(String.raw`(\d{4})[-./](\d{1,2})[-./](\d{1,2})`, (m) => [+m[1], +m[2], +m[3]]),
   // 20141204 14:57:44, 19990518
   shape(String.raw`(\d{4})(\d{2})(\d{2})`, (m) => [+m[1], +m[2], +m[3]]),
-  // 18.7.2012 04:04:23, 30/10/2002, 05-06-1999: day first
-  shape(String.raw`(\d{1,2})[-./](\d{1,2})[-./](\d{4})`, (m) => [+m[3], +m[2], +m[1]]),
+  // 20121216134104 (RIPE-style stamps of .ua, .il): YYYYMMDDhhmmss
+  { pattern: /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/, ymd: (m) => [+m[1], +m[2], +m[3]], time: 4 },
+  // 2007. 03. 02 (KRNIC; the last dot is dropped before)
+  shape(String.raw`(\d{4})\.\s+(\d{1,2})\.\s+(\d{1,2})`, (m) => [+m[1], +m[2], +m[3]], false),
+  // 18.7.2012 04:04:23, 30/10/2002, 05-06-1999: day first, unless only month first can be
+  // read (Dot TK's 12/18/2001)
+  shape(String.raw`(\d{1,2})[-./](\d{1,2})[-./](\d{4})`, (m) => (+m[2] > 12 && +m[1] <= 12 ? [+m[3], +m[1], +m[2]] : [+m[3], +m[2], +m[1]])),
   // 05-Dec-2020, 07-nov-2007, 05-Oct-1997 04:00:00 UTC, 29-APR-05, 14 Jul 1998
   shape(String.raw`(\d{1,2})[-\s/.]([A-Za-z]{3,9})\.?[-\s/.,]+(\d{4}|\d{2})`, (m) => {
     const mo = month(m[2]);
@@ -153,6 +161,10 @@ export function parseRegistryDate(input: string): number | null {
     noteZone = zoneOffset(note[1].trim());
   }
   text = text.replace(/\.$/, '').trim();
+  // `Friday 7th November 2003`, `2nd April, 2001`, `Thu Aug 03 2006`: no weekday, no ordinal suffix.
+  text = text
+    .replace(/^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+(?=[a-z]{3,9}\s+\d{1,2}\s+\d{4}$|\d{1,2}(?:st|nd|rd|th)?\s)/i, '')
+    .replace(/^(\d{1,2})(?:st|nd|rd|th)\b/i, '$1');
 
   const c = CTIME.exec(text);
   if (c) {

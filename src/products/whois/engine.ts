@@ -3,7 +3,9 @@
  * has no RDAP service.
  *
  * 1. The input is normalized to its registrable domain (lib/domain.ts): `www.example.co.uk`
- *    is looked up as `example.co.uk`.
+ *    is looked up as `example.co.uk`; under a private suffix a registry operates
+ *    (servers.json `privateSuffixes`: CentralNic's `br.com`, ...), `www.example.br.com` as
+ *    `example.br.com`, at that registry's WHOIS server.
  * 2. RDAP: the TLD's base URL (options, rdap-overrides.json, IANA's bootstrap; HTTPS first),
  *    `GET <base>domain/<name>` with `Accept: application/rdap+json`, redirects followed (each
  *    hop through the guard, at most `maxRedirects`). 404 is "not registered". When the
@@ -26,15 +28,16 @@ import type { OutboundGuard } from '../../lib/outbound.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
-import { parseWhoisText } from './parse.js';
+import { readWhoisAnswer } from './answer.js';
 import { NotADomainObject, readRdapDomain } from './rdap.js';
-import { copyResult, fillGaps, isEmptyRecord, isThin, toResult, type RegistrationRecord } from './record.js';
+import { copyResult, fillGaps, isThin, toResult, type RegistrationRecord } from './record.js';
 import {
   bySuffix,
   formatAddress,
   IANA_WHOIS_SERVER,
   knownTldCount,
   parseServerAddress,
+  privateRegistrable,
   whoisQueryFor,
   WHOIS_PORT,
   type ServerAddress,
@@ -124,10 +127,13 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
   function prepare(input: string): WhoisQuery {
     const known = typeof input === 'string' ? memo.get(input) : undefined;
     if (known) return { domain: known };
-    const { registrable } = parseDomainName(input);
+    const { name, registrable } = parseDomainName(input);
+    // Under a registry-operated private suffix (CentralNic's br.com, ...) the registry holds
+    // example.br.com, not the ICANN registrable domain br.com.
+    const domain = privateRegistrable(name, tables.privateSuffixes) ?? registrable;
     if (memo.size >= NORMALIZE_MEMO_SIZE) memo.clear();
-    memo.set(input, registrable);
-    return { domain: registrable };
+    memo.set(input, domain);
+    return { domain };
   }
 
   function lookup(query: WhoisQuery): MaybePromise<LookupOutcome<WhoisResult>> {
@@ -164,7 +170,8 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
       deadline: performance.now() + settings.lookupTimeoutMs,
     };
     try {
-      const rdap = bySuffix(tables.rdap, domain);
+      // A private suffix's registry answers on port 43 only (RDAP's bootstrap knows its TLD's registry).
+      const rdap = privateRegistrable(domain, tables.privateSuffixes) === null ? bySuffix(tables.rdap, domain) : undefined;
       return rdap?.value ? await viaRdap(domain, rdap.value[0], ctx) : await viaWhois(domain, ctx);
     } catch (error) {
       throw failure(error, domain);
@@ -224,16 +231,18 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
 
   async function viaWhois(domain: string, ctx: CallContext): Promise<Computed<CacheValue>> {
     const server = await whoisServerFor(domain, ctx);
-    const parsed = parseWhoisText(await whoisQuery(server, whoisQueryFor(server, domain), ctx));
-    if (parsed.notFound) return notFound(domain, 'whois');
-    if (isEmptyRecord(parsed.record)) throw upstream(`the WHOIS server ${formatAddress(server)} answered nothing we can read`);
-    let record = parsed.record;
+    const answer = readWhoisAnswer(await whoisQuery(server, whoisQueryFor(server, domain), ctx), formatAddress(server));
+    if (answer.kind === 'not_found') return notFound(domain, 'whois');
+    if (answer.kind === 'failed') throw upstream(answer.message);
+    let record = answer.record;
     let partial = false;
-    if (isThin(record) && parsed.referral && parsed.referral !== server.host) {
-      const registrar: ServerAddress = { host: parsed.referral, port: settings.whoisPort };
+    if (isThin(record) && answer.referral && answer.referral !== server.host) {
+      const registrar: ServerAddress = { host: answer.referral, port: settings.whoisPort };
       try {
-        const second = parseWhoisText(await whoisQuery(registrar, whoisQueryFor(registrar, domain), ctx));
-        if (!second.notFound) record = fillGaps(record, second.record);
+        const second = readWhoisAnswer(await whoisQuery(registrar, whoisQueryFor(registrar, domain), ctx), formatAddress(registrar));
+        if (second.kind === 'record') record = fillGaps(record, second.record);
+        // A refused or unreadable registrar answer leaves the registry's facts, kept briefly.
+        else if (second.kind === 'failed') partial = true;
       } catch (error) {
         if (!isSeclookupError(error)) throw error;
         partial = true;

@@ -20,7 +20,8 @@
  * records (other names that merely start with the query) are not the domain's data.
  */
 import { parseRegistryDate } from './dates.js';
-import { addUnique, emptyRecord, hostnameOf, isEmptyRecord, shownValue, type RegistrationRecord } from './record.js';
+import { saysNotFound } from './answer-forms.js';
+import { addUnique, emptyRecord, hasFacts, hostnameOf, shownValue, type RegistrationRecord } from './record.js';
 
 /** What one WHOIS answer says. */
 export interface ParsedWhois {
@@ -65,6 +66,8 @@ const REGISTRAR_KEYS = aliases(
   'registrar of record',
   'registrar organization',
   'registrar organisation',
+  'sponsoring registrar organization',
+  'registered by',
   'authorized agency',
 );
 const CREATED_KEYS = aliases(
@@ -91,6 +94,19 @@ const CREATED_KEYS = aliases(
   'activated on',
   'domain registration date',
   'registration',
+  'activated',
+  'acivated',
+  'date approved',
+  'date registered',
+  'domain registered',
+  'domain create date',
+  'domain creation date',
+  'domain dateregistered',
+  'fecha de registro',
+  'entry created',
+  'record created',
+  'domain created date',
+  'date de creation',
 );
 const UPDATED_KEYS = aliases(
   'updated date',
@@ -111,6 +127,16 @@ const UPDATED_KEYS = aliases(
   'last updated date',
   'update date',
   'domain last updated date',
+  'record last updated',
+  'domain record last updated',
+  'record changed on',
+  'last-updated',
+  'modified date',
+  'updated on',
+  'domain datelastmodified',
+  'record last modified',
+  'domain last updated',
+  'entry updated',
 );
 const EXPIRES_KEYS = aliases(
   'registry expiry date',
@@ -134,7 +160,18 @@ const EXPIRES_KEYS = aliases(
   'registry expiration date',
   'domain expires on',
   'domain expires',
+  'date renewal',
+  'renewal',
+  'record will expire on',
+  'expired',
+  'valid-date',
+  'domain datebilleduntil',
+  'exp date',
+  'domain currently expires',
+  'record expired',
 );
+/** Status keys that name the domain's status outright: when any is present, the plain ones (`status`, `state`) are not read. */
+const DOMAIN_STATUS_KEYS = aliases('domain status');
 const STATUS_KEYS = aliases(
   'domain status',
   'status',
@@ -167,7 +204,23 @@ const NAMESERVER_KEYS = aliases(
   'hostname',
   'nameservers in listed order',
   'dns servers',
+  'servidores de nombre',
+  'domain name servers listed in order',
+  'servers',
+  'current nameservers',
+  'primary server hostname',
+  'secondary server hostname',
+  'third server hostname',
+  'fourth server hostname',
+  'primary name server',
+  'secondary name server',
+  'dns name',
+  'primary ns',
+  'secondary ns',
 );
+/** Numbered nameserver keys: `Name Server 1`, `NS 1`, `Domain server 2`, `ns1_hostname`, `ns_name_01`. */
+const NUMBERED_NAMESERVER = /^(?:name ?server|ns|domain server|dns|nserver|ns name) ?\d+(?: hostname)?$|^ns\d+ hostname$/;
+const isNameserverKey = (key: string): boolean => NAMESERVER_KEYS.has(key) || NUMBERED_NAMESERVER.test(key);
 const REFERRAL_KEYS = aliases('registrar whois server', 'whois server', 'referral whois server');
 /** First keys of the objects that follow the domain's own (contacts, registrar objects): not the domain's dates. */
 const OBJECT_KEYS = aliases('nic-hdl', 'nic-hdl-br', 'person', 'personname', 'contact', 'role', 'tech-c', 'zone-c', 'admin-c', 'holder-c');
@@ -175,39 +228,13 @@ const OBJECT_KEYS = aliases('nic-hdl', 'nic-hdl-br', 'person', 'personname', 'co
 const NAME_KEYS = ['organization', 'organisation', 'org', 'name', 'company name'] as const;
 
 /** `Record expires on 2019-11-09 (YYYY-MM-DD)`: the few date lines written without a colon. */
-const NO_COLON = /^(record expires on|record created on|record last updated on|domain created on|domain expires on)\s+(.+)$/i;
+const NO_COLON = /^(record expires on|record created on|record last updated on|record changed on|domain created on|domain expires on)\s+(.+)$/i;
 /** `a. [Domain Name]   VALUE` (JPRS) and `[Registrar]` (a section heading, empty value). */
-const BRACKETED = /^(?:[a-z]\.\s*)?\[([^\]]{1,60})\]\s*(.*)$/i;
-
-/**
- * Answers that say "no such domain" (the registry's own words): checked only when the answer
- * holds no registrar, date or nameserver, so a disclaimer that mentions "not found" cannot
- * hide a registered domain.
- */
-const NOT_FOUND = [
-  /^\s*no match(?:es)?(?: for|!!|\b)/im,
-  /\bno entries found\b/i,
-  /^\W*not found\b/im,
-  /\bno data found\b/i,
-  /^\s*domain not found\b/im,
-  /^\s*no found\b/im,
-  /\bis (?:available for registration|free)\b/i,
-  /^\s*(?:domain )?status:\s*(?:free|available|no object found)\s*$/im,
-  /\bthe queried object does not exist\b/i,
-  /\bobject does not exist\b/i,
-  /\bno data was found to match the request criteria\b/i,
-  /\bwe do not have an entry in our database matching your query\b/i,
-  /^\W*nothing found\b/im,
-  /\bno information available about domain name\b/i,
-  /^\W*no such domain\b/im,
-  /\bthe domain has not been registered\b/i,
-  /\bthis domain name has not been registered\b/i,
-  /\bel dominio no se encuentra registrado\b/i,
-  /\bthe requested domain was not found\b/i,
-  /^\s*no domain records were found\b/im,
-  /^\s*domain \S+ (?:is not registered|does not exist)\b/im,
-  /^\W*no matching record\b/im,
-];
+const BRACKETED = /^(?:[a-z](?:\.\s*|\s+))?\[([^\]]{1,60})\]\s*(.*)$/i;
+/** `Valid-date          2011-07-23` (SK-NIC): a one-word key, three or more blanks, the value. */
+/** `Nom de domaine#. . . . . . .google.dz` (whois.nic.dz). */
+const HASH_DOTS = /^([^#:]{2,60})#[.\s]+(\S.*)$/;
+const WIDE_GAP = /^([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\s{3,}(\S.*)$/i;
 
 /** Parse one WHOIS answer. `domain` (the name asked for) is not needed to read it. */
 export function parseWhoisText(text: string): ParsedWhois {
@@ -219,7 +246,10 @@ export function parseWhoisText(text: string): ParsedWhois {
   const objectParas = new Set<number>();
   for (const [para, first] of firstOfPara) {
     if (OBJECT_KEYS.has(first.key)) objectParas.add(para);
-    else if (first.key === 'registrar' && !entries.some((e) => e.para === para && (e.key === 'domain name' || e.key === 'domain'))) objectParas.add(para);
+    // A paragraph that starts with the registrar is the registrar's object (.sk, .ua) unless it
+    // holds the domain's name or expiry (a registrar object never expires; NIC.SL's domain paragraph does).
+    else if (first.key === 'registrar' && !entries.some((e) => e.para === para && (e.key === 'domain name' || e.key === 'domain' || EXPIRES_KEYS.has(e.key))))
+      objectParas.add(para);
   }
 
   record.registrar = findRegistrar(entries, firstOfPara);
@@ -238,9 +268,8 @@ export function parseWhoisText(text: string): ParsedWhois {
       break;
     }
   }
-  // A status alone (`Status: free`) is how some registries say "not registered".
-  const noFacts = isEmptyRecord({ ...record, status: [] });
-  const notFound = noFacts && NOT_FOUND.some((pattern) => pattern.test(text));
+  // Only an answer without registration facts can say "not registered" (answer-forms.ts).
+  const notFound = !hasFacts(record) && saysNotFound(text);
   return { record, referral, notFound };
 }
 
@@ -265,7 +294,8 @@ function readLines(text: string): Line[] {
   const firstText = raw.findIndex((line) => line.trim() !== '');
   if (firstText >= 0 && /^%\s*IANA WHOIS server/i.test(raw[firstText])) {
     const next = raw.findIndex((line, i) => i > firstText && /^#\s*\S/.test(line));
-    start = next >= 0 ? next : raw.length;
+    // A whole IANA answer (whois.iana.org is the registry of .int and .arpa) is the data.
+    start = Math.max(next, 0);
   }
   const lines: Line[] = [];
   let para = 0;
@@ -302,7 +332,7 @@ function indentOf(line: string): number {
 
 function keyValue(text: string): { key: string; value: string } | null {
   const first = text.charCodeAt(0);
-  if (first === 91 /* [ */ || (text.charCodeAt(1) === 46 /* . */ && text.includes('['))) {
+  if (first === 91 /* [ */ || ((text.charCodeAt(1) === 46 /* . */ || text.charCodeAt(1) === 32) /* space */ && text.includes('['))) {
     const bracket = BRACKETED.exec(text);
     if (bracket) return { key: cleanKey(bracket[1]), value: bracket[2].trim() };
   }
@@ -311,6 +341,10 @@ function keyValue(text: string): { key: string; value: string } | null {
   // `Key: value`: the key is what precedes the first colon (no `[` or `]` in it, at most 80
   // characters), and a colon that starts `//` is a URL's, not a separator.
   const colon = text.indexOf(':');
+  if (colon < 0) {
+    const wide = WIDE_GAP.exec(text) ?? HASH_DOTS.exec(text);
+    return wide ? { key: cleanKey(wide[1]), value: wide[2].trim() } : null;
+  }
   if (colon < 1 || text.startsWith('//', colon + 1)) return null;
   const rawKey = text.slice(0, colon).trimEnd();
   if (rawKey.length === 0 || rawKey.length > 80 || rawKey.includes('[') || rawKey.includes(']')) return null;
@@ -327,6 +361,10 @@ function cleanKey(key: string): string {
   let clean = CLEAN_KEYS.get(key);
   if (clean === undefined) {
     clean = key
+      .replace(/\s*\([^)]*[\s/][^)]*\)/g, '') // `Creation Date (dd/mm/yyyy)`, `Servidores de nombre (Domain servers)`, not `Servidor(es)`
+      .replace(/^\d{1,2}[a-z]?\.\s+/, '') // `5a.        Primary NS` (whois.gov.za)
+      .replace(/^.* \/ /, '') // `Data de registo / Creation Date`: the English name
+      .replace(/_/g, ' ')
       .replace(/^[\s*\-.]+/, '')
       .replace(/[\s.]+$/, '')
       .replace(/\s+/g, ' ')
@@ -345,7 +383,7 @@ function readEntries(lines: Line[]): Entry[] {
     if (line.kv) {
       const entry: Entry = { key: line.kv.key, value: line.kv.value, more: [], block: [], para: line.para, indent: line.indent };
       if (entry.value === '') {
-        entry.block = blockAfter(lines, i, NAMESERVER_KEYS.has(entry.key));
+        entry.block = blockAfter(lines, i, isNameserverKey(entry.key));
       } else {
         // Values continued on deeper-indented lines (.pl nameservers, .kz status).
         const end = Math.min(lines.length, i + 1 + MAX_BLOCK_LINES);
@@ -385,16 +423,43 @@ function blockAfter(lines: Line[], index: number, blankFirst: boolean): Line[] {
 // --- fields ---------------------------------------------------------------------------------
 
 function findRegistrar(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>): string | null {
-  for (const entry of entries) {
+  for (const [index, entry] of entries.entries()) {
     if (!REGISTRAR_KEYS.has(entry.key)) continue;
     if (entry.value === '') {
-      const named = nameInBlock(entry.block);
-      if (named) return named;
+      const named = nameInBlock(entry.block) ?? nameInSection(entries, index);
+      if (named) return registrarName(named);
       continue;
     }
     const value = shownValue(entry.value);
     if (value === null) continue;
-    return registrarObjectName(entries, firstOfPara, entry, value) ?? value;
+    return registrarName(registrarObjectName(entries, firstOfPara, entry, value) ?? value);
+  }
+  return null;
+}
+
+/**
+ * A registrar's name without the registry's identifiers for it: `MarkMonitor Inc. (R22-LRCC)`,
+ * `MarkMonitor Inc. (292)`, `MarkMonitor Inc R45-ME`, `NetNames Limited [Tag = NETNAMES]`, and
+ * Nominet's trading name after `t/a`.
+ */
+function registrarName(value: string): string {
+  const name = value
+    .replace(/\s*\[tag = [^\]]*\]$/i, '')
+    .replace(/\s*\((?:R\d+-[A-Z0-9]+|\d+)\)$/, '')
+    .replace(/\s+R\d+-[A-Z0-9]+$/, '')
+    .replace(/\s+t\/a\s+.*$/i, '')
+    .trim();
+  return name === '' ? value : name;
+}
+
+/** `Registrar:` alone on its line with `name:` lines after it at the same indent (.ee): the section's name. */
+function nameInSection(entries: Entry[], index: number): string | null {
+  const heading = entries[index];
+  const section: Entry[] = [];
+  for (let i = index + 1; i < entries.length && entries[i].para === heading.para && entries[i].value !== ''; i++) section.push(entries[i]);
+  for (const key of NAME_KEYS) {
+    const value = shownValue(section.find((entry) => entry.key === key)?.value);
+    if (value) return value;
   }
   return null;
 }
@@ -429,21 +494,46 @@ function registrarObjectName(entries: Entry[], firstOfPara: ReadonlyMap<number, 
 }
 
 function findDate(entries: Entry[], keys: ReadonlySet<string>, objectParas: ReadonlySet<number>): number | null {
+  if (keys === UPDATED_KEYS) {
+    // RIPE-style objects list every change (`changed:` lines in a row) oldest first: the latest
+    // of the domain's first run of them is the update.
+    const first = entries.findIndex((entry) => entry.key === 'changed' && !objectParas.has(entry.para));
+    let latest: number | null = null;
+    for (let i = first; i >= 0 && i < entries.length && entries[i].key === 'changed'; i++) {
+      const instant = parseRegistryDate(entries[i].value) ?? stampAfterHandle(entries[i].value);
+      if (instant !== null && (latest === null || instant > latest)) latest = instant;
+    }
+    if (latest !== null) return latest;
+  }
   for (const entry of entries) {
-    if (!keys.has(entry.key) || objectParas.has(entry.para)) continue;
-    const text = entry.value !== '' ? entry.value : entry.block.find((line) => !line.kv)?.text;
+    if (objectParas.has(entry.para)) continue;
+    let text: string | undefined;
+    if (keys.has(entry.key)) text = entry.value !== '' ? entry.value : entry.block.find((line) => !line.kv)?.text;
+    // UANIC and Hostmaster.ua: the expiry is in the status, `status: OK-UNTIL 20140903121852`.
+    else if (keys === EXPIRES_KEYS && entry.key === 'status') text = /^ok-until\s+(\d{8,14})$/i.exec(entry.value)?.[1];
+    // JPRS: `[State] Connected (2026/03/31)`, connected (registered) until then.
+    else if (keys === EXPIRES_KEYS && entry.key === 'state') text = /^connected\s+\(([^)]+)\)$/i.exec(entry.value)?.[1];
     if (!text) continue;
-    const instant = parseRegistryDate(text);
+    const instant = parseRegistryDate(text) ?? stampAfterHandle(text);
     if (instant !== null) return instant;
   }
   return null;
 }
 
+/** RIPE-style `changed: notify@drs.ua 20121216134104` and `created: 0-UANIC 20020903000000`: the stamp after a handle or address. */
+function stampAfterHandle(text: string): number | null {
+  const stamp = /^\S+(?:\s+AT\s+\S+)?\s+(\d{8}(?:\d{6})?)(?:\s+\([^)]*\))?$/i.exec(text.trim());
+  return stamp ? parseRegistryDate(stamp[1]) : null;
+}
+
 function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[] {
   const status: string[] = [];
   let para: number | null = null;
+  const keys = entries.some((entry) => DOMAIN_STATUS_KEYS.has(entry.key) && entry.value !== '' && !objectParas.has(entry.para))
+    ? DOMAIN_STATUS_KEYS
+    : STATUS_KEYS;
   for (const entry of entries) {
-    if (!STATUS_KEYS.has(entry.key) || objectParas.has(entry.para)) continue;
+    if (!keys.has(entry.key) || objectParas.has(entry.para)) continue;
     // `state:` is .ru's domain state at the start of a line; indented, it is a contact's address.
     if (entry.key === 'state' && entry.indent > 0) continue;
     const values = entry.value !== '' ? [entry.value, ...entry.more] : entry.block.map((line) => line.text);
@@ -458,7 +548,7 @@ function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[
 
 /** `clientHold https://icann.org/epp#clientHold` -> `clientHold`; `a,b` -> both; `ok - explanation` -> `ok`. */
 function statusValues(text: string): string[] {
-  const bare = text.replace(/\s*\(?https?:\/\/\S*\)?/gi, '').replace(/\s+-\s+.*$/, '');
+  const bare = text.replace(/\s*\(?https?:\/\/\S*\)?/gi, '').replace(/\s+-(?:\s+.*)?$/, '');
   return bare
     .split(/\s*,\s*/)
     .map((value) => shownValue(value))
@@ -468,18 +558,53 @@ function statusValues(text: string): string[] {
 function findNameservers(entries: Entry[]): string[] {
   const names: string[] = [];
   const add = (text: string) => {
-    const first = text.replace(/^[-*]\s*/, '').split(/[\s,|[(]/)[0];
-    const host = hostnameOf(first);
-    if (host) addUnique(names, host);
+    for (const host of hostsInLine(text)) addUnique(names, host);
   };
   for (const entry of entries) {
-    if (!NAMESERVER_KEYS.has(entry.key)) continue;
+    if (!isNameserverKey(entry.key)) continue;
     if (entry.value !== '') {
-      add(entry.value);
+      // MYNIC: `[Primary Name Server]  NS1GOOG0.SER` (a handle), the host on the next line.
+      const handleFirst = entry.more.length > 0 && hostsInLine(entry.more[0]).length > 0 && /\.ser$/i.test(entry.value.split(/\s/)[0]);
+      if (!handleFirst) add(entry.value);
       entry.more.forEach(add);
     } else {
-      for (const line of entry.block) add(line.kv && NAMESERVER_KEYS.has(line.kv.key) ? line.kv.value : line.text);
+      for (const line of entry.block) add(line.kv && isNameserverKey(line.kv.key) ? line.kv.value : line.text);
     }
   }
-  return names;
+  // A registry that lists the domain itself where others list nameservers (DK Hostmaster's
+  // `DNS: google.dk`, the owner of .pt's zone-file lines) does not name a nameserver by it.
+  const own = domainNameOf(entries);
+  return own === null ? names : names.filter((name) => name !== own);
+}
+
+/**
+ * The nameservers one line names: its first word (`ns1.example.com 192.0.2.1`), the target of
+ * a zone-file line (`google.pt NS ns4.google.com.`), or every word of a line that lists several
+ * hosts apart (SGNIC: `NS1.GOOGLE.COM          NS2.GOOGLE.COM`).
+ */
+function hostsInLine(text: string): string[] {
+  const words = text
+    .replace(/^[-*]\s*/, '')
+    .trim()
+    .split(/[\s,|[(]+/);
+  const ns = words.findIndex((word) => word.toUpperCase() === 'NS');
+  if (ns > 0 && ns + 1 < words.length) {
+    const target = hostnameOf(words[ns + 1]);
+    return target ? [target] : [];
+  }
+  const first = hostnameOf(words[0] ?? '');
+  if (!first) return [];
+  if (/\S\s{2,}\S/.test(text.trim())) {
+    const all = words.map(hostnameOf);
+    if (all.every((host) => host !== null)) return all as string[];
+  }
+  return [first];
+}
+
+const DOMAIN_NAME_KEYS = aliases('domain name', 'domain', 'domain-name', 'domainname', 'complete domain name');
+
+/** The answer's own `Domain Name:`, lower case. */
+function domainNameOf(entries: Entry[]): string | null {
+  for (const entry of entries) if (DOMAIN_NAME_KEYS.has(entry.key) && entry.value !== '') return hostnameOf(entry.value.split(/\s/)[0]);
+  return null;
 }

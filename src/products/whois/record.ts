@@ -33,6 +33,11 @@ export function isEmptyRecord(record: RegistrationRecord): boolean {
   );
 }
 
+/** Registration facts: what no "not found" or "limit exceeded" answer holds. */
+export function hasFacts(record: RegistrationRecord): boolean {
+  return record.registrar !== null || record.createdAt !== null || record.expiresAt !== null || record.nameservers.length > 0;
+}
+
 /**
  * A thin answer (ours): the registry did not say who the registrar is, when the domain was
  * created or when it expires. Only then is the registrar's own answer asked for.

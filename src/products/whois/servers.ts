@@ -31,6 +31,11 @@ export interface ServerTables {
   rdap: ReadonlyMap<string, readonly string[] | null>;
   /** WHOIS servers by TLD (or longer suffix); null: none known. */
   whois: ReadonlyMap<string, ServerAddress | null>;
+  /**
+   * Private-section suffixes a registry operates (`br.com`, CentralNic): names under them are
+   * registered there and looked up at their WHOIS server (in `whois`), never over RDAP.
+   */
+  privateSuffixes: ReadonlySet<string>;
   /** When the bootstrap was published (IANA's `publication`), if it says. */
   publication: string | null;
 }
@@ -90,10 +95,11 @@ export function loadBootstrap(dataDir: string): RdapBootstrap {
   return document;
 }
 
-function loadMap(dataDir: string, file: string, field: string): Record<string, string> {
+function loadMap(dataDir: string, file: string, field: string, optional = false): Record<string, string> {
   const path = whoisDataPath(dataDir, file);
   const document = readJsonDataset<Record<string, unknown>>(path);
   const map = document?.[field];
+  if (optional && map === undefined) return {};
   if (typeof map !== 'object' || map === null || Array.isArray(map) || !Object.values(map).every((v) => typeof v === 'string')) {
     throw new SeclookupError('dataset_invalid', `seclookup: dataset ${path} has no "${field}" object of strings`);
   }
@@ -131,7 +137,10 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
   }
 
   const whois = new Map<string, ServerAddress | null>();
-  for (const [tld, server] of Object.entries(loadMap(dataDir, SERVERS_FILE, 'servers'))) {
+  const privateSuffixes = new Set<string>();
+  const servers = loadMap(dataDir, SERVERS_FILE, 'servers');
+  const privates = loadMap(dataDir, SERVERS_FILE, 'privateSuffixes', true);
+  for (const [tld, server] of [...Object.entries(servers), ...Object.entries(privates)]) {
     let address: ServerAddress;
     try {
       address = parseServerAddress(server);
@@ -140,16 +149,31 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
     }
     whois.set(tld.toLowerCase(), address);
   }
+  for (const suffix of Object.keys(privates)) privateSuffixes.add(suffix.toLowerCase());
   for (const [tld, server] of Object.entries(options.whoisServers ?? {})) {
     whois.set(checkSuffix(tld, 'whoisServers'), server === null ? null : parseServerAddress(server, `whois whoisServers.${tld}`));
   }
-  return { rdap, whois, publication: typeof bootstrap.publication === 'string' ? bootstrap.publication : null };
+  return { rdap, whois, privateSuffixes, publication: typeof bootstrap.publication === 'string' ? bootstrap.publication : null };
 }
 
 function checkSuffix(tld: string, option: string): string {
   const suffix = tld.toLowerCase().replace(/^\./, '');
   if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(suffix)) throw invalidOption(`whois ${option}: ${JSON.stringify(tld)} is not a TLD`);
   return suffix;
+}
+
+/**
+ * The name a registry holds for `name` when it lies under a private suffix that registry
+ * operates: `www.example.br.com` -> `example.br.com` (the longest such suffix, one label more);
+ * null when it lies under none (or is the suffix itself).
+ */
+export function privateRegistrable(name: string, suffixes: ReadonlySet<string>): string | null {
+  if (suffixes.size === 0) return null;
+  const labels = name.split('.');
+  for (let i = 1; i < labels.length; i++) {
+    if (suffixes.has(labels.slice(i).join('.'))) return labels.slice(i - 1).join('.');
+  }
+  return null;
 }
 
 /** The number of TLDs (or suffixes) with an RDAP or a WHOIS server: status `database_records`. */

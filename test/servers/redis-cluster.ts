@@ -48,7 +48,7 @@ export interface RedisCluster {
   kill(port: number): Promise<void>;
   /** Start the node on `port` again (it rejoins from its nodes.conf) and wait until it answers PING. */
   start(port: number): Promise<void>;
-  /** Wait until every running node reports cluster_state:ok and every slot has a live master. */
+  /** Wait until every running node reports cluster_state:ok, every slot has a live master and every live replica is synced. */
   waitUntilOk(timeoutMs?: number): Promise<void>;
   /** FLUSHALL on every master. */
   flush(): Promise<void>;
@@ -108,6 +108,9 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       '1000',
       '--cluster-require-full-coverage',
       'no',
+      // A replica takes over however long its link was down: tests kill masters at will.
+      '--cluster-replica-validity-factor',
+      '0',
     ];
     const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -162,7 +165,12 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         const live = (await nodes()).filter((node) => !node.failed && running(node.port));
         const covered = live.filter((node) => node.role === 'master').reduce((sum, node) => sum + node.slots.reduce((n, [a, b]) => n + b - a + 1, 0), 0);
         last = `${states.map((s) => /cluster_state:(\w+)/.exec(s)?.[1]).join(',')}; ${covered} slots on live masters`;
-        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS) return;
+        // A replica that never synced cannot take over: wait for every live replica's link too.
+        const replicas = live.filter((node) => node.role === 'replica');
+        const links = await Promise.all(replicas.map((node) => sendCommand(node.port, ['INFO', 'replication'])));
+        const synced = links.filter((info) => info.includes('master_link_status:up')).length;
+        last += `; ${synced} of ${replicas.length} replicas synced`;
+        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS && synced === replicas.length) return;
       } catch (error) {
         last = String(error);
       }

@@ -142,7 +142,9 @@ export function resolveRedisUrl(flag: string | undefined): string | undefined {
     throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(url)})`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--redis must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`);
+    throw new UsageError(
+      `--redis must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
+    );
   return url;
 }
 

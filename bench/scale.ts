@@ -126,6 +126,7 @@ export async function run(): Promise<BenchRow[]> {
         const requests = PRODUCTS[product].map((path) => ({ method: 'GET' as const, path, headers: { authorization: `Bearer ${keys[product]}` } }));
         await autocannon({ url: instances[0].url, connections: CONNECTIONS, duration: 1, requests });
         const before = await redisSnapshot(store.ports);
+        const serveBefore = cpuSeconds(instances[0].pid);
         const result = await checked(autocannon({ url: instances[0].url, connections: CONNECTIONS, duration: PRODUCT_SECONDS, requests }));
         const after = await redisSnapshot(store.ports);
         perProduct.push({
@@ -135,6 +136,7 @@ export async function run(): Promise<BenchRow[]> {
           commandsPerRequest: (after.calls - before.calls) / result['2xx'],
           roundTripsPerRequest: (after.clientCalls - before.clientCalls) / result['2xx'],
           redisCpu: (after.cpu[0] - before.cpu[0]) / result.duration,
+          serveCpu: (cpuSeconds(instances[0].pid) - serveBefore) / result.duration,
         });
       }
       rssMb = instances.map((instance) => rss(instance.pid));
@@ -366,6 +368,11 @@ function rss(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 }
 
+/** CPU time per request in µs, from cores busy and requests per second. */
+function micros(cores: number, rps: number): number {
+  return Math.round((cores / rps) * 1e6);
+}
+
 function pct(cores: number): string {
   return `${Math.round(cores * 100)}%`;
 }
@@ -394,6 +401,7 @@ interface ProductRun {
   commandsPerRequest: number;
   roundTripsPerRequest: number;
   redisCpu: number;
+  serveCpu: number;
 }
 
 function writeReport(steps: Step[], perProduct: ProductRun[], rssMb: number[]): void {
@@ -407,20 +415,22 @@ function writeReport(steps: Step[], perProduct: ProductRun[], rssMb: number[]): 
     'Redis round trips/req: commands clients sent (a script counts once). Redis cmds/req: every command Redis ran, those inside scripts included (INFO commandstats).',
     'CPU: 100% = one core busy for the whole step. Machine CPU counts every process on the machine, other jobs included.',
     '',
-    '| store | serve instances | requests/s | p50 ms | p99 ms | Redis round trips/req | Redis cmds/req | Redis bytes/req (in+out) | Redis CPU (busiest node / all) | serve CPU | load gen CPU | balancer CPU | machine CPU | limit hit |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|',
+    'CPU µs/req: CPU time per answered request (serve: all instances; Redis: all nodes). Unlike requests/s, it does not depend on the share of the cores the bench got.',
+    '',
+    '| store | serve instances | requests/s | p50 ms | p99 ms | Redis round trips/req | Redis cmds/req | Redis bytes/req (in+out) | Redis CPU (busiest node / all) | serve CPU | serve CPU µs/req | Redis CPU µs/req | load gen CPU | balancer CPU | machine CPU | limit hit |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
     ...steps.map(
       (s) =>
-        `| ${s.store} | ${s.instances} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.roundTripsPerRequest.toFixed(2)} | ${s.commandsPerRequest.toFixed(2)} (${s.topCommands}) | ${Math.round(s.bytesPerRequest)} | ${pct(s.redisCpuMax)} / ${pct(s.redisCpuSum)} | ${pct(s.serveCpu)} | ${pct(s.loadCpu)} | ${pct(s.balancerCpu)} | ${pct(s.machineCpu)} | ${s.limit} |`,
+        `| ${s.store} | ${s.instances} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.roundTripsPerRequest.toFixed(2)} | ${s.commandsPerRequest.toFixed(2)} (${s.topCommands}) | ${Math.round(s.bytesPerRequest)} | ${pct(s.redisCpuMax)} / ${pct(s.redisCpuSum)} | ${pct(s.serveCpu)} | ${micros(s.serveCpu, s.rps)} | ${micros(s.redisCpuSum, s.rps)} | ${pct(s.loadCpu)} | ${pct(s.balancerCpu)} | ${pct(s.machineCpu)} | ${s.limit} |`,
     ),
     '',
     '## Each product alone, one instance on one Redis, no balancer',
     '',
-    '| product | requests/s | p99 ms | Redis round trips/req | Redis cmds/req | Redis CPU |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| product | requests/s | p99 ms | Redis round trips/req | Redis cmds/req | Redis CPU | serve CPU µs/req | Redis CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...perProduct.map(
       (p) =>
-        `| ${p.product} | ${Math.round(p.rps)} | ${p.p99} | ${p.roundTripsPerRequest.toFixed(2)} | ${p.commandsPerRequest.toFixed(2)} | ${pct(p.redisCpu)} |`,
+        `| ${p.product} | ${Math.round(p.rps)} | ${p.p99} | ${p.roundTripsPerRequest.toFixed(2)} | ${p.commandsPerRequest.toFixed(2)} | ${pct(p.redisCpu)} | ${micros(p.serveCpu, p.rps)} | ${micros(p.redisCpu, p.rps)} |`,
     ),
     '',
     `Resident memory of each serve instance after the runs above: ${rssMb.map((mb) => `${Math.round(mb)} MB`).join(', ')}.`,

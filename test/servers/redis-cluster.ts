@@ -15,7 +15,7 @@
  * await cluster.close();
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { findRedisServer, freePort, sendCommand } from './redis-server.js';
@@ -74,7 +74,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const masters = options.masters ?? 3;
   const replicas = options.replicas ?? 1;
   const binary = findRedisServer();
-  const cliBinary = join(dirname(binary), 'redis-cli');
+  // redis-cli ships beside redis-server (Debian's redis-tools, a dependency of redis-server).
+  const cliBinary = existsSync(join(dirname(binary), 'redis-cli')) ? join(dirname(binary), 'redis-cli') : 'redis-cli';
   const root = mkdtempSync(join(tmpdir(), 'seclookup-redis-cluster-'));
   const children = new Map<number, { proc: ChildProcess; exited: Promise<void>; output: () => string }>();
   const killAll = () => {

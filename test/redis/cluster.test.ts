@@ -86,24 +86,29 @@ async function billed(meter: Meter): Promise<Map<string, number>> {
 
 /**
  * Requests from `workers` concurrent loops, alternating instances, each taking the next
- * subscription not yet over its quota, until every one is (or the deadline). `onAnswer` sees
- * each answer as it comes.
+ * subscription not yet over its quota, until every one is (or the deadline). While `until` is
+ * given and not settled, they go on over every subscription: a quota already spent must keep
+ * answering 429. `onAnswer` sees each answer as it comes.
  */
 async function untilQuotasAreSpent(
   stacks: ApiStack[],
   subs: Subscription[],
   workers: number,
   onAnswer: (sub: Subscription, reply: Reply) => void | Promise<void>,
+  until?: () => Promise<unknown> | null,
 ): Promise<void> {
   const spent = new Set<string>();
   const deadline = Date.now() + 30_000;
+  let settled = false;
   let next = 0;
+  const busy = () => spent.size < subs.length || (until !== undefined && !settled);
   await Promise.all(
     Array.from({ length: workers }, async (_, worker) => {
-      while (spent.size < subs.length && Date.now() < deadline) {
+      while (busy() && Date.now() < deadline) {
+        const waitFor = until?.();
+        if (waitFor && !settled) waitFor.finally(() => (settled = true)).catch(() => undefined);
         const open = subs.filter((sub) => !spent.has(sub.id));
-        if (open.length === 0) break;
-        const sub = open[next++ % open.length];
+        const sub = (open.length > 0 ? open : subs)[next++ % (open.length || subs.length)];
         const reply = await stacks[(next + worker) % stacks.length].call(PATH, { key: sub.key });
         if (reply.status === 429 && reply.body.error_code === 'quota_exceeded') spent.add(sub.id);
         // A failed slot answers at once: give the cluster a moment instead of spinning.
@@ -218,25 +223,34 @@ describe('two API instances on one Redis Cluster', () => {
     const answers: Tally = new Map();
     let answered = 0;
     let reshard: Promise<string> | null = null;
-    await untilQuotasAreSpent([a, b], subs, 8, (sub, reply) => {
-      tally(answers, sub.id, reply);
-      if (++answered === 100) {
-        reshard = cluster.cli([
-          '--cluster',
-          'reshard',
-          `127.0.0.1:${from.port}`,
-          '--cluster-from',
-          from.id,
-          '--cluster-to',
-          to.id,
-          '--cluster-slots',
-          '1000',
-          '--cluster-yes',
-          '--cluster-pipeline',
-          '1',
-        ]); // prettier-ignore
-      }
-    });
+    let duringReshard = 0;
+    await untilQuotasAreSpent(
+      [a, b],
+      subs,
+      8,
+      (sub, reply) => {
+        tally(answers, sub.id, reply);
+        if (reshard) duringReshard++;
+        if (++answered === 100) {
+          reshard = cluster.cli([
+            '--cluster',
+            'reshard',
+            `127.0.0.1:${from.port}`,
+            '--cluster-from',
+            from.id,
+            '--cluster-to',
+            to.id,
+            '--cluster-slots',
+            '1000',
+            '--cluster-yes',
+            '--cluster-pipeline',
+            '1',
+          ]);
+        }
+      },
+      // Traffic goes on until the reshard is over: every moved slot migrates under load.
+      () => reshard,
+    );
     await reshard;
     await cluster.waitUntilOk();
 
@@ -245,8 +259,9 @@ describe('two API instances on one Redis Cluster', () => {
     for (const sub of subs) expect(answers.get(sub.id), `subscription ${sub.id}`).toEqual({ '200': 150, '429 quota_exceeded': expect.any(Number) });
     const bill = await billed(b.meter);
     for (const sub of subs) expect(bill.get(sub.id), `billed ${sub.id}`).toBe(150);
+    expect(duringReshard).toBeGreaterThan(answered / 2);
     console.log(
-      `cluster reshard: 1000 slots moved under ${answered} requests over ${subs.length} subscriptions (${moving.length} on moved slots): admitted 150 of 150 each, billed 150`,
+      `cluster reshard: 1000 slots moved while ${duringReshard} of ${answered} requests ran over ${subs.length} subscriptions (${moving.length} on moved slots): admitted 150 of 150 each, billed 150`,
     );
   }, 60_000);
 });

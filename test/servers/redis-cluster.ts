@@ -4,7 +4,7 @@
  * `redis-cli --cluster create --cluster-yes`, ready once every node reports cluster_state:ok.
  * Nodes fail over fast (`cluster-node-timeout` 1 s) and keep serving the slots they hold while
  * another master is down (`cluster-require-full-coverage no`, as docs/redis-cluster.md advises).
- * No persistence: a node's data lives in its memory and its replica.
+ * No persistence unless asked (`appendOnly`): a node's data lives in its memory and its replica.
  *
  * @example
  * const cluster = await startRedisCluster();
@@ -65,6 +65,11 @@ export interface RedisClusterOptions {
   masters?: number;
   /** Replicas per master. @default 1 */
   replicas?: number;
+  /**
+   * Every node keeps its data in an append-only file (fsync on every write), so a node killed
+   * and started again comes back with it. @default false (nothing persisted)
+   */
+  appendOnly?: boolean;
 }
 
 const STARTUP_TIMEOUT_MS = 10_000;
@@ -93,8 +98,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       '127.0.0.1',
       '--save',
       '',
-      '--appendonly',
-      'no',
+      ...(options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
       '--dir',
       dir,
       '--daemonize',

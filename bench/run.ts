@@ -29,6 +29,7 @@ const SUITES: Record<string, Suite> = {
   // `seclookup serve --redis`, one and two instances, against serve on SQLite.
   'serve-redis': () => import('./http.js').then((http) => ({ run: http.runServeRedis })),
   dns: () => import('./dns.js'),
+  scale: () => import('./scale.js'),
   http: () => import('./http.js'),
   // The serve rows of http alone: about a minute instead of five.
   serve: () => import('./http.js').then((http) => ({ run: http.runServe })),

@@ -8,6 +8,7 @@ import { parseDnsServer } from '../lib/dns/servers.js';
 import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js';
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
+import { isClusterUrl, redisUrlProblem } from '../metering/redis/url.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
@@ -122,20 +123,28 @@ export function resolveDbPath(flag: string | undefined): string {
 }
 
 /**
- * `--redis`, else `$SECLOOKUP_REDIS`, else undefined (the SQLite file). Only `redis://` and
- * `rediss://` URLs: a typo must not fall back to a local file that other instances cannot see.
+ * `--redis`, else `$SECLOOKUP_REDIS`, else undefined (the SQLite file). Only `redis://`,
+ * `rediss://` URLs and `redis+cluster://` (`rediss+cluster://`) seed node lists: a typo must not
+ * fall back to a local file that other instances cannot see.
  */
 export function resolveRedisUrl(flag: string | undefined): string | undefined {
   const url = flag || process.env.SECLOOKUP_REDIS || undefined;
   if (url === undefined) return undefined;
+  if (isClusterUrl(url)) {
+    const problem = redisUrlProblem(url);
+    if (problem) throw new UsageError(`--redis: ${problem}`);
+    return url;
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 (got ${JSON.stringify(url)})`);
+    throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(url)})`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(`--redis must be a redis:// or rediss:// URL (got ${JSON.stringify(parsed.protocol)})`);
+    throw new UsageError(
+      `--redis must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
+    );
   return url;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
+import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
 
@@ -14,9 +15,7 @@ export interface MeterFlags {
 export function describeMeter(flags: MeterFlags): string {
   const redis = resolveRedisUrl(flags.redis);
   if (!redis) return resolveDbPath(flags.db);
-  const url = new URL(redis);
-  if (url.password) url.password = '***';
-  return url.toString();
+  return redactRedisUrl(redis);
 }
 
 /**

@@ -52,8 +52,9 @@ Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product
                          (default: $SECLOOKUP_DB, else ./seclookup.db)
   --redis URL            share keys, plans, limits, quotas, usage, the result cache and
                          captcha tokens with every instance on this Redis
-                         (redis://host:port/db; default: $SECLOOKUP_REDIS; --db then holds
-                         only scamrisk's reports)
+                         (redis://host:port/db, or a Redis Cluster's seed nodes as
+                         redis+cluster://h1:p1,h2:p2; default: $SECLOOKUP_REDIS; --db
+                         then holds only scamrisk's reports)
   --on-store-error deny|allow
                          when the meter store fails or times out: deny answers 500
                          (default); allow serves lookups unmetered until it is back

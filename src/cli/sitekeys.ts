@@ -75,7 +75,8 @@ sitekeys rotate-signing-key
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
   --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
-                (redis://host:port/db; default: $SECLOOKUP_REDIS)
+                (redis://host:port/db or redis+cluster://h1:p1,h2:p2;
+                default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (no such site key or subscription, database error), 2 usage error.`;

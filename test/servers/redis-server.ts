@@ -163,7 +163,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 }
 
 /** A port nobody listens on right now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
@@ -178,7 +178,7 @@ function freePort(): Promise<number> {
  * One command on a fresh connection, answered with the raw reply once it is complete (a simple
  * string, error, integer, bulk string or flat array of those: enough for a fixture).
  */
-function sendCommand(port: number, args: string[]): Promise<string> {
+export function sendCommand(port: number, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let reply = Buffer.alloc(0);

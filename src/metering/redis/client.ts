@@ -5,8 +5,9 @@
  * message names neither a key nor a secret. This folder is the only place that loads ioredis.
  */
 import { createHash } from 'node:crypto';
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { SeclookupError, invalidOption } from '../../errors.js';
+import { isClusterUrl, parseClusterUrl, redisUrlProblem } from './url.js';
 
 /** A standalone connection or a Cluster; the stores use only what both offer. */
 export type RedisClient = Redis | Cluster;
@@ -61,12 +62,38 @@ export function redisClientOptions(options: RedisConnectionOptions = {}): RedisO
 }
 
 /**
+ * The ioredis Cluster options seclookup opens a Redis Cluster with: every node connection gets
+ * {@link redisClientOptions}, and the Cluster itself keeps their promises:
+ * - `enableOfflineQueue: true` (unlike a single connection): a node connection is opened
+ *   lazily, on the first command for its slots, and without this every such first command
+ *   would fail. The stores wait for the Cluster to be ready before they send (at most the
+ *   command timeout), and each command is still bounded by `commandTimeout` on its node;
+ * - `retryDelayOnFailover: 0`: a command whose node connection dropped is never sent again
+ *   (the script may have run before the node died: a resend could count twice). MOVED, ASK,
+ *   TRYAGAIN and CLUSTERDOWN replies mean the command did not run, so those are followed;
+ * - `clusterRetryStrategy`: reconnect forever, backing off as a single connection does.
+ */
+export function redisClusterOptions(options: RedisConnectionOptions = {}): ClusterOptions {
+  const redisOptions = redisClientOptions(options);
+  return {
+    redisOptions,
+    enableOfflineQueue: true,
+    retryDelayOnFailover: 0,
+    clusterRetryStrategy: redisOptions.retryStrategy as (attempt: number) => number,
+    slotsRefreshTimeout: redisOptions.connectTimeout,
+  };
+}
+
+/**
  * A Redis connection with seclookup's settings (see {@link redisClientOptions}) from a
- * `redis://[user:password@]host:port/db` (or `rediss://`) URL; an ioredis client you pass is
+ * `redis://[user:password@]host:port/db` (or `rediss://`) URL, or a Redis Cluster (see
+ * {@link redisClusterOptions}) from `redis+cluster://[user:password@]host:port,host:port`
+ * (or `rediss+cluster://`) naming one or more of its nodes; an ioredis client you pass is
  * returned as it is (its settings are yours: build it with `redisClientOptions()`).
  *
  * @example
  * const redis = createRedisClient('redis://127.0.0.1:6379/0');
+ * // or: createRedisClient('redis+cluster://10.0.0.1:7000,10.0.0.2:7000')
  * const meter = createRedisMeter(redis);
  * const cache = createRedisCache(redis);
  */
@@ -91,24 +118,24 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
     if (typeof candidate !== 'object' || candidate === null || typeof candidate.evalsha !== 'function' || typeof candidate.status !== 'string') {
       throw invalidOption('a Redis store takes a redis:// URL or an ioredis client (Redis or Cluster)');
     }
-    const own = (urlOrClient as Redis).options?.commandTimeout;
+    const own = (urlOrClient as Redis).options?.commandTimeout ?? (urlOrClient as Cluster).options?.redisOptions?.commandTimeout;
     return { client: urlOrClient, owned: false, commandTimeoutMs: options.commandTimeoutMs ?? own ?? DEFAULT_COMMAND_TIMEOUT_MS };
   }
   // The URL may hold a password: no message here ever repeats it.
-  if (!/^rediss?:\/\//i.test(urlOrClient)) throw invalidOption('the Redis URL must start with redis:// or rediss://');
-  let parsed: URL;
-  try {
-    parsed = new URL(urlOrClient);
-  } catch {
-    throw invalidOption('the Redis URL is not a valid URL (redis://host:port/db)');
-  }
-  const db = parsed.pathname.replace(/^\//, '');
-  if (db !== '' && !/^\d+$/.test(db)) throw invalidOption('the Redis URL path must be a database number (redis://host:port/db)');
+  const problem = redisUrlProblem(urlOrClient);
+  if (problem) throw invalidOption(problem);
   const settings = redisClientOptions(options);
-  const client = new Redis(urlOrClient, settings);
+  const client = isClusterUrl(urlOrClient) ? openCluster(urlOrClient, options) : new Redis(urlOrClient, settings);
   // Without a listener ioredis prints every failed reconnection attempt.
   client.on('error', (error: unknown) => options.onError?.(toStoreError(error, 'connection')));
   return { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
+}
+
+function openCluster(url: string, options: RedisConnectionOptions): Cluster {
+  const { nodes, username, password, tls } = parseClusterUrl(url);
+  const clusterOptions = redisClusterOptions(options);
+  clusterOptions.redisOptions = { ...clusterOptions.redisOptions, username, password, ...(tls ? { tls: {} } : {}) };
+  return new Cluster(nodes, clusterOptions);
 }
 
 /**

@@ -4,7 +4,14 @@
  * only one that loads ioredis, an optional peer dependency: install it beside seclookup.
  * See the README, "Several instances: Redis".
  */
-export { createRedisClient, redisClientOptions, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_RECONNECT_DELAY_MS } from './client.js';
+export {
+  createRedisClient,
+  redisClientOptions,
+  redisClusterOptions,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_RECONNECT_DELAY_MS,
+} from './client.js';
 export type { RedisClient, RedisConnectionOptions } from './client.js';
 export { createRedisMeter, DEFAULT_KEY_CACHE_MS, DEFAULT_USAGE_RETENTION_DAYS } from './meter.js';
 export type { RedisMeterOptions } from './meter.js';

@@ -41,7 +41,11 @@ function stale() {
   const built = outputs();
   if (built.some((file) => !existsSync(file))) return true;
   const oldestOutput = Math.min(...built.map((file) => statSync(file).mtimeMs));
-  const newestSource = Math.max(...SOURCES.map((path) => join(ROOT, path)).filter(existsSync).map(newest));
+  const newestSource = Math.max(
+    ...SOURCES.map((path) => join(ROOT, path))
+      .filter(existsSync)
+      .map(newest),
+  );
   return newestSource > oldestOutput;
 }
 

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, createLookup, createMemoryMeter, issueKeys } from '../src/index.js';
 import { createListener } from '../adapters/node.js';
+import { PRODUCT_IDS } from '../src/products/catalog.js';
 import { SERVICE_MODULES } from '../src/products/registry.js';
 import { startDnsServer, type DnsTestServer } from './servers/dns-server.js';
 
@@ -68,23 +69,7 @@ beforeAll(async () => {
   });
   const meter = createMemoryMeter();
   // As serve's first start makes them: captcha's pair is a site key pair of its own making.
-  for (const product of [
-    'useragent',
-    'webhookip',
-    'emailval',
-    'emailauth',
-    'dnsbl',
-    'geoip',
-    'timezone',
-    'tls',
-    'whois',
-    'asn',
-    'pwbreach',
-    'scamrisk',
-    'domainrep',
-    'riskscore',
-    'captcha',
-  ]) {
+  for (const product of PRODUCT_IDS) {
     const starterKeys = SERVICE_MODULES.find((module) => module.id === product)?.starterKeys;
     keys.set(product, (starterKeys ? await starterKeys(meter) : await issueKeys(meter, { product })).secretKey);
   }
@@ -100,23 +85,12 @@ afterAll(async () => {
 
 describe("the README's curl for each product", () => {
   it('has one curl command for each of the fifteen products', () => {
-    expect(curls().map((c) => c.product)).toEqual([
-      'useragent',
-      'webhookip',
-      'emailval',
-      'emailauth',
-      'dnsbl',
-      'geoip',
-      'timezone',
-      'tls',
-      'whois',
-      'asn',
-      'pwbreach',
-      'scamrisk',
-      'domainrep',
-      'riskscore',
-      'captcha',
-    ]);
+    expect(
+      curls()
+        .map((c) => c.product)
+        .sort(),
+    ).toEqual([...PRODUCT_IDS].sort());
+    expect(curls()).toHaveLength(15);
   });
 
   it.each(curls().map((c) => [c.product, c] as const))(

@@ -116,6 +116,8 @@ describe('README and docs/ snippets', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(TS_BLOCKS_AT_LEAST);
     expect(snippets.filter((s) => s.page === 'README.md').length).toBeGreaterThanOrEqual(4);
     expect(snippets.filter((s) => s.run).length).toBeGreaterThanOrEqual(5);
+    // A guide a newcomer reads in five minutes; the reference lives in docs/.
+    expect(texts.get('README.md')!.split('\n').length).toBeLessThanOrEqual(400);
     expect(existsSync(join(ROOT, 'dist', 'index.d.ts')), 'build first: npm test runs tsup before vitest').toBe(true);
   });
 

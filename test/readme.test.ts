@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { readServeConfig } from '../src/cli/config.js';
+import { SERVE_OPTIONS } from '../src/cli/serve.js';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -148,5 +150,15 @@ describe('README and docs/ snippets', () => {
 
   it('links only to pages and headings that exist', () => {
     expect([...texts].flatMap(([page, text]) => brokenLinks(page, text))).toEqual([]);
+  });
+
+  it("accepts the README's configuration example as serve's config file, every setting known", () => {
+    const readme = texts.get('README.md')!;
+    const example = /```json\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Configuration')))![1];
+    const file = join(scratch, 'seclookup.json');
+    writeFileSync(file, example);
+    const config = readServeConfig(file, SERVE_OPTIONS, 'serve');
+    expect(config.values).toMatchObject({ port: '8080', 'data-dir': '/var/lib/seclookup/data' });
+    expect(Object.keys(config.products)).toEqual(['useragent']);
   });
 });

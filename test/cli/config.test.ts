@@ -20,8 +20,8 @@ function configFile(settings: unknown): string {
 }
 
 describe('seclookup serve --config', () => {
-  it("accepts the README's complete example file, every setting in it known", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("accepts the operator's guide's complete example file, every setting in it known", () => {
+    const readme = readFileSync(new URL('../../docs/operators.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('### One configuration for `serve`'));
     const example = /```json\n([\s\S]*?)```/.exec(section)![1];
     const config = readServeConfig(configFile(example), SERVE_OPTIONS, 'serve');

@@ -16,7 +16,7 @@ import type { WhoisResult } from '../whois/types.js';
 import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
 import { levenshtein, type ScamLists } from './lists.js';
 import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
-import { assess, isoWithOffset, reportFinding, type Finding } from './scoring.js';
+import { assess, assessmentJson, isoWithOffset, reportFinding, type Finding } from './scoring.js';
 import {
   IDENTIFIER_TYPES,
   SIGNAL_SEVERITY,
@@ -65,6 +65,8 @@ const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
 export const SCAMRISK_CACHE_TTL_MS = 60_000;
 /** Assessments kept in the private LRU. */
 export const SCAMRISK_CACHE_SIZE = 10_000;
+/** Parsed identifiers remembered by raw input (each a few hundred bytes); the memo starts over when full. */
+const PARSED_IDENTIFIERS = 4096;
 
 /** The checked cache settings of the options, for EngineContext.cache: `cacheSize` entries for `cacheTtlMs`. */
 export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined): { maxEntries: number; ttlMs: number } {
@@ -94,8 +96,19 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   const reports: ReportStore =
     typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
 
+  // Parsed identifiers by raw input: parsing a phone number or checking an address costs more
+  // than a cached assessment, and the same values come back. Bounded; refusals are not kept.
+  const parsed = new Map<string, Identifier>();
   function normalize(type: IdentifierType, value: string, region?: string): Identifier {
-    return parseIdentifier(type, value, { region: region ?? defaultRegion });
+    const effectiveRegion = region ?? defaultRegion;
+    const key = `${type}\n${effectiveRegion ?? ''}\n${value}`;
+    let identifier = parsed.get(key);
+    if (identifier === undefined) {
+      identifier = parseIdentifier(type, value, { region: effectiveRegion });
+      if (parsed.size >= PARSED_IDENTIFIERS) parsed.clear();
+      parsed.set(key, identifier);
+    }
+    return identifier;
   }
 
   function prepare(request: ScamriskRequest): ScamriskQuery {
@@ -297,7 +310,7 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
       now: at,
     });
     // An assessment missing a source that failed is not kept: the next one may get it.
-    return { result, ttlMs: responded.size < queried.size ? 0 : cacheTtlMs };
+    return { result, json: assessmentJson(result), ttlMs: responded.size < queried.size ? 0 : cacheTtlMs };
   }
 
   return {

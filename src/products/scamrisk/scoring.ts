@@ -24,9 +24,19 @@ export const SOURCE_CAP = 95;
 
 const DAY_MS = 86_400_000;
 
-/** ISO 8601 with an explicit offset: `2025-06-20T15:36:47.000+00:00`. */
+let isoMs = Number.NaN;
+let isoText = '';
+
+/**
+ * ISO 8601 with an explicit offset: `2025-06-20T15:36:47.000+00:00`. The last one is
+ * remembered: a busy engine asks for the same millisecond many times.
+ */
 export function isoWithOffset(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '+00:00');
+  if (ms !== isoMs) {
+    isoText = `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
+    isoMs = ms;
+  }
+  return isoText;
 }
 
 export function riskLevel(score: number): RiskLevel {
@@ -157,4 +167,22 @@ export function recommend(level: RiskLevel, mildSignals: boolean): Recommendatio
   if (level === 'high' || level === 'critical') return 'manual_review';
   if (level === 'medium') return 'elevated_monitoring';
   return mildSignals ? 'allow_with_monitoring' : 'allow';
+}
+
+/** The fixed caveats as JSON, made once: three long sentences are most of a small answer's bytes. */
+const LIMITATIONS_JSON = JSON.stringify(LIMITATIONS);
+
+/**
+ * `JSON.stringify(result)` for a result made by {@link assess}, byte for byte, with the fixed
+ * caveats spliced in rather than serialized again (test/products/scamrisk.test.ts compares both).
+ * Falls back to JSON.stringify when the caveats are not the fixed ones.
+ */
+export function assessmentJson(result: ScamriskResult): string {
+  const { limitations } = result;
+  if (limitations.length !== LIMITATIONS.length || limitations.some((text, i) => text !== LIMITATIONS[i])) return JSON.stringify(result);
+  return (
+    `{"identifier":${JSON.stringify(result.identifier)},"assessment":${JSON.stringify(result.assessment)},` +
+    `"signals":${JSON.stringify(result.signals)},"report_summary":${JSON.stringify(result.report_summary)},` +
+    `"limitations":${LIMITATIONS_JSON},"generated_at":${JSON.stringify(result.generated_at)}}`
+  );
 }

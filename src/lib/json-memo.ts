@@ -1,0 +1,44 @@
+/**
+ * The JSON of results by input, for engines that build a fresh result from local data on every
+ * lookup (geoip, asn, timezone): serializing a result costs more than finding it, and the API
+ * sends the JSON. The engine still builds the result (the caller owns that object); its JSON is
+ * made once per input and kept while the data it came from is the same.
+ *
+ * `source` names that data: any value (a decoded record, a loaded file set, a clock reading)
+ * compared by identity, so a reload or a new record makes a miss, never stale JSON. Bounded: an
+ * LRU of `maxEntries` inputs (each the JSON text, a few hundred bytes); 0 keeps nothing.
+ */
+import { LRUCache } from 'lru-cache';
+
+export interface JsonMemo<Result> {
+  /** `JSON.stringify(result)`, remembered for `key` as long as `source` (and `source2`) are the same. */
+  json(key: string, result: Result, source: unknown, source2?: unknown): string;
+  /** Inputs remembered. */
+  readonly size: number;
+}
+
+interface Entry {
+  json: string;
+  source: unknown;
+  source2: unknown;
+}
+
+/** Inputs a memo keeps unless told. */
+export const JSON_MEMO_SIZE = 10_000;
+
+export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Result> {
+  if (maxEntries <= 0) return { json: (_key, result) => JSON.stringify(result), size: 0 };
+  const entries = new LRUCache<string, Entry>({ max: maxEntries });
+  return {
+    json(key, result, source, source2) {
+      const entry = entries.get(key);
+      if (entry !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
+      const json = JSON.stringify(result);
+      entries.set(key, { json, source, source2 });
+      return json;
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}

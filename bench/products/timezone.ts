@@ -7,6 +7,7 @@
  * again with Intl once per 1,000 lookups.
  */
 import { absoluteRow, compare, ratioRow, type BenchRow } from '../harness.js';
+import { readyJsonRow } from '../json-row.js';
 import { publicAddresses } from './geoip.js';
 import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
 import { createTimezoneEngine } from '../../src/products/timezone/engine.js';
@@ -34,6 +35,7 @@ export async function run(): Promise<BenchRow[]> {
     3,
     options,
   );
+  const readyJson = readyJsonRow(SUITE, `${SIZE} public IPs repeated, clock moving a minute per 1,000`, (i) => timezone.lookup(timezone.prepare(ips[i & (SIZE - 1)])), options);
   const withZone = ips.filter((ip) => timezone.lookup(timezone.prepare(ip)).result.timezone.id !== null).length;
   return [
     absoluteRow(
@@ -56,5 +58,6 @@ export async function run(): Promise<BenchRow[]> {
       },
       0,
     ),
+    readyJson,
   ];
 }

@@ -9,10 +9,15 @@
  * LRU of `maxEntries` inputs (each the JSON text, a few hundred bytes); 0 keeps nothing.
  */
 import { LRUCache } from 'lru-cache';
+import type { LookupOutcome } from './outcome.js';
 
 export interface JsonMemo<Result> {
-  /** `JSON.stringify(result)`, remembered for `key` as long as `source` (and `source2`) are the same. */
-  json(key: string, result: Result, source: unknown, source2?: unknown): string;
+  /**
+   * `JSON.stringify(result)`, remembered for `key` as long as `source` (and `source2`) are the
+   * same. `result` is a result the caller has not changed, or a function building one: the memo
+   * serves other requests, so it must never see a result someone has edited.
+   */
+  json(key: string, result: Result | (() => Result), source: unknown, source2?: unknown): string;
   /** Inputs remembered. */
   readonly size: number;
 }
@@ -27,13 +32,14 @@ interface Entry {
 export const JSON_MEMO_SIZE = 10_000;
 
 export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Result> {
-  if (maxEntries <= 0) return { json: (_key, result) => JSON.stringify(result), size: 0 };
+  const serialize = (result: Result | (() => Result)) => JSON.stringify(typeof result === 'function' ? (result as () => Result)() : result);
+  if (maxEntries <= 0) return { json: (_key, result) => serialize(result), size: 0 };
   const entries = new LRUCache<string, Entry>({ max: maxEntries });
   return {
     json(key, result, source, source2) {
       const entry = entries.get(key);
       if (entry !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
-      const json = JSON.stringify(result);
+      const json = serialize(result);
       entries.set(key, { json, source, source2 });
       return json;
     },
@@ -41,4 +47,29 @@ export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Re
       return entries.size;
     },
   };
+}
+
+/**
+ * A lookup outcome whose `json` is made on first read: the API reads it once, in-process callers
+ * (createLookup) never do and pay nothing for it. A class, so the getter lives on the prototype
+ * (an object literal with a getter costs V8 more to build than the rest of such a lookup).
+ */
+export class LazyJsonOutcome<Result> implements LookupOutcome<Result> {
+  readonly result: Result;
+  readonly cached: boolean;
+  readonly fetchedAt?: Date;
+  #make: (result: Result) => string;
+  #json: string | undefined;
+
+  constructor(result: Result, cached: boolean, fetchedAt: Date | undefined, makeJson: (result: Result) => string) {
+    this.result = result;
+    this.cached = cached;
+    if (fetchedAt !== undefined) this.fetchedAt = fetchedAt;
+    this.#make = makeJson;
+  }
+
+  /** `JSON.stringify(result)` as it was when the lookup answered. */
+  get json(): string {
+    return (this.#json ??= this.#make(this.result));
+  }
 }

@@ -84,6 +84,19 @@ describe('the remembered JSON follows the data', () => {
     expect(JSON.parse(after.json!)).toMatchObject({ provider: 'MaxMind GeoIP2-Country', city: null });
   });
 
+  it('a caller changing its result changes no JSON, its own or the next caller\'s', async () => {
+    const lookup = createLookup({ geoip: { watch: false } });
+    for (const product of ['asn', 'geoip', 'timezone', 'webhookip'] as const) {
+      const first = await lookup.detailed[product]('140.82.112.5');
+      const before = JSON.stringify(first.result);
+      (first.result as { ip: string }).ip = 'changed';
+      expect(first.json, product).toBe(before);
+      const second = await lookup.detailed[product]('140.82.112.5');
+      expect(second.json, product).toBe(before);
+      expect(second.result, product).toEqual(JSON.parse(before));
+    }
+  });
+
   it('the memo: a new source is a miss; bounded; size 0 keeps nothing', () => {
     const memo = createJsonMemo<{ n: number }>(2);
     const a = {};

@@ -14,7 +14,7 @@ import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
-import { createJsonMemo, JSON_MEMO_SIZE } from '../../lib/json-memo.js';
+import { createJsonMemo, JSON_MEMO_SIZE, LazyJsonOutcome } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { CYMRU_ZONE, CYMRU_ZONE6, cymruName, parseCymruAnswer } from './cymru.js';
@@ -116,7 +116,8 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
   const localAnswers = createJsonMemo<AsnResult>(deps.jsonMemoSize ?? JSON_MEMO_SIZE);
   const localLookup = (query: IpInput): LookupOutcome<AsnResult> => {
     const result = localResult(query);
-    return { result, cached: false, fetchedAt: new Date(builtAtMs), json: localAnswers.json(query.ip, result, local) };
+    // The JSON is made when the API reads it, from a result built again (the one handed out is the caller's to change).
+    return new LazyJsonOutcome(result, false, new Date(builtAtMs), () => localAnswers.json(query.ip, () => localResult(query), local));
   };
 
   let lookup: AsnEngine['lookup'] = localLookup;

@@ -16,6 +16,7 @@ import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
 import { hasHostBits, isPublicIp, parseCidr, type Cidr, type IpAddress } from '../../lib/ip.js';
 import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
+import { LazyJsonOutcome } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
 
@@ -167,7 +168,8 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
 
   function match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult> {
     const matches = typeof query.address === 'number' ? table.matchIPv4(query.address) : table.match(query.address);
-    return { result: toResult(query.ip, matches, query.only, names), cached: false, json: toJson(query.ip, matches, query.only, namesJson) };
+    // The JSON is made when the API reads it, from the matches (not from the result, which is the caller's).
+    return new LazyJsonOutcome(toResult(query.ip, matches, query.only, names), false, undefined, () => toJson(query.ip, matches, query.only, namesJson));
   }
 
   return {

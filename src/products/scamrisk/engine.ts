@@ -65,6 +65,7 @@ const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
 export const SCAMRISK_CACHE_TTL_MS = 60_000;
 /** Assessments kept in the private LRU. */
 export const SCAMRISK_CACHE_SIZE = 10_000;
+const KNOWN_TYPES: ReadonlySet<string> = new Set(IDENTIFIER_TYPES);
 /** Parsed identifiers remembered by raw input (each a few hundred bytes); the memo starts over when full. */
 const PARSED_IDENTIFIERS = 4096;
 
@@ -79,8 +80,18 @@ export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined
   return { maxEntries: ttlMs === 0 ? 0 : maxEntries, ttlMs };
 }
 
-/** The cache key of an identifier: its type and the normalized form reports are filed under. */
-const cacheKey = (identifier: Identifier) => `${identifier.type}:${identifier.normalized}`;
+/** Cache keys made so far, per identifier object (a remembered identifier comes back as the same object). */
+const cacheKeys = new WeakMap<Identifier, string>();
+
+/**
+ * The cache key of an identifier: its type and the normalized form reports are filed under. The
+ * same string object for a remembered identifier, so the cache does not hash a new string each time.
+ */
+function cacheKey(identifier: Identifier): string {
+  let key = cacheKeys.get(identifier);
+  if (key === undefined) cacheKeys.set(identifier, (key = `${identifier.type}:${identifier.normalized}`));
+  return key;
+}
 
 export function createScamriskEngine({ lists, options = {}, now, engine, cache = null }: ScamriskEngineDeps): ScamriskEngine {
   const { ttlMs: cacheTtlMs } = scamriskCacheSettings(options);
@@ -96,17 +107,26 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   const reports: ReportStore =
     typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
 
-  // Parsed identifiers by raw input: parsing a phone number or checking an address costs more
-  // than a cached assessment, and the same values come back. Bounded; refusals are not kept.
-  const parsed = new Map<string, Identifier>();
+  // Parsed identifiers by type (and region) and raw value: parsing a phone number or checking an
+  // address costs more than a cached assessment, and the same values come back. Bounded (all
+  // forgotten when full); refusals are not kept. Two levels, so the value is looked up as given.
+  const parsed = new Map<string, Map<string, Identifier>>();
+  let parsedCount = 0;
   function normalize(type: IdentifierType, value: string, region?: string): Identifier {
     const effectiveRegion = region ?? defaultRegion;
-    const key = `${type}\n${effectiveRegion ?? ''}\n${value}`;
-    let identifier = parsed.get(key);
+    const group = effectiveRegion === undefined ? type : `${type}\n${effectiveRegion}`;
+    let byValue = parsed.get(group);
+    let identifier = byValue?.get(value);
     if (identifier === undefined) {
       identifier = parseIdentifier(type, value, { region: effectiveRegion });
-      if (parsed.size >= PARSED_IDENTIFIERS) parsed.clear();
-      parsed.set(key, identifier);
+      if (parsedCount >= PARSED_IDENTIFIERS) {
+        parsed.clear();
+        parsedCount = 0;
+        byValue = undefined;
+      }
+      if (!byValue) parsed.set(group, (byValue = new Map()));
+      byValue.set(value, identifier);
+      parsedCount++;
     }
     return identifier;
   }
@@ -114,6 +134,11 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   function prepare(request: ScamriskRequest): ScamriskQuery {
     if (typeof request !== 'object' || request === null || Array.isArray(request))
       throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
+    // The common shape, { type, value } with a known type and a value, straight to normalize:
+    // what the general reading below would do with it, without its arrays.
+    const { type: givenType, value: givenValue } = request;
+    if (typeof givenType === 'string' && typeof givenValue === 'string' && givenValue !== '' && KNOWN_TYPES.has(givenType) && Object.keys(request).length === 2)
+      return { identifier: normalize(givenType as IdentifierType, givenValue) };
     const keys = Object.keys(request).filter((k) => request[k] !== undefined);
     const region = request.region;
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))

@@ -173,16 +173,28 @@ export function recommend(level: RiskLevel, mildSignals: boolean): Recommendatio
 const LIMITATIONS_JSON = JSON.stringify(LIMITATIONS);
 
 /**
- * `JSON.stringify(result)` for a result made by {@link assess}, byte for byte, with the fixed
- * caveats spliced in rather than serialized again (test/products/scamrisk.test.ts compares both).
- * Falls back to JSON.stringify when the caveats are not the fixed ones.
+ * `JSON.stringify(result)` for a result made by {@link assess}, byte for byte, written out field
+ * by field: JSON.stringify of the whole object cost more than the rest of an uncached
+ * assessment. The fixed caveats are spliced in as JSON made once; strings that come from input
+ * (the masked identifier, signal details) still go through JSON.stringify.
+ * test/products/scamrisk-speed.test.ts compares both on every kind of result. Falls back to
+ * JSON.stringify when the caveats are not the fixed ones.
  */
 export function assessmentJson(result: ScamriskResult): string {
-  const { limitations } = result;
+  const { identifier, assessment, report_summary: summary, limitations } = result;
   if (limitations.length !== LIMITATIONS.length || limitations.some((text, i) => text !== LIMITATIONS[i])) return JSON.stringify(result);
+  const { coverage } = assessment;
   return (
-    `{"identifier":${JSON.stringify(result.identifier)},"assessment":${JSON.stringify(result.assessment)},` +
-    `"signals":${JSON.stringify(result.signals)},"report_summary":${JSON.stringify(result.report_summary)},` +
+    `{"identifier":{"type":${JSON.stringify(identifier.type)},"masked":${JSON.stringify(identifier.masked)}},` +
+    `"assessment":{"risk_score":${num(assessment.risk_score)},"risk_level":${JSON.stringify(assessment.risk_level)},"confidence":${num(assessment.confidence)},` +
+    `"coverage":{"sources_queried":${num(coverage.sources_queried)},"sources_responded":${num(coverage.sources_responded)},"independent_matches":${num(coverage.independent_matches)}},` +
+    `"recommendation":${JSON.stringify(assessment.recommendation)}},` +
+    `"signals":${result.signals.length === 0 ? '[]' : JSON.stringify(result.signals)},` +
+    `"report_summary":{"total_reports":${num(summary.total_reports)},"verified_reports":${num(summary.verified_reports)},"disputed_reports":${num(summary.disputed_reports)},` +
+    `"categories":${JSON.stringify(summary.categories)}},` +
     `"limitations":${LIMITATIONS_JSON},"generated_at":${JSON.stringify(result.generated_at)}}`
   );
 }
+
+/** A number as JSON writes it (`null` when not finite). */
+const num = (n: number) => (Number.isFinite(n) ? String(n) : 'null');

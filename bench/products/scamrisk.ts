@@ -132,7 +132,12 @@ async function issueRoute(): Promise<BenchRow[]> {
         90_000,
       ),
       absoluteRow(
-        { suite: SUITE, case: 'uncached, distinct EIP-55 addresses (each parsed and checksummed anew), SQLite reports, answer JSON', opsPerSec: fresh, target: '(info)' },
+        {
+          suite: SUITE,
+          case: 'uncached, distinct EIP-55 addresses (each parsed and checksummed anew), SQLite reports, answer JSON',
+          opsPerSec: fresh,
+          target: '(info)',
+        },
         0,
       ),
     ];

@@ -35,7 +35,12 @@ export async function run(): Promise<BenchRow[]> {
     3,
     options,
   );
-  const readyJson = readyJsonRow(SUITE, `${SIZE} public IPs repeated, clock moving a minute per 1,000`, (i) => timezone.lookup(timezone.prepare(ips[i & (SIZE - 1)])), options);
+  const readyJson = readyJsonRow(
+    SUITE,
+    `${SIZE} public IPs repeated, clock moving a minute per 1,000`,
+    (i) => timezone.lookup(timezone.prepare(ips[i & (SIZE - 1)])),
+    options,
+  );
   const withZone = ips.filter((ip) => timezone.lookup(timezone.prepare(ip)).result.timezone.id !== null).length;
   return [
     absoluteRow(

@@ -100,7 +100,12 @@ export async function run(): Promise<BenchRow[]> {
     options,
   );
 
-  const readyJson = readyJsonRow(SUITE, `${MIX_SIZE} public IPs repeated, half matching`, (i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])), options);
+  const readyJson = readyJsonRow(
+    SUITE,
+    `${MIX_SIZE} public IPs repeated, half matching`,
+    (i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])),
+    options,
+  );
   const mixText = `${MIX_SIZE} public IPs, 90% v4 / 10% v6, ${Math.round((100 * matched) / MIX_SIZE)}% matching, ${engine.cidrCount} CIDRs`;
   return [
     absoluteRow({ suite: SUITE, case: `full lookups (string in, result out): ${mixText}`, opsPerSec: best, target: '>= 2,000,000/s' }, 2_000_000),

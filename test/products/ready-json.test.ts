@@ -14,7 +14,18 @@ import { MAXMIND, sourceNetworks } from './geoip-fixtures.js';
 const temp = mkdtempSync(join(tmpdir(), 'seclookup-ready-json-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
-const PUBLIC_IPS = ['1.1.1.1', '8.8.8.8', '9.9.9.9', '81.2.69.142', '74.209.24.1', '2001:4860:4860::8888', '2606:4700::1111', '216.160.83.56', '3.5.140.2', '140.82.112.3'];
+const PUBLIC_IPS = [
+  '1.1.1.1',
+  '8.8.8.8',
+  '9.9.9.9',
+  '81.2.69.142',
+  '74.209.24.1',
+  '2001:4860:4860::8888',
+  '2606:4700::1111',
+  '216.160.83.56',
+  '3.5.140.2',
+  '140.82.112.3',
+];
 
 /** Every lookup twice: JSON as JSON.stringify makes it, a new result object each time. */
 async function expectReadyJson(call: (ip: string) => Promise<{ result: object; json?: string }>, ips: readonly string[]): Promise<number> {
@@ -84,7 +95,7 @@ describe('the remembered JSON follows the data', () => {
     expect(JSON.parse(after.json!)).toMatchObject({ provider: 'MaxMind GeoIP2-Country', city: null });
   });
 
-  it('a caller changing its result changes no JSON, its own or the next caller\'s', async () => {
+  it("a caller changing its result changes no JSON, its own or the next caller's", async () => {
     const lookup = createLookup({ geoip: { watch: false } });
     for (const product of ['asn', 'geoip', 'timezone', 'webhookip'] as const) {
       const first = await lookup.detailed[product]('140.82.112.5');

@@ -69,7 +69,12 @@ describe('the Bitcoin shape test', () => {
       expect(() => getAddressInfo(address), address).not.toThrow();
       expect(mayBeBitcoin(address), address).toBe(true);
     }
-    for (const other of ['0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf', 'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre', 'LNf2JDiuunBz7GMDKFYHN4rq5meXWxiwfb', 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh']) {
+    for (const other of [
+      '0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf',
+      'TBHTJqAy4DhHhmT3dNceJYNRz4SdLofLre',
+      'LNf2JDiuunBz7GMDKFYHN4rq5meXWxiwfb',
+      'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh',
+    ]) {
       expect(mayBeBitcoin(other), other).toBe(false);
       expect(() => getAddressInfo(other), other).toThrow();
     }
@@ -80,8 +85,7 @@ describe('the Bitcoin shape test', () => {
 function distance(a: string, b: string): number {
   const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++) rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
   return rows[a.length][b.length];
 }
 

@@ -18,12 +18,20 @@ export interface JsonMemo<Result> {
    * serves other requests, so it must never see a result someone has edited.
    */
   json(key: string, result: Result | (() => Result), source: unknown, source2?: unknown): string;
+  /**
+   * Like `json`, but only for an input seen before (from the same source): the first time, the
+   * input is only noted and undefined comes back (the API then serializes, as it would anyway).
+   * For engines whose in-process callers look many distinct inputs up once (geoip, timezone):
+   * they pay a note, not a serialization they never read.
+   */
+  repeated(key: string, result: Result, source: unknown, source2?: unknown): string | undefined;
   /** Inputs remembered. */
   readonly size: number;
 }
 
 interface Entry {
-  json: string;
+  /** Undefined while the input has been seen once only (`repeated`). */
+  json: string | undefined;
   source: unknown;
   source2: unknown;
 }
@@ -33,15 +41,23 @@ export const JSON_MEMO_SIZE = 10_000;
 
 export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Result> {
   const serialize = (result: Result | (() => Result)) => JSON.stringify(typeof result === 'function' ? (result as () => Result)() : result);
-  if (maxEntries <= 0) return { json: (_key, result) => serialize(result), size: 0 };
+  if (maxEntries <= 0) return { json: (_key, result) => serialize(result), repeated: () => undefined, size: 0 };
   const entries = new LRUCache<string, Entry>({ max: maxEntries });
   return {
     json(key, result, source, source2) {
       const entry = entries.get(key);
-      if (entry !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
+      if (entry?.json !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
       const json = serialize(result);
       entries.set(key, { json, source, source2 });
       return json;
+    },
+    repeated(key, result, source, source2) {
+      const entry = entries.get(key);
+      if (entry === undefined || entry.source !== source || entry.source2 !== source2) {
+        entries.set(key, { json: undefined, source, source2 });
+        return undefined;
+      }
+      return (entry.json ??= JSON.stringify(result));
     },
     get size() {
       return entries.size;

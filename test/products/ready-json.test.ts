@@ -27,16 +27,22 @@ const PUBLIC_IPS = [
   '140.82.112.3',
 ];
 
-/** Every lookup twice: JSON as JSON.stringify makes it, a new result object each time. */
+/**
+ * Every lookup three times: from the second on (geoip and timezone only note an address the
+ * first time; asn and webhookip answer JSON at once) JSON as JSON.stringify makes it, a new
+ * result object each time.
+ */
 async function expectReadyJson(call: (ip: string) => Promise<{ result: object; json?: string }>, ips: readonly string[]): Promise<number> {
   let answered = 0;
   for (const ip of ips) {
-    let first: { result: object; json?: string };
+    let zeroth: { result: object; json?: string };
     try {
-      first = await call(ip);
+      zeroth = await call(ip);
     } catch {
       continue; // not found in this database: no answer to compare
     }
+    if (zeroth.json !== undefined) expect(zeroth.json, ip).toBe(JSON.stringify(zeroth.result));
+    const first = await call(ip);
     const second = await call(ip);
     expect(first.json, ip).toBe(JSON.stringify(first.result));
     expect(second.json, ip).toBe(first.json);
@@ -73,23 +79,28 @@ describe('the remembered JSON follows the data', () => {
   it('timezone: the same address after a DST change answers the new offset', async () => {
     const clock = { now: Date.UTC(2026, 0, 15, 12) };
     const lookup = createLookup({ now: () => clock.now, geoip: { asn: false, watch: false, database: MAXMIND.enterprise } });
+    await lookup.detailed.timezone('74.209.24.1');
     const winter = await lookup.detailed.timezone('74.209.24.1');
     expect(JSON.parse(winter.json!).timezone).toEqual({ id: 'America/New_York', utc_offset: '-05:00', abbreviation: 'EST' });
     clock.now = Date.UTC(2026, 6, 15, 12);
     const summer = await lookup.detailed.timezone('74.209.24.1');
-    expect(summer.json).toBe(JSON.stringify(summer.result));
-    expect(JSON.parse(summer.json!).timezone).toEqual({ id: 'America/New_York', utc_offset: '-04:00', abbreviation: 'EDT' });
+    expect(summer.json).toBeUndefined(); // a new clock reading: noted, then answered as JSON
+    const again = await lookup.detailed.timezone('74.209.24.1');
+    expect(again.json).toBe(JSON.stringify(summer.result));
+    expect(JSON.parse(again.json!).timezone).toEqual({ id: 'America/New_York', utc_offset: '-04:00', abbreviation: 'EDT' });
   });
 
   it('geoip: after a reload the same address answers from the new file', async () => {
     const path = join(temp, 'geo.mmdb');
     copyFileSync(MAXMIND.city, path);
     const lookup = createLookup({ geoip: { asn: false, watch: false, database: path } });
+    await lookup.detailed.geoip('81.2.69.142');
     const before = await lookup.detailed.geoip('81.2.69.142');
     expect(JSON.parse(before.json!)).toMatchObject({ provider: 'MaxMind GeoIP2-City', city: 'London' });
     copyFileSync(MAXMIND.country, `${path}.next`);
     renameSync(`${path}.next`, path);
     expect(lookup.engine('geoip').reload()).toBe(true);
+    expect((await lookup.detailed.geoip('81.2.69.142')).json).toBeUndefined(); // another record: noted
     const after = await lookup.detailed.geoip('81.2.69.142');
     expect(after.json).toBe(JSON.stringify(after.result));
     expect(JSON.parse(after.json!)).toMatchObject({ provider: 'MaxMind GeoIP2-Country', city: null });
@@ -98,6 +109,7 @@ describe('the remembered JSON follows the data', () => {
   it("a caller changing its result changes no JSON, its own or the next caller's", async () => {
     const lookup = createLookup({ geoip: { watch: false } });
     for (const product of ['asn', 'geoip', 'timezone', 'webhookip'] as const) {
+      await lookup.detailed[product]('140.82.112.5'); // noted by geoip and timezone
       const first = await lookup.detailed[product]('140.82.112.5');
       const before = JSON.stringify(first.result);
       (first.result as { ip: string }).ip = 'changed';
@@ -118,6 +130,12 @@ describe('the remembered JSON follows the data', () => {
     memo.json('x', { n: 0 }, a);
     memo.json('y', { n: 0 }, a);
     expect(memo.size).toBe(2);
+    // repeated: the first sighting is only noted; the JSON is made at the second.
+    const noted = createJsonMemo<{ n: number }>(4);
+    expect(noted.repeated('k', { n: 1 }, a)).toBeUndefined();
+    expect(noted.repeated('k', { n: 1 }, a)).toBe('{"n":1}');
+    expect(noted.repeated('k', { n: 2 }, a)).toBe('{"n":1}');
+    expect(noted.repeated('k', { n: 2 }, {})).toBeUndefined();
     const none = createJsonMemo<{ n: number }>(0);
     expect(none.json('k', { n: 1 }, a)).toBe('{"n":1}');
     expect(none.json('k', { n: 2 }, a)).toBe('{"n":2}');

@@ -196,8 +196,10 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     };
     const fetchedAt = (input.version === 4 ? set.ipv4 : set.ipv6)!.info.builtAt;
     if (reverseBudget === null || geo.domain !== null) {
-      // Ready JSON for the API; an answer missing its ASN part by a failure is not remembered.
-      return { result, cached: true, fetchedAt, json: asnFailed ? JSON.stringify(result) : answers.json(input.ip, result, geo, set) };
+      // Ready JSON for the API from an address's second lookup on (the first is only noted: an
+      // in-process caller looking up many addresses once pays no serialization). An answer
+      // missing its ASN part by a failure is not remembered.
+      return { result, cached: true, fetchedAt, json: asnFailed ? undefined : answers.repeated(input.ip, result, geo, set) };
     }
     return reverseDomain(deps.dns(), input, reverseBudget).then(({ domain, cached }) => {
       result.connection.domain = domain;

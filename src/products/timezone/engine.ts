@@ -48,8 +48,9 @@ export function createTimezoneEngine({ geoip, now }: TimezoneEngineDeps): Timezo
         city: geo?.city ?? null,
       };
       // Computed on every call from the local database, never from a cache of results; only its
-      // JSON is reused, while the record and the clock reading (one object per zone and hour) hold.
-      return { result, cached: false, json: answers.json(input.ip, result, geo, clock) };
+      // JSON is reused (from an address's second lookup on), while the record and the clock
+      // reading (one object per zone and hour) hold.
+      return { result, cached: false, json: answers.repeated(input.ip, result, geo, clock) };
     },
     clock: (zone, ms = now()) => {
       const { utcOffset, abbreviation } = clocks.at(zone, ms);

@@ -34,7 +34,11 @@ export interface ScamriskQuery {
 }
 
 export interface ScamriskEngine {
-  /** Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError invalid_request / invalid_identifier. */
+  /**
+   * Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError
+   * invalid_request / invalid_identifier. The identifier is remembered and handed to later calls
+   * with the same input: treat it as read-only.
+   */
   prepare(request: ScamriskRequest): ScamriskQuery;
   lookup(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
   /** The normalized form reports are filed under. */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { absoluteRow, compare, measure, ratioRow, seededRandom, type BenchRow } from '../harness.js';
+import { readyJsonRow } from '../json-row.js';
 import { createLookup } from '../../src/lookup.js';
 import { compileAsnCsv } from '../../src/products/asn/csv-index.js';
 import { ipv4Network, ipv4PrefixInRange } from '../../src/products/asn/network.js';
@@ -108,6 +109,13 @@ export async function run(): Promise<BenchRow[]> {
     options,
   );
 
+  const readyJson = readyJsonRow(
+    SUITE,
+    `${MIX_SIZE} random public IPv4 repeated`,
+    (i) => lookup(v4[i & (MIX_SIZE - 1)]) as { result: object; json?: string },
+    options,
+  );
+
   // Engine build from the npm data into a fresh index folder: cold compiles, warm reads.
   const indexDir = mkdtempSync(join(tmpdir(), 'seclookup-asn-bench-'));
   let coldMs: number;
@@ -138,6 +146,7 @@ export async function run(): Promise<BenchRow[]> {
       2,
     ),
     absoluteRow({ suite: SUITE, case: `full lookups: ${MIX_SIZE} random public IPv6 (2000::/4 to 2bff::/16)`, opsPerSec: best6, target: '(info)' }, 0),
+    readyJson,
     absoluteRow(
       { suite: SUITE, case: `engine build, cold: compile both CSVs and write the index: ${Math.round(coldMs)} ms`, opsPerSec: 1000 / coldMs, target: '(info)' },
       0,

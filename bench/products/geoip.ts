@@ -17,6 +17,7 @@ import { Reader, type Response } from 'maxmind';
 import { isPublicIPv4Number } from '../../src/lib/ip.js';
 import { formatIp, isPublicIp, parseIp } from '../../src/lib/ip.js';
 import { compare, ratioRow, seededRandom, type BenchRow } from '../harness.js';
+import { readyJsonRow } from '../json-row.js';
 import { configuredSlots } from '../../src/products/geoip/database.js';
 import { createGeoIpEngine, type GeoIpEngine } from '../../src/products/geoip/engine.js';
 
@@ -100,6 +101,9 @@ export async function run(): Promise<BenchRow[]> {
     options,
   );
 
+  const warmOutcome = (i: number) => engine.lookup(engine.prepare(warm[i & (WARM_SIZE - 1)])) as { result: object; json?: string };
+  const readyJson = readyJsonRow(SUITE, `${WARM_SIZE} public IPs repeated (90% v4 / 10% v6)`, warmOutcome, options);
+
   // Cold: each round a fresh engine (empty caches) and one pass over addresses it has never seen.
   // Also with the record memo off (cacheSize 0): every lookup decodes its record, the worst case.
   let coldEngine = 0;
@@ -154,5 +158,6 @@ export async function run(): Promise<BenchRow[]> {
       },
       0.8,
     ),
+    readyJson,
   ];
 }

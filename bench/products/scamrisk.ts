@@ -5,10 +5,15 @@
  * measure them, and they answer from their caches when warm. Then the assessment cache: the
  * same identifiers repeated, cached against uncached, in the same run.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createMemoryCache, createProductCache } from '../../src/lib/cache.js';
+import { createLookup } from '../../src/lookup.js';
 import { absoluteRow, measureAsync, ratioRow, type BenchRow } from '../harness.js';
 import { createScamriskEngine, SCAMRISK_CACHE_TTL_MS, type CachedScamrisk, type ScamriskEngine } from '../../src/products/scamrisk/engine.js';
+import { eip55 } from '../../src/products/scamrisk/crypto.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
 import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
 import { SOFT_SOURCES, type IdentifierType } from '../../src/products/scamrisk/types.js';
@@ -78,5 +83,123 @@ export async function run(): Promise<BenchRow[]> {
       1,
     ),
   );
+  rows.push(...(await issueRoute()));
   return rows;
+}
+
+/** The route issue 22 measured: GET /assess?type=crypto&value=0x... (EIP-55 mixed case), 55 µs of engine then. */
+const ISSUE_ADDRESS = '0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf';
+
+/** What the API does per request: prepare, assess, the answer's JSON. */
+const answer = async (engine: Pick<ScamriskEngine, 'prepare' | 'lookup'>, request: Record<string, unknown>) => {
+  const outcome = await engine.lookup(engine.prepare(request));
+  return outcome.json ?? JSON.stringify(outcome.result);
+};
+
+/**
+ * The uncached path as `serve` runs it: a SQLite report file (1,000 reports on other
+ * identifiers), no assessment cache, the answer's JSON. With SECLOOKUP_BENCH_BASELINE set to a
+ * checkout of an older commit (`git worktree add /tmp/before c0e9661`), the same requests on
+ * that checkout's engine, measured alternately in the same process: the x-factor of issue 22.
+ * Then the cached path beside useragent's (the product whose cached route sets the pace).
+ */
+async function issueRoute(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'seclookup-scamrisk-bench-'));
+  try {
+    const engine = await sqliteEngine('../../src', join(dir, 'now.db'));
+    const request = { type: 'crypto', value: ISSUE_ADDRESS };
+    // Distinct mixed-case addresses, each assessed once: no memo of parsed identifiers helps.
+    const distinct = Array.from({ length: 60_000 }, (_, i) => ({ type: 'crypto', value: eip55((i * 2654435761).toString(16).padStart(40, '7').slice(-40)) }));
+    const options = { durationMs: 500, batch: 200, warmupBatches: 10 };
+    const before = process.env.SECLOOKUP_BENCH_BASELINE;
+    const baseline = before ? await sqliteEngine(resolve(before, 'src'), join(dir, 'before.db')) : null;
+    let repeated = 0;
+    let baselineRepeated = 0;
+    for (let round = 0; round < 3; round++) {
+      repeated = Math.max(repeated, await measureAsync(() => answer(engine, request), options));
+      if (baseline) baselineRepeated = Math.max(baselineRepeated, await measureAsync(() => answer(baseline, request), options));
+    }
+    const fresh = await measureAsync((i) => answer(engine, distinct[i % distinct.length]), { durationMs: 300, batch: 200, warmupBatches: 1 });
+
+    const rows: BenchRow[] = [
+      absoluteRow(
+        {
+          suite: SUITE,
+          case: `uncached, the issue's route: crypto ${ISSUE_ADDRESS.slice(0, 8)}... repeated, SQLite reports (1,000), answer JSON`,
+          opsPerSec: repeated,
+          target: '>= 90,000/s (11 µs: 5x the 55 µs issue 22 measured)',
+        },
+        90_000,
+      ),
+      absoluteRow(
+        {
+          suite: SUITE,
+          case: 'uncached, distinct EIP-55 addresses (each parsed and checksummed anew), SQLite reports, answer JSON',
+          opsPerSec: fresh,
+          target: '(info)',
+        },
+        0,
+      ),
+    ];
+    if (baseline) {
+      rows.push(
+        ratioRow(
+          {
+            suite: SUITE,
+            case: `uncached, the issue's route, against the engine of ${before}`,
+            baseline: `the same requests on ${before} (same process, alternating rounds)`,
+            opsPerSec: repeated,
+            baselineOpsPerSec: baselineRepeated,
+            target: '>= 5.00x',
+          },
+          5,
+        ),
+      );
+    }
+
+    // The cached path, against useragent's cached lookup (prepare, cache hit, ready JSON).
+    const cached = await sqliteEngine('../../src', join(dir, 'cached.db'), true);
+    const useragent = createLookup().engine('useragent');
+    const ua = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+    let hit = 0;
+    let uaHit = 0;
+    for (let round = 0; round < 3; round++) {
+      hit = Math.max(hit, await measureAsync(() => answer(cached, request), options));
+      uaHit = Math.max(
+        uaHit,
+        await measureAsync(async () => {
+          const outcome = await useragent.lookup(useragent.prepare(ua));
+          return outcome.json ?? JSON.stringify(outcome.result);
+        }, options),
+      );
+    }
+    rows.push(
+      ratioRow(
+        {
+          suite: SUITE,
+          case: "cached, the issue's route (cached: true): prepare, cache hit, ready JSON",
+          baseline: 'useragent: prepare, cache hit, ready JSON',
+          opsPerSec: hit,
+          baselineOpsPerSec: uaHit,
+          target: '>= 0.50x',
+        },
+        0.5,
+      ),
+    );
+    return rows;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An engine of the source tree at `src` on an SQLite report file holding 1,000 reports. */
+async function sqliteEngine(src: string, path: string, cached = false): Promise<ScamriskEngine> {
+  // This tree's modules as the rest of the bench imports them; another checkout's by path (tsx resolves both).
+  const at = (module: string) => (src.startsWith('.') ? new URL(`${src}/${module.replace(/\.ts$/, '.js')}`, import.meta.url).href : `${src}/${module}`);
+  const { createScamriskEngine: create } = (await import(at('products/scamrisk/engine.ts'))) as typeof import('../../src/products/scamrisk/engine.js');
+  const { loadScamLists: load } = (await import(at('products/scamrisk/lists.ts'))) as typeof import('../../src/products/scamrisk/lists.js');
+  const cache = cached ? createProductCache<CachedScamrisk>(createMemoryCache({ maxEntries: 10_000 }), { ttlMs: SCAMRISK_CACHE_TTL_MS }) : null;
+  const engine = create({ lists: load(bundledDataDir()), options: { reports: path, disable: [...SOFT_SOURCES] }, now: Date.now, engine: () => null, cache });
+  for (let i = 0; i < 1000; i++) await engine.report({ type: 'username', value: `user${i}`, category: 'scam', source: `r${i % 7}` });
+  return engine;
 }

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { absoluteRow, compare, ratioRow, type BenchRow } from '../harness.js';
+import { readyJsonRow } from '../json-row.js';
 import { publicAddresses } from './geoip.js';
 import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
 import { bundledAbbreviations } from '../../src/products/timezone/abbreviations.js';
@@ -37,6 +38,12 @@ export async function run(): Promise<BenchRow[]> {
     3,
     options,
   );
+  const readyJson = readyJsonRow(
+    SUITE,
+    `${SIZE} public IPs repeated, clock moving a minute per 1,000`,
+    (i) => timezone.lookup(timezone.prepare(ips[i & (SIZE - 1)])),
+    options,
+  );
   const withZone = ips.filter((ip) => timezone.lookup(timezone.prepare(ip)).result.timezone.id !== null).length;
   return [
     ...accuracyRows(),
@@ -60,6 +67,7 @@ export async function run(): Promise<BenchRow[]> {
       },
       0,
     ),
+    readyJson,
   ];
 }
 

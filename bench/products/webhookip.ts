@@ -9,6 +9,7 @@ import { formatIp, isPublicIp, parseCidr, parseIp } from '../../src/lib/ip.js';
 import { createWebhookIpEngine, loadWebhookRanges } from '../../src/products/webhookip/engine.js';
 import type { WebhookRangesDataset } from '../../src/products/webhookip/types.js';
 import { absoluteRow, compare, measure, ratioRow, type BenchRow, seededRandom } from '../harness.js';
+import { readyJsonRow } from '../json-row.js';
 
 const SUITE = 'webhookip engine';
 const MIX_SIZE = 4096; // a power of two: the index is a mask
@@ -99,6 +100,12 @@ export async function run(): Promise<BenchRow[]> {
     options,
   );
 
+  const readyJson = readyJsonRow(
+    SUITE,
+    `${MIX_SIZE} public IPs repeated, half matching`,
+    (i) => engine.lookup(engine.prepare(mix[i & (MIX_SIZE - 1)])),
+    options,
+  );
   const mixText = `${MIX_SIZE} public IPs, 90% v4 / 10% v6, ${Math.round((100 * matched) / MIX_SIZE)}% matching, ${engine.cidrCount} CIDRs`;
   return [
     absoluteRow({ suite: SUITE, case: `full lookups (string in, result out): ${mixText}`, opsPerSec: best, target: '>= 2,000,000/s' }, 2_000_000),
@@ -113,5 +120,6 @@ export async function run(): Promise<BenchRow[]> {
       },
       10,
     ),
+    readyJson,
   ];
 }

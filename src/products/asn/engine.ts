@@ -14,6 +14,7 @@ import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { createJsonMemo, JSON_MEMO_SIZE, LazyJsonOutcome } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { CYMRU_ZONE, CYMRU_ZONE6, cymruName, parseCymruAnswer } from './cymru.js';
@@ -32,6 +33,8 @@ export interface AsnEngineDeps {
   /** The result cache, used only with the DNS source. */
   cache: ProductCache<CachedAsn> | null;
   now: () => number;
+  /** Local answers whose JSON is kept (by address; the local data never changes under an engine). @default JSON_MEMO_SIZE; 0 for none */
+  jsonMemoSize?: number;
 }
 
 export type CachedAsn = CachedResult<AsnResult>;
@@ -109,7 +112,13 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
     };
   }
 
-  const localLookup = (query: IpInput): LookupOutcome<AsnResult> => ({ result: localResult(query), cached: false, fetchedAt: new Date(builtAtMs) });
+  // A local answer is a pure function of the address: its JSON is made once per address.
+  const localAnswers = createJsonMemo<AsnResult>(deps.jsonMemoSize ?? JSON_MEMO_SIZE);
+  const localLookup = (query: IpInput): LookupOutcome<AsnResult> => {
+    const result = localResult(query);
+    // The JSON is made when the API reads it, from a result built again (the one handed out is the caller's to change).
+    return new LazyJsonOutcome(result, false, new Date(builtAtMs), () => localAnswers.json(query.ip, () => localResult(query), local));
+  };
 
   let lookup: AsnEngine['lookup'] = localLookup;
   if (cymru) {

@@ -22,7 +22,14 @@ export default defineProduct({
     const cacheSize = checkCacheSize(options.cacheSize);
     const local = openLocalSource(options);
     const cymru = options.cymru !== undefined && options.cymru !== false;
-    return createAsnEngine({ local, cymru: options.cymru, dns, now, cache: cymru ? cache<CachedAsn>({ maxEntries: cacheSize }) : null });
+    return createAsnEngine({
+      local,
+      cymru: options.cymru,
+      dns,
+      now,
+      cache: cymru ? cache<CachedAsn>({ maxEntries: cacheSize }) : null,
+      jsonMemoSize: cacheSize,
+    });
   },
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,

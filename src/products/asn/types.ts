@@ -120,6 +120,6 @@ export interface AsnEngineOptions {
    * announced prefix). Off by default. `true` uses Team Cymru's zones. CLI: `--asn-cymru on`.
    */
   cymru?: boolean | AsnCymruOptions;
-  /** Result cache entries, used only with `cymru` (local answers are not cached). @default 10000 */
+  /** Result cache entries with `cymru`; without it, local answers whose JSON is kept (the result is built each time). @default 10000; 0 for none */
   cacheSize?: number;
 }

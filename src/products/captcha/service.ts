@@ -6,7 +6,6 @@
  * consumed atomically, so garbage never burns a real token and two racing submits cannot both
  * pass. A failed verify or managed call gives its quota unit back.
  */
-import { randomBytes } from 'node:crypto';
 import { LookupError, isLookupError, type ErrorCode } from '../../errors.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody } from '../../lib/envelope.js';
@@ -16,6 +15,7 @@ import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';
 import { createPowPuzzle } from './puzzles/pow.js';
+import { randomHex } from './random.js';
 import { createSliderPuzzle } from './puzzles/slider.js';
 import type { Puzzle, TracePoint } from './puzzles/types.js';
 import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
@@ -162,7 +162,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       puzzle: puzzle.type,
       params: JSON.stringify(params),
       risk,
-      nonce: randomBytes(16).toString('hex'),
+      nonce: randomHex(16),
       issuedAt,
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
@@ -178,7 +178,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   function choosePuzzle(type: string | null): Puzzle<object> {
     if (type === null || type === '' || type === 'pow') return puzzles.pow;
     if (type === 'slider') return puzzles.slider;
-    if (type === 'random') return randomBytes(1)[0] & 1 ? puzzles.slider : puzzles.pow;
+    if (type === 'random') return Number.parseInt(randomHex(1), 16) & 1 ? puzzles.slider : puzzles.pow;
     throw new LookupError('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
   }
 
@@ -258,7 +258,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   function issueProof(keys: KeyRing, site: SiteKeyConfig, hostname: string, action: string, mode: 'puzzle' | 'managed', puzzle: string, risk: number): string {
     const issuedAt = now();
     return signToken(keys, PROOF, {
-      id: randomBytes(16).toString('hex'),
+      id: randomHex(16),
       siteKey: site.publicKeyId,
       hostname,
       action,

@@ -18,6 +18,7 @@
 import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { createJsonMemo } from '../../lib/json-memo.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { readAsnRecord, type AsnRecord } from './asn-source.js';
 import { configuredSlots, DBIP_PROVIDER, openDatabase, reopenChanged, watchFiles, type OpenedDatabase } from './database.js';
@@ -86,6 +87,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   const { slots, isDefault } = configuredSlots(options);
 
   let current = assemble(slots.map((slot) => openDatabase(slot, cacheSize)));
+  // The answers' JSON by address, kept while its record and file set are the ones in use.
+  const answers = createJsonMemo<GeoIpResult>(cacheSize);
   let lastReloadError: Error | null = null;
 
   function assemble(databases: OpenedDatabase[]): LoadedSet {
@@ -162,11 +165,13 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     const geo = locate(input);
     if (!geo) throw new LookupError('ip_not_found', `no location is known for ${input.ip}`);
     let asn: AsnRecord | null = null;
+    let asnFailed = false;
     if (geo.asn === null || geo.org === null) {
       try {
         asn = asnFor(input);
       } catch {
         asn = null; // the ASN data failing never fails the geo answer
+        asnFailed = true;
       }
     }
     const org = geo.org ?? asn?.org ?? null;
@@ -190,7 +195,12 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
       is_eu: geo.isEu,
     };
     const fetchedAt = (input.version === 4 ? set.ipv4 : set.ipv6)!.info.builtAt;
-    if (reverseBudget === null || geo.domain !== null) return { result, cached: true, fetchedAt };
+    if (reverseBudget === null || geo.domain !== null) {
+      // Ready JSON for the API from an address's second lookup on (the first is only noted: an
+      // in-process caller looking up many addresses once pays no serialization). An answer
+      // missing its ASN part by a failure is not remembered.
+      return { result, cached: true, fetchedAt, json: asnFailed ? undefined : answers.repeated(input.ip, result, geo, set) };
+    }
     return reverseDomain(deps.dns(), input, reverseBudget).then(({ domain, cached }) => {
       result.connection.domain = domain;
       return { result, cached, fetchedAt };

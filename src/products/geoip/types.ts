@@ -84,7 +84,7 @@ export interface GeoIpEngineOptions {
   watch?: boolean;
   /** How often the files are checked, in ms. @default 5000 */
   watchIntervalMs?: number;
-  /** Decoded database records kept per file (about 0.5 KB each); 0 for none. @default 10000 */
+  /** Decoded database records kept per file (about 0.5 KB each), and answers' JSON kept by address (about 0.4 KB each); 0 for none. @default 10000 */
   cacheSize?: number;
   /** Told after a reload replaced the readers. */
   onReload?: (info: GeoIpDatabaseInfo) => void;

@@ -69,6 +69,36 @@ export function eip55(hex40: string): string {
   return out;
 }
 
+/**
+ * Whether `text` has a shape bitcoin-address-validation may accept: bech32 text (one case
+ * throughout) of the `bc`, `tb` or `bcrt` prefix, or 25 base58check bytes whose version byte is
+ * 0x00, 0x05, 0x6f or 0xc4, which encode as 26 to 35 base58 characters starting 1, 3, m or n,
+ * or 2. A superset of what it accepts (test/products/scamrisk-speed.test.ts checks it).
+ */
+export function mayBeBitcoin(text: string): boolean {
+  return BTC_BECH32_LOWER.test(text) || BTC_BECH32_UPPER.test(text) || BTC_BASE58_SHAPE.test(text);
+}
+
+const BTC_BECH32_LOWER = /^(?:bc|tb|bcrt)1[02-9ac-hj-np-z]+$/;
+const BTC_BECH32_UPPER = /^(?:BC|TB|BCRT)1[02-9AC-HJ-NP-Z]+$/;
+const BTC_BASE58_SHAPE = /^[123mn][1-9A-HJ-NP-Za-km-z]{25,34}$/;
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** Mixed-case EVM addresses already checked (keccak-256 costs several µs): the same ones come back. */
+const EIP55_MEMO_SIZE = 4096;
+const eip55Memo = new Map<string, boolean>();
+
+/** Whether a mixed-case 40-hex-digit address (without 0x) is its own EIP-55 form. Memoised, bounded. */
+function eip55Holds(hex: string): boolean {
+  let holds = eip55Memo.get(hex);
+  if (holds === undefined) {
+    holds = eip55(hex) === '0x' + hex;
+    if (eip55Memo.size >= EIP55_MEMO_SIZE) eip55Memo.clear(); // bounded: callers choose the addresses
+    eip55Memo.set(hex, holds);
+  }
+  return holds;
+}
+
 /** SS58: the 32-byte public key (hex) and whether the blake2b checksum holds; null when not SS58-shaped. */
 export function ss58PublicKey(text: string): { key: string; checksumValid: boolean } | null {
   if (text.length < 46 || text.length > 50) return null;
@@ -171,17 +201,22 @@ export const CHAIN_NAMES: Readonly<Record<Chain, string>> = {
 export function parseCryptoAddress(input: string): CryptoAddress | null {
   const text = input.trim();
   if (text === '' || text.length > 128) return null;
-  // Bitcoin (mainnet, testnet, signet, regtest), any script type.
-  try {
-    const info = getAddressInfo(text);
-    return { normalized: info.bech32 ? text.toLowerCase() : text, chain: 'btc', checksumValid: true, kind: info.type };
-  } catch {
-    // not a valid Bitcoin address; maybe a Bitcoin-shaped one with a bad checksum, below
+  // Bitcoin (mainnet, testnet, signet, regtest), any script type. The validator throws on
+  // anything else, and a throw costs more than the rest of an assessment: only a text of a
+  // Bitcoin shape is handed to it.
+  if (mayBeBitcoin(text)) {
+    try {
+      const info = getAddressInfo(text);
+      return { normalized: info.bech32 ? text.toLowerCase() : text, chain: 'btc', checksumValid: true, kind: info.type };
+    } catch {
+      // not a valid Bitcoin address; maybe a Bitcoin-shaped one with a bad checksum, below
+    }
   }
-  if (/^0x[0-9a-fA-F]{40}$/.test(text)) {
+  if (EVM_ADDRESS.test(text)) {
     const hex = text.slice(2);
-    const uniform = hex === hex.toLowerCase() || hex === hex.toUpperCase();
-    return { normalized: '0x' + hex.toLowerCase(), chain: 'evm', checksumValid: uniform || eip55(hex) === '0x' + hex };
+    const lower = hex.toLowerCase();
+    const uniform = hex === lower || hex === hex.toUpperCase();
+    return { normalized: '0x' + lower, chain: 'evm', checksumValid: uniform || eip55Holds(hex) };
   }
   const ss58 = ss58PublicKey(text);
   if (ss58 && !/^[13]/.test(text)) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };

@@ -16,7 +16,7 @@ import type { WhoisResult } from '../whois/types.js';
 import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
 import { levenshtein, type ScamLists } from './lists.js';
 import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
-import { assess, isoWithOffset, reportFinding, type Finding } from './scoring.js';
+import { assess, assessmentJson, isoWithOffset, reportFinding, type Finding } from './scoring.js';
 import {
   IDENTIFIER_TYPES,
   SIGNAL_SEVERITY,
@@ -34,7 +34,11 @@ export interface ScamriskQuery {
 }
 
 export interface ScamriskEngine {
-  /** Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError invalid_request / invalid_identifier. */
+  /**
+   * Read `{ type, value }` or `{ <type>: value }` (plus an optional phone `region`); LookupError
+   * invalid_request / invalid_identifier. The identifier is remembered and handed to later calls
+   * with the same input: treat it as read-only.
+   */
   prepare(request: ScamriskRequest): ScamriskQuery;
   lookup(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
   /** The normalized form reports are filed under. */
@@ -65,6 +69,9 @@ const DEFAULT_SOURCE_TIMEOUT_MS = 3000;
 export const SCAMRISK_CACHE_TTL_MS = 60_000;
 /** Assessments kept in the private LRU. */
 export const SCAMRISK_CACHE_SIZE = 10_000;
+const KNOWN_TYPES: ReadonlySet<string> = new Set(IDENTIFIER_TYPES);
+/** Parsed identifiers remembered by raw input (each a few hundred bytes); the memo starts over when full. */
+const PARSED_IDENTIFIERS = 4096;
 
 /** The checked cache settings of the options, for EngineContext.cache: `cacheSize` entries for `cacheTtlMs`. */
 export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined): { maxEntries: number; ttlMs: number } {
@@ -77,8 +84,18 @@ export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined
   return { maxEntries: ttlMs === 0 ? 0 : maxEntries, ttlMs };
 }
 
-/** The cache key of an identifier: its type and the normalized form reports are filed under. */
-const cacheKey = (identifier: Identifier) => `${identifier.type}:${identifier.normalized}`;
+/** Cache keys made so far, per identifier object (a remembered identifier comes back as the same object). */
+const cacheKeys = new WeakMap<Identifier, string>();
+
+/**
+ * The cache key of an identifier: its type and the normalized form reports are filed under. The
+ * same string object for a remembered identifier, so the cache does not hash a new string each time.
+ */
+function cacheKey(identifier: Identifier): string {
+  let key = cacheKeys.get(identifier);
+  if (key === undefined) cacheKeys.set(identifier, (key = `${identifier.type}:${identifier.normalized}`));
+  return key;
+}
 
 export function createScamriskEngine({ lists, options = {}, now, engine, cache = null }: ScamriskEngineDeps): ScamriskEngine {
   const { ttlMs: cacheTtlMs } = scamriskCacheSettings(options);
@@ -94,13 +111,38 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
   const reports: ReportStore =
     typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
 
+  // Parsed identifiers by type (and region) and raw value: parsing a phone number or checking an
+  // address costs more than a cached assessment, and the same values come back. Bounded (all
+  // forgotten when full); refusals are not kept. Two levels, so the value is looked up as given.
+  const parsed = new Map<string, Map<string, Identifier>>();
+  let parsedCount = 0;
   function normalize(type: IdentifierType, value: string, region?: string): Identifier {
-    return parseIdentifier(type, value, { region: region ?? defaultRegion });
+    const effectiveRegion = region ?? defaultRegion;
+    const group = effectiveRegion === undefined ? type : `${type}\n${effectiveRegion}`;
+    let byValue = parsed.get(group);
+    let identifier = byValue?.get(value);
+    if (identifier === undefined) {
+      identifier = parseIdentifier(type, value, { region: effectiveRegion });
+      if (parsedCount >= PARSED_IDENTIFIERS) {
+        parsed.clear();
+        parsedCount = 0;
+        byValue = undefined;
+      }
+      if (!byValue) parsed.set(group, (byValue = new Map()));
+      byValue.set(value, identifier);
+      parsedCount++;
+    }
+    return identifier;
   }
 
   function prepare(request: ScamriskRequest): ScamriskQuery {
     if (typeof request !== 'object' || request === null || Array.isArray(request))
       throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
+    // The common shape, { type, value } with a known type and a value, straight to normalize:
+    // what the general reading below would do with it, without its arrays.
+    const { type: givenType, value: givenValue } = request;
+    if (typeof givenType === 'string' && typeof givenValue === 'string' && givenValue !== '' && KNOWN_TYPES.has(givenType) && Object.keys(request).length === 2)
+      return { identifier: normalize(givenType as IdentifierType, givenValue) };
     const keys = Object.keys(request).filter((k) => request[k] !== undefined);
     const region = request.region;
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
@@ -297,7 +339,7 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
       now: at,
     });
     // An assessment missing a source that failed is not kept: the next one may get it.
-    return { result, ttlMs: responded.size < queried.size ? 0 : cacheTtlMs };
+    return { result, json: assessmentJson(result), ttlMs: responded.size < queried.size ? 0 : cacheTtlMs };
   }
 
   return {

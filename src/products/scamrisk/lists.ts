@@ -142,6 +142,7 @@ function* selfAndParents(host: string): Generator<string> {
 
 export function levenshtein(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  if (limit <= 1) return withinOneEdit(a, b, limit);
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
@@ -154,6 +155,25 @@ export function levenshtein(a: string, b: string, limit: number): number {
     previous = current;
   }
   return previous[b.length];
+}
+
+/**
+ * levenshtein for a limit of 0 or 1 (every caller's), without building the table: skip the
+ * common prefix and suffix, then what is left must be one substitution, insertion or deletion.
+ */
+function withinOneEdit(a: string, b: string, limit: number): number {
+  if (a === b) return 0;
+  if (limit < 1) return 1;
+  let start = 0;
+  const shorter = Math.min(a.length, b.length);
+  while (start < shorter && a.charCodeAt(start) === b.charCodeAt(start)) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a.charCodeAt(endA - 1) === b.charCodeAt(endB - 1)) {
+    endA--;
+    endB--;
+  }
+  return endA - start <= 1 && endB - start <= 1 ? 1 : 2;
 }
 
 /** The host without its last label and a leading `www.`, as MetaMask's detector compares it. */
@@ -171,6 +191,7 @@ export function loadScamLists(dataDir: string): ScamLists {
   const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist', false));
   const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
   const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
+  const fuzzyKeys = mmFuzzy.map(fuzzyKey);
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
   const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
@@ -264,7 +285,7 @@ export function loadScamLists(dataDir: string): ScamLists {
     fuzzy(host) {
       if (allowedByMetamask(host) || tolerance <= 0) return [];
       const key = fuzzyKey(host);
-      return mmFuzzy.filter((entry) => levenshtein(key, fuzzyKey(entry), tolerance) <= tolerance);
+      return mmFuzzy.filter((_, i) => levenshtein(key, fuzzyKeys[i], tolerance) <= tolerance);
     },
     sanctioned: (address) => assetsByAddress.get(sanctionKey(address)) ?? [],
     scamCampaigns: (address) => campaignsByAddress.get(ss58PublicKey(address)?.key ?? address) ?? [],

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
+import { createReportedKeys } from './report-keys.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
 import type { IdentifierType } from './types.js';
@@ -83,6 +84,8 @@ const byNewest = (a: StoredReport, b: StoredReport) => b.reportedAt - a.reported
 export function createMemoryReportStore(options: { now?: () => number } = {}): ReportStore {
   const now = options.now ?? Date.now;
   const reports: StoredReport[] = [];
+  /** Reports per identifier (type and normalized value), so `find` does not scan them all. */
+  const byIdentifier = new Map<string, StoredReport[]>();
   let closed = false;
   const open = () => {
     if (closed) throw new SeclookupError('store_failed', 'the report store is closed');
@@ -92,6 +95,10 @@ export function createMemoryReportStore(options: { now?: () => number } = {}): R
       open();
       const stored: StoredReport = { id: reports.length + 1, ...checkNewReport(report, now()), disputed: false, disputedAt: null };
       reports.push(stored);
+      const key = `${stored.type}\n${stored.identifier}`;
+      const same = byIdentifier.get(key);
+      if (same) same.push(stored);
+      else byIdentifier.set(key, [stored]);
       return { ...stored };
     },
     dispute(id, disputed, at) {
@@ -104,10 +111,8 @@ export function createMemoryReportStore(options: { now?: () => number } = {}): R
     },
     find(type, identifier) {
       open();
-      return reports
-        .filter((r) => r.type === type && r.identifier === identifier)
-        .sort(byNewest)
-        .map((r) => ({ ...r }));
+      const same = byIdentifier.get(`${type}\n${identifier}`);
+      return same ? [...same].sort(byNewest).map((r) => ({ ...r })) : [];
     },
     list(filter = {}) {
       open();
@@ -195,11 +200,14 @@ function openReportDatabase(path: string): Database.Database {
 
 /**
  * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
- * shares the metering database by default (`--db`) and touches no other table.
+ * shares the metering database by default (`--db`) and touches no other table. `find` asks
+ * SQLite only about identifiers that have reports (report-keys.ts: an in-memory set, which sees
+ * reports filed by other processes within `refreshMs`, default 1 s).
  */
-export function createSqliteReportStore(path: string, options: { now?: () => number } = {}): ReportStore {
+export function createSqliteReportStore(path: string, options: { now?: () => number; refreshMs?: number } = {}): ReportStore {
   const now = options.now ?? Date.now;
   const db = openReportDatabase(path);
+  const reported = createReportedKeys(db, { now, refreshMs: options.refreshMs });
   const insert = db.prepare(
     'INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *',
   );
@@ -222,14 +230,16 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
     add: (report) =>
       guard(() => {
         const r = checkNewReport(report, now());
-        return fromRow(insert.get(r.type, r.identifier, r.category, r.source, r.verified ? 1 : 0, r.note, r.reportedAt) as Row);
+        const stored = fromRow(insert.get(r.type, r.identifier, r.category, r.source, r.verified ? 1 : 0, r.note, r.reportedAt) as Row);
+        reported.add(stored.type, stored.identifier);
+        return stored;
       }),
     dispute: (id, disputed, at) =>
       guard(() => {
         const row = setDisputed.get(disputed ? 1 : 0, at, id) as Row | undefined;
         return row ? fromRow(row) : null;
       }),
-    find: (type, identifier) => guard(() => (find.all(type, identifier) as Row[]).map(fromRow)),
+    find: (type, identifier) => guard(() => (reported.has(type, identifier) ? (find.all(type, identifier) as Row[]).map(fromRow) : [])),
     list: (filter = {}) =>
       guard(() => (list.all({ type: filter.type ?? null, identifier: filter.identifier ?? null, limit: filter.limit ?? 100 }) as Row[]).map(fromRow)),
     count: () => guard(() => (count.get() as { n: number }).n),

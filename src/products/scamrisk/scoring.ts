@@ -24,9 +24,19 @@ export const SOURCE_CAP = 95;
 
 const DAY_MS = 86_400_000;
 
-/** ISO 8601 with an explicit offset: `2025-06-20T15:36:47.000+00:00`. */
+let isoMs = Number.NaN;
+let isoText = '';
+
+/**
+ * ISO 8601 with an explicit offset: `2025-06-20T15:36:47.000+00:00`. The last one is
+ * remembered: a busy engine asks for the same millisecond many times.
+ */
 export function isoWithOffset(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '+00:00');
+  if (ms !== isoMs) {
+    isoText = `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
+    isoMs = ms;
+  }
+  return isoText;
 }
 
 export function riskLevel(score: number): RiskLevel {
@@ -158,3 +168,33 @@ export function recommend(level: RiskLevel, mildSignals: boolean): Recommendatio
   if (level === 'medium') return 'elevated_monitoring';
   return mildSignals ? 'allow_with_monitoring' : 'allow';
 }
+
+/** The fixed caveats as JSON, made once: three long sentences are most of a small answer's bytes. */
+const LIMITATIONS_JSON = JSON.stringify(LIMITATIONS);
+
+/**
+ * `JSON.stringify(result)` for a result made by {@link assess}, byte for byte, written out field
+ * by field: JSON.stringify of the whole object cost more than the rest of an uncached
+ * assessment. The fixed caveats are spliced in as JSON made once; strings that come from input
+ * (the masked identifier, signal details) still go through JSON.stringify.
+ * test/products/scamrisk-speed.test.ts compares both on every kind of result. Falls back to
+ * JSON.stringify when the caveats are not the fixed ones.
+ */
+export function assessmentJson(result: ScamriskResult): string {
+  const { identifier, assessment, report_summary: summary, limitations } = result;
+  if (limitations.length !== LIMITATIONS.length || limitations.some((text, i) => text !== LIMITATIONS[i])) return JSON.stringify(result);
+  const { coverage } = assessment;
+  return (
+    `{"identifier":{"type":${JSON.stringify(identifier.type)},"masked":${JSON.stringify(identifier.masked)}},` +
+    `"assessment":{"risk_score":${num(assessment.risk_score)},"risk_level":${JSON.stringify(assessment.risk_level)},"confidence":${num(assessment.confidence)},` +
+    `"coverage":{"sources_queried":${num(coverage.sources_queried)},"sources_responded":${num(coverage.sources_responded)},"independent_matches":${num(coverage.independent_matches)}},` +
+    `"recommendation":${JSON.stringify(assessment.recommendation)}},` +
+    `"signals":${result.signals.length === 0 ? '[]' : JSON.stringify(result.signals)},` +
+    `"report_summary":{"total_reports":${num(summary.total_reports)},"verified_reports":${num(summary.verified_reports)},"disputed_reports":${num(summary.disputed_reports)},` +
+    `"categories":${JSON.stringify(summary.categories)}},` +
+    `"limitations":${LIMITATIONS_JSON},"generated_at":${JSON.stringify(result.generated_at)}}`
+  );
+}
+
+/** A number as JSON writes it (`null` when not finite). */
+const num = (n: number) => (Number.isFinite(n) ? String(n) : 'null');

@@ -10,6 +10,7 @@
  * private address is never billed); 502 `lookup_failed` when the database cannot be read.
  */
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { createJsonMemo } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { GeoIpEngine } from '../geoip/engine.js';
 import { createZoneClocks } from './clock.js';
@@ -32,6 +33,8 @@ export interface TimezoneEngineDeps {
 
 export function createTimezoneEngine({ geoip, now }: TimezoneEngineDeps): TimezoneEngine {
   const clocks = createZoneClocks();
+  // The answers' JSON by address, kept while its record and the zone's clock reading are the same.
+  const answers = createJsonMemo<TimezoneResult>();
   return {
     prepare: (ip) => readRoutableIp(ip),
     lookup(input) {
@@ -44,8 +47,10 @@ export function createTimezoneEngine({ geoip, now }: TimezoneEngineDeps): Timezo
         country: { code: geo?.countryCode ?? null },
         city: geo?.city ?? null,
       };
-      // Computed on every call from the local database, never from a cache of results.
-      return { result, cached: false };
+      // Computed on every call from the local database, never from a cache of results; only its
+      // JSON is reused (from an address's second lookup on), while the record and the clock
+      // reading (one object per zone and hour) hold.
+      return { result, cached: false, json: answers.repeated(input.ip, result, geo, clock) };
     },
     clock: (zone, ms = now()) => {
       const { utcOffset, abbreviation } = clocks.at(zone, ms);

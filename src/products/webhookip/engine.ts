@@ -16,6 +16,7 @@ import { createCidrTable, type CidrTable } from '../../lib/cidr-table.js';
 import { readJsonDataset } from '../../lib/datasets.js';
 import { hasHostBits, isPublicIp, parseCidr, type Cidr, type IpAddress } from '../../lib/ip.js';
 import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
+import { LazyJsonOutcome } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { WebhookIpOptions, WebhookIpResult, WebhookProvider, WebhookRangeSource, WebhookRangesDataset } from './types.js';
 
@@ -155,6 +156,8 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
   const filters = createProviderFilters(sources);
   // Copied, so later changes to the caller's dataset object cannot reach the answers.
   const names: readonly WebhookProvider[] = sources.map((p) => ({ id: p.id, name: p.name }));
+  // Each provider's JSON, made once: an answer's JSON is put together from them (toJson).
+  const namesJson: readonly string[] = names.map((p) => JSON.stringify(p));
 
   function prepare(ip: string, options?: WebhookIpOptions): WebhookIpQuery {
     const input = parseIpInput(ip);
@@ -165,7 +168,8 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
 
   function match(query: WebhookIpQuery): LookupOutcome<WebhookIpResult> {
     const matches = typeof query.address === 'number' ? table.matchIPv4(query.address) : table.match(query.address);
-    return { result: toResult(query.ip, matches, query.only, names), cached: false };
+    // The JSON is made when the API reads it, from the matches (not from the result, which is the caller's).
+    return new LazyJsonOutcome(toResult(query.ip, matches, query.only, names), false, undefined, () => toJson(query.ip, matches, query.only, namesJson));
   }
 
   return {
@@ -184,6 +188,16 @@ function toResult(ip: string, matches: readonly number[], only: ReadonlySet<numb
     providers.push({ id: names[index].id, name: names[index].name });
   }
   return { ip, matched: providers.length > 0, providers };
+}
+
+/** `JSON.stringify(toResult(...))`, byte for byte, from the providers' JSON made once. */
+function toJson(ip: string, matches: readonly number[], only: ReadonlySet<number> | null, namesJson: readonly string[]): string {
+  let providers = '';
+  for (const index of matches) {
+    if (only !== null && !only.has(index)) continue;
+    providers += providers === '' ? namesJson[index] : `,${namesJson[index]}`;
+  }
+  return `{"ip":${JSON.stringify(ip)},"matched":${providers !== ''},"providers":[${providers}]}`;
 }
 
 // --- the provider option ----------------------------------------------------------------------

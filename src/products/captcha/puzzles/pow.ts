@@ -5,7 +5,8 @@
  * about 131,000 hashes: a second or so in JavaScript on a low-end phone, a fraction of that on a
  * laptop, and 8 hashes to check.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomHex } from '../random.js';
 import type { Puzzle } from './types.js';
 
 export interface PowParams {
@@ -62,7 +63,7 @@ export function createPowPuzzle(settings: { difficulty?: number; count?: number 
   const count = settings.count ?? POW_DEFAULTS.count;
   return {
     type: 'pow',
-    create: () => ({ algorithm: 'sha256', salt: randomBytes(16).toString('hex'), difficulty, count }),
+    create: () => ({ algorithm: 'sha256', salt: randomHex(16), difficulty, count }),
     readParams(value) {
       const p = value as Partial<PowParams> | null;
       if (!p || p.algorithm !== 'sha256' || typeof p.salt !== 'string' || !/^[0-9a-f]{32}$/.test(p.salt)) return null;

@@ -2,6 +2,7 @@ import { createLookup, type Lookup, type LookupOptions } from '../lookup.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, type BuiltProductId } from '../products/registry.js';
 import { DATA_DIR_OPTION, DNS_OPTION, parseCidrList, parseDnsServers, resolveDataDir } from './args.js';
+import { isSeclookupError } from '../errors.js';
 import { CommandError } from './errors.js';
 import { note } from './output.js';
 import { engineOptionsFrom, SETTING_OPTIONS } from './settings.js';
@@ -45,7 +46,11 @@ export function loadEngines(options: LookupOptions, products?: readonly BuiltPro
     const message = error instanceof Error ? error.message : String(error);
     // One line per product, so a data folder missing several datasets reads as a list.
     const lines = message.includes('\n') ? `\n  ${message.split('\n').join('\n  ')}` : ` ${message}`;
-    const hint = options.dataDir ? `\nTo fill a data folder with the bundled datasets: seclookup data init ${options.dataDir}` : '';
+    // A folder missing datasets may just be new; a dataset that is there but refused is another matter.
+    const hint =
+      options.dataDir && isSeclookupError(error, 'dataset_missing')
+        ? `\nTo fill a data folder with the bundled datasets: seclookup data init ${options.dataDir}`
+        : '';
     throw new CommandError(`cannot load the lookup engines:${lines}${hint}`, { cause: error });
   }
   warnAboutEngines(lookup, products);

@@ -8,6 +8,7 @@ import { parseDnsServer } from '../lib/dns/servers.js';
 import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js';
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
+import { cliEnv, cliPath } from './io.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
@@ -118,7 +119,7 @@ export function parseCidrList(values: string | string[] | undefined, flag: strin
 
 /** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
 export function resolveDbPath(flag: string | undefined): string {
-  return flag || process.env.SECLOOKUP_DB || DEFAULT_DB_PATH;
+  return cliPath(flag || cliEnv().SECLOOKUP_DB || DEFAULT_DB_PATH);
 }
 
 /**
@@ -126,7 +127,7 @@ export function resolveDbPath(flag: string | undefined): string {
  * `rediss://` URLs: a typo must not fall back to a local file that other instances cannot see.
  */
 export function resolveRedisUrl(flag: string | undefined): string | undefined {
-  const url = flag || process.env.SECLOOKUP_REDIS || undefined;
+  const url = flag || cliEnv().SECLOOKUP_REDIS || undefined;
   if (url === undefined) return undefined;
   let parsed: URL;
   try {
@@ -141,7 +142,8 @@ export function resolveRedisUrl(flag: string | undefined): string | undefined {
 
 /** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */
 export function resolveDataDir(flag: string | undefined): string | undefined {
-  return flag || process.env.SECLOOKUP_DATA_DIR || undefined;
+  const dir = flag || cliEnv().SECLOOKUP_DATA_DIR || undefined;
+  return dir === undefined ? undefined : cliPath(dir);
 }
 
 /**

@@ -9,6 +9,7 @@ import { PRODUCT_MODULES } from '../products/registry.js';
 import { DATA_DIR_OPTION, expectPositionals, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out } from './output.js';
+import { cliIo, cliPath } from './io.js';
 
 type WithDataset<Op extends 'update' | 'import'> = AnyProductModule & { dataset: ProductDataset & Required<Pick<ProductDataset, Op>> };
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
@@ -110,14 +111,14 @@ async function importFiles(argv: string[]): Promise<number> {
   if (!module) throw new UsageError(`${product} has no importable dataset; importable: ${IMPORTABLE.map((m) => m.id).join(', ')}`, command);
   if (files.length === 0) throw new UsageError('missing FILE (a file or a folder to import)', command);
   const dataDir = resolveDataDir(values['data-dir']) ?? bundledDataDir();
-  const bar = values.progress || process.stderr.isTTY ? createProgressBar() : undefined;
+  const bar = values.progress || cliIo().stderr.isTTY ? createProgressBar() : undefined;
 
   let report: DatasetUpdateReport;
   try {
     report = await module.dataset.import({
       dataDir,
-      files,
-      out: values.out,
+      files: files.map(cliPath),
+      out: values.out === undefined ? undefined : cliPath(values.out),
       skipCorrupt: values['skip-corrupt'] ?? false,
       tmpDir: values['tmp-dir'],
       onProgress: (line) => {
@@ -156,14 +157,14 @@ function createProgressBar() {
       const filled = Math.round(fraction * BAR_WIDTH);
       const amount =
         progress.unit === 'bytes' ? `${formatSize(progress.done)} of ${formatSize(progress.total)}` : `${progress.done} of ${progress.total} ${progress.unit}`;
-      process.stderr.write(
+      cliIo().stderr.write(
         `\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${progress.phase} ${amount}\x1b[K`,
       );
       drawn = true;
     },
     /** End the bar's line, so the next message starts on its own. */
     clear(): void {
-      if (drawn) process.stderr.write('\n');
+      if (drawn) cliIo().stderr.write('\n');
       drawn = false;
     },
   };

@@ -3,6 +3,7 @@ import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
+import { cliEnv } from './io.js';
 
 /** Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`. */
 export interface MeterFlags {
@@ -47,7 +48,7 @@ export async function openMeter(flags: MeterFlags, { create }: { create: boolean
  * committed it (what a crashed instance leaves billed, for that long). Else the stores' 60 s.
  */
 function resolveLeaseMs(): number | undefined {
-  const value = process.env.SECLOOKUP_LEASE_MS;
+  const value = cliEnv().SECLOOKUP_LEASE_MS;
   return value ? parseInteger(value, 'SECLOOKUP_LEASE_MS', 'serve', { min: 1 }) : undefined;
 }
 

@@ -24,6 +24,7 @@ import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
 import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
+import { cliEnv } from './io.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -305,14 +306,15 @@ function parseLogLevel(flag: string | undefined, command: string): LogLevel {
 
 /** `$SECLOOKUP_SHUTDOWN_DEADLINE_MS` (the tests shorten it), else 10 s. */
 function resolveShutdownDeadline(command: string): number {
-  const value = process.env.SECLOOKUP_SHUTDOWN_DEADLINE_MS;
+  const value = cliEnv().SECLOOKUP_SHUTDOWN_DEADLINE_MS;
   return value ? parseInteger(value, 'SECLOOKUP_SHUTDOWN_DEADLINE_MS', command, { min: 1 }) : DEFAULT_SHUTDOWN_DEADLINE_MS;
 }
 
 /** `--port`, else `$PORT`, else 8080; 0 lets the OS pick a free port (printed once listening). */
 function resolvePort(flag: string | undefined, command: string): number {
   if (flag !== undefined) return parseInteger(flag, '--port', command, { max: 65_535 });
-  if (process.env.PORT) return parseInteger(process.env.PORT, 'PORT', command, { max: 65_535 });
+  const port = cliEnv().PORT;
+  if (port) return parseInteger(port, 'PORT', command, { max: 65_535 });
   return DEFAULT_PORT;
 }
 

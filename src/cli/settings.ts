@@ -7,6 +7,7 @@ import { envName } from './config.js';
 import type { AnyProductModule, ProductSetting } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { UsageError } from './errors.js';
+import { cliEnv } from './io.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 
@@ -43,7 +44,11 @@ export function settingsHelp(width: number): string {
  * The per-product engine options the settings give: flag first, then the environment. A value
  * the product refuses is a UsageError naming the flag (or variable) and the problem.
  */
-export function engineOptionsFrom(values: Readonly<Record<string, unknown>>, command: string, env: NodeJS.ProcessEnv = process.env): Record<string, object> {
+export function engineOptionsFrom(
+  values: Readonly<Record<string, unknown>>,
+  command: string,
+  env: Readonly<Record<string, string | undefined>> = cliEnv(),
+): Record<string, object> {
   const options: Record<string, object> = {};
   for (const { product, flag, env: variable, setting } of DECLARED) {
     const fromFlag = values[flag];

@@ -39,8 +39,29 @@ export interface ProductClientShape<Args extends unknown[]> {
   batchInput?: BatchInput;
 }
 
+/**
+ * A `seclookup` command that belongs to a product (captcha's `sitekeys`). The main help lists
+ * it from here; its code is loaded only when it runs.
+ */
+export interface ProductCommand {
+  /** The help's usage column: `sitekeys create|list|revoke`. */
+  usage: string;
+  /** One line for the main help. */
+  summary: string;
+  /** The command's code: takes the arguments after its name, resolves with the exit code. */
+  load(): Promise<(argv: string[]) => Promise<number>>;
+}
+
 export interface ProductDescriptor<Id extends string = string, Args extends unknown[] = never[]> {
   id: Id;
+  /**
+   * The product's module (`() => import('./index.js')`): its engine, routes and docs, loaded only
+   * when wanted, so the client (which reads descriptors) never loads an engine and `seclookup
+   * lookup geoip` loads geoip alone. registry.ts loads them all for `createLookup` and the API.
+   */
+  load(): Promise<object>;
+  /** Its commands of `seclookup`, by name. */
+  commands?: Readonly<Record<string, ProductCommand>>;
   secretPrefix: string;
   publicPrefix: string;
   /** Lookup responses carry `fetched_at` (SPEC: conventions table). */

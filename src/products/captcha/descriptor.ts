@@ -3,6 +3,14 @@ import { defineDescriptor } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'captcha',
+  load: () => import('./index.js'),
+  commands: {
+    sitekeys: {
+      usage: 'sitekeys create|list|update|revoke|rotate-signing-key',
+      summary: 'captcha site keys (domains, IP allowlist, managed mode)',
+      load: async () => (await import('./cli.js')).runSitekeys,
+    },
+  },
   secretPrefix: 'tf_sec_',
   publicPrefix: 'tf_pub_',
   hasFetchedAt: false,

@@ -117,6 +117,11 @@ export function parseCidrList(values: string | string[] | undefined, flag: strin
   });
 }
 
+/** The environment variable a flag falls back to: `--geoip-db` reads `$SECLOOKUP_GEOIP_DB`. */
+export function envName(flag: string): string {
+  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
 /** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
 export function resolveDbPath(flag: string | undefined): string {
   return cliPath(flag || cliEnv().SECLOOKUP_DB || DEFAULT_DB_PATH);

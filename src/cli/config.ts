@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { unknownOptionNames } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../products/registry.js';
+import { envName } from './args.js';
 import { UsageError } from './errors.js';
 import { cliEnv, cliPath } from './io.js';
 
@@ -75,10 +76,6 @@ export function settingsFromEnv(
     values[name] = spec.multiple ? text.split(',') : text;
   }
   return values;
-}
-
-export function envName(flag: string): string {
-  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
 }
 
 function readScalar(value: unknown, where: string, command: string): string {

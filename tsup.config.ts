@@ -11,7 +11,7 @@ export default defineConfig({
     redis: 'src/metering/redis/index.ts',
     client: 'src/client/index.ts',
     metrics: 'src/metrics/index.ts',
-    cli: 'src/cli/main.ts',
+    cli: 'src/cli/bin.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -3,23 +3,13 @@
  * the product registry. Engines are built on first use (or all at once with `eager` / `load()`),
  * so one product's missing dataset never stops another.
  */
-import { invalidOption, SeclookupError } from './errors.js';
-import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from './lib/cache.js';
-import { bundledDataDir } from './lib/datasets.js';
-import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
-import { addUpstreamObserver, observeCache, type LookupObserver } from './lib/observe.js';
-import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
+import type { CacheStore } from './lib/cache.js';
+import type { DnsResolver, DnsResolverOptions } from './lib/dns/index.js';
+import type { LookupObserver } from './lib/observe.js';
 import type { LookupOutcome } from './lib/outcome.js';
-import type { ProductId } from './products/catalog.js';
-import {
-  unknownOptionNames,
-  type AnyProductModule,
-  type ArgsOf,
-  type EngineContext,
-  type ProductEngine as AnyEngine,
-  type ResultOf,
-} from './products/module.js';
-import { PRODUCT_MODULES, productModule, type BuiltProductId } from './products/registry.js';
+import { createLookupOf } from './lookup-of.js';
+import type { AnyProductModule, ArgsOf, EngineContext, ResultOf } from './products/module.js';
+import { PRODUCT_MODULES, type BuiltProductId } from './products/registry.js';
 
 export type { LookupOutcome } from './lib/outcome.js';
 
@@ -80,7 +70,7 @@ export interface LookupOptions extends ProductOptionsMap {
   observer?: LookupObserver;
   /** Told when a cache store fails (lookups then run uncached). @default none */
   onCacheError?: (error: unknown) => void;
-  /** Clock in ms since the epoch (tests pass a fixed one). @default Date.now */
+  /** Clock in ms since the epoch (tests pass a fixed one): engines, the DNS cache and the result caches read it. @default Date.now */
   now?: () => number;
 }
 
@@ -106,24 +96,6 @@ export interface Lookup extends LookupCalls {
   close(): Promise<void>;
 }
 
-type Built = { engine: AnyEngine } | { error: unknown };
-
-/** A product's options given as something else than an object, or with a name it does not know (a typo), are refused. */
-function checkProductOptions(options: LookupOptions): void {
-  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
-    const given: unknown = (options as Record<string, unknown>)[module.id];
-    if (given === undefined) continue;
-    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw invalidOption(`createLookup: ${module.id} options must be an object`);
-    const [unknown] = unknownOptionNames(module, given);
-    if (unknown !== undefined) {
-      const known = Object.keys(module.optionNames);
-      throw invalidOption(
-        `createLookup: ${module.id}.${unknown} is not an option of ${module.id} (${known.length > 0 ? `its options: ${known.join(', ')}` : 'it has none'})`,
-      );
-    }
-  }
-}
-
 /**
  * Build the lookup engines.
  *
@@ -132,106 +104,5 @@ function checkProductOptions(options: LookupOptions): void {
  * await lookup.useragent('Mozilla/5.0 ...'); // { browser: { name: 'Chrome', ... }, ... }
  */
 export function createLookup(options: LookupOptions = {}): Lookup {
-  checkProductOptions(options);
-  const dataDir = options.dataDir ?? bundledDataDir();
-  const now = options.now ?? Date.now;
-  const built = new Map<ProductId, Built>();
-  let resolver: DnsResolver | undefined;
-  // Built now, so a bad allowPrivateTargets CIDR throws from createLookup.
-  const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: options.outbound?.allowPrivateTargets });
-  const outbound = (): OutboundGuard => guard;
-  const dns = (): DnsResolver =>
-    (resolver ??= isResolver(options.dns)
-      ? options.dns
-      : createDnsResolver({ cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
-
-  function engine(id: ProductId): AnyEngine {
-    let entry = built.get(id);
-    if (!entry) {
-      const module = productModule(id);
-      if (!module) throw invalidOption(`${id} has no lookup engine yet`);
-      try {
-        entry = { engine: module.createEngine(contextFor(module)) };
-      } catch (error) {
-        entry = { error };
-      }
-      built.set(id, entry);
-    }
-    if ('error' in entry) throw entry.error;
-    return entry.engine;
-  }
-
-  const observer = options.observer;
-  const stopObserving = observer?.upstream ? addUpstreamObserver(observer.upstream.bind(observer)) : undefined;
-  const observed = <Value>(product: string, cache: ProductCache<Value> | null): ProductCache<Value> | null =>
-    cache && observer?.cache ? observeCache(cache, product, observer.cache.bind(observer)) : cache;
-
-  function contextFor(module: AnyProductModule): EngineContext<unknown, ProductId> {
-    return {
-      dataDir,
-      options: (options as Record<string, unknown>)[module.id],
-      now,
-      engine: ((id: ProductId) => {
-        // A dependency must be declared: `needs` is what types the call, and what a reader sees.
-        if (!module.needs?.includes(id)) throw invalidOption(`${module.id} uses the ${id} engine without listing it in needs`);
-        return engine(id);
-      }) as EngineContext<unknown, ProductId>['engine'],
-      dns,
-      outbound,
-      cache: ({ ttlMs, maxEntries }) => {
-        if (options.cache) return observed(module.id, createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError }));
-        return observed(module.id, maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries }), { ttlMs, onError: options.onCacheError }) : null);
-      },
-    };
-  }
-
-  function load(products: readonly BuiltProductId[] = PRODUCT_MODULES.map((m) => m.id)): void {
-    const failures: { id: string; error: unknown }[] = [];
-    for (const id of products) {
-      try {
-        engine(id);
-      } catch (error) {
-        failures.push({ id, error });
-      }
-    }
-    if (failures.length === 0) return;
-    // One line per product; the `seclookup: ` some dataset messages start with is said once, by whoever prints this.
-    const message = failures
-      .map(({ id, error }) => `${id}: ${(error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '')}`)
-      .join('\n');
-    const first = failures[0].error;
-    throw new SeclookupError(first instanceof SeclookupError ? first.code : 'dataset_invalid', message, { cause: first });
-  }
-
-  const calls: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-  const detailed: Record<string, (...args: unknown[]) => Promise<LookupOutcome<object>>> = {};
-  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
-    detailed[module.id] = async (...args) => {
-      const productEngine = engine(module.id);
-      return productEngine.lookup(productEngine.prepare(...args));
-    };
-    calls[module.id] = async (...args) => (await detailed[module.id](...args)).result;
-  }
-
-  async function close(): Promise<void> {
-    stopObserving?.();
-    const errors: unknown[] = [];
-    for (const entry of built.values()) {
-      if (!('engine' in entry)) continue;
-      try {
-        await entry.engine.close?.();
-      } catch (error) {
-        errors.push(error);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  }
-
-  const lookup = { ...calls, detailed, engine, load, close } as unknown as Lookup;
-  if (options.eager) lookup.load();
-  return lookup;
-}
-
-function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value is DnsResolver {
-  return typeof (value as DnsResolver | undefined)?.resolve === 'function';
+  return createLookupOf(PRODUCT_MODULES as readonly AnyProductModule[], options) as Lookup;
 }

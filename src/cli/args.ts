@@ -9,6 +9,7 @@ import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js'
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
 import { isClusterUrl, redisUrlProblem } from '../metering/redis/url.js';
+import { cliEnv, cliPath } from './io.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
@@ -117,9 +118,14 @@ export function parseCidrList(values: string | string[] | undefined, flag: strin
   });
 }
 
+/** The environment variable a flag falls back to: `--geoip-db` reads `$SECLOOKUP_GEOIP_DB`. */
+export function envName(flag: string): string {
+  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
 /** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
 export function resolveDbPath(flag: string | undefined): string {
-  return flag || process.env.SECLOOKUP_DB || DEFAULT_DB_PATH;
+  return cliPath(flag || cliEnv().SECLOOKUP_DB || DEFAULT_DB_PATH);
 }
 
 /**
@@ -128,7 +134,7 @@ export function resolveDbPath(flag: string | undefined): string {
  * fall back to a local file that other instances cannot see.
  */
 export function resolveRedisUrl(flag: string | undefined): string | undefined {
-  const url = flag || process.env.SECLOOKUP_REDIS || undefined;
+  const url = flag || cliEnv().SECLOOKUP_REDIS || undefined;
   if (url === undefined) return undefined;
   if (isClusterUrl(url)) {
     const problem = redisUrlProblem(url);
@@ -150,7 +156,8 @@ export function resolveRedisUrl(flag: string | undefined): string | undefined {
 
 /** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */
 export function resolveDataDir(flag: string | undefined): string | undefined {
-  return flag || process.env.SECLOOKUP_DATA_DIR || undefined;
+  const dir = flag || cliEnv().SECLOOKUP_DATA_DIR || undefined;
+  return dir === undefined ? undefined : cliPath(dir);
 }
 
 /**

@@ -9,7 +9,9 @@
 import { readFileSync } from 'node:fs';
 import { unknownOptionNames } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../products/registry.js';
+import { envName } from './args.js';
 import { UsageError } from './errors.js';
+import { cliEnv, cliPath } from './io.js';
 
 type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
 
@@ -25,7 +27,7 @@ const NOT_IN_FILE = new Set(['help', 'config']);
 export function readServeConfig(path: string, options: Readonly<Record<string, OptionSpec>>, command: string): ServeConfig {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(readFileSync(cliPath(path), 'utf8'));
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new UsageError(`--config ${path}: ${reason}`, command);
@@ -62,7 +64,10 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
  * Every setting's environment variable: `SECLOOKUP_` and the flag name in capitals with `_` for
  * `-` (`trust-proxy` -> `$SECLOOKUP_TRUST_PROXY`); lists are comma-separated.
  */
-export function settingsFromEnv(options: Readonly<Record<string, OptionSpec>>, env: NodeJS.ProcessEnv = process.env): Record<string, string | string[]> {
+export function settingsFromEnv(
+  options: Readonly<Record<string, OptionSpec>>,
+  env: Readonly<Record<string, string | undefined>> = cliEnv(),
+): Record<string, string | string[]> {
   const values: Record<string, string | string[]> = {};
   for (const [name, spec] of Object.entries(options)) {
     if (NOT_IN_FILE.has(name)) continue;
@@ -71,10 +76,6 @@ export function settingsFromEnv(options: Readonly<Record<string, OptionSpec>>, e
     values[name] = spec.multiple ? text.split(',') : text;
   }
   return values;
-}
-
-export function envName(flag: string): string {
-  return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
 }
 
 function readScalar(value: unknown, where: string, command: string): string {

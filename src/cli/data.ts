@@ -4,13 +4,14 @@
  * products with an updatable or importable dataset, and what each does, come from the registry.
  */
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, resolve, sep } from 'node:path';
+import { basename, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
 import type { AnyProductModule, DatasetUpdateReport, ImportProgress, ProductDataset } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { DATA_DIR_OPTION, expectPositionals, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out } from './output.js';
+import { cliIo, cliPath } from './io.js';
 
 type WithDataset<Op extends 'update' | 'import'> = AnyProductModule & { dataset: ProductDataset & Required<Pick<ProductDataset, Op>> };
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
@@ -118,14 +119,14 @@ async function importFiles(argv: string[]): Promise<number> {
   if (!module) throw new UsageError(`${product} has no importable dataset; importable: ${IMPORTABLE.map((m) => m.id).join(', ')}`, command);
   if (files.length === 0) throw new UsageError('missing FILE (a file or a folder to import)', command);
   const dataDir = writableDataDir(values['data-dir'], command);
-  const bar = values.progress || process.stderr.isTTY ? createProgressBar() : undefined;
+  const bar = values.progress || cliIo().stderr.isTTY ? createProgressBar() : undefined;
 
   let report: DatasetUpdateReport;
   try {
     report = await module.dataset.import({
       dataDir,
-      files,
-      out: values.out,
+      files: files.map(cliPath),
+      out: values.out === undefined ? undefined : cliPath(values.out),
       skipCorrupt: values['skip-corrupt'] ?? false,
       tmpDir: values['tmp-dir'],
       onProgress: (line) => {
@@ -169,7 +170,7 @@ async function init(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const [dir] = expectPositionals(positionals, ['DIR'], command);
-  const target = resolve(dir);
+  const target = cliPath(dir);
   if (existsSync(target) && readdirSync(target).length > 0) {
     throw new CommandError(`${target} is not empty: data init copies into a new or empty folder (to refresh a data folder, use data update)`);
   }
@@ -222,14 +223,14 @@ function createProgressBar() {
       const filled = Math.round(fraction * BAR_WIDTH);
       const amount =
         progress.unit === 'bytes' ? `${formatSize(progress.done)} of ${formatSize(progress.total)}` : `${progress.done} of ${progress.total} ${progress.unit}`;
-      process.stderr.write(
+      cliIo().stderr.write(
         `\r[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${progress.phase} ${amount}\x1b[K`,
       );
       drawn = true;
     },
     /** End the bar's line, so the next message starts on its own. */
     clear(): void {
-      if (drawn) process.stderr.write('\n');
+      if (drawn) cliIo().stderr.write('\n');
       drawn = false;
     },
   };

@@ -4,6 +4,7 @@ import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { CommandError } from './errors.js';
+import { cliEnv } from './io.js';
 
 /** Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`. */
 export interface MeterFlags {
@@ -46,7 +47,7 @@ export async function openMeter(flags: MeterFlags, { create }: { create: boolean
  * committed it (what a crashed instance leaves billed, for that long). Else the stores' 60 s.
  */
 function resolveLeaseMs(): number | undefined {
-  const value = process.env.SECLOOKUP_LEASE_MS;
+  const value = cliEnv().SECLOOKUP_LEASE_MS;
   return value ? parseInteger(value, 'SECLOOKUP_LEASE_MS', 'serve', { min: 1 }) : undefined;
 }
 

@@ -13,7 +13,7 @@ import { datasetAges } from '../metrics/datasets.js';
 import type { AnyProductModule, DoctorFinding } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
-import { ENGINE_OPTIONS, lookupOptionsFrom } from './engines.js';
+import { engineOptions, lookupOptionsFrom } from './engines.js';
 import { createLookup, type LookupOptions } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { formatTable, out, printJson } from './output.js';
@@ -55,7 +55,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
   const command = 'doctor';
   const { values, positionals } = parseCommand(
     argv,
-    { json: { type: 'boolean' }, offline: { type: 'boolean' }, timeout: { type: 'string' }, probe: { type: 'string' }, ...ENGINE_OPTIONS },
+    { json: { type: 'boolean' }, offline: { type: 'boolean' }, timeout: { type: 'string' }, probe: { type: 'string' }, ...engineOptions(MODULES) },
     command,
   );
   if (values.help) {
@@ -65,7 +65,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
   expectPositionals(positionals, [], command);
   const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseInteger(values.timeout, '--timeout', command, { min: 1 });
   const probe = values.probe === undefined ? undefined : parseProbe(values.probe, command);
-  const options = lookupOptionsFrom(values, command);
+  const options = lookupOptionsFrom(MODULES, values, command);
   const lookup = createLookup(options);
   const network = !values.offline;
   const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;

@@ -1,19 +1,24 @@
-import { createLookup, type Lookup, type LookupOptions } from '../lookup.js';
+import type { Lookup, LookupOptions } from '../lookup.js';
+import { createLookupOf } from '../lookup-of.js';
 import type { AnyProductModule } from '../products/module.js';
-import { PRODUCT_MODULES, type BuiltProductId } from '../products/registry.js';
+import type { BuiltProductId } from '../products/registry.js';
 import { DATA_DIR_OPTION, DNS_OPTION, parseCidrList, parseDnsServers, resolveDataDir } from './args.js';
 import { isSeclookupError } from '../errors.js';
 import { CommandError } from './errors.js';
 import { note } from './output.js';
-import { engineOptionsFrom, SETTING_OPTIONS } from './settings.js';
+import { engineOptionsFrom, settingOptions } from './settings.js';
 
-/** The flags of every command that builds lookup engines (`serve`, `lookup`). */
+/** The flags of every command that builds lookup engines (`serve`, `lookup`), the modules' settings aside. */
 export const ENGINE_OPTIONS = {
   ...DATA_DIR_OPTION,
   ...DNS_OPTION,
   'allow-private-targets': { type: 'string', multiple: true },
-  ...SETTING_OPTIONS,
 } as const;
+
+/** ENGINE_OPTIONS and the settings of `modules` (`--geoip-db`). */
+export function engineOptions(modules: readonly AnyProductModule[]) {
+  return { ...ENGINE_OPTIONS, ...settingOptions(modules) };
+}
 
 /** Help lines for ENGINE_OPTIONS' shared flags, in the column layout of the commands' help. */
 export const ALLOW_PRIVATE_TARGETS_HELP = `DANGEROUS: let tls and whois connect to these non-public
@@ -21,11 +26,11 @@ CIDRs (for lookups of your own hosts; by default no private,
 loopback or reserved target is ever connected to)`;
 
 /** createLookup options from those flags (and their environment fallbacks). */
-export function lookupOptionsFrom(values: Readonly<Record<string, unknown>>, command: string): LookupOptions {
+export function lookupOptionsFrom(modules: readonly AnyProductModule[], values: Readonly<Record<string, unknown>>, command: string): LookupOptions {
   const dnsServers = parseDnsServers(values.dns as string[] | undefined, command);
   const allowPrivateTargets = parseCidrList(values['allow-private-targets'] as string[] | undefined, '--allow-private-targets', command);
   return {
-    ...engineOptionsFrom(values, command),
+    ...engineOptionsFrom(modules, values, command),
     dataDir: resolveDataDir(values['data-dir'] as string | undefined),
     dns: dnsServers ? { servers: dnsServers } : undefined,
     outbound: allowPrivateTargets.length > 0 ? { allowPrivateTargets } : undefined,
@@ -37,10 +42,10 @@ export function lookupOptionsFrom(values: Readonly<Record<string, unknown>>, com
  * folder is reported before the port opens), or only the ones named (`lookup`, which needs
  * one product's data and no other's).
  */
-export function loadEngines(options: LookupOptions, products?: readonly BuiltProductId[]): Lookup {
+export function loadEngines(modules: readonly AnyProductModule[], options: LookupOptions, products?: readonly BuiltProductId[]): Lookup {
   let lookup: Lookup;
   try {
-    lookup = createLookup(options);
+    lookup = createLookupOf(modules, options);
     lookup.load(products);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -53,14 +58,14 @@ export function loadEngines(options: LookupOptions, products?: readonly BuiltPro
         : '';
     throw new CommandError(`cannot load the lookup engines:${lines}${hint}`, { cause: error });
   }
-  warnAboutEngines(lookup, products);
+  warnAboutEngines(lookup, modules, products);
   return lookup;
 }
 
 /** Each warning a built engine has of itself (pwbreach on its small sample), one line on stderr. */
-function warnAboutEngines(lookup: Lookup, products: readonly BuiltProductId[] = PRODUCT_MODULES.map((module) => module.id)): void {
-  for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
-    if (!module.doctor?.check || !products.includes(module.id as BuiltProductId)) continue;
+function warnAboutEngines(lookup: Lookup, modules: readonly AnyProductModule[], products?: readonly BuiltProductId[]): void {
+  for (const module of modules) {
+    if (!module.doctor?.check || (products && !products.includes(module.id as BuiltProductId))) continue;
     for (const finding of module.doctor.check(lookup.engine(module.id as BuiltProductId) as never)) {
       if (finding.level !== 'ok') note(`seclookup: warning: ${module.id} ${finding.message}`);
     }

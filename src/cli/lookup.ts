@@ -1,40 +1,50 @@
 /**
  * `seclookup lookup PRODUCT INPUT`: run one lookup in process, without a server or a key.
  * Handy for checking a dataset or an input before wiring up the API. The products, their
- * INPUT and their flags come from the product registry.
+ * INPUT and their flags come from the product modules. Only the product asked for (and the
+ * ones it needs) is loaded; the help and a mistaken command line load them all, to list them.
  */
 import { isLookupError } from '../errors.js';
 import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
+import type { ProductDescriptor } from '../products/descriptor.js';
+import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
+import { loadProductModules } from '../products/load.js';
 import type { AnyProductModule } from '../products/module.js';
-import { BUILT_PRODUCT_IDS, isBuiltProduct, PRODUCT_MODULES, productModule } from '../products/registry.js';
-import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { expectPositionals, parseCommand } from './args.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
 import { settingsHelp } from './settings.js';
 
-const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
-const BUILT = BUILT_PRODUCT_IDS.join(', ');
+/** Every module, for the help and for mistakes: loaded only then. */
+async function allModules(): Promise<readonly AnyProductModule[]> {
+  return (await import('../products/registry.js')).PRODUCT_MODULES as readonly AnyProductModule[];
+}
 
-/** Every product flag, for parseArgs; each product accepts only its own. */
-const PRODUCT_FLAGS = Object.fromEntries(MODULES.flatMap((module) => Object.keys(module.cli.flags ?? {})).map((flag) => [flag, { type: 'string' as const }]));
+/** The modules' product flags, for parseArgs; each product accepts only its own. */
+function productFlags(modules: readonly AnyProductModule[]) {
+  return Object.fromEntries(modules.flatMap((module) => Object.keys(module.cli.flags ?? {})).map((flag) => [flag, { type: 'string' as const }]));
+}
 
-function flagHelp(): string {
-  const lines = MODULES.flatMap((module) =>
+function flagHelp(modules: readonly AnyProductModule[]): string {
+  const lines = modules.flatMap((module) =>
     Object.entries(module.cli.flags ?? {}).map(([flag, help]) => `  ${`--${flag} VALUE`.padEnd(20)}${module.id} only: ${help}`),
   );
   return lines.join('\n');
 }
 
-export const LOOKUP_HELP = `Usage:
+/** The help, listing every product. */
+export function lookupHelp(modules: readonly AnyProductModule[]): string {
+  const built = modules.map((module) => module.id).join(', ');
+  return `Usage:
   seclookup lookup PRODUCT INPUT [product flags] [--data-dir DIR] [--dns HOST:PORT]
 
 Run one lookup in this process (no server, no key, no quota) and print the result as
-JSON on stdout. Products available: ${BUILT}.
+JSON on stdout. Products available: ${built}.
 
-${MODULES.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
-${flagHelp()}
-${settingsHelp(22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
+${modules.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
+${flagHelp(modules)}
+${settingsHelp(modules, 22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
   --dns HOST:PORT     DNS server for the DNS-using products (repeatable or
                       comma-separated; default: the system's, from /etc/resolv.conf)
@@ -45,51 +55,114 @@ ${settingsHelp(22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DAT
 An INPUT that starts with '-' goes after '--':  seclookup lookup useragent -- "-weird-agent"
 
 Examples:
-${MODULES.map((module) => `  seclookup lookup ${module.id} ${module.cli.example}`).join('\n')}
+${modules.map((module) => `  seclookup lookup ${module.id} ${module.cli.example}`).join('\n')}
 
 Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"} JSON
             on stderr, e.g. invalid_ip or ip_not_routable), 2 usage error (unknown or
             unbuilt product, missing INPUT, unknown option).`;
+}
+
+/**
+ * The PRODUCT argument, read before the flags are known: every flag of `lookup` but --help
+ * takes a value, so the first word that is neither a flag nor a flag's value is PRODUCT.
+ * Undefined when the help is asked for or there is no product.
+ */
+function productArgument(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h' || arg === '--help') return undefined;
+    if (arg === '--') return argv[i + 1];
+    if (!arg.startsWith('-')) return arg;
+    if (!arg.includes('=')) i++;
+  }
+  return undefined;
+}
 
 export async function runLookup(argv: string[]): Promise<number> {
   const command = 'lookup';
-  const { values, positionals } = parseCommand(argv, { ...PRODUCT_FLAGS, ...ENGINE_OPTIONS }, command);
+  const asked = productArgument(argv);
+  if (asked !== undefined && isProductId(asked)) {
+    const modules = await loadProductModules([asked]);
+    const module = modules.find((candidate) => candidate.id === asked);
+    if (module) {
+      // A flag this product does not take is a mistake the full path explains (`--port applies to tls only`).
+      const parsed = tryParse(argv, { ...productFlags([module]), ...engineOptions(modules) }, command);
+      if (parsed && !parsed.values.help) return lookupWith(modules, module, parsed.values, parsed.positionals, command);
+    }
+  }
+  return runWithEveryModule(argv, command);
+}
+
+function tryParse(argv: string[], options: Parameters<typeof parseCommand>[1], command: string): ReturnType<typeof parseCommand> | undefined {
+  try {
+    return parseCommand(argv, options, command);
+  } catch (error) {
+    if (error instanceof UsageError) return undefined;
+    throw error;
+  }
+}
+
+/** The command with every product's module loaded: the help, and every mistake's message. */
+async function runWithEveryModule(argv: string[], command: string): Promise<number> {
+  const modules = await allModules();
+  const flagSpecs = productFlags(modules);
+  const { values, positionals } = parseCommand(argv, { ...flagSpecs, ...engineOptions(modules) }, command);
   if (values.help) {
-    out(LOOKUP_HELP);
+    out(lookupHelp(modules));
     return EXIT_OK;
   }
-  const [productName, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
-  const module = moduleFor(productName, command);
+  const [productName] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
+  const module = moduleFor(modules, productName, command);
   const flags = values as Record<string, string | undefined>;
-  for (const flag of Object.keys(PRODUCT_FLAGS)) {
+  for (const flag of Object.keys(flagSpecs)) {
     if (flags[flag] !== undefined && !(module.cli.flags && flag in module.cli.flags)) {
       throw new UsageError(
-        `--${flag} applies to ${MODULES.filter((m) => m.cli.flags && flag in m.cli.flags)
+        `--${flag} applies to ${modules
+          .filter((m) => m.cli.flags && flag in m.cli.flags)
           .map((m) => m.id)
           .join(', ')} only`,
         command,
       );
     }
   }
+  return lookupWith(modules, module, values, positionals, command);
+}
 
-  // Only this product's engine is built: another product's missing data does not matter here.
-  const lookup = loadEngines(lookupOptionsFrom(values, command), [module.id as never]);
+/** Build `module`'s engine (only it: another product's missing data does not matter here) and print its answer. */
+async function lookupWith(
+  modules: readonly AnyProductModule[],
+  module: AnyProductModule,
+  values: Readonly<Record<string, unknown>>,
+  positionals: string[],
+  command: string,
+): Promise<number> {
+  const [, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
+  const lookup = loadEngines(modules, lookupOptionsFrom(modules, values, command), [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
-    printJson(await call(...module.cli.args(input, flags)));
+    printJson(await call(...module.cli.args(input, values as Record<string, string | undefined>)));
     return EXIT_OK;
   } catch (error) {
     if (!isLookupError(error)) throw error;
     note(JSON.stringify({ error_code: error.code, error: error.message }));
     return EXIT_FAILURE;
+  } finally {
+    // In process (the tests, an embedding app) the engines' watches and files must not outlive the command.
+    await lookup.close();
   }
 }
 
-function moduleFor(productName: string, command: string): AnyProductModule {
+function moduleFor(modules: readonly AnyProductModule[], productName: string, command: string): AnyProductModule {
   if (!isProductId(productName)) {
     throw new UsageError(`unknown product ${JSON.stringify(productName)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
   }
-  if (!isBuiltProduct(productName))
-    throw new UsageError(`product ${productName} is not a lookup (see \`seclookup sitekeys --help\`); lookups: ${BUILT}`, command);
-  return productModule(productName)!;
+  const module = modules.find((candidate) => candidate.id === productName);
+  if (!module) {
+    const built = modules.map((m) => m.id).join(', ');
+    // Its own commands are where it is used from the command line (captcha: sitekeys).
+    const [own] = Object.keys((PRODUCT_DESCRIPTORS as readonly ProductDescriptor[]).find((d) => d.id === productName)?.commands ?? {});
+    const see = own ? ` (see \`seclookup ${own} --help\`)` : '';
+    throw new UsageError(`product ${productName} is not a lookup${see}; lookups: ${built}`, command);
+  }
+  return module;
 }

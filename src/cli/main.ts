@@ -1,47 +1,74 @@
-#!/usr/bin/env node
 /**
  * The `seclookup` command: picks the command group and maps errors to exit codes
- * (0 ok, 1 failed, 2 usage error). Each group lives in its own module.
+ * (0 ok, 1 failed, 2 usage error). Each group lives in its own module; bin.ts is the executable.
  */
 import { packageVersion } from '../lib/datasets.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
 import { note, out } from './output.js';
+import { processIo, withIo, type CliIo } from './io.js';
+import type { ProductDescriptor } from '../products/descriptor.js';
+import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 
-type Command = (argv: string[]) => Promise<number>;
+/** A command: takes the arguments after its name, resolves with the exit code. */
+export type Command = (argv: string[]) => Promise<number>;
+
+/** One command of `seclookup`: its lines in the main help (usage, summary) and its code, loaded on demand. */
+interface CommandEntry {
+  help: readonly (readonly [usage: string, summary: string])[];
+  load: () => Promise<Command>;
+}
 
 // Loaded on demand: `keys list` need not load the HTTP stack or the User-Agent parser.
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  serve: async () => (await import('./serve.js')).runServe,
-  keys: async () => (await import('./keys.js')).runKeys,
-  plans: async () => (await import('./plans.js')).runPlans,
-  lookup: async () => (await import('./lookup.js')).runLookup,
-  data: async () => (await import('./data.js')).runData,
-  reports: async () => (await import('./reports.js')).runReports,
-  sitekeys: async () => (await import('./sitekeys.js')).runSitekeys,
-  openapi: async () => (await import('./openapi.js')).runOpenApi,
-  doctor: async () => (await import('./doctor.js')).runDoctor,
+// One entry per command; a product's own commands (captcha's sitekeys) come from its descriptor.
+const CORE_COMMANDS: Record<string, CommandEntry> = {
+  serve: { help: [['serve', 'run the HTTP API (first start prints a starter key per product)']], load: async () => (await import('./serve.js')).runServe },
+  keys: { help: [['keys create|list|revoke', 'manage API keys']], load: async () => (await import('./keys.js')).runKeys },
+  plans: { help: [['plans set|list', 'manage plans (per-minute rate limit, monthly quota)']], load: async () => (await import('./plans.js')).runPlans },
+  lookup: {
+    help: [['lookup PRODUCT INPUT', 'run one lookup in this process and print the JSON result']],
+    load: async () => (await import('./lookup.js')).runLookup,
+  },
+  data: {
+    help: [
+      ['data init DIR', 'copy the bundled datasets into DIR (then use --data-dir DIR)'],
+      ['data update PRODUCT', 'refresh a dataset from its sources (seclookup data --help lists them)'],
+      ['data import PRODUCT FILE...', 'build a dataset from files you have (pwbreach: Pwned Passwords)'],
+    ],
+    load: async () => (await import('./data.js')).runData,
+  },
+  doctor: {
+    help: [['doctor', 'say, per product, whether it can answer here and why not']],
+    load: async () => (await import('./doctor.js')).runDoctor,
+  },
+  openapi: {
+    help: [['openapi', 'print the OpenAPI 3.1 document of the API (as served at /v1/openapi.json)']],
+    load: async () => (await import('./openapi.js')).runOpenApi,
+  },
 };
+
+const PRODUCT_COMMANDS: Record<string, CommandEntry> = Object.fromEntries(
+  (PRODUCT_DESCRIPTORS as readonly ProductDescriptor[]).flatMap((descriptor) =>
+    Object.entries(descriptor.commands ?? {}).map(([name, command]) => [name, { help: [[command.usage, command.summary]], load: command.load }]),
+  ),
+);
+
+/** Every command by name: the core ones, then the products' own. */
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = { ...CORE_COMMANDS, ...PRODUCT_COMMANDS };
+
+/** The help's command lines: usage in a 20-column field, a longer usage on its own line. */
+function commandLines(): string {
+  return Object.values(COMMANDS)
+    .flatMap((command) => command.help)
+    .map(([usage, summary]) => (usage.length <= 20 ? `  ${usage.padEnd(22)}${summary}` : `  ${usage}\n${' '.repeat(24)}${summary}`))
+    .join('\n');
+}
 
 const MAIN_HELP = `seclookup: security lookups (User-Agent, webhook source IPs, ...) as a self-hosted API.
 
 Usage: seclookup <command> [options]
 
 Commands:
-  serve                 run the HTTP API (first start prints a starter key per product)
-  keys create|list|revoke
-                        manage API keys
-  plans set|list        manage plans (per-minute rate limit, monthly quota)
-  lookup PRODUCT INPUT  run one lookup in this process and print the JSON result
-  doctor                say, per product, whether it can answer here and why not
-  data init DIR         copy the bundled datasets into DIR (then use --data-dir DIR)
-  data update PRODUCT   refresh a dataset from its sources (seclookup data --help lists them)
-  data import PRODUCT FILE...
-                        build a dataset from files you have (pwbreach: Pwned Passwords)
-  reports add|import|dispute|list
-                        scamrisk's report database (in the --db file)
-  sitekeys create|list|update|revoke|rotate-signing-key
-                        captcha site keys (domains, IP allowlist, managed mode)
-  openapi               print the OpenAPI 3.1 document of the API (as served at /v1/openapi.json)
+${commandLines()}
 
 Options:
   -h, --help            show help; \`seclookup <command> --help\` for a command's options
@@ -58,7 +85,21 @@ Quick start:
   seclookup serve                          # prints keys once, listens on 127.0.0.1:8080
   curl -H "Authorization: Bearer ua_sec_..." "http://127.0.0.1:8080/v1/useragent/lookup?ua=curl/8.5"`;
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * Run `seclookup ARGV...` with `io` (the process's own when not given): resolves with the exit
+ * code, never exits the process. The tests run the CLI in process this way.
+ */
+export function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  return withIo(io, async () => {
+    try {
+      return await dispatch([...argv]);
+    } catch (error) {
+      return report(error);
+    }
+  });
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
     out(MAIN_HELP);
@@ -68,12 +109,12 @@ async function main(argv: string[]): Promise<number> {
     out(packageVersion());
     return EXIT_OK;
   }
-  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!load) {
+  const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!entry) {
     const what = command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`;
     throw new UsageError(`${what}; commands are: ${Object.keys(COMMANDS).join(', ')}`);
   }
-  const run = await load();
+  const run = await entry.load();
   return run(rest);
 }
 
@@ -91,18 +132,3 @@ function report(error: unknown): number {
   note(`seclookup: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return EXIT_FAILURE;
 }
-
-// `seclookup keys list | head` closes stdout early: not worth a stack trace. For `serve`, a
-// gone log reader must not stop the service either, so the remaining output is dropped.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-});
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.exitCode = report(error);
-  },
-);

@@ -2,15 +2,16 @@
  * Output helpers. Convention: results go to stdout (so they can be piped), messages about
  * what happened go to stderr. `--json` output is exactly one JSON document on stdout.
  */
+import { cliIo } from './io.js';
 
 /** Write a line (or several) to stdout. */
 export function out(text = ''): void {
-  process.stdout.write(text + '\n');
+  cliIo().stdout.write(text + '\n');
 }
 
 /** Write a line to stderr. */
 export function note(text: string): void {
-  process.stderr.write(text + '\n');
+  cliIo().stderr.write(text + '\n');
 }
 
 /** One JSON document, pretty-printed, on stdout. */

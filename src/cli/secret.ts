@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { isSeclookupError } from '../errors.js';
 import { createOperatorSecret, newOperatorSecretText, type OperatorSecret } from '../lib/operator-secret.js';
 import { UsageError } from './errors.js';
+import { cliEnv, cliPath } from './io.js';
 
 /** The flag (also a config key and `$SECLOOKUP_SECRET_FILE`). */
 export const SECRET_OPTIONS = { 'secret-file': { type: 'string' } } as const;
@@ -36,7 +37,7 @@ export function resolveOperatorSecret(
   secretFile: string | undefined,
   dbPath: string | null,
   command: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Readonly<Record<string, string | undefined>> = cliEnv(),
 ): ResolvedSecret {
   if (secretFile !== undefined)
     return { secret: fromText(readSecretFile(secretFile, '--secret-file', command), `--secret-file ${secretFile}`, command), source: secretFile };
@@ -55,7 +56,7 @@ export function defaultSecretPath(dbPath: string): string {
 
 function readSecretFile(path: string, what: string, command: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(cliPath(path), 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new UsageError(`${what} ${path}: ${reason}`, command);

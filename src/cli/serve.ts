@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { dirname } from 'node:path';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
@@ -15,22 +15,28 @@ import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { MeterAdmin, SettingsStore } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
+import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
-import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
+import { envName, METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
-import { envName, readServeConfig, settingsFromEnv } from './config.js';
-import { ALLOW_PRIVATE_TARGETS_HELP, ENGINE_OPTIONS, loadEngines, lookupOptionsFrom } from './engines.js';
+import { readServeConfig, settingsFromEnv } from './config.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
 import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
+import { cliEnv } from './io.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
 /** Meter setting written once the starter keys exist, so they are created only on the first start. */
 const BOOTSTRAP_SETTING = 'bootstrap';
+
+const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
+/** What products keep in the --db file beside the meter (scamrisk's reports), for the help. */
+const DB_FILE_DATA = MODULES.flatMap((module) => (module.dbFileOption ? [`${module.id}'s ${module.dbFileOption}`] : [])).join(', ');
 
 export const SERVE_HELP = `Usage:
   seclookup serve [--config FILE] [--host HOST] [--port N] [--db FILE] [--redis URL]
@@ -51,10 +57,10 @@ Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product
   --db FILE              metering database with keys, plans and usage; created if absent
                          (default: $SECLOOKUP_DB, else ./seclookup.db)
   --redis URL            share keys, plans, limits, quotas, usage, the result cache and
-                         captcha tokens with every instance on this Redis
+                         ${SERVICE_MODULES.map((module) => module.id).join(', ')} tokens with every instance on this Redis
                          (redis://host:port/db, or a Redis Cluster's seed nodes as
                          redis+cluster://h1:p1,h2:p2; default: $SECLOOKUP_REDIS; --db
-                         then holds only scamrisk's reports)
+                         then holds only ${DB_FILE_DATA})
   --on-store-error deny|allow
                          when the meter store fails or times out: deny answers 500
                          (default); allow serves lookups unmetered until it is back
@@ -66,8 +72,7 @@ Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product
   --trust-proxy CIDR,..  reverse proxies whose forwarded headers are believed: X-Forwarded-For
                          for the caller IP, X-Forwarded-Host for the API's own origin
                          (default: none; the socket address and Host are the truth)
-${SECRET_HELP}  --dns HOST:PORT,...    DNS servers of every product that resolves names (emailval,
-                         emailauth, dnsbl, tls, whois, domainrep, ...; repeatable or
+${SECRET_HELP}  --dns HOST:PORT,...    DNS servers of every product that resolves names (repeatable or
                          comma-separated; default: the system's, from /etc/resolv.conf)
   --allow-private-targets CIDR,...
                          ${ALLOW_PRIVATE_TARGETS_HELP.replace(/\n/g, '\n                         ')}
@@ -79,9 +84,9 @@ ${SECRET_HELP}  --dns HOST:PORT,...    DNS servers of every product that resolve
                          store, caches, upstream calls, dataset ages; never a key or input
   --metrics-port N       serve them on this port of the same host instead (implies
                          --metrics; /metrics on the API's port is then 404; 0 picks one)
-${settingsHelp(25)}  -h, --help             show this help
+${settingsHelp(MODULES, 25)}  -h, --help             show this help
 
-First start on a new database: a "starter" key pair is created for each of the 15
+First start on a new database: a "starter" key pair is created for each of the ${PRODUCT_IDS.length}
 products and printed once, as a table on stderr. Secret keys are never shown again (only
 their hashes are stored); create more with \`seclookup keys create\`.
 
@@ -116,7 +121,7 @@ export const SERVE_OPTIONS = {
   'metrics-port': { type: 'string' },
   ...METER_OPTIONS,
   ...SECRET_OPTIONS,
-  ...ENGINE_OPTIONS,
+  ...engineOptions(MODULES),
 } as const;
 
 export async function runServe(argv: string[]): Promise<number> {
@@ -161,8 +166,8 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   const dbPath = resolveDbPath(values.db);
   const redisUrl = resolveRedisUrl(values.redis);
   // Said before any engine opens the file (scamrisk keeps its reports there) and blames it instead.
-  if (!redisUrl && !existsSync(dirname(resolvePath(dbPath)))) {
-    throw new CommandError(`cannot create the database ${dbPath}: the folder ${dirname(resolvePath(dbPath))} does not exist`);
+  if (!redisUrl && !existsSync(dirname(dbPath))) {
+    throw new CommandError(`cannot create the database ${dbPath}: the folder ${dirname(dbPath)} does not exist`);
   }
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
   // A secret the operator gave is checked now; the default key file beside the database is
@@ -174,7 +179,7 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   const batchLimit = values['batch-limit'] === undefined ? undefined : parseInteger(values['batch-limit'], '--batch-limit', command, { min: 1, max: 10_000 });
 
   // Every engine is built now, so a broken dataset stops serve before the port opens.
-  const lookupOptions = lookupOptionsFrom(values, command);
+  const lookupOptions = lookupOptionsFrom(MODULES, values, command);
   // The config file's per-product options, under what the flags set.
   for (const [product, options] of Object.entries(config.products)) {
     const fromFlags = (lookupOptions as Record<string, object | undefined>)[product];
@@ -198,7 +203,7 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   if (sharedCache) lookupOptions.cache = sharedCache;
   let lookup: ReturnType<typeof loadEngines>;
   try {
-    lookup = loadEngines(lookupOptions);
+    lookup = loadEngines(MODULES, lookupOptions);
   } catch (error) {
     await sharedCache?.close(); // an open Redis connection would keep the process alive
     throw error;
@@ -335,14 +340,15 @@ function parseLogLevel(flag: string | undefined, command: string): LogLevel {
 
 /** `$SECLOOKUP_SHUTDOWN_DEADLINE_MS` (the tests shorten it), else 10 s. */
 function resolveShutdownDeadline(command: string): number {
-  const value = process.env.SECLOOKUP_SHUTDOWN_DEADLINE_MS;
+  const value = cliEnv().SECLOOKUP_SHUTDOWN_DEADLINE_MS;
   return value ? parseInteger(value, 'SECLOOKUP_SHUTDOWN_DEADLINE_MS', command, { min: 1 }) : DEFAULT_SHUTDOWN_DEADLINE_MS;
 }
 
 /** `--port`, else `$PORT`, else 8080; 0 lets the OS pick a free port (printed once listening). */
 function resolvePort(flag: string | undefined, command: string): number {
   if (flag !== undefined) return parseInteger(flag, '--port', command, { max: 65_535 });
-  if (process.env.PORT) return parseInteger(process.env.PORT, 'PORT', command, { max: 65_535 });
+  const port = cliEnv().PORT;
+  if (port) return parseInteger(port, 'PORT', command, { max: 65_535 });
   return DEFAULT_PORT;
 }
 

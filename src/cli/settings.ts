@@ -3,12 +3,10 @@
  * that set its engine options for `serve` and `lookup`, each with an environment variable
  * fallback (`$SECLOOKUP_GEOIP_DB`), so a container can be configured without flags.
  */
-import { envName } from './config.js';
+import { envName } from './args.js';
 import type { AnyProductModule, ProductSetting } from '../products/module.js';
-import { PRODUCT_MODULES } from '../products/registry.js';
 import { UsageError } from './errors.js';
-
-const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
+import { cliEnv } from './io.js';
 
 interface DeclaredSetting {
   product: string;
@@ -17,35 +15,47 @@ interface DeclaredSetting {
   setting: ProductSetting<unknown>;
 }
 
-const DECLARED: readonly DeclaredSetting[] = MODULES.flatMap((module) =>
-  Object.entries(module.cli.settings ?? {}).map(([flag, setting]) => ({
-    product: module.id,
-    flag,
-    env: envName(flag),
-    setting: setting as ProductSetting<unknown>,
-  })),
-);
+/** The settings the modules declare, in module order. */
+function declared(modules: readonly AnyProductModule[]): DeclaredSetting[] {
+  return modules.flatMap((module) =>
+    Object.entries(module.cli.settings ?? {}).map(([flag, setting]) => ({
+      product: module.id,
+      flag,
+      env: envName(flag),
+      setting: setting as ProductSetting<unknown>,
+    })),
+  );
+}
 
-/** parseArgs specs for every product setting flag. */
-export const SETTING_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(DECLARED.map((d) => [d.flag, { type: 'string' as const }]));
+/** parseArgs specs for the modules' setting flags. */
+export function settingOptions(modules: readonly AnyProductModule[]): Readonly<Record<string, { type: 'string' }>> {
+  return Object.fromEntries(declared(modules).map((d) => [d.flag, { type: 'string' as const }]));
+}
 
-/** Help lines for the settings (each ending in a newline; empty when none), text at column `width`. */
-export function settingsHelp(width: number): string {
-  return DECLARED.map((d) => {
-    const flag = `--${d.flag} VALUE`;
-    const text = `${d.setting.help} ($${d.env})`;
-    // A flag too long for the column gets its text on the next line.
-    return flag.length < width - 2 ? `  ${flag.padEnd(width - 2)}${text}\n` : `  ${flag}\n${' '.repeat(width)}${text}\n`;
-  }).join('');
+/** Help lines for the modules' settings (each ending in a newline; empty when none), text at column `width`. */
+export function settingsHelp(modules: readonly AnyProductModule[], width: number): string {
+  return declared(modules)
+    .map((d) => {
+      const flag = `--${d.flag} VALUE`;
+      const text = `${d.setting.help} ($${d.env})`;
+      // A flag too long for the column gets its text on the next line.
+      return flag.length < width - 2 ? `  ${flag.padEnd(width - 2)}${text}\n` : `  ${flag}\n${' '.repeat(width)}${text}\n`;
+    })
+    .join('');
 }
 
 /**
  * The per-product engine options the settings give: flag first, then the environment. A value
  * the product refuses is a UsageError naming the flag (or variable) and the problem.
  */
-export function engineOptionsFrom(values: Readonly<Record<string, unknown>>, command: string, env: NodeJS.ProcessEnv = process.env): Record<string, object> {
+export function engineOptionsFrom(
+  modules: readonly AnyProductModule[],
+  values: Readonly<Record<string, unknown>>,
+  command: string,
+  env: Readonly<Record<string, string | undefined>> = cliEnv(),
+): Record<string, object> {
   const options: Record<string, object> = {};
-  for (const { product, flag, env: variable, setting } of DECLARED) {
+  for (const { product, flag, env: variable, setting } of declared(modules)) {
     const fromFlag = values[flag];
     const value = typeof fromFlag === 'string' ? fromFlag : env[variable] || undefined;
     if (value === undefined) continue;

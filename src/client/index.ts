@@ -11,7 +11,7 @@ import { invalidOption, LookupError, type ErrorCode } from '../errors.js';
 import type { LookupCalls, LookupResult } from '../lookup.js';
 import type { ProductId } from '../products/catalog.js';
 import type { BuiltProductId } from '../products/registry.js';
-import { BATCH_INPUTS, REQUESTS, type BatchProductId, type ProductRequest } from './requests.js';
+import { BATCH_INPUTS, CALL_GROUPS, REQUESTS, type BatchProductId, type ProductCallGroups, type ProductRequest } from './requests.js';
 import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
 
 export { LookupError, isLookupError, ERROR_STATUS, type ErrorCode } from '../errors.js';
@@ -120,54 +120,17 @@ export interface KeyStatus {
   [field: string]: unknown;
 }
 
-/** A response token that passed `siteverify` (Turnstile's field names, and ours). */
-export interface SiteverifyResult {
-  /** When the challenge was passed, ISO 8601. */
-  challenge_ts: string;
-  /** The page's hostname the token was issued for. */
-  hostname: string;
-  /** The widget's action, or ''. */
-  action: string;
-  'error-codes': string[];
-  /** `puzzle` or `managed`. */
-  mode: string;
-  /** 0-100, lower is safer. */
-  risk_score: number;
-  risk_level: 'low' | 'medium' | 'high';
-}
+export type { CaptchaUsage, SiteverifyResult } from '../products/captcha/client-types.js';
 
-/** The captcha subscription's use this month (`GET /v1/captcha/usage`). */
-export interface CaptchaUsage {
-  product: 'captcha';
-  plan: string;
-  subscription_id: string;
-  site_keys: number;
-  period: string;
-  monthly_quota: number;
-  quota_unlimited: boolean;
-  quota_used: number;
-  quota_remaining: number;
-  days: { day: string; verifications: number }[];
-}
+/** The captcha routes a site's server calls, with the site's secret key (`keys.captcha`): from captcha's descriptor. */
+export type CaptchaCalls = ProductCallGroups['captcha'];
 
-/** The captcha routes a site's server calls, with the site's secret key (`keys.captcha`). */
-export interface CaptchaCalls {
-  /**
-   * Check a visitor's response token: resolves when it is valid (each token once), throws the
-   * LookupError otherwise (`token_already_used`, `invalid_token`, `action_mismatch`, ...).
-   * A retry after a lost answer may find the token already used by the first attempt.
-   */
-  siteverify(response: string, options?: { remoteip?: string; action?: string }): Promise<SiteverifyResult>;
-  usage(): Promise<CaptchaUsage>;
-}
-
-export interface SeclookupClient extends LookupCalls {
+export interface SeclookupClient extends LookupCalls, ProductCallGroups {
   readonly detailed: RemoteDetailedCalls;
   /** Many inputs of a one-input product in one request: `await client.batch.geoip(['8.8.8.8', '1.1.1.1'])`. */
   readonly batch: RemoteBatchCalls;
   /** A product's status resource for its key (`GET /v1/<product>/status`): plan, limits, quota left. */
   status(product: ProductId): Promise<KeyStatus>;
-  readonly captcha: CaptchaCalls;
   /**
    * The same client with other call settings (a per-call `signal`, a longer `timeoutMs` for a
    * batch job that may wait out a rate limit): `await client.with({ signal }).geoip(ip)`.
@@ -227,18 +190,20 @@ function build(settings: Settings): SeclookupClient {
     batch[id] = async (inputs) => batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs } }));
   }
   const result = async <T>(product: ProductId, request: ProductRequest) => (await call(settings, product, request)).result as T;
-  const captcha: CaptchaCalls = {
-    siteverify: (response, options = {}) =>
-      result('captcha', { method: 'POST', path: 'siteverify', keyIn: 'secret', body: { response, remoteip: options.remoteip, action: options.action } }),
-    usage: () => result('captcha', { method: 'GET', path: 'usage' }),
-  };
+  // A product's own calls (captcha's siteverify and usage), from its descriptor.
+  const groups = Object.fromEntries(
+    [...CALL_GROUPS].map(([id, group]) => [
+      id,
+      Object.fromEntries(Object.entries(group).map(([name, request]) => [name, (...args: never[]) => result(id as ProductId, request(...args))])),
+    ]),
+  );
   const status = (product: ProductId) => result<KeyStatus>(product, { method: 'GET', path: 'status' });
   return {
     ...calls,
     detailed,
     batch,
     status,
-    captcha,
+    ...groups,
     with: (options: CallOptions) => build(withCallOptions(settings, options)),
   } as unknown as SeclookupClient;
 }

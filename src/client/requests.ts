@@ -15,7 +15,7 @@
  */
 import type { LookupArgs } from '../lookup.js';
 import { LookupError } from '../errors.js';
-import type { BatchInput, ProductClientShape, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
+import type { BatchInput, ProductClientCall, ProductClientShape, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import type { BuiltProductId } from '../products/registry.js';
 
@@ -62,3 +62,20 @@ export const BATCH_INPUTS = Object.fromEntries(
 ) as Readonly<Record<BatchIds & BuiltProductId, BatchInput>>;
 
 export type BatchProductId = keyof typeof BATCH_INPUTS;
+
+/** A descriptor's client calls as the client's methods: `(response, options?) => Promise<SiteverifyResult>`. */
+type CallsOf<Calls> = {
+  readonly [Name in keyof Calls]: Calls[Name] extends ProductClientCall<infer Args, infer Result> ? (...args: Args) => Promise<Result> : never;
+};
+
+/** `client.<id>.<call>(...)` for every product whose descriptor has `clientCalls` (captcha). */
+export type ProductCallGroups = {
+  readonly [D in Descriptor as D extends { clientCalls: object } ? D['id'] : never]: D extends { clientCalls: infer Calls } ? CallsOf<Calls> : never;
+};
+
+/** Each product's client calls, by product then name, as requests (run time). */
+export const CALL_GROUPS: ReadonlyMap<string, Readonly<Record<string, (...args: never[]) => ProductRequest>>> = new Map(
+  DESCRIPTORS.flatMap(({ id, client, clientCalls }) =>
+    clientCalls && !client ? [[id, Object.fromEntries(Object.entries(clientCalls).map(([name, call]) => [name, call.request]))] as const] : [],
+  ),
+);

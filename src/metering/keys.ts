@@ -1,28 +1,10 @@
-import * as crypto from 'node:crypto';
-import { PRODUCTS, type ProductId } from '../products/catalog.js';
-import type { CreatedSubscription, KeyKind, MeterAdmin } from './types.js';
+import { generateKey, hashKey, visiblePrefix } from '../lib/api-keys.js';
+import type { ProductId } from '../products/catalog.js';
+import type { CreatedSubscription, MeterAdmin } from './types.js';
 
-/** Random characters after the product prefix: 32 base64url characters = 192 bits. */
-const KEY_RANDOM_BYTES = 24;
-/** Characters of the random part kept visible in listings. */
-const VISIBLE_RANDOM_CHARS = 6;
-
-/** SHA-256 of a key, lowercase hex: the only form in which keys are stored. */
-export const hashKey: (key: string) => string =
-  // crypto.hash (Node >= 20.12) is the one-shot form, about twice as fast as a Hash object.
-  typeof crypto.hash === 'function' ? (key) => crypto.hash('sha256', key, 'hex') : (key) => crypto.createHash('sha256').update(key).digest('hex');
-
-export function generateKey(product: ProductId, kind: KeyKind): string {
-  const info = PRODUCTS[product];
-  const prefix = kind === 'secret' ? info.secretPrefix : info.publicPrefix;
-  return prefix + crypto.randomBytes(KEY_RANDOM_BYTES).toString('base64url');
-}
-
-/** The short, non-secret start of a key shown in listings, e.g. `ua_sec_3kT9xQ`. */
-export function visiblePrefix(key: string): string {
-  const cut = key.indexOf('_', key.indexOf('_') + 1) + 1;
-  return key.slice(0, cut + VISIBLE_RANDOM_CHARS);
-}
+// The key text itself (generated, hashed, shown in part) is no meter's business: src/lib/api-keys.ts,
+// which captcha's site keys use too. Re-exported here, where the key administration always found it.
+export { generateKey, hashKey, visiblePrefix } from '../lib/api-keys.js';
 
 export interface IssueKeysOptions {
   product: ProductId;

@@ -39,8 +39,44 @@ export interface ProductClientShape<Args extends unknown[]> {
   batchInput?: BatchInput;
 }
 
+/**
+ * A `seclookup` command that belongs to a product (captcha's `sitekeys`). The main help lists
+ * it from here; its code is loaded only when it runs.
+ */
+export interface ProductCommand {
+  /** The help's usage column: `sitekeys create|list|revoke`. */
+  usage: string;
+  /** One line for the main help. */
+  summary: string;
+  /** The command's code: takes the arguments after its name, resolves with the exit code. */
+  load(): Promise<(argv: string[]) => Promise<number>>;
+}
+
+/**
+ * A call of the HTTP client beyond the lookup, grouped under the product's id
+ * (`client.captcha.siteverify(...)`): its request, and the result it resolves with.
+ */
+export interface ProductClientCall<Args extends unknown[], Result> {
+  request(...args: Args): ProductRequest;
+  /** Type only (never set): what the call resolves with. */
+  readonly result?: Result;
+}
+
+/** A {@link ProductClientCall} resolving with `Result`: `clientCall<SiteverifyResult>()((response: string) => ({ ... }))`. */
+export function clientCall<Result>() {
+  return <Args extends unknown[]>(request: (...args: Args) => ProductRequest): ProductClientCall<Args, Result> => ({ request });
+}
+
 export interface ProductDescriptor<Id extends string = string, Args extends unknown[] = never[]> {
   id: Id;
+  /**
+   * The product's module (`() => import('./index.js')`): its engine, routes and docs, loaded only
+   * when wanted, so the client (which reads descriptors) never loads an engine and `seclookup
+   * lookup geoip` loads geoip alone. registry.ts loads them all for `createLookup` and the API.
+   */
+  load(): Promise<object>;
+  /** Its commands of `seclookup`, by name. */
+  commands?: Readonly<Record<string, ProductCommand>>;
   secretPrefix: string;
   publicPrefix: string;
   /** Lookup responses carry `fetched_at` (SPEC: conventions table). */
@@ -58,6 +94,8 @@ export interface ProductDescriptor<Id extends string = string, Args extends unkn
   starterPlan?: { rateLimitPerMinute: number; monthlyQuota: number };
   /** The client's method; absent for a product that is not a lookup (captcha has its own calls). */
   client?: ProductClientShape<Args>;
+  /** The client's calls under `client.<id>` (captcha's `siteverify` and `usage`), by name: for a product with no `client` method (`client.<id>` is then this group). */
+  clientCalls?: Readonly<Record<string, ProductClientCall<never[], unknown>>>;
 }
 
 /** Identity that keeps the literal types (the id, which fields are present): `export default defineDescriptor({ id: 'geoip', ... })`. */

@@ -1,7 +1,8 @@
 /**
- * Every product's descriptor, once, in registry order (captcha, which has no lookup engine, last):
- * `ProductId`, the catalog and the HTTP client come from this list. A new product is its folder
- * plus one line here and one in registry.ts (test/products/registry.test.ts checks the two agree).
+ * The product list: every product's descriptor, once, in registry order (captcha, which has no
+ * lookup engine, last). `ProductId`, the catalog, the HTTP client, the CLI's product commands
+ * and, through each descriptor's `load`, the registry of modules come from it. A new product is
+ * its folder plus one line here (test/architecture/add-a-product.test.ts proves it).
  */
 import useragent from './useragent/descriptor.js';
 import webhookip from './webhookip/descriptor.js';

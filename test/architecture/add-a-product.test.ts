@@ -1,8 +1,8 @@
 /**
  * The add-a-product proof (issue 21, "Done means"): a throwaway product folder plus one line in
- * each list (the descriptor list and the registry), written into a copy of the source, with no
- * other edit, type-checks and gets a working route (and its own error code's status), `seclookup lookup` command, client method,
- * OpenAPI entry and status route. The copy's own modules are imported (vitest transforms them),
+ * the product list (descriptors.ts), written into a copy of the source, with no other edit,
+ * type-checks and gets a working route (and its own error code's status), `seclookup lookup`
+ * command, its own `seclookup` command, client method, OpenAPI entry and status route. The copy's own modules are imported (vitest transforms them),
  * so the test exercises exactly the copied tree, over a real loopback listener for the client.
  */
 import { spawnSync } from 'node:child_process';
@@ -25,9 +25,18 @@ export default defineDescriptor({
   publicPrefix: 'rv_pub_',
   hasFetchedAt: false,
   hasDatabaseRecords: false,
+  load: () => import('./index.js'),
+  commands: { reverse: { usage: 'reverse TEXT', summary: 'print TEXT reversed', load: async () => (await import('./cli.js')).runReverse } },
   errorCodes: { text_too_long: 422 },
   client: { request: oneValue('text'), batchInput: 'host' },
 });
+`,
+  'cli.ts': `import { out } from '../../cli/output.js';
+
+export async function runReverse(argv: string[]): Promise<number> {
+  out([...(argv[0] ?? '')].reverse().join(''));
+  return 0;
+}
 `,
   'index.ts': `import { LookupError } from '../../errors.js';
 import { obj, str } from '../../openapi/schema.js';
@@ -62,12 +71,12 @@ export default defineProduct({
 `,
 };
 
-/** Adds `import name from './<id>/<file>.js';` and `  name,` after the first product's lines. */
-function addLine(path: string, file: string): void {
+/** Adds `import name from './<id>/descriptor.js';` and `  name,` after the first product's lines. */
+function addLine(path: string): void {
   const text = readFileSync(path, 'utf8');
-  const first = /^import (\w+) from '\.\/(\w+)\/(?:descriptor|index)\.js';$/m.exec(text);
+  const first = /^import (\w+) from '\.\/(\w+)\/descriptor\.js';$/m.exec(text);
   if (!first) throw new Error(`no product import in ${path}`);
-  const withImport = text.replace(first[0], `${first[0]}\nimport ${ID} from './${ID}/${file}.js';`);
+  const withImport = text.replace(first[0], `${first[0]}\nimport ${ID} from './${ID}/descriptor.js';`);
   const entry = new RegExp(`^  ${first[1]},$`, 'm');
   if (!entry.test(withImport)) throw new Error(`no list entry for ${first[1]} in ${path}`);
   writeFileSync(path, withImport.replace(entry, `  ${first[1]},\n  ${ID},`));
@@ -84,8 +93,7 @@ beforeAll(() => {
   const folder = join(dir, 'src/products', ID);
   mkdirSync(folder);
   for (const [name, text] of Object.entries(FILES)) writeFileSync(join(folder, name), text);
-  addLine(join(dir, 'src/products/descriptors.ts'), 'descriptor');
-  addLine(join(dir, 'src/products/registry.ts'), 'index');
+  addLine(join(dir, 'src/products/descriptors.ts'));
   // Only the copied source: the repository's tests name the fifteen products' samples.
   const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8'));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ ...tsconfig, include: ['src', 'adapters'] }));
@@ -96,7 +104,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-describe(`a new product "${ID}": its folder plus one line in descriptors.ts and one in registry.ts`, () => {
+describe(`a new product "${ID}": its folder plus one line in descriptors.ts`, () => {
   it('type-checks with no other edit', () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const run = spawnSync(process.execPath, [tsc, '--noEmit', '-p', dir], { encoding: 'utf8' });
@@ -155,5 +163,17 @@ describe(`a new product "${ID}": its folder plus one line in descriptors.ts and 
       write.mockRestore();
     }
     expect(JSON.parse(written.join(''))).toMatchObject({ text: 'abc', reversed: 'cba' });
+  });
+
+  it('runs its own command, `seclookup reverse TEXT`, listed in the main help', async () => {
+    const { main } = await import(join(dir, 'src/cli/main.ts'));
+    const run = async (argv: string[]) => {
+      const stdout: string[] = [];
+      const stderr: string[] = [];
+      const io = { stdout: { write: (text: string) => stdout.push(text) }, stderr: { write: (text: string) => stderr.push(text) }, env: {}, cwd: dir };
+      return { code: await main(argv, io), stdout: stdout.join(''), stderr: stderr.join('') };
+    };
+    expect(await run(['reverse', 'abc'])).toEqual({ code: 0, stdout: 'cba\n', stderr: '' });
+    expect((await run(['--help'])).stdout).toMatch(/^ {2}reverse TEXT {10}print TEXT reversed$/m);
   });
 });

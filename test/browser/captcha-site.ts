@@ -1,11 +1,10 @@
 /**
- * A captcha site on loopback for headless Chromium (Debian's /usr/bin/chromium, driven by
+ * A captcha site on loopback for headless Chromium (found by chromium.ts, driven by
  * playwright-core): the API (createApi + createListener, memory meter) at
  * http://api.example.test:PORT, and a page server at http://shop.example.test:PORT2 whose
  * `/?k=<site key>` page holds the README's two-line snippet. The browser maps *.example.test to
  * 127.0.0.1. Used by captcha-risk.test.ts and bench/captcha-risk.ts.
  */
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
@@ -14,8 +13,8 @@ import { createApi } from '../../src/api/create-api.js';
 import { createLookup } from '../../src/lookup.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
+import { requireChromium } from './chromium.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
 export const SHOP = 'shop.example.test';
 const FIELD = 'input[name="captcha-response"]';
 
@@ -60,7 +59,7 @@ function stop(server: Server): Promise<void> {
 }
 
 export async function startCaptchaSite(): Promise<CaptchaSite> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the captcha browser tests need Debian's chromium (apt-get install chromium)`);
+  const executablePath = requireChromium();
   const meter = createMemoryMeter();
   const api = createApi({ lookup: createLookup(), meter, secret: 'risk-test-operator-secret-0123456789abcdef' });
   const apiServer = handleClientErrors(createServer(createListener(api)), api);
@@ -77,7 +76,7 @@ export async function startCaptchaSite(): Promise<CaptchaSite> {
   });
   const shopPort = await listen(shopServer);
   const browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: ['--no-sandbox', '--disable-gpu', '--host-resolver-rules=MAP *.example.test 127.0.0.1'],
   });
   const contexts: { close(): Promise<void> }[] = [];

@@ -10,10 +10,9 @@
  *   POST /submit does what a site's backend does: siteverify the proof with the secret key,
  *   server to server, and answer with the result.
  *
- * Nothing here is skipped: without /usr/bin/chromium every test fails, saying so (CI installs
- * it, see .ci/run). Timings are printed, never asserted.
+ * Nothing here is skipped: without a Chromium (on PATH, or named by $SECLOOKUP_CHROMIUM or
+ * $CHROMIUM_PATH: chromium.ts) every test fails, saying so (CI installs it, see .ci/run). Timings are printed, never asserted.
  */
-import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
@@ -23,8 +22,8 @@ import { createApi } from '../../src/api/create-api.js';
 import { createLookup } from '../../src/lookup.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
+import { requireChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOP = 'shop.example.test';
 const FIELD = 'input[name="captcha-response"]';
 const PROOF_TIMEOUT = 15_000;
@@ -203,9 +202,7 @@ async function answerOf(answers: Answer[], path: string): Promise<Answer> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the captcha widget's browser tests need Debian's chromium (apt-get install chromium; .ci/run installs it)`);
-  }
+  const executablePath = requireChromium();
   const api = createApi({ lookup: createLookup(), meter, secret: 'widget-test-operator-secret-0123456789abcdef' });
   apiServer = handleClientErrors(createServer(createListener(api)), api);
   const apiPort = await listen(apiServer);
@@ -214,7 +211,7 @@ beforeAll(async () => {
   shopServer = shop();
   shopPort = await listen(shopServer);
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: ['--no-sandbox', '--disable-gpu', '--host-resolver-rules=MAP *.example.test 127.0.0.1, MAP example.test 127.0.0.1'],
   });
 });

@@ -1,6 +1,8 @@
 /**
- * Runs the built CLI (`dist/cli.js`, produced by tsup before the tests) as a real child
- * process, with a clean environment so the developer's SECLOOKUP_DB / PORT cannot leak in.
+ * Runs the CLI with a clean environment so the developer's SECLOOKUP_DB / PORT cannot leak in:
+ * in this process (`main(argv, io)` with its own stdout, stderr, environment and folder) for
+ * the commands that end by themselves, and as the built `dist/cli.js` (produced by tsup before
+ * the tests) in a real child process for `serve` and wherever a test asks for one.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,11 +26,37 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
+export interface RunOptions {
+  env?: Record<string, string>;
+  /** The working directory. @default the OS temp dir, so a fallback to ./seclookup.db never writes into the repository */
+  cwd?: string;
+}
+
 /**
- * Run `node dist/cli.js ...args` to completion. The working directory defaults to the OS temp
- * dir, so a command that falls back to ./seclookup.db never writes into the repository.
+ * Run `seclookup ...args` to completion: in this process, except `serve` (which holds the
+ * process's signals and exit) in a child process. Same result either way.
  */
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return args[0] === 'serve' ? runCliProcess(args, options) : runCliInProcess(args, options);
+}
+
+/** Run `main(args, io)` in this process, its output collected. */
+export async function runCliInProcess(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  const { main } = await import('../../src/cli/main.js');
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: cliEnv(options.env),
+    cwd: options.cwd ?? tmpdir(),
+  };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Run `node dist/cli.js ...args` to completion, as a child process. */
+export function runCliProcess(args: string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(options.env), cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -41,7 +69,7 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
 }
 
 /** Run the CLI and parse its stdout as JSON; fails the test with stderr when it exits non-zero. */
-export async function runCliJson<T = unknown>(args: string[], options?: { env?: Record<string, string> }): Promise<T> {
+export async function runCliJson<T = unknown>(args: string[], options?: RunOptions): Promise<T> {
   const result = await runCli(args, options);
   if (result.code !== 0) throw new Error(`seclookup ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;

@@ -172,19 +172,20 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
   });
 
   it('tokens signed before a key rotation still verify; the proof from a rotated key passes siteverify', async () => {
-    const s = await stack();
+    const clock = { now: Date.now() };
+    const s = await stack({ clock });
     const key = await siteKey(s);
     const c = await challenge(s, key.siteKey);
     await rotateSigningKey(s.meter, createOperatorSecret(TEST_SECRET));
     // A fresh API on the same meter (another instance) reads the new ring.
-    const other = await createApiStack({ meter: s.meter });
+    const other = await createApiStack({ meter: s.meter, now: () => clock.now });
     const verified = await other.call('/v1/captcha/verify', {
       json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` },
     });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
     // The first instance has not seen the new key: a token naming it makes it re-read the ring
     // (at most once a second, so garbage key ids cannot hammer the store).
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    clock.now += 1_100;
     const checked = await s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: verified.body.proof } });
     expect(checked.status).toBe(200);
   });
@@ -354,7 +355,8 @@ describe('captcha: every code of the captcha table', () => {
   });
 
   it('403 domain_not_allowed, domain_required, domain_not_configured', async () => {
-    const s = await stack();
+    const clock = { now: FROZEN_NOW };
+    const s = await stack({ clock });
     const key = await siteKey(s);
     expectCode(await challenge(s, key.siteKey, 'pow', 'evil.example.net'), 403, 'domain_not_allowed');
     expectCode(await challenge(s, key.siteKey, 'pow', 'notexample.com'), 403, 'domain_not_allowed');
@@ -382,7 +384,7 @@ describe('captcha: every code of the captcha table', () => {
     // siteverify: a proof for a hostname removed from the allowlist since.
     const proof = (await solvePowChallenge(s, key.siteKey)).body.proof;
     await updateSiteKey(s.meter, key.siteKey, { domains: ['other.example.org'] });
-    await new Promise((resolve) => setTimeout(resolve, 2_100)); // settings are reread after 2 s
+    clock.now += 2_100; // settings are reread after 2 s
     expectCode(await s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof } }), 403, 'domain_not_allowed');
   });
 

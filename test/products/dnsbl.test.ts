@@ -273,10 +273,12 @@ describe('dnsbl: cache', () => {
   });
 
   it('keeps a result only until its shortest DNS TTL ends', async () => {
-    const lookup = lookupOn(server, { dns: { servers: [server.address], cache: { minTtl: 1 } } });
+    // createLookup's clock drives the DNS cache and the result cache: moved on, not waited for.
+    const clock = { now: Date.now() };
+    const lookup = lookupOn(server, { dns: { servers: [server.address], cache: { minTtl: 1 } }, now: () => clock.now });
     expect((await lookup.detailed.dnsbl(IP.shortTtl)).cached).toBe(false);
     expect((await lookup.detailed.dnsbl(IP.shortTtl)).cached).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // ZEN's answer has TTL 1 s, SPAMLIST's 300 s
+    clock.now += 1_100; // ZEN's answer has TTL 1 s, SPAMLIST's 300 s
     server.resetCounts();
     const later = await lookup.detailed.dnsbl(IP.shortTtl);
     expect(later.cached).toBe(false);

@@ -405,10 +405,12 @@ describe('cache', () => {
 
   it('never keeps a result past cacheTtlMs', async () => {
     const server = await serve({ certificate: leaf('valid.tls.test') });
-    const lookup = lookupFor({ tls: { cacheTtlMs: 50 } });
+    // The result cache runs on createLookup's clock: moved on, not waited for.
+    let now = NOW;
+    const lookup = lookupFor({ tls: { cacheTtlMs: 50 }, now: () => now });
     await lookup.tls(`valid.tls.test:${server.port}`);
     expect((await lookup.detailed.tls(`valid.tls.test:${server.port}`)).cached).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    now += 80;
     expect((await lookup.detailed.tls(`valid.tls.test:${server.port}`)).cached).toBe(false);
   });
 
@@ -419,7 +421,6 @@ describe('cache', () => {
     const lookup = lookupFor({ now: () => now });
     expect(await lookup.tls(`valid.tls.test:${server.port}`)).toMatchObject({ days_remaining: 5 });
     expect((await lookup.detailed.tls(`valid.tls.test:${server.port}`)).cached).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 90));
     now += 90;
     const later = await lookup.detailed.tls(`valid.tls.test:${server.port}`);
     expect(later).toMatchObject({ cached: false, result: { days_remaining: 4 } });

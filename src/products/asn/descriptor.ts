@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'asn',
+  load: () => import('./index.js'),
   secretPrefix: 'as_sec_',
   publicPrefix: 'as_pub_',
   hasFetchedAt: true,

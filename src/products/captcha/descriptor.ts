@@ -1,14 +1,36 @@
 /** captcha: what the catalog and the HTTP client know of it (src/products/descriptor.ts). */
-import { defineDescriptor } from '../descriptor.js';
+import { clientCall, defineDescriptor } from '../descriptor.js';
+import type { CaptchaUsage, SiteverifyResult } from './client-types.js';
 
 export default defineDescriptor({
   id: 'captcha',
+  load: () => import('./index.js'),
+  commands: {
+    sitekeys: {
+      usage: 'sitekeys create|list|update|revoke|rotate-signing-key',
+      summary: 'captcha site keys (domains, IP allowlist, managed mode)',
+      load: async () => (await import('./cli.js')).runSitekeys,
+    },
+  },
   secretPrefix: 'tf_sec_',
   publicPrefix: 'tf_pub_',
   hasFetchedAt: false,
   hasDatabaseRecords: false,
   starterPlan: { rateLimitPerMinute: 60, monthlyQuota: 10_000 },
   statusKeyParam: 'sitekey',
+  // The routes a site's server calls, with the site's secret key (`keys.captcha`): `client.captcha.siteverify(...)`.
+  clientCalls: {
+    // Resolves when the token is valid (each token once); throws the LookupError otherwise
+    // (`token_already_used`, `invalid_token`, `action_mismatch`, ...). A retry after a lost answer
+    // may find the token already used by the first attempt.
+    siteverify: clientCall<SiteverifyResult>()((response: string, options: { remoteip?: string; action?: string } = {}) => ({
+      method: 'POST',
+      path: 'siteverify',
+      keyIn: 'secret',
+      body: { response, remoteip: options.remoteip, action: options.action },
+    })),
+    usage: clientCall<CaptchaUsage>()(() => ({ method: 'GET', path: 'usage' })),
+  },
   // SPEC's captcha table, then ours: a bad, expired or foreign challenge or response token; a
   // wrong solution or an implausible trace; siteverify's action differs; managed mode needs a
   // puzzle (SPEC: 422 with interactive_required true, no code listed); siteverify of a proof

@@ -66,7 +66,8 @@ type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
 
 export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
   const { meter, gate, singleUse, lookup, now } = context;
-  const ring = createKeyRingSource(meter, context.secret);
+  // The API's clock (tests pass a fake one): settings and the key ring are reread by it too.
+  const ring = createKeyRingSource(meter, context.secret, now);
   const puzzles: Record<string, Puzzle<object>> = { pow: createPowPuzzle() as Puzzle<object>, slider: createSliderPuzzle() as Puzzle<object> };
   // The pow puzzle at each difficulty a risk level can ask for (checking reads it from the signed params).
   const powAt = new Map<number, Puzzle<object>>();
@@ -74,13 +75,13 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   const allowlists = new Map<string, (ip: IpAddress) => boolean>();
 
   async function siteKeyOf(publicKeyId: string): Promise<SiteKeyConfig> {
-    // Elapsed time, not the API clock (which tests stop): how long ago the settings were read.
+    // Read again once SETTINGS_TTL_MS has passed on the API's clock (a test moves its fake clock instead of waiting).
     const cached = settingsCache.get(publicKeyId);
-    let config = cached && performance.now() - cached.readAt < SETTINGS_TTL_MS ? cached.config : undefined;
+    let config = cached && now() - cached.readAt < SETTINGS_TTL_MS ? cached.config : undefined;
     if (config === undefined) {
       config = await readSiteKey(meter, publicKeyId);
       if (settingsCache.size > 10_000) settingsCache.clear();
-      settingsCache.set(publicKeyId, { config, readAt: performance.now() });
+      settingsCache.set(publicKeyId, { config, readAt: now() });
     }
     if (!config) throw new LookupError('invalid_api_key', 'the key is not a site key (create site keys with seclookup sitekeys create)');
     return config;

@@ -10,7 +10,7 @@
 import { domainToASCII } from 'node:url';
 import { invalidOption } from '../../errors.js';
 import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
-import { generateKey, hashKey, visiblePrefix } from '../../metering/keys.js';
+import { generateKey, hashKey, visiblePrefix } from '../../lib/api-keys.js';
 import type { KeyInfo, MeterAdmin, MeterHotPath, SettingsStore } from '../../metering/types.js';
 import { DEFAULT_RISK_POLICY, mergeRiskPolicy, riskPolicyOf, type RiskPolicy } from './risk-policy.js';
 

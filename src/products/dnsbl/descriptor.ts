@@ -4,6 +4,7 @@ import type { DnsblOptions } from './types.js';
 
 export default defineDescriptor({
   id: 'dnsbl',
+  load: () => import('./index.js'),
   secretPrefix: 'bl_sec_',
   publicPrefix: 'bl_pub_',
   hasFetchedAt: true,

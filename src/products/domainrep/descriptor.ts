@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'domainrep',
+  load: () => import('./index.js'),
   secretPrefix: 'dr_sec_',
   publicPrefix: 'dr_pub_',
   hasFetchedAt: false,

@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'emailauth',
+  load: () => import('./index.js'),
   secretPrefix: 'ea_sec_',
   publicPrefix: 'ea_pub_',
   hasFetchedAt: true,

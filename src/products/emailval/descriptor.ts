@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'emailval',
+  load: () => import('./index.js'),
   secretPrefix: 'ev_sec_',
   publicPrefix: 'ev_pub_',
   hasFetchedAt: true,

@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'geoip',
+  load: () => import('./index.js'),
   secretPrefix: 'geo_sec_',
   publicPrefix: 'geo_pub_',
   hasFetchedAt: true,

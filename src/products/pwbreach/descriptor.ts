@@ -4,6 +4,7 @@ import type { PwbreachInput } from './types.js';
 
 export default defineDescriptor({
   id: 'pwbreach',
+  load: () => import('./index.js'),
   secretPrefix: 'pb_sec_',
   publicPrefix: 'pb_pub_',
   hasFetchedAt: false,

@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'riskscore',
+  load: () => import('./index.js'),
   secretPrefix: 'rs_sec_',
   publicPrefix: 'rs_pub_',
   hasFetchedAt: true,

@@ -7,6 +7,14 @@ export const SCAMRISK_TYPES = ['email', 'phone', 'ip', 'username', 'address', 'c
 
 export default defineDescriptor({
   id: 'scamrisk',
+  load: () => import('./index.js'),
+  commands: {
+    reports: {
+      usage: 'reports add|import|dispute|list',
+      summary: "scamrisk's report database (in the --db file)",
+      load: async () => (await import('./cli.js')).runReports,
+    },
+  },
   secretPrefix: 'sa_sec_',
   // The spec leaves the scamrisk public prefix open; ours is sa_pub_.
   publicPrefix: 'sa_pub_',

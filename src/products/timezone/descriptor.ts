@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'timezone',
+  load: () => import('./index.js'),
   secretPrefix: 'tz_sec_',
   publicPrefix: 'tz_pub_',
   hasFetchedAt: false,

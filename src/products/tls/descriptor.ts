@@ -4,6 +4,7 @@ import type { TlsOptions } from './types.js';
 
 export default defineDescriptor({
   id: 'tls',
+  load: () => import('./index.js'),
   secretPrefix: 'tl_sec_',
   publicPrefix: 'tl_pub_',
   hasFetchedAt: false,

@@ -3,6 +3,7 @@ import { defineDescriptor } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'useragent',
+  load: () => import('./index.js'),
   secretPrefix: 'ua_sec_',
   publicPrefix: 'ua_pub_',
   hasFetchedAt: false,

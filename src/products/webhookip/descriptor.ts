@@ -4,6 +4,7 @@ import type { WebhookIpOptions } from './types.js';
 
 export default defineDescriptor({
   id: 'webhookip',
+  load: () => import('./index.js'),
   secretPrefix: 'wk_sec_',
   publicPrefix: 'wk_pub_',
   hasFetchedAt: false,

@@ -3,6 +3,7 @@ import { defineDescriptor, oneValue } from '../descriptor.js';
 
 export default defineDescriptor({
   id: 'whois',
+  load: () => import('./index.js'),
   secretPrefix: 'wh_sec_',
   publicPrefix: 'wh_pub_',
   hasFetchedAt: true,

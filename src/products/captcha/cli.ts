@@ -4,23 +4,16 @@
  * (tf_sec_), with its domain allowlist, optional IP allowlist, managed mode and risk policy.
  * The secret is printed once, by `create`.
  */
-import { invalidOption, isSeclookupError } from '../errors.js';
-import { rotateSigningKey } from '../products/captcha/key-ring.js';
-import { riskPolicyOf, type RiskPolicy } from '../products/captcha/risk-policy.js';
-import {
-  createSiteKey,
-  listSiteKeys,
-  normalizeDomains,
-  revokeSiteKey,
-  updateSiteKey,
-  type CreatedSiteKey,
-  type SiteKeyChanges,
-} from '../products/captcha/site-keys.js';
-import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from './args.js';
-import { resolveOperatorSecret, SECRET_OPTIONS } from './secret.js';
-import { withMeter, type MeterFlags } from './db.js';
-import { CommandError, EXIT_OK, UsageError } from './errors.js';
-import { formatIpAllow, formatTable, out, printJson } from './output.js';
+import { invalidOption, isSeclookupError } from '../../errors.js';
+import { rotateSigningKey } from './key-ring.js';
+import { riskPolicyOf, type RiskPolicy } from './risk-policy.js';
+import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from './site-keys.js';
+import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from '../../cli/args.js';
+import { resolveOperatorSecret, SECRET_OPTIONS } from '../../cli/secret.js';
+import { withMeter, type MeterFlags } from '../../cli/db.js';
+import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
+import { formatIpAllow, formatTable, out, printJson } from '../../cli/output.js';
+import { cliEnv } from '../../cli/io.js';
 
 export const SITEKEYS_HELP = `Usage:
   seclookup sitekeys create [--domain example.com[,other.com]] [--ip-allow CIDR,...] [--managed]
@@ -305,7 +298,7 @@ async function rotate(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS, ...SECRET_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const secretFile = values['secret-file'] ?? (process.env.SECLOOKUP_SECRET_FILE || undefined);
+  const secretFile = values['secret-file'] ?? (cliEnv().SECLOOKUP_SECRET_FILE || undefined);
   const { kid, dropped } = await run(values, true, (meter) =>
     rotateSigningKey(meter, resolveOperatorSecret(secretFile, resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db), command).secret),
   );

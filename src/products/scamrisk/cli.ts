@@ -4,20 +4,14 @@
  * the assessment normalizes them, so a report always lands where assessments look.
  */
 import { readFileSync } from 'node:fs';
-import { isLookupError } from '../errors.js';
-import { parseIdentifier } from '../products/scamrisk/identifiers.js';
-import {
-  createSqliteReportStore,
-  REPORT_CATEGORIES,
-  type NewReport,
-  type ReportCategory,
-  type ReportStore,
-  type StoredReport,
-} from '../products/scamrisk/reports.js';
-import { IDENTIFIER_TYPES, type IdentifierType } from '../products/scamrisk/types.js';
-import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from './args.js';
-import { CommandError, EXIT_OK, UsageError } from './errors.js';
-import { formatTable, note, out, printJson } from './output.js';
+import { isLookupError } from '../../errors.js';
+import { parseIdentifier } from './identifiers.js';
+import { createSqliteReportStore, REPORT_CATEGORIES, type NewReport, type ReportCategory, type ReportStore, type StoredReport } from './reports.js';
+import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
+import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from '../../cli/args.js';
+import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
+import { formatTable, note, out, printJson } from '../../cli/output.js';
+import { cliPath } from '../../cli/io.js';
 
 export const REPORTS_HELP = `Usage:
   seclookup reports add TYPE VALUE --category CATEGORY [--source NAME] [--verified] [--note TEXT]
@@ -162,7 +156,7 @@ async function importFile(argv: string[]): Promise<number> {
   const [file] = expectPositionals(positionals, ['FILE'], command);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(cliPath(file), 'utf8');
   } catch (error) {
     throw new CommandError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,0 +1,51 @@
+/**
+ * What a command reads from and writes to its process: stdout, stderr, the environment and the
+ * working directory. `main(argv, io)` runs a command with the io given (the tests run the CLI in
+ * process this way); the binary passes the process's own. Commands reach it through `cliIo()`,
+ * which follows the command's async calls, so two commands running at once each see their own.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { resolve } from 'node:path';
+
+/** Where output goes: a stream's `write`, or anything that takes text. */
+export interface CliWriter {
+  write(text: string): unknown;
+  /** Set on a terminal (progress bars are drawn only there). */
+  isTTY?: boolean;
+}
+
+export interface CliIo {
+  stdout: CliWriter;
+  stderr: CliWriter;
+  /** The environment the command reads its `SECLOOKUP_*` fallbacks from. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The folder relative paths (`--db seclookup.db`, `--data-dir data`) are resolved against. */
+  cwd: string;
+}
+
+const current = new AsyncLocalStorage<CliIo>();
+
+/** The process's own io. */
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+}
+
+/** Run `work` (and every async call it makes) with `io`. */
+export function withIo<T>(io: CliIo, work: () => T): T {
+  return current.run(io, work);
+}
+
+/** The io of the command running now (the process's own outside `withIo`). */
+export function cliIo(): CliIo {
+  return current.getStore() ?? processIo();
+}
+
+/** The environment of the command running now. */
+export function cliEnv(): Readonly<Record<string, string | undefined>> {
+  return cliIo().env;
+}
+
+/** A path from the command line, absolute: relative ones are taken from the command's working directory. */
+export function cliPath(path: string): string {
+  return resolve(cliIo().cwd, path);
+}

@@ -222,6 +222,19 @@ describe('createSqliteMeter', () => {
     }
   });
 
+  it('declares answersWithinTurn and keeps it: a consume settles in the flush at the end of its turn, so the API needs no deadline on it', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey);
+    expect(meter.answersWithinTurn).toBe(true);
+    let settled = false;
+    void Promise.resolve(meter.consume(request)).then(() => (settled = true));
+    await nextTurn();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
   it('counters kept in memory between groups are read again after another connection wrote them', async () => {
     const meter = open();
     const sub = await issueKeys(meter, { product: 'useragent' });

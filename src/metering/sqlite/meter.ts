@@ -335,10 +335,14 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
         return key;
       }),
 
-    async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
-      ensureOpen();
+    // The group's promise itself, with no async wrapper: one promise per call on the hot path.
+    consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
+      if (!db.open) return Promise.reject(new SeclookupError('store_failed', `metering database "${path}" is closed`));
       return writes.enqueue(() => consumeOnce(request));
     },
+
+    // Every write runs synchronously in the flush at the end of the turn it was made in.
+    answersWithinTurn: true,
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();

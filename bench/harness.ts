@@ -19,6 +19,9 @@ export interface BenchRow {
   met: boolean;
 }
 
+/** Markdown sections a suite adds below the table (the routes suite's CPU budget and memory). */
+export const reportSections: string[] = [];
+
 export interface MeasureOptions {
   /** Wall-clock budget per measurement. @default 1000 ms */
   durationMs?: number;

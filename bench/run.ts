@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../src/products/registry.js';
-import type { BenchRow } from './harness.js';
+import { reportSections, type BenchRow } from './harness.js';
 
 type Suite = () => Promise<{ run(): Promise<BenchRow[]> }>;
 
@@ -33,6 +33,8 @@ const SUITES: Record<string, Suite> = {
   http: () => import('./http.js'),
   // The serve rows of http alone: about a minute instead of five.
   serve: () => import('./http.js').then((http) => ({ run: http.runServe })),
+  // Every product route through serve against bare Node on the same bytes, the adapters, the CPU budget and RSS: about three minutes.
+  routes: () => import('./routes.js'),
 };
 
 function formatOps(ops: number | null): string {
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
     const suite = await SUITES[name]();
     rows.push(...(await suite.run()));
   }
-  const table = toMarkdown(rows);
+  const table = [toMarkdown(rows), ...reportSections].join('\n\n');
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
   writeFileSync(new URL('./results/latest.md', import.meta.url), `# Bench results\n\n${new Date().toISOString()} on ${machine}\n\n${table}\n`);
   console.log(table);

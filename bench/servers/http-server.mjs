@@ -1,19 +1,20 @@
 /**
  * A bench target, run as a child of bench/http.ts:
- * `node http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory]` or
- * `node http-server.mjs node bare-post`.
+ * `node http-server.mjs <node|express|fastify> <bare|seclookup> [sqlite|memory] [BODY_FILE]` or
+ * `node http-server.mjs node bare-post`. A bare server answers with BODY_FILE's bytes when given
+ * (the routes bench: the very bytes the seclookup server answers), else a small hello JSON.
  * `bare` answers every GET with a small JSON on the plain framework; `bare-post` reads and
  * parses a request's JSON body first; `seclookup` mounts the API
  * (built package in dist/) with a SQLite (default) or in-memory meter and an unlimited key. It listens on a free loopback
  * port and prints one JSON line, `{ "port": ..., "key": ... }`, then serves until SIGTERM.
  */
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [adapter, mode, meterKind = 'sqlite'] = process.argv.slice(2);
-const HELLO = JSON.stringify({ success: true, hello: 'world' });
+const [adapter, mode, meterKind = 'sqlite', bodyFile] = process.argv.slice(2);
+const HELLO = bodyFile ? readFileSync(bodyFile, 'utf8') : JSON.stringify({ success: true, hello: 'world' });
 const cleanups = [];
 
 async function seclookupApi() {

@@ -203,21 +203,25 @@ export function createApi(givenOptions: ApiOptions): Api {
     { request, search, requestId, clientIp, headers }: RequestContext,
   ): Promise<string> {
     const { product } = route;
-    const pass = await gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
+    // `await` only what is pending: a value the store or engine already has costs no microtask.
+    const authenticated = gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
+    const pass = isPromise(authenticated) ? await authenticated : authenticated;
 
     // Everything the client sent is read and checked before any quota is reserved, so bad
     // input or a slow upload never holds a unit.
     const engine = lookup.engine(product as never) as ProductEngine;
     let query: unknown;
     try {
-      const input = await decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
+      const decoded = decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
+      const input = isPromise(decoded) ? await decoded : decoded;
       query = 'prepare' in route.route ? route.route.prepare(engine, input) : engine.prepare(...route.route.args(input));
     } catch (error) {
       if (isLookupError(error)) await gate.countRejected(pass, product, headers);
       throw error;
     }
 
-    const { reservation } = await gate.admit(pass, product, { reserveQuota: true, lenient: true }, headers);
+    const admitted = gate.admit(pass, product, { reserveQuota: true, lenient: true }, headers);
+    const { reservation } = isPromise(admitted) ? await admitted : admitted;
     let answered = false;
     let signal: AbortSignal | undefined;
     try {
@@ -225,7 +229,11 @@ export function createApi(givenOptions: ApiOptions): Api {
       // Holding quota for a client that left is not waited for: its lookup is abandoned. An
       // answer made at once is written in this turn, so only a lookup that waits reads the signal.
       signal = reservation && isPromise(lookingUp) ? request.signal : undefined;
-      const outcome = await (signal ? unlessClientGone(lookingUp as Promise<Awaited<typeof lookingUp>>, signal) : lookingUp);
+      const outcome = signal
+        ? await unlessClientGone(lookingUp as Promise<Awaited<typeof lookingUp>>, signal)
+        : isPromise(lookingUp)
+          ? await lookingUp
+          : lookingUp;
       let body: string;
       if (outcome.text) {
         headers['content-type'] = outcome.text.contentType;

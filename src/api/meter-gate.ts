@@ -75,7 +75,8 @@ export function createMeterGate(options: MeterGateOptions) {
     },
     consume: (request: ConsumeRequest) => {
       const outcome = meter.consume(request);
-      return isPromise(outcome) ? bounded(outcome, giveBackLate) : outcome;
+      // A store whose calls settle within the turn (SQLite) cannot hang: no deadline, no extra promise.
+      return isPromise(outcome) && !meter.answersWithinTurn ? bounded(outcome, giveBackLate) : outcome;
     },
     refund: (reservation: Reservation) => bounded(meter.refund(reservation)),
   };

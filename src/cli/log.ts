@@ -115,9 +115,23 @@ export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOption
  */
 export function requestLine(e: RequestLogEvent): string {
   return (
-    `{"level":"info","time":"${e.time}","request_id":"${e.request_id}","method":${JSON.stringify(e.method)},"route":${JSON.stringify(e.route)},` +
+    `{"level":"info","time":"${e.time}","request_id":"${e.request_id}","method":${jsonText(e.method)},"route":${jsonText(e.route)},` +
     `"product":${quoted(e.product)},"status":${e.status},"error_code":${quoted(e.error_code)},"latency_ms":${e.latency_ms},"client_ip":${quoted(e.client_ip)}}\n`
   );
+}
+
+/** Methods and route patterns quoted as JSON, remembered: a server sees few of them, request after request. */
+const quotedTexts = new Map<string, string>();
+const QUOTED_TEXTS_MAX = 256;
+
+function jsonText(value: string): string {
+  let text = quotedTexts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    // Methods are the client's text: bounded, so odd ones cannot grow the memo.
+    if (quotedTexts.size < QUOTED_TEXTS_MAX) quotedTexts.set(value, text);
+  }
+  return text;
 }
 
 function quoted(value: string | null): string {

@@ -168,6 +168,12 @@ export interface MeterHotPath {
    */
   consume(request: ConsumeRequest): MaybePromise<ConsumeOutcome>;
   /**
+   * True when every promise of `consume` settles by the end of the event-loop turn after the
+   * call (a store that works synchronously, grouping a turn's calls, as SQLite does): such a
+   * store cannot hang, so the API puts no deadline on its calls. @default false
+   */
+  readonly answersWithinTurn?: boolean;
+  /**
    * The lookup failed or is not billed: give the reserved unit(s) (`reservation.units`, default 1)
    * back and take them out of usage (never below zero), and end the lease. What the lease held
    * beyond them stays billed, so a batch refunds its failed inputs with

@@ -182,6 +182,72 @@ describe('createSqliteMeter', () => {
     expect(await open().quota(sub.subscriptionId, 10_000, T0)).toMatchObject({ remaining: 10_000 - 1_500 });
   });
 
+  it("a group's reservations share one lease row; commits and refunds settle it, and a crash gives back exactly what was not committed", async () => {
+    const LEASE = 60_000;
+    const meter = open({ leaseMs: LEASE });
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey, { monthlyQuota: 100 });
+    const outcomes = await Promise.all(Array.from({ length: 50 }, () => meter.consume(request)));
+    const reservations = outcomes.map((o) => (o.allowed ? o.reservation! : null));
+    expect(reservations.every(Boolean)).toBe(true);
+    const file = new Database(path, { readonly: true });
+    const leaseRows = () => file.prepare('SELECT units FROM leases WHERE subscription_id = ?').pluck().all(sub.subscriptionId);
+    try {
+      // One row for the whole group, not one per reservation.
+      expect(leaseRows()).toEqual([50]);
+      // 30 answered (committed, no promise needed), 5 refunded; each settled twice to show it counts once.
+      for (const reservation of reservations.slice(0, 30)) {
+        await meter.commit(reservation!);
+        await meter.commit(reservation!);
+      }
+      for (const reservation of reservations.slice(30, 35)) {
+        await meter.refund(reservation!);
+        await meter.refund(reservation!);
+        await meter.commit(reservation!);
+      }
+      await nextTurn();
+      expect(leaseRows()).toEqual([15]);
+      expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 55 });
+      // The process dies (kill -9: its memory is gone); another one on the file gives the 15 unsettled units back at the lease's end.
+      const other = open({ leaseMs: LEASE, now: () => T0 + LEASE });
+      expect(await other.quota(sub.subscriptionId, 100, T0 + LEASE - 1)).toMatchObject({ remaining: 55 });
+      expect(await other.quota(sub.subscriptionId, 100, T0 + LEASE)).toMatchObject({ remaining: 70 });
+      expect(leaseRows()).toEqual([]);
+      expect(await other.usage('2025-01')).toEqual([{ subscriptionId: sub.subscriptionId, product: 'useragent', day: '2025-01-15', lookups: 30 }]);
+      // The first process's late settlements of the expired row give nothing more back.
+      for (const reservation of reservations.slice(35)) await meter.refund(reservation!);
+      expect(await meter.quota(sub.subscriptionId, 100, T0 + LEASE)).toMatchObject({ remaining: 70 });
+    } finally {
+      file.close();
+    }
+  });
+
+  it('declares answersWithinTurn and keeps it: a consume settles in the flush at the end of its turn, so the API needs no deadline on it', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey);
+    expect(meter.answersWithinTurn).toBe(true);
+    let settled = false;
+    void Promise.resolve(meter.consume(request)).then(() => (settled = true));
+    await nextTurn();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
+  it('counters kept in memory between groups are read again after another connection wrote them', async () => {
+    const meter = open();
+    const sub = await issueKeys(meter, { product: 'useragent' });
+    const request = await requestFor(meter, sub.secretKey, { monthlyQuota: 100 });
+    expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 99 } });
+    // Another process (here a raw connection) changes the month's count under the running meter.
+    const file = new Database(path);
+    file.prepare("UPDATE live_counters SET count = 99 WHERE subscription_id = ? AND counter = 'quota'").run(sub.subscriptionId);
+    file.close();
+    expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
+    expect(await meter.consume(request)).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
+  });
+
   it('upgrades a schema 1 database in place, keeping keys, windows, quotas and usage', async () => {
     const v1 = new Database(path);
     v1.exec(`

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { SeclookupError, invalidOption } from '../../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
 import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
+import { LeaseBook } from './leases.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -191,7 +192,6 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   const clock = options.now ?? Date.now;
   // Lease names: expiry, then this meter's random tag and a counter, unique among every process on the file.
   const leaseTag = randomBytes(6).toString('base64url');
-  let lastLease = 0;
 
   function ensureOpen(): void {
     if (!db.open) throw new SeclookupError('store_failed', `metering database "${path}" is closed`);
@@ -202,29 +202,24 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   }
 
   const counters = new LiveCounters(sql);
-  const writes = new GroupCommit(db, counters);
+  const leases = new LeaseBook(sql, leaseTag);
+  const writes = new GroupCommit(db, counters, leases);
   const resolvedKeys = createResolvedKeyCache(db);
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
     const { subscriptionId } = request;
-    reclaim(subscriptionId, request.now);
+    reclaimExpired(request.now);
     const rate = counters.get(subscriptionId, rateCounter(request.keyId));
     const quota = counters.get(subscriptionId, QUOTA_COUNTER);
-    const expiresAt = request.now + leaseMs;
-    const lease = `${expiresAt}:${leaseTag}:${++lastLease}`;
-    const decision = decideConsume(
-      request,
-      rate && { window: Number(rate.period), hits: rate.count },
-      quota && { period: quota.period, used: quota.count },
-      lease,
-    );
+    const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count });
     if (decision.rate) counters.set(subscriptionId, rateCounter(request.keyId), { period: String(decision.rate.window), count: decision.rate.hits });
     if (decision.quota) counters.set(subscriptionId, QUOTA_COUNTER, { period: decision.quota.period, count: decision.quota.used });
     const reservation = decision.outcome.allowed ? decision.outcome.reservation : null;
     if (reservation) {
       const units = reservation.units ?? 1;
       countUsage(reservation, units);
-      sql.insertLease.run(subscriptionId, expiresAt, lease, units, reservation.product, reservation.period, reservation.day);
+      // The group's reservations alike share one lease row (see leases.ts).
+      reservation.lease = leases.reserve(subscriptionId, reservation.product, reservation.period, reservation.day, request.now + leaseMs, units);
     }
     return decision.outcome;
   }
@@ -237,25 +232,35 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     countUsage(reservation, -units);
   }
 
-  /** Give back the subscription's leases that expired by `now` (once per group: they cannot expire twice). */
+  /**
+   * Give back every lease (of any subscription, any process) that expired by `now`. Checked
+   * once per group and clock: a group's later calls with no later `now` skip it. With none
+   * expired, the cost is one look at the few open lease rows.
+   */
+  function reclaimExpired(now: number): void {
+    if (!counters.firstCheckAt(now)) return;
+    if (sql.anyLeaseExpired.get(now) === undefined) return;
+    for (const subscriptionId of sql.subscriptionsWithExpiredLeases.all(now)) reclaim(subscriptionId, now);
+  }
+
+  /** Give back the subscription's leases that expired by `now`. */
   function reclaim(subscriptionId: string, now: number): void {
-    if (!counters.firstReclaim(subscriptionId)) return;
     const expired = sql.expiredLeases.all(subscriptionId, now);
     if (expired.length === 0) return;
-    for (const lease of expired) giveBack({ subscriptionId, ...lease }, lease.units);
+    for (const row of expired) {
+      // This meter's own rows: memory has the commits not written yet.
+      const units = leases.heldBy(row.lease) ?? row.units;
+      leases.expired(row.lease);
+      if (units > 0) giveBack({ subscriptionId, ...row }, units);
+    }
     sql.deleteExpiredLeases.run(subscriptionId, now);
   }
 
   function refundOnce(reservation: Reservation): void {
-    const key = leaseKey(reservation);
-    const held = sql.leaseUnits.get(...key);
+    // A refund gives units back, so it checks the row is still there (a commit need not: it gives nothing back).
+    const held = leases.settle(reservation.lease, (...key) => sql.leaseExists.get(...key) !== undefined);
     if (held === undefined) return; // committed, refunded or expired already
     giveBack(reservation, Math.min(reservation.units ?? 1, held));
-    sql.deleteLease.run(...key);
-  }
-
-  function leaseKey(reservation: Reservation): [string, number, string] {
-    return [reservation.subscriptionId, Number.parseInt(reservation.lease, 10), reservation.lease];
   }
 
   /** Add `delta` billed lookups (negative: refunded) to the reservation's day; a day never goes below zero. */
@@ -330,25 +335,31 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
         return key;
       }),
 
-    async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
-      ensureOpen();
+    // The group's promise itself, with no async wrapper: one promise per call on the hot path.
+    consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
+      if (!db.open) return Promise.reject(new SeclookupError('store_failed', `metering database "${path}" is closed`));
       return writes.enqueue(() => consumeOnce(request));
     },
+
+    // Every write runs synchronously in the flush at the end of the turn it was made in.
+    answersWithinTurn: true,
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
       await writes.enqueue(() => refundOnce(reservation));
     },
 
-    async commit(reservation: Reservation): Promise<void> {
-      ensureOpen();
-      await writes.enqueue(() => void sql.deleteLease.run(...leaseKey(reservation)));
-    },
+    // Settled in memory, written by the next group (see leases.ts): no promise, no statement.
+    commit: (reservation: Reservation) =>
+      answerNow((): void => {
+        ensureOpen();
+        if (leases.settle(reservation.lease) !== undefined) writes.schedule();
+      }),
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
       ensureOpen();
       return writes.enqueue(() => {
-        reclaim(subscriptionId, now);
+        reclaimExpired(now);
         const quota = counters.get(subscriptionId, QUOTA_COUNTER);
         return snapshotQuota(quota && { period: quota.period, used: quota.count }, monthlyQuota, now);
       });
@@ -392,7 +403,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       if (period !== undefined) assertValidPeriod(period);
       const now = clock();
       await writes.enqueue(() => {
-        for (const subscriptionId of sql.subscriptionsWithExpiredLeases.all(now)) reclaim(subscriptionId, now);
+        reclaimExpired(now);
       });
       const rows = sql.usageInPeriod.all(period ?? null, period ?? null);
       return rows.sort(compareUsageRows);
@@ -471,24 +482,40 @@ interface Counter {
   count: number;
 }
 
+/** Counter rows kept in memory between transactions at most (a row per key and subscription in use). */
+const KEPT_COUNTERS_MAX = 100_000;
+
 /**
  * The live counters as one group transaction reads and changes them: each row is read at most
  * once and written back once, at the end of the transaction, however many calls of the group
  * touch it. A busy key's burst therefore costs a few statements instead of several per call,
  * with the same result as running the calls one after another (the transaction holds the
  * write lock throughout).
+ *
+ * The rows stay in memory after the transaction commits: the next one reads them again only
+ * if another connection committed in between (SQLite's `data_version`, read under the write
+ * lock at the start of each transaction), so a process alone on its file reads no counter.
  */
 class LiveCounters {
   private readonly rows = new Map<string, { subscriptionId: string; counter: string; value: Counter | undefined }>();
+  private seenVersion: unknown;
   private readonly changed = new Set<string>();
-  private readonly reclaimed = new Set<string>();
+  /** The latest `now` this transaction gave expired leases back by. */
+  private expiredCheckedUpTo = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly sql: Statements) {}
 
-  /** True the first time this transaction asks for the subscription: its expired leases are given back then. */
-  firstReclaim(subscriptionId: string): boolean {
-    if (this.reclaimed.has(subscriptionId)) return false;
-    this.reclaimed.add(subscriptionId);
+  /** A transaction begins (holding the write lock): forget the rows if another connection wrote since. */
+  begin(): void {
+    const version = this.sql.dataVersion.get();
+    if (version !== this.seenVersion || this.rows.size > KEPT_COUNTERS_MAX) this.rows.clear();
+    this.seenVersion = version;
+  }
+
+  /** True unless this transaction already gave expired leases back by a `now` as late: then there is nothing more to give back. */
+  firstCheckAt(now: number): boolean {
+    if (now <= this.expiredCheckedUpTo) return false;
+    this.expiredCheckedUpTo = now;
     return true;
   }
 
@@ -511,14 +538,15 @@ class LiveCounters {
       const { subscriptionId, counter, value } = this.rows.get(id)!;
       this.sql.saveLiveCounter.run(subscriptionId, counter, value!.period, value!.count);
     }
-    this.discard();
+    this.changed.clear();
+    this.expiredCheckedUpTo = Number.NEGATIVE_INFINITY;
   }
 
-  /** Forget everything read or changed: the transaction ended or was rolled back. */
+  /** Forget everything read or changed: the transaction was rolled back (or may have been). */
   discard(): void {
     this.rows.clear();
     this.changed.clear();
-    this.reclaimed.clear();
+    this.expiredCheckedUpTo = Number.NEGATIVE_INFINITY;
   }
 }
 
@@ -552,19 +580,26 @@ class WriteFailed extends SeclookupError {
  */
 class GroupCommit {
   private queue: QueuedWrite[] = [];
+  private scheduled = false;
   private readonly runGroup: Database.Transaction<(group: QueuedWrite[]) => unknown[]>;
   private readonly runOne: Database.Transaction<(write: QueuedWrite) => unknown>;
 
   constructor(
     db: Database.Database,
     private readonly counters: LiveCounters,
+    private readonly leases: LeaseBook,
   ) {
     this.runOne = db.transaction((write: QueuedWrite) => {
+      counters.begin();
+      leases.begin();
       const value = write.run();
       counters.writeBack();
+      leases.write();
       return value;
     });
     this.runGroup = db.transaction((group: QueuedWrite[]) => {
+      counters.begin();
+      leases.begin();
       const values = group.map((write) => {
         try {
           return write.run();
@@ -574,6 +609,7 @@ class GroupCommit {
       });
       try {
         counters.writeBack();
+        leases.write();
       } catch (error) {
         throw new WriteFailed("writing a group's counters failed", { cause: error });
       }
@@ -584,22 +620,37 @@ class GroupCommit {
   enqueue<T>(run: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queue.length === 1) setImmediate(() => this.flush());
+      this.schedule();
     });
   }
 
-  /** Run and commit every queued write now. Never throws: failures reject their callers. */
+  /** A flush at the end of this event-loop turn (for queued writes, or lease rows a commit changed). */
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Run and commit every queued write now, and the lease rows commits changed. Never throws: failures reject their callers. */
   flush(): void {
-    while (this.queue.length > 0) {
+    this.scheduled = false;
+    // Commits alone (no queued write) still get their rows written, in a group of nothing.
+    while (this.queue.length > 0 || this.leases.hasChanges) {
       const group = this.queue.splice(0, MAX_GROUP);
       let values: unknown[];
       try {
         values = this.runGroup.immediate(group);
+        this.leases.committed();
       } catch (error) {
         this.counters.discard();
-        if (error instanceof WriteFailed) this.runAlone(group);
+        this.leases.rolledBack();
+        if (error instanceof WriteFailed && group.length > 0) this.runAlone(group);
         // Otherwise BEGIN or COMMIT failed (busy timeout, I/O error): nothing was kept.
-        else for (const write of group) write.reject(error);
+        else {
+          for (const write of group) write.reject(error);
+          // Lease rows left to write wait for the next group, rather than spinning here.
+          if (group.length === 0) return;
+        }
         continue;
       }
       group.forEach((write, i) => write.resolve(values[i]));
@@ -610,9 +661,12 @@ class GroupCommit {
   private runAlone(group: QueuedWrite[]): void {
     for (const write of group) {
       try {
-        write.resolve(this.runOne.immediate(write));
+        const value = this.runOne.immediate(write);
+        this.leases.committed();
+        write.resolve(value);
       } catch (error) {
         this.counters.discard();
+        this.leases.rolledBack();
         write.reject(error);
       }
     }
@@ -677,6 +731,7 @@ function prepareStatements(db: Database.Database) {
     allKeys: db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.id`),
     revoke: db.prepare<[number]>(`UPDATE keys SET status = 'revoked' WHERE id = ?`),
 
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     liveCounter: db.prepare<[string, string], Counter>('SELECT period, count FROM live_counters WHERE subscription_id = ? AND counter = ?'),
     saveLiveCounter: db.prepare<[string, string, string, number]>(
       `INSERT INTO live_counters (subscription_id, counter, period, count) VALUES (?, ?, ?, ?)
@@ -686,12 +741,14 @@ function prepareStatements(db: Database.Database) {
     insertLease: db.prepare<[string, number, string, number, string, string, string]>(
       'INSERT INTO leases (subscription_id, expires_at, lease, units, product, period, day) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    leaseUnits: db.prepare<[string, number, string], number>('SELECT units FROM leases WHERE subscription_id = ? AND expires_at = ? AND lease = ?').pluck(),
+    leaseExists: db.prepare<[string, number, string], number>('SELECT 1 FROM leases WHERE subscription_id = ? AND expires_at = ? AND lease = ?').pluck(),
+    setLeaseUnits: db.prepare<[number, string, number, string]>('UPDATE leases SET units = ? WHERE subscription_id = ? AND expires_at = ? AND lease = ?'),
     deleteLease: db.prepare<[string, number, string]>('DELETE FROM leases WHERE subscription_id = ? AND expires_at = ? AND lease = ?'),
-    expiredLeases: db.prepare<[string, number], { units: number; product: ProductId; period: string; day: string }>(
-      'SELECT units, product, period, day FROM leases WHERE subscription_id = ? AND expires_at <= ?',
+    expiredLeases: db.prepare<[string, number], { lease: string; units: number; product: ProductId; period: string; day: string }>(
+      'SELECT lease, units, product, period, day FROM leases WHERE subscription_id = ? AND expires_at <= ?',
     ),
     deleteExpiredLeases: db.prepare<[string, number]>('DELETE FROM leases WHERE subscription_id = ? AND expires_at <= ?'),
+    anyLeaseExpired: db.prepare<[number], number>('SELECT 1 FROM leases WHERE expires_at <= ? LIMIT 1').pluck(),
     subscriptionsWithExpiredLeases: db.prepare<[number], string>('SELECT DISTINCT subscription_id FROM leases WHERE expires_at <= ?').pluck(),
 
     addUsage: db.prepare<[string, string, string, number]>(

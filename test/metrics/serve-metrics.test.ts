@@ -116,7 +116,7 @@ describe('seclookup serve --metrics', () => {
     [['--metrics-port', 'abc'], {}, '--metrics-port'],
     [['--metrics-port', '70000'], {}, '--metrics-port'],
     [['--port', '8099', '--metrics-port', '8099'], {}, '--metrics-port must differ from --port'],
-    [[], { SECLOOKUP_METRICS: 'maybe' }, '--metrics must be on or off'],
+    [[], { SECLOOKUP_METRICS: 'maybe' }, '$SECLOOKUP_METRICS must be on or off'],
   ])('refuses a bad value: %j %j', async (args, env, message) => {
     const result = await runCli(['serve', '--db', join(temp.make(), 'x.db'), ...(args.includes('--port') ? [] : ['--port', '0']), ...args], { env });
     expect(result.code).toBe(2);

@@ -15,6 +15,20 @@ const SECRET = createOperatorSecret('signing-test-operator-secret-0123456789abcd
 const ringOf = (...keys: ReturnType<typeof newSigningKey>[]): KeyRing => ({ current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) });
 
 describe('captcha token signing', () => {
+  it('encodes any text as tag, u32 length and UTF-8 bytes per field (multi-byte and unpaired surrogates included)', () => {
+    const values = { a: 'bücher.example.com', b: 'x\ud800y 😀', n: 9007199254740991 };
+    const field = (tag: number, text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      const head = Buffer.alloc(5);
+      head[0] = tag;
+      head.writeUInt32BE(bytes.length, 1);
+      return [...head, ...bytes];
+    };
+    const expected = [1, ...field(0xff, 'test-kind'), ...field(0xfe, 'kid'), ...field(0, values.a), ...field(1, values.b), ...field(2, String(values.n))];
+    expect([...encodeFields(KIND, 'kid', values)]).toEqual(expected);
+    expect(() => encodeFields(KIND, 'kid', { ...values, n: 1.5 })).toThrow(TypeError);
+  });
+
   it('shifting text across a field boundary changes the encoding (the concatenation flaw cannot happen)', () => {
     const one = encodeFields(KIND, 'k', { a: 'shop.example.com', b: 'login:pow', n: 1 });
     const two = encodeFields(KIND, 'k', { a: 'shop.example.com:login', b: 'pow', n: 1 });

@@ -39,23 +39,31 @@ export function newSigningKey(): SigningKey {
   return { kid: randomBytes(6).toString('base64url'), secret: randomBytes(32) };
 }
 
-/** The canonical bytes: version, label, then each field as tag (its index), length, UTF-8 bytes. */
+/**
+ * The canonical bytes: version, label, then each field as tag (its index), length, UTF-8 bytes.
+ * Written into one buffer sized first: a token is signed on every challenge and proof, and a
+ * buffer per field and a concat cost more than the HMAC.
+ */
 export function encodeFields<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): Buffer {
-  const parts: Buffer[] = [Buffer.from([FORMAT]), lengthPrefixed(0xff, kind.label), lengthPrefixed(0xfe, kid)];
-  kind.fields.forEach((name, index) => {
+  const texts: string[] = [kind.label, kid];
+  for (const name of kind.fields) {
     const value = values[name];
     if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError(`token field ${name} must be a whole number`);
-    parts.push(lengthPrefixed(index, String(value)));
-  });
-  return Buffer.concat(parts);
-}
-
-function lengthPrefixed(tag: number, text: string): Buffer {
-  const bytes = Buffer.from(text, 'utf8');
-  const head = Buffer.alloc(5);
-  head[0] = tag;
-  head.writeUInt32BE(bytes.length, 1);
-  return Buffer.concat([head, bytes]);
+    texts.push(String(value));
+  }
+  let size = 1;
+  for (const text of texts) size += 5 + Buffer.byteLength(text, 'utf8');
+  const bytes = Buffer.allocUnsafe(size);
+  bytes[0] = FORMAT;
+  let offset = 1;
+  for (let i = 0; i < texts.length; i++) {
+    // The label's tag, the key id's, then each field's index.
+    bytes[offset] = i === 0 ? 0xff : i === 1 ? 0xfe : i - 2;
+    const length = bytes.write(texts[i], offset + 5, 'utf8');
+    bytes.writeUInt32BE(length, offset + 1);
+    offset += 5 + length;
+  }
+  return bytes;
 }
 
 /** Sign `values` as a token of `kind` with the ring's current key. */

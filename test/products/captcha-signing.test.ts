@@ -4,7 +4,7 @@
  * unknown key or trailing bytes fail; rotation keeps old tokens verifying.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeFields, newSigningKey, openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
+import { checkToken, encodeFields, newSigningKey, openToken, readToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
@@ -27,6 +27,22 @@ describe('captcha token signing', () => {
     const expected = [1, ...field(0xff, 'test-kind'), ...field(0xfe, 'kid'), ...field(0, values.a), ...field(1, values.b), ...field(2, String(values.n))];
     expect([...encodeFields(KIND, 'kid', values)]).toEqual(expected);
     expect(() => encodeFields(KIND, 'kid', { ...values, n: 1.5 })).toThrow(TypeError);
+  });
+
+  it('readToken then checkToken is openToken: a token read once verifies with the ring its key id picks, and nothing forged passes', () => {
+    const key = newSigningKey();
+    const ring = ringOf(key);
+    const token = signToken(ring, KIND, { a: 'x', b: 'y', n: 3 });
+    const read = readToken(KIND, token);
+    expect(read?.kid).toBe(key.kid);
+    expect(checkToken(ring, read)).toEqual({ a: 'x', b: 'y', n: '3' });
+    expect(checkToken(ringOf(newSigningKey()), read)).toBeNull();
+    const [payload, mac] = token.split('.');
+    const flipped = `${payload}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+    expect(checkToken(ring, readToken(KIND, flipped))).toBeNull();
+    expect(readToken(OTHER, token)).toBeNull();
+    expect(readToken(KIND, `${token}.x`)).toBeNull();
+    expect(checkToken(ring, null)).toBeNull();
   });
 
   it('shifting text across a field boundary changes the encoding (the concatenation flaw cannot happen)', () => {

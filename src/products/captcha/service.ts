@@ -21,7 +21,7 @@ import type { Puzzle, TracePoint } from './puzzles/types.js';
 import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
 import { powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
 import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
-import { openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
+import { checkToken, openToken, readToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
 
 /** Seconds a challenge may be answered in. */
 export const CHALLENGE_TTL_S = 120;
@@ -312,7 +312,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
       throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
     }
-    const proof = openToken(await ring(tokenKeyId(PROOF, response) ?? undefined), PROOF, response);
+    const read = readToken(PROOF, response);
+    const proof = checkToken(await ring(read?.kid), read);
     if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');
     if (proof.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())

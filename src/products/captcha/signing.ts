@@ -77,6 +77,22 @@ export function signToken<Names extends string>(ring: KeyRing, kind: TokenKind<N
  * anything else (malformed, another kind, an unknown key, a bad signature). Never throws.
  */
 export function openToken<Names extends string>(ring: KeyRing, kind: TokenKind<Names>, token: string): Record<Names, string> | null {
+  return checkToken(ring, readToken(kind, token));
+}
+
+/** A token of `kind` parsed but not yet verified: its key id picks the ring to check it with. */
+export interface ReadToken<Names extends string> {
+  kid: string;
+  values: Record<Names, string>;
+  encoded: Buffer;
+  signature: Buffer;
+}
+
+/**
+ * Parse a token of `kind` without believing it (null when it does not parse). Hand it to
+ * `checkToken`: reading once serves both picking the key ring and checking the signature.
+ */
+export function readToken<Names extends string>(kind: TokenKind<Names>, token: string): ReadToken<Names> | null {
   if (typeof token !== 'string' || token.length > 4096) return null;
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) return null;
@@ -84,11 +100,16 @@ export function openToken<Names extends string>(ring: KeyRing, kind: TokenKind<N
   const signature = fromBase64Url(token.slice(dot + 1));
   if (!encoded || !signature || signature.length !== 32) return null;
   const decoded = decodeFields(encoded, kind);
-  if (!decoded) return null;
-  const key = ring.byId.get(decoded.kid);
+  return decoded ? { kid: decoded.kid, values: decoded.values, encoded, signature } : null;
+}
+
+/** The fields of a read token when a key of the ring verifies its signature (constant time), else null. */
+export function checkToken<Names extends string>(ring: KeyRing, read: ReadToken<Names> | null): Record<Names, string> | null {
+  if (!read) return null;
+  const key = ring.byId.get(read.kid);
   if (!key) return null;
-  if (!timingSafeEqual(mac(key.secret, encoded), signature)) return null;
-  return decoded.values;
+  if (!timingSafeEqual(mac(key.secret, read.encoded), read.signature)) return null;
+  return read.values;
 }
 
 /** The key id a token names (unverified: only to pick the key), or null when it does not parse. */

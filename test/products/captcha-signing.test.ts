@@ -4,7 +4,17 @@
  * unknown key or trailing bytes fail; rotation keeps old tokens verifying.
  */
 import { describe, expect, it } from 'vitest';
-import { checkToken, encodeFields, newSigningKey, openToken, readToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
+import {
+  checkToken,
+  encodeFields,
+  newSigningKey,
+  openToken,
+  readToken,
+  signToken,
+  tokenKeyId,
+  type KeyRing,
+  type TokenKind,
+} from '../../src/products/captcha/signing.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';

@@ -142,11 +142,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (origin && !origin.own && !hostAllowed(origin.host, site.domains))
       throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
     const given =
-      hostnameField === undefined || hostnameField === null || hostnameField === ''
-        ? origin && !origin.own
-          ? origin.host
-          : null
-        : hostnameOf(hostnameField);
+      hostnameField === undefined || hostnameField === null || hostnameField === '' ? (origin && !origin.own ? origin.host : null) : hostnameOf(hostnameField);
     if (!given) throw new LookupError('domain_required', 'send the page hostname (hostname), as the widget does');
     if (!hostAllowed(given, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
     return given;

@@ -55,7 +55,7 @@ export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const [type, values] of Object.entries(SAMPLES) as [IdentifierType, string[]][]) {
     const requests = values.map((value) => ({ type, value }));
-    const ops = await measureAsync((i) => engine.lookup(engine.prepare(requests[i & 3])), { durationMs: 500, batch: 200, warmupBatches: 10 });
+    const ops = await measureAsync(async (i) => engine.lookup(engine.prepare(requests[i & 3])), { durationMs: 500, batch: 200, warmupBatches: 10 });
     rows.push(
       absoluteRow({ suite: SUITE, case: `${type}: prepare + assess, ${values.length} values rotating`, opsPerSec: ops, target: '>= 10,000/s' }, 10_000),
     );
@@ -68,8 +68,8 @@ export async function run(): Promise<BenchRow[]> {
   const all = (Object.entries(SAMPLES) as [IdentifierType, string[]][]).flatMap(([type, values]) => values.map((value) => ({ type, value })));
   const cachedEngine = await newEngine(true);
   const options = { durationMs: 500, batch: 256, warmupBatches: 4 };
-  const cached = await measureAsync((i) => cachedEngine.lookup(cachedEngine.prepare(all[i & 31])), options);
-  const uncached = await measureAsync((i) => engine.lookup(engine.prepare(all[i & 31])), options);
+  const cached = await measureAsync(async (i) => cachedEngine.lookup(cachedEngine.prepare(all[i & 31])), options);
+  const uncached = await measureAsync(async (i) => engine.lookup(engine.prepare(all[i & 31])), options);
   rows.push(
     ratioRow(
       {

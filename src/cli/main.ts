@@ -5,7 +5,7 @@
 import { packageVersion } from '../lib/datasets.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
 import { note, out } from './output.js';
-import { processIo, withIo, type CliIo } from './io.js';
+import { withIo, type CliIo } from './io.js';
 import type { ProductDescriptor } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 
@@ -89,14 +89,17 @@ Quick start:
  * Run `seclookup ARGV...` with `io` (the process's own when not given): resolves with the exit
  * code, never exits the process. The tests run the CLI in process this way.
  */
-export function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  return withIo(io, async () => {
+export function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  const run = async () => {
     try {
       return await dispatch([...argv]);
     } catch (error) {
       return report(error);
     }
-  });
+  };
+  // Without an io (the binary), cliIo() answers the process's own already: no AsyncLocalStorage,
+  // whose promise hooks would tax every promise `serve` makes for as long as it runs.
+  return io === undefined ? run() : withIo(io, run);
 }
 
 async function dispatch(argv: string[]): Promise<number> {

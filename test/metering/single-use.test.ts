@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createMemorySingleUseStore } from '../../src/metering/memory/single-use.js';
 import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { describeSingleUseStore } from './single-use-conformance.js';
@@ -9,6 +10,8 @@ import { describeSingleUseStore } from './single-use-conformance.js';
 const dir = mkdtempSync(join(tmpdir(), 'seclookup-single-use-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
+// The real clock: the store purges rows expired by it when it opens.
+const NOW = Date.now();
 let current = '';
 
 describeSingleUseStore('memory', () => createMemorySingleUseStore());
@@ -17,3 +20,42 @@ describeSingleUseStore(
   () => createSqliteSingleUseStore((current = join(dir, `tokens-${++n}.db`))),
   () => createSqliteSingleUseStore(current),
 );
+
+describe('sqlite single-use store: group commit', () => {
+  it('writes the claims of one turn in one transaction at its end, and answers each only once it is committed', async () => {
+    const file = join(dir, 'grouped.db');
+    const store = createSqliteSingleUseStore(file);
+    const reader = new Database(file, { readonly: true });
+    const rows = () => (reader.prepare('SELECT id FROM single_use ORDER BY id').all() as { id: string }[]).map((row) => row.id);
+    const versions: unknown[] = [];
+    const version = () => versions.push(reader.pragma('data_version', { simple: true }));
+    try {
+      version();
+      const claims = [store.consume('a', NOW + 60_000, NOW), store.consume('b', NOW + 60_000, NOW), store.consume('a', NOW + 60_000, NOW)];
+      // Nothing is written during the turn the claims were made in.
+      expect(rows()).toEqual([]);
+      expect(await Promise.all(claims)).toEqual([true, true, false]);
+      expect(rows()).toEqual(['a', 'b']);
+      version();
+      // One commit by the other connection for the three claims.
+      expect(Number(versions[1]) - Number(versions[0])).toBe(1);
+    } finally {
+      reader.close();
+      await store.close();
+    }
+  });
+
+  it('close writes the claims already made before the file closes', async () => {
+    const file = join(dir, 'closing.db');
+    const store = createSqliteSingleUseStore(file);
+    const claim = store.consume('last', NOW + 60_000, NOW);
+    await store.close();
+    expect(await claim).toBe(true);
+    const again = createSqliteSingleUseStore(file);
+    try {
+      expect(await again.consume('last', NOW + 60_000, NOW + 1)).toBe(false);
+    } finally {
+      await again.close();
+    }
+  });
+});

@@ -4,7 +4,17 @@
  * unknown key or trailing bytes fail; rotation keeps old tokens verifying.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeFields, newSigningKey, openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from '../../src/products/captcha/signing.js';
+import {
+  checkToken,
+  encodeFields,
+  newSigningKey,
+  openToken,
+  readToken,
+  signToken,
+  tokenKeyId,
+  type KeyRing,
+  type TokenKind,
+} from '../../src/products/captcha/signing.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
@@ -15,6 +25,36 @@ const SECRET = createOperatorSecret('signing-test-operator-secret-0123456789abcd
 const ringOf = (...keys: ReturnType<typeof newSigningKey>[]): KeyRing => ({ current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) });
 
 describe('captcha token signing', () => {
+  it('encodes any text as tag, u32 length and UTF-8 bytes per field (multi-byte and unpaired surrogates included)', () => {
+    const values = { a: 'bücher.example.com', b: 'x\ud800y 😀', n: 9007199254740991 };
+    const field = (tag: number, text: string) => {
+      const bytes = Buffer.from(text, 'utf8');
+      const head = Buffer.alloc(5);
+      head[0] = tag;
+      head.writeUInt32BE(bytes.length, 1);
+      return [...head, ...bytes];
+    };
+    const expected = [1, ...field(0xff, 'test-kind'), ...field(0xfe, 'kid'), ...field(0, values.a), ...field(1, values.b), ...field(2, String(values.n))];
+    expect([...encodeFields(KIND, 'kid', values)]).toEqual(expected);
+    expect(() => encodeFields(KIND, 'kid', { ...values, n: 1.5 })).toThrow(TypeError);
+  });
+
+  it('readToken then checkToken is openToken: a token read once verifies with the ring its key id picks, and nothing forged passes', () => {
+    const key = newSigningKey();
+    const ring = ringOf(key);
+    const token = signToken(ring, KIND, { a: 'x', b: 'y', n: 3 });
+    const read = readToken(KIND, token);
+    expect(read?.kid).toBe(key.kid);
+    expect(checkToken(ring, read)).toEqual({ a: 'x', b: 'y', n: '3' });
+    expect(checkToken(ringOf(newSigningKey()), read)).toBeNull();
+    const [payload, mac] = token.split('.');
+    const flipped = `${payload}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+    expect(checkToken(ring, readToken(KIND, flipped))).toBeNull();
+    expect(readToken(OTHER, token)).toBeNull();
+    expect(readToken(KIND, `${token}.x`)).toBeNull();
+    expect(checkToken(ring, null)).toBeNull();
+  });
+
   it('shifting text across a field boundary changes the encoding (the concatenation flaw cannot happen)', () => {
     const one = encodeFields(KIND, 'k', { a: 'shop.example.com', b: 'login:pow', n: 1 });
     const two = encodeFields(KIND, 'k', { a: 'shop.example.com:login', b: 'pow', n: 1 });

@@ -329,6 +329,22 @@ describe('captcha: every code of the captcha table', () => {
     expectCode(await challenge(s, plain.publicKey), 401, 'invalid_api_key');
   });
 
+  it('a secret key siteverify has already seen (its site key remembered) is refused once revoked', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey)).body.proof);
+    const sv = () => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof } });
+    expect((await sv()).body.success).toBe(true);
+    const spent = await sv();
+    expectCode(spent, 400, 'token_already_used');
+    expect(Object.keys(spent.body)).toEqual(['success', 'error', 'error_code', 'error-codes', 'request_id']);
+    expect(spent.body['error-codes']).toEqual(['timeout-or-duplicate']);
+    await revokeSiteKey(s.meter, key.siteKey);
+    const revoked = await sv();
+    expectCode(revoked, 401, 'invalid_api_key');
+    expect(revoked.body['error-codes']).toEqual(['invalid-input-secret']);
+  });
+
   it('401 wrong_key_type: a secret on a browser route, a site key on siteverify', async () => {
     const s = await stack();
     const key = await siteKey(s);

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryCache } from '../../src/lib/cache.js';
 import { createLookup } from '../../src/lookup.js';
+import { isPromise } from '../../src/lib/outcome.js';
 import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
 import { SOFT_SOURCES } from '../../src/products/scamrisk/types.js';
 import { SCAMRISK_CACHE_TTL_MS, scamriskCacheSettings } from '../../src/products/scamrisk/engine.js';
@@ -55,6 +56,18 @@ describe('scamrisk assessment cache', () => {
     clock = 1_000 + SCAMRISK_CACHE_TTL_MS + 1;
     const expired = await assess();
     expect([expired.cached, expired.result.report_summary.total_reports]).toEqual([false, 1]);
+  });
+
+  it('a hit in the local cache is answered in the same turn (no promise), so the API neither awaits it nor watches the client', async () => {
+    const lookup = createLookup({ now: () => FROZEN_NOW, scamrisk: { ...OFFLINE, reports: createMemoryReportStore() } });
+    const engine = lookup.engine('scamrisk');
+    const query = engine.prepare({ type: 'crypto', value: VALUE });
+    const miss = engine.lookup(query);
+    expect(isPromise(miss)).toBe(true);
+    expect((await miss).cached).toBe(false);
+    const hit = engine.lookup(query);
+    expect(isPromise(hit)).toBe(false);
+    expect(hit).toMatchObject({ cached: true, json: (await miss).json });
   });
 
   it('cacheSize 0 or cacheTtlMs 0 turn it off; bad values are refused', async () => {

@@ -1,7 +1,8 @@
 /**
  * The single-use store in SQLite (better-sqlite3): one table in the meter's database file (or
- * any file), shared by every process that opens it. `consume` is one immediate transaction,
- * so two processes racing for one id cannot both win.
+ * any file), shared by every process that opens it. The claims of one event-loop turn are
+ * written in one immediate transaction at its end (each answered once it is committed), so two
+ * processes racing for one id cannot both win, and within a group the first claim of an id wins.
  */
 import type Database from 'better-sqlite3';
 import { SeclookupError } from '../../errors.js';
@@ -10,6 +11,8 @@ import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 
 /** Expired rows are deleted every this many inserts (and at open). */
 const PURGE_EVERY = 1_000;
+/** Most claims written in one transaction (a longer queue takes several). */
+const MAX_GROUP = 256;
 
 /**
  * @param path the database file (the meter's own file is fine: the table is separate).
@@ -33,25 +36,70 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   let inserts = 0;
   purge.run(Date.now());
 
-  const consumeOnce = db.transaction((id: string, expiresAt: number, now: number): boolean => {
+  const claim = (id: string, expiresAt: number, now: number): boolean => {
     dropExpired.run(id, now);
     const won = insert.run(id, Math.round(expiresAt)).changes === 1;
     if (won && ++inserts % PURGE_EVERY === 0) purge.run(now);
     return won;
-  });
+  };
+  const consumeOnce = db.transaction(claim);
+  const consumeGroup = db.transaction((group: readonly PendingClaim[]) => group.map((c) => claim(c.id, c.expiresAt, c.now)));
+  const failed = (error: unknown) => new SeclookupError('store_failed', `single-use store "${path}": ${(error as Error).message}`, { cause: error });
+
+  // Claims made in one event-loop turn are written in one transaction at its end, as the
+  // meter's group commit does: a commit per claim cost more than the rest of a siteverify.
+  let queue: PendingClaim[] = [];
+  let scheduled = false;
+  function flush(): void {
+    scheduled = false;
+    while (queue.length > 0) {
+      const group = queue.length <= MAX_GROUP ? queue : queue.slice(0, MAX_GROUP);
+      queue = group === queue ? [] : queue.slice(MAX_GROUP);
+      let wins: boolean[];
+      try {
+        wins = consumeGroup.immediate(group);
+      } catch {
+        // The group was rolled back: each claim again in a transaction of its own, so only a failing one rejects.
+        for (const c of group) {
+          try {
+            c.resolve(consumeOnce.immediate(c.id, c.expiresAt, c.now));
+          } catch (error) {
+            c.reject(failed(error));
+          }
+        }
+        continue;
+      }
+      group.forEach((c, i) => c.resolve(wins[i]));
+    }
+  }
 
   return {
     consume(id, expiresAt, now) {
       if (!db.open) throw new SeclookupError('store_failed', `the single-use store "${path}" is closed`);
       checkSingleUseId(id, expiresAt);
-      try {
-        return consumeOnce.immediate(id, expiresAt, now);
-      } catch (error) {
-        throw new SeclookupError('store_failed', `single-use store "${path}": ${(error as Error).message}`, { cause: error });
-      }
+      return new Promise<boolean>((resolve, reject) => {
+        queue.push({ id, expiresAt, now, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
     },
     async close() {
-      if (db.open) db.close();
+      // Claims already made are written (and answered) before the file closes.
+      if (db.open) {
+        flush();
+        db.close();
+      }
     },
   };
+}
+
+/** One claim waiting for its turn's transaction. */
+interface PendingClaim {
+  id: string;
+  expiresAt: number;
+  now: number;
+  resolve(won: boolean): void;
+  reject(error: unknown): void;
 }

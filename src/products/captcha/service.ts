@@ -21,7 +21,7 @@ import type { Puzzle, TracePoint } from './puzzles/types.js';
 import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
 import { powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
 import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
-import { openToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
+import { checkToken, openToken, readToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
 
 /** Seconds a challenge may be answered in. */
 export const CHALLENGE_TTL_S = 120;
@@ -30,6 +30,8 @@ export const PROOF_TTL_S = 300;
 /** How long site key settings are reused before being read again (an update shows within this). */
 const SETTINGS_TTL_MS = 2_000;
 const ACTION = /^[A-Za-z0-9_-]{1,32}$/;
+/** Bound of each memo below (they start over when full): what is parsed again per request otherwise. */
+const MEMO_ENTRIES = 1_000;
 
 // `risk`: the score seen when the challenge was issued, which also set the pow difficulty.
 const CHALLENGE: TokenKind<'siteKey' | 'hostname' | 'puzzle' | 'params' | 'risk' | 'nonce' | 'issuedAt' | 'expiresAt'> = {
@@ -73,6 +75,20 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   const powAt = new Map<number, Puzzle<object>>();
   const settingsCache = new Map<string, { config: SiteKeyConfig | null; readAt: number }>();
   const allowlists = new Map<string, (ip: IpAddress) => boolean>();
+  // A secret key's site key is written once, when the pair is made, and never changed: a found
+  // one is remembered (revocation is the key's status, which gate.resolve checks every time).
+  const publicKeyIds = new Map<string, string>();
+
+  async function publicKeyIdOf(secretKeyId: string): Promise<string | null> {
+    const known = publicKeyIds.get(secretKeyId);
+    if (known !== undefined) return known;
+    const found = await publicKeyIdOfSecret(meter, secretKeyId);
+    if (found !== null) {
+      if (publicKeyIds.size >= MEMO_ENTRIES) publicKeyIds.clear();
+      publicKeyIds.set(secretKeyId, found);
+    }
+    return found;
+  }
 
   async function siteKeyOf(publicKeyId: string): Promise<SiteKeyConfig> {
     // Read again once SETTINGS_TTL_MS has passed on the API's clock (a test moves its fake clock instead of waiting).
@@ -105,7 +121,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     }
     const key = await gate.resolve(token);
     if (key.kind !== kind) throw new LookupError('wrong_key_type', `this route takes the ${kind} key`);
-    const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOfSecret(meter, key.id);
+    const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOf(key.id);
     if (!publicKeyId) throw new LookupError('invalid_api_key', 'the key is not a site key');
     const site = await siteKeyOf(publicKeyId);
     if (site.ipAllow.length > 0) {
@@ -126,11 +142,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (origin && !origin.own && !hostAllowed(origin.host, site.domains))
       throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
     const given =
-      hostnameField === undefined || hostnameField === null || hostnameField === ''
-        ? origin && !origin.own
-          ? origin.host
-          : null
-        : normalizeHostname(hostnameField);
+      hostnameField === undefined || hostnameField === null || hostnameField === '' ? (origin && !origin.own ? origin.host : null) : hostnameOf(hostnameField);
     if (!given) throw new LookupError('domain_required', 'send the page hostname (hostname), as the widget does');
     if (!hostAllowed(given, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
     return given;
@@ -279,6 +291,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       const code: ErrorCode = isLookupError(error) ? error.code : 'server_error';
       const failure = isLookupError(error) ? error : new LookupError('server_error', 'unexpected server error; retry with backoff', { cause: error });
       if (!isLookupError(error)) context.onError?.(error, request.requestId);
+      // Refusals made here already carry their Turnstile code: rethrown as they are.
+      if (isLookupError(error) && error.fields?.['error-codes'] !== undefined) throw error;
       throw new LookupError(failure.code, failure.message, {
         fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] },
       });
@@ -294,7 +308,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
       throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
     }
-    const proof = openToken(await ring(tokenKeyId(PROOF, response) ?? undefined), PROOF, response);
+    const read = readToken(PROOF, response);
+    const proof = checkToken(await ring(read?.kid), read);
     if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');
     if (proof.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())
@@ -304,7 +319,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (!hostAllowed(proof.hostname, site.domains))
       throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
     if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now())))
-      throw new LookupError('token_already_used', 'this response was already verified: each token works once');
+      throw new LookupError('token_already_used', 'this response was already verified: each token works once', {
+        fields: { 'error-codes': [TURNSTILE_CODES.token_already_used!] },
+      });
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
     const policy = riskPolicyOf(site.risk);
@@ -427,10 +444,29 @@ function readTrace(value: unknown): TracePoint[] | null {
   return value as TracePoint[];
 }
 
+/** An Origin header's normalized host and its URL host (to compare with this API's own), or null; by header text. */
+const origins = new Map<string, { host: string; urlHost: string } | null>();
+
 /** The Origin header's host, and whether it is this API's own origin (the widget's iframe). */
 function originHost(request: ServiceRequest): { host: string; own: boolean } | null {
   const origin = firstHeader(request.headers.origin);
   if (!origin || origin === 'null') return null;
+  let parsed = origins.get(origin);
+  if (parsed === undefined) {
+    parsed = parseOrigin(origin);
+    // Origins are short; a long header is parsed each time rather than kept.
+    if (origin.length <= 300) {
+      if (origins.size >= MEMO_ENTRIES) origins.clear();
+      origins.set(origin, parsed);
+    }
+  }
+  if (!parsed) return null;
+  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin; it
+  // counts only from a trusted proxy (trustProxy), else anyone could claim to be this API.
+  return { host: parsed.host, own: parsed.urlHost === request.ownHost() };
+}
+
+function parseOrigin(origin: string): { host: string; urlHost: string } | null {
   let url: URL;
   try {
     url = new URL(origin);
@@ -438,8 +474,21 @@ function originHost(request: ServiceRequest): { host: string; own: boolean } | n
     return null;
   }
   const host = normalizeHostname(url.hostname.replace(/^\[|\]$/g, ''));
-  if (!host) return null;
-  // Behind a reverse proxy that rewrites Host, X-Forwarded-Host names the public origin; it
-  // counts only from a trusted proxy (trustProxy), else anyone could claim to be this API.
-  return { host, own: url.host === request.ownHost() };
+  return host ? { host, urlHost: url.host } : null;
+}
+
+/** The page hostname a request names, normalized (null when it is not one); by text. */
+const hostnames = new Map<string, string | null>();
+
+function hostnameOf(field: unknown): string | null {
+  if (typeof field !== 'string') return normalizeHostname(field);
+  let host = hostnames.get(field);
+  if (host === undefined) {
+    host = normalizeHostname(field);
+    if (field.length <= 300) {
+      if (hostnames.size >= MEMO_ENTRIES) hostnames.clear();
+      hostnames.set(field, host);
+    }
+  }
+  return host;
 }

@@ -4,7 +4,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
-import type { LookupOutcome } from '../../lib/outcome.js';
+import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { ProductEngine } from '../module.js';
 import type { AsnResult } from '../asn/types.js';
@@ -40,7 +40,8 @@ export interface ScamriskEngine {
    * with the same input: treat it as read-only.
    */
   prepare(request: ScamriskRequest): ScamriskQuery;
-  lookup(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>>;
+  /** Synchronous on a cache hit in a local cache (the API then answers without a promise); a promise otherwise. */
+  lookup(query: ScamriskQuery): MaybePromise<LookupOutcome<ScamriskResult>>;
   /** The normalized form reports are filed under. */
   normalize(type: IdentifierType, value: string, region?: string): Identifier;
   /** File a report against a value (normalized here). */
@@ -180,8 +181,12 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     }
   }
 
-  /** A repeat within the TTL is the cached assessment (SPEC: `cached: true`, a fresh request_id from the API). */
-  async function assessQuery(query: ScamriskQuery): Promise<LookupOutcome<ScamriskResult>> {
+  /**
+   * A repeat within the TTL is the cached assessment (SPEC: `cached: true`, a fresh request_id
+   * from the API). Not async: a hit in a local cache is handed back in this turn, so the API
+   * neither awaits it nor watches for the client leaving.
+   */
+  function assessQuery(query: ScamriskQuery): MaybePromise<LookupOutcome<ScamriskResult>> {
     return results.lookup(cacheKey(query.identifier), () => compute(query));
   }
 

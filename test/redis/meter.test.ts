@@ -197,7 +197,7 @@ describe('createRedisMeter: the hot path', () => {
     }
   });
 
-  it('commits no call carried go out within commitDelayMs as one ZREM per subscription', async () => {
+  it('commits no call carried go out within commitDelayMs, one script call per subscription', async () => {
     const { client, sent } = countingClient();
     const meter = createRedisMeter(client, { keyCacheMs: 60_000, commitDelayMs: 20 });
     try {
@@ -208,7 +208,7 @@ describe('createRedisMeter: the hot path', () => {
         if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
         reservations.push(outcome.reservation);
       }
-      const [sentBefore, zremBefore] = [sent(), await commandCalls('zrem')];
+      const [sentBefore, evalshaBefore, zremBefore] = [sent(), await commandCalls('evalsha'), await commandCalls('zrem')];
       // Carried by nothing: no more calls on either subscription.
       for (const reservation of reservations) meter.commit(reservation);
       await eventually(async () => {
@@ -216,7 +216,8 @@ describe('createRedisMeter: the hot path', () => {
         expect(await inspect.zcard(`seclookup:{sub:${two.subscriptionId}}:leases`)).toBe(0);
       }, 5_000);
       expect(sent() - sentBefore).toBe(2);
-      expect((await commandCalls('zrem')) - zremBefore).toBe(2);
+      expect((await commandCalls('evalsha')) - evalshaBefore).toBe(2);
+      expect((await commandCalls('zrem')) - zremBefore).toBe(2); // inside those two scripts
     } finally {
       await meter.close();
       client.disconnect();

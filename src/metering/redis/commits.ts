@@ -3,8 +3,8 @@
  * units are already counted), so it need not cost a round trip of its own: the next script
  * call on the same subscription (consume, refund, quota, usage) carries the subscription's
  * pending leases and ends them first, in the same EVALSHA; what no call carried within
- * `delayMs` goes out as one ZREM per subscription. Under load a request then costs one round
- * trip (its consume) instead of two.
+ * `delayMs` goes out as one call per subscription (a script that ZREMs them). Under load a
+ * request then costs one round trip (its consume) instead of two.
  *
  * What this keeps: a pending lease is ended in Redis within `delayMs` (kept well below the
  * lease time) or by the next call on its subscription, whichever comes first, so a committed
@@ -15,8 +15,8 @@
 
 /** Leases carried by one script call at most; the rest wait for the next call or the flush. */
 export const MAX_CARRIED = 100;
-/** Leases in one flush ZREM at most. */
-const MAX_PER_ZREM = 1_000;
+/** Leases in one flush call at most. */
+const MAX_PER_FLUSH = 1_000;
 
 export class PendingCommits {
   private pending = new Map<string, string[]>();
@@ -24,7 +24,7 @@ export class PendingCommits {
 
   /**
    * @param delayMs longest wait before a pending commit is sent on its own
-   * @param flush ends `leases` of one subscription in Redis (one ZREM); never rejects
+   * @param flush ends `leases` of one subscription in Redis (one call); never rejects
    */
   constructor(
     private readonly delayMs: number,
@@ -61,7 +61,7 @@ export class PendingCommits {
     for (const lease of leases) this.add(subscriptionId, lease);
   }
 
-  /** Send every pending commit now (one ZREM per subscription); resolves when all are answered. */
+  /** Send every pending commit now (one call per subscription); resolves when all are answered. */
   async flushAll(): Promise<void> {
     if (this.timer !== null) {
       clearTimeout(this.timer);
@@ -72,7 +72,7 @@ export class PendingCommits {
     this.pending = new Map();
     const sends: Promise<void>[] = [];
     for (const [subscriptionId, leases] of all) {
-      for (let i = 0; i < leases.length; i += MAX_PER_ZREM) sends.push(this.flush(subscriptionId, leases.slice(i, i + MAX_PER_ZREM)));
+      for (let i = 0; i < leases.length; i += MAX_PER_FLUSH) sends.push(this.flush(subscriptionId, leases.slice(i, i + MAX_PER_FLUSH)));
     }
     await Promise.all(sends);
   }

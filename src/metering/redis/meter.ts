@@ -22,7 +22,7 @@
  *                                   reservations not yet committed or refunded
  *
  * A commit costs no round trip of its own: the next script call on its subscription carries it,
- * or a ZREM within `commitDelayMs` (commits.ts).
+ * or one settle call per subscription within `commitDelayMs` (commits.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../../errors.js';
@@ -73,7 +73,7 @@ import {
   type RedisConnectionOptions,
 } from './client.js';
 import { PendingCommits } from './commits.js';
-import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS } from './scripts.js';
+import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES } from './scripts.js';
 
 export interface RedisMeterOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the meter (several deployments can share one Redis). @default 'seclookup:' */
@@ -98,7 +98,7 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
   leaseMs?: number;
   /**
    * Longest wait before a commit that no other call on its subscription carried is sent on its
-   * own (one ZREM per subscription for all of them), in ms; less than `leaseMs`. Commits ride on
+   * own (one script call per subscription for all of them), in ms; less than `leaseMs`. Commits ride on
    * the next consume of their subscription (or refund, quota, usage) in the same script call,
    * so a busy subscription's requests cost one round trip each. A `kill -9` loses the commits
    * of its last `commitDelayMs` (those answers go unbilled once their leases expire; never
@@ -248,7 +248,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
   // A flush that fails leaves its leases to expire (not billed), as a failed commit always did.
   const commits = new PendingCommits(commitDelayMs, (subscriptionId, leases) =>
-    redisEvenClosing('commit', () => client.zrem(`${subscriptionTag(subscriptionId)}:leases`, ...leases)).then(
+    redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases)).then(
       () => undefined,
       (error: unknown) => options.onError?.(toStoreError(error, 'commit', connection.commandTimeoutMs)),
     ),

@@ -3,8 +3,9 @@
  * units are already counted), so it need not cost a round trip of its own: the next script
  * call on the same subscription (consume, refund, quota, usage) carries the subscription's
  * pending leases and ends them first, in the same EVALSHA; what no call carried within
- * `delayMs` goes out as one call per subscription (a script that ZREMs them). Under load a
- * request then costs one round trip (its consume) instead of two.
+ * `delayMs` goes out in one call (a script that ZREMs them) for every subscription on a single
+ * Redis, or one per subscription on a Cluster (a script stays in one slot). Under load a request
+ * then costs one round trip (its consume) instead of two.
  *
  * What this keeps: a pending lease is ended in Redis within `delayMs` (kept well below the
  * lease time) or by the next call on its subscription, whichever comes first, so a committed
@@ -29,6 +30,8 @@ export class PendingCommits {
   constructor(
     private readonly delayMs: number,
     private readonly flush: (subscriptionId: string, leases: string[]) => Promise<void>,
+    /** Ends the leases of several subscriptions in one call (a single Redis; not a Cluster). */
+    private readonly flushMany?: (batch: [subscriptionId: string, leases: string[]][]) => Promise<void>,
   ) {}
 
   add(subscriptionId: string, lease: string): void {
@@ -61,7 +64,7 @@ export class PendingCommits {
     for (const lease of leases) this.add(subscriptionId, lease);
   }
 
-  /** Send every pending commit now (one call per subscription); resolves when all are answered. */
+  /** Send every pending commit now; resolves when all are answered. */
   async flushAll(): Promise<void> {
     if (this.timer !== null) {
       clearTimeout(this.timer);
@@ -70,9 +73,27 @@ export class PendingCommits {
     const all = this.pending;
     if (all.size === 0) return;
     this.pending = new Map();
-    const sends: Promise<void>[] = [];
+    const chunks: [string, string[]][] = [];
     for (const [subscriptionId, leases] of all) {
-      for (let i = 0; i < leases.length; i += MAX_PER_FLUSH) sends.push(this.flush(subscriptionId, leases.slice(i, i + MAX_PER_FLUSH)));
+      for (let i = 0; i < leases.length; i += MAX_PER_FLUSH) chunks.push([subscriptionId, leases.slice(i, i + MAX_PER_FLUSH)]);
+    }
+    const sends: Promise<void>[] = [];
+    if (this.flushMany) {
+      // As few calls as fit MAX_PER_FLUSH leases each: one per flush at ordinary rates.
+      let batch: [string, string[]][] = [];
+      let size = 0;
+      for (const chunk of chunks) {
+        if (size + chunk[1].length > MAX_PER_FLUSH && batch.length > 0) {
+          sends.push(this.flushMany(batch));
+          batch = [];
+          size = 0;
+        }
+        batch.push(chunk);
+        size += chunk[1].length;
+      }
+      if (batch.length > 0) sends.push(this.flushMany(batch));
+    } else {
+      for (const [subscriptionId, leases] of chunks) sends.push(this.flush(subscriptionId, leases));
     }
     await Promise.all(sends);
   }

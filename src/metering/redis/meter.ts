@@ -22,7 +22,7 @@
  *                                   reservations not yet committed or refunded
  *
  * A commit costs no round trip of its own: the next script call on its subscription carries it,
- * or one settle call per subscription within `commitDelayMs` (commits.ts).
+ * or a settle call within `commitDelayMs` (commits.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../../errors.js';
@@ -73,7 +73,7 @@ import {
   type RedisConnectionOptions,
 } from './client.js';
 import { PendingCommits } from './commits.js';
-import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES } from './scripts.js';
+import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES, SETTLE_MANY } from './scripts.js';
 
 export interface RedisMeterOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the meter (several deployments can share one Redis). @default 'seclookup:' */
@@ -98,7 +98,7 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
   leaseMs?: number;
   /**
    * Longest wait before a commit that no other call on its subscription carried is sent on its
-   * own (one script call per subscription for all of them), in ms; less than `leaseMs`. Commits ride on
+   * own (one script call for all of them on a single Redis, one per subscription on a Cluster), in ms; less than `leaseMs`. Commits ride on
    * the next consume of their subscription (or refund, quota, usage) in the same script call,
    * so a busy subscription's requests cost one round trip each. A `kill -9` loses the commits
    * of its last `commitDelayMs` (those answers go unbilled once their leases expire; never
@@ -247,11 +247,28 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   const script = (s: LuaScript, keys: string[], args: (string | number)[]) => runScript(client, s, keys, args);
 
   // A flush that fails leaves its leases to expire (not billed), as a failed commit always did.
-  const commits = new PendingCommits(commitDelayMs, (subscriptionId, leases) =>
-    redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases)).then(
+  const flushed = (send: Promise<unknown>) =>
+    send.then(
       () => undefined,
       (error: unknown) => options.onError?.(toStoreError(error, 'commit', connection.commandTimeoutMs)),
-    ),
+    );
+  const isCluster = (client as { isCluster?: boolean }).isCluster === true;
+  const commits = new PendingCommits(
+    commitDelayMs,
+    (subscriptionId, leases) => flushed(redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases))),
+    // A single Redis takes every subscription's commits in one call; a Cluster one slot per script.
+    isCluster
+      ? undefined
+      : (batch) =>
+          flushed(
+            redisEvenClosing('commit', () =>
+              script(
+                SETTLE_MANY,
+                batch.map(([subscriptionId]) => `${subscriptionTag(subscriptionId)}:leases`),
+                batch.flatMap(([, leases]) => [leases.length, ...leases]),
+              ),
+            ),
+          ),
   );
 
   /** Run a script call that carries the subscription's pending commits; on failure they are pending again. */

@@ -168,6 +168,25 @@ return 0
 );
 
 /**
+ * SETTLE_LEASES for many subscriptions in one call, on a single Redis only: its keys are in
+ * many slots, which a Redis Cluster refuses (there the meter sends SETTLE_LEASES per
+ * subscription). KEYS: the subscriptions' lease sets. ARGV: for each key in order, the count of
+ * its leases, then those leases.
+ */
+export const SETTLE_MANY = new LuaScript(
+  'settle-many',
+  `
+local at = 1
+for k = 1, #KEYS do
+  local count = tonumber(ARGV[at])
+  if count > 0 then redis.call('ZREM', KEYS[k], unpack(ARGV, at + 1, at + count)) end
+  at = at + 1 + count
+end
+return 0
+`,
+);
+
+/**
  * A key by its SHA-256 hash, with its subscription and the two plan rows that can apply to it.
  * KEYS: [1] hashes, [2] keys, [3] subscriptions, [4] plans, [5] revoked. ARGV: [1] hash.
  * Returns nil, or {key id, key record, subscription record, plan row for the product, plan row
@@ -273,4 +292,4 @@ return 1
 `,
 );
 
-export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, SETTLE_LEASES, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;
+export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, SETTLE_LEASES, SETTLE_MANY, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;

@@ -30,9 +30,10 @@ const PRODUCT_SECONDS = 3;
  * Commands a client sends itself (one round trip each; a script counts once). INFO's
  * commandstats also counts the commands a script runs inside Redis: every other name is one of
  * those on the hot path (HSET and HGET are admin writes and reads outside scripts, which the
- * load never makes: keys are resolved from the instance's memory).
+ * load never makes: keys are resolved from the instance's memory). ZREM runs only inside
+ * scripts: a commit rides on the next script call of its subscription, or on a settle script.
  */
-const CLIENT_COMMANDS = new Set(['evalsha', 'eval', 'get', 'set', 'del', 'zrem', 'exec', 'hgetall', 'smembers', 'hkeys', 'hsetnx', 'script|load']);
+const CLIENT_COMMANDS = new Set(['evalsha', 'eval', 'get', 'set', 'del', 'exec', 'hgetall', 'smembers', 'hkeys', 'hsetnx', 'script|load']);
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const TICKS = 100;
 

@@ -4,7 +4,8 @@
  * INPUT and their flags come from the product modules. Only the product asked for (and the
  * ones it needs) is loaded; the help and a mistaken command line load them all, to list them.
  */
-import { isLookupError } from '../errors.js';
+import type { LookupOptions } from '../lookup.js';
+import { isLookupError, isSeclookupError } from '../errors.js';
 import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
 import type { ProductDescriptor } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
@@ -12,7 +13,7 @@ import { loadProductModules } from '../products/load.js';
 import type { AnyProductModule } from '../products/module.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { expectPositionals, parseCommand } from './args.js';
-import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
+import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out, printJson } from './output.js';
 import { settingsHelp } from './settings.js';
 
@@ -137,12 +138,15 @@ async function lookupWith(
   command: string,
 ): Promise<number> {
   const [, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
-  const lookup = loadEngines(modules, lookupOptionsFrom(modules, values, command), [module.id as never]);
+  const lookup = loadEngines(modules, withOneShotOptions(modules, lookupOptionsFrom(modules, values, command)), [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
     printJson(await call(...module.cli.args(input, values as Record<string, string | undefined>)));
     return EXIT_OK;
   } catch (error) {
+    // A file read on first use (geoip's lazy files) that is refused: said as a load failure.
+    if (isSeclookupError(error, 'dataset_invalid') || isSeclookupError(error, 'dataset_missing'))
+      throw new CommandError(`cannot load the lookup engines: ${error.message}`, { cause: error });
     if (!isLookupError(error)) throw error;
     note(JSON.stringify({ error_code: error.code, error: error.message }));
     return EXIT_FAILURE;
@@ -150,6 +154,15 @@ async function lookupWith(
     // In process (the tests, an embedding app) the engines' watches and files must not outlive the command.
     await lookup.close();
   }
+}
+
+/** Each module's `cli.oneShot` engine options under the options from the flags (which win). */
+function withOneShotOptions(modules: readonly AnyProductModule[], options: LookupOptions): LookupOptions {
+  const merged: Record<string, unknown> = { ...options };
+  for (const module of modules) {
+    if (module.cli.oneShot) merged[module.id] = { ...module.cli.oneShot, ...(merged[module.id] as object | undefined) };
+  }
+  return merged as LookupOptions;
 }
 
 function moduleFor(modules: readonly AnyProductModule[], productName: string, command: string): AnyProductModule {

@@ -84,6 +84,8 @@ export interface ProductCli<Args extends unknown[], Options = unknown> {
   args(input: string, flags: Readonly<Record<string, string | undefined>>): Args;
   /** Engine settings by flag name (`geoip-db`), for `serve` and `lookup`; names start with the product id. */
   settings?: Readonly<Record<string, ProductSetting<Options>>>;
+  /** Engine options `lookup` adds (one answer, then exit: a file may be read lazily); the flags' settings win. */
+  oneShot?: Partial<NonNullable<Options>>;
 }
 
 export interface DatasetUpdateOptions {

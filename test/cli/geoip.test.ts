@@ -4,6 +4,7 @@
  * with --geoip-db. The lookups exit on their own: the file watchers never keep a process alive.
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,15 @@ describe('seclookup lookup geoip', () => {
     const result = await runCli(['lookup', 'geoip', '10.0.0.1']);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr)).toMatchObject({ error_code: 'ip_not_routable' });
+  });
+
+  it('an IPv4 lookup reads only the IPv4 file: a broken IPv6 file does not stop it (serve would refuse it at start)', async () => {
+    const notMmdb = join(temp.make(), 'not-a-database.mmdb');
+    writeFileSync(notMmdb, 'this is not a MaxMind database\n');
+    expect(await runCliJson(['lookup', 'geoip', '81.2.69.142', '--geoip-db', `${CITY},${notMmdb}`])).toMatchObject({ city: 'London' });
+    const v6 = await runCli(['lookup', 'geoip', '2001:218::1', '--geoip-db', `${CITY},${notMmdb}`]);
+    expect(v6.code).toBe(1);
+    expect(v6.stderr).toContain(notMmdb);
   });
 
   it('exits 1 naming a database file that does not exist', async () => {

@@ -149,7 +149,8 @@ describe('createRedisMeter: two instances on one Redis', () => {
 });
 
 describe('createRedisMeter: the hot path', () => {
-  it('one round trip before the lookup (resolveKey from memory, consume one EVALSHA), and one ZREM to commit its answer', async () => {
+  /** A client that counts the commands it sends (each one round trip; a script call counts once). */
+  function countingClient(): { client: Redis; sent: () => number } {
     const client = new Redis(server.url(), redisClientOptions());
     client.on('error', () => undefined);
     let sent = 0;
@@ -158,28 +159,92 @@ describe('createRedisMeter: the hot path', () => {
       sent++;
       return send(...args);
     }) as Redis['sendCommand'];
-    const meter = createRedisMeter(client, { keyCacheMs: 60_000 });
+    return { client, sent: () => sent };
+  }
+
+  it('one round trip per request: resolveKey from memory, consume one EVALSHA that also carries the commits of earlier answers', async () => {
+    const { client, sent } = countingClient();
+    // A commit delay longer than the test: every commit rides on the next consume, or on close().
+    const meter = createRedisMeter(client, { keyCacheMs: 60_000, commitDelayMs: 30_000 });
     try {
       const sub = await subscribe(meter);
       const hash = hashKey(sub.secretKey);
       const request = await requestFor(meter, sub, { reserveQuota: false, now: Date.now() });
       await meter.consume(request);
-      const [sentBefore, evalshaBefore, zremBefore] = [sent, await commandCalls('evalsha'), await commandCalls('zrem')];
+      const [sentBefore, evalshaBefore, zremBefore] = [sent(), await commandCalls('evalsha'), await commandCalls('zrem')];
       for (let i = 0; i < 100; i++) {
         const key = await meter.resolveKey(hash);
         expect(key?.status).toBe('active');
-        const outcome = await meter.consume({ ...request, reserveQuota: i % 2 === 0 });
-        // A billed lookup's answer commits its lease: one more command, off the answer's path.
-        if (outcome.allowed && outcome.reservation) await meter.commit(outcome.reservation);
+        const outcome = await meter.consume({ ...request, reserveQuota: i % 2 === 1 });
+        // A billed lookup's answer commits its lease: no command of its own.
+        if (outcome.allowed && outcome.reservation) expect(meter.commit(outcome.reservation)).toBeUndefined();
       }
-      expect(sent - sentBefore).toBe(150);
+      expect(sent() - sentBefore).toBe(100);
       expect((await commandCalls('evalsha')) - evalshaBefore).toBe(100);
-      expect((await commandCalls('zrem')) - zremBefore).toBe(50);
+      // 49 commits ended inside the consumes that carried them (one ZREM each, inside the script);
+      // the last one is still pending, and close() sends it.
+      expect((await commandCalls('zrem')) - zremBefore).toBe(49);
+      const leases = `seclookup:{sub:${sub.subscriptionId}}:leases`;
+      expect(await inspect.zcard(leases)).toBe(1);
+      await meter.close();
+      expect(sent() - sentBefore).toBe(101);
+      expect(await inspect.zcard(leases)).toBe(0);
+      expect(await meter.quota(sub.subscriptionId, 10_000, Date.now()).catch((error: Error) => error.message)).toBe('meter is closed');
     } finally {
       await meter.close();
       expect(client.status).toBe('ready'); // a client it was given stays open
       client.disconnect();
     }
+  });
+
+  it('commits no call carried go out within commitDelayMs, in one script call for every subscription (a single Redis)', async () => {
+    const { client, sent } = countingClient();
+    const meter = createRedisMeter(client, { keyCacheMs: 60_000, commitDelayMs: 20 });
+    try {
+      const [one, two] = [await subscribe(meter), await subscribe(meter)];
+      const reservations = [];
+      for (const sub of [one, one, one, two, two]) {
+        const outcome = await meter.consume(await requestFor(meter, sub, { now: Date.now() }));
+        if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
+        reservations.push(outcome.reservation);
+      }
+      const [sentBefore, evalshaBefore, zremBefore] = [sent(), await commandCalls('evalsha'), await commandCalls('zrem')];
+      // Carried by nothing: no more calls on either subscription.
+      for (const reservation of reservations) meter.commit(reservation);
+      await eventually(async () => {
+        expect(await inspect.zcard(`seclookup:{sub:${one.subscriptionId}}:leases`)).toBe(0);
+        expect(await inspect.zcard(`seclookup:{sub:${two.subscriptionId}}:leases`)).toBe(0);
+      }, 5_000);
+      expect(sent() - sentBefore).toBe(1);
+      expect((await commandCalls('evalsha')) - evalshaBefore).toBe(1);
+      expect((await commandCalls('zrem')) - zremBefore).toBe(2); // one per subscription, inside that script
+    } finally {
+      await meter.close();
+      client.disconnect();
+    }
+  });
+
+  it('a committed lease is not given back after leaseMs, an uncommitted one is: seen by another instance, whether the commit rode on a consume or on close()', async () => {
+    const LEASE = 60_000;
+    const a = open({ leaseMs: LEASE, commitDelayMs: 30_000 });
+    const sub = await subscribe(a, { rateLimitPerMinute: 100, monthlyQuota: 10 });
+    const reserve = async (now: number) => {
+      const outcome = await a.consume(await requestFor(a, sub, { now }));
+      if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
+      return outcome.reservation;
+    };
+    const committed = await reserve(T0);
+    await reserve(T0); // never committed: a crashed lookup
+    a.commit(committed);
+    // The commit rides on this consume (a status-like call that reserves nothing).
+    await a.consume(await requestFor(a, sub, { now: T0 + 1, reserveQuota: false }));
+    const later = await reserve(T0 + 2);
+    a.commit(later); // pending until close()
+    await a.close();
+    // Another instance, a lease time on: the two committed units stay billed, the other went back.
+    const b = open({ leaseMs: LEASE, now: () => T0 + 2 + LEASE });
+    expect(await b.quota(sub.subscriptionId, 10, T0 + 2 + LEASE)).toMatchObject({ remaining: 8 });
+    expect((await b.usage()).map((row) => row.lookups)).toEqual([2]);
   });
 
   it('every counter a consume touched expires (PTTL > 0); admin records do not', async () => {

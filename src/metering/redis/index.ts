@@ -13,7 +13,7 @@ export {
   DEFAULT_MAX_RECONNECT_DELAY_MS,
 } from './client.js';
 export type { RedisClient, RedisConnectionOptions } from './client.js';
-export { createRedisMeter, DEFAULT_KEY_CACHE_MS, DEFAULT_USAGE_RETENTION_DAYS } from './meter.js';
+export { createRedisMeter, DEFAULT_COMMIT_DELAY_MS, DEFAULT_KEY_CACHE_MS, DEFAULT_USAGE_RETENTION_DAYS } from './meter.js';
 export type { RedisMeterOptions } from './meter.js';
 export { createRedisCache } from './cache.js';
 export type { RedisCacheOptions, RedisCacheStore } from './cache.js';

@@ -20,6 +20,9 @@
  *                                   `usageRetentionDays` after the last one
  *   {sub:<id>}:leases         zset  `<id>|<units>|<YYYYMM>|<day>|<product>` by expiry (ms):
  *                                   reservations not yet committed or refunded
+ *
+ * A commit costs no round trip of its own: the next script call on its subscription carries it,
+ * or a settle call within `commitDelayMs` (commits.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../../errors.js';
@@ -69,7 +72,8 @@ import {
   type RedisClient,
   type RedisConnectionOptions,
 } from './client.js';
-import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS } from './scripts.js';
+import { PendingCommits } from './commits.js';
+import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES, SETTLE_MANY } from './scripts.js';
 
 export interface RedisMeterOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the meter (several deployments can share one Redis). @default 'seclookup:' */
@@ -92,12 +96,22 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
    * any lookup takes. @default 60000
    */
   leaseMs?: number;
+  /**
+   * Longest wait before a commit that no other call on its subscription carried is sent on its
+   * own (one script call for all of them on a single Redis, one per subscription on a Cluster), in ms; less than `leaseMs`. Commits ride on
+   * the next consume of their subscription (or refund, quota, usage) in the same script call,
+   * so a busy subscription's requests cost one round trip each. A `kill -9` loses the commits
+   * of its last `commitDelayMs` (those answers go unbilled once their leases expire; never
+   * over-billed); `close()` sends them. @default 5
+   */
+  commitDelayMs?: number;
   /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
   now?: () => number;
 }
 
 export const DEFAULT_KEY_CACHE_MS = 1_000;
 export const DEFAULT_USAGE_RETENTION_DAYS = 400;
+export const DEFAULT_COMMIT_DELAY_MS = 5;
 
 /** Resolved keys kept at most (unknown hashes included); the cache is emptied when full. */
 const KEY_CACHE_SIZE = 10_000;
@@ -159,6 +173,9 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     throw invalidOption(`usageRetentionDays must be a positive whole number (got ${String(retentionDays)})`);
   const usageTtlMs = retentionDays * DAY_MS;
   const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
+  const commitDelayMs = options.commitDelayMs ?? DEFAULT_COMMIT_DELAY_MS;
+  if (!Number.isSafeInteger(commitDelayMs) || commitDelayMs < 0 || commitDelayMs >= leaseMs)
+    throw invalidOption(`commitDelayMs must be a whole number of milliseconds, 0 or more and less than leaseMs (got ${String(commitDelayMs)})`);
   const clock = options.now ?? Date.now;
   // Lease ids: this meter's random tag and a counter, unique among every instance on the Redis.
   const leaseTag = randomBytes(6).toString('base64url');
@@ -212,6 +229,11 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   /** Run `work` on Redis: rejects with store_failed when closed, and turns Redis failures into store_failed. */
   async function redis<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (closed) throw closedError();
+    return redisEvenClosing(what, work);
+  }
+
+  /** `redis` for what close() still sends (the pending commits). */
+  async function redisEvenClosing<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (!initialised) await init();
     else if (client.status !== 'ready')
       await whenReady(connection).catch((error: unknown) => Promise.reject(toStoreError(error, what, connection.commandTimeoutMs)));
@@ -223,6 +245,41 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   }
 
   const script = (s: LuaScript, keys: string[], args: (string | number)[]) => runScript(client, s, keys, args);
+
+  // A flush that fails leaves its leases to expire (not billed), as a failed commit always did.
+  const flushed = (send: Promise<unknown>) =>
+    send.then(
+      () => undefined,
+      (error: unknown) => options.onError?.(toStoreError(error, 'commit', connection.commandTimeoutMs)),
+    );
+  const isCluster = (client as { isCluster?: boolean }).isCluster === true;
+  const commits = new PendingCommits(
+    commitDelayMs,
+    (subscriptionId, leases) => flushed(redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases))),
+    // A single Redis takes every subscription's commits in one call; a Cluster one slot per script.
+    isCluster
+      ? undefined
+      : (batch) =>
+          flushed(
+            redisEvenClosing('commit', () =>
+              script(
+                SETTLE_MANY,
+                batch.map(([subscriptionId]) => `${subscriptionTag(subscriptionId)}:leases`),
+                batch.flatMap(([, leases]) => [leases.length, ...leases]),
+              ),
+            ),
+          ),
+  );
+
+  /** Run a script call that carries the subscription's pending commits; on failure they are pending again. */
+  function carrying(subscriptionId: string, send: (carried: string[]) => Promise<unknown>): Promise<unknown> {
+    const carried = commits.take(subscriptionId);
+    if (carried.length === 0) return send(carried);
+    return send(carried).catch((error: unknown) => {
+      commits.putBack(subscriptionId, carried);
+      throw error;
+    });
+  }
 
   async function plansWithSlug(slug: string): Promise<Plan[]> {
     const rows = await redis('read plans', () => client.hgetall(admin.plans));
@@ -278,6 +335,10 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
   /** The consume script's call: the key's window, the subscription's month and usage, and the rule's numbers. */
   function sendConsume(request: ConsumeRequest, leaseId: string): Promise<unknown> {
+    return carrying(request.subscriptionId, (carried) => sendConsumeCarrying(request, leaseId, carried));
+  }
+
+  function sendConsumeCarrying(request: ConsumeRequest, leaseId: string, carried: string[]): Promise<unknown> {
     const calendar = calendarOf(request.now);
     const window = rateWindow(request.now);
     const tag = subscriptionTag(request.subscriptionId);
@@ -300,6 +361,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
         request.now + leaseMs,
         leaseId,
         leaseMs + LEASES_TTL_SLACK_MS,
+        ...carried,
       ],
     );
   }
@@ -326,7 +388,9 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
   /** Give back the subscription's leases expired by `now`; answers its quota month as [YYYYMM, used]. */
   function reclaim(subscriptionId: string, now: number): Promise<unknown> {
     const tag = subscriptionTag(subscriptionId);
-    return script(RECLAIM, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [now, QUOTA_FALLBACK_TTL_MS, usageTtlMs]);
+    return carrying(subscriptionId, (carried) =>
+      script(RECLAIM, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [now, QUOTA_FALLBACK_TTL_MS, usageTtlMs, ...carried]),
+    );
   }
 
   const consumeFailed = (error: unknown) => Promise.reject(toStoreError(error, 'consume', connection.commandTimeoutMs));
@@ -365,14 +429,22 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
     async refund(reservation: Reservation): Promise<void> {
       const tag = subscriptionTag(reservation.subscriptionId);
+      // Carries the pending commits, so a lease committed here is ended before this refund looks.
       await redis('refund', () =>
-        script(REFUND, [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`], [reservation.lease, reservation.units ?? 1, QUOTA_FALLBACK_TTL_MS, usageTtlMs]),
+        carrying(reservation.subscriptionId, (carried) =>
+          script(
+            REFUND,
+            [`${tag}:quota`, `${tag}:usage`, `${tag}:leases`],
+            [reservation.lease, reservation.units ?? 1, QUOTA_FALLBACK_TTL_MS, usageTtlMs, ...carried],
+          ),
+        ),
       );
     },
 
-    async commit(reservation: Reservation): Promise<void> {
-      // One command: the units are already counted, only the lease ends.
-      await redis('commit', () => client.zrem(`${subscriptionTag(reservation.subscriptionId)}:leases`, reservation.lease));
+    commit(reservation: Reservation) {
+      if (closed) return rejectClosed();
+      // The units are already counted, only the lease ends: with the next call on the subscription, or soon.
+      commits.add(reservation.subscriptionId, reservation.lease);
     },
 
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
@@ -475,6 +547,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
       if (closed) return;
       closed = true;
       keyCache.clear();
+      await commits.flushAll();
       client.off('ready', onReconnect);
       await closeConnection(connection);
     },

@@ -21,6 +21,17 @@ end
 `;
 
 /**
+ * End the leases this meter's answers committed since its last call on the subscription
+ * (commits.ts): ARGV[first..] are those leases, removed from `leasesKey` before anything else
+ * looks at it, so a committed lease is never taken for an expired or refundable one.
+ */
+const SETTLE = `
+local function settle(leasesKey, first)
+  if #ARGV >= first then redis.call('ZREM', leasesKey, unpack(ARGV, first)) end
+end
+`;
+
+/**
  * Give back `units` of a reservation (refundEntry's rule): of the quota month if it is still the
  * stored month, of the usage day; neither below zero. Expired leases (see LEASES) go back too.
  */
@@ -63,7 +74,8 @@ end
  * ARGV: [1] minute index, [2] rate limit, [3] rate TTL, [4] '1' to reserve quota, [5] month as
  * YYYYMM, [6] monthly quota (-1: unlimited), [7] quota TTL, [8] usage field, [9] usage TTL,
  * [10] rate units and [11] quota units (1 and 1 but for a batch; each fits whole or not at all),
- * [12] the caller's now, [13] the lease's expiry, [14] the lease's id, [15] the leases' TTL.
+ * [12] the caller's now, [13] the lease's expiry, [14] the lease's id, [15] the leases' TTL,
+ * [16..] committed leases to end first (SETTLE).
  * Counters never move back: a window or month older than the stored one counts against the
  * stored one. Returns the counters as they were before the call (after expired leases went
  * back; nil when absent): window, hits, month, used; then 1 admitted, 2 rate limited (nothing
@@ -71,7 +83,8 @@ end
  */
 export const CONSUME = new LuaScript(
   'consume',
-  `${EXTEND}${GIVE_BACK}
+  `${EXTEND}${GIVE_BACK}${SETTLE}
+settle(KEYS[4], 16)
 reclaim(KEYS[2], KEYS[3], KEYS[4], ARGV[12], tonumber(ARGV[7]), tonumber(ARGV[9]))
 local rate = redis.call('HMGET', KEYS[1], 'w', 'n')
 local quota = redis.call('HMGET', KEYS[2], 'p', 'n')
@@ -112,11 +125,13 @@ return result
  * Give back a reservation's units and end its lease; what the lease held beyond them stays
  * billed. Nothing when the lease already ended (committed, refunded or expired).
  * KEYS: [1] quota, [2] usage, [3] leases. ARGV: [1] the lease, [2] units (1 but for a batch),
- * [3] quota TTL and [4] usage TTL, set only on a key that lost its expiry.
+ * [3] quota TTL and [4] usage TTL, set only on a key that lost its expiry; [5..] committed
+ * leases to end first (SETTLE).
  */
 export const REFUND = new LuaScript(
   'refund',
-  `${EXTEND}${GIVE_BACK}
+  `${EXTEND}${GIVE_BACK}${SETTLE}
+settle(KEYS[3], 5)
 if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 0 end
 local held, period, field = parseLease(ARGV[1])
 giveBack(KEYS[1], KEYS[2], period, field, math.min(tonumber(ARGV[2]), held), tonumber(ARGV[3]), tonumber(ARGV[4]))
@@ -127,13 +142,47 @@ return 1
 /**
  * Give back the subscription's leases expired by ARGV[1] (the caller's now), then answer its
  * quota month: {YYYYMM, used}. KEYS: [1] quota, [2] usage, [3] leases. ARGV: [2] quota TTL and
- * [3] usage TTL, set only on a key that lost its expiry.
+ * [3] usage TTL, set only on a key that lost its expiry; [4..] committed leases to end first
+ * (SETTLE).
  */
 export const RECLAIM = new LuaScript(
   'reclaim',
-  `${EXTEND}${GIVE_BACK}
+  `${EXTEND}${GIVE_BACK}${SETTLE}
+settle(KEYS[3], 4)
 reclaim(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
 return redis.call('HMGET', KEYS[1], 'p', 'n')
+`,
+);
+
+/**
+ * End committed leases no other call carried in time (commits.ts). A script rather than a bare
+ * ZREM so that every client command of the meter's hot path is an EVALSHA (the benches count
+ * round trips by command name). KEYS: [1] leases. ARGV: the leases.
+ */
+export const SETTLE_LEASES = new LuaScript(
+  'settle',
+  `${SETTLE}
+settle(KEYS[1], 1)
+return 0
+`,
+);
+
+/**
+ * SETTLE_LEASES for many subscriptions in one call, on a single Redis only: its keys are in
+ * many slots, which a Redis Cluster refuses (there the meter sends SETTLE_LEASES per
+ * subscription). KEYS: the subscriptions' lease sets. ARGV: for each key in order, the count of
+ * its leases, then those leases.
+ */
+export const SETTLE_MANY = new LuaScript(
+  'settle-many',
+  `
+local at = 1
+for k = 1, #KEYS do
+  local count = tonumber(ARGV[at])
+  if count > 0 then redis.call('ZREM', KEYS[k], unpack(ARGV, at + 1, at + count)) end
+  at = at + 1 + count
+end
+return 0
 `,
 );
 
@@ -243,4 +292,4 @@ return 1
 `,
 );
 
-export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;
+export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, SETTLE_LEASES, SETTLE_MANY, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;

@@ -156,23 +156,30 @@ export interface IPv4Finder {
 
 export function createIPv4Finder(data: AsnIndexData): IPv4Finder {
   const { starts, ends } = data.v4;
-  const firsts: number[] = [];
-  const prefixes: number[] = [];
-  const rows: number[] = [];
+  // Written straight into typed arrays, grown when full: no half-million-element JS arrays to
+  // build and collect (a one-shot `seclookup lookup` builds this once and exits).
+  let capacity = starts.length + (starts.length >>> 1) + 16;
+  let blockStarts = new Uint32Array(capacity);
+  let blockPrefixes = new Uint8Array(capacity);
+  let blockRows = new Uint32Array(capacity);
+  let n = 0;
   for (let i = 0; i < starts.length; i++) {
     const end = ends[i];
     for (let at = starts[i]; at <= end; ) {
       const prefix = ipv4PrefixInRange(at, end, at); // the widest block starting here
-      firsts.push(at);
-      prefixes.push(prefix);
-      rows.push(i);
+      if (n === capacity) {
+        capacity *= 2;
+        blockStarts = grown(blockStarts, new Uint32Array(capacity));
+        blockPrefixes = grown(blockPrefixes, new Uint8Array(capacity));
+        blockRows = grown(blockRows, new Uint32Array(capacity));
+      }
+      blockStarts[n] = at;
+      blockPrefixes[n] = prefix;
+      blockRows[n] = i;
+      n++;
       at += 2 ** (32 - prefix);
     }
   }
-  const blockStarts = Uint32Array.from(firsts);
-  const blockPrefixes = Uint8Array.from(prefixes);
-  const blockRows = Uint32Array.from(rows);
-  const n = blockStarts.length;
   // bucket[h]: the number of blocks starting before h * 2^16.
   const bucket = new Uint32Array(65537);
   for (let h = 0, i = 0; h <= 65536; h++) {
@@ -196,6 +203,12 @@ export function createIPv4Finder(data: AsnIndexData): IPv4Finder {
     row: (block) => blockRows[block],
     network: (block) => (texts[block] ??= ipv4Network(blockStarts[block], blockPrefixes[block])),
   };
+}
+
+/** `into` holding `from` at its start. */
+function grown<T extends Uint32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
 }
 
 /**

@@ -21,7 +21,16 @@ import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo } from '../../lib/json-memo.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { readAsnRecord, type AsnRecord } from './asn-source.js';
-import { configuredSlots, DBIP_PROVIDER, openDatabase, reopenChanged, watchFiles, type OpenedDatabase } from './database.js';
+import {
+  configuredSlots,
+  currentIdentity,
+  DBIP_PROVIDER,
+  openDatabase,
+  reopenChanged,
+  watchFiles,
+  type DatabaseSlot,
+  type OpenedDatabase,
+} from './database.js';
 import { readGeo, type Geo } from './record.js';
 import { reverseDnsBudget, reverseDomain } from './reverse-dns.js';
 import type { AsnSource, GeoIpDatabaseInfo, GeoIpEngineOptions, GeoIpResult } from './types.js';
@@ -66,14 +75,36 @@ export interface GeoIpEngineDeps {
 export const GEOIP_CACHE_SIZE = 10_000;
 export const GEOIP_WATCH_INTERVAL_MS = 5_000;
 
+/** A configured file: opened at once, or by the first lookup that needs it (`lazy`). */
+class FileHandle {
+  constructor(
+    readonly slot: DatabaseSlot,
+    private readonly cacheSize: number,
+    private opened: OpenedDatabase | null,
+  ) {}
+
+  /** The file, read now if it was not (throws as openDatabase does). */
+  get(): OpenedDatabase {
+    return (this.opened ??= openDatabase(this.slot, this.cacheSize));
+  }
+
+  /** The file if it was read, without reading it. */
+  peek(): OpenedDatabase | null {
+    return this.opened;
+  }
+}
+
 /** The files in use, swapped as a whole on reload. */
 interface LoadedSet {
-  databases: OpenedDatabase[];
-  ipv4: OpenedDatabase | null;
-  ipv6: OpenedDatabase | null;
-  asn: OpenedDatabase | null;
-  provider: string;
-  records: number;
+  handles: FileHandle[];
+  /** The file for an address family (read now if it was not), or null when no file holds that family. */
+  family(version: 4 | 6): OpenedDatabase | null;
+  /** The asnDatabase file (read now if it was not), or null when none is configured. */
+  asn(): OpenedDatabase | null;
+  hasAsnFile: boolean;
+  provider(): string;
+  /** Search-tree nodes of the location files (reads them all). */
+  records(): number;
   loadedAt: Date;
 }
 
@@ -86,24 +117,41 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     throw invalidOption('geoip: provider must be a non-empty string');
   const { slots, isDefault } = configuredSlots(options);
 
-  let current = assemble(slots.map((slot) => openDatabase(slot, cacheSize)));
+  // Lazy: a file is read by the first lookup that needs it, so a one-shot IPv4 lookup never
+  // reads the IPv6 file. A file that is not there still fails at once, as an eager open does.
+  const lazy = options.lazy === true;
+  let current = assemble(
+    slots.map((slot) => {
+      if (lazy && currentIdentity(slot.path) === null) openDatabase(slot, cacheSize); // throws dataset_missing
+      return new FileHandle(slot, cacheSize, lazy ? null : openDatabase(slot, cacheSize));
+    }),
+  );
   // The answers' JSON by address, kept while its record and file set are the ones in use.
   const answers = createJsonMemo<GeoIpResult>(cacheSize);
   let lastReloadError: Error | null = null;
 
-  function assemble(databases: OpenedDatabase[]): LoadedSet {
-    const byRole = (role: string) => databases.find((d) => d.slot.role === role) ?? null;
+  function assemble(handles: FileHandle[]): LoadedSet {
+    const byRole = (role: string) => handles.find((h) => h.slot.role === role) ?? null;
     const both = byRole('both');
     const ipv4 = both ?? byRole('ipv4');
-    const ipv6 = both ? (both.info.ipVersion === 6 ? both : null) : byRole('ipv6');
-    const location = databases.filter((d) => d.slot.role !== 'asn');
+    const ipv6 = both ?? byRole('ipv6');
+    const asn = byRole('asn');
+    const location = handles.filter((h) => h.slot.role !== 'asn');
+    let provider: string | undefined;
     return {
-      databases,
-      ipv4,
-      ipv6,
-      asn: byRole('asn'),
-      provider: options.provider ?? providerOf(location[0], isDefault),
-      records: location.reduce((sum, d) => sum + d.info.nodeCount, 0),
+      handles,
+      family(version) {
+        const handle = version === 4 ? ipv4 : ipv6;
+        if (!handle) return null;
+        const opened = handle.get();
+        // One file for both families answers IPv6 only if it holds IPv6.
+        return handle === both && version === 6 && opened.info.ipVersion !== 6 ? null : opened;
+      },
+      asn: () => asn?.get() ?? null,
+      hasAsnFile: asn !== null,
+      // The default files' provider is known without reading them.
+      provider: () => (provider ??= options.provider ?? (isDefault ? DBIP_PROVIDER : providerOf(location[0]?.get(), false))),
+      records: () => location.reduce((sum, h) => sum + h.get().info.nodeCount, 0),
       loadedAt: new Date(),
     };
   }
@@ -112,10 +160,11 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
 
   type AsnLookup = (input: IpInput) => AsnRecord | null;
   let asnLookup: AsnLookup | null | undefined = options.asn === false ? null : options.asn ? (input) => (options.asn as AsnSource).record(input) : undefined;
-  let asnKind: GeoIpDatabaseInfo['asnSource'] = options.asn === false ? 'none' : options.asn ? 'option' : current.asn ? 'asn-database' : 'pending';
+  let asnKind: GeoIpDatabaseInfo['asnSource'] = options.asn === false ? 'none' : options.asn ? 'option' : current.hasAsnFile ? 'asn-database' : 'pending';
 
   function asnFor(input: IpInput): AsnRecord | null {
-    if (current.asn) return readAsnRecord(current.asn.reader, input);
+    const asnFile = current.asn();
+    if (asnFile) return readAsnRecord(asnFile.reader, input);
     if (asnLookup === undefined) asnLookup = findAsnProduct();
     return asnLookup ? asnLookup(input) : null;
   }
@@ -138,8 +187,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   // --- lookups --------------------------------------------------------------------------------
 
   function locate(input: IpInput): Geo | null {
-    const set = current;
-    const opened = input.version === 4 ? set.ipv4 : set.ipv6;
+    const opened = current.family(input.version);
     if (!opened) return null;
     // The walk is only needed to key the memo; without one, maxmind's own walk is enough.
     const offset = opened.memo ? opened.find(input) : 0;
@@ -177,7 +225,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     const org = geo.org ?? asn?.org ?? null;
     const result: GeoIpResult = {
       ip: input.ip,
-      provider: set.provider,
+      provider: set.provider(),
       continent: geo.continent,
       country: { code: geo.countryCode, name: geo.countryName },
       region: geo.region,
@@ -194,7 +242,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
       },
       is_eu: geo.isEu,
     };
-    const fetchedAt = (input.version === 4 ? set.ipv4 : set.ipv6)!.info.builtAt;
+    const fetchedAt = set.family(input.version)!.info.builtAt;
     if (reverseBudget === null || geo.domain !== null) {
       // Ready JSON for the API from an address's second lookup on (the first is only noted: an
       // in-process caller looking up many addresses once pays no serialization). An answer
@@ -210,16 +258,26 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   // --- reloading ------------------------------------------------------------------------------
 
   function reload(): boolean {
+    // Only the files read so far: one not read yet will be read as it is on disk when needed.
+    const read = current.handles.filter((h) => h.peek() !== null);
     let next: { databases: OpenedDatabase[]; changed: boolean };
     try {
-      next = reopenChanged(current.databases, cacheSize);
+      next = reopenChanged(
+        read.map((h) => h.peek()!),
+        cacheSize,
+      );
     } catch (error) {
       lastReloadError = error as Error;
       throw error;
     }
     lastReloadError = null;
     if (!next.changed) return false;
-    current = assemble(next.databases);
+    current = assemble(
+      current.handles.map((h) => {
+        const at = read.indexOf(h);
+        return at < 0 ? h : new FileHandle(h.slot, cacheSize, next.databases[at]);
+      }),
+    );
     options.onReload?.(info());
     return true;
   }
@@ -227,8 +285,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   let stopWatching: (() => void) | null = null;
   if (options.watch !== false) {
     stopWatching = watchFiles(
-      current.databases.map((d) => d.slot.path),
-      current.databases.map((d) => d.identity),
+      current.handles.map((h) => h.slot.path),
+      current.handles.map((h) => h.peek()?.identity ?? currentIdentity(h.slot.path) ?? 'missing'),
       watchIntervalMs,
       () => {
         try {
@@ -242,12 +300,12 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
 
   function info(): GeoIpDatabaseInfo {
     return {
-      provider: current.provider,
-      files: current.databases.map((d) => ({ ...d.info })),
+      provider: current.provider(),
+      files: current.handles.map((h) => ({ ...h.get().info })),
       loadedAt: current.loadedAt,
-      records: current.records,
+      records: current.records(),
       lastReloadError,
-      asnSource: current.asn ? 'asn-database' : asnKind,
+      asnSource: current.hasAsnFile ? 'asn-database' : asnKind,
     };
   }
 
@@ -258,7 +316,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     reload,
     info,
     get databaseRecords() {
-      return current.records;
+      return current.records();
     },
     close() {
       stopWatching?.();

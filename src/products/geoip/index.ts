@@ -24,6 +24,7 @@ export default defineProduct({
     asn: true,
     asnDatabase: true,
     reverseDns: true,
+    lazy: true,
     watch: true,
     watchIntervalMs: true,
     cacheSize: true,
@@ -44,6 +45,8 @@ export default defineProduct({
     input: 'a public IPv4 or IPv6 address',
     example: '8.8.8.8',
     args: (input): [string] => [input],
+    // One answer, then exit: read only the file that address needs (serve reads both at start).
+    oneShot: { lazy: true },
     settings: {
       'geoip-db': {
         help: 'MMDB file(s): FILE for both families (MaxMind GeoIP2/GeoLite2 City or Country), or IPV4_FILE,IPV6_FILE (default: the DB-IP City Lite pair)',

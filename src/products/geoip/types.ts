@@ -80,6 +80,14 @@ export interface GeoIpEngineOptions {
    * it never fails or holds up the answer beyond the budget. @default false (150 ms when on)
    */
   reverseDns?: boolean | { timeoutMs?: number };
+  /**
+   * Read each file on the first lookup that needs it (the IPv4 file for an IPv4 address, the
+   * IPv6 file for an IPv6 one) instead of at start: for one-shot lookups
+   * (`seclookup lookup geoip`). A missing file still fails at start; a file that is there but
+   * not a valid database fails the lookup that reads it. `serve` reads them at start, so its
+   * first request is not slow. @default false
+   */
+  lazy?: boolean;
   /** Watch the files and reload them when they change (an atomic rename, say). @default true */
   watch?: boolean;
   /** How often the files are checked, in ms. @default 5000 */

@@ -172,9 +172,10 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     });
     await runCli(['plans', 'set', 'r10', '--all-products', '--rate-limit', '10', '--monthly-quota', '1000', '--redis', url]);
     const again = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--plan', 'r10', '--json', '--redis', url]);
+    // Both instances back on Redis (each reconnects on its own), then the burst.
     const statuses = await waitFor(async () => {
-      const probe = await get(lookup(a), fresh.secret_key);
-      return probe === 200 ? Promise.all(Array.from({ length: 30 }, (_, i) => get(lookup(i % 2 ? a : b), again.secret_key))) : null;
+      const probes = await Promise.all([get(lookup(a), fresh.secret_key), get(lookup(b), fresh.secret_key)]);
+      return probes.every((probe) => probe === 200) ? Promise.all(Array.from({ length: 30 }, (_, i) => get(lookup(i % 2 ? a : b), again.secret_key))) : null;
     });
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);

@@ -96,8 +96,6 @@ function serveArgs(db: string, args: readonly string[]): string[] {
 export class ServeInProcess extends ServeRun {
   readonly exited: Promise<ServeExit>;
   exitCode: number | null = null;
-  /** The code serve handed to its exit (where the binary calls process.exit), once it has. */
-  exitedWith: number | null = null;
   private readonly signals = new EventEmitter();
   private killed = false;
 
@@ -108,7 +106,8 @@ export class ServeInProcess extends ServeRun {
       stderr: { write: (text: string) => (this.stderr += text) },
       env: cliEnv(env),
       cwd: tmpdir(),
-      host: { signals: this.signals, exit: (code: number) => (this.exitedWith = code) },
+      // The exit code is main's result; the exit itself (the binary's process.exit) has nothing to end here.
+      host: { signals: this.signals, exit: () => {} },
     };
     this.exited = import('../../src/cli/main.js')
       .then(({ main }) => main(argv, io))

@@ -21,6 +21,21 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   /** The folder relative paths (`--db seclookup.db`, `--data-dir data`) are resolved against. */
   cwd: string;
+  /**
+   * For `serve` run in a process it does not own (the tests): where its stop signals come from
+   * and what its exit does. Given, `serve` leaves the process alone: no signal or crash handler,
+   * no `process.exit`, and its JSON log goes to `stdout` above instead of file descriptor 1.
+   * @default the process itself
+   */
+  host?: CliHost;
+}
+
+/** The signals and the exit `serve` would otherwise take from its process. */
+export interface CliHost {
+  /** Emits 'SIGTERM' and 'SIGINT' (an EventEmitter the caller emits on). */
+  signals: { on(signal: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown };
+  /** Called with serve's exit code once it has stopped (where the binary would end the process). */
+  exit(code: number): void;
 }
 
 const current = new AsyncLocalStorage<CliIo>();

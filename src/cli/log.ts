@@ -8,6 +8,7 @@
  * The price of buffering is that lines can be lost if the process dies without flushing: `close`
  * flushes on a clean stop, `flushOnFatal` on a crash.
  */
+import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
 import type { RequestLogEvent } from '../api/types.js';
 import { describeError } from '../lib/describe-error.js';
@@ -45,14 +46,15 @@ export interface ServeLog {
 
 export interface ServeLogOptions {
   level: LogLevel;
-  /** A file descriptor or a file path. @default 1 (stdout) */
-  dest?: number | string;
+  /** A file descriptor, a file path, or a writer that takes each batch of lines (serve run in process). @default 1 (stdout) */
+  dest?: number | string | { write(text: string): unknown };
   /** Called once if the destination fails (other than a reader that went away), for an operator message. */
   onWriteError?: (error: Error) => void;
 }
 
 export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOptions): ServeLog {
-  const destination = pino.destination({ dest, sync: false, minLength: MIN_WRITE_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
+  const destination =
+    typeof dest === 'object' ? writerDestination(dest) : pino.destination({ dest, sync: false, minLength: MIN_WRITE_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
   const batch = createTurnBatch(destination);
   let readerGone = false;
   let reportedWriteError = false;
@@ -136,6 +138,20 @@ function jsonText(value: string): string {
 
 function quoted(value: string | null): string {
   return value === null ? 'null' : `"${value}"`;
+}
+
+/** A writer seen as the part of a sonic-boom destination the log uses: lines are written at once, `end` closes. */
+function writerDestination(writer: { write(text: string): unknown }) {
+  const events = new EventEmitter();
+  return Object.assign(events, {
+    write(chunk: string): boolean {
+      writer.write(chunk);
+      return true;
+    },
+    end(): void {
+      queueMicrotask(() => events.emit('close'));
+    },
+  });
 }
 
 /**

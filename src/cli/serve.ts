@@ -27,7 +27,7 @@ import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
 import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
-import { cliEnv } from './io.js';
+import { cliEnv, cliIo } from './io.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -219,8 +219,14 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
   const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
   const where = describeMeter(values);
-  const log = createServeLog({ level: logLevel, onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`) });
-  flushOnFatal(log, note);
+  // Run in a process it does not own (the tests), serve logs to its io's stdout and leaves the process's handlers alone.
+  const { host: owner, stdout } = cliIo();
+  const log = createServeLog({
+    level: logLevel,
+    dest: owner ? stdout : 1,
+    onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`),
+  });
+  if (!owner) flushOnFatal(log, note);
   const api = trackInFlight(
     createApi({
       lookup,
@@ -260,7 +266,7 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   }
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
   if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
+  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs, signals: owner?.signals });
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();
@@ -268,7 +274,8 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   }
   // Lookups abandoned at the drain deadline may still wait on their upstream (whois: up to
   // 15 s). What they held is given back and the stores are closed: they must not hold the exit.
-  setTimeout(() => process.exit(code), 0).unref();
+  const exit = owner ? owner.exit : (exitCode: number) => process.exit(exitCode);
+  setTimeout(() => exit(code), 0).unref();
   return code;
 }
 

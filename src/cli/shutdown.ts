@@ -19,6 +19,7 @@ import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
 import { note } from './output.js';
+import { cliIo, withIo, type CliHost } from './io.js';
 
 /** In-flight requests get this long after the signal before their connections are cut. */
 export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
@@ -89,25 +90,30 @@ export interface ShutdownOptions {
   lookup: Pick<Lookup, 'close'>;
   log: ServeLog;
   deadlineMs: number;
+  /** Where SIGTERM and SIGINT come from. @default the process */
+  signals?: CliHost['signals'];
 }
 
 /** Installs the SIGTERM/SIGINT handlers; resolves with the exit code once everything is closed. */
 export function untilSignal(options: ShutdownOptions): Promise<number> {
-  const { server, api } = options;
+  const { server, api, signals = process } = options;
+  // The handlers' messages go to serve's own stderr, whoever emits the signal.
+  const io = cliIo();
   let stopping = false;
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        note(`${signal} again: closing open connections now`);
-        server.closeAllConnections();
-        return;
-      }
-      stopping = true;
-      note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
-      void stopGracefully(options).then(resolve);
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    const stop = (signal: NodeJS.Signals) =>
+      withIo(io, () => {
+        if (stopping) {
+          note(`${signal} again: closing open connections now`);
+          server.closeAllConnections();
+          return;
+        }
+        stopping = true;
+        note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
+        void stopGracefully(options).then(resolve);
+      });
+    signals.on('SIGTERM', stop);
+    signals.on('SIGINT', stop);
   });
 }
 

@@ -9,7 +9,7 @@ import { afterAll, afterEach, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { startDnsServer } from '../servers/dns-server.js';
 import { createTempDirs, runCliJson } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, startServe } from './serve-process.js';
 
 const temp = createTempDirs();
 afterEach(async () => {
@@ -21,7 +21,7 @@ it('on SIGTERM answers the batch in flight when its lookups time out, refunds wh
   const dns = await startDnsServer({ behaviour: 'silent' });
   const db = join(temp.make(), 'serve.db');
   try {
-    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--dns', dns.address] });
+    const { serve, baseUrl } = await startServe(db, { args: ['--dns', dns.address] });
     const key = serve.starterKeys().get('emailauth')!.secret;
     const started = Date.now();
     const answer = fetch(`${baseUrl}/v1/emailauth/batch`, {
@@ -30,7 +30,7 @@ it('on SIGTERM answers the batch in flight when its lookups time out, refunds wh
       body: JSON.stringify({ inputs: ['stuck-one.com', 'not a domain!', 'stuck-two.org'] }),
     });
     await serve.waitFor(() => dns.total() > 0);
-    serve.child.kill('SIGTERM');
+    serve.kill('SIGTERM');
     const response = await answer;
     const body = (await response.json()) as { results: { error_code?: string; error?: string }[] };
     expect(response.status).toBe(200);

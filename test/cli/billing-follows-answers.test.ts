@@ -15,7 +15,7 @@ import { createRedisMeter } from '../../src/metering/redis/index.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 import { createTempDirs, runCliJson } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, ServeProcess, startServe, type ServeRun } from './serve-process.js';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 /**
@@ -46,7 +46,7 @@ afterAll(async () => {
 type Store = 'sqlite' | 'redis';
 
 interface Instance {
-  serve: ServeProcess;
+  serve: ServeRun;
   baseUrl: string;
   /** The starter keys of useragent (answered at once) and emailauth (waits for DNS), one subscription each. */
   useragent: string;
@@ -55,11 +55,12 @@ interface Instance {
   billed(now?: number): Promise<{ quotaUsed: number; usage: number }>;
 }
 
-async function start(store: Store, env: Record<string, string> = {}): Promise<Instance> {
+/** serve on `store`, in this process unless `inProcess` is false (kill -9 needs a process). */
+async function start(store: Store, env: Record<string, string> = {}, inProcess = true): Promise<Instance> {
   const db = join(temp.make(), 'serve.db');
   const url = redis.url(++redisDb);
   const storeArgs = store === 'redis' ? ['--redis', url] : [];
-  const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--dns', slowDns.address, ...storeArgs], env });
+  const { serve, baseUrl } = await (inProcess ? startServe : ServeProcess.start)(db, { args: ['--dns', slowDns.address, ...storeArgs], env });
   const keys = await serve.waitFor(() => (serve.starterKeys().size === 15 ? serve.starterKeys() : null));
   const listed = await runCliJson<{ subscription_id: string; prefix: string }[]>(['keys', 'list', '--json', ...(store === 'redis' ? storeArgs : ['--db', db])]);
   const subscriptionOf = (key: string) => listed.find((k) => key.startsWith(k.prefix))!.subscription_id;
@@ -122,7 +123,7 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     const instance = await start(store, { SECLOOKUP_SHUTDOWN_DEADLINE_MS: DRAIN_MS });
     const held = await burst(instance);
 
-    instance.serve.child.kill('SIGTERM');
+    instance.serve.kill('SIGTERM');
     expect(await instance.serve.exited).toEqual({ code: 0, signal: null });
     running.delete(instance.serve);
     expect(instance.serve.stderr).toContain(`SIGTERM received: finishing ${HELD} in-flight request(s)`);
@@ -147,10 +148,10 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
   });
 
   it('kill -9 mid-burst: the held units go back when their lease expires, and billed == answered', async () => {
-    const instance = await start(store);
+    const instance = await start(store, {}, false);
     const held = await burst(instance);
 
-    instance.serve.child.kill('SIGKILL');
+    instance.serve.kill('SIGKILL');
     await instance.serve.exited;
     running.delete(instance.serve);
     expect(await Promise.all(held)).toEqual(held.map(() => 'cut'));

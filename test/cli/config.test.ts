@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 import { readServeConfig } from '../../src/cli/config.js';
 import { SERVE_OPTIONS } from '../../src/cli/serve.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, startServe } from './serve-process.js';
 
 const temp = createTempDirs();
 afterEach(async () => {
@@ -40,7 +40,7 @@ describe('seclookup serve --config', () => {
       'trust-proxy': ['10.0.0.0/8'],
       products: { useragent: { cacheSize: 5 }, riskscore: { local: false } },
     });
-    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--config', path] });
+    const { serve, baseUrl } = await startServe(db, { args: ['--config', path] });
     // The file's product options reach the engines: riskscore without its local data has no provider.
     const unconfigured = await fetch(`${baseUrl}/v1/riskscore/lookup?ip=8.8.8.8`, { headers: { authorization: `Bearer ${risk.secret_key}` } });
     expect([unconfigured.status, ((await unconfigured.json()) as { error_code: string }).error_code]).toEqual([503, 'upstream_unconfigured']);
@@ -57,7 +57,7 @@ describe('seclookup serve --config', () => {
     await serve.stop('SIGTERM');
     expect(serve.requestLines()).toEqual([]); // log-level warn from the file
 
-    const flagged = await ServeProcess.start(db, { args: ['--config', path, '--log-level', 'info'] });
+    const flagged = await startServe(db, { args: ['--config', path, '--log-level', 'info'] });
     expect((await fetch(`${flagged.baseUrl}/healthz`)).status).toBe(200);
     await flagged.serve.stop('SIGTERM');
     expect(flagged.serve.requestLines().length).toBeGreaterThan(0);
@@ -66,7 +66,7 @@ describe('seclookup serve --config', () => {
   it('reads every setting from $SECLOOKUP_<FLAG> too, under the file', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
-    const quiet = await ServeProcess.start(db, { env: { SECLOOKUP_LOG_LEVEL: 'warn', SECLOOKUP_BODY_LIMIT: '50' } });
+    const quiet = await startServe(db, { env: { SECLOOKUP_LOG_LEVEL: 'warn', SECLOOKUP_BODY_LIMIT: '50' } });
     const big = await fetch(`${quiet.baseUrl}/v1/useragent/lookup`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key.secret_key}`, 'content-type': 'application/json' },
@@ -75,7 +75,7 @@ describe('seclookup serve --config', () => {
     expect(big.status).toBe(413);
     await quiet.serve.stop('SIGTERM');
     expect(quiet.serve.requestLines()).toEqual([]);
-    const fromFile = await ServeProcess.start(db, { args: ['--config', configFile({ 'log-level': 'info' })], env: { SECLOOKUP_LOG_LEVEL: 'warn' } });
+    const fromFile = await startServe(db, { args: ['--config', configFile({ 'log-level': 'info' })], env: { SECLOOKUP_LOG_LEVEL: 'warn' } });
     await fetch(`${fromFile.baseUrl}/healthz`);
     await fromFile.serve.stop('SIGTERM');
     expect(fromFile.serve.requestLines().length).toBeGreaterThan(0);

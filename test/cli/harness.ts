@@ -1,10 +1,11 @@
 /**
  * Runs the CLI with a clean environment so the developer's SECLOOKUP_DB / PORT cannot leak in:
- * in this process (`main(argv, io)` with its own stdout, stderr, environment and folder) for
- * the commands that end by themselves, and as the built `dist/cli.js` (produced by tsup before
- * the tests) in a real child process for `serve` and wherever a test asks for one.
+ * in this process (`main(argv, io)` with its own stdout, stderr, environment, folder and, for
+ * `serve`, signals and exit), and as the built `dist/cli.js` (produced by tsup before the tests)
+ * in a real child process wherever a test asks for one.
  */
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -33,11 +34,11 @@ export interface RunOptions {
 }
 
 /**
- * Run `seclookup ...args` to completion: in this process, except `serve` (which holds the
- * process's signals and exit) in a child process. Same result either way.
+ * Run `seclookup ...args` to completion, in this process (`serve` too: given its own signals and
+ * exit, it leaves the process's alone). `runCliProcess` gives the same result from the binary.
  */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
-  return args[0] === 'serve' ? runCliProcess(args, options) : runCliInProcess(args, options);
+  return runCliInProcess(args, options);
 }
 
 /** Run `main(args, io)` in this process, its output collected. */
@@ -50,6 +51,8 @@ export async function runCliInProcess(args: string[], options: RunOptions = {}):
     stderr: { write: (text: string) => (stderr += text) },
     env: cliEnv(options.env),
     cwd: options.cwd ?? tmpdir(),
+    // A serve that starts is stopped by its test, never by a signal to this process.
+    host: { signals: new EventEmitter(), exit: () => {} },
   };
   const code = await main(args, io);
   return { code, stdout, stderr };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, startServe } from './serve-process.js';
 
 const temp = createTempDirs();
 afterEach(async () => {
@@ -28,7 +28,7 @@ describe('secrets at rest under seclookup serve', () => {
   it('the database, its -wal and -shm, and the key file beside it are 0600; the signing key is stored wrapped, the site-key secret only hashed', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
-    const { serve, baseUrl } = await ServeProcess.start(db);
+    const { serve, baseUrl } = await startServe(db);
     expect((await challengeStatus(baseUrl, site.site_key)).status).toBe(200);
     for (const file of [db, `${db}-wal`, `${db}-shm`, `${db}.secret`]) expect([file, modeOf(file)]).toEqual([file, '600']);
     expect(readFileSync(`${db}.secret`, 'utf8').trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
@@ -44,12 +44,12 @@ describe('secrets at rest under seclookup serve', () => {
     // A copy of the .db alone (no key file) signs nothing: a new key file beside it cannot unwrap the key.
     const elsewhere = join(temp.make(), 'copy.db');
     copyFileSync(db, elsewhere);
-    const copy = await ServeProcess.start(elsewhere);
+    const copy = await startServe(elsewhere);
     expect(await challengeStatus(copy.baseUrl, site.site_key)).toMatchObject({ status: 500, body: { error_code: 'server_error' } });
     await copy.serve.waitFor(() => copy.serve.logLines().some((line) => String(line.error).includes('wrapped with another operator secret')));
     await copy.serve.stop('SIGTERM');
     // With the original's secret (--secret-file, or SECLOOKUP_SECRET_FILE) it works.
-    const restored = await ServeProcess.start(elsewhere, { env: { SECLOOKUP_SECRET_FILE: `${db}.secret` } });
+    const restored = await startServe(elsewhere, { env: { SECLOOKUP_SECRET_FILE: `${db}.secret` } });
     expect((await challengeStatus(restored.baseUrl, site.site_key)).status).toBe(200);
   });
 
@@ -61,10 +61,10 @@ describe('secrets at rest under seclookup serve', () => {
     writeFileSync(join(dir, 'new.secret'), 'a-brand-new-operator-secret-0123456789abcdef\n', { mode: 0o600 });
     const rotated = await runCli(['sitekeys', 'rotate-signing-key', '--secret-file', join(dir, 'new.secret'), '--db', db]);
     expect([rotated.code, rotated.stdout]).toEqual([0, expect.stringContaining('Dropped 1 signing key this operator secret cannot unwrap')]);
-    const withNew = await ServeProcess.start(db, { args: ['--secret-file', join(dir, 'new.secret')] });
+    const withNew = await startServe(db, { args: ['--secret-file', join(dir, 'new.secret')] });
     expect((await challengeStatus(withNew.baseUrl, site.site_key)).status).toBe(200);
     await withNew.serve.stop('SIGTERM');
-    const withOld = await ServeProcess.start(db);
+    const withOld = await startServe(db);
     expect((await challengeStatus(withOld.baseUrl, site.site_key)).status).toBe(500);
   });
 

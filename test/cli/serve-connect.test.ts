@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exchange, jsonOf } from '../adapters/raw-http.js';
 import { createTempDirs } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, startServe } from './serve-process.js';
 
 const temp = createTempDirs();
 afterEach(async () => {
@@ -16,7 +16,7 @@ afterAll(() => temp.cleanup());
 
 describe('seclookup serve: CONNECT', () => {
   it('is answered 405 method_not_allowed in the envelope and logged like any refusal', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'serve.db'));
+    const { serve, baseUrl } = await startServe(join(temp.make(), 'serve.db'));
     const reply = await exchange(Number(new URL(baseUrl).port), 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(reply.responses).toHaveLength(1);
     const [answer] = reply.responses;

@@ -1,40 +1,46 @@
-/** A `seclookup serve` child process for the CLI tests: started on a free port, its output collected line by line. */
+/**
+ * `seclookup serve` for the CLI tests, started on a free port with its output collected line by
+ * line: in this process (`startServe`: `main(['serve', ...], io)` with its own stdout, stderr
+ * and signals, the default) or as a real `node dist/cli.js serve` child (`ServeProcess.start`),
+ * kept for what only a process shows: SIGKILL, a real signal to a pid, the binary's own stdout.
+ */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_PATH, cliEnv } from './harness.js';
 
-/** Every process started and not yet stopped: a test's afterEach kills what a failed test left. */
-export const running = new Set<ServeProcess>();
+export interface ServeExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
-/** A `seclookup serve` child process with its output collected line by line. */
-export class ServeProcess {
+export interface ServeStartOptions {
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** Every serve started and not yet stopped: a test's afterEach stops what a failed test left. */
+export const running = new Set<ServeRun>();
+
+/** What the tests see of a running serve, in process or not: its output, its signals, its exit. */
+export abstract class ServeRun {
   readonly stdoutLines: string[] = [];
   stderr = '';
-  /** Resolves once the process has exited and its stdout and stderr are read to the end. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once serve has exited and its stdout and stderr are read to the end. */
+  abstract readonly exited: Promise<ServeExit>;
+  /** Null while serve runs; its exit code once it has exited. */
+  abstract readonly exitCode: number | null;
   private stdoutRest = '';
 
-  private constructor(readonly child: ChildProcessWithoutNullStreams) {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      const parts = (this.stdoutRest + chunk).split('\n');
-      this.stdoutRest = parts.pop()!;
-      this.stdoutLines.push(...parts);
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  protected takeStdout(chunk: string): void {
+    const parts = (this.stdoutRest + chunk).split('\n');
+    this.stdoutRest = parts.pop()!;
+    this.stdoutLines.push(...parts);
   }
 
-  static async start(
-    db: string,
-    { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
-  ): Promise<{ serve: ServeProcess; baseUrl: string }> {
-    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db, ...args], { env: cliEnv(env), cwd: tmpdir() });
-    const serve = new ServeProcess(child);
-    running.add(serve);
-    const match = await serve.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serve.stderr));
-    return { serve, baseUrl: match[1] };
-  }
+  /** Send `signal` and return at once (SIGKILL: in process, two SIGTERMs: drain, then cut every connection). */
+  abstract kill(signal: NodeJS.Signals): void;
 
   /** Poll until `probe` returns something truthy; fail with the output so far after 10 s. */
   async waitFor<T>(probe: () => T | null | undefined | false, timeoutMs = 10_000): Promise<T> {
@@ -43,7 +49,7 @@ export class ServeProcess {
       const value = probe();
       if (value) return value;
       if (Date.now() > deadline) throw new Error(`timed out; stdout:\n${this.stdoutLines.join('\n')}\nstderr:\n${this.stderr}`);
-      if (this.child.exitCode !== null) throw new Error(`serve exited ${this.child.exitCode}; stderr:\n${this.stderr}`);
+      if (this.exitCode !== null) throw new Error(`serve exited ${this.exitCode}; stderr:\n${this.stderr}`);
       await sleep(20);
     }
   }
@@ -68,10 +74,93 @@ export class ServeProcess {
     return keys;
   }
 
-  async stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    this.child.kill(signal);
+  async stop(signal: NodeJS.Signals): Promise<ServeExit> {
+    this.kill(signal);
     const result = await this.exited;
     running.delete(this);
     return result;
   }
+
+  /** Wait for the "listening on" line: the base URL. */
+  protected async listening(): Promise<string> {
+    const match = await this.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stderr));
+    return match[1];
+  }
 }
+
+function serveArgs(db: string, args: readonly string[]): string[] {
+  return ['serve', '--port', '0', '--db', db, ...args];
+}
+
+/** `main(['serve', ...], io)` in this process: stdout is the JSON log, signals come from an emitter. */
+export class ServeInProcess extends ServeRun {
+  readonly exited: Promise<ServeExit>;
+  exitCode: number | null = null;
+  private readonly signals = new EventEmitter();
+  private killed = false;
+
+  private constructor(argv: string[], env: Record<string, string>) {
+    super();
+    const io = {
+      stdout: { write: (text: string) => this.takeStdout(text) },
+      stderr: { write: (text: string) => (this.stderr += text) },
+      env: cliEnv(env),
+      cwd: tmpdir(),
+      // The exit code is main's result; the exit itself (the binary's process.exit) has nothing to end here.
+      host: { signals: this.signals, exit: () => {} },
+    };
+    this.exited = import('../../src/cli/main.js')
+      .then(({ main }) => main(argv, io))
+      .then((code) => {
+        this.exitCode = code;
+        return { code, signal: null };
+      });
+  }
+
+  static async start(db: string, { args = [], env = {} }: ServeStartOptions = {}): Promise<{ serve: ServeInProcess; baseUrl: string }> {
+    const serve = new ServeInProcess(serveArgs(db, args), env);
+    running.add(serve);
+    return { serve, baseUrl: await serve.listening() };
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (signal !== 'SIGKILL') {
+      this.signals.emit(signal, signal);
+      return;
+    }
+    // No process to kill: stop now, cutting every open connection (the second signal does that).
+    if (!this.killed) this.signals.emit('SIGTERM', 'SIGTERM');
+    this.killed = true;
+    this.signals.emit('SIGTERM', 'SIGTERM');
+  }
+}
+
+/** A real `node dist/cli.js serve` child process. */
+export class ServeProcess extends ServeRun {
+  readonly exited: Promise<ServeExit>;
+
+  private constructor(readonly child: ChildProcessWithoutNullStreams) {
+    super();
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => this.takeStdout(chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  }
+
+  get exitCode(): number | null {
+    return this.child.exitCode;
+  }
+
+  static async start(db: string, { args = [], env = {} }: ServeStartOptions = {}): Promise<{ serve: ServeProcess; baseUrl: string }> {
+    const child = spawn(process.execPath, [CLI_PATH, ...serveArgs(db, args)], { env: cliEnv(env), cwd: tmpdir() });
+    const serve = new ServeProcess(child);
+    running.add(serve);
+    return { serve, baseUrl: await serve.listening() };
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+}
+
+/** Start serve in this process: what most tests need ("a serve answering HTTP"). */
+export const startServe = ServeInProcess.start;

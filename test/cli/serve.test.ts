@@ -7,7 +7,7 @@ import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { startDnsServer, type Zone } from '../servers/dns-server.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { ServeProcess, running, startServe } from './serve-process.js';
 
 const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const FIREFOX_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
@@ -63,6 +63,7 @@ describe('seclookup serve', () => {
   let starter: Map<string, { secret: string; public: string }>;
 
   it('prints a starter key pair for every product once on stderr, serves lookups and logs each request as a JSON line on stdout', async () => {
+    // The binary itself: its stdout is the JSON log and nothing else.
     const { serve, baseUrl } = await ServeProcess.start(db);
     starter = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
     expect([...starter.keys()].sort()).toEqual([...PRODUCT_IDS].sort());
@@ -106,7 +107,7 @@ describe('seclookup serve', () => {
   });
 
   it('on a restart prints no keys, only how many there are', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(db);
+    const { serve, baseUrl } = await startServe(db);
     const health = await getJson(`${baseUrl}/healthz`);
     await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === health.requestId));
     expect(serve.starterKeys().size).toBe(0);
@@ -120,7 +121,7 @@ describe('seclookup serve', () => {
   });
 
   it('honours keys created and revoked with the CLI while it runs', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(db);
+    const { serve, baseUrl } = await startServe(db);
     const created = await runCliJson<{ secret_key: string; secret_key_id: string }>(['keys', 'create', '--product', 'useragent', '--json', '--db', db]);
     const url = `${baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(FIREFOX_UA)}`;
 
@@ -136,13 +137,14 @@ describe('seclookup serve', () => {
   });
 
   it('on SIGTERM finishes the in-flight request, closes the database and exits 0', async () => {
+    // A real SIGTERM to the process's pid.
     const { serve, baseUrl } = await ServeProcess.start(db);
     // Leave an idle keep-alive connection open: it must not hold up the shutdown.
     const warmup = await getJson(`${baseUrl}/v1/useragent/status`, starter.get('useragent')!.secret);
     expect(warmup.status).toBe(200);
 
     const response = await postInTwoParts(`${baseUrl}/v1/useragent/lookup`, starter.get('useragent')!.secret, JSON.stringify({ ua: FIREFOX_UA }), async () => {
-      serve.child.kill('SIGTERM');
+      serve.kill('SIGTERM');
       await serve.waitFor(() => serve.stderr.includes('SIGTERM received'));
     });
     expect(response.status).toBe(200);
@@ -262,7 +264,7 @@ async function keepAliveClient(url: string, signalSent: () => boolean): Promise<
 
 describe('seclookup serve: log and shutdown', () => {
   it('writes exactly one request line per answered request before it exits on SIGTERM', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'lines.db'));
+    const { serve, baseUrl } = await startServe(join(temp.make(), 'lines.db'));
     const requestIds: string[] = [];
     for (let batch = 0; batch < 30; batch++) {
       const answers = await Promise.all(Array.from({ length: 10 }, () => getJson(`${baseUrl}/healthz`)));
@@ -278,7 +280,7 @@ describe('seclookup serve: log and shutdown', () => {
   });
 
   it('--log-level warn leaves the request lines out; an unknown level is a usage error', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--log-level', 'warn'] });
+    const { serve, baseUrl } = await startServe(db, { args: ['--log-level', 'warn'] });
     const health = await getJson(`${baseUrl}/healthz`);
     expect(health.status).toBe(200);
     expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -297,7 +299,7 @@ describe('seclookup serve: log and shutdown', () => {
     const silentDns = await startDnsServer({ behaviour: 'silent' });
     try {
       const dbPath = join(temp.make(), 'deadline.db');
-      const { serve, baseUrl } = await ServeProcess.start(dbPath, { args: ['--dns', silentDns.address], env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '300' } });
+      const { serve, baseUrl } = await startServe(dbPath, { args: ['--dns', silentDns.address], env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '300' } });
       const key = (await serve.waitFor(() => serve.starterKeys().get('emailauth'))).secret;
       const subscription = await subscriptionOf(dbPath, key);
       const before = await remainingQuota(dbPath, subscription);
@@ -310,7 +312,7 @@ describe('seclookup serve: log and shutdown', () => {
       await eventually(async () => (await remainingQuota(dbPath, subscription)) === before - 1, 'the reservation');
       await eventually(async () => silentDns.total() > 0, 'the DNS query');
 
-      serve.child.kill('SIGTERM');
+      serve.kill('SIGTERM');
       expect(await serve.exited).toEqual({ code: 0, signal: null });
       running.delete(serve);
       expect(serve.stderr).toContain('SIGTERM received: finishing 1 in-flight request(s)');
@@ -324,14 +326,14 @@ describe('seclookup serve: log and shutdown', () => {
   });
 
   it('during the drain, answers requests arriving on open keep-alive connections with Connection: close instead of resetting them', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(db);
+    const { serve, baseUrl } = await startServe(db);
     let signalSent = false;
     const clients = Array.from({ length: 6 }, () => keepAliveClient(`${baseUrl}/healthz`, () => signalSent));
     // Let every client get going before the signal.
     await serve.waitFor(() => serve.requestLines().length >= 6 * 20);
 
     signalSent = true;
-    serve.child.kill('SIGTERM');
+    serve.kill('SIGTERM');
     const reports = await Promise.all(clients);
     expect(await serve.exited).toEqual({ code: 0, signal: null });
     running.delete(serve);
@@ -366,7 +368,7 @@ describe('seclookup serve --dns', () => {
   it('answers emailval, emailauth and dnsbl from the DNS server it is pointed at, and 502 when that server goes silent', async () => {
     const dns = await startDnsServer({ zone: MAIL_ZONE });
     try {
-      const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'dns.db'), { args: ['--dns', dns.address] });
+      const { serve, baseUrl } = await startServe(join(temp.make(), 'dns.db'), { args: ['--dns', dns.address] });
       const keys = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
       const key = (product: string) => keys.get(product)!.secret;
 

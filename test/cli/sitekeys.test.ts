@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
-import { ServeProcess, running } from './serve-process.js';
+import { running, startServe } from './serve-process.js';
 
 const temp = createTempDirs();
 afterEach(async () => {
@@ -126,7 +126,7 @@ describe('seclookup sitekeys', () => {
   it('a new user: site key from the CLI, a puzzle solved through serve, the proof verified once and refused the second time', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const key = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
-    const { serve, baseUrl } = await ServeProcess.start(db);
+    const { serve, baseUrl } = await startServe(db);
     const challenge = await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${key.site_key}&hostname=shop.example.com`).then(
       (r) => r.json() as Promise<Record<string, unknown>>,
     );
@@ -141,7 +141,7 @@ describe('seclookup sitekeys', () => {
 
     // The proof ids are in the database: after a restart, the token is still used up.
     await serve.stop('SIGTERM');
-    const restarted = await ServeProcess.start(db);
+    const restarted = await startServe(db);
     const third = await post(`${restarted.baseUrl}/v1/captcha/siteverify`, { secret: key.secret_key, response: verified.body.proof });
     expect(third.body.error_code).toBe('token_already_used');
     // Neither key nor proof reaches the request log.

@@ -22,7 +22,7 @@ import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow
 import type { BuiltProductId } from '../../src/products/registry.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 import { createTempDirs, runCli, runCliJson } from '../cli/harness.js';
-import { ServeProcess } from '../cli/serve-process.js';
+import { startServe, type ServeRun } from '../cli/serve-process.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { rdapAnswer, startRdapServer, type RdapTestServer } from '../servers/rdap-server.js';
 import { closedPort, mintCertificate, startTlsServer, type TlsTestServer } from '../servers/tls-server.js';
@@ -31,7 +31,7 @@ const temp = createTempDirs();
 let dns: DnsTestServer;
 let rdap: RdapTestServer;
 let tls: TlsTestServer;
-let serve: ServeProcess;
+let serve: ServeRun;
 let baseUrl: string;
 let db: string;
 let keys: Record<string, string>;
@@ -60,7 +60,7 @@ beforeAll(async () => {
     startTlsServer({ certificate: mintCertificate({ subject: 'client.tls.test', dnsNames: ['client.tls.test'] }) }),
   ]);
   const rdapServers = { com: `http://rdap.registry.test:${new URL(rdap.url).port}/rdap/` };
-  ({ serve, baseUrl } = await ServeProcess.start(db, {
+  ({ serve, baseUrl } = await startServe(db, {
     args: ['--dns', dns.address, '--allow-private-targets', '127.0.0.0/8', '--whois-rdap-servers', `com=${rdapServers.com}`],
   }));
   // The starter key pairs serve prints on its first start, one per product.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { createTempDirs, runCli } from '../cli/harness.js';
-import { ServeProcess, running } from '../cli/serve-process.js';
+import { running, startServe } from '../cli/serve-process.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { sample } from './scrape.js';
 
@@ -33,7 +33,7 @@ const lookupUa = (baseUrl: string, key?: string) =>
 
 describe('seclookup serve --metrics', () => {
   it('serves GET /metrics on the API port without a key: requests by product, route and status, latency, meter, caches, DNS calls', async () => {
-    const { serve, baseUrl } = await ServeProcess.start(db, { args: ['--metrics', '--dns', dns.address] });
+    const { serve, baseUrl } = await startServe(db, { args: ['--metrics', '--dns', dns.address] });
     keys = await serve.waitFor(() => serve.starterKeys().size === PRODUCT_IDS.length && serve.starterKeys());
     // Its own stderr line, which may arrive in a later chunk than the one the keys came in.
     await serve.waitFor(() => serve.stderr.includes(`metrics at ${baseUrl}/metrics`));
@@ -82,7 +82,7 @@ describe('seclookup serve --metrics', () => {
 
   it('--metrics-port N serves them on a port of their own (and /metrics on the API port is 404); so does $SECLOOKUP_METRICS_PORT', async () => {
     for (const how of [{ args: ['--metrics-port', '0'] }, { env: { SECLOOKUP_METRICS_PORT: '0' } }]) {
-      const { serve, baseUrl } = await ServeProcess.start(db, how);
+      const { serve, baseUrl } = await startServe(db, how);
       const metricsUrl = (await serve.waitFor(() => /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(serve.stderr)))[1];
       expect(metricsUrl).not.toContain(baseUrl);
       expect((await fetch(`${baseUrl}/metrics`)).status).toBe(404);
@@ -98,7 +98,7 @@ describe('seclookup serve --metrics', () => {
   });
 
   it('is off by default, and on from the config file or $SECLOOKUP_METRICS', async () => {
-    const off = await ServeProcess.start(db);
+    const off = await startServe(db);
     expect((await fetch(`${off.baseUrl}/metrics`)).status).toBe(404);
     expect(off.serve.stderr).not.toContain('metrics at');
     await off.serve.stop('SIGKILL');
@@ -106,7 +106,7 @@ describe('seclookup serve --metrics', () => {
     const config = join(temp.make(), 'seclookup.json');
     writeFileSync(config, JSON.stringify({ metrics: true }));
     for (const how of [{ args: ['--config', config] }, { env: { SECLOOKUP_METRICS: '1' } }]) {
-      const { serve, baseUrl } = await ServeProcess.start(db, how);
+      const { serve, baseUrl } = await startServe(db, how);
       expect((await fetch(`${baseUrl}/metrics`)).status).toBe(200);
       await serve.stop('SIGKILL');
     }

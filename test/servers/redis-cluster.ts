@@ -161,7 +161,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     return parseClusterNodes(await sendCommand(port, ['CLUSTER', 'NODES']));
   }
 
-  async function waitUntilOk(timeoutMs = 20_000): Promise<void> {
+  /** `replicasExpected`: at creation, also wait until that many nodes show as replicas (gossip spreads the roles). */
+  async function waitUntilOk(timeoutMs = 20_000, replicasExpected = 0): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
@@ -175,7 +176,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         const links = await Promise.all(replicas.map((node) => sendCommand(node.port, ['INFO', 'replication'])));
         const synced = links.filter((info) => info.includes('master_link_status:up')).length;
         last += `; ${synced} of ${replicas.length} replicas synced`;
-        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS && synced === replicas.length) return;
+        const allReplicas = replicas.length >= replicasExpected;
+        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS && synced === replicas.length && allReplicas) return;
       } catch (error) {
         last = String(error);
       }
@@ -202,7 +204,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }
     }
     await cli(['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
-    await waitUntilOk();
+    await waitUntilOk(20_000, masters * replicas);
   } catch (error) {
     killAll();
     rmSync(root, { recursive: true, force: true });

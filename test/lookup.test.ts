@@ -57,7 +57,7 @@ describe('createLookup', () => {
       throw new Error('accepted');
     };
     expect(refused({ geoip: { databse: 'x.mmdb' } }).message).toBe(
-      'createLookup: geoip.databse is not an option of geoip (its options: database, databases, provider, asn, asnDatabase, reverseDns, watch, watchIntervalMs, cacheSize, onReload, onReloadError)',
+      'createLookup: geoip.databse is not an option of geoip (its options: database, databases, provider, asn, asnDatabase, reverseDns, lazy, watch, watchIntervalMs, cacheSize, onReload, onReloadError)',
     );
     expect(refused({ timezone: { cacheSize: 5 } }).message).toBe('createLookup: timezone.cacheSize is not an option of timezone (it has none)');
     expect(refused({ useragent: 'big' })).toMatchObject({ code: 'invalid_option', message: 'createLookup: useragent options must be an object' });

@@ -65,6 +65,8 @@ describe('two API instances on one Redis', () => {
     const keys = await b.keys('useragent', { plan: 'test-quota50' });
     const replies = await Promise.all(Array.from({ length: 120 }, (_, i) => (i % 2 ? a : b).call(`/v1/useragent/lookup?ua=${UA}`, { key: keys.secretKey })));
     expect(statuses(replies)).toEqual({ '200': 50, '429 quota_exceeded': 70 });
+    // b's commits reach Redis within its commitDelayMs, or when it closes; a's own usage() sends a's first.
+    await b.meter.close();
     expect(await a.meter.usage()).toEqual([expect.objectContaining({ subscriptionId: keys.subscriptionId, lookups: 50 })]);
   });
 

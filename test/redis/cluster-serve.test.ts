@@ -84,7 +84,10 @@ describe('seclookup on a Redis Cluster (--redis redis+cluster://h1:p1,h2:p2)', (
     expect(statuses.filter((s) => s === 429)).toHaveLength(60);
     const meter = createRedisMeter(url);
     try {
-      expect((await meter.usage()).filter((row) => row.subscriptionId === key.subscription_id).map((row) => row.lookups)).toEqual([40]);
+      // The serve processes send their last commits within commitDelayMs (5 ms) of the answers.
+      const lookups = async () => (await meter.usage()).filter((row) => row.subscriptionId === key.subscription_id).map((row) => row.lookups);
+      await settled(async () => (await lookups())[0] === 40);
+      expect(await lookups()).toEqual([40]);
     } finally {
       await meter.close();
     }
@@ -135,7 +138,9 @@ describe('seclookup on a Redis Cluster (--redis redis+cluster://h1:p1,h2:p2)', (
     expect(Object.fromEntries(admitted)).toEqual(Object.fromEntries(subs.map((sub) => [sub.id, 30])));
     const meter = createRedisMeter(url);
     try {
-      const billed = new Map((await meter.usage()).map((row) => [row.subscriptionId, row.lookups]));
+      const usage = async () => new Map((await meter.usage()).map((row) => [row.subscriptionId, row.lookups]));
+      await settled(async () => [...(await usage()).values()].reduce((a, b) => a + b, 0) >= subs.length * 30);
+      const billed = await usage();
       for (const sub of subs) expect(billed.get(sub.id), `billed ${sub.id}`).toBe(30);
     } finally {
       await meter.close();
@@ -152,3 +157,9 @@ describe('seclookup on a Redis Cluster (--redis redis+cluster://h1:p1,h2:p2)', (
     expect(result.stderr).not.toContain('hunter2');
   });
 });
+
+/** Wait up to 2 s for `done`: the serve processes' last commits land within their commitDelayMs. */
+async function settled(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!(await done()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiOptions } from '../../src/api/types.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
-import { createRedisMeter, createRedisSingleUseStore } from '../../src/metering/redis/index.js';
+import { createRedisClient, createRedisMeter, createRedisSingleUseStore } from '../../src/metering/redis/index.js';
 import type { Meter } from '../../src/metering/types.js';
 import { createApiStack, type ApiStack, type Reply } from '../api/harness.js';
 import { startRedisCluster, type RedisCluster } from '../servers/redis-cluster.js';
@@ -76,6 +76,24 @@ function tally(into: Tally, id: string, reply: Reply): void {
   into.set(id, counts);
 }
 
+/** Units held by open leases per subscription (`<id>|<units>|...` members of `{sub:<id>}:leases`). */
+async function heldLeaseUnits(ids: readonly string[]): Promise<Map<string, number>> {
+  const client = createRedisClient(cluster.url());
+  try {
+    const held = new Map<string, number>();
+    for (const id of ids) {
+      const members = (await client.zrange(`seclookup:{sub:${id}}:leases`, 0, -1)) as string[];
+      held.set(
+        id,
+        members.reduce((sum, member) => sum + Number(member.split('|')[1]), 0),
+      );
+    }
+    return held;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Billed lookups per subscription, from the meter's usage rows. */
 async function billed(meter: Meter): Promise<Map<string, number>> {
   const rows = await meter.usage();
@@ -136,6 +154,7 @@ describe('two API instances on one Redis Cluster', () => {
 
     for (const sub of rated) expect(answers.get(sub.id), `subscription ${sub.id}`).toEqual({ '200': 30, '429 rate_limit_exceeded': 20 });
     for (const sub of quoted) expect(answers.get(sub.id), `subscription ${sub.id}`).toEqual({ '200': 25, '429 quota_exceeded': 15 });
+    await a.meter.close(); // a's commits still pending (commitDelayMs); b's own usage() sends b's
     const bill = await billed(b.meter);
     for (const sub of [...rated, ...quoted]) expect(bill.get(sub.id), `billed ${sub.id}`).toBe(answers.get(sub.id)!['200']);
     console.log(
@@ -143,12 +162,7 @@ describe('two API instances on one Redis Cluster', () => {
     );
   });
 
-  // One retry: in about one run of four seen, a consume that ran on the master as it died and whose
-  // answer was lost leaves one unit held by a lease nobody commits (given back unbilled when it
-  // expires, after the test), so one subscription admits 39. Known and documented in
-  // docs/redis-cluster.md; the retry is a fresh kill on fresh subscriptions.
   it('a master killed under load: only its slots fail (500 with deny, served with allow) until its replica takes over; then the counts are exact', {
-    retry: 1,
     timeout: 60_000,
   }, async () => {
     const [a, b] = [await instance(), await instance()];
@@ -199,15 +213,27 @@ describe('two API instances on one Redis Cluster', () => {
     // The victim's failed while it was down, and 'allow' served them unmetered.
     expect(failures).toBeGreaterThan(0);
     expect(allowedDuringOutage).toEqual(['200']);
-    // After failover: exactly the quota admitted (the replica had every count), billed = answered.
-    for (const sub of onVictim) expect(answers.get(sub.id)?.['200'], `subscription ${sub.id}`).toBe(40);
-    const bill = await billed(b.meter);
-    for (const sub of subs) expect(bill.get(sub.id), `billed ${sub.id}`).toBe(40);
+    // After failover, on the killed master's subscriptions: never over the quota, and every unit
+    // not admitted is held by a lease nobody will commit. That is a consume that ran on the master
+    // as it died and whose answer was lost (a 500): its unit goes back, unbilled, when the lease
+    // expires (docs/redis-cluster.md). Seen in about half the runs; admitted is then 39.
+    await Promise.all([a.meter.close(), b.meter.close()]); // sends the commits still pending
+    const held = await heldLeaseUnits(onVictim.map((sub) => sub.id));
+    const bill = await billed((await instance()).meter); // a fresh connection, made after the failover
+    for (const sub of onVictim) {
+      const admitted = answers.get(sub.id)?.['200'] ?? 0;
+      expect(admitted, `subscription ${sub.id}`).toBeLessThanOrEqual(40);
+      expect(admitted + (held.get(sub.id) ?? 0), `subscription ${sub.id}: admitted + held`).toBeGreaterThanOrEqual(40);
+      expect(bill.get(sub.id), `billed ${sub.id}`).toBeGreaterThanOrEqual(admitted);
+      expect(bill.get(sub.id), `billed ${sub.id}`).toBeLessThanOrEqual(40);
+    }
+    // The other masters' subscriptions: exactly the quota, billed = answered.
+    for (const sub of elsewhere) expect(bill.get(sub.id), `billed ${sub.id}`).toBe(40);
 
     // The old master comes back as a replica of the new one: nothing changes.
     await cluster.start(victim);
     await cluster.waitUntilOk();
-    expect((await a.call(PATH, { key: onVictim[0].key })).body.error_code).toBe('quota_exceeded');
+    expect((await (await instance()).call(PATH, { key: onVictim[0].key })).body.error_code).toBe('quota_exceeded');
   });
 
   it('slots resharded under traffic (redis-cli --cluster reshard): no count lost, billed = answered', async () => {
@@ -264,6 +290,7 @@ describe('two API instances on one Redis Cluster', () => {
     // The slots did move (else this proved nothing), and every subscription got exactly its quota.
     for (const sub of moving) expect(await cluster.masterOf(`seclookup:{sub:${sub.id}}:quota`)).toBe(to.port);
     for (const sub of subs) expect(answers.get(sub.id), `subscription ${sub.id}`).toEqual({ '200': 150, '429 quota_exceeded': expect.any(Number) });
+    await a.meter.close(); // a's commits still pending (commitDelayMs); b's own usage() sends b's
     const bill = await billed(b.meter);
     for (const sub of subs) expect(bill.get(sub.id), `billed ${sub.id}`).toBe(150);
     expect(duringReshard).toBeGreaterThan(answered / 2);

@@ -507,6 +507,8 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     async usage(period?: string): Promise<UsageRow[]> {
       if (closed) throw closedError();
       if (period !== undefined) assertValidPeriod(period);
+      // This instance's answered lookups count at once, not within commitDelayMs.
+      await commits.flushAll();
       const now = clock();
       const perSubscription = await redis('read usage', async () => {
         const ids = await client.hkeys(admin.subs);

@@ -21,12 +21,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
 import { ratioRow, type BenchRow } from './harness.js';
+import { autocannon, stopAll } from './load.js';
 
 const ADAPTERS = ['node', 'express', 'fastify'] as const;
 type Adapter = (typeof ADAPTERS)[number];
@@ -47,24 +47,6 @@ const WARMUP_SECONDS = 1;
 const ROUNDS = 3;
 const ROUND_SECONDS = 2.5;
 const MIN_RATIO = 0.6;
-
-/** The part of autocannon's programmatic API used here (it ships no types). */
-interface CannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-}
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  headers?: Record<string, string>;
-  method?: string;
-  body?: string;
-}) => Promise<CannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 interface Target {
   url: string;
@@ -157,23 +139,6 @@ async function load(target: Target, connections: number, seconds: number): Promi
   }
   target.answered += result['2xx'];
   return result['2xx'] / result.duration;
-}
-
-async function stopAll(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const force = setTimeout(() => child.kill('SIGKILL'), 3_000);
-          child.once('exit', () => {
-            clearTimeout(force);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
 }
 
 async function benchAdapter(adapter: Adapter): Promise<BenchRow[]> {

@@ -24,7 +24,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +38,7 @@ import { isPromise } from '../src/lib/outcome.js';
 import { successBody } from '../src/lib/envelope.js';
 import type { ProductId } from '../src/products/catalog.js';
 import { ratioRow, reportSections, type BenchRow } from './harness.js';
+import { autocannon, stopAll } from './load.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('./servers/bare-bytes.mjs', import.meta.url));
@@ -59,25 +59,6 @@ const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML,
 const PASSWORD = 'qwerty';
 const SHA1 = createHash('sha1').update(PASSWORD).digest('hex').toUpperCase();
 const ETH = '0x52908400098527886E0F7030069857D2E4169EE7';
-
-/** The part of autocannon's programmatic API used here (it ships no types). */
-interface CannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  '4xx': number;
-}
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  headers?: Record<string, string>;
-  method?: string;
-  body?: string;
-}) => Promise<CannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** One measured route: how to ask it, and what its engine alone costs. */
 interface RouteCase {
@@ -265,23 +246,6 @@ function spawnLine(args: string[], children: ChildProcess[], stdout: 'pipe' | nu
   });
 }
 
-async function stopAll(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-
 const EMAIL_ZONE = (rdapHost: string): Zone => ({
   'example.com': [
     { type: 'A', address: '192.0.2.10' },
@@ -447,7 +411,7 @@ export async function run(): Promise<BenchRow[]> {
     rows.push(...(await batchRow(origin, keys.get('geoip')!, serve.pid!)));
     const rss = await distinctInputs(origin, keys, serve.pid!);
 
-    await stopAll([serve]);
+    await stopAll([serve], 10_000);
     // SIGTERM flushes the log: every answered request has its line, or the rows measured a log that was dropped.
     const logged = readFileSync(logFile, 'utf8').split('\n').length - 1;
     if (logged < 1_000) throw new Error(`seclookup serve logged only ${logged} lines`);
@@ -477,7 +441,7 @@ export async function run(): Promise<BenchRow[]> {
     );
     return rows;
   } finally {
-    await stopAll(children);
+    await stopAll(children, 10_000);
     await Promise.all([dns.close(), rdap.close(), tlsServer.close()]);
     process.removeListener('exit', killOnExit);
     rmSync(dir, { recursive: true, force: true });
@@ -619,7 +583,7 @@ async function adapterRows(children: ChildProcess[], dir: string, sampleBody: st
         GOAL,
       ),
     );
-    await stopAll([ours.child, bare.child]);
+    await stopAll([ours.child, bare.child], 10_000);
   }
   return rows;
 }

@@ -11,13 +11,13 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedisCluster } from '../test/servers/redis-cluster.js';
 import { sendCommand, startRedisServer } from '../test/servers/redis-server.js';
 import { absoluteRow, type BenchRow } from './harness.js';
+import { autocannon, stopAll, type CannonRequest, type CannonResult } from './load.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const BALANCER = fileURLToPath(new URL('./servers/round-robin.mjs', import.meta.url));
@@ -36,22 +36,6 @@ const PRODUCT_SECONDS = 3;
 const CLIENT_COMMANDS = new Set(['evalsha', 'eval', 'get', 'set', 'del', 'exec', 'hgetall', 'smembers', 'hkeys', 'hsetnx', 'script|load']);
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const TICKS = 100;
-
-interface CannonRequest {
-  method: 'GET';
-  path: string;
-  headers: Record<string, string>;
-}
-interface CannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  latency: { p50: number; p99: number };
-}
-type Autocannon = (options: { url: string; connections: number; duration: number; requests: CannonRequest[] }) => Promise<CannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const IPS = [
   '8.8.8.8',
@@ -141,7 +125,7 @@ export async function run(): Promise<BenchRow[]> {
         });
       }
       rssMb = instances.map((instance) => rss(instance.pid));
-      await stop(instances.map((instance) => instance.child));
+      await stopAll(instances.map((instance) => instance.child));
     } finally {
       await redis.close();
     }
@@ -150,12 +134,12 @@ export async function run(): Promise<BenchRow[]> {
       const store = { name: '3-master cluster', url: cluster.url(), ports: [...cluster.ports] };
       const { instances, keys } = await startInstances(store, root, children);
       for (const count of INSTANCES) steps.push(await measureStep(store, instances.slice(0, count), keys, children));
-      await stop(instances.map((instance) => instance.child));
+      await stopAll(instances.map((instance) => instance.child));
     } finally {
       await cluster.close();
     }
   } finally {
-    await stop(children);
+    await stopAll(children);
     process.removeListener('exit', killOnExit);
     rmSync(root, { recursive: true, force: true });
   }
@@ -290,7 +274,7 @@ async function measureStep(store: Store, instances: Instance[], keys: Record<str
       limit,
     };
   } finally {
-    await stop([balancer.child]);
+    await stopAll([balancer.child]);
   }
 }
 
@@ -376,23 +360,6 @@ function micros(cores: number, rps: number): number {
 
 function pct(cores: number): string {
   return `${Math.round(cores * 100)}%`;
-}
-
-async function stop(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const force = setTimeout(() => child.kill('SIGKILL'), 3_000);
-          child.once('exit', () => {
-            clearTimeout(force);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
 }
 
 interface ProductRun {

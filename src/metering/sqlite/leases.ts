@@ -15,6 +15,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ProductId } from '../../products/catalog.js';
+import { ALLOWANCE_ROW_MARK } from './allowances.js';
 
 interface LeaseRow {
   subscriptionId: string;
@@ -57,15 +58,18 @@ export class LeaseBook {
     private readonly tag: string,
   ) {}
 
-  /** A new reservation of `units` (inside a group transaction): its lease name. */
-  reserve(subscriptionId: string, product: ProductId, period: string, day: string, expiresAt: number, units: number): string {
-    const shared = `${subscriptionId}\u0000${product}\u0000${period}\u0000${day}\u0000${expiresAt}`;
+  /**
+   * A new reservation of `units` (inside a group transaction): its lease name. An allowance's
+   * unspent block gets a row of its own, marked (see allowances.ts): its units are not in usage.
+   */
+  reserve(subscriptionId: string, product: ProductId, period: string, day: string, expiresAt: number, units: number, allowance = false): string {
+    const shared = `${subscriptionId}\u0000${product}\u0000${period}\u0000${day}\u0000${expiresAt}${allowance ? ALLOWANCE_ROW_MARK : ''}`;
     let row = this.forming.get(shared);
     if (!row) {
       row = {
         subscriptionId,
         expiresAt,
-        lease: `${expiresAt}:${this.tag}:${++this.lastRow}`,
+        lease: `${expiresAt}:${this.tag}:${++this.lastRow}${allowance ? ALLOWANCE_ROW_MARK : ''}`,
         product,
         period,
         day,
@@ -90,10 +94,7 @@ export class LeaseBook {
    * next group.
    */
   settle(reservationLease: string, stillInFile?: (subscriptionId: string, expiresAt: number, lease: string) => boolean): number | undefined {
-    const slash = reservationLease.lastIndexOf('/');
-    if (slash < 0) return undefined;
-    const row = this.open.get(reservationLease.slice(0, slash));
-    const member = Number(reservationLease.slice(slash + 1));
+    const { row, member } = this.memberOf(reservationLease);
     const units = row?.members.get(member);
     if (row === undefined || units === undefined) return undefined;
     // Another process may have given the row back on expiry: then its members have ended.
@@ -103,6 +104,46 @@ export class LeaseBook {
     }
     this.settleInto(row, member, undefined);
     return units;
+  }
+
+  /**
+   * Move `units` of a member to a new member of the same row (an allowance spends from its
+   * unspent member): the new member's name. The row's units do not change: nothing to write.
+   */
+  split(from: string, units: number): string {
+    const { row, member } = this.memberOf(from);
+    const held = row?.members.get(member);
+    if (row === undefined || held === undefined || held < units) throw new Error(`lease member ${from} cannot give ${units} units`);
+    const added = ++row.lastMember;
+    row.members.set(member, held - units);
+    row.members.set(added, units);
+    if (this.inTransaction)
+      this.undo.push(() => {
+        row.members.set(member, held);
+        row.members.delete(added);
+      });
+    return `${row.lease}/${added}`;
+  }
+
+  /**
+   * Move a member's units back into another member of its row (a refund back into an
+   * allowance): the units moved, or undefined when either member has ended. Nothing to write.
+   */
+  join(from: string, into: string): number | undefined {
+    const source = this.memberOf(from);
+    const target = this.memberOf(into);
+    if (source.row === undefined || source.row !== target.row) return undefined;
+    const units = source.row.members.get(source.member);
+    const before = target.row.members.get(target.member);
+    if (units === undefined || before === undefined) return undefined;
+    source.row.members.delete(source.member);
+    target.row.members.set(target.member, before + units);
+    return units;
+  }
+
+  private memberOf(reservationLease: string): { row: LeaseRow | undefined; member: number } {
+    const slash = reservationLease.lastIndexOf('/');
+    return { row: slash < 0 ? undefined : this.open.get(reservationLease.slice(0, slash)), member: Number(reservationLease.slice(slash + 1)) };
   }
 
   /** True when a commit or refund left rows to write: the next group writes them. */

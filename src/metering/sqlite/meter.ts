@@ -10,6 +10,20 @@ import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
 import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { LeaseBook } from './leases.js';
 import {
+  ALLOWANCE_IDLE_MS,
+  AllowanceBook,
+  COMMIT_DELAY_MS,
+  allowanceKey,
+  blockSize,
+  canSpend,
+  isAllowanceLease,
+  nextUtcDay,
+  ranOut,
+  spend,
+  type Allowance,
+} from './allowances.js';
+import { rateWindow, rateWindowResetAt, usageDay } from '../../lib/calendar.js';
+import {
   answerNow,
   assertStorablePlan,
   checkLeaseMs,
@@ -203,12 +217,36 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   const counters = new LiveCounters(sql);
   const leases = new LeaseBook(sql, leaseTag);
-  const writes = new GroupCommit(db, counters, leases);
+  const allowances = new AllowanceBook();
+  const writes = new GroupCommit(db, counters, leases, {
+    begin: () => allowances.begin(countUsage),
+    committed: () => allowances.committed(),
+    rolledBack: () => allowances.rolledBack(),
+    hasChanges: () => allowances.hasUnwritten,
+  });
   const resolvedKeys = createResolvedKeyCache(db);
+  const split = (from: string, units: number) => leases.split(from, units);
+  const stillInFile = (subscriptionId: string, expiresAt: number, lease: string) => sql.leaseExists.get(subscriptionId, expiresAt, lease) !== undefined;
+  // Gives back allowances left unspent by keys gone quiet (started by the first allowance).
+  let idleSweep: NodeJS.Timeout | undefined;
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
-    const { subscriptionId } = request;
+    // The group's earlier calls may have taken an allowance this call can spend from.
+    const key = allowanceKey(request);
+    const taken = allowances.takenNow(key);
+    if (taken !== undefined && canSpend(taken, request)) return spend(taken, request, split);
+    const held = taken ?? allowances.find(key);
     reclaimExpired(request.now);
+    // Give back what it holds first, so the exact decision sees the file's counts.
+    if (held !== undefined) endAllowance(held);
+    const outcome = decideOnce(request);
+    if (outcome.allowed) takeAllowance(request, outcome, held !== undefined && ranOut(held, request) ? held : undefined);
+    return outcome;
+  }
+
+  /** The exact consume: counters read and changed in this transaction, a reservation in a lease row. */
+  function decideOnce(request: ConsumeRequest): ConsumeOutcome {
+    const { subscriptionId } = request;
     const rate = counters.get(subscriptionId, rateCounter(request.keyId));
     const quota = counters.get(subscriptionId, QUOTA_COUNTER);
     const decision = decideConsume(request, rate && { window: Number(rate.period), hits: rate.count }, quota && { period: quota.period, used: quota.count });
@@ -224,12 +262,95 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     return decision.outcome;
   }
 
-  /** Give `units` of a reservation back to its month's quota (if still the stored month) and its day's usage. */
-  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number): void {
+  /**
+   * After an allowed exact consume, take a block for the key's next requests (see
+   * allowances.ts), counted in the file now: rate hits always, quota units when the request
+   * reserves quota. Only in the current window, day and month.
+   */
+  function takeAllowance(request: ConsumeRequest, outcome: Extract<ConsumeOutcome, { allowed: true }>, spentOut: Allowance | undefined): void {
+    const size = blockSize(outcome, request.reserveQuota, spentOut);
+    if (size === 0) return;
+    const { subscriptionId, keyId, product, now } = request;
+    const window = rateWindow(now);
+    const day = usageDay(now);
+    const period = day.slice(0, 7);
+    if (outcome.rate.resetAt !== rateWindowResetAt(now) || outcome.quota.period !== period) return;
+    const rateName = rateCounter(keyId);
+    const rate = counters.get(subscriptionId, rateName)!;
+    counters.set(subscriptionId, rateName, { period: rate.period, count: rate.count + size });
+    const quota = counters.get(subscriptionId, QUOTA_COUNTER);
+    const used = quota?.period === period ? quota.count : 0;
+    let unspentLease: string | null = null;
+    if (request.reserveQuota) {
+      counters.set(subscriptionId, QUOTA_COUNTER, { period, count: used + size });
+      unspentLease = leases.reserve(subscriptionId, product, period, day, now + leaseMs, size, true);
+    }
+    allowances.take({
+      keyId,
+      subscriptionId,
+      product,
+      rateLimit: request.rateLimitPerMinute,
+      monthlyQuota: request.monthlyQuota,
+      window,
+      period,
+      day,
+      validUntil: Math.min((window + 1) * 60_000, nextUtcDay(now), now + Math.floor(leaseMs / 2)),
+      size,
+      rateLeft: size,
+      hits: rate.count,
+      quotaLeft: request.reserveQuota ? size : 0,
+      used,
+      unspentLease,
+      lastSpentAt: now,
+    });
+    idleSweep ??= setInterval(endIdleAllowances, ALLOWANCE_IDLE_MS).unref();
+  }
+
+  /** Inside a transaction: give back an allowance's unspent rate hits (same window only) and quota units. */
+  function endAllowance(allowance: Allowance): void {
+    allowances.end(allowance);
+    if (allowance.unspentLease !== null) {
+      const unspent = leases.settle(allowance.unspentLease, stillInFile);
+      if (unspent) giveBack(allowance, unspent, false);
+    }
+    if (allowance.rateLeft > 0) {
+      const rateName = rateCounter(allowance.keyId);
+      const rate = counters.get(allowance.subscriptionId, rateName);
+      if (rate?.period === String(allowance.window))
+        counters.set(allowance.subscriptionId, rateName, { period: rate.period, count: Math.max(0, rate.count - allowance.rateLeft) });
+    }
+  }
+
+  function endAllowances(): void {
+    for (const allowance of allowances.all()) endAllowance(allowance);
+  }
+
+  function endIdleAllowances(): void {
+    const quietSince = clock() - ALLOWANCE_IDLE_MS;
+    const idle = allowances.all().filter((allowance) => allowance.lastSpentAt <= quietSince);
+    if (idle.length > 0 && db.open)
+      writes
+        .enqueue(() => {
+          for (const allowance of idle) if (allowances.isActive(allowance)) endAllowance(allowance);
+        })
+        .catch(() => {
+          // The store failed: the allowances stay, and go back with their lease at worst.
+        });
+    if (allowances.size === 0 && idle.length === 0) {
+      clearInterval(idleSweep);
+      idleSweep = undefined;
+    }
+  }
+
+  /**
+   * Give `units` of a reservation back to its month's quota (if still the stored month) and,
+   * for units that were in usage (all but an allowance's), its day's usage.
+   */
+  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number, inUsage = true): void {
     const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
     const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period, units);
     if (refunded && refunded.used !== quota?.count) counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
-    countUsage(reservation, -units);
+    if (inUsage) countUsage(reservation, -units);
   }
 
   /**
@@ -251,16 +372,16 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       // This meter's own rows: memory has the commits not written yet.
       const units = leases.heldBy(row.lease) ?? row.units;
       leases.expired(row.lease);
-      if (units > 0) giveBack({ subscriptionId, ...row }, units);
+      if (units > 0) giveBack({ subscriptionId, ...row }, units, !isAllowanceLease(row.lease));
     }
     sql.deleteExpiredLeases.run(subscriptionId, now);
   }
 
   function refundOnce(reservation: Reservation): void {
     // A refund gives units back, so it checks the row is still there (a commit need not: it gives nothing back).
-    const held = leases.settle(reservation.lease, (...key) => sql.leaseExists.get(...key) !== undefined);
+    const held = leases.settle(reservation.lease, stillInFile);
     if (held === undefined) return; // committed, refunded or expired already
-    giveBack(reservation, Math.min(reservation.units ?? 1, held));
+    giveBack(reservation, Math.min(reservation.units ?? 1, held), !isAllowanceLease(reservation.lease));
   }
 
   /** Add `delta` billed lookups (negative: refunded) to the reservation's day; a day never goes below zero. */
@@ -335,9 +456,12 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
         return key;
       }),
 
-    // The group's promise itself, with no async wrapper: one promise per call on the hot path.
-    consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
+    // From the key's allowance when it has one (no promise, no statement); else the group's
+    // promise itself, with no async wrapper: one promise per call.
+    consume(request: ConsumeRequest): ConsumeOutcome | Promise<ConsumeOutcome> {
       if (!db.open) return Promise.reject(new SeclookupError('store_failed', `metering database "${path}" is closed`));
+      const held = allowances.find(allowanceKey(request));
+      if (held !== undefined && canSpend(held, request)) return spend(held, request, split);
       return writes.enqueue(() => consumeOnce(request));
     },
 
@@ -346,19 +470,34 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
+      // A unit spent from a live allowance goes back into it: still reserved, nothing to write.
+      const allowance = allowances.ofLease(reservation.lease);
+      const units = allowance?.unspentLease ? leases.join(reservation.lease, allowance.unspentLease) : undefined;
+      if (allowance && units !== undefined) {
+        allowance.quotaLeft += units;
+        allowance.used -= units;
+        return;
+      }
       await writes.enqueue(() => refundOnce(reservation));
     },
 
     // Settled in memory, written by the next group (see leases.ts): no promise, no statement.
+    // An answer spent from an allowance joins usage then too, within COMMIT_DELAY_MS.
     commit: (reservation: Reservation) =>
       answerNow((): void => {
         ensureOpen();
-        if (leases.settle(reservation.lease) !== undefined) writes.schedule();
+        const units = leases.settle(reservation.lease);
+        if (units === undefined) return;
+        if (!isAllowanceLease(reservation.lease)) return writes.schedule();
+        allowances.answered(reservation, units);
+        writes.scheduleWithin(COMMIT_DELAY_MS);
       }),
 
+    // Allowances are given back first, so the figures read are exact.
     async quota(subscriptionId: string, monthlyQuota: number | null, now: number): Promise<QuotaState> {
       ensureOpen();
       return writes.enqueue(() => {
+        endAllowances();
         reclaimExpired(now);
         const quota = counters.get(subscriptionId, QUOTA_COUNTER);
         return snapshotQuota(quota && { period: quota.period, used: quota.count }, monthlyQuota, now);
@@ -403,6 +542,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       if (period !== undefined) assertValidPeriod(period);
       const now = clock();
       await writes.enqueue(() => {
+        endAllowances();
         reclaimExpired(now);
       });
       const rows = sql.usageInPeriod.all(period ?? null, period ?? null);
@@ -428,6 +568,8 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async close(): Promise<void> {
       if (!db.open) return;
+      clearInterval(idleSweep);
+      if (allowances.size > 0) writes.enqueue(endAllowances).catch(() => {});
       writes.flush();
       db.close();
     },
@@ -578,9 +720,18 @@ class WriteFailed extends SeclookupError {
  * - each call stays atomic and isolated: if one write throws, the group is rolled back and
  *   its calls are re-run one transaction each, so only the failing call rejects.
  */
+/** What else a group transaction writes (the allowances' book), told when it begins and ends. */
+interface GroupHooks {
+  begin(): void;
+  committed(): void;
+  rolledBack(): void;
+  hasChanges(): boolean;
+}
+
 class GroupCommit {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
+  private delayed: NodeJS.Timeout | undefined;
   private readonly runGroup: Database.Transaction<(group: QueuedWrite[]) => unknown[]>;
   private readonly runOne: Database.Transaction<(write: QueuedWrite) => unknown>;
 
@@ -588,10 +739,12 @@ class GroupCommit {
     db: Database.Database,
     private readonly counters: LiveCounters,
     private readonly leases: LeaseBook,
+    private readonly hooks: GroupHooks,
   ) {
     this.runOne = db.transaction((write: QueuedWrite) => {
       counters.begin();
       leases.begin();
+      hooks.begin();
       const value = write.run();
       counters.writeBack();
       leases.write();
@@ -600,6 +753,7 @@ class GroupCommit {
     this.runGroup = db.transaction((group: QueuedWrite[]) => {
       counters.begin();
       leases.begin();
+      hooks.begin();
       const values = group.map((write) => {
         try {
           return write.run();
@@ -631,19 +785,29 @@ class GroupCommit {
     setImmediate(() => this.flush());
   }
 
+  /** A flush within `ms` (commits of allowance units: written with others, not each turn). */
+  scheduleWithin(ms: number): void {
+    if (this.scheduled || this.delayed) return;
+    this.delayed = setTimeout(() => this.flush(), ms);
+  }
+
   /** Run and commit every queued write now, and the lease rows commits changed. Never throws: failures reject their callers. */
   flush(): void {
     this.scheduled = false;
+    clearTimeout(this.delayed);
+    this.delayed = undefined;
     // Commits alone (no queued write) still get their rows written, in a group of nothing.
-    while (this.queue.length > 0 || this.leases.hasChanges) {
+    while (this.queue.length > 0 || this.leases.hasChanges || this.hooks.hasChanges()) {
       const group = this.queue.splice(0, MAX_GROUP);
       let values: unknown[];
       try {
         values = this.runGroup.immediate(group);
         this.leases.committed();
+        this.hooks.committed();
       } catch (error) {
         this.counters.discard();
         this.leases.rolledBack();
+        this.hooks.rolledBack();
         if (error instanceof WriteFailed && group.length > 0) this.runAlone(group);
         // Otherwise BEGIN or COMMIT failed (busy timeout, I/O error): nothing was kept.
         else {
@@ -663,10 +827,12 @@ class GroupCommit {
       try {
         const value = this.runOne.immediate(write);
         this.leases.committed();
+        this.hooks.committed();
         write.resolve(value);
       } catch (error) {
         this.counters.discard();
         this.leases.rolledBack();
+        this.hooks.rolledBack();
         write.reject(error);
       }
     }

@@ -1,0 +1,222 @@
+/**
+ * The SQLite meter's allowances (src/metering/sqlite/allowances.ts): a busy key on a big plan
+ * is answered from memory, with the same figures as the exact path, and nothing is lost,
+ * billed twice or admitted over a limit, in one process, two, or after a kill -9.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isPromise } from '../../src/lib/outcome.js';
+import { hashKey, issueKeys } from '../../src/metering/keys.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
+import type { ConsumeOutcome, ConsumeRequest, Meter, Reservation } from '../../src/metering/types.js';
+import { T0 } from './conformance/index.js';
+
+const run = promisify(execFile);
+const MODULE_URL = pathToFileURL(resolve('src/metering/sqlite/meter.ts')).href;
+const BIG = { slug: 'big', product: '*' as const, rateLimitPerMinute: 100_000, monthlyQuota: 1_000_000 };
+
+describe('SQLite meter allowances', () => {
+  let dir: string;
+  let path: string;
+  const opened: Meter[] = [];
+
+  function open(options?: Parameters<typeof createSqliteMeter>[1]): Meter {
+    const meter = createSqliteMeter(path, { now: () => T0, ...options });
+    opened.push(meter);
+    return meter;
+  }
+
+  async function keyOn(meter: Meter, plan: typeof BIG): Promise<{ request: ConsumeRequest; subscriptionId: string }> {
+    await meter.setPlan(plan);
+    const sub = await issueKeys(meter, { product: 'useragent', plan: plan.slug });
+    const key = (await meter.resolveKey(hashKey(sub.secretKey)))!;
+    const request: ConsumeRequest = {
+      keyId: key.id,
+      subscriptionId: key.subscriptionId,
+      product: key.product,
+      rateLimitPerMinute: key.plan!.rateLimitPerMinute,
+      monthlyQuota: key.plan!.monthlyQuota,
+      reserveQuota: true,
+      now: T0,
+    };
+    return { request, subscriptionId: sub.subscriptionId };
+  }
+
+  /** `count` consumes one after another: the outcomes, and how many were answered without a promise. */
+  async function consumeInTurn(meter: Meter, request: ConsumeRequest, count: number): Promise<{ outcomes: ConsumeOutcome[]; fromMemory: number }> {
+    const outcomes: ConsumeOutcome[] = [];
+    let fromMemory = 0;
+    for (let i = 0; i < count; i++) {
+      const answer = meter.consume(request);
+      if (!isPromise(answer)) fromMemory++;
+      outcomes.push(await answer);
+    }
+    return { outcomes, fromMemory };
+  }
+
+  /** The file as another process sees it: the month's used units and the lease rows. */
+  function fileView(subscriptionId: string) {
+    const file = new Database(path, { readonly: true });
+    try {
+      return {
+        used: file.prepare("SELECT count FROM live_counters WHERE subscription_id = ? AND counter = 'quota'").pluck().get(subscriptionId) as number,
+        leases: file.prepare('SELECT lease, units FROM leases WHERE subscription_id = ?').all(subscriptionId) as { lease: string; units: number }[],
+      };
+    } finally {
+      file.close();
+    }
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'seclookup-allowance-'));
+    path = join(dir, 'meter.db');
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((m) => m.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a busy key from memory with the figures of the exact path; usage counts only the answers, refunds go back into the allowance', async () => {
+    const meter = open();
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    const { outcomes, fromMemory } = await consumeInTurn(meter, request, 300);
+
+    // Most calls needed no transaction; the limits count down by one per call, as if exact.
+    expect(fromMemory).toBeGreaterThan(250);
+    expect(outcomes.map((o) => o.rate.remaining)).toEqual(outcomes.map((_, i) => BIG.rateLimitPerMinute - i - 1));
+    expect(outcomes.map((o) => o.quota.remaining)).toEqual(outcomes.map((_, i) => BIG.monthlyQuota - i - 1));
+    const reservations = outcomes.map((o) => (o.allowed ? o.reservation! : null));
+    expect(reservations.every(Boolean)).toBe(true);
+
+    // The file counts the unspent block as used (never more admitted than the limit), held by a lease row.
+    const during = fileView(subscriptionId);
+    expect(during.used).toBeGreaterThan(300);
+    expect(during.leases.reduce((sum, row) => sum + row.units, 0)).toBe(during.used);
+
+    // 10 lookups fail: their units go back into the allowance, and the next calls spend them.
+    for (const reservation of reservations.slice(290)) await meter.refund(reservation!);
+    const next = await meter.consume(request);
+    expect(next).toMatchObject({ allowed: true, quota: { remaining: BIG.monthlyQuota - 291 }, rate: { remaining: BIG.rateLimitPerMinute - 301 } });
+    for (const reservation of [...reservations.slice(0, 290), (next as { reservation: Reservation }).reservation]) await meter.commit(reservation!);
+
+    // Given back on reading: exact figures, and no lease row left.
+    expect(await meter.usage('2025-01')).toEqual([{ subscriptionId, product: 'useragent', day: '2025-01-15', lookups: 291 }]);
+    expect(await meter.quota(subscriptionId, BIG.monthlyQuota, T0)).toMatchObject({ remaining: BIG.monthlyQuota - 291 });
+    expect(fileView(subscriptionId)).toEqual({ used: 291, leases: [] });
+  });
+
+  it('gives the unspent rate back when the allowance ends, so the window counts exactly the calls made (status routes: rate only)', async () => {
+    const meter = open();
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    const status = { ...request, reserveQuota: false };
+    const { outcomes, fromMemory } = await consumeInTurn(meter, status, 100);
+    expect(fromMemory).toBeGreaterThan(80);
+    expect(outcomes.at(-1)).toMatchObject({ allowed: true, rate: { remaining: BIG.rateLimitPerMinute - 100 }, reservation: null });
+    await meter.close();
+    const file = new Database(path, { readonly: true });
+    try {
+      expect(file.prepare('SELECT counter, count FROM live_counters WHERE subscription_id = ?').all(subscriptionId)).toEqual([
+        { counter: `rate:${request.keyId}`, count: 100 },
+      ]);
+    } finally {
+      file.close();
+    }
+  });
+
+  it('keeps small plans exact, call by call: an allowance only while 1,024 or more is left', async () => {
+    const meter = open();
+    const small = await keyOn(meter, { ...BIG, slug: 'small', rateLimitPerMinute: 1_000 });
+    const calls = await consumeInTurn(meter, small.request, 100);
+    expect(calls.fromMemory).toBe(0);
+    expect(calls.outcomes.at(-1)!.rate.remaining).toBe(900);
+
+    const edge = await keyOn(meter, { ...BIG, slug: 'edge', rateLimitPerMinute: 1_100 });
+    const first = await consumeInTurn(meter, edge.request, 150);
+    expect(first.fromMemory).toBeGreaterThan(0);
+    // Below 1,024 left, no new block: once the last one is spent, every call is exact.
+    const exact = await consumeInTurn(meter, edge.request, 20);
+    expect(exact.fromMemory).toBe(0);
+    expect(exact.outcomes.at(-1)!.rate.remaining).toBe(1_100 - 170);
+  });
+
+  it('a plan changed under a live allowance: the next call is decided on the new plan, with the allowance given back first', async () => {
+    const meter = open();
+    const { request } = await keyOn(meter, BIG);
+    await consumeInTurn(meter, request, 40);
+    const lower = { ...request, rateLimitPerMinute: 50 };
+    const outcome = meter.consume(lower);
+    expect(isPromise(outcome)).toBe(true);
+    expect(await outcome).toMatchObject({ allowed: true, rate: { limit: 50, remaining: 50 - 41 } });
+  });
+
+  it('two processes on one big limit: never more than the limit, and exactly the limit when both keep asking', async () => {
+    const meter = open();
+    const quota = 4_000;
+    const { request, subscriptionId } = await keyOn(meter, { ...BIG, slug: 'shared', rateLimitPerMinute: 1_000_000, monthlyQuota: quota });
+    await meter.close();
+    // Each child sends 3,000 calls in bursts of 20; it reports how many were allowed and how many came from memory.
+    const child = `
+      const { createSqliteMeter } = await import(${JSON.stringify(MODULE_URL)});
+      const meter = createSqliteMeter(process.env.METER_DB);
+      const request = JSON.parse(process.env.METER_REQUEST);
+      while (Date.now() < Number(process.env.START_AT)) await new Promise((r) => setTimeout(r, 1));
+      let allowed = 0, fromMemory = 0;
+      for (let burst = 0; burst < 150; burst++) {
+        const answers = Array.from({ length: 20 }, () => meter.consume(request));
+        fromMemory += answers.filter((a) => typeof a.then !== 'function').length;
+        allowed += (await Promise.all(answers)).filter((o) => o.allowed).length;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await meter.close();
+      console.log(JSON.stringify({ allowed, fromMemory }));
+    `;
+    const env = { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
+    const results = await Promise.all(
+      [1, 2].map(async () => JSON.parse((await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env })).stdout)),
+    );
+    expect(results.every((r) => r.fromMemory > 100)).toBe(true);
+    expect(results[0].allowed + results[1].allowed).toBe(quota);
+    // Every admitted call still holds its unit (none was committed); the unspent blocks went back at close.
+    expect(fileView(subscriptionId).used).toBe(quota);
+  });
+
+  it('kill -9 with an allowance held: at the lease end its unspent units and unwritten answers go back, and usage holds only the answers written', async () => {
+    const LEASE = 60_000;
+    const meter = open();
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    await meter.close();
+    // The child answers 100 calls: it commits 60 and waits for them to be written, then commits 20 more and dies at once.
+    const child = `
+      const { createSqliteMeter } = await import(${JSON.stringify(MODULE_URL)});
+      const meter = createSqliteMeter(process.env.METER_DB, { leaseMs: ${LEASE} });
+      const request = JSON.parse(process.env.METER_REQUEST);
+      const reservations = [];
+      for (let i = 0; i < 100; i++) reservations.push((await meter.consume(request)).reservation);
+      for (const r of reservations.slice(0, 60)) await meter.commit(r);
+      await new Promise((r) => setTimeout(r, 200));
+      for (const r of reservations.slice(60, 80)) await meter.commit(r);
+      console.log('ready');
+      setInterval(() => {}, 1000);
+    `;
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
+      env: { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((done) => proc.stdout.on('data', (chunk) => String(chunk).includes('ready') && done()));
+    proc.kill('SIGKILL');
+    await new Promise((done) => proc.once('exit', done));
+
+    // Until the lease ends, the child's block and its 40 unwritten units stay reserved.
+    expect(fileView(subscriptionId).used).toBeGreaterThanOrEqual(100);
+    const other = open({ now: () => T0 + LEASE });
+    expect(await other.quota(subscriptionId, BIG.monthlyQuota, T0 + LEASE)).toMatchObject({ remaining: BIG.monthlyQuota - 60 });
+    expect(await other.usage('2025-01')).toEqual([{ subscriptionId, product: 'useragent', day: '2025-01-15', lookups: 60 }]);
+    expect(fileView(subscriptionId)).toEqual({ used: 60, leases: [] });
+  });
+});

@@ -155,6 +155,25 @@ describe('SQLite meter allowances', () => {
     expect(await outcome).toMatchObject({ allowed: true, rate: { limit: 50, remaining: 50 - 41 } });
   });
 
+  it('an allowance whose lease ran out (a stalled process) ends with its row: nothing is given back twice, and its key is then decided exactly', async () => {
+    const LEASE = 10_000;
+    const meter = open({ leaseMs: LEASE });
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    const { outcomes } = await consumeInTurn(meter, request, 40);
+    for (const outcome of outcomes.slice(0, 30)) if (outcome.allowed) await meter.commit(outcome.reservation!);
+    // Another key's call 20 s on (same minute) gives every expired lease back: the 10 uncommitted
+    // units and the unspent ones, once each.
+    const other = await keyOn(meter, { ...BIG, slug: 'other' });
+    await meter.consume({ ...other.request, now: T0 + 2 * LEASE });
+    // A call of the first key stamped earlier (a request that waited) no longer spends from the ended allowance.
+    const late = meter.consume({ ...request, now: T0 + 1_000 });
+    expect(isPromise(late)).toBe(true);
+    expect(await late).toMatchObject({ allowed: true, quota: { remaining: BIG.monthlyQuota - 31 }, rate: { remaining: BIG.rateLimitPerMinute - 41 } });
+    await meter.commit(((await late) as { reservation: Reservation }).reservation);
+    expect((await meter.usage('2025-01')).find((row) => row.subscriptionId === subscriptionId)).toMatchObject({ lookups: 31 });
+    expect(fileView(subscriptionId)).toEqual({ used: 31, leases: [] });
+  });
+
   it('two processes on one big limit: never more than the limit, and exactly the limit when both keep asking', async () => {
     const meter = open();
     const quota = 4_000;

@@ -182,9 +182,10 @@ export class AllowanceBook {
     return active !== undefined && !this.ended.has(active) ? active : undefined;
   }
 
-  /** The active allowance whose unspent units are in `lease`'s row. */
+  /** The active allowance whose unspent units are in `lease`'s row (`row/member`, or the row's own name). */
   ofLease(lease: string): Allowance | undefined {
-    return this.byRow.get(rowOf(lease));
+    const allowance = this.byRow.get(lease.includes('/') ? rowOf(lease) : lease);
+    return allowance !== undefined && !this.ended.has(allowance) ? allowance : undefined;
   }
 
   /** Every active allowance (not ended by the running transaction). */
@@ -201,9 +202,11 @@ export class AllowanceBook {
     this.taken.set(allowanceKey(allowance), allowance);
   }
 
-  /** Inside a transaction: an allowance given back. */
-  end(allowance: Allowance): void {
+  /** Inside a transaction: an allowance given back. False when it was already. */
+  end(allowance: Allowance): boolean {
+    if (this.ended.has(allowance)) return false;
     this.ended.add(allowance);
+    return true;
   }
 
   /** An answer spent from an allowance: its units join usage at the next transaction. */

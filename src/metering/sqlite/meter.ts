@@ -308,7 +308,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   /** Inside a transaction: give back an allowance's unspent rate hits (same window only) and quota units. */
   function endAllowance(allowance: Allowance): void {
-    allowances.end(allowance);
+    if (!allowances.end(allowance)) return;
     if (allowance.unspentLease !== null) {
       const unspent = leases.settle(allowance.unspentLease, stillInFile);
       if (unspent) giveBack(allowance, unspent, false);
@@ -369,6 +369,9 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     const expired = sql.expiredLeases.all(subscriptionId, now);
     if (expired.length === 0) return;
     for (const row of expired) {
+      // One of this meter's allowances whose lease ran out (a stalled process): it ends first.
+      const allowance = allowances.ofLease(row.lease);
+      if (allowance) endAllowance(allowance);
       // This meter's own rows: memory has the commits not written yet.
       const units = leases.heldBy(row.lease) ?? row.units;
       leases.expired(row.lease);

@@ -111,6 +111,32 @@ describe('SQLite meter allowances', () => {
     expect(fileView(subscriptionId)).toEqual({ used: 291, leases: [] });
   });
 
+  it('a batch spent from an allowance and given back in part: those units go back into it, the rest are billed', async () => {
+    const meter = open();
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    const batch = { ...request, rateUnits: 100, quotaUnits: 100 };
+    // Blocks double while batches find them too small: within a few batches one is spent from memory.
+    const reservations: Reservation[] = [];
+    let fromMemory: Reservation | undefined;
+    for (let i = 0; i < 8 && !fromMemory; i++) {
+      const answer = meter.consume(batch);
+      const outcome = await answer;
+      if (!outcome.allowed) throw new Error('refused');
+      if (isPromise(answer)) reservations.push(outcome.reservation!);
+      else fromMemory = outcome.reservation!;
+    }
+    expect(fromMemory).toMatchObject({ units: 100 });
+    await meter.refund({ ...fromMemory!, units: 30 });
+    // The 30 are back: the next batch sees them as left.
+    const next = await meter.consume(batch);
+    const billed = reservations.length * 100 + 70;
+    expect(next).toMatchObject({ allowed: true, quota: { remaining: BIG.monthlyQuota - billed - 100 } });
+    await meter.refund((next as { reservation: Reservation }).reservation);
+    for (const reservation of reservations) await meter.commit(reservation);
+    expect(await meter.usage('2025-01')).toEqual([{ subscriptionId, product: 'useragent', day: '2025-01-15', lookups: billed }]);
+    expect(fileView(subscriptionId)).toEqual({ used: billed, leases: [] });
+  });
+
   it('gives the unspent rate back when the allowance ends, so the window counts exactly the calls made (status routes: rate only)', async () => {
     const meter = open();
     const { request, subscriptionId } = await keyOn(meter, BIG);

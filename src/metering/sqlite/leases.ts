@@ -126,19 +126,26 @@ export class LeaseBook {
   }
 
   /**
-   * Move a member's units back into another member of its row (a refund back into an
-   * allowance): the units moved, or undefined when either member has ended. Nothing to write.
+   * End a member, moving up to `units` of it into another member of its row (a refund back
+   * into an allowance); the rest leave the row (answered). The member's units, or undefined
+   * when either member has ended.
    */
-  join(from: string, into: string): number | undefined {
+  join(from: string, into: string, units: number): number | undefined {
     const source = this.memberOf(from);
     const target = this.memberOf(into);
-    if (source.row === undefined || source.row !== target.row) return undefined;
-    const units = source.row.members.get(source.member);
-    const before = target.row.members.get(target.member);
-    if (units === undefined || before === undefined) return undefined;
-    source.row.members.delete(source.member);
-    target.row.members.set(target.member, before + units);
-    return units;
+    const row = source.row;
+    if (row === undefined || row !== target.row) return undefined;
+    const held = row.members.get(source.member);
+    const before = row.members.get(target.member);
+    if (held === undefined || before === undefined) return undefined;
+    const moved = Math.min(units, held);
+    row.members.delete(source.member);
+    row.members.set(target.member, before + moved);
+    if (moved < held) {
+      row.live -= held - moved;
+      this.dirty.add(row);
+    }
+    return held;
   }
 
   private memberOf(reservationLease: string): { row: LeaseRow | undefined; member: number } {

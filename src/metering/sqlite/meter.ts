@@ -473,12 +473,19 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
     async refund(reservation: Reservation): Promise<void> {
       ensureOpen();
-      // A unit spent from a live allowance goes back into it: still reserved, nothing to write.
+      // Units spent from a live allowance go back into it (still reserved, nothing to write); of
+      // a batch given back in part, the rest is answered and joins usage like a commit.
       const allowance = allowances.ofLease(reservation.lease);
-      const units = allowance?.unspentLease ? leases.join(reservation.lease, allowance.unspentLease) : undefined;
-      if (allowance && units !== undefined) {
-        allowance.quotaLeft += units;
-        allowance.used -= units;
+      const back = reservation.units ?? 1;
+      const held = allowance?.unspentLease ? leases.join(reservation.lease, allowance.unspentLease, back) : undefined;
+      if (allowance && held !== undefined) {
+        const moved = Math.min(back, held);
+        allowance.quotaLeft += moved;
+        allowance.used -= moved;
+        if (held > moved) {
+          allowances.answered(reservation, held - moved);
+          writes.scheduleWithin(COMMIT_DELAY_MS);
+        }
         return;
       }
       await writes.enqueue(() => refundOnce(reservation));

@@ -89,6 +89,22 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(second.body['error-codes']).toEqual(['timeout-or-duplicate']);
   });
 
+  it('a challenge answer is byte for byte the envelope JSON.stringify makes: success, request_id, challenge, puzzle_type, params, expires_in', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    for (const type of ['pow', 'slider']) {
+      const c = await challenge(s, key.siteKey, type);
+      expect(c.status).toBe(200);
+      const { success, request_id, challenge: token, puzzle_type, params, expires_in, ...rest } = c.body;
+      expect(rest).toEqual({});
+      expect(c.raw).toBe(JSON.stringify({ success, request_id, challenge: token, puzzle_type, params, expires_in }));
+      expect(puzzle_type).toBe(type);
+      // The params answered are the ones signed into the challenge.
+      const signed = Buffer.from(String(token).split('.')[0], 'base64url').toString('utf8');
+      expect(signed).toContain(JSON.stringify(params));
+    }
+  });
+
   it('100 parallel siteverify calls for one proof: exactly one succeeds', async () => {
     const s = await stack();
     const key = await siteKey(s, { plan: TEST_PLANS.quota50.slug.replace('quota50', 'quota50') });

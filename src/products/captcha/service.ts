@@ -175,18 +175,22 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
     const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
     const params = puzzle.create();
+    const paramsJson = JSON.stringify(params);
     const issuedAt = now();
     const challenge = signToken(await ring(), CHALLENGE, {
       siteKey: site.publicKeyId,
       hostname,
       puzzle: puzzle.type,
-      params: JSON.stringify(params),
+      params: paramsJson,
       risk,
       nonce: randomHex(16),
       issuedAt,
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
-    return { body: successBody({ challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S }, { requestId: request.requestId }) };
+    // The params were serialized for the token already: spliced in, the same text JSON.stringify of the whole answer makes.
+    const resource = { challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S };
+    const resourceJson = `{"challenge":${JSON.stringify(challenge)},"puzzle_type":${JSON.stringify(puzzle.type)},"params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}}`;
+    return { body: successBody(resource, { requestId: request.requestId }, resourceJson) };
   }
 
   function powPuzzle(difficulty: number): Puzzle<object> {

@@ -34,9 +34,21 @@ describe('captcha token signing', () => {
       head.writeUInt32BE(bytes.length, 1);
       return [...head, ...bytes];
     };
-    const expected = [1, ...field(0xff, 'test-kind'), ...field(0xfe, 'kid'), ...field(0, values.a), ...field(1, values.b), ...field(2, String(values.n))];
-    expect([...encodeFields(KIND, 'kid', values)]).toEqual(expected);
+    const expected = (kid: string, v: { a: string; b: string; n: number }) => [
+      1,
+      ...field(0xff, 'test-kind'),
+      ...field(0xfe, kid),
+      ...field(0, v.a),
+      ...field(1, v.b),
+      ...field(2, String(v.n)),
+    ];
+    expect([...encodeFields(KIND, 'kid', values)]).toEqual(expected('kid', values));
     expect(() => encodeFields(KIND, 'kid', { ...values, n: 1.5 })).toThrow(TypeError);
+    // All-ASCII texts take the one-string path: the same bytes, lengths past 255 and 65535 included.
+    const ascii = { a: 'shop.example.com', b: `{"salt":"${'7f'.repeat(40_000)}"}\u007f`, n: 0 };
+    expect([...encodeFields(KIND, 'k-_9', ascii)]).toEqual(expected('k-_9', ascii));
+    expect([...encodeFields(KIND, 'k', { a: '', b: 'x\u0080', n: -3 })]).toEqual(expected('k', { a: '', b: 'x\u0080', n: -3 }));
+    expect([...encodeFields(KIND, 'ké', { a: 'a', b: 'b', n: 1 })]).toEqual(expected('ké', { a: 'a', b: 'b', n: 1 }));
   });
 
   it('readToken then checkToken is openToken: a token read once verifies with the ring its key id picks, and nothing forged passes', () => {

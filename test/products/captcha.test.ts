@@ -12,6 +12,7 @@ import type { PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
 import type { TracePoint } from '../../src/products/captcha/puzzles/types.js';
 import type { SingleUseStore } from '../../src/metering/single-use.js';
+import { createMemorySingleUseStore } from '../../src/metering/memory/single-use.js';
 import { rotateSigningKey } from '../../src/products/captcha/key-ring.js';
 
 const HOST = 'shop.example.com';
@@ -86,6 +87,22 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const second = await s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof } });
     expectCode(second, 400, 'token_already_used');
     expect(second.body['error-codes']).toEqual(['timeout-or-duplicate']);
+  });
+
+  it('a challenge answer is byte for byte the envelope JSON.stringify makes: success, request_id, challenge, puzzle_type, params, expires_in', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    for (const type of ['pow', 'slider']) {
+      const c = await challenge(s, key.siteKey, type);
+      expect(c.status).toBe(200);
+      const { success, request_id, challenge: token, puzzle_type, params, expires_in, ...rest } = c.body;
+      expect(rest).toEqual({});
+      expect(c.raw).toBe(JSON.stringify({ success, request_id, challenge: token, puzzle_type, params, expires_in }));
+      expect(puzzle_type).toBe(type);
+      // The params answered are the ones signed into the challenge.
+      const signed = Buffer.from(String(token).split('.')[0], 'base64url').toString('utf8');
+      expect(signed).toContain(JSON.stringify(params));
+    }
   });
 
   it('100 parallel siteverify calls for one proof: exactly one succeeds', async () => {
@@ -479,6 +496,60 @@ describe('captcha: every code of the captcha table', () => {
     expectCode(await sv({ response: proof, action: 'signup' }), 400, 'action_mismatch');
     clock.now += 301_000;
     const late = await sv({ response: proof });
+    expectCode(late, 400, 'invalid_token');
+    expect(late.body['error-codes']).toEqual(['timeout-or-duplicate']);
+  });
+
+  it('a replayed spent proof is refused from memory: the single-use store is asked once per proof, not once per replay', async () => {
+    const store = createMemorySingleUseStore();
+    const asked: string[] = [];
+    const counting: SingleUseStore = { consume: (id, expiresAt, now) => (asked.push(id), store.consume(id, expiresAt, now)), close: () => store.close() };
+    const s = await stack({ singleUse: counting });
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey)).body.proof);
+    const sv = () => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof } });
+    expect((await sv()).status).toBe(200);
+    const proofClaims = () => asked.filter((id) => id.startsWith('p:'));
+    expect(proofClaims()).toHaveLength(1);
+    const replies = [await sv(), await sv(), await sv(), await sv()];
+    for (const reply of replies) {
+      expectCode(reply, 400, 'token_already_used');
+      expect(Object.keys(reply.body)).toEqual(['success', 'error', 'error_code', 'error-codes', 'request_id']);
+      expect(reply.body['error-codes']).toEqual(['timeout-or-duplicate']);
+    }
+    // The first replay learnt it from the store; the next three did not ask again.
+    expect(proofClaims()).toHaveLength(2);
+    expect(new Set(proofClaims()).size).toBe(1);
+  });
+
+  it('a remembered spent proof still meets every earlier check: another secret, action, expiry, and a signing key dropped from the ring', async () => {
+    const clock = { now: Date.UTC(2026, 10, 23, 12) };
+    const s = await stack({ clock });
+    const key = await siteKey(s);
+    const other = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey, { action: 'login' })).body.proof);
+    const sv = (json: Record<string, unknown> = {}) => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, ...json } });
+    expect((await sv()).status).toBe(200);
+    expectCode(await sv(), 400, 'token_already_used');
+    expectCode(await sv(), 400, 'token_already_used');
+    expectCode(await s.call('/v1/captcha/siteverify', { json: { secret: other.secretKey, response: proof } }), 400, 'invalid_token');
+    expectCode(await sv({ action: 'signup' }), 400, 'action_mismatch');
+    // The key that signed the proof leaves the ring (rotated out, then dropped an hour later): the proof no longer verifies.
+    const secret = createOperatorSecret(TEST_SECRET);
+    await rotateSigningKey(s.meter, secret, clock.now);
+    await rotateSigningKey(s.meter, secret, clock.now + 3_600_001);
+    clock.now += 61_000; // the ring is read again after a minute
+    const unsigned = await sv();
+    expectCode(unsigned, 400, 'invalid_token');
+    expect(unsigned.body['error-codes']).toEqual(['invalid-input-response']);
+    // A proof under the new key, spent and replayed, then expired: expiry answers first.
+    const fresh = String((await solvePowChallenge(s, key.siteKey)).body.proof);
+    const svFresh = () => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: fresh } });
+    expect((await svFresh()).status).toBe(200);
+    expectCode(await svFresh(), 400, 'token_already_used');
+    expectCode(await svFresh(), 400, 'token_already_used');
+    clock.now += 301_000;
+    const late = await svFresh();
     expectCode(late, 400, 'invalid_token');
     expect(late.body['error-codes']).toEqual(['timeout-or-duplicate']);
   });

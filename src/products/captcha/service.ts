@@ -6,7 +6,7 @@
  * consumed atomically, so garbage never burns a real token and two racing submits cannot both
  * pass. A failed verify or managed call gives its quota unit back.
  */
-import { LookupError, isLookupError, type ErrorCode } from '../../errors.js';
+import { LookupError, isLookupError, refusal, type ErrorCode } from '../../errors.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
@@ -21,7 +21,7 @@ import type { Puzzle, TracePoint } from './puzzles/types.js';
 import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
 import { powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
 import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
-import { checkToken, openToken, readToken, signToken, tokenKeyId, type KeyRing, type TokenKind } from './signing.js';
+import { checkToken, openToken, readToken, signToken, tokenKeyId, type KeyRing, type SigningKey, type TokenKind } from './signing.js';
 
 /** Seconds a challenge may be answered in. */
 export const CHALLENGE_TTL_S = 120;
@@ -38,7 +38,9 @@ const CHALLENGE: TokenKind<'siteKey' | 'hostname' | 'puzzle' | 'params' | 'risk'
   label: 'seclookup-captcha-challenge',
   fields: ['siteKey', 'hostname', 'puzzle', 'params', 'risk', 'nonce', 'issuedAt', 'expiresAt'],
 };
-const PROOF: TokenKind<'id' | 'siteKey' | 'hostname' | 'action' | 'mode' | 'puzzle' | 'risk' | 'issuedAt' | 'expiresAt'> = {
+type ProofField = 'id' | 'siteKey' | 'hostname' | 'action' | 'mode' | 'puzzle' | 'risk' | 'issuedAt' | 'expiresAt';
+type ProofFields = Record<ProofField, string>;
+const PROOF: TokenKind<ProofField> = {
   label: 'seclookup-captcha-proof',
   fields: ['id', 'siteKey', 'hostname', 'action', 'mode', 'puzzle', 'risk', 'issuedAt', 'expiresAt'],
 };
@@ -78,6 +80,11 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   // A secret key's site key is written once, when the pair is made, and never changed: a found
   // one is remembered (revocation is the key's status, which gate.resolve checks every time).
   const publicKeyIds = new Map<string, string>();
+  // Proofs a siteverify found already used, by their exact text: a replay is refused without
+  // decoding it, computing its MAC again or asking the single-use store. Sound because a used id
+  // stays used until it expires (expiry is still checked first), and the same bytes under the
+  // same key have the same MAC: an entry counts only while that very key is in the ring.
+  const spentProofs = new Map<string, { key: SigningKey; values: ProofFields }>();
 
   async function publicKeyIdOf(secretKeyId: string): Promise<string | null> {
     const known = publicKeyIds.get(secretKeyId);
@@ -99,7 +106,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       if (settingsCache.size > 10_000) settingsCache.clear();
       settingsCache.set(publicKeyId, { config, readAt: now() });
     }
-    if (!config) throw new LookupError('invalid_api_key', 'the key is not a site key (create site keys with seclookup sitekeys create)');
+    if (!config) throw refusal('invalid_api_key', 'the key is not a site key (create site keys with seclookup sitekeys create)');
     return config;
   }
 
@@ -109,10 +116,10 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     kind: 'public' | 'secret',
     request: ServiceRequest,
   ): Promise<{ key: ServiceKey; site: SiteKeyConfig }> {
-    if (!token) throw new LookupError('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
+    if (!token) throw refusal('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
     const other = kind === 'public' ? 'tf_sec_' : 'tf_pub_';
     if (token.startsWith(other)) {
-      throw new LookupError(
+      throw refusal(
         'wrong_key_type',
         kind === 'public'
           ? 'a secret key on a browser route: pages carry the site key (tf_pub_), never the secret'
@@ -120,16 +127,16 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       );
     }
     const key = await gate.resolve(token);
-    if (key.kind !== kind) throw new LookupError('wrong_key_type', `this route takes the ${kind} key`);
+    if (key.kind !== kind) throw refusal('wrong_key_type', `this route takes the ${kind} key`);
     const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOf(key.id);
-    if (!publicKeyId) throw new LookupError('invalid_api_key', 'the key is not a site key');
+    if (!publicKeyId) throw refusal('invalid_api_key', 'the key is not a site key');
     const site = await siteKeyOf(publicKeyId);
     if (site.ipAllow.length > 0) {
       const id = site.ipAllow.join(',');
       let allowed = allowlists.get(id);
       if (!allowed) allowlists.set(id, (allowed = createCidrMatcher(site.ipAllow)));
       const ip = request.clientIp();
-      if (!ip || !allowed(ip)) throw new LookupError('ip_not_allowed', "the caller IP is not on this site key's allowlist");
+      if (!ip || !allowed(ip)) throw refusal('ip_not_allowed', "the caller IP is not on this site key's allowlist");
     }
     return { key, site };
   }
@@ -137,14 +144,14 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   /** The page hostname: the `hostname` field, else the Origin's host; checked against the allowlist. A third-party Origin is refused. */
   function pageHost(site: SiteKeyConfig, hostnameField: unknown, request: ServiceRequest): string {
     if (site.domains.length === 0)
-      throw new LookupError('domain_not_configured', 'this site key has no domains: add them with seclookup sitekeys update KEY --domain example.com');
+      throw refusal('domain_not_configured', 'this site key has no domains: add them with seclookup sitekeys update KEY --domain example.com');
     const origin = originHost(request);
     if (origin && !origin.own && !hostAllowed(origin.host, site.domains))
-      throw new LookupError('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
+      throw refusal('domain_not_allowed', `the page origin ${origin.host} is not allowed for this site key`);
     const given =
       hostnameField === undefined || hostnameField === null || hostnameField === '' ? (origin && !origin.own ? origin.host : null) : hostnameOf(hostnameField);
-    if (!given) throw new LookupError('domain_required', 'send the page hostname (hostname), as the widget does');
-    if (!hostAllowed(given, site.domains)) throw new LookupError('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
+    if (!given) throw refusal('domain_required', 'send the page hostname (hostname), as the widget does');
+    if (!hostAllowed(given, site.domains)) throw refusal('domain_not_allowed', `the hostname ${given} is not allowed for this site key`);
     return given;
   }
 
@@ -168,18 +175,22 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
     const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
     const params = puzzle.create();
+    const paramsJson = JSON.stringify(params);
     const issuedAt = now();
     const challenge = signToken(await ring(), CHALLENGE, {
       siteKey: site.publicKeyId,
       hostname,
       puzzle: puzzle.type,
-      params: JSON.stringify(params),
+      params: paramsJson,
       risk,
       nonce: randomHex(16),
       issuedAt,
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
-    return { body: successBody({ challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S }, { requestId: request.requestId }) };
+    // The params were serialized for the token already: spliced in, the same text JSON.stringify of the whole answer makes.
+    const resource = { challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S };
+    const resourceJson = `{"challenge":${JSON.stringify(challenge)},"puzzle_type":${JSON.stringify(puzzle.type)},"params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}}`;
+    return { body: successBody(resource, { requestId: request.requestId }, resourceJson) };
   }
 
   function powPuzzle(difficulty: number): Puzzle<object> {
@@ -192,7 +203,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (type === null || type === '' || type === 'pow') return puzzles.pow;
     if (type === 'slider') return puzzles.slider;
     if (type === 'random') return Number.parseInt(randomHex(1), 16) & 1 ? puzzles.slider : puzzles.pow;
-    throw new LookupError('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
+    throw refusal('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
   }
 
   /** Run `work` holding a quota unit; give it back when `work` fails. */
@@ -228,22 +239,22 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   function verify(request: ServiceRequest): Promise<ServiceAnswer> {
     return browserPost(request, async ({ body, site, hostname, action }) => {
       const token = stringField(body.token);
-      if (!token) throw new LookupError('invalid_request', 'send token: the challenge, a dot, and the solution');
+      if (!token) throw refusal('invalid_request', 'send token: the challenge, a dot, and the solution');
       const cut = token.lastIndexOf('.');
       const keys = await ring(tokenKeyId(CHALLENGE, token.slice(0, Math.max(0, cut))) ?? undefined);
       const challenge = cut > 0 ? openToken(keys, CHALLENGE, token.slice(0, cut)) : null;
-      if (!challenge) throw new LookupError('invalid_token', 'the challenge is not one of ours or was altered; fetch a new one');
-      if (Number(challenge.expiresAt) <= now()) throw new LookupError('invalid_token', 'the challenge expired; fetch a new one');
-      if (challenge.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the challenge was issued for another site key');
-      if (challenge.hostname !== hostname) throw new LookupError('invalid_token', 'the challenge was issued for another hostname');
+      if (!challenge) throw refusal('invalid_token', 'the challenge is not one of ours or was altered; fetch a new one');
+      if (Number(challenge.expiresAt) <= now()) throw refusal('invalid_token', 'the challenge expired; fetch a new one');
+      if (challenge.siteKey !== site.publicKeyId) throw refusal('invalid_token', 'the challenge was issued for another site key');
+      if (challenge.hostname !== hostname) throw refusal('invalid_token', 'the challenge was issued for another hostname');
       const puzzle = puzzles[challenge.puzzle];
       const params = puzzle?.readParams(JSON.parse(challenge.params));
-      if (!puzzle || !params) throw new LookupError('invalid_token', 'the challenge names an unknown puzzle');
+      if (!puzzle || !params) throw refusal('invalid_token', 'the challenge names an unknown puzzle');
       const trace = readTrace(body.trace);
       const problem = puzzle.check(params, token.slice(cut + 1), trace);
-      if (problem) throw new LookupError('challenge_failed', `the puzzle was not solved: ${problem}; fetch a new challenge`);
+      if (problem) throw refusal('challenge_failed', `the puzzle was not solved: ${problem}; fetch a new challenge`);
       if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
-        throw new LookupError('invalid_token', 'this challenge was already solved; fetch a new one');
+        throw refusal('invalid_token', 'this challenge was already solved; fetch a new one');
       }
       // The higher of the risk seen at challenge time and now: clean telemetry at one step does not wash out the other.
       const score = Math.max(Number(challenge.risk) || 0, riskScore(signalsOf(readTelemetry(body.telemetry), request)));
@@ -293,7 +304,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       if (!isLookupError(error)) context.onError?.(error, request.requestId);
       // Refusals made here already carry their Turnstile code: rethrown as they are.
       if (isLookupError(error) && error.fields?.['error-codes'] !== undefined) throw error;
-      throw new LookupError(failure.code, failure.message, {
+      throw refusal(failure.code, failure.message, {
         fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] },
       });
     }
@@ -304,29 +315,44 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const { key, site } = await authenticate(stringField(body.secret), 'secret', request);
     await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
     const response = stringField(body.response);
-    if (!response) throw new LookupError('invalid_request', 'send response: the value of the captcha-response field');
+    if (!response) throw refusal('invalid_request', 'send response: the value of the captcha-response field');
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
-      throw new LookupError('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
+      throw refusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
     }
-    const read = readToken(PROOF, response);
-    const proof = checkToken(await ring(read?.kid), read);
-    if (!proof) throw new LookupError('invalid_token', 'the response is not a valid captcha token');
-    if (proof.siteKey !== site.publicKeyId) throw new LookupError('invalid_token', 'the response was issued for another site key (secret mismatch)');
+    // A replay of a proof already refused as used: its MAC was checked with this very key.
+    const spent = spentProofs.get(response);
+    const known = spent !== undefined && (await ring(spent.key.kid)).byId.get(spent.key.kid) === spent.key;
+    let proof: ProofFields | null;
+    let signingKey: SigningKey | undefined;
+    if (known) ({ key: signingKey, values: proof } = spent);
+    else {
+      const read = readToken(PROOF, response);
+      const keys = await ring(read?.kid);
+      proof = checkToken(keys, read);
+      signingKey = read ? keys.byId.get(read.kid) : undefined;
+    }
+    if (!proof) throw refusal('invalid_token', 'the response is not a valid captcha token');
+    if (proof.siteKey !== site.publicKeyId) throw refusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())
-      throw new LookupError('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
+      throw refusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
     if (body.action !== undefined && body.action !== '' && body.action !== proof.action)
-      throw new LookupError('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
+      throw refusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
     if (!hostAllowed(proof.hostname, site.domains))
-      throw new LookupError('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
-    if (!(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now())))
-      throw new LookupError('token_already_used', 'this response was already verified: each token works once', {
+      throw refusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
+    if (known || !(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) {
+      if (!known && signingKey) {
+        if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
+        spentProofs.set(response, { key: signingKey, values: proof });
+      }
+      throw refusal('token_already_used', 'this response was already verified: each token works once', {
         fields: { 'error-codes': [TURNSTILE_CODES.token_already_used!] },
       });
+    }
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
     const policy = riskPolicyOf(site.risk);
     if (riskBlocked(policy, risk)) {
-      throw new LookupError(
+      throw refusal(
         'risk_too_high',
         `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
         {
@@ -412,7 +438,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
         if (!isLookupError(error)) throw error;
       }
     }
-    if (!allowOrigin(site, request)) throw new LookupError('domain_not_allowed', 'preflight refused: send ?sitekey= and an Origin allowed for it');
+    if (!allowOrigin(site, request)) throw refusal('domain_not_allowed', 'preflight refused: send ?sitekey= and an Origin allowed for it');
     Object.assign(request.responseHeaders, {
       'access-control-allow-methods': 'GET, POST, OPTIONS',
       'access-control-allow-headers': 'Content-Type',
@@ -425,7 +451,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
 }
 
 function interactive(message: string): LookupError {
-  return new LookupError('interactive_required', message, { fields: { interactive_required: true } });
+  return refusal('interactive_required', message, { fields: { interactive_required: true } });
 }
 
 function stringField(value: unknown): string | undefined {
@@ -434,13 +460,13 @@ function stringField(value: unknown): string | undefined {
 
 function readAction(value: unknown): string {
   if (value === undefined || value === null || value === '') return '';
-  if (typeof value !== 'string' || !ACTION.test(value)) throw new LookupError('invalid_request', 'action must be 1 to 32 letters, digits, _ or -');
+  if (typeof value !== 'string' || !ACTION.test(value)) throw refusal('invalid_request', 'action must be 1 to 32 letters, digits, _ or -');
   return value;
 }
 
 function readTrace(value: unknown): TracePoint[] | null {
   if (value === undefined || value === null) return null;
-  if (!Array.isArray(value)) throw new LookupError('invalid_request', 'trace must be an array of {x, y, t} points');
+  if (!Array.isArray(value)) throw refusal('invalid_request', 'trace must be an array of {x, y, t} points');
   return value as TracePoint[];
 }
 

@@ -172,7 +172,7 @@ function cases(tlsPort: number): RouteCase[] {
       auth: 'captcha-public-query',
     },
     {
-      name: 'POST /v1/captcha/siteverify (a spent proof: signature checked, refused as used, 4xx)',
+      name: 'POST /v1/captcha/siteverify (a forged proof: decoded, its MAC computed and refused, 4xx)',
       product: 'captcha',
       method: 'POST',
       url: '/v1/captcha/siteverify',
@@ -182,7 +182,7 @@ function cases(tlsPort: number): RouteCase[] {
 }
 
 interface Target {
-  /** A 4xx the route answers on purpose (a spent captcha proof); else every answer must be 2xx. */
+  /** A 4xx the route answers on purpose (a forged captcha proof); else every answer must be 2xx. */
   expect4xx?: boolean;
   url: string;
   method: string;
@@ -337,7 +337,7 @@ export async function run(): Promise<BenchRow[]> {
     // Ask each route once: the answer (and the caches it warms) is what the bare server repeats.
     const targets: Target[] = [];
     const answers: { method: string; url: string; status: number; body: string; headers: Record<string, string> }[] = [];
-    const spentProof = await captchaProof(origin, site);
+    const forgedProof = forge(await captchaProof(origin, site));
     for (const route of routeCases) {
       const headers: Record<string, string> = {};
       let url = route.url;
@@ -347,14 +347,14 @@ export async function run(): Promise<BenchRow[]> {
         url += `?sitekey=${site.site_key}&hostname=localhost`;
         headers.origin = 'http://localhost';
       }
-      const spent = route.url === '/v1/captcha/siteverify';
-      if (spent) body = JSON.stringify({ secret: site.secret_key, response: spentProof });
+      const forged = route.url === '/v1/captcha/siteverify';
+      if (forged) body = JSON.stringify({ secret: site.secret_key, response: forgedProof });
       if (route.contentType) headers['content-type'] = route.contentType;
       const response = await fetch(origin + url, { method: route.method, headers, body });
       const text = await response.text();
-      if (spent ? response.status < 400 || response.status >= 500 : !response.ok) throw new Error(`${route.method} ${url}: ${response.status} ${text}`);
+      if (forged ? response.status < 400 || response.status >= 500 : !response.ok) throw new Error(`${route.method} ${url}: ${response.status} ${text}`);
       answers.push({ method: route.method, url, status: response.status, body: text, headers: Object.fromEntries(response.headers) });
-      targets.push({ url: origin + url, method: route.method, headers, body, pid: serve.pid!, expect4xx: spent });
+      targets.push({ url: origin + url, method: route.method, headers, body, pid: serve.pid!, expect4xx: forged });
     }
 
     const answersFile = join(dir, 'answers.json');
@@ -469,6 +469,16 @@ async function captchaProof(origin: string, site: { site_key: string; secret_key
   });
   if (!first.ok) throw new Error(`captcha siteverify refused a fresh proof: ${await first.text()}`);
   return verified.proof;
+}
+
+/**
+ * The proof with one character of its signature changed: it parses, and siteverify computes its
+ * MAC before refusing it (a replayed spent proof would be refused from the service's memo of
+ * spent proofs, which measures only a map lookup).
+ */
+function forge(proof: string): string {
+  const at = proof.indexOf('.') + 1;
+  return proof.slice(0, at) + (proof[at] === 'A' ? 'B' : 'A') + proof.slice(at + 1);
 }
 
 /** Inputs per second of POST /v1/geoip/batch (BATCH_SIZE distinct IPs) against single GET lookups. */

@@ -192,8 +192,11 @@ export function createApi(givenOptions: ApiOptions): Api {
   async function status(product: ProductId, { request, search, requestId, clientIp, headers }: RequestContext): Promise<string> {
     const keyParam = PRODUCTS[product].statusKeyParam;
     const token = bearerToken(request.headers) ?? (keyParam ? (parseQuery(search).get(keyParam) ?? undefined) : undefined);
-    const pass = await gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
-    const { quota } = await gate.admit(pass, product, { reserveQuota: false, lenient: false }, headers);
+    // `await` only what is pending, as lookupRoute does.
+    const authenticated = gate.authenticate(token, product, { requireSecret: false, lenient: false }, clientIp);
+    const pass = isPromise(authenticated) ? await authenticated : authenticated;
+    const admitted = gate.admit(pass, product, { reserveQuota: false, lenient: false }, headers);
+    const { quota } = isPromise(admitted) ? await admitted : admitted;
     const extras = statusExtras(productModule(product), () => lookup.engine(product as never) as ProductEngine, pass.key);
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestLogEvent } from '../../src/api/types.js';
 import { createServeLog, requestLine } from '../../src/cli/log.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors.js';
@@ -79,6 +79,31 @@ describe('serve log', () => {
     }
     expect(lines(join(dir, 'warn.jsonl')).map((line) => (JSON.parse(line) as { level: string }).level)).toEqual(['error']);
     expect(lines(join(dir, 'silent.jsonl'))).toEqual([]);
+  });
+
+  it('writes a busy log in few large writes, every line intact (non-ASCII text included)', async () => {
+    const file = join(temp.make(), 'busy.jsonl');
+    const log = createServeLog({ level: 'info', dest: file });
+    // Each fs.write wakes a thread-pool thread, which costs the event loop far more than the
+    // bytes: 400 lines (about 90 KiB) handed over 20 a turn must leave in at most 3 writes.
+    const write = vi.spyOn(fs, 'write');
+    try {
+      const events = Array.from({ length: 400 }, (_, i) => requestEvent(i));
+      for (let i = 0; i < events.length; i++) {
+        log.request(events[i]);
+        if (i % 20 === 19) await new Promise((resolve) => setImmediate(resolve));
+      }
+      log.error(new Error('störung – 故障'), 'server');
+      await log.close();
+      expect(write.mock.calls.length).toBeGreaterThan(0);
+      expect(write.mock.calls.length).toBeLessThanOrEqual(3);
+      const written = lines(file);
+      expect(written.slice(0, 400)).toEqual(events.map((event) => JSON.stringify({ level: 'info', ...event })));
+      expect((JSON.parse(written[400]) as { error: string }).error).toMatch(/^Error: störung – 故障\n/);
+      expect(written).toHaveLength(401);
+    } finally {
+      write.mockRestore();
+    }
   });
 
   it('on an uncaught exception, logs it as fatal after every buffered line and exits 1', async () => {

@@ -22,9 +22,8 @@
  * least MIN_REMAINING left, and then at most 1/SHARE of what is left, so processes sharing a
  * key never leave each other short by more than a small part of the limit.
  */
-import { rateWindowResetAt } from '../../lib/calendar.js';
 import type { ProductId } from '../../products/catalog.js';
-import type { ConsumeOutcome, ConsumeRequest } from '../types.js';
+import type { ConsumeOutcome, ConsumeRequest, Reservation } from '../types.js';
 
 /** A block is taken only while both limits have this much left after the request. */
 export const ALLOWANCE_MIN_REMAINING = 1024;
@@ -43,8 +42,11 @@ export const ALLOWANCE_ROW_MARK = 'a';
 
 /** True for a reservation (`row/member`) or row of an allowance. */
 export function isAllowanceLease(lease: string): boolean {
-  return (lease.includes('/') ? rowOf(lease) : lease).endsWith(ALLOWANCE_ROW_MARK);
+  const slash = lease.lastIndexOf('/');
+  return lease.charCodeAt((slash < 0 ? lease.length : slash) - 1) === ALLOWANCE_ROW_MARK_CODE;
 }
+
+const ALLOWANCE_ROW_MARK_CODE = ALLOWANCE_ROW_MARK.charCodeAt(0);
 
 export interface Allowance {
   /** The key whose rate window it counts in, the subscription and product it serves. */
@@ -55,6 +57,8 @@ export interface Allowance {
   readonly rateLimit: number;
   readonly monthlyQuota: number | null;
   readonly window: number;
+  /** When the window ends, in Unix seconds (the rate header). */
+  readonly resetAt: number;
   readonly period: string;
   readonly day: string;
   /** The first `now` at which it may no longer be spent: its window, day or half its lease is over. */
@@ -71,14 +75,12 @@ export interface Allowance {
   lastSpentAt: number;
 }
 
-export function allowanceKey(request: Pick<ConsumeRequest, 'keyId' | 'subscriptionId' | 'product'>): string {
-  return `${request.keyId}\u0000${request.subscriptionId}\u0000${request.product}`;
-}
-
 /** True when `request` can be answered from `allowance` alone. */
 export function canSpend(allowance: Allowance, request: ConsumeRequest): boolean {
   return (
     request.now < allowance.validUntil &&
+    request.subscriptionId === allowance.subscriptionId &&
+    request.product === allowance.product &&
     request.rateLimitPerMinute === allowance.rateLimit &&
     request.monthlyQuota === allowance.monthlyQuota &&
     allowance.rateLeft >= (request.rateUnits ?? 1) &&
@@ -104,20 +106,20 @@ export function spend(allowance: Allowance, request: ConsumeRequest, split: (fro
   const rate = {
     limit: allowance.rateLimit,
     remaining: Math.max(0, allowance.rateLimit - allowance.hits),
-    resetAt: rateWindowResetAt(allowance.window * 60_000),
+    resetAt: allowance.resetAt,
   };
   if (!request.reserveQuota) return { allowed: true, rate, quota: quotaOf(allowance), reservation: null };
   const quotaUnits = request.quotaUnits ?? 1;
   allowance.quotaLeft -= quotaUnits;
   allowance.used += quotaUnits;
-  const reservation = {
+  const reservation: Reservation = {
     subscriptionId: allowance.subscriptionId,
     product: allowance.product,
     period: allowance.period,
     day: allowance.day,
     lease: split(allowance.unspentLease!, quotaUnits),
-    ...(quotaUnits === 1 ? {} : { units: quotaUnits }),
   };
+  if (quotaUnits !== 1) reservation.units = quotaUnits;
   return { allowed: true, rate, quota: quotaOf(allowance), reservation };
 }
 
@@ -150,20 +152,21 @@ export function nextUtcDay(now: number): number {
  * a group transaction, allowances taken or ended take effect only once it commits.
  */
 export class AllowanceBook {
+  /** By the key whose rate window they count in (a key belongs to one subscription and product). */
   private readonly active = new Map<string, Allowance>();
   /** Active allowances by the lease row of their unspent units (a refund finds its way back). */
   private readonly byRow = new Map<string, Allowance>();
   private readonly taken = new Map<string, Allowance>();
   private readonly ended = new Set<Allowance>();
-  /** Answered units not yet in usage, by subscription, product and day. */
-  private readonly unwritten = new Map<string, { subscriptionId: string; product: ProductId; day: string; units: number }>();
+  /** Answered units not yet in usage, by subscription, then product and day. */
+  private readonly unwritten = new Map<string, UnwrittenUsage[]>();
   private inTransaction = false;
 
   get size(): number {
     return this.active.size;
   }
 
-  /** The key's allowance: one taken by the running transaction first, else the active one. */
+  /** The allowance of the key with id `key`: one taken by the running transaction first, else the active one. */
   find(key: string): Allowance | undefined {
     return this.takenNow(key) ?? this.activeOf(key);
   }
@@ -194,12 +197,12 @@ export class AllowanceBook {
   }
 
   isActive(allowance: Allowance): boolean {
-    return this.active.get(allowanceKey(allowance)) === allowance && !this.ended.has(allowance);
+    return this.active.get(allowance.keyId) === allowance && !this.ended.has(allowance);
   }
 
   /** Inside a transaction: a new allowance. */
   take(allowance: Allowance): void {
-    this.taken.set(allowanceKey(allowance), allowance);
+    this.taken.set(allowance.keyId, allowance);
   }
 
   /** Inside a transaction: an allowance given back. False when it was already. */
@@ -210,11 +213,13 @@ export class AllowanceBook {
   }
 
   /** An answer spent from an allowance: its units join usage at the next transaction. */
-  answered(reservation: { subscriptionId: string; product: ProductId; day: string }, units: number): void {
-    const key = `${reservation.subscriptionId}\u0000${reservation.product}\u0000${reservation.day}`;
-    const entry = this.unwritten.get(key);
+  answered(reservation: Omit<UnwrittenUsage, 'units'>, units: number): void {
+    const { subscriptionId, product, day } = reservation;
+    let entries = this.unwritten.get(subscriptionId);
+    if (entries === undefined) this.unwritten.set(subscriptionId, (entries = []));
+    const entry = entries.find((e) => e.product === product && e.day === day);
     if (entry) entry.units += units;
-    else this.unwritten.set(key, { subscriptionId: reservation.subscriptionId, product: reservation.product, day: reservation.day, units });
+    else entries.push({ subscriptionId, product, day, units });
   }
 
   get hasUnwritten(): boolean {
@@ -224,13 +229,12 @@ export class AllowanceBook {
   /** A transaction begins: it writes the answered usage (`count`); kept until it commits. */
   begin(count: (entry: { subscriptionId: string; product: ProductId; day: string }, units: number) => void): void {
     this.inTransaction = true;
-    for (const entry of this.unwritten.values()) count(entry, entry.units);
+    for (const entries of this.unwritten.values()) for (const entry of entries) count(entry, entry.units);
   }
 
   committed(): void {
     for (const allowance of this.ended) {
-      const key = allowanceKey(allowance);
-      if (this.active.get(key) === allowance) this.active.delete(key);
+      if (this.active.get(allowance.keyId) === allowance) this.active.delete(allowance.keyId);
       if (allowance.unspentLease !== null) this.byRow.delete(rowOf(allowance.unspentLease));
     }
     for (const [key, allowance] of this.taken) {
@@ -247,6 +251,13 @@ export class AllowanceBook {
     this.ended.clear();
     this.inTransaction = false;
   }
+}
+
+interface UnwrittenUsage {
+  subscriptionId: string;
+  product: ProductId;
+  day: string;
+  units: number;
 }
 
 function rowOf(lease: string): string {

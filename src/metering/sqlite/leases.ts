@@ -51,6 +51,7 @@ export class LeaseBook {
   private undo: (() => void)[] = [];
   private inTransaction = false;
   private lastRow = 0;
+  private lastFound: LeaseRow | undefined;
 
   constructor(
     private readonly sql: LeaseStatements,
@@ -148,9 +149,17 @@ export class LeaseBook {
     return held;
   }
 
+  /** The row and member a reservation names. The last row found is tried first: a busy allowance's members share one. */
   private memberOf(reservationLease: string): { row: LeaseRow | undefined; member: number } {
     const slash = reservationLease.lastIndexOf('/');
-    return { row: slash < 0 ? undefined : this.open.get(reservationLease.slice(0, slash)), member: Number(reservationLease.slice(slash + 1)) };
+    const member = Number(reservationLease.slice(slash + 1));
+    if (slash < 0) return { row: undefined, member };
+    const last = this.lastFound;
+    if (last !== undefined && slash === last.lease.length && reservationLease.startsWith(last.lease) && this.open.get(last.lease) === last)
+      return { row: last, member };
+    const row = this.open.get(reservationLease.slice(0, slash));
+    if (row !== undefined) this.lastFound = row;
+    return { row, member };
   }
 
   /** True when a commit or refund left rows to write: the next group writes them. */

@@ -13,7 +13,6 @@ import {
   ALLOWANCE_IDLE_MS,
   AllowanceBook,
   COMMIT_DELAY_MS,
-  allowanceKey,
   blockSize,
   canSpend,
   isAllowanceLease,
@@ -232,10 +231,9 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   function consumeOnce(request: ConsumeRequest): ConsumeOutcome {
     // The group's earlier calls may have taken an allowance this call can spend from.
-    const key = allowanceKey(request);
-    const taken = allowances.takenNow(key);
+    const taken = allowances.takenNow(request.keyId);
     if (taken !== undefined && canSpend(taken, request)) return spend(taken, request, split);
-    const held = taken ?? allowances.find(key);
+    const held = taken ?? allowances.find(request.keyId);
     reclaimExpired(request.now);
     // Give back what it holds first, so the exact decision sees the file's counts.
     if (held !== undefined) endAllowance(held);
@@ -292,6 +290,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       rateLimit: request.rateLimitPerMinute,
       monthlyQuota: request.monthlyQuota,
       window,
+      resetAt: rateWindowResetAt(now),
       period,
       day,
       validUntil: Math.min((window + 1) * 60_000, nextUtcDay(now), now + Math.floor(leaseMs / 2)),
@@ -463,7 +462,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     // promise itself, with no async wrapper: one promise per call.
     consume(request: ConsumeRequest): ConsumeOutcome | Promise<ConsumeOutcome> {
       if (!db.open) return Promise.reject(new SeclookupError('store_failed', `metering database "${path}" is closed`));
-      const held = allowances.find(allowanceKey(request));
+      const held = allowances.find(request.keyId);
       if (held !== undefined && canSpend(held, request)) return spend(held, request, split);
       return writes.enqueue(() => consumeOnce(request));
     },

@@ -6,6 +6,7 @@ import { answerClientError, answerConnectRequests, trackResponses } from './clie
 import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
+import { isPromise } from '../src/lib/outcome.js';
 
 export interface SeclookupFastifyOptions {
   api: Api;
@@ -18,13 +19,14 @@ export interface SeclookupFastifyOptions {
  */
 async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
   const turn = cork.arrival();
-  const response = await api.handle(
-    withClientGoneSignal(
-      { method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress },
-      request.raw,
-      reply.raw,
-    ),
+  const withSignal = withClientGoneSignal(
+    { method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress },
+    request.raw,
+    reply.raw,
   );
+  // An answer made at once is not awaited (see Api.respond).
+  const answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+  const response = isPromise(answer) ? await answer : answer;
   cork.send(turn, () => {
     try {
       // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.

@@ -3,6 +3,7 @@ import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
+import { isPromise } from '../src/lib/outcome.js';
 
 /**
  * Write a core response onto a Node response. Shared by the Node and Express adapters. An
@@ -38,10 +39,20 @@ function deliver(res: ServerResponse, response: ApiResponse): void {
  */
 export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: ApiRequest): void {
   const turn = cork.arrival();
-  api.handle(withClientGoneSignal(request, res.req, res)).then(
-    (response) => cork.send(turn, () => deliver(res, response)),
-    () => writeCrash(res),
-  );
+  let answer: ApiResponse | Promise<ApiResponse>;
+  try {
+    const withSignal = withClientGoneSignal(request, res.req, res);
+    // An answer made at once costs no promise (see Api.respond).
+    answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+  } catch {
+    return writeCrash(res);
+  }
+  if (isPromise(answer))
+    answer.then(
+      (response) => cork.send(turn, () => deliver(res, response)),
+      () => writeCrash(res),
+    );
+  else cork.send(turn, () => deliver(res, answer));
 }
 
 /** Last resort if the core itself throws: it never should, but a socket must never hang. */

@@ -7,7 +7,7 @@ import { withLogger } from './logger.js';
 import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
-import { isPromise } from '../lib/outcome.js';
+import { isPromise, type LookupOutcome, type MaybePromise } from '../lib/outcome.js';
 import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
@@ -22,7 +22,9 @@ import { createClientIpResolver, createOwnHostResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
 import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
 import { decodeInput, splitUrl } from './input.js';
-import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type Headers } from './meter-gate.js';
+import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type GatePass, type Headers } from './meter-gate.js';
+import type { Reservation } from '../metering/types.js';
+import type { RouteInput } from '../products/route.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
 import { statusExtras, statusResource } from './status.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
@@ -90,7 +92,12 @@ export function createApi(givenOptions: ApiOptions): Api {
     return built;
   };
 
-  async function handle(request: ApiRequest): Promise<ApiResponse> {
+  /**
+   * The request's answer, synchronous when every step answered at once (a warm key, an
+   * allowance, a local or cached lookup): no promise, no microtask. `handle` is the same as a
+   * promise; the adapters call this.
+   */
+  function respond(request: ApiRequest): ApiResponse | Promise<ApiResponse> {
     const started = options.onResponse ? performance.now() : 0;
     const requestId = newRequestId();
     const headers: Headers = baseHeaders(requestId);
@@ -100,26 +107,36 @@ export function createApi(givenOptions: ApiOptions): Api {
     let resolvedIp: IpAddress | null | undefined;
     const clientIp = () => (resolvedIp === undefined ? (resolvedIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for'])) : resolvedIp);
     const context: RequestContext = { request, search, requestId, clientIp, headers };
-
-    let status = 200;
-    let body: string;
-    let errorCode: ErrorCode | null = null;
-    try {
-      const answer = await dispatch(route, context);
-      if (typeof answer === 'string') body = answer;
-      else {
-        body = answer.body;
-        status = answer.status ?? 200;
-      }
-    } catch (error) {
+    const answered = (answer: string | ServiceAnswer) =>
+      typeof answer === 'string'
+        ? finish(request, route, context, started, 200, answer, null)
+        : finish(request, route, context, started, answer.status ?? 200, answer.body, null);
+    const failed = (error: unknown) => {
       const failure = toLookupError(error, route.kind === 'service' ? SERVICE_BY_ID.get(route.product)?.internalErrorCode : undefined);
       if (!isLookupError(error) || failure.code === 'internal_error') options.onError?.(error, requestId);
       if (failure.code === 'method_not_allowed' && route.kind === 'method_not_allowed') headers.allow = route.allow.join(', ');
-      status = failure.status;
-      errorCode = failure.code;
-      body = errorBody(failure.code, failure.message, requestId, failure.fields);
+      return finish(request, route, context, started, failure.status, errorBody(failure.code, failure.message, requestId, failure.fields), failure.code);
+    };
+    let answer: ReturnType<typeof dispatch>;
+    try {
+      answer = dispatch(route, context);
+    } catch (error) {
+      return failed(error);
     }
+    return isPromise(answer) ? answer.then(answered, failed) : answered(answer);
+  }
 
+  /** The response, and its request line for `onResponse`. */
+  function finish(
+    request: ApiRequest,
+    route: RouteMatch,
+    { requestId, clientIp, headers }: RequestContext,
+    started: number,
+    status: number,
+    body: string,
+    errorCode: ErrorCode | null,
+  ): ApiResponse {
+    const method = (request.method || 'GET').toUpperCase();
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
       time: isoNow(),
@@ -201,66 +218,118 @@ export function createApi(givenOptions: ApiOptions): Api {
     return successBody(statusResource(product, pass.key, quota!, extras), { requestId });
   }
 
-  async function lookupRoute(
-    route: Extract<RouteMatch, { kind: 'lookup' }>,
-    { request, search, requestId, clientIp, headers }: RequestContext,
-  ): Promise<string> {
-    const { product } = route;
-    // `await` only what is pending: a value the store or engine already has costs no microtask.
-    const authenticated = gate.authenticate(bearerToken(request.headers), product, { requireSecret: true, lenient: true }, clientIp);
-    const pass = isPromise(authenticated) ? await authenticated : authenticated;
+  /**
+   * A lookup: key, input, rate and quota, the engine, the envelope. Synchronous when each step
+   * answers at once; each step that waits continues as a promise.
+   */
+  function lookupRoute(route: Extract<RouteMatch, { kind: 'lookup' }>, context: RequestContext): MaybePromise<string> {
+    const authenticated = gate.authenticate(bearerToken(context.request.headers), route.product, { requireSecret: true, lenient: true }, context.clientIp);
+    return isPromise(authenticated) ? authenticated.then((pass) => lookupAs(route, context, pass)) : lookupAs(route, context, authenticated);
+  }
 
-    // Everything the client sent is read and checked before any quota is reserved, so bad
-    // input or a slow upload never holds a unit.
-    const engine = lookup.engine(product as never) as ProductEngine;
+  /**
+   * Everything the client sent is read and checked before any quota is reserved, so bad input
+   * or a slow upload never holds a unit.
+   */
+  function lookupAs(route: Extract<RouteMatch, { kind: 'lookup' }>, context: RequestContext, pass: GatePass): MaybePromise<string> {
+    const { request, search, headers } = context;
+    const engine = lookup.engine(route.product as never) as ProductEngine;
+    const prepare = (input: RouteInput) => ('prepare' in route.route ? route.route.prepare(engine, input) : engine.prepare(...route.route.args(input)));
+    const rejected = (error: unknown) => rejectInput(error, pass, route.product, headers);
     let query: unknown;
     try {
       const decoded = decodeInput(route.route, request, search, route.rawPathValue, bodyLimit);
-      const input = isPromise(decoded) ? await decoded : decoded;
-      query = 'prepare' in route.route ? route.route.prepare(engine, input) : engine.prepare(...route.route.args(input));
+      if (isPromise(decoded)) return decoded.then(prepare).then((prepared) => admitAndLookUp(route, context, pass, engine, prepared), rejected);
+      query = prepare(decoded);
     } catch (error) {
-      if (isLookupError(error)) await gate.countRejected(pass, product, headers);
-      throw error;
+      return rejected(error);
     }
+    return admitAndLookUp(route, context, pass, engine, query);
+  }
 
-    const admitted = gate.admit(pass, product, { reserveQuota: true, lenient: true }, headers);
-    const { reservation } = isPromise(admitted) ? await admitted : admitted;
-    let answered = false;
-    let signal: AbortSignal | undefined;
+  /** Bad input still counts against the rate (see MeterGate.countRejected), then it is answered. */
+  async function rejectInput(error: unknown, pass: GatePass, product: ProductId, headers: Headers): Promise<never> {
+    if (isLookupError(error)) await gate.countRejected(pass, product, headers);
+    throw error;
+  }
+
+  function admitAndLookUp(
+    route: Extract<RouteMatch, { kind: 'lookup' }>,
+    context: RequestContext,
+    pass: GatePass,
+    engine: ProductEngine,
+    query: unknown,
+  ): MaybePromise<string> {
+    const admitted = gate.admit(pass, route.product, { reserveQuota: true, lenient: true }, context.headers);
+    return isPromise(admitted)
+      ? admitted.then(({ reservation }) => answerLookup(route, context, engine, query, reservation))
+      : answerLookup(route, context, engine, query, admitted.reservation);
+  }
+
+  /** The engine's answer in its envelope; the unit is billed when it is answered, else given back. */
+  function answerLookup(
+    route: Extract<RouteMatch, { kind: 'lookup' }>,
+    context: RequestContext,
+    engine: ProductEngine,
+    query: unknown,
+    reservation: Reservation | null,
+  ): MaybePromise<string> {
+    let body: string;
     try {
       const lookingUp = 'lookup' in route.route ? route.route.lookup(engine, query) : engine.lookup(query);
-      // Holding quota for a client that left is not waited for: its lookup is abandoned. An
-      // answer made at once is written in this turn, so only a lookup that waits reads the signal.
-      signal = reservation && isPromise(lookingUp) ? request.signal : undefined;
-      const outcome = signal
-        ? await unlessClientGone(lookingUp as Promise<Awaited<typeof lookingUp>>, signal)
-        : isPromise(lookingUp)
-          ? await lookingUp
-          : lookingUp;
-      let body: string;
-      if (outcome.text) {
-        headers['content-type'] = outcome.text.contentType;
-        body = outcome.text.body;
-      } else {
-        const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
-        // Read `result` only when there is no JSON of it: engines may make it lazily.
-        const { json } = outcome;
-        body =
-          json === undefined
-            ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt })
-            : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
-      }
+      if (isPromise(lookingUp)) return answerLater(route.product, context, lookingUp, reservation);
+      body = envelope(route.product, context, lookingUp);
+    } catch (error) {
+      return giveBack(reservation, context.headers, error);
+    }
+    // An answer made at once is written in this turn: billed now.
+    if (reservation) gate.commit(reservation);
+    return body;
+  }
+
+  async function answerLater(
+    product: ProductId,
+    context: RequestContext,
+    lookingUp: Promise<LookupOutcome<object>>,
+    reservation: Reservation | null,
+  ): Promise<string> {
+    let answered = false;
+    // Holding quota for a client that left is not waited for: its lookup is abandoned.
+    const signal = reservation ? context.request.signal : undefined;
+    try {
+      const outcome = signal ? await unlessClientGone(lookingUp, signal) : await lookingUp;
+      const body = envelope(product, context, outcome);
       answered = true;
       return body;
     } finally {
       // Billed only when the answer goes to a client still there; else the unit goes back.
       if (reservation && answered && !signal?.aborted) gate.commit(reservation);
-      else if (reservation) await gate.refund(reservation, headers);
+      else if (reservation) await gate.refund(reservation, context.headers);
     }
   }
 
+  async function giveBack(reservation: Reservation | null, headers: Headers, error: unknown): Promise<never> {
+    if (reservation) await gate.refund(reservation, headers);
+    throw error;
+  }
+
+  function envelope(product: ProductId, { requestId, headers }: RequestContext, outcome: LookupOutcome<object>): string {
+    if (outcome.text) {
+      headers['content-type'] = outcome.text.contentType;
+      return outcome.text.body;
+    }
+    const fetchedAt = PRODUCTS[product].hasFetchedAt ? outcome.fetchedAt : undefined;
+    // Read `result` only when there is no JSON of it: engines may make it lazily.
+    const { json } = outcome;
+    return json === undefined
+      ? successBody(outcome.result, { requestId, cached: outcome.cached, fetchedAt })
+      : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
+  }
+
   return {
-    handle,
+    // A promise always: the public contract. It does not wait a turn more than `respond`.
+    handle: async (request) => respond(request),
+    respond,
     assetMounts: ASSET_MOUNTS,
     owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/') || ASSET_MOUNTS.some((mount) => path.startsWith(mount)),
     refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),

@@ -133,6 +133,12 @@ export interface ApiLogger {
 
 export interface Api {
   handle(request: ApiRequest): Promise<ApiResponse>;
+  /**
+   * What `handle` answers, without the promise when every step answered at once (a warm key, a
+   * local or cached lookup): the adapters call it to spare each such request a promise and a
+   * microtask. Never throws; an error is its envelope, as with `handle`.
+   */
+  respond?(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
   /** Prefixes of the static files served beside the routes (`/widget/`), for adapters that register routes by pattern. */
   readonly assetMounts: readonly string[];
   /** True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths on. */

@@ -15,6 +15,7 @@ import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
 import type { Meter } from '../metering/types.js';
+import { isPromise } from '../lib/outcome.js';
 import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
@@ -58,13 +59,20 @@ export function trackInFlight(api: Api): InFlightApi {
     throw error;
   }
 
-  function handle(request: ApiRequest): Promise<ApiResponse> {
+  function respond(request: ApiRequest): ApiResponse | Promise<ApiResponse> {
     pending++;
-    return api.handle(request).then(answered, failed);
+    let answer: ApiResponse | Promise<ApiResponse>;
+    try {
+      answer = api.respond ? api.respond(request) : api.handle(request);
+    } catch (error) {
+      return failed(error);
+    }
+    return isPromise(answer) ? answer.then(answered, failed) : answered(answer);
   }
 
   return {
-    handle,
+    handle: async (request) => respond(request),
+    respond,
     assetMounts: api.assetMounts,
     owns: (path) => api.owns(path),
     refuse: (code, message, request) => api.refuse(code, message, request),

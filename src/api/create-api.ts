@@ -107,23 +107,33 @@ export function createApi(givenOptions: ApiOptions): Api {
     let resolvedIp: IpAddress | null | undefined;
     const clientIp = () => (resolvedIp === undefined ? (resolvedIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for'])) : resolvedIp);
     const context: RequestContext = { request, search, requestId, clientIp, headers };
-    const answered = (answer: string | ServiceAnswer) =>
-      typeof answer === 'string'
-        ? finish(request, route, context, started, 200, answer, null)
-        : finish(request, route, context, started, answer.status ?? 200, answer.body, null);
-    const failed = (error: unknown) => {
-      const failure = toLookupError(error, route.kind === 'service' ? SERVICE_BY_ID.get(route.product)?.internalErrorCode : undefined);
-      if (!isLookupError(error) || failure.code === 'internal_error') options.onError?.(error, requestId);
-      if (failure.code === 'method_not_allowed' && route.kind === 'method_not_allowed') headers.allow = route.allow.join(', ');
-      return finish(request, route, context, started, failure.status, errorBody(failure.code, failure.message, requestId, failure.fields), failure.code);
-    };
     let answer: ReturnType<typeof dispatch>;
     try {
       answer = dispatch(route, context);
     } catch (error) {
-      return failed(error);
+      return failed(error, request, route, context, started);
     }
-    return isPromise(answer) ? answer.then(answered, failed) : answered(answer);
+    // Closures only for an answer that waits.
+    return isPromise(answer)
+      ? answer.then(
+          (done) => answered(done, request, route, context, started),
+          (error) => failed(error, request, route, context, started),
+        )
+      : answered(answer, request, route, context, started);
+  }
+
+  function answered(answer: string | ServiceAnswer, request: ApiRequest, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
+    return typeof answer === 'string'
+      ? finish(request, route, context, started, 200, answer, null)
+      : finish(request, route, context, started, answer.status ?? 200, answer.body, null);
+  }
+
+  function failed(error: unknown, request: ApiRequest, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
+    const failure = toLookupError(error, route.kind === 'service' ? SERVICE_BY_ID.get(route.product)?.internalErrorCode : undefined);
+    if (!isLookupError(error) || failure.code === 'internal_error') options.onError?.(error, context.requestId);
+    if (failure.code === 'method_not_allowed' && route.kind === 'method_not_allowed') context.headers.allow = route.allow.join(', ');
+    const body = errorBody(failure.code, failure.message, context.requestId, failure.fields);
+    return finish(request, route, context, started, failure.status, body, failure.code);
   }
 
   /** The response, and its request line for `onResponse`. */

@@ -1,9 +1,10 @@
 /**
  * The SQLite meter's allowances on a real `seclookup serve` under load: 32 keep-alive clients
- * on one key of a big plan (so its calls are answered from an allowance), then SIGTERM or
- * kill -9 in the middle. A clean stop bills exactly the answers; a kill bills no more than the
- * answers, and once the leases have run out the month's count equals the usage: nothing held
- * for ever, nothing counted twice.
+ * on one key of a big plan (so its calls are answered from an allowance), a quarter of the
+ * calls invalid (counted against the rate, never billed), then SIGTERM or kill -9 in the middle.
+ * A clean stop bills exactly the answers; a kill bills no more than the answers, and once the
+ * leases have run out the month's count equals the usage: nothing held for ever, nothing
+ * counted twice.
  */
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -50,18 +51,24 @@ describe('allowances under load on a real serve', () => {
 
     const { serve, baseUrl } = await ServeProcess.start(db);
     const url = `${baseUrl}/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`;
+    // Every fourth request is invalid (an empty User-Agent): counted against the rate, never billed.
+    const invalidUrl = `${baseUrl}/v1/useragent/lookup?ua=`;
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     let answered = 0;
+    let refused = 0;
     let unexpected = 0;
     let stopped = false;
-    const client = async () => {
-      while (!stopped) {
-        const status = await get(url, secretKey, agent);
-        if (status === 200) answered++;
-        else if (status !== 'cut' && status !== 503) unexpected++;
+    const client = async (n: number) => {
+      for (let i = n; !stopped; i++) {
+        const invalid = i % 4 === 0;
+        const status = await get(invalid ? invalidUrl : url, secretKey, agent);
+        if (status === 'cut' || status === 503) continue;
+        if (!invalid && status === 200) answered++;
+        else if (invalid && status === 400) refused++;
+        else unexpected++;
       }
     };
-    const clients = Array.from({ length: CLIENTS }, client);
+    const clients = Array.from({ length: CLIENTS }, (_, n) => client(n));
     while (answered < BEFORE_SIGNAL) await sleep(5);
     serve.kill(signal);
     await serve.exited;
@@ -82,6 +89,7 @@ describe('allowances under load on a real serve', () => {
     file.close();
 
     expect(answered).toBeGreaterThanOrEqual(BEFORE_SIGNAL);
+    expect(refused).toBeGreaterThan(0);
     expect(leases).toBe(0);
     expect(used).toBe(usage);
     if (signal === 'SIGTERM') expect(usage).toBe(answered);

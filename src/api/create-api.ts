@@ -37,6 +37,8 @@ const NO_RESOURCE = {};
 /** What one request carries through the pipeline. `headers` collects the response headers. */
 interface RequestContext {
   request: ApiRequest;
+  /** The request's method, upper case (GET when absent). */
+  method: string;
   /** The query string, without `?`. */
   search: string;
   requestId: string;
@@ -106,47 +108,45 @@ export function createApi(givenOptions: ApiOptions): Api {
     const route = match(method, path);
     let resolvedIp: IpAddress | null | undefined;
     const clientIp = () => (resolvedIp === undefined ? (resolvedIp = clientIpOf(request.remoteAddress, request.headers['x-forwarded-for'])) : resolvedIp);
-    const context: RequestContext = { request, search, requestId, clientIp, headers };
+    const context: RequestContext = { request, method, search, requestId, clientIp, headers };
     let answer: ReturnType<typeof dispatch>;
     try {
       answer = dispatch(route, context);
     } catch (error) {
-      return failed(error, request, route, context, started);
+      return failed(error, route, context, started);
     }
     // Closures only for an answer that waits.
     return isPromise(answer)
       ? answer.then(
-          (done) => answered(done, request, route, context, started),
-          (error) => failed(error, request, route, context, started),
+          (done) => answered(done, route, context, started),
+          (error) => failed(error, route, context, started),
         )
-      : answered(answer, request, route, context, started);
+      : answered(answer, route, context, started);
   }
 
-  function answered(answer: string | ServiceAnswer, request: ApiRequest, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
+  function answered(answer: string | ServiceAnswer, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
     return typeof answer === 'string'
-      ? finish(request, route, context, started, 200, answer, null)
-      : finish(request, route, context, started, answer.status ?? 200, answer.body, null);
+      ? finish(route, context, started, 200, answer, null)
+      : finish(route, context, started, answer.status ?? 200, answer.body, null);
   }
 
-  function failed(error: unknown, request: ApiRequest, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
+  function failed(error: unknown, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
     const failure = toLookupError(error, route.kind === 'service' ? SERVICE_BY_ID.get(route.product)?.internalErrorCode : undefined);
     if (!isLookupError(error) || failure.code === 'internal_error') options.onError?.(error, context.requestId);
     if (failure.code === 'method_not_allowed' && route.kind === 'method_not_allowed') context.headers.allow = route.allow.join(', ');
     const body = errorBody(failure.code, failure.message, context.requestId, failure.fields);
-    return finish(request, route, context, started, failure.status, body, failure.code);
+    return finish(route, context, started, failure.status, body, failure.code);
   }
 
   /** The response, and its request line for `onResponse`. */
   function finish(
-    request: ApiRequest,
     route: RouteMatch,
-    { requestId, clientIp, headers }: RequestContext,
+    { method, requestId, clientIp, headers }: RequestContext,
     started: number,
     status: number,
     body: string,
     errorCode: ErrorCode | null,
   ): ApiResponse {
-    const method = (request.method || 'GET').toUpperCase();
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
       time: isoNow(),
@@ -188,12 +188,12 @@ export function createApi(givenOptions: ApiOptions): Api {
 
   function serviceRoute(
     route: Extract<RouteMatch, { kind: 'service' }>,
-    { request, search, requestId, clientIp, headers }: RequestContext,
+    { request, method, search, requestId, clientIp, headers }: RequestContext,
   ): Promise<ServiceAnswer> {
     const handler = serviceHandlers(SERVICE_BY_ID.get(route.product)!)[route.handler];
     let body: Promise<Record<string, unknown>> | undefined;
     return handler({
-      method: (request.method || 'GET').toUpperCase(),
+      method,
       query: parseQuery(search),
       headers: request.headers,
       responseHeaders: headers,

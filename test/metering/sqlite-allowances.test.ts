@@ -4,47 +4,29 @@
  * billed twice or admitted over a limit, in one process, two, or after a kill -9.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isPromise } from '../../src/lib/outcome.js';
-import { hashKey, issueKeys } from '../../src/metering/keys.js';
-import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
+import { issueKeys } from '../../src/metering/keys.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter, Reservation } from '../../src/metering/types.js';
 import { T0 } from './conformance/index.js';
+import { requestFor, sqliteMeterFile } from './sqlite-fixture.js';
 
 const run = promisify(execFile);
 const MODULE_URL = pathToFileURL(resolve('src/metering/sqlite/meter.ts')).href;
 const BIG = { slug: 'big', product: '*' as const, rateLimitPerMinute: 100_000, monthlyQuota: 1_000_000 };
 
 describe('SQLite meter allowances', () => {
-  let dir: string;
-  let path: string;
-  const opened: Meter[] = [];
-
-  function open(options?: Parameters<typeof createSqliteMeter>[1]): Meter {
-    const meter = createSqliteMeter(path, { now: () => T0, ...options });
-    opened.push(meter);
-    return meter;
-  }
+  const meterFile = sqliteMeterFile('seclookup-allowance-');
+  const { open } = meterFile;
 
   async function keyOn(meter: Meter, plan: typeof BIG): Promise<{ request: ConsumeRequest; subscriptionId: string }> {
     await meter.setPlan(plan);
     const sub = await issueKeys(meter, { product: 'useragent', plan: plan.slug });
-    const key = (await meter.resolveKey(hashKey(sub.secretKey)))!;
-    const request: ConsumeRequest = {
-      keyId: key.id,
-      subscriptionId: key.subscriptionId,
-      product: key.product,
-      rateLimitPerMinute: key.plan!.rateLimitPerMinute,
-      monthlyQuota: key.plan!.monthlyQuota,
-      reserveQuota: true,
-      now: T0,
-    };
+    const request = await requestFor(meter, sub.secretKey);
     return { request, subscriptionId: sub.subscriptionId };
   }
 
@@ -62,7 +44,7 @@ describe('SQLite meter allowances', () => {
 
   /** The file as another process sees it: the month's used units and the lease rows. */
   function fileView(subscriptionId: string) {
-    const file = new Database(path, { readonly: true });
+    const file = new Database(meterFile.path, { readonly: true });
     try {
       return {
         used: file.prepare("SELECT count FROM live_counters WHERE subscription_id = ? AND counter = 'quota'").pluck().get(subscriptionId) as number,
@@ -72,15 +54,6 @@ describe('SQLite meter allowances', () => {
       file.close();
     }
   }
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'seclookup-allowance-'));
-    path = join(dir, 'meter.db');
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((m) => m.close()));
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('answers a busy key from memory with the figures of the exact path; usage counts only the answers, refunds go back into the allowance', async () => {
     const meter = open();
@@ -145,7 +118,7 @@ describe('SQLite meter allowances', () => {
     expect(fromMemory).toBeGreaterThan(80);
     expect(outcomes.at(-1)).toMatchObject({ allowed: true, rate: { remaining: BIG.rateLimitPerMinute - 100 }, reservation: null });
     await meter.close();
-    const file = new Database(path, { readonly: true });
+    const file = new Database(meterFile.path, { readonly: true });
     try {
       expect(file.prepare('SELECT counter, count FROM live_counters WHERE subscription_id = ?').all(subscriptionId)).toEqual([
         { counter: `rate:${request.keyId}`, count: 100 },
@@ -221,7 +194,7 @@ describe('SQLite meter allowances', () => {
       await meter.close();
       console.log(JSON.stringify({ allowed, fromMemory }));
     `;
-    const env = { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
+    const env = { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
     const results = await Promise.all(
       [1, 2].map(async () => JSON.parse((await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env })).stdout)),
     );
@@ -250,7 +223,7 @@ describe('SQLite meter allowances', () => {
       setInterval(() => {}, 1000);
     `;
     const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
-      env: { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request) },
+      env: { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise<void>((done) => proc.stdout.on('data', (chunk) => String(chunk).includes('ready') && done()));

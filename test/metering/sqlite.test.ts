@@ -5,11 +5,12 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashKey, issueKeys } from '../../src/metering/keys.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
-import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
+import type { ConsumeOutcome } from '../../src/metering/types.js';
 import { describeMeterConformance, T0 } from './conformance/index.js';
+import { requestFor, sqliteMeterFile } from './sqlite-fixture.js';
 
 const run = promisify(execFile);
 
@@ -29,44 +30,12 @@ describeMeterConformance('sqlite', async (options) => {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('createSqliteMeter', () => {
-  let dir: string;
-  let path: string;
-  const opened: Meter[] = [];
-
-  /** Open a meter on the test file, its usage() clock at T0 like the calls; closed after the test. */
-  function open(options?: Parameters<typeof createSqliteMeter>[1]): Meter {
-    const meter = createSqliteMeter(path, { now: () => T0, ...options });
-    opened.push(meter);
-    return meter;
-  }
-
-  async function requestFor(meter: Meter, secretKey: string, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
-    const key = await meter.resolveKey(hashKey(secretKey));
-    if (!key?.plan) throw new Error('no such key');
-    return {
-      keyId: key.id,
-      subscriptionId: key.subscriptionId,
-      product: key.product,
-      rateLimitPerMinute: key.plan.rateLimitPerMinute,
-      monthlyQuota: key.plan.monthlyQuota,
-      reserveQuota: true,
-      now: T0,
-      ...overrides,
-    };
-  }
+  const meterFile = sqliteMeterFile('seclookup-meter-');
+  const { open } = meterFile;
 
   function allowedCount(outcomes: ConsumeOutcome[]): number {
     return outcomes.filter((o) => o.allowed).length;
   }
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'seclookup-meter-'));
-    path = join(dir, 'meter.db');
-  });
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((m) => m.close()));
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('keeps keys, plans, counters, usage and settings across close and reopen', async () => {
     const first = open();
@@ -174,7 +143,7 @@ describe('createSqliteMeter', () => {
       await meter.close();
       console.log(JSON.stringify({ allowed }));
     `;
-    const env = { ...process.env, METER_DB: path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
+    const env = { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
     const children = [1, 2].map(() => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env, cwd: process.cwd() }));
     const allowed = (await Promise.all(children)).map(({ stdout }) => (JSON.parse(stdout) as { allowed: number }).allowed);
 
@@ -190,7 +159,7 @@ describe('createSqliteMeter', () => {
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => meter.consume(request)));
     const reservations = outcomes.map((o) => (o.allowed ? o.reservation! : null));
     expect(reservations.every(Boolean)).toBe(true);
-    const file = new Database(path, { readonly: true });
+    const file = new Database(meterFile.path, { readonly: true });
     const leaseRows = () => file.prepare('SELECT units FROM leases WHERE subscription_id = ?').pluck().all(sub.subscriptionId);
     try {
       // One row for the whole group, not one per reservation.
@@ -241,7 +210,7 @@ describe('createSqliteMeter', () => {
     const request = await requestFor(meter, sub.secretKey, { monthlyQuota: 100 });
     expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 99 } });
     // Another process (here a raw connection) changes the month's count under the running meter.
-    const file = new Database(path);
+    const file = new Database(meterFile.path);
     file.prepare("UPDATE live_counters SET count = 99 WHERE subscription_id = ? AND counter = 'quota'").run(sub.subscriptionId);
     file.close();
     expect(await meter.consume(request)).toMatchObject({ allowed: true, quota: { remaining: 0 } });
@@ -249,7 +218,7 @@ describe('createSqliteMeter', () => {
   });
 
   it('upgrades a schema 1 database in place, keeping keys, windows, quotas and usage', async () => {
-    const v1 = new Database(path);
+    const v1 = new Database(meterFile.path);
     v1.exec(`
       CREATE TABLE plans (slug TEXT NOT NULL, product TEXT NOT NULL, rate_limit_per_minute INTEGER NOT NULL, monthly_quota INTEGER, PRIMARY KEY (slug, product)) WITHOUT ROWID;
       CREATE TABLE subscriptions (id INTEGER PRIMARY KEY, product TEXT NOT NULL, plan TEXT NOT NULL, ip_allow TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -281,7 +250,7 @@ describe('createSqliteMeter', () => {
 
   it('uses WAL journaling and records its schema version', async () => {
     await open().close();
-    const db = new Database(path, { readonly: true });
+    const db = new Database(meterFile.path, { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(3);
@@ -297,7 +266,7 @@ describe('createSqliteMeter', () => {
 
     const onDisk = () =>
       ['', '-wal', '-shm']
-        .map((suffix) => path + suffix)
+        .map((suffix) => meterFile.path + suffix)
         .filter(existsSync)
         .map((file) => readFileSync(file).toString('latin1'))
         .join('');
@@ -310,7 +279,7 @@ describe('createSqliteMeter', () => {
     check(onDisk());
     await meter.close();
     // After close the WAL is checkpointed into the main file.
-    check(readFileSync(path).toString('latin1'));
+    check(readFileSync(meterFile.path).toString('latin1'));
   });
 
   it('rejects calls after close instead of hanging', async () => {
@@ -323,20 +292,20 @@ describe('createSqliteMeter', () => {
   });
 
   it('throws a clear error at construction when the file cannot be used', () => {
-    expect(() => createSqliteMeter(join(dir, 'missing-dir', 'meter.db'))).toThrow(/cannot open metering database ".*missing-dir.*"/);
+    expect(() => createSqliteMeter(join(meterFile.dir, 'missing-dir', 'meter.db'))).toThrow(/cannot open metering database ".*missing-dir.*"/);
 
-    writeFileSync(path, 'this is not a database, just some text long enough to look like a header');
-    expect(() => createSqliteMeter(path)).toThrow(/cannot open metering database .*not a database/);
+    writeFileSync(meterFile.path, 'this is not a database, just some text long enough to look like a header');
+    expect(() => createSqliteMeter(meterFile.path)).toThrow(/cannot open metering database .*not a database/);
   });
 
   it('refuses a database from a newer schema version', () => {
-    const db = new Database(path);
+    const db = new Database(meterFile.path);
     db.pragma('user_version = 99');
     db.close();
-    expect(() => createSqliteMeter(path)).toThrow(/schema version 99 is newer/);
+    expect(() => createSqliteMeter(meterFile.path)).toThrow(/schema version 99 is newer/);
   });
 
   it('rejects an invalid plan table at construction', () => {
-    expect(() => createSqliteMeter(path, { plans: [{ slug: 'x', product: '*', rateLimitPerMinute: -1, monthlyQuota: null }] })).toThrow(TypeError);
+    expect(() => createSqliteMeter(meterFile.path, { plans: [{ slug: 'x', product: '*', rateLimitPerMinute: -1, monthlyQuota: null }] })).toThrow(TypeError);
   });
 });

@@ -28,6 +28,11 @@ describeMeterConformance('sqlite', async (options) => {
 
 /** Resolves after the current event-loop turn, as a request arriving later would. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves in a later millisecond than it was called in: the key cache looks for other connections' commits once per millisecond. */
+const nextMillisecond = async () => {
+  const start = Date.now();
+  while (Date.now() === start) await new Promise((resolve) => setTimeout(resolve, 1));
+};
 
 describe('createSqliteMeter', () => {
   const meterFile = sqliteMeterFile('seclookup-meter-');
@@ -101,8 +106,8 @@ describe('createSqliteMeter', () => {
     expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ id: sub.keys[0].id, status: 'active' });
 
     await cli.setPlan({ slug: 'starter', product: 'useragent', rateLimitPerMinute: 10, monthlyQuota: 1_000 });
-    // Another connection's changes are seen from the next event-loop turn, as the next request is.
-    await nextTurn();
+    // Another connection's changes are seen by requests from the next millisecond on.
+    await nextMillisecond();
     const request = await requestFor(serve, sub.secretKey);
     expect(request.rateLimitPerMinute).toBe(10);
 
@@ -114,7 +119,8 @@ describe('createSqliteMeter', () => {
     expect(await cli.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 990, period: '2025-01' });
 
     await cli.revokeKey(hashKey(sub.secretKey));
-    await nextTurn();
+    // Seen by the requests of the next millisecond.
+    await nextMillisecond();
     expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'revoked' });
     expect((await serve.listKeys()).map((k) => k.status)).toEqual(['revoked', 'active']);
   });

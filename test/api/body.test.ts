@@ -60,4 +60,51 @@ describe('request bodies', () => {
     expect(await codeOf(readRawBody(Readable.from([]), '5000', 1000))).toBe('payload_too_large');
     expect(await codeOf(readRawBody('x'.repeat(1001), undefined, 1000))).toBe('payload_too_large');
   });
+
+  // Node streams (an IncomingMessage) are read by their events, not an async iterator.
+  it('reads a Node stream to its end, and stops one over the limit as soon as it passes it', async () => {
+    const chunks = [Buffer.from('ab'), 'cd', Buffer.from('ef')];
+    expect(
+      (
+        await readRawBody(
+          new Readable({
+            read() {
+              this.push(chunks.shift() ?? null);
+            },
+          }),
+          undefined,
+          6,
+        )
+      ).toString(),
+    ).toBe('abcdef');
+
+    let pulled = 0;
+    const endless = new Readable({
+      read() {
+        pulled++;
+        this.push(Buffer.alloc(64));
+      },
+    });
+    expect(await codeOf(readRawBody(endless, undefined, 1000))).toBe('payload_too_large');
+    expect(endless.destroyed).toBe(true);
+    // A read may already be under way when the limit is passed, never more.
+    expect(pulled).toBeLessThanOrEqual(17);
+    expect((await readRawBody(Readable.from([]), undefined, 10)).length).toBe(0);
+  });
+
+  it('refuses a Node stream that fails or closes before its end with client_closed_request', async () => {
+    const failing = new Readable({ read() {} });
+    const failed = codeOf(readRawBody(failing, undefined, 100));
+    failing.push('{"a":');
+    failing.destroy(new Error('socket hang up'));
+    expect(await failed).toBe('client_closed_request');
+
+    const cut = new Readable({ read() {} });
+    const closed = codeOf(readRawBody(cut, undefined, 100));
+    cut.push('{"a":');
+    cut.destroy();
+    expect(await closed).toBe('client_closed_request');
+    // Already gone before the read began.
+    expect(await codeOf(readRawBody(cut, undefined, 100))).toBe('client_closed_request');
+  });
 });

@@ -19,7 +19,8 @@
  *   across the local products (sent as batches): bounded caches stay bounded.
  *
  * Servers are measured in alternating rounds and each keeps its best round. The whole suite
- * runs in about four and a half minutes (ROUND_SECONDS and ROUNDS below; BENCH_ROUND_SECONDS overrides).
+ * runs in about four and a half minutes (ROUND_SECONDS and ROUNDS below; BENCH_ROUND_SECONDS and
+ * BENCH_ROUNDS override).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -44,7 +45,14 @@ const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('./servers/bare-bytes.mjs', import.meta.url));
 const ADAPTER_SCRIPT = fileURLToPath(new URL('./servers/http-server.mjs', import.meta.url));
 const CONNECTIONS = 32;
-const ROUNDS = 3;
+/**
+ * Node flags for serve's process only, for experiments (BENCH_SERVE_NODE_FLAGS, space-separated):
+ * `--no-memory-reducer` shows what V8's idle-time collections cost the later rows (docs/benchmarks.md).
+ */
+const SERVE_NODE_FLAGS = (process.env.BENCH_SERVE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+// Three rounds each (BENCH_ROUNDS overrides). Five did not steady the ratios: bare Node's best
+// round rises with more rounds (it is partly client-bound), serve's barely.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 1);
 // Long enough for V8 to optimise the route's path (serve has far more code to warm than a bare server).
 const WARMUP_SECONDS = 0.5;
@@ -329,7 +337,7 @@ export async function run(): Promise<BenchRow[]> {
     const logFile = join(dir, 'requests.log');
     const log = openSync(logFile, 'w');
     const serveArgs = [CLI, 'serve', '--port', '0', '--db', db, '--batch-limit', String(RSS_BATCH), '--body-limit', String(1 << 20), ...engineOptions];
-    const { child: serve, line: origin } = await spawnLine(serveArgs, children, log);
+    const { child: serve, line: origin } = await spawnLine([...SERVE_NODE_FLAGS, ...serveArgs], children, log);
     closeSync(log);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const idleRss = rssMiB(serve.pid!);
@@ -425,7 +433,8 @@ export async function run(): Promise<BenchRow[]> {
       [
         `## CPU budget (µs of server CPU per request, ${CONNECTIONS} connections)`,
         '',
-        'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm. healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.',
+        'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm. healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.' +
+          (SERVE_NODE_FLAGS.length > 0 ? ` serve ran with \`node ${SERVE_NODE_FLAGS.join(' ')}\` (BENCH_SERVE_NODE_FLAGS).` : ''),
         '',
         "| route | bare, 2 headers | bare, serve's headers | serve | engine alone |",
         '|---|---:|---:|---:|---:|',

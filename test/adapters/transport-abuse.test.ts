@@ -285,6 +285,22 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     });
   });
 
+  describe('pipelined POSTs', () => {
+    it('reads each body, Content-Length and chunked alike, in one write, and answers each with its own, in order', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const userAgents = Array.from({ length: 40 }, (_, i) => `${CHROME} post/${i}`);
+      const posts = userAgents.map((ua, i) => {
+        const body = JSON.stringify({ ua });
+        return i % 2
+          ? postHead(secretKey, `Content-Length: ${Buffer.byteLength(body)}\r\n`) + body
+          : postHead(secretKey, 'Transfer-Encoding: chunked\r\n') + chunked([body.slice(0, 9), body.slice(9)]);
+      });
+      const reply = await exchange(stack.port, posts.join(''), { responses: 40 });
+
+      expect(reply.responses.map((r) => [r.status, jsonOf(r).user_agent])).toEqual(userAgents.map((ua) => [200, ua]));
+    });
+  });
+
   describe("requests Node's parser refuses", () => {
     const cases = [
       ...REFUSED_BY_NODE,

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { hashKey } from '../../src/metering/keys.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
-import type { ConsumeRequest, Meter } from '../../src/metering/types.js';
+import type { Meter } from '../../src/metering/types.js';
 import { T0 } from './conformance/index.js';
+
+export { requestFor } from './conformance/index.js';
 
 /**
  * A fresh file per test (`path`, in its own `dir`), made before each test and removed after it
@@ -37,21 +38,5 @@ export function sqliteMeterFile(prefix: string) {
       opened.push(meter);
       return meter;
     },
-  };
-}
-
-/** The consume request the API's gate makes for `secretKey` (a lookup at T0), with `overrides`. */
-export async function requestFor(meter: Meter, secretKey: string, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
-  const key = await meter.resolveKey(hashKey(secretKey));
-  if (!key?.plan) throw new Error('no such key');
-  return {
-    keyId: key.id,
-    subscriptionId: key.subscriptionId,
-    product: key.product,
-    rateLimitPerMinute: key.plan.rateLimitPerMinute,
-    monthlyQuota: key.plan.monthlyQuota,
-    reserveQuota: true,
-    now: T0,
-    ...overrides,
   };
 }

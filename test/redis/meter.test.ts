@@ -7,9 +7,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
-import type { ConsumeOutcome, ConsumeRequest, Meter } from '../../src/metering/types.js';
+import type { ConsumeOutcome, Meter } from '../../src/metering/types.js';
 import { createRedisMeter, redisClientOptions, type RedisMeterOptions } from '../../src/metering/redis/index.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
+import { requestFor } from '../metering/conformance/index.js';
 
 let server: RedisServer;
 /** A plain connection for looking at what the meters wrote. */
@@ -48,21 +49,6 @@ async function subscribe(meter: Meter, limits?: { rateLimitPerMinute: number; mo
   const plan = limits ? 'custom' : 'starter';
   if (limits) await meter.setPlan({ slug: plan, product: '*', ...limits });
   return issueKeys(meter, { product: 'useragent', plan });
-}
-
-async function requestFor(meter: Meter, sub: IssuedKeys, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
-  const key = await meter.resolveKey(hashKey(sub.secretKey));
-  if (!key?.plan) throw new Error('no such key');
-  return {
-    keyId: key.id,
-    subscriptionId: key.subscriptionId,
-    product: key.product,
-    rateLimitPerMinute: key.plan.rateLimitPerMinute,
-    monthlyQuota: key.plan.monthlyQuota,
-    reserveQuota: true,
-    now: T0,
-    ...overrides,
-  };
 }
 
 function count(outcomes: ConsumeOutcome[]): Record<string, number> {

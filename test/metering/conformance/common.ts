@@ -45,14 +45,17 @@ export async function subscribe(meter: Meter, options: SubscribeOptions = {}): P
   return issueKeys(meter, { product: options.product ?? 'useragent', plan, ipAllow: options.ipAllow });
 }
 
-/** A consume request for the subscription's secret key with the limits its plan resolves to. */
-export async function requestFor(meter: Meter, sub: IssuedKeys, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
-  const resolved = await meter.resolveKey(hashKey(sub.secretKey));
-  if (!resolved?.plan) throw new Error('test subscription has no plan');
+/**
+ * The consume request the API's gate makes (a lookup at T0) for a secret key, or a subscription's
+ * secret key, with the limits its plan resolves to, and `overrides`.
+ */
+export async function requestFor(meter: Meter, key: string | { secretKey: string }, overrides: Partial<ConsumeRequest> = {}): Promise<ConsumeRequest> {
+  const resolved = await meter.resolveKey(hashKey(typeof key === 'string' ? key : key.secretKey));
+  if (!resolved?.plan) throw new Error('no such key, or a key without a plan');
   return {
     keyId: resolved.id,
-    subscriptionId: sub.subscriptionId,
-    product: sub.product,
+    subscriptionId: resolved.subscriptionId,
+    product: resolved.product,
     rateLimitPerMinute: resolved.plan.rateLimitPerMinute,
     monthlyQuota: resolved.plan.monthlyQuota,
     reserveQuota: true,

@@ -8,7 +8,7 @@ import { describeMeterHotPathConformance } from './hot-path.js';
 import { describeSettingsStoreConformance } from './settings.js';
 
 export { describeMeterAdminConformance, describeMeterHotPathConformance, describeSettingsStoreConformance };
-export { FEB, MINUTE, T0, type MeterFactory, type MeterFactoryOptions } from './common.js';
+export { FEB, MINUTE, T0, requestFor, type MeterFactory, type MeterFactoryOptions } from './common.js';
 
 /** Every role's suite on one store. */
 export function describeMeterConformance(name: string, makeMeter: MeterFactory): void {

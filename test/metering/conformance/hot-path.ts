@@ -440,6 +440,20 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         expect(await lookups()).toEqual([1]);
       });
 
+      it('a reservation settled right after its lease was given back changes nothing (the meter may remember its name)', async () => {
+        const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
+        const late = await reserve(sub);
+        // A lease later, the next consume gives `late` back before deciding; `late` is still among the last names made.
+        const live = await reserve(sub, { now: T0 + LEASE });
+        await meter.refund(late);
+        await meter.commit(late);
+        expect(await meter.quota(sub.subscriptionId, 10, T0 + LEASE)).toMatchObject({ remaining: 9 });
+        await meter.commit(live);
+        clock = T0 + LEASE;
+        expect(await lookups()).toEqual([1]);
+        expect(await meter.quota(sub.subscriptionId, 10, clock)).toMatchObject({ remaining: 9 });
+      });
+
       it('a lease that expires in the next month gives back to its own month only', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
         await reserve(sub, { now: FEB - 1_000 });

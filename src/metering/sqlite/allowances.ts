@@ -217,9 +217,13 @@ export class AllowanceBook {
     const { subscriptionId, product, day } = reservation;
     let entries = this.unwritten.get(subscriptionId);
     if (entries === undefined) this.unwritten.set(subscriptionId, (entries = []));
-    const entry = entries.find((e) => e.product === product && e.day === day);
-    if (entry) entry.units += units;
-    else entries.push({ subscriptionId, product, day, units });
+    for (const entry of entries) {
+      if (entry.product === product && entry.day === day) {
+        entry.units += units;
+        return;
+      }
+    }
+    entries.push({ subscriptionId, product, day, units });
   }
 
   get hasUnwritten(): boolean {

@@ -15,7 +15,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ProductId } from '../../products/catalog.js';
-import { ALLOWANCE_ROW_MARK } from './allowances.js';
+import { ALLOWANCE_ROW_MARK, isAllowanceLease } from './allowances.js';
 
 interface LeaseRow {
   subscriptionId: string;
@@ -205,6 +205,12 @@ export class LeaseBook {
     slot.name = name;
     slot.row = row;
     slot.member = member;
+  }
+
+  /** True when `name` is a member of an allowance's row; a recent name's row answers without reading the name. */
+  isAllowanceMember(name: string): boolean {
+    const { row } = this.memberOf(name);
+    return isAllowanceLease(row?.lease ?? name);
   }
 
   /** True when a commit or refund left rows to write: the next group writes them. */

@@ -497,7 +497,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
         ensureOpen();
         const units = leases.settle(reservation.lease);
         if (units === undefined) return;
-        if (!isAllowanceLease(reservation.lease)) return writes.schedule();
+        if (!leases.isAllowanceMember(reservation.lease)) return writes.schedule();
         allowances.answered(reservation, units);
         writes.scheduleWithin(COMMIT_DELAY_MS);
       }),

@@ -159,4 +159,24 @@ describe('requestLine', () => {
       { numRuns: 2_000 },
     );
   });
+
+  it('keeps each line right when one route answers by turns with other methods, statuses, errors and products', () => {
+    // The line's middle is remembered per route: every field it holds must be compared.
+    const variants: Partial<RequestLogEvent>[] = [
+      {},
+      {},
+      { status: 429, error_code: 'rate_limit_exceeded' },
+      { status: 429, error_code: 'quota_exceeded' },
+      { method: 'POST' },
+      { method: 'HEAD' },
+      { product: null },
+      { product: 'geoip' },
+      { route: '/v1/geoip/lookup', product: 'geoip' },
+      {},
+    ];
+    for (const [i, variant] of [...variants, ...variants].entries()) {
+      const event = { ...requestEvent(i), status: 200, error_code: null, ...variant };
+      expect(requestLine(event)).toBe(`${JSON.stringify({ level: 'info', ...event })}\n`);
+    }
+  });
 });

@@ -106,6 +106,24 @@ describe('serve log', () => {
     }
   });
 
+  it('at low traffic, hands a lone line to the file after a second, not only once 48 KiB have gathered', async () => {
+    const file = join(temp.make(), 'quiet.jsonl');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const write = vi.spyOn(fs, 'write');
+    const log = createServeLog({ level: 'info', dest: file });
+    try {
+      log.request(requestEvent(1));
+      await vi.advanceTimersByTimeAsync(999);
+      expect(write).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      await vi.waitFor(() => expect(lines(file)).toEqual([JSON.stringify({ level: 'info', ...requestEvent(1) })]));
+    } finally {
+      vi.useRealTimers();
+      write.mockRestore();
+      await log.close();
+    }
+  });
+
   it('on an uncaught exception, logs it as fatal after every buffered line and exits 1', async () => {
     const file = join(temp.make(), 'crash.jsonl');
     const logModule = pathToFileURL(join(REPO_ROOT, 'src/cli/log.ts')).href;

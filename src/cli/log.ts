@@ -20,8 +20,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  * Bytes of lines gathered before they are handed to the file or pipe (see createLineBatch):
  * under load, about 200 lines leave in one thread-pool write. Each `fs.write` call cost 20-35 µs
  * of main-thread time on the 2-core VM (waking a pool thread), so fewer, larger writes matter.
- * It must stay below the largest single write (MAX_WRITE_BYTES). When traffic is light,
- * FLUSH_INTERVAL_MS bounds how long a line waits.
+ * It stays below sonic-boom's largest single write (MAX_WRITE_BYTES), so a chunk leaves in one
+ * write. When traffic is light, FLUSH_INTERVAL_MS bounds how long a line waits.
  */
 const MIN_WRITE_BYTES = 48 * 1024;
 /** sonic-boom's largest single write, raised from its 16 KiB so a write can carry MIN_WRITE_BYTES and more. */

@@ -215,7 +215,7 @@ function writerDestination(writer: { write(text: string): unknown }) {
  * (`Buffer.byteLength`) on every `write`: called per line, its main-thread cost was 2.5-4 µs a
  * line in a micro-benchmark, no less than a synchronous `fs.writeSync`; called per turn, 1-1.5 µs.
  * Gathered to 48 KiB, the join, the Buffer and sonic-boom's write are paid once per about 200
- * lines rather than once per turn of 10-40.
+ * lines rather than once per turn.
  */
 function createLineBatch(destination: { writeText(chunk: string): unknown }, holdChars: number) {
   let lines: string[] = [];

@@ -173,6 +173,26 @@ describe('SQLite meter allowances', () => {
     expect(fileView(subscriptionId)).toEqual({ used: 31, leases: [] });
   });
 
+  it('a unit spent from an allowance and answered only after its lease ran out is not billed', async () => {
+    const LEASE = 10_000;
+    const meter = open({ leaseMs: LEASE });
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    // Each lookup answered at once, as the API does, but the last one.
+    for (let i = 0; i < 39; i++) {
+      const outcome = await meter.consume(request);
+      if (outcome.allowed) await meter.commit(outcome.reservation!);
+    }
+    const last = meter.consume(request);
+    expect(isPromise(last)).toBe(false);
+    const { reservation } = (await last) as { reservation: Reservation };
+    // Reading the quota after the lease gives the expired row back, the last unit with it. Nothing
+    // made a lease name since, so the meter still remembers that unit's: it must not count it.
+    expect(await meter.quota(subscriptionId, BIG.monthlyQuota, T0 + 2 * LEASE)).toMatchObject({ remaining: BIG.monthlyQuota - 39 });
+    await meter.commit(reservation);
+    expect((await meter.usage('2025-01')).find((row) => row.subscriptionId === subscriptionId)).toMatchObject({ lookups: 39 });
+    expect(fileView(subscriptionId)).toEqual({ used: 39, leases: [] });
+  });
+
   it('two processes on one big limit: never more than the limit, and exactly the limit when both keep asking', async () => {
     const meter = open();
     const quota = 4_000;

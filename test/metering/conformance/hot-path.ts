@@ -440,10 +440,11 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         expect(await lookups()).toEqual([1]);
       });
 
-      it('a reservation settled right after its lease was given back changes nothing (the meter may remember its name)', async () => {
+      it('a reservation refunded and committed right after its lease was given back changes nothing', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
         const late = await reserve(sub);
-        // A lease later, the next consume gives `late` back before deciding; `late` is still among the last names made.
+        // A lease later, the next consume gives `late` back before deciding. (The SQLite meter's
+        // remembered lease names have their own case in sqlite-allowances.test.ts.)
         const live = await reserve(sub, { now: T0 + LEASE });
         await meter.refund(late);
         await meter.commit(late);

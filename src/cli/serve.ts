@@ -28,6 +28,7 @@ import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, ty
 import { formatTable, note, out } from './output.js';
 import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
 import { cliEnv, cliIo } from './io.js';
+import { holdTickEntryShape } from './tick-shape.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -243,6 +244,8 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
     }),
   );
   const listener = createListener(api);
+  // Else V8's memory reducer can leave process.nextTick slow after an idle gap (tick-shape.ts).
+  holdTickEntryShape();
   const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
   const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(withMetricsRoute(metrics.handler, notFound)) : null;
   // Requests Node's parser refuses are answered in the envelope and logged, not left bare.

@@ -6,20 +6,22 @@
  * memory-reducing collection (V8's memory reducer: when the process goes idle, or at the latest
  * 100 s after the last full collection) then lets that map die. V8 deoptimizes
  * `process.nextTick` and everything built on the dead map, and the code it makes again stays
- * slow: under the route bench, nextTick's own time went from 0.2 to 2.9 µs per request for the
- * rest of the process's life (docs/benchmarks.md, "The memory reducer step").
+ * slow: with one route loaded in bursts, nextTick's own time went from 0.2 to 2.9 µs per
+ * request for the rest of the process's life (docs/benchmarks.md, "Idle gaps and V8's memory
+ * reducer").
  *
  * One entry held keeps the map, for the price of one small object. It is taken from inside a
  * tick callback with `executionAsyncResource()`, which turns on no async hooks.
  */
 import { executionAsyncResource } from 'node:async_hooks';
 
+let asked = false;
 let held: object | undefined;
 
 /** Hold a nextTick queue entry from the next tick on (once per process; later calls do nothing). */
 export function holdTickEntryShape(): void {
-  if (held !== undefined) return;
-  held = {};
+  if (asked) return;
+  asked = true;
   process.nextTick(() => {
     held = executionAsyncResource();
   });

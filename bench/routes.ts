@@ -46,8 +46,8 @@ const BARE_SCRIPT = fileURLToPath(new URL('./servers/bare-bytes.mjs', import.met
 const ADAPTER_SCRIPT = fileURLToPath(new URL('./servers/http-server.mjs', import.meta.url));
 const CONNECTIONS = 32;
 /**
- * Node flags for serve's process only, for experiments (BENCH_SERVE_NODE_FLAGS, space-separated):
- * `--no-memory-reducer` shows what V8's idle-time collections cost the later rows (docs/benchmarks.md).
+ * Node flags for serve's process only, for experiments (BENCH_SERVE_NODE_FLAGS, space-separated),
+ * such as `--no-memory-reducer` to compare with V8's idle-time collections (docs/benchmarks.md).
  */
 const SERVE_NODE_FLAGS = (process.env.BENCH_SERVE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 // Three rounds each (BENCH_ROUNDS overrides). Five did not steady the ratios: bare Node's best

@@ -15,6 +15,9 @@ import {
   type KeyRing,
   type TokenKind,
 } from '../../src/products/captcha/signing.js';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createPowPuzzle } from '../../src/products/captcha/puzzles/pow.js';
+import { createSliderPuzzle } from '../../src/products/captcha/puzzles/slider.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
@@ -49,6 +52,31 @@ describe('captcha token signing', () => {
     expect([...encodeFields(KIND, 'k-_9', ascii)]).toEqual(expected('k-_9', ascii));
     expect([...encodeFields(KIND, 'k', { a: '', b: 'x\u0080', n: -3 })]).toEqual(expected('k', { a: '', b: 'x\u0080', n: -3 }));
     expect([...encodeFields(KIND, 'ké', { a: 'a', b: 'b', n: 1 })]).toEqual(expected('ké', { a: 'a', b: 'b', n: 1 }));
+  });
+
+  it('the MAC is HMAC-SHA256 of the encoding, byte for byte, for any key length and any encoding length', () => {
+    // Keys at, below and above the hash's 64-byte block (a longer key is hashed first), and
+    // encodings past the reused buffer's first size, then a short one after it grew.
+    for (const keyLength of [1, 32, 63, 64, 65, 200]) {
+      const key = { kid: `k${keyLength}`, secret: randomBytes(keyLength) };
+      for (const size of [0, 1, 55, 56, 119, 2_000, 70_000, 3]) {
+        const values = { a: 'x'.repeat(size), b: size % 2 ? 'ünï' : 'y', n: size };
+        const token = signToken(ringOf(key), KIND, values);
+        const expected = createHmac('sha256', key.secret).update(encodeFields(KIND, key.kid, values)).digest('base64url');
+        expect(token.split('.')[1], `key ${keyLength}, field ${size}`).toBe(expected);
+        expect(token.split('.')[0]).toBe(encodeFields(KIND, key.kid, values).toString('base64url'));
+        if (token.length <= 4096) expect(openToken(ringOf(key), KIND, token)).toEqual({ ...values, n: String(size) });
+      }
+    }
+  });
+
+  it("a puzzle's params text is JSON.stringify's, for every puzzle type", () => {
+    for (const puzzle of [createPowPuzzle(), createPowPuzzle({ difficulty: 20, count: 3 }), createSliderPuzzle()]) {
+      for (let i = 0; i < 50; i++) {
+        const params = puzzle.create();
+        expect(puzzle.json(params as never)).toBe(JSON.stringify(params));
+      }
+    }
   });
 
   it('readToken then checkToken is openToken: a token read once verifies with the ring its key id picks, and nothing forged passes', () => {

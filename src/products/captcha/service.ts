@@ -175,7 +175,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
     const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
     const params = puzzle.create();
-    const paramsJson = JSON.stringify(params);
+    const paramsJson = puzzle.json(params);
     const issuedAt = now();
     const challenge = signToken(await ring(), CHALLENGE, {
       siteKey: site.publicKeyId,
@@ -188,8 +188,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
     // The params were serialized for the token already: spliced in, the same text JSON.stringify of the whole answer makes.
+    // The token (base64url and a dot) and the puzzle type (a word) need no escaping.
     const resource = { challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S };
-    const resourceJson = `{"challenge":${JSON.stringify(challenge)},"puzzle_type":${JSON.stringify(puzzle.type)},"params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}}`;
+    const resourceJson = `{"challenge":"${challenge}","puzzle_type":"${puzzle.type}","params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}}`;
     return { body: successBody(resource, { requestId: request.requestId }, resourceJson) };
   }
 

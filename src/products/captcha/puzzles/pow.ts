@@ -64,6 +64,8 @@ export function createPowPuzzle(settings: { difficulty?: number; count?: number 
   return {
     type: 'pow',
     create: () => ({ algorithm: 'sha256', salt: randomHex(16), difficulty, count }),
+    // The salt is hex: nothing in it to escape.
+    json: (p) => `{"algorithm":"${p.algorithm}","salt":"${p.salt}","difficulty":${p.difficulty},"count":${p.count}}`,
     readParams(value) {
       const p = value as Partial<PowParams> | null;
       if (!p || p.algorithm !== 'sha256' || typeof p.salt !== 'string' || !/^[0-9a-f]{32}$/.test(p.salt)) return null;

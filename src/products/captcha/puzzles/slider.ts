@@ -31,6 +31,7 @@ export function createSliderPuzzle(): Puzzle<SliderParams> {
   return {
     type: 'slider',
     create: () => ({ width, piece, target: randomInt(70, width - piece - 9), tolerance }),
+    json: (p) => `{"width":${p.width},"piece":${p.piece},"target":${p.target},"tolerance":${p.tolerance}}`,
     readParams(value) {
       const p = value as Partial<SliderParams> | null;
       if (!p || ![p.width, p.piece, p.target, p.tolerance].every((n) => Number.isSafeInteger(n))) return null;

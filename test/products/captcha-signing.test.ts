@@ -62,7 +62,9 @@ describe('captcha token signing', () => {
       for (const size of [0, 1, 55, 56, 119, 2_000, 70_000, 3]) {
         const values = { a: 'x'.repeat(size), b: size % 2 ? 'ünï' : 'y', n: size };
         const token = signToken(ringOf(key), KIND, values);
-        const expected = createHmac('sha256', key.secret).update(encodeFields(KIND, key.kid, values)).digest('base64url');
+        const expected = createHmac('sha256', key.secret)
+          .update(encodeFields(KIND, key.kid, values))
+          .digest('base64url');
         expect(token.split('.')[1], `key ${keyLength}, field ${size}`).toBe(expected);
         expect(token.split('.')[0]).toBe(encodeFields(KIND, key.kid, values).toString('base64url'));
         if (token.length <= 4096) expect(openToken(ringOf(key), KIND, token)).toEqual({ ...values, n: String(size) });

@@ -43,6 +43,7 @@ export function newSigningKey(): SigningKey {
 }
 
 /** Every character below 128: one byte each in UTF-8 and in Latin-1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is U+0000 to U+007F, controls included.
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** HMAC-SHA256's block: the key block that comes before the message in the inner hash. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorBody, formatFetchedAt, newRequestId, successBody } from '../../src/api/envelope.js';
+import { batchItemError, errorBody, formatFetchedAt, newRequestId, successBody } from '../../src/api/envelope.js';
 import { ERROR_STATUS } from '../../src/errors.js';
 
 describe('envelope', () => {
@@ -29,6 +29,23 @@ describe('envelope', () => {
 
   it('builds the error envelope', () => {
     expect(JSON.parse(errorBody('invalid_ip', 'bad', 'req_2'))).toEqual({ success: false, error: 'bad', error_code: 'invalid_ip', request_id: 'req_2' });
+  });
+
+  it('writes the error envelope byte for byte as JSON.stringify of the spread object, with and without fields', () => {
+    const messages = ['bad', 'a "quoted" \\ path\nand a new line', 'ünïcödé 😀 \u0001', ''];
+    const fieldSets = [
+      undefined,
+      {},
+      { 'error-codes': ['invalid-input-response'] },
+      { interactive_required: true, risk_score: 45, risk_level: 'medium', note: undefined, nested: { a: [1, null] } },
+    ];
+    for (const message of messages) {
+      for (const fields of fieldSets) {
+        const expected = { success: false, error: message, error_code: 'invalid_token', ...fields };
+        expect(errorBody('invalid_token', message, 'req_3f', fields)).toBe(JSON.stringify({ ...expected, request_id: 'req_3f' }));
+        expect(batchItemError('invalid_token', message, fields)).toBe(JSON.stringify(expected));
+      }
+    }
   });
 
   it('keeps the spec statuses for the spec codes', () => {

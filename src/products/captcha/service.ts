@@ -299,16 +299,17 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     try {
       return await siteverifyChecked(request);
     } catch (error) {
-      // Our envelope, plus Turnstile's `error-codes` for its server libraries.
-      const code: ErrorCode = isLookupError(error) ? error.code : 'server_error';
-      const failure = isLookupError(error) ? error : new LookupError('server_error', 'unexpected server error; retry with backoff', { cause: error });
-      if (!isLookupError(error)) context.onError?.(error, request.requestId);
-      // Refusals made here already carry their Turnstile code: rethrown as they are.
+      // Refusals made below already carry their Turnstile code: passed on as they are.
       if (isLookupError(error) && error.fields?.['error-codes'] !== undefined) throw error;
-      throw refusal(failure.code, failure.message, {
-        fields: { ...failure.fields, 'error-codes': failure.fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] },
-      });
+      if (isLookupError(error)) throw siteverifyRefusal(error.code, error.message, error.fields);
+      context.onError?.(error, request.requestId);
+      throw siteverifyRefusal('server_error', 'unexpected server error; retry with backoff');
     }
+  }
+
+  /** A siteverify refusal: our envelope, plus Turnstile's `error-codes` for its server libraries (unless `fields` names them). */
+  function siteverifyRefusal(code: ErrorCode, message: string, fields?: Readonly<Record<string, unknown>>): LookupError {
+    return refusal(code, message, { fields: { ...fields, 'error-codes': fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
   }
 
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {
@@ -316,12 +317,13 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const { key, site } = await authenticate(stringField(body.secret), 'secret', request);
     await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
     const response = stringField(body.response);
-    if (!response) throw refusal('invalid_request', 'send response: the value of the captcha-response field');
+    if (!response) throw siteverifyRefusal('invalid_request', 'send response: the value of the captcha-response field');
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
-      throw refusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { fields: { 'error-codes': ['bad-request'] } });
+      throw siteverifyRefusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { 'error-codes': ['bad-request'] });
     }
     // A replay of a proof already refused as used: its MAC was checked with this very key.
-    const spent = spentProofs.get(response);
+    // (Asked only when there are some: hashing a fresh 400-character text is not free.)
+    const spent = spentProofs.size > 0 ? spentProofs.get(response) : undefined;
     const known = spent !== undefined && (await ring(spent.key.kid)).byId.get(spent.key.kid) === spent.key;
     let proof: ProofFields | null;
     let signingKey: SigningKey | undefined;
@@ -332,33 +334,29 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       proof = checkToken(keys, read);
       signingKey = read ? keys.byId.get(read.kid) : undefined;
     }
-    if (!proof) throw refusal('invalid_token', 'the response is not a valid captcha token');
-    if (proof.siteKey !== site.publicKeyId) throw refusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
+    if (!proof) throw siteverifyRefusal('invalid_token', 'the response is not a valid captcha token');
+    if (proof.siteKey !== site.publicKeyId) throw siteverifyRefusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())
-      throw refusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { fields: { 'error-codes': ['timeout-or-duplicate'] } });
+      throw siteverifyRefusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { 'error-codes': ['timeout-or-duplicate'] });
     if (body.action !== undefined && body.action !== '' && body.action !== proof.action)
-      throw refusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
+      throw siteverifyRefusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
     if (!hostAllowed(proof.hostname, site.domains))
-      throw refusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
+      throw siteverifyRefusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
     if (known || !(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) {
       if (!known && signingKey) {
         if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
         spentProofs.set(response, { key: signingKey, values: proof });
       }
-      throw refusal('token_already_used', 'this response was already verified: each token works once', {
-        fields: { 'error-codes': [TURNSTILE_CODES.token_already_used!] },
-      });
+      throw siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
     }
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
     const policy = riskPolicyOf(site.risk);
     if (riskBlocked(policy, risk)) {
-      throw refusal(
+      throw siteverifyRefusal(
         'risk_too_high',
         `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
-        {
-          fields: { risk_score: risk, risk_level: riskLevel(risk) },
-        },
+        { risk_score: risk, risk_level: riskLevel(risk) },
       );
     }
     return {

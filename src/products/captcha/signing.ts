@@ -168,13 +168,17 @@ export function tokenKeyId<Names extends string>(kind: TokenKind<Names>, token: 
 /** Strict parse: version, this kind's label, a key id, then exactly the kind's fields in order, nothing after. */
 function decodeFields<Names extends string>(bytes: Buffer, kind: TokenKind<Names>): { kid: string; values: Record<Names, string> } | null {
   if (bytes.length < 1 || bytes[0] !== FORMAT) return null;
+  // All the bytes as one Latin-1 text, a character each: an ASCII field is a slice of it (one
+  // decoding instead of one per field); any other field is decoded as UTF-8.
+  const all = bytes.toString('latin1');
   let offset = 1;
   const read = (tag: number): string | null => {
     if (offset + 5 > bytes.length || bytes[offset] !== tag) return null;
     const length = bytes.readUInt32BE(offset + 1);
     const end = offset + 5 + length;
     if (end > bytes.length) return null;
-    const text = bytes.toString('utf8', offset + 5, end);
+    const slice = all.slice(offset + 5, end);
+    const text = ASCII.test(slice) ? slice : bytes.toString('utf8', offset + 5, end);
     offset = end;
     return text;
   };

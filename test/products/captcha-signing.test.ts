@@ -54,6 +54,41 @@ describe('captcha token signing', () => {
     expect([...encodeFields(KIND, 'ké', { a: 'a', b: 'b', n: 1 })]).toEqual(expected('ké', { a: 'a', b: 'b', n: 1 }));
   });
 
+  it('encodes a run of tokens of one kind right whichever fields change, after a refused number and a non-ASCII text too', () => {
+    const reference = (kid: string, v: { a: string; b: string; n: number }) => {
+      const parts = [Buffer.from([1])];
+      ['test-kind', kid, v.a, v.b, String(v.n)].forEach((text, i) => {
+        const bytes = Buffer.from(text, 'utf8');
+        const head = Buffer.alloc(5);
+        head[0] = i === 0 ? 0xff : i === 1 ? 0xfe : i - 2;
+        head.writeUInt32BE(bytes.length, 1);
+        parts.push(head, bytes);
+      });
+      return Buffer.concat(parts);
+    };
+    const runs: { kid: string; v: { a: string; b: string; n: number } }[] = [
+      { kid: 'k1', v: { a: 'site', b: 'p1', n: 5 } },
+      { kid: 'k1', v: { a: 'site', b: 'p2', n: 5 } },
+      { kid: 'k1', v: { a: 'site', b: 'p2', n: 5 } },
+      { kid: 'k1', v: { a: 'other', b: 'p2', n: 5 } },
+      { kid: 'k1', v: { a: 'site', b: 'p2', n: 5 } },
+      { kid: 'k1', v: { a: 'site', b: 'ü', n: 5 } },
+      { kid: 'k1', v: { a: 'site', b: 'p2', n: 5 } },
+      { kid: 'k1', v: { a: 'new', b: 'p2', n: 1.5 } },
+      { kid: 'k1', v: { a: 'new', b: 'p2', n: 5 } },
+      { kid: 'k2', v: { a: 'new', b: 'p2', n: 5 } },
+      { kid: 'k2', v: { a: 'new', b: 'p2', n: 6 } },
+      { kid: 'k1', v: { a: 'new', b: 'p2', n: 6 } },
+    ];
+    for (const [index, { kid, v }] of runs.entries()) {
+      if (!Number.isSafeInteger(v.n)) {
+        expect(() => encodeFields(KIND, kid, v)).toThrow(TypeError);
+        continue;
+      }
+      expect(encodeFields(KIND, kid, v).equals(reference(kid, v)), `run ${index}`).toBe(true);
+    }
+  });
+
   it('the MAC is HMAC-SHA256 of the encoding, byte for byte, for any key length and any encoding length', () => {
     // Keys at, below and above the hash's 64-byte block (a longer key is hashed first), and
     // encodings past the reused buffer's first size, then a short one after it grew.

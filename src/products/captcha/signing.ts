@@ -55,6 +55,35 @@ const BLOCK = 64;
 let work = Buffer.allocUnsafe(BLOCK + 1024);
 
 /**
+ * The last all-ASCII encoding of each token kind, field by field: each value, its piece (tag,
+ * length and text) and the encoding up to and including it. A challenge repeats most of its
+ * fields (site key, hostname, puzzle, risk, and the millisecond of issue across a burst): their
+ * text is reused rather than made and checked again, and the encoding up to the first field that
+ * changed is reused whole.
+ */
+interface LastEncoding {
+  kid: string;
+  /** FORMAT, then the label's and the key id's pieces. */
+  head: string;
+  values: FieldValue[];
+  pieces: string[];
+  upTo: string[];
+}
+const lastEncodings = new WeakMap<TokenKind<string>, LastEncoding>();
+
+/** A field's piece of an ASCII encoding: tag, four length bytes, the text. */
+function piece(tag: number, text: string): string {
+  const length = text.length;
+  return String.fromCharCode(tag, length >>> 24, (length >>> 16) & 0xff, (length >>> 8) & 0xff, length & 0xff) + text;
+}
+
+/** The text of a field value (numbers must be whole). */
+function fieldText(name: string, value: FieldValue): string {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError(`token field ${name} must be a whole number`);
+  return String(value);
+}
+
+/**
  * The canonical bytes: version, label, then each field as tag (its index), length, UTF-8 bytes.
  * Written to `work` at BLOCK; returns their length. Built as one Latin-1 string when every text
  * is ASCII (ids, hostnames, numbers, JSON params: the usual case), whose Latin-1 bytes are then
@@ -62,25 +91,13 @@ let work = Buffer.allocUnsafe(BLOCK + 1024);
  * cost more than the HMAC.
  */
 function encodeIntoWork<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): number {
-  const texts: string[] = [kind.label, kid];
-  let ascii = ASCII.test(kind.label) && ASCII.test(kid);
-  let size = 1;
-  for (const name of kind.fields) {
-    const value = values[name];
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError(`token field ${name} must be a whole number`);
-    const text = String(value);
-    if (ascii && typeof value !== 'number' && !ASCII.test(text)) ascii = false;
-    texts.push(text);
-  }
-  if (ascii) {
-    let encoded = String.fromCharCode(FORMAT);
-    for (let i = 0; i < texts.length; i++) {
-      const length = texts[i].length;
-      encoded += String.fromCharCode(tagOf(i), length >>> 24, (length >>> 16) & 0xff, (length >>> 8) & 0xff, length & 0xff) + texts[i];
-    }
+  const encoded = asciiEncoding(kind, kid, values);
+  if (encoded !== null) {
     reserveWork(encoded.length);
     return work.write(encoded, BLOCK, 'latin1');
   }
+  const texts = [kind.label, kid, ...kind.fields.map((name) => fieldText(name, values[name]))];
+  let size = 1;
   for (const text of texts) size += 5 + Buffer.byteLength(text, 'utf8');
   reserveWork(size);
   work[BLOCK] = FORMAT;
@@ -92,6 +109,36 @@ function encodeIntoWork<Names extends string>(kind: TokenKind<Names>, kid: strin
     offset += 5 + length;
   }
   return size;
+}
+
+/** The encoding as one Latin-1 string when every text is ASCII, else null; the kind's last encoding is reused where it can be. */
+function asciiEncoding<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): string | null {
+  let last = lastEncodings.get(kind);
+  if (last === undefined || last.kid !== kid) {
+    if (!ASCII.test(kind.label) || !ASCII.test(kid)) return null;
+    last = { kid, head: String.fromCharCode(FORMAT) + piece(tagOf(0), kind.label) + piece(tagOf(1), kid), values: [], pieces: [], upTo: [] };
+    lastEncodings.set(kind, last);
+  }
+  let encoded = last.head;
+  let unchanged = true;
+  for (let i = 0; i < kind.fields.length; i++) {
+    const value = values[kind.fields[i]];
+    if (value !== last.values[i] || i >= last.values.length) {
+      const text = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : null) : String(value);
+      if (text === null || (typeof value !== 'number' && !ASCII.test(text))) {
+        // The slow path writes it (or refuses the number); what is remembered after this field
+        // no longer follows from the fields before it, so it starts over next time.
+        lastEncodings.delete(kind);
+        return null;
+      }
+      last.values[i] = value;
+      last.pieces[i] = piece(tagOf(i + 2), text);
+      unchanged = false;
+    }
+    if (unchanged) encoded = last.upTo[i];
+    else last.upTo[i] = encoded += last.pieces[i];
+  }
+  return encoded;
 }
 
 /** Room in `work` for an encoding of `size` bytes. */

@@ -49,8 +49,26 @@ export function errorBody(code: ErrorCode, message: string, requestId: string, f
 function errorHead(code: ErrorCode, message: string, fields: Readonly<Record<string, unknown>> | undefined): string {
   const head = `{"success":false,"error":${JSON.stringify(message)},"error_code":"${code}"`;
   if (fields === undefined) return head;
-  const extra = JSON.stringify(fields);
-  return extra === '{}' ? head : `${head},${extra.slice(1, -1)}`;
+  const extra = frozenFieldsJson.get(fields) ?? fieldsJson(fields);
+  return extra === '' ? head : `${head},${extra}`;
+}
+
+/**
+ * The JSON members of frozen fields objects (constants shared by every refusal of a kind, as
+ * captcha's Turnstile codes): they cannot change, so their text is made once.
+ */
+const frozenFieldsJson = new WeakMap<object, string>();
+
+/** The fields' JSON members, without the braces ('' for none). */
+function fieldsJson(fields: Readonly<Record<string, unknown>>): string {
+  const text = JSON.stringify(fields).slice(1, -1);
+  if (isDeepFrozen(fields)) frozenFieldsJson.set(fields, text);
+  return text;
+}
+
+/** Frozen, and so is every object inside it: nothing in it can change. */
+function isDeepFrozen(value: unknown): boolean {
+  return typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(isDeepFrozen));
 }
 
 export function errorStatus(code: ErrorCode): number {

@@ -48,6 +48,23 @@ describe('envelope', () => {
     }
   });
 
+  it('keeps the text of frozen fields only: a fields object that can change is written as it is now', () => {
+    const frozen = Object.freeze({ 'error-codes': Object.freeze(['timeout-or-duplicate']) });
+    expect(errorBody('token_already_used', 'used', 'req_1', frozen)).toBe(
+      JSON.stringify({ success: false, error: 'used', error_code: 'token_already_used', 'error-codes': ['timeout-or-duplicate'], request_id: 'req_1' }),
+    );
+    expect(errorBody('token_already_used', 'used', 'req_2', frozen)).toContain('"error-codes":["timeout-or-duplicate"],"request_id":"req_2"');
+    // Frozen on the outside only: the array inside can change, so its text is not kept.
+    const shallow = Object.freeze({ 'error-codes': ['a'] });
+    expect(errorBody('invalid_token', 'x', 'req_3', shallow)).toContain('"error-codes":["a"]');
+    shallow['error-codes'].push('b');
+    expect(errorBody('invalid_token', 'x', 'req_4', shallow)).toContain('"error-codes":["a","b"]');
+    const open: Record<string, unknown> = { risk_score: 1 };
+    expect(errorBody('risk_too_high', 'x', 'req_5', open)).toContain('"risk_score":1,');
+    open.risk_score = 2;
+    expect(errorBody('risk_too_high', 'x', 'req_6', open)).toContain('"risk_score":2,');
+  });
+
   it('keeps the spec statuses for the spec codes', () => {
     expect(ERROR_STATUS).toMatchObject({
       missing_credentials: 401,

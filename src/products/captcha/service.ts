@@ -66,6 +66,17 @@ const TURNSTILE_CODES: Partial<Record<ErrorCode, string>> = {
   risk_too_high: 'risk-too-high',
 };
 
+/**
+ * `{ 'error-codes': [Turnstile's code] }` for each of our codes, made once and frozen: the error
+ * envelope keeps the JSON of a frozen fields object (src/api/envelope.ts).
+ */
+const TURNSTILE_FIELDS = new Map<ErrorCode, Readonly<Record<string, unknown>>>();
+function turnstileFields(code: ErrorCode): Readonly<Record<string, unknown>> {
+  let fields = TURNSTILE_FIELDS.get(code);
+  if (fields === undefined) TURNSTILE_FIELDS.set(code, (fields = Object.freeze({ 'error-codes': Object.freeze([TURNSTILE_CODES[code] ?? 'bad-request']) })));
+  return fields;
+}
+
 type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
 
 export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
@@ -295,21 +306,22 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     });
   }
 
-  async function siteverify(request: ServiceRequest): Promise<ServiceAnswer> {
-    try {
-      return await siteverifyChecked(request);
-    } catch (error) {
+  function siteverify(request: ServiceRequest): Promise<ServiceAnswer> {
+    // A handler on the promise, not an async function around it: a refusal is passed on with
+    // one throw, not two.
+    return siteverifyChecked(request).catch((error: unknown) => {
       // Refusals made below already carry their Turnstile code: passed on as they are.
       if (isLookupError(error) && error.fields?.['error-codes'] !== undefined) throw error;
       if (isLookupError(error)) throw siteverifyRefusal(error.code, error.message, error.fields);
       context.onError?.(error, request.requestId);
       throw siteverifyRefusal('server_error', 'unexpected server error; retry with backoff');
-    }
+    });
   }
 
   /** A siteverify refusal: our envelope, plus Turnstile's `error-codes` for its server libraries (unless `fields` names them). */
   function siteverifyRefusal(code: ErrorCode, message: string, fields?: Readonly<Record<string, unknown>>): LookupError {
-    return refusal(code, message, { fields: { ...fields, 'error-codes': fields?.['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
+    if (fields === undefined) return refusal(code, message, { fields: turnstileFields(code) });
+    return refusal(code, message, { fields: { ...fields, 'error-codes': fields['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
   }
 
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {

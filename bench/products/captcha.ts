@@ -16,7 +16,7 @@ import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createPowPuzzle, powInput, solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
-import { randomHex } from '../../src/products/captcha/random.js';
+import { randomHex } from '../../src/lib/random-hex.js';
 
 const SUITE = 'captcha (server side)';
 const HOST = 'shop.example.com';

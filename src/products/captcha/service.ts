@@ -15,7 +15,7 @@ import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';
 import { createPowPuzzle } from './puzzles/pow.js';
-import { randomHex } from './random.js';
+import { randomHex } from '../../lib/random-hex.js';
 import { createSliderPuzzle } from './puzzles/slider.js';
 import type { Puzzle, TracePoint } from './puzzles/types.js';
 import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';

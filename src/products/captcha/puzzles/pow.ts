@@ -6,7 +6,7 @@
  * laptop, and 8 hashes to check.
  */
 import { createHash } from 'node:crypto';
-import { randomHex } from '../random.js';
+import { randomHex } from '../../../lib/random-hex.js';
 import type { Puzzle } from './types.js';
 
 export interface PowParams {

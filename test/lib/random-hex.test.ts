@@ -1,6 +1,6 @@
-/** The pooled random hex of captcha nonces, proof ids and pow salts: right length, hex, never repeated, across pool refills. */
+/** The pooled random hex of request ids, captcha nonces, proof ids and pow salts: right length, hex, never repeated, across pool refills. */
 import { expect, it } from 'vitest';
-import { randomHex } from '../../src/products/captcha/random.js';
+import { randomHex } from '../../src/lib/random-hex.js';
 
 it('hands out each pooled byte once: 1,000 ids of 16 bytes (four pool refills) all distinct, odd sizes across a refill too', () => {
   const ids = Array.from({ length: 1000 }, () => randomHex(16));

@@ -276,15 +276,16 @@ function blocksOf(secret: Buffer): KeyBlocks {
 function hmac(secret: Buffer, length: number, encoding: 'base64url'): string;
 function hmac(secret: Buffer, length: number, encoding: 'buffer'): Buffer;
 function hmac(secret: Buffer, length: number, encoding: 'base64url' | 'buffer'): string | Buffer {
-  const message = work.subarray(BLOCK, BLOCK + length);
   if (!oneShotHash) {
-    const digest = createHmac('sha256', secret).update(message);
+    const digest = createHmac('sha256', secret).update(work.subarray(BLOCK, BLOCK + length));
     return encoding === 'buffer' ? digest.digest() : digest.digest(encoding);
   }
   const { inner, outer } = blocksOf(secret);
   inner.copy(work, 0);
   // The inner digest as Latin-1 text (one byte a character): cheaper out of `hash` than a Buffer.
   outer.write(oneShotHash('sha256', work.subarray(0, BLOCK + length), 'binary'), BLOCK, 'latin1');
+  // The key block is as good as the key: not left in the shared buffer.
+  work.fill(0, 0, BLOCK);
   return encoding === 'buffer' ? oneShotHash('sha256', outer, 'buffer') : oneShotHash('sha256', outer, encoding);
 }
 

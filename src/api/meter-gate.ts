@@ -219,8 +219,8 @@ export function createMeterGate(options: MeterGateOptions) {
    */
   function forService(product: ProductId): ServiceGate {
     return {
-      resolve: async (token) => auth.resolve(token, product),
-      admit: async (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, { reserveQuota, lenient: false, rateKeyId }, headers),
+      resolve: (token) => auth.resolve(token, product),
+      admit: (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, { reserveQuota, lenient: false, rateKeyId }, headers),
       refund,
       commit,
     };

@@ -5,6 +5,7 @@
  * `registry.ts` beside the lookup products; the API's router reads both lists.
  */
 import type { IpAddress } from '../lib/ip.js';
+import type { MaybePromise } from '../lib/outcome.js';
 import type { IssuedKeys } from '../metering/keys.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { MeterAdmin, QuotaState, Reservation, ResolvedKey, ResolvedPlan, SettingsStore } from '../metering/types.js';
@@ -41,10 +42,16 @@ export interface ServiceAnswer {
   body: string;
 }
 
-/** The meter, as service routes use it. Store failures reach the route as non-LookupErrors. */
+/**
+ * The meter, as service routes use it. Store failures reach the route as non-LookupErrors.
+ * `resolve` and `admit` answer with a value when the meter knows at once (a cached key, an
+ * allowance in memory) and a promise when it must ask the store: `await` only what is pending,
+ * as the lookup pipeline does (each `await` is a turn of the microtask queue). They may also
+ * throw their refusal at once.
+ */
 export interface ServiceGate {
   /** A presented key of this product, active: 401 missing_credentials / invalid_api_key. No kind or allowlist check. */
-  resolve(token: string | undefined): Promise<ServiceKey>;
+  resolve(token: string | undefined): MaybePromise<ServiceKey>;
   /**
    * Count one request against the rate window of `rateKeyId` (captcha: the site key, whichever
    * of its two keys was presented), and reserve a quota unit of the key's subscription when
@@ -54,7 +61,7 @@ export interface ServiceGate {
     key: ServiceKey,
     options: { rateKeyId: string; reserveQuota: boolean },
     headers: Record<string, string>,
-  ): Promise<{ reservation: Reservation | null; quota: QuotaState | null }>;
+  ): MaybePromise<{ reservation: Reservation | null; quota: QuotaState | null }>;
   /** Give back a reserved unit (the request failed). Never throws. */
   refund(reservation: Reservation, headers: Record<string, string>): Promise<void>;
   /** Keep a reserved unit billed (the request succeeded): without it the unit goes back when its lease expires. Never throws. */

@@ -16,6 +16,7 @@ import { SeclookupError } from '../../errors.js';
 import type { SettingsStore } from '../../metering/types.js';
 import { unwrapKey, wrapKey, type OperatorSecret } from '../../lib/operator-secret.js';
 import { newSigningKey, type KeyRing, type SigningKey } from './signing.js';
+import type { MaybePromise } from '../../lib/outcome.js';
 
 export const SIGNING_KEYS_SETTING = 'captcha.signing_keys';
 /** How long a replaced key still verifies. */
@@ -98,14 +99,15 @@ export async function rotateSigningKey(meter: SettingsStore, secret: OperatorSec
 /**
  * The ring as this instance sees it: read on first use, re-read every minute (elapsed time, not
  * a request clock), and at once (at most once a second) when a token names a key it does not
- * have: a key another instance just rotated in. Rejects with SeclookupError
- * `secret_unavailable` when `secret` is null or does not unwrap the store's current key.
+ * have: a key another instance just rotated in. The ring comes at once while it is fresh, and
+ * as a promise when the store is read. Rejects with SeclookupError `secret_unavailable` when
+ * `secret` is null or does not unwrap the store's current key.
  */
 export function createKeyRingSource(
   meter: SettingsStore,
   secret: OperatorSecret | null,
   now: () => number = () => performance.now(),
-): (kid?: string) => Promise<KeyRing> {
+): (kid?: string) => MaybePromise<KeyRing> {
   let ring: KeyRing | null = null;
   let readAt = 0;
   let pending: Promise<KeyRing> | null = null;
@@ -137,7 +139,8 @@ export function createKeyRingSource(
 
   return (kid) => {
     const stale = ring === null || now() - readAt >= REFRESH_MS || (kid !== undefined && !ring.byId.has(kid) && now() - readAt >= 1_000);
-    if (ring && !stale) return Promise.resolve(ring);
+    // The ring itself while it is fresh: a caller awaits only a read of the store.
+    if (ring && !stale) return ring;
     return (pending ??= load().finally(() => {
       pending = null;
     }));

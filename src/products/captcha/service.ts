@@ -7,6 +7,7 @@
  * pass. A failed verify or managed call gives its quota unit back.
  */
 import { LookupError, isLookupError, refusal, type ErrorCode } from '../../errors.js';
+import { isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
@@ -108,15 +109,19 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     return found;
   }
 
-  async function siteKeyOf(publicKeyId: string): Promise<SiteKeyConfig> {
+  /** The site key's settings: at once while the last read is fresh, else read again. */
+  function siteKeyOf(publicKeyId: string): MaybePromise<SiteKeyConfig> {
     // Read again once SETTINGS_TTL_MS has passed on the API's clock (a test moves its fake clock instead of waiting).
     const cached = settingsCache.get(publicKeyId);
-    let config = cached && now() - cached.readAt < SETTINGS_TTL_MS ? cached.config : undefined;
-    if (config === undefined) {
-      config = await readSiteKey(meter, publicKeyId);
+    if (cached && now() - cached.readAt < SETTINGS_TTL_MS) return siteKeyOrRefusal(cached.config);
+    return readSiteKey(meter, publicKeyId).then((config) => {
       if (settingsCache.size > 10_000) settingsCache.clear();
       settingsCache.set(publicKeyId, { config, readAt: now() });
-    }
+      return siteKeyOrRefusal(config);
+    });
+  }
+
+  function siteKeyOrRefusal(config: SiteKeyConfig | null): SiteKeyConfig {
     if (!config) throw refusal('invalid_api_key', 'the key is not a site key (create site keys with seclookup sitekeys create)');
     return config;
   }
@@ -137,11 +142,13 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
           : 'a site key (tf_pub_) on a server route: send the secret key (tf_sec_)',
       );
     }
-    const key = await gate.resolve(token);
+    const resolved = gate.resolve(token);
+    const key = isPromise(resolved) ? await resolved : resolved;
     if (key.kind !== kind) throw refusal('wrong_key_type', `this route takes the ${kind} key`);
     const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOf(key.id);
     if (!publicKeyId) throw refusal('invalid_api_key', 'the key is not a site key');
-    const site = await siteKeyOf(publicKeyId);
+    const settings = siteKeyOf(publicKeyId);
+    const site = isPromise(settings) ? await settings : settings;
     if (site.ipAllow.length > 0) {
       const id = site.ipAllow.join(',');
       let allowed = allowlists.get(id);
@@ -179,7 +186,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   async function issueChallenge(request: ServiceRequest): Promise<ServiceAnswer> {
     const { key, site } = await authenticate(request.query.get('sitekey') ?? undefined, 'public', request);
     allowOrigin(site, request);
-    await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    if (isPromise(admitted)) await admitted;
     const hostname = pageHost(site, request.query.get('hostname'), request);
     const chosen = choosePuzzle(request.query.get('puzzle_type'));
     // The risk seen now sets the pow difficulty; both go into the signed challenge.
@@ -188,7 +196,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     const params = puzzle.create();
     const paramsJson = puzzle.json(params);
     const issuedAt = now();
-    const challenge = signToken(await ring(), CHALLENGE, {
+    const keys = ring();
+    const challenge = signToken(isPromise(keys) ? await keys : keys, CHALLENGE, {
       siteKey: site.publicKeyId,
       hostname,
       puzzle: puzzle.type,
@@ -327,7 +336,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {
     const body = await request.body();
     const { key, site } = await authenticate(stringField(body.secret), 'secret', request);
-    await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    if (isPromise(admitted)) await admitted;
     const response = stringField(body.response);
     if (!response) throw siteverifyRefusal('invalid_request', 'send response: the value of the captcha-response field');
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
@@ -342,7 +352,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     if (known) ({ key: signingKey, values: proof } = spent);
     else {
       const read = readToken(PROOF, response);
-      const keys = await ring(read?.kid);
+      const ringNow = ring(read?.kid);
+      const keys = isPromise(ringNow) ? await ringNow : ringNow;
       proof = checkToken(keys, read);
       signingKey = read ? keys.byId.get(read.kid) : undefined;
     }

@@ -12,7 +12,7 @@ import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
 import type { ProductEngine } from '../products/module.js';
-import type { ServiceLookup, ServiceModule, ServiceRequest, ServiceAnswer } from '../products/service.js';
+import type { ServiceAnswer, ServiceHandler, ServiceLookup, ServiceModule } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/memory/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
@@ -81,7 +81,7 @@ export function createApi(givenOptions: ApiOptions): Api {
   const batchDeadlineMs = checkMs(options.batchDeadlineMs ?? DEFAULT_BATCH_DEADLINE_MS, 'batchDeadlineMs');
   const batch = createBatchHandler({ lookup, gate, bodyLimit, batchLimit, deadlineMs: batchDeadlineMs, onError: options.onError });
   // Each service's handlers, built on its first request.
-  const services = new Map<ProductId, Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>>();
+  const services = new Map<ProductId, Readonly<Record<string, ServiceHandler>>>();
   // The same engines, seen through the registry-free type services are written against.
   const serviceLookup: ServiceLookup = { engine: (id) => lookup.engine(id) as never };
   const serviceHandlers = (module: ServiceModule) => {
@@ -189,7 +189,7 @@ export function createApi(givenOptions: ApiOptions): Api {
   function serviceRoute(
     route: Extract<RouteMatch, { kind: 'service' }>,
     { request, method, search, requestId, clientIp, headers }: RequestContext,
-  ): Promise<ServiceAnswer> {
+  ): MaybePromise<ServiceAnswer> {
     const handler = serviceHandlers(SERVICE_BY_ID.get(route.product)!)[route.handler];
     let body: Promise<Record<string, unknown>> | undefined;
     return handler({

@@ -35,3 +35,8 @@ export interface LookupOutcome<Result> {
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as Promise<T> | null)?.then === 'function';
 }
+
+/** `next` of the value: at once for a value, after it for a promise (no microtask when nothing waits). */
+export function andThen<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
+  return isPromise(value) ? value.then(next) : next(value);
+}

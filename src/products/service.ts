@@ -36,6 +36,12 @@ export interface ServiceRequest {
   body(): Promise<Record<string, unknown>>;
 }
 
+/**
+ * A service route's handler: the answer at once when nothing waits (the API then writes it in
+ * the same turn, as a lookup answered at once), else a promise. It may throw its refusal.
+ */
+export type ServiceHandler = (request: ServiceRequest) => MaybePromise<ServiceAnswer>;
+
 /** What a service route answers: a JSON text (build it with `successBody`), and a status when not 200. */
 export interface ServiceAnswer {
   status?: number;
@@ -125,7 +131,7 @@ export interface ServiceModule {
   internalErrorCode?: ErrorCode;
   /** What the OpenAPI document says of each route. */
   doc: ServiceDoc;
-  create(context: ServiceContext): Readonly<Record<string, (request: ServiceRequest) => Promise<ServiceAnswer>>>;
+  create(context: ServiceContext): Readonly<Record<string, ServiceHandler>>;
   assets?: ServiceAssets;
   /** The pair `serve` creates and prints on first start, when not a plain key pair (captcha: a site key). */
   starterKeys?(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys>;

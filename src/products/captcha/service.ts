@@ -7,7 +7,7 @@
  * pass. A failed verify or managed call gives its quota unit back.
  */
 import { LookupError, isLookupError, refusal, type ErrorCode } from '../../errors.js';
-import { isPromise, type MaybePromise } from '../../lib/outcome.js';
+import { andThen, isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
@@ -78,7 +78,13 @@ function turnstileFields(code: ErrorCode): Readonly<Record<string, unknown>> {
   return fields;
 }
 
-type Handler = (request: ServiceRequest) => Promise<ServiceAnswer>;
+type Handler = (request: ServiceRequest) => MaybePromise<ServiceAnswer>;
+
+/** A key and its site key's settings. */
+interface Authenticated {
+  key: ServiceKey;
+  site: SiteKeyConfig;
+}
 
 export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
   const { meter, gate, singleUse, lookup, now } = context;
@@ -98,15 +104,16 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   // same key have the same MAC: an entry counts only while that very key is in the ring.
   const spentProofs = new Map<string, { key: SigningKey; values: ProofFields }>();
 
-  async function publicKeyIdOf(secretKeyId: string): Promise<string | null> {
+  function publicKeyIdOf(secretKeyId: string): MaybePromise<string | null> {
     const known = publicKeyIds.get(secretKeyId);
     if (known !== undefined) return known;
-    const found = await publicKeyIdOfSecret(meter, secretKeyId);
-    if (found !== null) {
-      if (publicKeyIds.size >= MEMO_ENTRIES) publicKeyIds.clear();
-      publicKeyIds.set(secretKeyId, found);
-    }
-    return found;
+    return publicKeyIdOfSecret(meter, secretKeyId).then((found) => {
+      if (found !== null) {
+        if (publicKeyIds.size >= MEMO_ENTRIES) publicKeyIds.clear();
+        publicKeyIds.set(secretKeyId, found);
+      }
+      return found;
+    });
   }
 
   /** The site key's settings: at once while the last read is fresh, else read again. */
@@ -126,12 +133,11 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     return config;
   }
 
-  /** The key and its site key, for a route that takes `kind` of key. */
-  async function authenticate(
-    token: string | undefined,
-    kind: 'public' | 'secret',
-    request: ServiceRequest,
-  ): Promise<{ key: ServiceKey; site: SiteKeyConfig }> {
+  /**
+   * The key and its site key, for a route that takes `kind` of key: at once when the meter and
+   * the settings answer at once (a warm key), else as a promise. May throw its refusal at once.
+   */
+  function authenticate(token: string | undefined, kind: 'public' | 'secret', request: ServiceRequest): MaybePromise<Authenticated> {
     if (!token) throw refusal('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
     const other = kind === 'public' ? 'tf_sec_' : 'tf_pub_';
     if (token.startsWith(other)) {
@@ -142,21 +148,23 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
           : 'a site key (tf_pub_) on a server route: send the secret key (tf_sec_)',
       );
     }
-    const resolved = gate.resolve(token);
-    const key = isPromise(resolved) ? await resolved : resolved;
-    if (key.kind !== kind) throw refusal('wrong_key_type', `this route takes the ${kind} key`);
-    const publicKeyId = kind === 'public' ? key.id : await publicKeyIdOf(key.id);
-    if (!publicKeyId) throw refusal('invalid_api_key', 'the key is not a site key');
-    const settings = siteKeyOf(publicKeyId);
-    const site = isPromise(settings) ? await settings : settings;
-    if (site.ipAllow.length > 0) {
-      const id = site.ipAllow.join(',');
-      let allowed = allowlists.get(id);
-      if (!allowed) allowlists.set(id, (allowed = createCidrMatcher(site.ipAllow)));
-      const ip = request.clientIp();
-      if (!ip || !allowed(ip)) throw refusal('ip_not_allowed', "the caller IP is not on this site key's allowlist");
-    }
-    return { key, site };
+    return andThen(gate.resolve(token), (key) => {
+      if (key.kind !== kind) throw refusal('wrong_key_type', `this route takes the ${kind} key`);
+      const publicKeyId = kind === 'public' ? key.id : publicKeyIdOf(key.id);
+      return andThen(publicKeyId, (id) => {
+        if (!id) throw refusal('invalid_api_key', 'the key is not a site key');
+        return andThen(siteKeyOf(id), (site) => {
+          if (site.ipAllow.length > 0) {
+            const list = site.ipAllow.join(',');
+            let allowed = allowlists.get(list);
+            if (!allowed) allowlists.set(list, (allowed = createCidrMatcher(site.ipAllow)));
+            const ip = request.clientIp();
+            if (!ip || !allowed(ip)) throw refusal('ip_not_allowed', "the caller IP is not on this site key's allowlist");
+          }
+          return { key, site };
+        });
+      });
+    });
   }
 
   /** The page hostname: the `hostname` field, else the Origin's host; checked against the allowlist. A third-party Origin is refused. */
@@ -183,21 +191,26 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     return true;
   }
 
-  async function issueChallenge(request: ServiceRequest): Promise<ServiceAnswer> {
-    const { key, site } = await authenticate(request.query.get('sitekey') ?? undefined, 'public', request);
-    allowOrigin(site, request);
-    const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
-    if (isPromise(admitted)) await admitted;
-    const hostname = pageHost(site, request.query.get('hostname'), request);
-    const chosen = choosePuzzle(request.query.get('puzzle_type'));
-    // The risk seen now sets the pow difficulty; both go into the signed challenge.
-    const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
-    const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
+  /** A challenge, at once when the key, the meter and the key ring answer at once (the usual case). */
+  function issueChallenge(request: ServiceRequest): MaybePromise<ServiceAnswer> {
+    return andThen(authenticate(request.query.get('sitekey') ?? undefined, 'public', request), ({ key, site }) => {
+      allowOrigin(site, request);
+      return andThen(gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders), () => {
+        const hostname = pageHost(site, request.query.get('hostname'), request);
+        const chosen = choosePuzzle(request.query.get('puzzle_type'));
+        // The risk seen now sets the pow difficulty; both go into the signed challenge.
+        const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
+        const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
+        return andThen(ring(), (keys) => signedChallenge(request, keys, site, hostname, puzzle, risk));
+      });
+    });
+  }
+
+  function signedChallenge(request: ServiceRequest, keys: KeyRing, site: SiteKeyConfig, hostname: string, puzzle: Puzzle<object>, risk: number): ServiceAnswer {
     const params = puzzle.create();
     const paramsJson = puzzle.json(params);
     const issuedAt = now();
-    const keys = ring();
-    const challenge = signToken(isPromise(keys) ? await keys : keys, CHALLENGE, {
+    const challenge = signToken(keys, CHALLENGE, {
       siteKey: site.publicKeyId,
       hostname,
       puzzle: puzzle.type,

@@ -260,7 +260,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     work: (call: { body: Record<string, unknown>; site: SiteKeyConfig; hostname: string; action: string }) => Promise<ServiceAnswer>,
   ): Promise<ServiceAnswer> {
     const body = await request.body();
-    const { key, site } = await authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
+    const authenticated = authenticate(stringField(body.sitekey) ?? request.query.get('sitekey') ?? undefined, 'public', request);
+    const { key, site } = isPromise(authenticated) ? await authenticated : authenticated;
     allowOrigin(site, request);
     return billed(key, site, request, () => work({ body, site, hostname: pageHost(site, body.hostname, request), action: readAction(body.action) }));
   }
@@ -348,7 +349,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
 
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {
     const body = await request.body();
-    const { key, site } = await authenticate(stringField(body.secret), 'secret', request);
+    const authenticated = authenticate(stringField(body.secret), 'secret', request);
+    const { key, site } = isPromise(authenticated) ? await authenticated : authenticated;
     const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
     if (isPromise(admitted)) await admitted;
     const response = stringField(body.response);

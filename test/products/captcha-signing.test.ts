@@ -138,6 +138,26 @@ describe('captcha token signing', () => {
     expect(openToken(ring, SHORT, short)).toEqual({ a: 'x', b: 'y' });
   });
 
+  it('never throws on hostile tokens: random text, and a real header followed by random bytes under a real or forged MAC', () => {
+    const key = newSigningKey();
+    const ring = ringOf(key);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.';
+    const header = encodeFields(KIND, key.kid, { a: '', b: '', n: 0 }).subarray(0, 1 + 5 + 9 + 5 + key.kid.length);
+    for (let i = 0; i < 2_000; i++) {
+      const length = (i * 7919) % 600;
+      const text = Array.from(randomBytes(length), (byte) => alphabet[byte % alphabet.length]).join('');
+      expect(openToken(ring, KIND, text)).toBeNull();
+      expect(() => tokenKeyId(KIND, text)).not.toThrow();
+      // A header that parses, then anything: forged, the MAC fails; signed, the strict parse of the fields must refuse it.
+      const body = Buffer.concat([header, randomBytes(length % 64)]);
+      const signed = createHmac('sha256', key.secret).update(body).digest('base64url');
+      const forged = randomBytes(32).toString('base64url');
+      expect(readToken(KIND, `${body.toString('base64url')}.${forged}`)?.kid).toBe(key.kid);
+      expect(openToken(ring, KIND, `${body.toString('base64url')}.${forged}`)).toBeNull();
+      expect(() => openToken(ring, KIND, `${body.toString('base64url')}.${signed}`)).not.toThrow();
+    }
+  });
+
   it('shifting text across a field boundary changes the encoding (the concatenation flaw cannot happen)', () => {
     const one = encodeFields(KIND, 'k', { a: 'shop.example.com', b: 'login:pow', n: 1 });
     const two = encodeFields(KIND, 'k', { a: 'shop.example.com:login', b: 'pow', n: 1 });

@@ -154,17 +154,21 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       return andThen(publicKeyId, (id) => {
         if (!id) throw refusal('invalid_api_key', 'the key is not a site key');
         return andThen(siteKeyOf(id), (site) => {
-          if (site.ipAllow.length > 0) {
-            const list = site.ipAllow.join(',');
-            let allowed = allowlists.get(list);
-            if (!allowed) allowlists.set(list, (allowed = createCidrMatcher(site.ipAllow)));
-            const ip = request.clientIp();
-            if (!ip || !allowed(ip)) throw refusal('ip_not_allowed', "the caller IP is not on this site key's allowlist");
-          }
+          checkAllowlist(site, request);
           return { key, site };
         });
       });
     });
+  }
+
+  /** 403 ip_not_allowed unless the caller is on the site key's IP allowlist (when it has one). */
+  function checkAllowlist(site: SiteKeyConfig, request: ServiceRequest): void {
+    if (site.ipAllow.length === 0) return;
+    const list = site.ipAllow.join(',');
+    let allowed = allowlists.get(list);
+    if (!allowed) allowlists.set(list, (allowed = createCidrMatcher(site.ipAllow)));
+    const ip = request.clientIp();
+    if (!ip || !allowed(ip)) throw refusal('ip_not_allowed', "the caller IP is not on this site key's allowlist");
   }
 
   /** The page hostname: the `hostname` field, else the Origin's host; checked against the allowlist. A third-party Origin is refused. */
@@ -344,7 +348,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
   /** A siteverify refusal: our envelope, plus Turnstile's `error-codes` for its server libraries (unless `fields` names them). */
   function siteverifyRefusal(code: ErrorCode, message: string, fields?: Readonly<Record<string, unknown>>): LookupError {
     if (fields === undefined) return refusal(code, message, { fields: turnstileFields(code) });
-    return refusal(code, message, { fields: { ...fields, 'error-codes': fields['error-codes'] ?? [TURNSTILE_CODES[code] ?? 'bad-request'] } });
+    return refusal(code, message, { fields: { ...fields, 'error-codes': fields['error-codes'] ?? turnstileFields(code)['error-codes'] } });
   }
 
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {

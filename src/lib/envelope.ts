@@ -21,6 +21,10 @@ export function formatFetchedAt(date: Date): string {
 }
 
 export interface SuccessMeta {
+  /**
+   * `req_` and hex, as the API makes them (newRequestId): JSON-safe by construction, so spliced
+   * in as the error envelope and the request log do (JSON.stringify of it costs about 0.1 µs).
+   */
   requestId: string;
   cached?: boolean;
   fetchedAt?: Date;
@@ -33,7 +37,16 @@ export interface SuccessMeta {
  * the rest of a cached lookup, so it is spliced in rather than serialized again.
  */
 export function successBody(resource: object, meta: SuccessMeta, resourceJson?: string): string {
-  return withResource(`{"success":true,"request_id":${JSON.stringify(meta.requestId)}`, meta, resource, resourceJson);
+  return successBodyOfMembers(meta, membersOf(resource, resourceJson));
+}
+
+/**
+ * The same envelope from the resource's JSON members, without their braces: for a route that
+ * writes its resource's JSON itself (captcha's challenge), so that it is not sliced back out of
+ * a text made moments before.
+ */
+export function successBodyOfMembers(meta: SuccessMeta, members: string): string {
+  return withMembers(`{"success":true,"request_id":"${meta.requestId}"`, meta, members);
 }
 
 /**
@@ -41,13 +54,17 @@ export function successBody(resource: object, meta: SuccessMeta, resourceJson?: 
  * `request_id`, which the batch's own envelope carries once.
  */
 export function batchItemSuccess(resource: object, meta: Omit<SuccessMeta, 'requestId'>, resourceJson?: string): string {
-  return withResource('{"success":true', meta, resource, resourceJson);
+  return withMembers('{"success":true', meta, membersOf(resource, resourceJson));
 }
 
-/** `head` then `cached` and `fetched_at` when the route carries them, then the resource's own fields. */
-function withResource(head: string, meta: Omit<SuccessMeta, 'requestId'>, resource: object, resourceJson: string | undefined): string {
+/** The resource's JSON members without the braces: from the JSON the engine kept, else serialized now. */
+function membersOf(resource: object, resourceJson: string | undefined): string {
+  return (resourceJson ?? JSON.stringify(resource)).slice(1, -1);
+}
+
+/** `head` then `cached` and `fetched_at` when the route carries them, then the resource's own members. */
+function withMembers(head: string, meta: Omit<SuccessMeta, 'requestId'>, members: string): string {
   if (meta.cached !== undefined) head += `,"cached":${meta.cached}`;
   if (meta.fetchedAt) head += `,"fetched_at":"${formatFetchedAt(meta.fetchedAt)}"`;
-  const fields = (resourceJson ?? JSON.stringify(resource)).slice(1, -1);
-  return fields.length === 0 ? `${head}}` : `${head},${fields}}`;
+  return members.length === 0 ? `${head}}` : `${head},${members}}`;
 }

@@ -86,6 +86,9 @@ describe('api.respond', () => {
       expect(isPromise(now)).toBe(false);
       const answer = JSON.parse((now as ApiResponse).body) as { challenge: string; params: PowParams };
       expect(answer).toMatchObject({ success: true, puzzle_type: 'pow', expires_in: 120 });
+      // Written by hand, it is the text JSON.stringify makes of the envelope, member for member.
+      expect(Object.keys(answer)).toEqual(['success', 'request_id', 'challenge', 'puzzle_type', 'params', 'expires_in']);
+      expect((now as ApiResponse).body).toBe(JSON.stringify(answer));
       expect((now as ApiResponse).headers['access-control-allow-origin']).toBe('https://shop.example.com');
       // A real challenge: solved, it verifies.
       const token = `${answer.challenge}.${solvePow(answer.params)}`;

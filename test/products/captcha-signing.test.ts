@@ -75,6 +75,49 @@ describe('captcha token signing', () => {
     }
   });
 
+  it('rewrites only what changed and stays right: same-length changes in place, longer and shorter ones, a grown buffer, another token checked between', () => {
+    const key = newSigningKey();
+    const ring = ringOf(key);
+    const other = signToken(ring, OTHER, { a: 'o'.repeat(300), b: 'p', n: 1 });
+    // Signing and encoding under the ring's key id, so each step starts from the last one's bytes.
+    type Step = { a: string; b: string; n: number } | 'check other' | 'sign other';
+    const steps: Step[] = [
+      { a: 'site', b: 'ab', n: 10 },
+      { a: 'site', b: 'cd', n: 10 },
+      { a: 'sitf', b: 'cd', n: 10 },
+      { a: 'sitf', b: 'cd', n: 11 },
+      // Longer: its bytes run over where n was, so n is written again after it.
+      { a: 'sitf', b: 'a much longer text', n: 11 },
+      { a: 'sitf', b: 'x', n: 11 },
+      // As many characters, more bytes.
+      { a: 'sitf', b: 'ü', n: 11 },
+      { a: 'sitf', b: 'y', n: 11 },
+      'check other',
+      { a: 'sitf', b: 'z', n: 11 },
+      'sign other',
+      { a: 'sitf', b: 'z', n: 11 },
+      // Past the buffer's size (the MAC test above grew it to 70,000 bytes) while the last
+      // encoding is kept, then a change after it.
+      { a: 'sitf', b: 'w'.repeat(100_000), n: 11 },
+      { a: 'sitf', b: 'w'.repeat(100_000), n: 12 },
+      { a: 'sitf', b: 'w', n: 12 },
+    ];
+    for (const [index, step] of steps.entries()) {
+      if (step === 'check other') expect(openToken(ring, OTHER, other)).toMatchObject({ b: 'p' });
+      else if (step === 'sign other') signToken(ring, OTHER, { a: 'q'.repeat(400), b: 'r', n: 2 });
+      else {
+        const token = signToken(ring, KIND, step);
+        expect([...Buffer.from(token.split('.')[0], 'base64url')], `step ${index}`).toEqual(referenceEncoding(key.kid, step));
+        expect(token.split('.')[1]).toBe(
+          createHmac('sha256', key.secret)
+            .update(Buffer.from(referenceEncoding(key.kid, step)))
+            .digest('base64url'),
+        );
+        expect([...encodeFields(KIND, key.kid, step)], `step ${index}`).toEqual(referenceEncoding(key.kid, step));
+      }
+    }
+  });
+
   it('the MAC is HMAC-SHA256 of the encoding, byte for byte, for any key length and any encoding length', () => {
     // Keys at, below and above the hash's 64-byte block (a longer key is hashed first), and
     // encodings past the reused buffer's first size, then a short one after it grew.

@@ -9,7 +9,7 @@
 import { LookupError, isLookupError, refusal, type ErrorCode } from '../../errors.js';
 import { andThen, isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
-import { successBody } from '../../lib/envelope.js';
+import { successBody, successBodyOfMembers } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
 import { quotaPeriod } from '../../lib/calendar.js';
 import type { Reservation } from '../../metering/types.js';
@@ -224,11 +224,11 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       issuedAt,
       expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
     });
-    // The params were serialized for the token already: spliced in, the same text JSON.stringify of the whole answer makes.
-    // The token (base64url and a dot) and the puzzle type (a word) need no escaping.
-    const resource = { challenge, puzzle_type: puzzle.type, params, expires_in: CHALLENGE_TTL_S };
-    const resourceJson = `{"challenge":"${challenge}","puzzle_type":"${puzzle.type}","params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}}`;
-    return { body: successBody(resource, { requestId: request.requestId }, resourceJson) };
+    // The params were serialized for the token already: spliced in, the same text JSON.stringify of
+    // { challenge, puzzle_type, params, expires_in } makes. The token (base64url and a dot) and the
+    // puzzle type (a word) need no escaping.
+    const members = `"challenge":"${challenge}","puzzle_type":"${puzzle.type}","params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}`;
+    return { body: successBodyOfMembers({ requestId: request.requestId }, members) };
   }
 
   function powPuzzle(difficulty: number): Puzzle<object> {

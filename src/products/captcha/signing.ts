@@ -55,27 +55,22 @@ const BLOCK = 64;
 let work = Buffer.allocUnsafe(BLOCK + 1024);
 
 /**
- * The last all-ASCII encoding of each token kind, field by field: each value, its piece (tag,
- * length and text) and the encoding up to and including it. A challenge repeats most of its
- * fields (site key, hostname, puzzle, risk, and the millisecond of issue across a burst): their
- * text is reused rather than made and checked again, and the encoding up to the first field that
- * changed is reused whole.
+ * The last encoding of a token kind that `work` holds, field by field: each value, its text and
+ * where its piece ends. A challenge repeats most of its fields (site key, hostname, puzzle, risk,
+ * and the millisecond of issue across a burst): their bytes are left where they are, and only a
+ * field that changed is written again, in place while it keeps its length.
  */
 interface LastEncoding {
   kid: string;
-  /** FORMAT, then the label's and the key id's pieces. */
-  head: string;
+  /** Where the fields start (after the version, the label and the key id). */
+  fieldsAt: number;
   values: FieldValue[];
-  pieces: string[];
-  upTo: string[];
+  texts: string[];
+  ends: number[];
 }
 const lastEncodings = new WeakMap<TokenKind<string>, LastEncoding>();
-
-/** A field's piece of an ASCII encoding: tag, four length bytes, the text. */
-function piece(tag: number, text: string): string {
-  const length = text.length;
-  return String.fromCharCode(tag, length >>> 24, (length >>> 16) & 0xff, (length >>> 8) & 0xff, length & 0xff) + text;
-}
+/** The one whose bytes are in `work` now; null once anything else was written there. */
+let workHolds: LastEncoding | null = null;
 
 /** The text of a field value (numbers must be whole). */
 function fieldText(name: string, value: FieldValue): string {
@@ -85,65 +80,60 @@ function fieldText(name: string, value: FieldValue): string {
 
 /**
  * The canonical bytes: version, label, then each field as tag (its index), length, UTF-8 bytes.
- * Written to `work` at BLOCK; returns their length. Built as one Latin-1 string when every text
- * is ASCII (ids, hostnames, numbers, JSON params: the usual case), whose Latin-1 bytes are then
- * the same as UTF-8's, and written once; else field by field. A buffer per field and a concat
- * cost more than the HMAC.
+ * Written to `work` at BLOCK; returns their length. Only what differs from the kind's last
+ * encoding is written (see LastEncoding): a buffer per field and a concat would cost more than
+ * the HMAC, and a write per field about as much.
  */
 function encodeIntoWork<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): number {
-  const encoded = asciiEncoding(kind, kid, values);
-  if (encoded !== null) {
-    reserveWork(encoded.length);
-    return work.write(encoded, BLOCK, 'latin1');
-  }
-  const texts = [kind.label, kid, ...kind.fields.map((name) => fieldText(name, values[name]))];
-  let size = 1;
-  for (const text of texts) size += 5 + Buffer.byteLength(text, 'utf8');
-  reserveWork(size);
-  work[BLOCK] = FORMAT;
-  let offset = BLOCK + 1;
-  for (let i = 0; i < texts.length; i++) {
-    work[offset] = tagOf(i);
-    const length = work.write(texts[i], offset + 5, 'utf8');
-    work.writeUInt32BE(length, offset + 1);
-    offset += 5 + length;
-  }
-  return size;
-}
-
-/** The encoding as one Latin-1 string when every text is ASCII, else null; the kind's last encoding is reused where it can be. */
-function asciiEncoding<Names extends string>(kind: TokenKind<Names>, kid: string, values: Readonly<Record<Names, FieldValue>>): string | null {
+  const { fields } = kind;
   let last = lastEncodings.get(kind);
-  if (last === undefined || last.kid !== kid) {
-    if (!ASCII.test(kind.label) || !ASCII.test(kid)) return null;
-    last = { kid, head: String.fromCharCode(FORMAT) + piece(tagOf(0), kind.label) + piece(tagOf(1), kid), values: [], pieces: [], upTo: [] };
+  // Once a piece ends elsewhere than before, every piece after it is written again.
+  let moved = false;
+  if (last === undefined || last.kid !== kid || workHolds !== last) {
+    last = { kid, fieldsAt: 0, values: [], texts: [], ends: [] };
     lastEncodings.set(kind, last);
+    work[BLOCK] = FORMAT;
+    last.fieldsAt = writePiece(tagOf(1), kid, writePiece(tagOf(0), kind.label, 1));
+    moved = true;
   }
-  let encoded = last.head;
-  let unchanged = true;
-  for (let i = 0; i < kind.fields.length; i++) {
-    const value = values[kind.fields[i]];
-    if (value !== last.values[i] || i >= last.values.length) {
-      const text = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : null) : String(value);
-      if (text === null || (typeof value !== 'number' && !ASCII.test(text))) {
-        // The slow path writes it (or refuses the number); what is remembered after this field
-        // no longer follows from the fields before it, so it starts over next time.
-        lastEncodings.delete(kind);
-        return null;
-      }
-      last.values[i] = value;
-      last.pieces[i] = piece(tagOf(i + 2), text);
-      unchanged = false;
+  // Until every field is written, `work` holds no whole encoding: a throw leaves no memo to trust.
+  workHolds = null;
+  let offset = last.fieldsAt;
+  for (let i = 0; i < fields.length; i++) {
+    const value = values[fields[i]];
+    const same = value === last.values[i] && i < last.texts.length;
+    if (same && !moved) {
+      offset = last.ends[i];
+      continue;
     }
-    if (unchanged) encoded = last.upTo[i];
-    else last.upTo[i] = encoded += last.pieces[i];
+    const text = same ? last.texts[i] : fieldText(fields[i], value);
+    offset = writePiece(tagOf(i + 2), text, offset);
+    moved ||= offset !== last.ends[i];
+    last.values[i] = value;
+    last.texts[i] = text;
+    last.ends[i] = offset;
   }
-  return encoded;
+  workHolds = last;
+  return offset;
 }
 
-/** Room in `work` for an encoding of `size` bytes. */
+/** Write one piece (tag, u32 length, UTF-8 text) at `offset` past BLOCK; returns where it ends. */
+function writePiece(tag: number, text: string, offset: number): number {
+  // At most three UTF-8 bytes per UTF-16 unit.
+  reserveWork(offset + 5 + 3 * text.length);
+  const at = BLOCK + offset;
+  const length = work.write(text, at + 5, 'utf8');
+  work[at] = tag;
+  work.writeUInt32BE(length, at + 1);
+  return offset + 5 + length;
+}
+
+/** Room in `work` for an encoding of `size` bytes; what it holds is kept. */
 function reserveWork(size: number): void {
-  if (BLOCK + size > work.length) work = Buffer.allocUnsafe(BLOCK + size);
+  if (BLOCK + size <= work.length) return;
+  const grown = Buffer.allocUnsafe(BLOCK + size);
+  work.copy(grown);
+  work = grown;
 }
 
 /** The canonical bytes of a token of `kind` (a copy: tests and callers keep it). */
@@ -207,6 +197,7 @@ export function checkToken<Names extends string>(ring: KeyRing, read: ReadToken<
   if (!key) return null;
   reserveWork(read.encoded.length);
   read.encoded.copy(work, BLOCK);
+  workHolds = null;
   if (!timingSafeEqual(hmac(key.secret, read.encoded.length, 'buffer'), read.signature)) return null;
   return readValues(read.encoded, read.fieldsAt, read.kind);
 }

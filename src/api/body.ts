@@ -118,7 +118,9 @@ export async function parseBody(
 ): Promise<Record<string, unknown>> {
   if (body !== undefined && typeof body === 'object' && 'parsed' in body) return asObject(body.parsed);
   const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
-  const type = (firstHeader(headers['content-type']) ?? '').split(';')[0].trim().toLowerCase();
+  const contentType = firstHeader(headers['content-type']);
+  // The usual header as it is, without a split, a trim and a lower-casing on every POST.
+  const type = contentType === 'application/json' ? contentType : (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') {
     return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
   }

@@ -45,6 +45,13 @@ describe('request bodies', () => {
 
   it('rejects other media types with unsupported_media_type', async () => {
     expect(await codeOf(parseBody('ua', { 'content-type': 'text/plain' }, 100))).toBe('unsupported_media_type');
+    expect(await codeOf(parseBody('ua', { 'content-type': 'application/jsonx' }, 100))).toBe('unsupported_media_type');
+  });
+
+  it('reads JSON under any spelling of its media type: parameters, case, spaces, +json', async () => {
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON', ' application/json ;x=1', 'application/problem+json']) {
+      expect(await parseBody('{"a":1}', { 'content-type': type }, 100), type).toEqual({ a: 1 });
+    }
   });
 
   it('refuses an oversized declared length before reading, and an oversized stream while reading', async () => {

@@ -263,6 +263,7 @@ interface KeyBlocks {
   outer: Buffer;
 }
 const keyBlocks = new WeakMap<Buffer, KeyBlocks>();
+const ZERO_BLOCK = new Uint8Array(BLOCK);
 
 function blocksOf(secret: Buffer): KeyBlocks {
   let blocks = keyBlocks.get(secret);
@@ -294,11 +295,12 @@ function hmac(secret: Buffer, length: number, encoding: 'base64url' | 'buffer'):
     return encoding === 'buffer' ? digest.digest() : digest.digest(encoding);
   }
   const { inner, outer } = blocksOf(secret);
-  inner.copy(work, 0);
+  // TypedArray `set` is a plain copy; Buffer's `copy` and `fill` validate their arguments first.
+  work.set(inner, 0);
   // The inner digest as Latin-1 text (one byte a character): cheaper out of `hash` than a Buffer.
   outer.write(oneShotHash('sha256', work.subarray(0, BLOCK + length), 'binary'), BLOCK, 'latin1');
   // The key block is as good as the key: not left in the shared buffer.
-  work.fill(0, 0, BLOCK);
+  work.set(ZERO_BLOCK, 0);
   return encoding === 'buffer' ? oneShotHash('sha256', outer, 'buffer') : oneShotHash('sha256', outer, encoding);
 }
 

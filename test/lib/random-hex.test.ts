@@ -2,7 +2,7 @@
 import { expect, it } from 'vitest';
 import { randomHex } from '../../src/lib/random-hex.js';
 
-it('hands out each pooled byte once: 10,000 ids of 16 bytes (39 text refills, two draws of 64 KB) all distinct, odd sizes across a refill too', () => {
+it('hands out each pooled byte once: 10,000 ids of 16 bytes (40 texts of 4 KB, from three draws of 64 KB) all distinct, odd sizes across a refill too', () => {
   const ids = Array.from({ length: 10_000 }, () => randomHex(16));
   for (const id of ids) expect(id).toMatch(/^[0-9a-f]{32}$/);
   expect(new Set(ids).size).toBe(10_000);

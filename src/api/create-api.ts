@@ -28,6 +28,7 @@ import type { RouteInput } from '../products/route.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
 import { statusExtras, statusResource } from './status.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
+import { createIsoFormatter } from '../lib/iso-time.js';
 import type { Api, ApiOptions, ApiRequest, ApiResponse } from './types.js';
 
 const HEALTH_BODY = JSON.stringify({ success: true, status: 'ok' });
@@ -346,17 +347,11 @@ export function createApi(givenOptions: ApiOptions): Api {
   };
 }
 
-let isoMs = Number.NaN;
-let isoText = '';
+const isoTextOf = createIsoFormatter();
 
 /** `new Date().toISOString()`, made once per millisecond: a busy server logs many requests in one. */
 function isoNow(): string {
-  const ms = Date.now();
-  if (ms !== isoMs) {
-    isoMs = ms;
-    isoText = new Date(ms).toISOString();
-  }
-  return isoText;
+  return isoTextOf(Date.now());
 }
 
 /** Caller addresses as logged, per parsed address (the resolver hands back the same object for a repeated peer). */

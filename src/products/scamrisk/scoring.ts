@@ -6,6 +6,7 @@
 import type { Identifier } from './identifiers.js';
 import type { StoredReport } from './reports.js';
 import { LIMITATIONS, SEVERITY_POINTS, SIGNAL_SEVERITY, type Recommendation, type RiskLevel, type ScamriskResult, type Signal } from './types.js';
+import { createIsoFormatter } from '../../lib/iso-time.js';
 
 export interface Finding {
   signal: Signal;
@@ -24,6 +25,7 @@ export const SOURCE_CAP = 95;
 
 const DAY_MS = 86_400_000;
 
+const isoTextOf = createIsoFormatter();
 let isoMs = Number.NaN;
 let isoText = '';
 
@@ -33,7 +35,7 @@ let isoText = '';
  */
 export function isoWithOffset(ms: number): string {
   if (ms !== isoMs) {
-    isoText = `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
+    isoText = `${isoTextOf(ms).slice(0, -1)}+00:00`;
     isoMs = ms;
   }
   return isoText;

@@ -106,6 +106,35 @@ describe('serve log', () => {
     }
   });
 
+  it('keeps every line whole and in order across many batches: multi-byte text, lines near and over the batch size', async () => {
+    const file = join(temp.make(), 'mixed.jsonl');
+    const log = createServeLog({ level: 'info', dest: file });
+    let seed = 7;
+    const random = (below: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % below;
+    const scripts = ['a', 'é', '故', '😀', '\u2028', '"\\'];
+    const expected: Array<{ request: string } | { error: string }> = [];
+    for (let i = 0; i < 600; i++) {
+      const text = Array.from({ length: 1 + random(i % 50 === 0 ? 30_000 : 400) }, () => scripts[random(scripts.length)]).join('');
+      if (i % 7 === 3) {
+        // Some error lines are larger than the whole batch buffer (64 KiB, 3 bytes a character counted).
+        log.error(new Error(text), 'server');
+        expected.push({ error: text });
+      } else {
+        const event = { ...requestEvent(i), route: `/v1/${text}` };
+        log.request(event);
+        expected.push({ request: JSON.stringify({ level: 'info', ...event }) });
+      }
+      if (i % 25 === 24) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await log.close();
+    const written = lines(file);
+    expect(written).toHaveLength(expected.length);
+    expected.forEach((line, i) => {
+      if ('request' in line) expect(written[i]).toBe(line.request);
+      else expect((JSON.parse(written[i]) as { error: string }).error.startsWith(`Error: ${line.error}\n`)).toBe(true);
+    });
+  });
+
   it('at low traffic, hands a lone line to the file after a second, not only once 48 KiB have gathered', async () => {
     const file = join(temp.make(), 'quiet.jsonl');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

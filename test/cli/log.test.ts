@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestLogEvent } from '../../src/api/types.js';
-import { createServeLog, requestLine } from '../../src/cli/log.js';
+import { createLineBatch, createServeLog, requestLine } from '../../src/cli/log.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors.js';
 import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { createTempDirs, REPO_ROOT } from './harness.js';
@@ -225,5 +225,39 @@ describe('requestLine', () => {
       const event = { ...requestEvent(i), status: 200, error_code: null, ...variant };
       expect(requestLine(event)).toBe(`${JSON.stringify({ level: 'info', ...event })}\n`);
     }
+  });
+});
+
+describe('the line batch', () => {
+  it('never writes again into bytes it handed over; full batches leave as they are, small ones as copies of their size', () => {
+    const handed: Array<{ bytes: Buffer; asHanded: Buffer }> = [];
+    const batch = createLineBatch({ writeBytes: (bytes) => handed.push({ bytes, asHanded: Buffer.from(bytes) }) }, 48 * 1024);
+    const lines = Array.from({ length: 2_000 }, (_, i) => `${JSON.stringify({ i, text: 'é故😀'.repeat(i % 40) })}\n`);
+    for (const line of lines) batch.write(line);
+    // Up to the next full hand-over, then one short line that leaves alone at `end`.
+    for (let i = 0, count = handed.length; handed.length === count; i++) lines.push(`{"more":${i}}\n`), batch.write(lines.at(-1)!);
+    lines.push('{"last":true}\n');
+    batch.write(lines.at(-1)!);
+    batch.end();
+    expect(handed.length).toBeGreaterThan(3);
+    // What was handed over is what it was then: later lines went elsewhere.
+    for (const { bytes, asHanded } of handed) expect(bytes.equals(asHanded)).toBe(true);
+    expect(Buffer.concat(handed.map(({ bytes }) => bytes)).toString('utf8')).toBe(lines.join(''));
+    expect(handed[0].bytes.buffer.byteLength).toBe(64 * 1024);
+    const last = handed.at(-1)!.bytes;
+    expect(last.toString()).toBe('{"last":true}\n');
+    expect(last.buffer.byteLength).toBe(last.length);
+  });
+
+  it("at a turn's end, a destination that holds what it is given (a stalled reader) holds only the lines, not the batch's buffer", async () => {
+    const handed: Buffer[] = [];
+    const batch = createLineBatch({ writeBytes: (bytes) => handed.push(bytes) }, 0);
+    for (let turn = 0; turn < 5; turn++) {
+      batch.write(`{"turn":${turn}}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    batch.end();
+    expect(handed.map((bytes) => bytes.toString())).toEqual([0, 1, 2, 3, 4].map((turn) => `{"turn":${turn}}\n`));
+    for (const bytes of handed) expect(bytes.buffer.byteLength).toBe(bytes.length);
   });
 });

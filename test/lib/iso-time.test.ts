@@ -13,7 +13,7 @@ it('matches toISOString millisecond by millisecond across seconds, minutes, days
 it('matches toISOString for times out of order, repeated, before 1970, past year 9999 and not whole', () => {
   const format = createIsoFormatter();
   let seed = 42;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const times = [-1, -999, -1_000, -1_001, -86_400_001, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, -8.64e15, 1_700_000_000_000.5];
   for (let i = 0; i < 3_000; i++) times.push(Math.floor((random() - 0.2) * 4.2e12), times[Math.floor(random() * times.length)]);
   for (const ms of times) expect(format(ms)).toBe(iso(ms));

@@ -18,12 +18,12 @@ export function createIsoFormatter(): IsoFormatter {
   let secondText = '';
   return (ms) => {
     if (ms === lastMs) return lastText;
+    // Not a whole millisecond (or not a time at all: toISOString throws RangeError): no memory.
+    if (!Number.isInteger(ms)) return new Date(ms).toISOString();
     const second = Math.floor(ms / 1000) * 1000;
-    if (second !== secondStart || !Number.isInteger(ms)) {
-      const full = new Date(ms).toISOString();
-      if (!Number.isInteger(ms)) return full;
+    if (second !== secondStart) {
+      secondText = new Date(second).toISOString().slice(0, -4);
       secondStart = second;
-      secondText = full.slice(0, -4);
     }
     const within = ms - second;
     lastText = `${secondText}${within < 10 ? '00' : within < 100 ? '0' : ''}${within}Z`;

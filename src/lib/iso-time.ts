@@ -5,6 +5,9 @@
  * time on every request: now it is called once a second, and a new millisecond costs a join.
  */
 
+/** The largest time a Date holds, either side of the epoch (ECMAScript's time values). */
+const MAX_TIME_MS = 8.64e15;
+
 /** A formatter of `ms` (since the epoch) as `new Date(ms).toISOString()` writes it. */
 export type IsoFormatter = (ms: number) => string;
 
@@ -18,8 +21,8 @@ export function createIsoFormatter(): IsoFormatter {
   let secondText = '';
   return (ms) => {
     if (ms === lastMs) return lastText;
-    // Not a whole millisecond (or not a time at all: toISOString throws RangeError): no memory.
-    if (!Number.isInteger(ms)) return new Date(ms).toISOString();
+    // Not a whole millisecond, or not a time at all (toISOString throws RangeError): no memory.
+    if (!Number.isInteger(ms) || Math.abs(ms) > MAX_TIME_MS) return new Date(ms).toISOString();
     const second = Math.floor(ms / 1000) * 1000;
     if (second !== secondStart) {
       secondText = new Date(second).toISOString().slice(0, -4);

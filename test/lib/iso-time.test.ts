@@ -23,5 +23,7 @@ it('throws as toISOString does on a time out of range', () => {
   const format = createIsoFormatter();
   expect(() => format(Number.NaN)).toThrow(RangeError);
   expect(() => format(8.64e15 + 1)).toThrow(RangeError);
+  expect(() => format(-8.64e15 - 1)).toThrow(RangeError);
+  expect(format(8.64e15)).toBe(iso(8.64e15));
   expect(format(5)).toBe(iso(5));
 });

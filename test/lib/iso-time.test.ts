@@ -27,3 +27,9 @@ it('throws as toISOString does on a time out of range', () => {
   expect(format(8.64e15)).toBe(iso(8.64e15));
   expect(format(5)).toBe(iso(5));
 });
+
+it('writes another zone in place of Z, the same way', () => {
+  const format = createIsoFormatter('+00:00');
+  for (const ms of [0, 999, 1_000, Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1), 1_700_000_000_000.5, -1])
+    expect(format(ms)).toBe(iso(ms).replace(/Z$/, '+00:00'));
+});

@@ -25,21 +25,11 @@ export const SOURCE_CAP = 95;
 
 const DAY_MS = 86_400_000;
 
-const isoTextOf = createIsoFormatter();
-let isoMs = Number.NaN;
-let isoText = '';
-
 /**
  * ISO 8601 with an explicit offset: `2025-06-20T15:36:47.000+00:00`. The last one is
  * remembered: a busy engine asks for the same millisecond many times.
  */
-export function isoWithOffset(ms: number): string {
-  if (ms !== isoMs) {
-    isoText = `${isoTextOf(ms).slice(0, -1)}+00:00`;
-    isoMs = ms;
-  }
-  return isoText;
-}
+export const isoWithOffset = createIsoFormatter('+00:00');
 
 export function riskLevel(score: number): RiskLevel {
   if (score >= 80) return 'critical';

@@ -15,4 +15,29 @@ describe('refusal', () => {
     expect(Error.stackTraceLimit).toBe(limit);
     expect(ERROR_STATUS[refusal('not_found', 'no such route').code]).toBe(404);
   });
+
+  it('holds what a stackless new LookupError holds, enumerated and printed the same', () => {
+    const made = refusal('invalid_token', 'the response is not a valid captcha token', { fields: { 'error-codes': ['invalid-input-response'] } });
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    const constructed = new LookupError('invalid_token', 'the response is not a valid captcha token', { fields: { 'error-codes': ['invalid-input-response'] } });
+    Error.stackTraceLimit = limit;
+    expect(Object.keys(made)).toEqual(Object.keys(constructed));
+    expect(JSON.stringify(made)).toBe(JSON.stringify(constructed));
+    expect(made).toEqual(constructed);
+    expect(made).toBeInstanceOf(Error);
+    expect(Object.prototype.toString.call(made)).toBe('[object Error]');
+    expect(String(made)).toBe('LookupError: the response is not a valid captcha token');
+    expect(made.stack).toBe('LookupError: the response is not a valid captcha token');
+    expect(Object.getOwnPropertyDescriptor(made, 'message')).toBeUndefined();
+    expect('cause' in made).toBe(false);
+    // A cause, when given, is own and not enumerated, as on an Error.
+    const cause = new Error('reset');
+    const cut = refusal('client_closed_request', 'the client closed the connection', { cause });
+    expect(cut.cause).toBe(cause);
+    expect(Object.keys(cut)).not.toContain('cause');
+    expect(() => {
+      throw cut;
+    }).toThrow(LookupError);
+  });
 });

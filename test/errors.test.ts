@@ -20,7 +20,9 @@ describe('refusal', () => {
     const made = refusal('invalid_token', 'the response is not a valid captcha token', { fields: { 'error-codes': ['invalid-input-response'] } });
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    const constructed = new LookupError('invalid_token', 'the response is not a valid captcha token', { fields: { 'error-codes': ['invalid-input-response'] } });
+    const constructed = new LookupError('invalid_token', 'the response is not a valid captcha token', {
+      fields: { 'error-codes': ['invalid-input-response'] },
+    });
     Error.stackTraceLimit = limit;
     expect(Object.keys(made)).toEqual(Object.keys(constructed));
     expect(JSON.stringify(made)).toBe(JSON.stringify(constructed));

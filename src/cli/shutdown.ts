@@ -45,7 +45,7 @@ export function trackInFlight(api: Api): InFlightApi {
 
   function settle(): void {
     pending--;
-    if (pending === 0) for (const wake of waiters.splice(0)) wake();
+    if (pending === 0 && waiters.length > 0) for (const wake of waiters.splice(0)) wake();
   }
 
   // Its settle callbacks, made once: per request the hot path pays one promise and one microtask.

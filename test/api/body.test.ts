@@ -114,4 +114,17 @@ describe('request bodies', () => {
     // Already gone before the read began.
     expect(await codeOf(readRawBody(cut, undefined, 100))).toBe('client_closed_request');
   });
+
+  it('keeps a body read whole when its stream closes or fails afterwards, as an answered request does', async () => {
+    const whole = new Readable({ read() {} });
+    const read = readRawBody(whole, undefined, 100);
+    whole.push('{"a":1}');
+    whole.push(null);
+    const bytes = await read;
+    // The stream's end settles the read; a later close or error changes nothing and is not abandoned.
+    whole.destroy(new Error('socket closed after the answer'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(bytes.toString()).toBe('{"a":1}');
+    expect(await parseBody(Readable.from([Buffer.from('{"b":2}')]), json, 100)).toEqual({ b: 2 });
+  });
 });

@@ -125,10 +125,11 @@ export function createApi(givenOptions: ApiOptions): Api {
       : answered(answer, route, context, started);
   }
 
-  function answered(answer: string | ServiceAnswer, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
-    return typeof answer === 'string'
-      ? finish(route, context, started, 200, answer, null)
-      : finish(route, context, started, answer.status ?? 200, answer.body, null);
+  function answered(answer: string | ServiceAnswer | LookupError, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
+    if (typeof answer === 'string') return finish(route, context, started, 200, answer, null);
+    // A service's refusal, returned rather than thrown (see ServiceHandler).
+    if (isLookupError(answer)) return failed(answer, route, context, started);
+    return finish(route, context, started, answer.status ?? 200, answer.body, null);
   }
 
   function failed(error: unknown, route: RouteMatch, context: RequestContext, started: number): ApiResponse {
@@ -164,7 +165,7 @@ export function createApi(givenOptions: ApiOptions): Api {
   }
 
   /** Not async itself: the route handlers are, and one promise per request is enough. */
-  function dispatch(route: RouteMatch, context: RequestContext): Promise<string | ServiceAnswer> | string | ServiceAnswer {
+  function dispatch(route: RouteMatch, context: RequestContext): MaybePromise<string | ServiceAnswer | LookupError> {
     switch (route.kind) {
       case 'health':
         return HEALTH_BODY;
@@ -190,7 +191,7 @@ export function createApi(givenOptions: ApiOptions): Api {
   function serviceRoute(
     route: Extract<RouteMatch, { kind: 'service' }>,
     { request, method, search, requestId, clientIp, headers }: RequestContext,
-  ): MaybePromise<ServiceAnswer> {
+  ): MaybePromise<ServiceAnswer | LookupError> {
     const handler = serviceHandlers(SERVICE_BY_ID.get(route.product)!)[route.handler];
     let body: Promise<Record<string, unknown>> | undefined;
     return handler({

@@ -10,7 +10,7 @@ import type { IssuedKeys } from '../metering/keys.js';
 import type { SingleUseStore } from '../metering/single-use.js';
 import type { MeterAdmin, QuotaState, Reservation, ResolvedKey, ResolvedPlan, SettingsStore } from '../metering/types.js';
 import type { QueryParams } from '../lib/query.js';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode, LookupError } from '../errors.js';
 import type { ProductId } from './catalog.js';
 import type { ProductEngines } from './module.js';
 import type { ServiceDoc } from '../openapi/types.js';
@@ -38,9 +38,11 @@ export interface ServiceRequest {
 
 /**
  * A service route's handler: the answer at once when nothing waits (the API then writes it in
- * the same turn, as a lookup answered at once), else a promise. It may throw its refusal.
+ * the same turn, as a lookup answered at once), else a promise. It may throw its refusal, or
+ * return it: the same answer, without a throw and a rejected promise (about 1 µs under load,
+ * on a route a client may be refused on request after request, as siteverify's forged proofs).
  */
-export type ServiceHandler = (request: ServiceRequest) => MaybePromise<ServiceAnswer>;
+export type ServiceHandler = (request: ServiceRequest) => MaybePromise<ServiceAnswer | LookupError>;
 
 /** What a service route answers: a JSON text (build it with `successBody`), and a status when not 200. */
 export interface ServiceAnswer {

@@ -498,6 +498,16 @@ describe('captcha: every code of the captcha table', () => {
     const late = await sv({ response: proof });
     expectCode(late, 400, 'invalid_token');
     expect(late.body['error-codes']).toEqual(['timeout-or-duplicate']);
+    // Refusals siteverify returns rather than throws are logged as thrown ones are: status and code.
+    const lines = s.logged.filter((line) => line.route === '/v1/captcha/siteverify');
+    expect(lines.map((line) => [line.status, line.error_code])).toEqual([
+      [400, 'invalid_request'],
+      [400, 'invalid_token'],
+      [400, 'invalid_request'],
+      [400, 'invalid_token'],
+      [400, 'action_mismatch'],
+      [400, 'invalid_token'],
+    ]);
   });
 
   it('a replayed spent proof is refused from memory: the single-use store is asked once per proof, not once per replay', async () => {

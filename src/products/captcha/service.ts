@@ -13,7 +13,7 @@ import { successBody, successBodyOfMembers } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
 import { quotaPeriod } from '../../lib/calendar.js';
 import type { Reservation } from '../../metering/types.js';
-import type { ServiceAnswer, ServiceContext, ServiceKey, ServiceRequest } from '../service.js';
+import type { ServiceAnswer, ServiceContext, ServiceHandler, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';
 import { createPowPuzzle } from './puzzles/pow.js';
 import { randomHex } from '../../lib/random-hex.js';
@@ -78,15 +78,13 @@ function turnstileFields(code: ErrorCode): Readonly<Record<string, unknown>> {
   return fields;
 }
 
-type Handler = (request: ServiceRequest) => MaybePromise<ServiceAnswer>;
-
 /** A key and its site key's settings. */
 interface Authenticated {
   key: ServiceKey;
   site: SiteKeyConfig;
 }
 
-export function createCaptchaService(context: ServiceContext): Record<string, Handler> {
+export function createCaptchaService(context: ServiceContext): Record<string, ServiceHandler> {
   const { meter, gate, singleUse, lookup, now } = context;
   // The API's clock (tests pass a fake one): settings and the key ring are reread by it too.
   const ring = createKeyRingSource(meter, context.secret, now);
@@ -333,15 +331,14 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     });
   }
 
-  function siteverify(request: ServiceRequest): Promise<ServiceAnswer> {
-    // A handler on the promise, not an async function around it: a refusal is passed on with
-    // one throw, not two.
+  function siteverify(request: ServiceRequest): Promise<ServiceAnswer | LookupError> {
+    // Its own refusals are returned, not thrown (see ServiceHandler): a forged or replayed proof,
+    // refused request after request, costs no throw. One thrown on the way (the body, the key,
+    // the rate) is returned here as siteverify's.
     return siteverifyChecked(request).catch((error: unknown) => {
-      // Refusals made below already carry their Turnstile code: passed on as they are.
-      if (isLookupError(error) && error.fields?.['error-codes'] !== undefined) throw error;
-      if (isLookupError(error)) throw siteverifyRefusal(error.code, error.message, error.fields);
+      if (isLookupError(error)) return error.fields?.['error-codes'] !== undefined ? error : siteverifyRefusal(error.code, error.message, error.fields);
       context.onError?.(error, request.requestId);
-      throw siteverifyRefusal('server_error', 'unexpected server error; retry with backoff');
+      return siteverifyRefusal('server_error', 'unexpected server error; retry with backoff');
     });
   }
 
@@ -351,16 +348,16 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
     return refusal(code, message, { fields: { ...fields, 'error-codes': fields['error-codes'] ?? turnstileFields(code)['error-codes'] } });
   }
 
-  async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer> {
+  async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer | LookupError> {
     const body = await request.body();
     const authenticated = authenticate(stringField(body.secret), 'secret', request);
     const { key, site } = isPromise(authenticated) ? await authenticated : authenticated;
     const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
     if (isPromise(admitted)) await admitted;
     const response = stringField(body.response);
-    if (!response) throw siteverifyRefusal('invalid_request', 'send response: the value of the captcha-response field');
+    if (!response) return siteverifyRefusal('invalid_request', 'send response: the value of the captcha-response field');
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
-      throw siteverifyRefusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { 'error-codes': ['bad-request'] });
+      return siteverifyRefusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { 'error-codes': ['bad-request'] });
     }
     // A replay of a proof already refused as used: its MAC was checked with this very key.
     // (Asked only when there are some: hashing a fresh 400-character text is not free.)
@@ -376,26 +373,26 @@ export function createCaptchaService(context: ServiceContext): Record<string, Ha
       proof = checkToken(keys, read);
       signingKey = read ? keys.byId.get(read.kid) : undefined;
     }
-    if (!proof) throw siteverifyRefusal('invalid_token', 'the response is not a valid captcha token');
-    if (proof.siteKey !== site.publicKeyId) throw siteverifyRefusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
+    if (!proof) return siteverifyRefusal('invalid_token', 'the response is not a valid captcha token');
+    if (proof.siteKey !== site.publicKeyId) return siteverifyRefusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())
-      throw siteverifyRefusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { 'error-codes': ['timeout-or-duplicate'] });
+      return siteverifyRefusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { 'error-codes': ['timeout-or-duplicate'] });
     if (body.action !== undefined && body.action !== '' && body.action !== proof.action)
-      throw siteverifyRefusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
+      return siteverifyRefusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
     if (!hostAllowed(proof.hostname, site.domains))
-      throw siteverifyRefusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
+      return siteverifyRefusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
     if (known || !(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) {
       if (!known && signingKey) {
         if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
         spentProofs.set(response, { key: signingKey, values: proof });
       }
-      throw siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
+      return siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
     }
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
     const policy = riskPolicyOf(site.risk);
     if (riskBlocked(policy, risk)) {
-      throw siteverifyRefusal(
+      return siteverifyRefusal(
         'risk_too_high',
         `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
         { risk_score: risk, risk_level: riskLevel(risk) },

@@ -126,7 +126,8 @@ export function refusal(code: ErrorCode, message: string, options?: { cause?: un
  * `status`, `fields` and `name` are own properties in that order; `message` and a one-line
  * `stack` are read from a private field, so, as on an Error, they are not enumerated, and a
  * `cause` (rare: a body cut short) is defined as an Error's is. It is `instanceof LookupError`
- * and `Error`, prints and compares as one; only `util.types.isNativeError` tells it apart.
+ * and `Error`, and its text, JSON and deep equality are a stackless one's; `util.inspect` shows
+ * no frames, and `util.types.isNativeError` tells it apart.
  */
 const Refusal = class LookupError {
   readonly code: ErrorCode;

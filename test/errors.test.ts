@@ -16,7 +16,7 @@ describe('refusal', () => {
     expect(ERROR_STATUS[refusal('not_found', 'no such route').code]).toBe(404);
   });
 
-  it('holds what a stackless new LookupError holds, enumerated and printed the same', () => {
+  it('holds what a stackless new LookupError holds: its keys, JSON, equality and text', () => {
     const made = refusal('invalid_token', 'the response is not a valid captcha token', { fields: { 'error-codes': ['invalid-input-response'] } });
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;

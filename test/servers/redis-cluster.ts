@@ -48,7 +48,10 @@ export interface RedisCluster {
   kill(port: number): Promise<void>;
   /** Start the node on `port` again (it rejoins from its nodes.conf) and wait until it answers PING. */
   start(port: number): Promise<void>;
-  /** Wait until every running node reports cluster_state:ok, every slot has a live master and every live replica is synced. */
+  /**
+   * Wait until every running node reports cluster_state:ok, every slot has a live master in every
+   * running node's view (the views agreeing on which), and every live replica is synced.
+   */
   waitUntilOk(timeoutMs?: number): Promise<void>;
   /** FLUSHALL on every master. */
   flush(): Promise<void>;
@@ -167,23 +170,42 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     let last = '';
     while (Date.now() < deadline) {
       try {
-        const states = await Promise.all([...children.keys()].filter(running).map((port) => sendCommand(port, ['CLUSTER', 'INFO'])));
-        const live = (await nodes()).filter((node) => !node.failed && running(node.port));
-        const covered = live.filter((node) => node.role === 'master').reduce((sum, node) => sum + node.slots.reduce((n, [a, b]) => n + b - a + 1, 0), 0);
-        last = `${states.map((s) => /cluster_state:(\w+)/.exec(s)?.[1]).join(',')}; ${covered} slots on live masters`;
+        const runningPorts = [...children.keys()].filter(running);
+        const states = await Promise.all(runningPorts.map((port) => sendCommand(port, ['CLUSTER', 'INFO'])));
+        // Every node's own view, not one node's: a client asks any of them for the slot map (and
+        // ioredis's ready check asks any of them for CLUSTER INFO). A node that has not yet heard
+        // of a failover still maps the dead master's slots to it, and a restarted master still
+        // claims its old slots, until gossip reaches them.
+        const views = await Promise.all(runningPorts.map(async (port) => parseClusterNodes(await sendCommand(port, ['CLUSTER', 'NODES']))));
+        const slotMaps = views.map(liveSlotMap);
+        const covered = Math.min(...slotMaps.map((map) => map.covered));
+        const agreed = slotMaps.every((map) => map.owners === slotMaps[0].owners);
+        const live = views[0].filter((node) => !node.failed && running(node.port));
+        last = `${states.map((s) => /cluster_state:(\w+)/.exec(s)?.[1]).join(',')}; ${covered} slots on live masters in every view; views ${agreed ? 'agree' : 'differ'}`;
         // A replica that never synced cannot take over: wait for every live replica's link too.
         const replicas = live.filter((node) => node.role === 'replica');
         const links = await Promise.all(replicas.map((node) => sendCommand(node.port, ['INFO', 'replication'])));
         const synced = links.filter((info) => info.includes('master_link_status:up')).length;
         last += `; ${synced} of ${replicas.length} replicas synced`;
         const allReplicas = replicas.length >= replicasExpected;
-        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS && synced === replicas.length && allReplicas) return;
+        if (states.every((s) => s.includes('cluster_state:ok')) && covered === SLOTS && agreed && synced === replicas.length && allReplicas) return;
       } catch (error) {
         last = String(error);
       }
       await sleep(100);
     }
     throw new Error(`the Redis Cluster did not reach cluster_state:ok with every slot served: ${last}`);
+  }
+
+  /** In one node's view: how many slots live masters serve, and who serves which (comparable text). */
+  function liveSlotMap(view: ClusterNodeInfo[]): { covered: number; owners: string } {
+    const masters = view.filter((node) => node.role === 'master' && !node.failed && running(node.port) && node.slots.length > 0);
+    const covered = masters.reduce((sum, node) => sum + node.slots.reduce((n, [a, b]) => n + b - a + 1, 0), 0);
+    const owners = masters
+      .map((node) => `${node.id}:${node.slots.map(([a, b]) => `${a}-${b}`).join(',')}`)
+      .sort()
+      .join(' ');
+    return { covered, owners };
   }
 
   async function slotOf(key: string): Promise<number> {

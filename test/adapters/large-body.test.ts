@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTempDirs } from '../cli/harness.js';
@@ -156,7 +156,7 @@ describe('seclookup serve: lingering close after a 413', () => {
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let written = 0;
     while (!socket.destroyed && written < 2 ** 30) {
-      if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+      if (!socket.write(chunk)) await drainOrClose(socket);
       written += chunk.length;
     }
     await closed;
@@ -168,3 +168,14 @@ describe('seclookup serve: lingering close after a 413', () => {
     await server.stop();
   });
 });
+
+/** Wait until the socket drains or closes; takes both listeners off again, as a write loop would add one of each per wait. */
+function drainOrClose(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done).off('close', done);
+      resolve();
+    };
+    socket.once('drain', done).once('close', done);
+  });
+}

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ApiRequest, RequestBody } from '../src/api/types.js';
 
 /**
@@ -39,6 +40,29 @@ export function withClientGoneSignal(request: ApiRequest, req: IncomingMessage, 
   return new AdapterRequest(request, req, res);
 }
 
+/**
+ * Per socket, what its requests do when it closes: one 'close' listener per socket, however many
+ * requests a client pipelines on it. A listener per request (as before) passed Node's limit of
+ * ten on a connection with eleven slow lookups in flight, and serve printed a "possible memory
+ * leak" warning.
+ */
+const onClose = new WeakMap<Socket, Set<() => void>>();
+
+/** Run `gone` when `socket` closes; returns what takes it off again. */
+function whenClosed(socket: Socket, gone: () => void): () => void {
+  let waiting = onClose.get(socket);
+  if (!waiting) {
+    const created = new Set<() => void>();
+    socket.once('close', () => {
+      onClose.delete(socket);
+      for (const callback of created) callback();
+    });
+    onClose.set(socket, (waiting = created));
+  }
+  waiting.add(gone);
+  return () => waiting.delete(gone);
+}
+
 function clientGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   const socket = req.socket;
@@ -48,10 +72,9 @@ function clientGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
   }
   // The socket, not the response: a keep-alive connection's queued (pipelined) responses have
   // no socket yet, and a request's own 'close' only says its body was read.
-  const gone = () => {
+  const forget = whenClosed(socket, () => {
     if (!res.writableFinished) controller.abort();
-  };
-  socket.once('close', gone);
-  res.once('finish', () => socket.off('close', gone));
+  });
+  res.once('finish', forget);
   return controller.signal;
 }

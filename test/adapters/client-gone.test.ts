@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { withClientGoneSignal } from '../../adapters/client-gone.js';
 import type { ApiRequest } from '../../src/api/types.js';
@@ -69,6 +69,60 @@ describe('withClientGoneSignal', () => {
     const client = httpRequest({ port, host: '127.0.0.1', path: '/' }).on('error', () => {});
     client.end();
     expect(await aborted).toBe(true);
+    server.close();
+  });
+
+  it('holds one close listener per connection however many requests are pipelined on it, and aborts each of them when it closes', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const PIPELINED = 15;
+    const signals: AbortSignal[] = [];
+    const listenerCounts: number[] = [];
+    const allArrived = new Promise<void>((resolve) => {
+      // No request is answered: each one is held, as a slow lookup holding quota is.
+      server.on('request', (req, res) => {
+        signals.push(withClientGoneSignal({ method: 'GET', url: req.url!, headers: req.headers }, req, res).signal!);
+        listenerCounts.push(req.socket.listenerCount('close'));
+        if (signals.length === PIPELINED) resolve();
+      });
+    });
+    const client = connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET /held HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(PIPELINED));
+    await allArrived;
+    // The first request's signal added the one listener; the fourteen after it added none.
+    expect(new Set(listenerCounts).size).toBe(1);
+    expect(signals.some((signal) => signal.aborted)).toBe(false);
+    client.destroy();
+    await Promise.all(signals.map((signal) => (signal.aborted ? undefined : once(signal, 'abort'))));
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+    process.off('warning', onWarning);
+    expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');
+    server.close();
+  });
+
+  it('takes an answered request off its connection: the close that follows aborts none of them', async () => {
+    const abortedAtClose: Promise<boolean>[] = [];
+    const server = createServer((req, res) => {
+      const signal = withClientGoneSignal({ method: 'GET', url: req.url!, headers: req.headers }, req, res).signal!;
+      res.end('ok');
+      abortedAtClose.push(once(req.socket, 'close').then(() => signal.aborted));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const client = connect(port, '127.0.0.1');
+    client.write('GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n');
+    let received = '';
+    client.on('data', (chunk) => (received += chunk));
+    while ((received.match(/HTTP\/1\.1 200/g) ?? []).length < 2) await once(client, 'data');
+    client.destroy();
+    expect(await Promise.all(abortedAtClose)).toEqual([false, false]);
     server.close();
   });
 });

@@ -18,11 +18,22 @@ import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
+import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
 
 const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const FROZEN_NOW = Date.now();
+/** The slow DNS server's delay: long enough that every pipelined lookup is in flight at once. */
+const DNS_DELAY_MS = 150;
+let slowDns: DnsTestServer;
+
+beforeAll(async () => {
+  slowDns = await startDnsServer({ behaviour: 'slow', delayMs: DNS_DELAY_MS });
+});
+afterAll(async () => {
+  await slowDns.close();
+});
 
 interface Running {
   server: Server;
@@ -152,7 +163,7 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     const logged: RequestLogEvent[] = [];
     const errors: unknown[] = [];
     const api = createApi({
-      lookup: createLookup(),
+      lookup: createLookup({ dns: { servers: [slowDns.address] } }),
       meter,
       bodyLimit: BODY_LIMIT,
       now: () => FROZEN_NOW,
@@ -282,6 +293,26 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       const events = stack.logged.slice(loggedBefore);
       expect(events.slice(0, 100).map((e) => e.status)).toEqual(Array(100).fill(200));
       expect(events.slice(100)).toMatchObject([{ route: 'unmatched', status: 400, error_code: 'bad_request', request_id: jsonOf(last).request_id }]);
+    });
+  });
+
+  describe('pipelined lookups held up by a slow upstream', () => {
+    it('holds 15 at once on one connection without a listener warning, answers each in order and bills exactly 15', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'emailauth' });
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning);
+      process.on('warning', onWarning);
+      const domains = Array.from({ length: 15 }, (_, i) => `held${i}.example.com`);
+      const requests = domains.map(
+        (domain) => `GET /v1/emailauth/lookup?domain=${domain} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${secretKey}\r\n\r\n`,
+      );
+      const reply = await exchange(stack.port, requests.join(''), { responses: 15 });
+      process.off('warning', onWarning);
+
+      expect(reply.responses.map((r) => [r.status, jsonOf(r).domain])).toEqual(domains.map((domain) => [200, domain]));
+      // One 'close' listener per connection, not one per request held (Node warns past ten).
+      expect(warnings.map((warning) => warning.name)).toEqual([]);
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 15);
     });
   });
 

@@ -29,6 +29,15 @@ function track(req: IncomingMessage, res: ServerResponse): void {
   connection.last = res;
 }
 
+/**
+ * Has a request arrived on `res`'s connection after `res`'s own, its answer still owed (pipelined)?
+ * False on a server whose responses are not tracked (see `trackResponses`).
+ */
+export function laterRequestOnConnection(res: ServerResponse): boolean {
+  const last = connections.get(res.req.socket)?.last;
+  return last !== undefined && last !== res;
+}
+
 /** Remember each connection's latest responses, so a parse error waits for them. Idempotent. */
 export function trackResponses(server: Server | HttpsServer): void {
   if (trackedServers.has(server)) return;

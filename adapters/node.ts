@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
+import { laterRequestOnConnection } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -15,6 +16,10 @@ import { isPromise } from '../src/lib/outcome.js';
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
   // The core builds a fresh response per request, so its headers can take the length directly.
   response.headers['content-length'] = String(Buffer.byteLength(response.body));
+  // A `Connection: close` from the core (serve's drain, shutdown.ts) ends the connection after
+  // this answer, and Node drops the answers queued behind it: while a later request on the
+  // connection is still owed its answer, the close is left to that answer, which carries it too.
+  if (response.headers.connection === 'close' && laterRequestOnConnection(res)) delete response.headers.connection;
   if (!res.req.complete) {
     response.headers.connection = 'close';
     lingerAfterResponse(res);

@@ -98,7 +98,7 @@ buffered and written in the background (within a second), and flushed on exit. s
 the messages for the operator: the "listening on" line, the starter keys, shutdown.
 
 SIGTERM or SIGINT: stop accepting connections. Requests still arriving on open connections
-are answered with "Connection: close"; connections idle for a second are closed. In-flight
+are answered, the last on each with "Connection: close"; connections idle for a second are closed. In-flight
 requests get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their
 connections are cut, their lookups abandoned and their quota given back (only answers sent are
 billed). Then the database is closed, the log flushed, and serve exits 0. A second signal

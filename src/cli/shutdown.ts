@@ -3,7 +3,9 @@
  *
  * 1. Stop accepting connections. Connections already open stay open: a request arriving on one
  *    is answered, with `Connection: close`, so the client learns to go elsewhere instead of
- *    having its request reset. Connections still idle after a short grace are closed.
+ *    having its request reset (requests pipelined behind it are answered first: the adapter
+ *    leaves the close to the last, see adapters/node.ts). Connections still idle after a short
+ *    grace are closed.
  * 2. At the deadline, cut whatever is still open. A lookup whose connection is cut is abandoned
  *    at once (its request's signal aborts) and its quota reservation given back: the engines
  *    take no signal, and whois alone may run 15 s, longer than the drain, so waiting for them

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { startDnsServer, type Zone } from '../servers/dns-server.js';
+import { collect, openSocket } from '../adapters/raw-http.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 import { ServeProcess, running, startServe } from './serve-process.js';
 
@@ -348,6 +349,65 @@ describe('seclookup serve: log and shutdown', () => {
     }
     // Every answer has its log line.
     expect(serve.requestLines()).toHaveLength(reports.reduce((sum, report) => sum + report.answers, 0));
+  });
+});
+
+describe('seclookup serve: the drain and pipelined requests', () => {
+  /** `count` lookups of `product` written on one connection at once, the way a pipelining client sends them. */
+  function pipelined(count: number, key: string, path: (i: number) => string): string {
+    return Array.from({ length: count }, (_, i) => `GET ${path(i)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`).join('');
+  }
+  /** Each answer's status, and `close` on the ones that said `Connection: close`. */
+  const shapes = (responses: { status: number; headers: Record<string, string> }[]) =>
+    responses.map((r) => `${r.status}${r.headers.connection === 'close' ? ' close' : ''}`);
+
+  it('answers every request already pipelined on a connection, the last one with Connection: close, and bills exactly those', async () => {
+    // Every lookup is held up by DNS when SIGTERM arrives.
+    const slowDns = await startDnsServer({ behaviour: 'slow', delayMs: 300 });
+    try {
+      const dbPath = join(temp.make(), 'pipelined.db');
+      const { serve, baseUrl } = await startServe(dbPath, { args: ['--dns', slowDns.address] });
+      const key = (await serve.waitFor(() => serve.starterKeys().get('emailauth'))).secret;
+      const subscription = await subscriptionOf(dbPath, key);
+      const before = await remainingQuota(dbPath, subscription);
+
+      const socket = await openSocket(Number(new URL(baseUrl).port));
+      socket.write(pipelined(15, key, (i) => `/v1/emailauth/lookup?domain=held${i}.example.com`));
+      const answers = collect(socket, { waitMs: 8000 });
+      await eventually(async () => slowDns.total() >= 15, 'the 15 DNS queries');
+      serve.kill('SIGTERM');
+      const { responses, closedByServer } = await answers;
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+      running.delete(serve);
+
+      expect(serve.stderr).toContain('SIGTERM received: finishing 15 in-flight request(s)');
+      // Node drops the answers queued behind one that closes: the close waits for the last.
+      expect(shapes(responses)).toEqual([...Array(14).fill('200'), '200 close']);
+      expect(closedByServer).toBe(true);
+      expect(await remainingQuota(dbPath, subscription)).toBe(before - 15);
+      expect(serve.requestLines().map((line) => line.status)).toEqual(Array(15).fill(200));
+    } finally {
+      await slowDns.close();
+    }
+  });
+
+  it('answers a pipelined burst that arrives during the drain on an open connection, all of it, then closes', async () => {
+    const { serve, baseUrl } = await startServe(join(temp.make(), 'pipelined-late.db'));
+    const key = (await serve.waitFor(() => serve.starterKeys().get('useragent'))).secret;
+    const socket = await openSocket(Number(new URL(baseUrl).port));
+    // One answer first, so the connection is open and idle when the signal comes.
+    socket.write(pipelined(1, key, () => '/v1/useragent/lookup?ua=first'));
+    await eventually(async () => serve.requestLines().length === 1, 'the first answer');
+    serve.kill('SIGTERM');
+    await serve.waitFor(() => serve.stderr.includes('SIGTERM received'));
+    socket.write(pipelined(10, key, (i) => `/v1/useragent/lookup?ua=late${i}`));
+    const { responses, closedByServer } = await collect(socket, { waitMs: 4000 });
+    expect(await serve.exited).toEqual({ code: 0, signal: null });
+    running.delete(serve);
+
+    // The first answer (read only now), then the ten of the burst, the last of them closing.
+    expect(shapes(responses)).toEqual([...Array(10).fill('200'), '200 close']);
+    expect(closedByServer).toBe(true);
   });
 });
 

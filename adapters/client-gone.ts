@@ -49,7 +49,7 @@ export function withClientGoneSignal(request: ApiRequest, req: IncomingMessage, 
 const onClose = new WeakMap<Socket, Set<() => void>>();
 
 /** Run `gone` when `socket` closes; returns what takes it off again. */
-function whenClosed(socket: Socket, gone: () => void): () => void {
+export function whenClosed(socket: Socket, gone: () => void): () => void {
   let waiting = onClose.get(socket);
   if (!waiting) {
     const created = new Set<() => void>();

@@ -3,6 +3,7 @@ import { LookupError } from '../src/errors.js';
 import { clientClosed } from '../src/api/body.js';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { serveRequest } from './node.js';
+import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork } from './turn-cork.js';
 
 export interface SeclookupExpressOptions {
@@ -30,8 +31,11 @@ export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware
   if (!api || typeof api.handle !== 'function') throw new TypeError('seclookup/express: pass { api } from createApi()');
 
   const cork = createTurnCork();
-  const serve = (req: Request, res: Response, body: RequestBody) =>
+  const serveNow = (req: Request, res: Response, body: RequestBody) =>
     serveRequest(api, cork, res, { method: req.method, url: req.url, headers: req.headers, body, remoteAddress: req.socket.remoteAddress });
+  // Pipelined requests one at a time (pipelining.ts).
+  const serve = (req: Request, res: Response, body: RequestBody) =>
+    inLine(res) ? whenFirstInLine(req, res, () => serveNow(req, res, body)) : serveNow(req, res, body);
   const ownsPath = (req: Request) => api.owns(req.url.split('?', 1)[0]);
 
   const handler: RequestHandler = (req: Request, res: Response, next: NextFunction) => {

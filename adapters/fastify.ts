@@ -5,6 +5,7 @@ import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
+import { inLine, untilFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 import { isPromise } from '../src/lib/outcome.js';
 
@@ -18,6 +19,8 @@ export interface SeclookupFastifyOptions {
  * Fastify the answer may be sent after the handler's promise settles.
  */
 async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply: FastifyReply, url: string, body: RequestBody | undefined) {
+  // Pipelined requests one at a time (see pipelining.ts); one whose connection closed first is never handled.
+  if (inLine(reply.raw) && !(await untilFirstInLine(request.raw, reply.raw))) return reply.hijack();
   const turn = cork.arrival();
   const withSignal = withClientGoneSignal(
     { method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress },

@@ -3,6 +3,7 @@ import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
+import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 import { isPromise } from '../src/lib/outcome.js';
 
@@ -77,7 +78,7 @@ export function writeCrash(res: ServerResponse): void {
  */
 export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
   const cork = createTurnCork();
-  return (req, res) =>
+  const serve = (req: IncomingMessage, res: ServerResponse) =>
     serveRequest(api, cork, res, {
       method: req.method ?? 'GET',
       url: req.url ?? '/',
@@ -85,6 +86,8 @@ export function createListener(api: Api): (req: IncomingMessage, res: ServerResp
       body: req,
       remoteAddress: req.socket.remoteAddress,
     });
+  // Pipelined requests one at a time (pipelining.ts); the usual request, first in line, costs no closure.
+  return (req, res) => (inLine(res) ? whenFirstInLine(req, res, () => serve(req, res)) : serve(req, res));
 }
 
 export { handleClientErrors } from './client-errors.js';

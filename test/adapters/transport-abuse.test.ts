@@ -25,7 +25,7 @@ const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const FROZEN_NOW = Date.now();
 /** The slow DNS server's delay: long enough that every pipelined lookup is in flight at once. */
-const DNS_DELAY_MS = 150;
+const DNS_DELAY_MS = 100;
 let slowDns: DnsTestServer;
 
 beforeAll(async () => {
@@ -297,22 +297,44 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
   });
 
   describe('pipelined lookups held up by a slow upstream', () => {
-    it('holds 15 at once on one connection without a listener warning, answers each in order and bills exactly 15', async () => {
+    it('handles them one at a time, as nginx does: one quota unit held, then each answered in order and billed', async () => {
       const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'emailauth' });
-      const warnings: Error[] = [];
-      const onWarning = (warning: Error) => warnings.push(warning);
-      process.on('warning', onWarning);
-      const domains = Array.from({ length: 15 }, (_, i) => `held${i}.example.com`);
+      const remaining = async () => (await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining;
+      const domains = Array.from({ length: 4 }, (_, i) => `held${i}.example.com`);
       const requests = domains.map(
         (domain) => `GET /v1/emailauth/lookup?domain=${domain} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${secretKey}\r\n\r\n`,
       );
-      const reply = await exchange(stack.port, requests.join(''), { responses: 15 });
-      process.off('warning', onWarning);
+      const queriesBefore = slowDns.total();
+      const replying = exchange(stack.port, requests.join(''), { responses: 4 });
+      expect(await waitUntil(() => slowDns.total() > queriesBefore)).toBe(true);
+      // The first lookup is waiting for DNS; the three behind it have not been handled yet.
+      expect(await remaining()).toBe(10_000 - 1);
+      const reply = await replying;
 
       expect(reply.responses.map((r) => [r.status, jsonOf(r).domain])).toEqual(domains.map((domain) => [200, domain]));
-      // One 'close' listener per connection, not one per request held (Node warns past ten).
-      expect(warnings.map((warning) => warning.name)).toEqual([]);
-      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000 - 15);
+      expect(await remaining()).toBe(10_000 - 4);
+    });
+
+    it('never handles those still in line when the client leaves: not answered, billed or logged', async () => {
+      const held = await issueKeys(stack.meter, { product: 'emailauth' });
+      const cached = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const queriesBefore = slowDns.total();
+      const socket = await openSocket(stack.port);
+      socket.on('error', () => {});
+      socket.write(
+        `GET /v1/emailauth/lookup?domain=left.example.com HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${held.secretKey}\r\n\r\n` +
+          lookupRequest(cached.secretKey).repeat(3),
+      );
+      expect(await waitUntil(() => slowDns.total() > queriesBefore)).toBe(true);
+      socket.destroy();
+
+      // The held lookup is abandoned and logged; the three behind it never ran.
+      expect(await waitUntil(() => stack.logged.length > loggedBefore)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 3 * DNS_DELAY_MS));
+      expect(stack.logged.slice(loggedBefore).map((event) => event.product)).toEqual(['emailauth']);
+      expect((await stack.meter.quota(held.subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
+      expect((await stack.meter.quota(cached.subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
     });
   });
 

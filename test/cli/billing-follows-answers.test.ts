@@ -14,6 +14,7 @@ import type { Meter } from '../../src/metering/types.js';
 import { createRedisMeter } from '../../src/metering/redis/index.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
+import { openSocket } from '../adapters/raw-http.js';
 import { createTempDirs, runCliJson } from './harness.js';
 import { running, ServeProcess, startServe, type ServeRun } from './serve-process.js';
 
@@ -145,6 +146,25 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     await sleep(3 * DNS_DELAY_MS);
     expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
     expect(instance.serve.requestLines()[0]).toMatchObject({ route: '/v1/emailauth/lookup', status: 502, error_code: 'lookup_failed' });
+  });
+
+  it('a pipelining client that leaves while its first lookup is held is billed for nothing, neither that one nor those behind it', async () => {
+    const instance = await start(store);
+    const socket = await openSocket(Number(new URL(instance.baseUrl).port));
+    socket.on('error', () => {});
+    const line = (path: string, key: string) => `GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+    // Five cached lookups behind a held one: their answers could only be written after its answer.
+    socket.write(
+      line('/v1/emailauth/lookup?domain=pipelined.example.com', instance.emailauth) +
+        line(`/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, instance.useragent).repeat(5),
+    );
+    await eventually(async () => (await instance.billed()).quotaUsed === 1, 'the held lookup to reserve its unit');
+    socket.destroy();
+    await eventually(async () => (await instance.billed()).quotaUsed === 0, 'the refund');
+    expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
+    // The five behind it were never handled: no answer made, none billed, none logged.
+    await eventually(async () => instance.serve.requestLines().length >= 1, 'the request line');
+    expect(instance.serve.requestLines().map((l) => [l.route, l.status])).toEqual([['/v1/emailauth/lookup', 502]]);
   });
 
   it('kill -9 mid-burst: the held units go back when their lease expires, and billed == answered', async () => {

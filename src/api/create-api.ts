@@ -26,6 +26,7 @@ import { createMeterGate, DEFAULT_METER_TIMEOUT_MS, type GatePass, type Headers 
 import type { Reservation } from '../metering/types.js';
 import type { RouteInput } from '../products/route.js';
 import { createRouter, HEALTH_PATH, type RouteMatch } from './router.js';
+import { unlessClientGone } from './client-gone.js';
 import { statusExtras, statusResource } from './status.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { createIsoFormatter } from '../lib/iso-time.js';
@@ -363,36 +364,6 @@ function logIp(ip: IpAddress | null): string | null {
   let text = loggedIps.get(ip);
   if (text === undefined) loggedIps.set(ip, (text = formatIp(ip)));
   return text;
-}
-
-/**
- * `work`, or a rejection as soon as `signal` aborts (the client is gone), whichever comes
- * first. The abandoned lookup runs on unheard: no engine takes a signal, and its own deadlines
- * end it.
- */
-export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(clientGone());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(clientGone());
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function clientGone(): LookupError {
-  return new LookupError('lookup_failed', 'the client closed the connection before the answer; not billed');
 }
 
 function toLookupError(error: unknown, internalCode: ErrorCode = 'internal_error'): LookupError {

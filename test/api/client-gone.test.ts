@@ -47,8 +47,9 @@ describe('a client gone mid-lookup is not billed', () => {
       headers: { authorization: `Bearer ${key}` },
       remoteAddress: '127.0.0.1',
     });
-    expect(response.status).toBe(502);
-    expect(JSON.parse(response.body)).toMatchObject({ error_code: 'lookup_failed', error: expect.stringContaining('not billed') });
+    // Logged as nginx logs it: the client's leaving, not an upstream failure (no 5xx).
+    expect(response.status).toBe(499);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 'client_closed_request', error: expect.stringContaining('not billed') });
     expect(await quotaRemaining(stack, key)).toBe(10_000);
     expect(await stack.meter.usage()).toEqual([expect.objectContaining({ lookups: 0 })]);
   });
@@ -63,7 +64,8 @@ describe('a client gone mid-lookup is not billed', () => {
       body: JSON.stringify({ inputs: ['a-gone.com', 'b-gone.org', 'not a domain!'] }),
       remoteAddress: '127.0.0.1',
     });
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(499);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 'client_closed_request', error: expect.stringContaining('not billed') });
     expect(await quotaRemaining(stack, key)).toBe(10_000);
   });
 });

@@ -145,7 +145,7 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     await eventually(async () => instance.serve.requestLines().length === 1 && instance.serve.requestLines()[0], 'the request line');
     await sleep(3 * DNS_DELAY_MS);
     expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
-    expect(instance.serve.requestLines()[0]).toMatchObject({ route: '/v1/emailauth/lookup', status: 502, error_code: 'lookup_failed' });
+    expect(instance.serve.requestLines()[0]).toMatchObject({ route: '/v1/emailauth/lookup', status: 499, error_code: 'client_closed_request' });
   });
 
   it('a pipelining client that leaves while its first lookup is held is billed for nothing, neither that one nor those behind it', async () => {
@@ -164,7 +164,7 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
     // The five behind it were never handled: no answer made, none billed, none logged.
     await eventually(async () => instance.serve.requestLines().length >= 1, 'the request line');
-    expect(instance.serve.requestLines().map((l) => [l.route, l.status])).toEqual([['/v1/emailauth/lookup', 502]]);
+    expect(instance.serve.requestLines().map((l) => [l.route, l.status])).toEqual([['/v1/emailauth/lookup', 499]]);
   });
 
   it('kill -9 mid-burst: the held units go back when their lease expires, and billed == answered', async () => {

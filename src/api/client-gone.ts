@@ -27,10 +27,11 @@ export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Prom
 }
 
 /**
- * The answer to a request whose client left before it was answered: nobody reads it, it is only
- * logged. 499, as for a body cut short (body.ts) and as nginx logs it: the client's doing, not an
- * upstream failure (a 502 here read as an outage on a dashboard of 5xx rates).
+ * The answer to a request whose connection closed before it was answered: nobody reads it, it is
+ * only logged. 499, as for a body cut short (body.ts) and as nginx logs it: almost always the
+ * client's leaving, not an upstream failure (a 502 here read as an outage on a dashboard of 5xx
+ * rates). The rest are the connections serve cuts at its shutdown deadline (shutdown.ts).
  */
 export function clientGone(): LookupError {
-  return refusal('client_closed_request', 'the client closed the connection before the answer; not billed');
+  return refusal('client_closed_request', 'the connection closed before the answer; not billed');
 }

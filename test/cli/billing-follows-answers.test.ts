@@ -131,6 +131,9 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     // The held lookups' connections were cut at the deadline, before DNS answered: no answer.
     expect(await Promise.all(held)).toEqual(held.map(() => 'cut'));
     expect(await instance.billed()).toEqual({ quotaUsed: ANSWERED, usage: ANSWERED });
+    // Each cut lookup has its line, as a client's leaving: 499, not a 5xx.
+    const heldLines = instance.serve.requestLines().filter((line) => line.route === '/v1/emailauth/lookup');
+    expect(heldLines.map((line) => [line.status, line.error_code])).toEqual(held.map(() => [499, 'client_closed_request']));
   });
 
   it('a client that hangs up mid-lookup is not billed, nor is the answer its abandoned lookup makes later', async () => {

@@ -89,11 +89,15 @@ async function oneConnection(port: number, random: () => number, next: () => Sho
   await new Promise((resolve) => socket.once('connect', resolve));
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, hangUpAfterMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
-      if (parseResponses(received).responses.length >= shots.length) clearTimeout(timer), resolve();
+      if (parseResponses(received).responses.length >= shots.length) done();
     });
-    socket.once('close', () => (clearTimeout(timer), resolve()));
+    socket.once('close', done);
     if (pipelined) socket.write(shots.map((shot) => shot.bytes).join(''));
     else for (const shot of shots) socket.write(shot.bytes);
   });

@@ -19,6 +19,7 @@ import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
+import { MAX_WAITING } from '../../adapters/pipelining.js';
 import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
 
 const BODY_LIMIT = 1024;
@@ -335,6 +336,31 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       expect(stack.logged.slice(loggedBefore).map((event) => event.product)).toEqual(['emailauth']);
       expect((await stack.meter.quota(held.subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
       expect((await stack.meter.quota(cached.subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
+    });
+  });
+
+  describe('a client that pipelines without reading', () => {
+    it('has at most MAX_WAITING requests waiting in line: the rest are handled at once, so Node stops reading it', async () => {
+      let parsed = 0;
+      const count = () => parsed++;
+      stack.server.on('request', count);
+      const loggedBefore = stack.logged.length;
+      const socket = await openSocket(stack.port);
+      socket.on('error', () => {});
+      // The client reads nothing back, so no answer is written and no turn in line comes.
+      socket.pause();
+      socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(20_000));
+      for (let seen = -1; seen !== parsed; ) {
+        seen = parsed;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      const handled = stack.logged.length - loggedBefore;
+      socket.destroy();
+      stack.server.off('request', count);
+      // Requests parsed but never handled take memory and make no answer that Node's flood guard
+      // (it stops reading at 16 KiB of queued answers) could count: they stay at the line's length.
+      expect(parsed).toBeGreaterThan(MAX_WAITING);
+      expect(parsed - handled).toBeLessThanOrEqual(MAX_WAITING + 1);
     });
   });
 

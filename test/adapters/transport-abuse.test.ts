@@ -25,7 +25,7 @@ import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from
 const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const FROZEN_NOW = Date.now();
-/** The slow DNS server's delay: long enough that every pipelined lookup is in flight at once. */
+/** The slow DNS server's delay: long enough to look at a lookup while it is held. */
 const DNS_DELAY_MS = 100;
 let slowDns: DnsTestServer;
 

@@ -353,7 +353,7 @@ describe('seclookup serve: log and shutdown', () => {
 });
 
 describe('seclookup serve: the drain and pipelined requests', () => {
-  /** `count` lookups of `product` written on one connection at once, the way a pipelining client sends them. */
+  /** `count` GETs of `path(i)` with `key`, to be written on one connection at once, as a pipelining client sends them. */
   function pipelined(count: number, key: string, path: (i: number) => string): string {
     return Array.from({ length: count }, (_, i) => `GET ${path(i)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`).join('');
   }

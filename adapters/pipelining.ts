@@ -3,6 +3,19 @@ import type { Socket } from 'node:net';
 import { whenClosed } from './client-gone.js';
 
 /**
+ * Requests at most waiting in line on one connection; any more are handled at once, as Node
+ * handles pipelined requests. Node stops reading a connection once 16 KiB of queued answers pile
+ * up, and answers not yet made take no room: a client pipelining without reading would otherwise
+ * have every request it sends parsed and held (500,000 small ones took serve from 316 to 1,300
+ * MiB). Past the line, the answers queue in Node and its guard holds; those few are billed when
+ * made, as every answer was before the line.
+ */
+export const MAX_WAITING = 32;
+
+/** Per connection, how many of its requests wait in line. */
+const lines = new WeakMap<Socket, { waiting: number }>();
+
+/**
  * Requests pipelined on one connection are handled one at a time, as nginx handles them: one
  * whose answer would queue behind an answer still owed waits until Node hands its response the
  * socket. Its answer could not be written sooner anyway, and handled at once it would hold a
@@ -19,35 +32,21 @@ export function whenFirstInLine(req: IncomingMessage, res: ServerResponse, handl
   if (!inLine(res)) return handle();
   const socket = req.socket;
   if (socket.destroyed) return closedFirst?.();
-  let line = lines.get(socket);
-  if (!line) lines.set(socket, (line = { waiting: 0 }));
+  const line = lines.get(socket) ?? { waiting: 0 };
   if (line.waiting >= MAX_WAITING) return handle();
-  const waitingHere = line;
-  waitingHere.waiting++;
+  lines.set(socket, line);
+  line.waiting++;
   const forget = whenClosed(socket, () => {
     res.off('socket', turnCame);
     closedFirst?.();
   });
   function turnCame() {
     forget();
-    waitingHere.waiting--;
+    line.waiting--;
     handle();
   }
   res.once('socket', turnCame);
 }
-
-/**
- * Requests at most waiting in line on one connection; any more are handled at once, as Node
- * handles pipelined requests. Node stops reading a connection once 16 KiB of queued answers pile
- * up, and answers not yet made take no room: a client pipelining without reading would otherwise
- * have every request it sends parsed and held (500,000 small ones took serve from 316 to 1,300
- * MiB). Past the line, the answers queue in Node and its guard holds; those few are billed when
- * made, as every answer was before the line.
- */
-export const MAX_WAITING = 32;
-
-/** Per connection, how many of its requests wait in line. */
-const lines = new WeakMap<Socket, { waiting: number }>();
 
 /** Is `res` queued behind another answer on its connection? Node gives it the socket when its turn comes. */
 export function inLine(res: ServerResponse): boolean {

@@ -12,7 +12,7 @@ import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule, ProductEngine } from '../products/module.js';
 import { bearerToken } from './auth.js';
 import { parseBody } from './body.js';
-import { clientGone } from './client-gone.js';
+import { clientGoneRefusal } from './client-gone.js';
 import { batchItemError, batchItemSuccess } from './envelope.js';
 import type { Headers, MeterGate } from './meter-gate.js';
 import type { ApiRequest } from './types.js';
@@ -137,7 +137,7 @@ export function createBatchHandler(setup: BatchSetup) {
       else if (reservation) await gate.refund(unbilled === valid ? reservation : { ...reservation, units: unbilled }, headers);
     }
     // Nobody is left to read the results: logged as the client's leaving, like a single lookup's.
-    if (signal?.aborted) throw clientGone();
+    if (signal?.aborted) throw clientGoneRefusal();
 
     const items = new Array<string>(inputs.length);
     for (const entry of distinct.values()) for (const i of entry.at) items[i] = entry.item!;

@@ -8,10 +8,10 @@ import { type LookupError, refusal } from '../errors.js';
 export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     work.catch(() => {});
-    return Promise.reject(clientGone());
+    return Promise.reject(clientGoneRefusal());
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(clientGone());
+    const onAbort = () => reject(clientGoneRefusal());
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
       (value) => {
@@ -32,6 +32,6 @@ export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Prom
  * client's leaving, not an upstream failure (a 502 here read as an outage on a dashboard of 5xx
  * rates). The rest are the connections serve cuts at its shutdown deadline (shutdown.ts).
  */
-export function clientGone(): LookupError {
+export function clientGoneRefusal(): LookupError {
   return refusal('client_closed_request', 'the connection closed before the answer; not billed');
 }

@@ -126,3 +126,8 @@ export function jsonOf(response: RawResponse): Record<string, any> {
 export function chunked(pieces: readonly string[]): string {
   return pieces.map((piece) => `${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`).join('') + '0\r\n\r\n';
 }
+
+/** The bytes of a GET with a bearer key, for writing (or pipelining) on a raw socket. */
+export function rawGet(path: string, key: string): string {
+  return `GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+}

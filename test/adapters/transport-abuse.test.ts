@@ -20,7 +20,7 @@ import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { Meter } from '../../src/metering/types.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { MAX_WAITING } from '../../adapters/pipelining.js';
-import { chunked, collect, exchange, jsonOf, openSocket, type RawResponse } from './raw-http.js';
+import { chunked, collect, exchange, jsonOf, openSocket, rawGet, type RawResponse } from './raw-http.js';
 
 const BODY_LIMIT = 1024;
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -302,9 +302,7 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'emailauth' });
       const remaining = async () => (await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining;
       const domains = Array.from({ length: 4 }, (_, i) => `held${i}.example.com`);
-      const requests = domains.map(
-        (domain) => `GET /v1/emailauth/lookup?domain=${domain} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${secretKey}\r\n\r\n`,
-      );
+      const requests = domains.map((domain) => rawGet(`/v1/emailauth/lookup?domain=${domain}`, secretKey));
       const queriesBefore = slowDns.total();
       const replying = exchange(stack.port, requests.join(''), { responses: 4 });
       expect(await waitUntil(() => slowDns.total() > queriesBefore)).toBe(true);
@@ -323,10 +321,7 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       const queriesBefore = slowDns.total();
       const socket = await openSocket(stack.port);
       socket.on('error', () => {});
-      socket.write(
-        `GET /v1/emailauth/lookup?domain=left.example.com HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${held.secretKey}\r\n\r\n` +
-          lookupRequest(cached.secretKey).repeat(3),
-      );
+      socket.write(rawGet('/v1/emailauth/lookup?domain=left.example.com', held.secretKey) + lookupRequest(cached.secretKey).repeat(3));
       expect(await waitUntil(() => slowDns.total() > queriesBefore)).toBe(true);
       socket.destroy();
 

@@ -12,7 +12,7 @@ import { issueKeys, type IssuedKeys } from '../../src/metering/keys.js';
 import { createRedisMeter } from '../../src/metering/redis/index.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import type { Meter } from '../../src/metering/types.js';
-import { parseResponses } from '../adapters/raw-http.js';
+import { parseResponses, rawGet } from '../adapters/raw-http.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 import { createTempDirs } from './harness.js';
@@ -55,14 +55,13 @@ interface Shot {
 
 function requestMix(random: () => number, useragent: string, emailauth: string): () => Shot {
   let n = 0;
-  const get = (path: string, key: string) => `GET ${path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\n\r\n`;
   const post = (path: string, key: string, body: string) =>
     `POST ${path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   return () => {
     const r = random();
     n++;
-    if (r < 0.35) return { bytes: get(`/v1/useragent/lookup?ua=chaos${n % 50}`, useragent), units: 1 };
-    if (r < 0.55) return { bytes: get(`/v1/emailauth/lookup?domain=c${n}.example.com`, emailauth), units: 1 };
+    if (r < 0.35) return { bytes: rawGet(`/v1/useragent/lookup?ua=chaos${n % 50}`, useragent), units: 1 };
+    if (r < 0.55) return { bytes: rawGet(`/v1/emailauth/lookup?domain=c${n}.example.com`, emailauth), units: 1 };
     if (r < 0.62) return { bytes: post('/v1/useragent/lookup', useragent, JSON.stringify({ ua: `post${n % 7}` })), units: 1 };
     // Two valid inputs of three: two units.
     if (r < 0.68)
@@ -70,11 +69,11 @@ function requestMix(random: () => number, useragent: string, emailauth: string):
         bytes: post('/v1/emailauth/batch', emailauth, JSON.stringify({ inputs: [`b${n}.example.com`, 'not a domain', `b${n}.example.org`] })),
         units: 2,
       };
-    if (r < 0.76) return { bytes: get('/v1/emailauth/lookup?domain=not..valid', emailauth), units: 0 };
-    if (r < 0.82) return { bytes: get('/v1/useragent/lookup?ua=x', 'ua_sec_not-a-real-key'), units: 0 };
+    if (r < 0.76) return { bytes: rawGet('/v1/emailauth/lookup?domain=not..valid', emailauth), units: 0 };
+    if (r < 0.82) return { bytes: rawGet('/v1/useragent/lookup?ua=x', 'ua_sec_not-a-real-key'), units: 0 };
     if (r < 0.86) return { bytes: post('/v1/useragent/lookup', useragent, '{"ua": '), units: 0 };
     if (r < 0.88) return { bytes: 'GET /v1/useragent/lookup?ua=a\x01b HTTP/1.1\r\nHost: t\r\n\r\n', units: 0 };
-    return { bytes: get('/v1/useragent/status', useragent), units: 0 };
+    return { bytes: rawGet('/v1/useragent/status', useragent), units: 0 };
   };
 }
 

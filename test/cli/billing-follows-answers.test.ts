@@ -14,7 +14,7 @@ import type { Meter } from '../../src/metering/types.js';
 import { createRedisMeter } from '../../src/metering/redis/index.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
-import { openSocket } from '../adapters/raw-http.js';
+import { openSocket, rawGet } from '../adapters/raw-http.js';
 import { createTempDirs, runCliJson } from './harness.js';
 import { running, ServeProcess, startServe, type ServeRun } from './serve-process.js';
 
@@ -155,11 +155,10 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     const instance = await start(store);
     const socket = await openSocket(Number(new URL(instance.baseUrl).port));
     socket.on('error', () => {});
-    const line = (path: string, key: string) => `GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`;
     // Five cached lookups behind a held one: their answers could only be written after its answer.
     socket.write(
-      line('/v1/emailauth/lookup?domain=pipelined.example.com', instance.emailauth) +
-        line(`/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, instance.useragent).repeat(5),
+      rawGet('/v1/emailauth/lookup?domain=pipelined.example.com', instance.emailauth) +
+        rawGet(`/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, instance.useragent).repeat(5),
     );
     await eventually(async () => (await instance.billed()).quotaUsed === 1, 'the held lookup to reserve its unit');
     socket.destroy();

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { startDnsServer, type Zone } from '../servers/dns-server.js';
-import { collect, openSocket } from '../adapters/raw-http.js';
+import { collect, openSocket, rawGet } from '../adapters/raw-http.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 import { ServeProcess, running, startServe } from './serve-process.js';
 
@@ -355,7 +355,7 @@ describe('seclookup serve: log and shutdown', () => {
 describe('seclookup serve: the drain and pipelined requests', () => {
   /** `count` GETs of `path(i)` with `key`, to be written on one connection at once, as a pipelining client sends them. */
   function pipelined(count: number, key: string, path: (i: number) => string): string {
-    return Array.from({ length: count }, (_, i) => `GET ${path(i)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\n\r\n`).join('');
+    return Array.from({ length: count }, (_, i) => rawGet(path(i), key)).join('');
   }
   /** Each answer's status, and `close` on the ones that said `Connection: close`. */
   const shapes = (responses: { status: number; headers: Record<string, string> }[]) =>

@@ -8,6 +8,10 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
+// stderr carries the operator's messages: when its terminal is gone (EIO after a hangup) or
+// its file is on a full disk, they are lost, but the command goes on (serve drains and exits).
+process.stderr.on('error', () => {});
+
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });

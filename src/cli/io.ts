@@ -30,10 +30,17 @@ export interface CliIo {
   host?: CliHost;
 }
 
+/**
+ * The signals that stop `serve` gracefully. SIGHUP is among them: it is what a closing terminal
+ * sends, and Node's default for it is to die at once, losing the log's buffer and the answers
+ * not yet committed. serve has no configuration to reload on it.
+ */
+export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
+
 /** The signals and the exit `serve` would otherwise take from its process. */
 export interface CliHost {
-  /** Emits 'SIGTERM' and 'SIGINT' (an EventEmitter the caller emits on). */
-  signals: { on(signal: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown };
+  /** Emits 'SIGTERM', 'SIGINT' and 'SIGHUP' (an EventEmitter the caller emits on). */
+  signals: { on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown };
   /** Called with serve's exit code once it has stopped (where the binary would end the process). */
   exit(code: number): void;
 }

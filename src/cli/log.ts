@@ -6,10 +6,14 @@
  * `process.stdout.write` per request cost about 40% of the service's throughput.
  *
  * The price of buffering is that lines can be lost if the process dies without flushing: `close`
- * flushes on a clean stop, `flushOnFatal` on a crash.
+ * flushes on a clean stop, `flushOnFatal` on a crash. A destination that stops taking lines (a
+ * stalled reader, a full disk, a closed terminal) is given at most BACKLOG_BYTES; later lines are
+ * dropped and counted, so the service neither grows without bound nor stops.
  */
 import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
+// A CommonJS module: its default import is `module.exports`, which carries the class by name too.
+import sonicBoom from 'sonic-boom';
 import type { RequestLogEvent } from '../api/types.js';
 import { describeError } from '../lib/describe-error.js';
 
@@ -32,6 +36,12 @@ const BATCH_BYTES = MAX_WRITE_BYTES;
 const FLUSH_INTERVAL_MS = 1000;
 /** How long `close` waits for the buffer to reach the file or pipe (a stalled reader must not hold up exit forever). */
 const CLOSE_TIMEOUT_MS = 5000;
+/**
+ * Bytes of lines held for a destination that is not taking them (a stalled reader, a full disk):
+ * about 80,000 request lines, two seconds of a busy server. Lines beyond are dropped and counted.
+ * It was unbounded: with stdout on a full disk, serve grew by 140 MiB per 600,000 requests.
+ */
+const BACKLOG_BYTES = 16 * 1024 * 1024;
 
 export function isLogLevel(value: string): value is LogLevel {
   return (LOG_LEVELS as readonly string[]).includes(value);
@@ -47,6 +57,8 @@ export interface ServeLog {
   fatal(error: unknown, context: string): void;
   /** Write out everything buffered and close the destination. Resolves within `timeoutMs` even if the reader is stuck. */
   close(timeoutMs?: number): Promise<void>;
+  /** Lines dropped so far because the destination held BACKLOG_BYTES it had not taken. */
+  readonly droppedLines: number;
 }
 
 export interface ServeLogOptions {
@@ -55,22 +67,30 @@ export interface ServeLogOptions {
   dest?: number | string | { write(text: string): unknown };
   /** Called once if the destination fails (other than a reader that went away), for an operator message. */
   onWriteError?: (error: Error) => void;
+  /** Called once, when the first line is dropped because the destination is that far behind. */
+  onBacklogFull?: (backlogBytes: number) => void;
+  /** @internal the backlog's size, smaller in tests. @default BACKLOG_BYTES */
+  backlogBytes?: number;
 }
 
-export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOptions): ServeLog {
-  const destination = typeof dest === 'object' ? writerDestination(dest) : fileDestination(dest);
+export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, backlogBytes = BACKLOG_BYTES }: ServeLogOptions): ServeLog {
+  const destination = typeof dest === 'object' ? writerDestination(dest) : fileDestination(dest, backlogBytes);
   // A writer (serve in process) gets each turn's lines at once; a file or pipe, 48 KiB at a time.
   const batch = createLineBatch(destination, typeof dest === 'object' ? 0 : MIN_WRITE_BYTES);
-  let readerGone = false;
   let reportedWriteError = false;
+  let droppedLines = 0;
   let closing: Promise<void> | undefined;
-  // pino's destination already stops writing on EPIPE (the reader went away), like `main` does
-  // for stdout: a gone log reader must not stop the service. Anything else is reported once.
+  // A gone log reader (EPIPE) must not stop the service, as `main` does for stdout: the
+  // destination stops writing. Any other failure (a full disk, a closed terminal) is reported
+  // once, and writing is tried again with the next lines: a disk that frees up gets them.
   destination.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') readerGone = true;
-    if (readerGone || reportedWriteError) return;
+    if (destination.readerGone || reportedWriteError) return;
     reportedWriteError = true;
     onWriteError?.(error);
+  });
+  destination.on('drop', (bytes: Buffer) => {
+    if (droppedLines === 0) onBacklogFull?.(backlogBytes);
+    droppedLines += countLines(bytes);
   });
 
   const logger: Logger = pino(
@@ -97,8 +117,8 @@ export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOption
     fatal: (error, context) => logger.fatal({ time: new Date().toISOString(), context, error: describeError(error) }),
     close(timeoutMs = CLOSE_TIMEOUT_MS) {
       closing ??= new Promise<void>((resolve) => {
-        // Nobody is reading any more: nothing to wait for (pino has made the stream a no-op).
-        if (readerGone) return resolve();
+        // Nobody is reading any more: nothing to wait for.
+        if (destination.readerGone) return resolve();
         const done = () => {
           clearTimeout(timer);
           resolve();
@@ -111,7 +131,16 @@ export function createServeLog({ level, dest = 1, onWriteError }: ServeLogOption
       });
       return closing;
     },
+    get droppedLines() {
+      return droppedLines;
+    },
   };
+}
+
+function countLines(bytes: Buffer): number {
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) lines++;
+  return lines;
 }
 
 /**
@@ -182,25 +211,45 @@ function quoted(value: string | null): string {
   return value === null ? 'null' : `"${value}"`;
 }
 
-/** pino's asynchronous destination, fed about MIN_WRITE_BYTES at a time (see createLineBatch), each written at once. */
-function fileDestination(dest: number | string) {
-  const sonic = pino.destination({
+/**
+ * sonic-boom, the asynchronous destination pino's own `pino.destination` builds, fed about
+ * MIN_WRITE_BYTES at a time (see createLineBatch), each written at once. Built here rather than
+ * by pino: pino's build flushes synchronously at exit, and sonic-boom 4's synchronous flush
+ * retries a failing write forever (ENOSPC, EIO), so serve hung after "stopped" when its stdout
+ * was a full disk or a closed terminal. sonic-boom 5 fixes that loop, and nothing flushes at
+ * exit but `close`.
+ */
+function fileDestination(dest: number | string, backlogBytes: number) {
+  const sonic = new sonicBoom.SonicBoom({
     dest,
     sync: false,
     minLength: 0,
     maxWrite: MAX_WRITE_BYTES,
+    maxLength: backlogBytes,
     // Buffers, not strings: in string mode sonic-boom measures its whole pending text
     // (`Buffer.byteLength`) on every write and encodes each written chunk twice.
     contentMode: 'buffer',
   });
-  // sonic-boom's types know only strings; in buffer mode it takes buffers.
-  return Object.assign(sonic, { writeBytes: (bytes: Buffer) => sonic.write(bytes as unknown as string) });
+  let readerGone = false;
+  sonic.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') readerGone = true;
+  });
+  return Object.assign(sonic, {
+    get readerGone() {
+      return readerGone;
+    },
+    // sonic-boom's types know only strings; in buffer mode it takes buffers.
+    writeBytes: (bytes: Buffer) => {
+      if (!readerGone) sonic.write(bytes as unknown as string);
+    },
+  });
 }
 
 /** A writer seen as the part of a sonic-boom destination the log uses: lines are written at once, `end` closes. */
 function writerDestination(writer: { write(text: string): unknown }) {
   const events = new EventEmitter();
   return Object.assign(events, {
+    readerGone: false,
     writeBytes(bytes: Buffer): void {
       writer.write(bytes.toString('utf8'));
     },

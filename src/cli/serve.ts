@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import { dirname } from 'node:path';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
@@ -97,7 +98,7 @@ key or a looked-up value); an error line holds level, time, context and error. L
 buffered and written in the background (within a second), and flushed on exit. stderr gets
 the messages for the operator: the "listening on" line, the starter keys, shutdown.
 
-SIGTERM or SIGINT: stop accepting connections. Requests still arriving on open connections
+SIGTERM, SIGINT or SIGHUP (the terminal closed): stop accepting connections. Requests still arriving on open connections
 are answered, the last on each with "Connection: close"; connections idle for a second are closed. In-flight
 requests get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their
 connections are cut, their lookups abandoned and their quota given back (only answers sent are
@@ -226,7 +227,10 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
     level: logLevel,
     dest: owner ? stdout : 1,
     onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`),
+    onBacklogFull: (bytes) =>
+      note(`seclookup: the log is ${bytes / 1024 / 1024} MiB behind (a stalled reader or a full disk): dropping lines until it catches up`),
   });
+  if (metrics) await countDroppedLogLines(metrics.registry, log);
   if (!owner) flushOnFatal(log, note);
   const api = trackInFlight(
     createApi({
@@ -280,6 +284,20 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   const exit = owner ? owner.exit : (exitCode: number) => process.exit(exitCode);
   setTimeout(() => exit(code), 0).unref();
   return code;
+}
+
+/** `seclookup_log_lines_dropped_total`, read from the log at each scrape. */
+async function countDroppedLogLines(registry: Registry, log: ServeLog): Promise<void> {
+  const { Counter } = await import('prom-client');
+  new Counter({
+    name: 'seclookup_log_lines_dropped_total',
+    help: 'Log lines dropped because the log destination (a stalled reader, a full disk) held 16 MiB it had not taken.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(log.droppedLines);
+    },
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Graceful stop of `seclookup serve` on SIGTERM/SIGINT:
+ * Graceful stop of `seclookup serve` on SIGTERM, SIGINT or SIGHUP:
  *
  * 1. Stop accepting connections. Connections already open stay open: a request arriving on one
  *    is answered, with `Connection: close`, so the client learns to go elsewhere instead of
@@ -22,7 +22,9 @@ import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
 import { note } from './output.js';
-import { cliIo, withIo, type CliHost } from './io.js';
+import { cliIo, withIo, type CliHost, type StopSignal } from './io.js';
+
+const STOP_SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /** In-flight requests get this long after the signal before their connections are cut. */
 export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
@@ -100,11 +102,11 @@ export interface ShutdownOptions {
   lookup: Pick<Lookup, 'close'>;
   log: ServeLog;
   deadlineMs: number;
-  /** Where SIGTERM and SIGINT come from. @default the process */
+  /** Where the stop signals come from. @default the process */
   signals?: CliHost['signals'];
 }
 
-/** Installs the SIGTERM/SIGINT handlers; resolves with the exit code once everything is closed. */
+/** Installs the SIGTERM, SIGINT and SIGHUP handlers; resolves with the exit code once everything is closed. */
 export function untilSignal(options: ShutdownOptions): Promise<number> {
   const { server, api, signals = process } = options;
   // The handlers' messages go to serve's own stderr, whoever emits the signal.
@@ -122,8 +124,7 @@ export function untilSignal(options: ShutdownOptions): Promise<number> {
         note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
         void stopGracefully(options).then(resolve);
       });
-    signals.on('SIGTERM', stop);
-    signals.on('SIGINT', stop);
+    for (const signal of STOP_SIGNALS) signals.on(signal, stop);
   });
 }
 
@@ -157,6 +158,7 @@ async function stopGracefully({ server, api, meter, stores, lookup, log, deadlin
     code = EXIT_FAILURE;
   }
   await log.close();
+  if (log.droppedLines > 0) note(`seclookup: ${log.droppedLines.toLocaleString('en-US')} log line(s) were dropped while the log's destination was behind`);
   return code;
 }
 

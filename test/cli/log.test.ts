@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fc from 'fast-check';
 import fs, { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -181,6 +181,93 @@ describe('serve log', () => {
     expect(written.map((line) => line.request_id ?? line.level)).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4', 'fatal']);
     expect(written[5]).toMatchObject({ context: 'uncaughtException' });
     expect(written[5].error).toMatch(/^Error: kaboom\n/);
+  });
+});
+
+describe('a log destination that stops taking lines', () => {
+  /** Lines of about 250 bytes, handed over a turn at a time as serve's would be. */
+  async function logLines(log: ReturnType<typeof createServeLog>, count: number, from = 0): Promise<void> {
+    for (let i = from; i < from + count; i++) {
+      log.request(requestEvent(i));
+      if (i % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it('a full disk (/dev/full): the error reported once, lines past the backlog dropped and counted, close prompt', async () => {
+    const writeErrors: string[] = [];
+    const backlogFull: number[] = [];
+    const log = createServeLog({
+      level: 'info',
+      dest: '/dev/full',
+      backlogBytes: 256 * 1024,
+      onWriteError: (error) => writeErrors.push((error as NodeJS.ErrnoException).code!),
+      onBacklogFull: (bytes) => backlogFull.push(bytes),
+    });
+    // About 2.5 MB of lines: ten times the backlog. Before the bound, all of it stayed in memory.
+    await logLines(log, 10_000);
+    await vi.waitFor(() => expect(log.droppedLines).toBeGreaterThan(8_000));
+    expect(writeErrors).toEqual(['ENOSPC']);
+    expect(backlogFull).toEqual([256 * 1024]);
+    // What is held is the backlog at most: every line not dropped fits in it.
+    const lineBytes = requestLine(requestEvent(5_000)).length;
+    expect(10_000 - log.droppedLines).toBeLessThanOrEqual(Math.ceil((256 * 1024) / lineBytes) + 200);
+    const started = Date.now();
+    await log.close(10_000);
+    // The failed write ends the close: it does not wait out its timeout.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a stalled reader: lines past the backlog dropped; once the reader catches up, later lines are written again', async () => {
+    const fifo = join(temp.make(), 'log.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // Opened for reading first (without blocking), so the log's open for writing does not wait.
+    const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const backlogFull: number[] = [];
+    const log = createServeLog({ level: 'info', dest: fifo, backlogBytes: 256 * 1024, onBacklogFull: (bytes) => backlogFull.push(bytes) });
+    try {
+      await logLines(log, 4_000);
+      await vi.waitFor(() => expect(log.droppedLines).toBeGreaterThan(0));
+      expect(backlogFull).toEqual([256 * 1024]);
+      const dropped = log.droppedLines;
+      let read = '';
+      const chunk = Buffer.alloc(64 * 1024);
+      const readAll = () => {
+        for (;;) {
+          try {
+            const n = fs.readSync(reader, chunk);
+            if (n === 0) return;
+            read += chunk.toString('utf8', 0, n);
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return;
+            throw error;
+          }
+        }
+      };
+      // The reader catches up: it reads until the backlog has all reached it (nothing new for 200 ms).
+      for (let quiet = 0; quiet < 40; ) {
+        const before = read.length;
+        readAll();
+        quiet = read.length === before ? quiet + 1 : 0;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(read.length).toBeGreaterThan(256 * 1024);
+      // Writing again: a line logged now arrives whole, after the backlog.
+      log.request(requestEvent(9_999));
+      let closed = false;
+      const closing = log.close(5_000).then(() => (closed = true));
+      while (!closed) {
+        readAll();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await closing;
+      readAll();
+      const lines = read.split('\n').filter((line) => line !== '');
+      expect(lines.at(-1)).toBe(JSON.stringify({ level: 'info', ...requestEvent(9_999) }));
+      expect(lines).toHaveLength(4_000 - dropped + 1);
+      expect(log.droppedLines).toBe(dropped);
+    } finally {
+      fs.closeSync(reader);
+    }
   });
 });
 

@@ -4,8 +4,9 @@
  * and signals, the default) or as a real `node dist/cli.js serve` child (`ServeProcess.start`),
  * kept for what only a process shows: SIGKILL, a real signal to a pid, the binary's own stdout.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { type Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI_PATH, cliEnv } from './harness.js';
@@ -18,6 +19,8 @@ export interface ServeExit {
 export interface ServeStartOptions {
   args?: string[];
   env?: Record<string, string>;
+  /** A real process only: a file descriptor for its stdout (the log) instead of a pipe read into `stdoutLines`. */
+  stdout?: number;
 }
 
 /** Every serve started and not yet stopped: a test's afterEach stops what a failed test left. */
@@ -139,10 +142,10 @@ export class ServeInProcess extends ServeRun {
 export class ServeProcess extends ServeRun {
   readonly exited: Promise<ServeExit>;
 
-  private constructor(readonly child: ChildProcessWithoutNullStreams) {
+  private constructor(readonly child: ChildProcess) {
     super();
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => this.takeStdout(chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.takeStdout(chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   }
 
@@ -150,8 +153,8 @@ export class ServeProcess extends ServeRun {
     return this.child.exitCode;
   }
 
-  static async start(db: string, { args = [], env = {} }: ServeStartOptions = {}): Promise<{ serve: ServeProcess; baseUrl: string }> {
-    const child = spawn(process.execPath, [CLI_PATH, ...serveArgs(db, args)], { env: cliEnv(env), cwd: tmpdir() });
+  static async start(db: string, { args = [], env = {}, stdout = undefined }: ServeStartOptions = {}): Promise<{ serve: ServeProcess; baseUrl: string }> {
+    const child = spawn(process.execPath, [CLI_PATH, ...serveArgs(db, args)], { env: cliEnv(env), cwd: tmpdir(), stdio: ['pipe', stdout ?? 'pipe', 'pipe'] });
     const serve = new ServeProcess(child);
     running.add(serve);
     return { serve, baseUrl: await serve.listening() };
@@ -164,3 +167,16 @@ export class ServeProcess extends ServeRun {
 
 /** Start serve in this process: what most tests need ("a serve answering HTTP"). */
 export const startServe = ServeInProcess.start;
+
+/** One GET with a key: its status, or 'cut' when the connection ended without an answer. */
+export function getStatus(url: string, key: string, agent: Agent): Promise<number | 'cut'> {
+  return new Promise((resolve) => {
+    const req = request(url, { headers: { authorization: `Bearer ${key}` }, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+      res.on('error', () => resolve('cut'));
+    });
+    req.on('error', () => resolve('cut'));
+    req.end();
+  });
+}

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -278,6 +278,26 @@ describe('seclookup serve: log and shutdown', () => {
     expect(logged).toHaveLength(300);
     expect(logged.map((line) => line.request_id).sort()).toEqual([...requestIds].sort());
     expect(logged.every((line) => line.level === 'info' && line.route === '/healthz' && line.status === 200)).toBe(true);
+  });
+
+  it('with its log on a full disk (stdout on /dev/full): answers, says so once on stderr, and on SIGTERM exits 0', async () => {
+    const full = openSync('/dev/full', 'w');
+    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'full.db'), { stdout: full });
+    closeSync(full);
+    // 1,500 requests: more than one 48 KiB write of lines, and the timer's write of the rest.
+    for (let batch = 0; batch < 50; batch++) {
+      const answers = await Promise.all(Array.from({ length: 30 }, () => getJson(`${baseUrl}/healthz`)));
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    }
+    await serve.waitFor(() => serve.stderr.includes('cannot write the log'));
+    serve.kill('SIGTERM');
+    // It hung here for ever: at exit pino flushed the unwritable lines synchronously, retrying ENOSPC every 100 ms.
+    const exit = await Promise.race([serve.exited, sleep(15_000).then(() => 'still running after 15 s')]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    running.delete(serve);
+    expect(serve.stderr.match(/cannot write the log/g)).toEqual(['cannot write the log']);
+    expect(serve.stderr).toContain('seclookup: cannot write the log: ENOSPC: no space left on device');
+    expect(serve.stderr).toContain('seclookup stopped: database closed');
   });
 
   it('--log-level warn leaves the request lines out; an unknown level is a usage error', async () => {

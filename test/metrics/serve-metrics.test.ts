@@ -70,6 +70,8 @@ describe('seclookup serve --metrics', () => {
     expect(sample(text, 'seclookup_meter_store_duration_seconds_count', { op: 'consume' })).toBeGreaterThanOrEqual(7);
     expect(sample(text, 'seclookup_meter_store_errors_total', { op: 'consume' })).toBe(0);
     expect(sample(text, 'seclookup_dataset_age_seconds', { product: 'webhookip', dataset: 'ranges.json' })).toBeGreaterThanOrEqual(0);
+    // Nothing dropped: the log's destination takes every line.
+    expect(sample(text, 'seclookup_log_lines_dropped_total')).toBe(0);
     expect(text).toMatch(/^process_cpu_seconds_total /m);
 
     for (const [, pair] of keys) {

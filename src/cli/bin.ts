@@ -1,11 +1,17 @@
 #!/usr/bin/env node
 /** The `seclookup` executable (dist/cli.js): runs `main` with the process's own stdio, environment and folder. */
+import { EXIT_FAILURE } from './errors.js';
 import { main } from './main.js';
 
-// `seclookup keys list | head` closes stdout early: not worth a stack trace. For `serve`, a
-// gone log reader must not stop the service either, so the remaining output is dropped.
+// `seclookup keys list | head` closes stdout early: not a failure, the rest is dropped. Any other
+// failed write (a full disk, a closed terminal) fails the command with one line instead of a
+// stack trace: `keys create --json > keys.json` on a full disk must not exit 0.
+let outputFailed = false;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
+  if (error.code === 'EPIPE' || outputFailed) return;
+  outputFailed = true;
+  process.stderr.write(`seclookup: cannot write the output: ${error.message}\n`);
+  process.exitCode = EXIT_FAILURE;
 });
 
 // stderr carries the operator's messages: when its terminal is gone (EIO after a hangup) or
@@ -13,5 +19,5 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 process.stderr.on('error', () => {});
 
 main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
+  process.exitCode = outputFailed ? EXIT_FAILURE : code;
 });

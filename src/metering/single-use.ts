@@ -15,14 +15,20 @@ export interface SingleUseStore {
    * May answer synchronously.
    */
   consume(id: string, expiresAt: number, now: number): MaybePromise<boolean>;
+  /**
+   * Is `id` consumed (by a `consume` that has resolved) and still live at `now`? Claims nothing.
+   * Optional, for stores written before it: without it, captcha siteverify's `idempotency_key`
+   * replays no success (a retry answers `token_already_used`, as without a key).
+   */
+  isUsed?(id: string, now: number): MaybePromise<boolean>;
   close(): Promise<void>;
 }
 
 /** Longest id accepted: ids are hashes or random tokens, never client text of any length. */
 export const MAX_SINGLE_USE_ID = 128;
 
-export function checkSingleUseId(id: string, expiresAt: number): void {
+export function checkSingleUseId(id: string, expiresAt?: number): void {
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_SINGLE_USE_ID)
     throw invalidOption(`single-use id must be 1 to ${MAX_SINGLE_USE_ID} characters`);
-  if (!Number.isFinite(expiresAt)) throw invalidOption('single-use expiresAt must be a time in ms');
+  if (expiresAt !== undefined && !Number.isFinite(expiresAt)) throw invalidOption('single-use expiresAt must be a time in ms');
 }

@@ -259,6 +259,52 @@ describe('against seclookup serve', () => {
     });
   });
 
+  it('captcha: a siteverify whose answer is lost is retried with the same idempotency key, and succeeds', async () => {
+    const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example', '--json', '--db', db]);
+    const challenge = (await (await fetch(`${baseUrl}/v1/captcha/challenge?sitekey=${site.site_key}&hostname=shop.example`)).json()) as {
+      challenge: string;
+      params: PowParams;
+    };
+    const verified = await fetch(`${baseUrl}/v1/captcha/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sitekey: site.site_key, hostname: 'shop.example', token: `${challenge.challenge}.${solvePow(challenge.params)}` }),
+    });
+    const { proof } = (await verified.json()) as { proof: string };
+    // A proxy in front of serve that loses the first answer: serve verified (and used up) the
+    // token, the client sees a 502. What serve was sent is kept to compare the two attempts.
+    const sent: string[] = [];
+    const proxy = createServer(async (request, response) => {
+      const body = await new Promise<string>((resolve) => {
+        let text = '';
+        request.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        request.on('end', () => resolve(text));
+      });
+      sent.push(body);
+      const answer = await fetch(`${baseUrl}${request.url}`, { method: request.method, headers: { 'content-type': 'application/json' }, body });
+      const text = await answer.text();
+      if (sent.length === 1) response.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+      else response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const retries: RetryEvent[] = [];
+      const captcha = createClient({ baseUrl: proxyUrl, keys: { captcha: site.secret_key }, backoff: { baseMs: 1 }, onRetry: (e) => retries.push(e) }).captcha;
+      expect(await captcha.siteverify(proof)).toMatchObject({ hostname: 'shop.example', 'error-codes': [] });
+      expect(retries.map((e) => e.error.status)).toEqual([502]);
+      // Both attempts carried one key, a UUID the client made for this call.
+      const [first, second] = sent.map((body) => JSON.parse(body) as { idempotency_key: string });
+      expect(first.idempotency_key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(second.idempotency_key).toBe(first.idempotency_key);
+      // A new call is a new verification: the token is used.
+      await expect(captcha.siteverify(proof)).rejects.toMatchObject({ code: 'token_already_used' });
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('quota_exceeded is not retried', async () => {
     expect((await runCli(['plans', 'set', 'client-q1', '--all-products', '--rate-limit', '1000', '--monthly-quota', '1', '--db', db])).code).toBe(0);
     const created = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'asn', '--plan', 'client-q1', '--json', '--db', db]);

@@ -45,6 +45,18 @@ export function describeSingleUseStore(
       expect(await store.consume('kept', NOW + 3_600_000, NOW + 3_000)).toBe(false);
     });
 
+    it('isUsed tells a live consumed id from a free or expired one, and claims nothing', async () => {
+      const isUsed = store.isUsed!.bind(store);
+      expect(await isUsed('seen', NOW)).toBe(false);
+      // Asking did not claim it: the first consume still wins.
+      expect(await store.consume('seen', NOW + 1_000, NOW)).toBe(true);
+      expect(await isUsed('seen', NOW)).toBe(true);
+      expect(await isUsed('seen', NOW + 999)).toBe(true);
+      expect(await isUsed('seen', NOW + 1_000)).toBe(false);
+      expect(await isUsed('other', NOW)).toBe(false);
+      expect(() => isUsed('x'.repeat(129), NOW)).toThrow(/1 to 128/);
+    });
+
     it('refuses ids that are empty or too long, and answers store_failed once closed', async () => {
       expect(() => store.consume('', NOW + 1, NOW)).toThrow(/1 to 128/);
       expect(() => store.consume('x'.repeat(129), NOW + 1, NOW)).toThrow(/1 to 128/);
@@ -66,6 +78,8 @@ export function describeSingleUseStore(
           expect(results.filter(Boolean)).toHaveLength(1);
           expect(await store.consume('shared', NOW + 60_000, NOW + 1)).toBe(false);
           expect(await other.consume('shared', NOW + 60_000, NOW + 1)).toBe(false);
+          expect(await other.isUsed!('shared', NOW + 1)).toBe(true);
+          expect(await other.isUsed!('never-claimed', NOW + 1)).toBe(false);
         } finally {
           await other.close();
         }

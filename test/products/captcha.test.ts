@@ -89,6 +89,46 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(second.body['error-codes']).toEqual(['timeout-or-duplicate']);
   });
 
+  it("idempotency_key (Turnstile's): a retry with the key of the call that succeeded gets the same success; any other call is token_already_used", async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey, { action: 'login' })).body.proof);
+    const idempotencyKey = '3F2504E0-4F89-41D3-9A0C-0305E82C3301';
+    const siteverify = (fields: Record<string, unknown>) => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, ...fields } });
+
+    const first = await siteverify({ idempotency_key: idempotencyKey });
+    expect(first.status).toBe(200);
+    // The retry (its answer lost, say): the same success, in any letter case of the key.
+    for (const again of [idempotencyKey, idempotencyKey.toLowerCase()]) {
+      const retry = await siteverify({ idempotency_key: again });
+      expect(retry.status).toBe(200);
+      const { request_id: _first, ...firstFields } = first.body;
+      const { request_id: _retry, ...retryFields } = retry.body;
+      expect(retryFields).toEqual(firstFields);
+    }
+    // Without the key, or with another: used, as before.
+    expectCode(await siteverify({}), 400, 'token_already_used');
+    expectCode(await siteverify({ idempotency_key: '9b2a0a4e-3c1d-4e7f-8a6b-5d4c3b2a1f00' }), 400, 'token_already_used');
+    // A key that is not a UUID is refused before anything is looked at.
+    for (const bad of ['retry-1', 42, '3f2504e0-4f89-41d3-9a0c-0305e82c330']) {
+      const reply = await siteverify({ idempotency_key: bad });
+      expectCode(reply, 400, 'invalid_request');
+      expect(reply.body['error-codes']).toEqual(['bad-request']);
+    }
+  });
+
+  it('idempotency_key: a call refused as token_already_used is not remembered, so its retry is refused too', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey)).body.proof);
+    const siteverify = (fields: Record<string, unknown>) => s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, ...fields } });
+    // Used first without a key (another request of the site's, or a replay by someone else).
+    expect((await siteverify({})).status).toBe(200);
+    const late = 'f47ac10b-58cc-4372-a567-0e02b2c3d479';
+    expectCode(await siteverify({ idempotency_key: late }), 400, 'token_already_used');
+    expectCode(await siteverify({ idempotency_key: late }), 400, 'token_already_used');
+  });
+
   it('a challenge answer is byte for byte the envelope JSON.stringify makes: success, request_id, challenge, puzzle_type, params, expires_in', async () => {
     const s = await stack();
     const key = await siteKey(s);

@@ -21,6 +21,12 @@ export function createMemorySingleUseStore(): SingleUseStore {
       used.set(id, expiresAt);
       return true;
     },
+    isUsed(id, now) {
+      if (closed) throw new SeclookupError('store_failed', 'the single-use store is closed');
+      checkSingleUseId(id);
+      const until = used.get(id);
+      return until !== undefined && until > now;
+    },
     async close() {
       closed = true;
       used.clear();

@@ -44,11 +44,27 @@ export function createRedisSingleUseStore(urlOrClient: string | RedisClient, opt
     }
   }
 
+  async function isLive(id: string, now: number): Promise<boolean> {
+    try {
+      if (client.status !== 'ready') await whenReady(connection);
+      // The entry holds its expiresAt: liveness by the caller's clock, as consume judges it.
+      const usedUntil = await client.get(prefix + id);
+      return usedUntil !== null && Number(usedUntil) > now;
+    } catch (error) {
+      throw toStoreError(error, 'single-use check', connection.commandTimeoutMs);
+    }
+  }
+
   return {
     consume(id, expiresAt, now) {
       if (closed) return Promise.reject(new SeclookupError('store_failed', 'the single-use store is closed'));
       checkSingleUseId(id, expiresAt);
       return consumeOnce(id, expiresAt, now);
+    },
+    isUsed(id, now) {
+      if (closed) return Promise.reject(new SeclookupError('store_failed', 'the single-use store is closed'));
+      checkSingleUseId(id);
+      return isLive(id, now);
     },
     async close() {
       if (closed) return;

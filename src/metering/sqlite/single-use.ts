@@ -33,6 +33,7 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   const dropExpired = db.prepare<[string, number]>('DELETE FROM single_use WHERE id = ? AND expires_at <= ?');
   const insert = db.prepare<[string, number]>('INSERT OR IGNORE INTO single_use (id, expires_at) VALUES (?, ?)');
   const purge = db.prepare<[number]>('DELETE FROM single_use WHERE expires_at <= ?');
+  const isLive = db.prepare<[string, number]>('SELECT 1 FROM single_use WHERE id = ? AND expires_at > ?').pluck();
   let inserts = 0;
   purge.run(Date.now());
 
@@ -84,6 +85,15 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
           setImmediate(flush);
         }
       });
+    },
+    isUsed(id, now) {
+      if (!db.open) throw new SeclookupError('store_failed', `the single-use store "${path}" is closed`);
+      checkSingleUseId(id);
+      try {
+        return isLive.get(id, now) !== undefined;
+      } catch (error) {
+        throw failed(error);
+      }
     },
     async close() {
       // Claims already made are written (and answered) before the file closes.

@@ -21,13 +21,14 @@ export default defineDescriptor({
   // The routes a site's server calls, with the site's secret key (`keys.captcha`): `client.captcha.siteverify(...)`.
   clientCalls: {
     // Resolves when the token is valid (each token once); throws the LookupError otherwise
-    // (`token_already_used`, `invalid_token`, `action_mismatch`, ...). A retry after a lost answer
-    // may find the token already used by the first attempt.
-    siteverify: clientCall<SiteverifyResult>()((response: string, options: { remoteip?: string; action?: string } = {}) => ({
+    // (`token_already_used`, `invalid_token`, `action_mismatch`, ...). Each call sends an
+    // idempotency key (a fresh UUID unless given), the same on its retries: a retry after a lost
+    // answer gets the success the first attempt had, not `token_already_used`.
+    siteverify: clientCall<SiteverifyResult>()((response: string, options: { remoteip?: string; action?: string; idempotencyKey?: string } = {}) => ({
       method: 'POST',
       path: 'siteverify',
       keyIn: 'secret',
-      body: { response, remoteip: options.remoteip, action: options.action },
+      body: { response, remoteip: options.remoteip, action: options.action, idempotency_key: options.idempotencyKey ?? crypto.randomUUID() },
     })),
     usage: clientCall<CaptchaUsage>()(() => ({ method: 'GET', path: 'usage' })),
   },

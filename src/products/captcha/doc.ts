@@ -160,7 +160,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST siteverify': {
       summary: 'Server-side token validation',
       description:
-        "Each response token works for one successful call; reuse is 400 token_already_used. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it. " +
+        "Each response token works for one successful call; reuse is 400 token_already_used, except a retry with the idempotency_key of the call that succeeded, which gets that success again. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it. " +
         "A proof whose risk score is at or above the site key's limit (default 60: level high; seclookup sitekeys update --risk-block-at) is 403 risk_too_high with error-codes [risk-too-high], risk_score and risk_level; the token is used up all the same.",
       auth: 'secret',
       keyIn: 'the secret body field',
@@ -171,8 +171,11 @@ export const CAPTCHA_DOC: ServiceDoc = {
           response: str('The value of the captcha-response field (the proof).'),
           remoteip: str("The end user's IPv4 or IPv6 address (recommended); anything else is 400 invalid_request."),
           action: str('When sent, must match the action used at verify or managed (400 action_mismatch).'),
+          idempotency_key: str(
+            "A UUID of your choosing, the same on every retry of one verification (Turnstile's field): a retry with the key of a call that succeeded gets its success again instead of 400 token_already_used. Anything but a UUID is 400 invalid_request.",
+          ),
         },
-        { optional: ['remoteip', 'action'] },
+        { optional: ['remoteip', 'action', 'idempotency_key'] },
       ),
       answers: {
         200: answer({

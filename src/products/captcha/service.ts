@@ -31,6 +31,8 @@ export const PROOF_TTL_S = 300;
 /** How long site key settings are reused before being read again (an update shows within this). */
 const SETTINGS_TTL_MS = 2_000;
 const ACTION = /^[A-Za-z0-9_-]{1,32}$/;
+/** siteverify's `idempotency_key`, as Turnstile takes it: a UUID. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Bound of each memo below (they start over when full): what is parsed again per request otherwise. */
 const MEMO_ENTRIES = 1_000;
 
@@ -359,6 +361,12 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     if (body.remoteip !== undefined && body.remoteip !== '' && (typeof body.remoteip !== 'string' || !parseIp(body.remoteip.trim()))) {
       return siteverifyRefusal('invalid_request', 'remoteip must be an IPv4 or IPv6 address', { 'error-codes': ['bad-request'] });
     }
+    const idempotencyKey = idempotencyKeyOf(body.idempotency_key);
+    if (idempotencyKey === false) {
+      return siteverifyRefusal('invalid_request', 'idempotency_key must be a UUID (the same one on every retry of one verification)', {
+        'error-codes': ['bad-request'],
+      });
+    }
     // A replay of a proof already refused as used: its MAC was checked with this very key.
     // (Asked only when there are some: hashing a fresh 400-character text is not free.)
     const spent = spentProofs.size > 0 ? spentProofs.get(response) : undefined;
@@ -386,7 +394,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
         if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
         spentProofs.set(response, { key: signingKey, values: proof });
       }
-      return siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
+      // A retry of a verification that succeeded, with its idempotency key: the same success again.
+      if (!(idempotencyKey && (await succeededWith(proof.id, idempotencyKey))))
+        return siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
     }
     const risk = Number(proof.risk);
     // After the token is consumed: a refused token stays used, as a passed one does.
@@ -398,6 +408,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
         { risk_score: risk, risk_level: riskLevel(risk) },
       );
     }
+    if (idempotencyKey) await rememberSuccess(proof, idempotencyKey, request);
     return {
       body: successBody(
         {
@@ -412,6 +423,28 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
         { requestId: request.requestId },
       ),
     };
+  }
+
+  /**
+   * A success verified with an idempotency key is remembered (its own single-use id, live as long
+   * as the proof) so a retry with the key gets it again: Turnstile's `idempotency_key`. Only a
+   * success is remembered, and only once its proof is consumed; a refusal never is.
+   */
+  function successId(proofId: string, idempotencyKey: string): string {
+    return `pk:${proofId}:${idempotencyKey}`;
+  }
+
+  async function succeededWith(proofId: string, idempotencyKey: string): Promise<boolean> {
+    return singleUse.isUsed ? await singleUse.isUsed(successId(proofId, idempotencyKey), now()) : false;
+  }
+
+  async function rememberSuccess(proof: ProofFields, idempotencyKey: string, request: ServiceRequest): Promise<void> {
+    try {
+      await singleUse.consume(successId(proof.id, idempotencyKey), Number(proof.expiresAt), now());
+    } catch (error) {
+      // The proof is consumed and valid: answer its success. Only a retry's replay is lost.
+      context.onError?.(error, request.requestId);
+    }
   }
 
   async function status(request: ServiceRequest): Promise<ServiceAnswer> {
@@ -555,4 +588,10 @@ function hostnameOf(field: unknown): string | null {
     }
   }
   return host;
+}
+
+/** siteverify's optional `idempotency_key`: a UUID (lower-cased), undefined when absent, false when malformed. */
+function idempotencyKeyOf(value: unknown): string | undefined | false {
+  if (value === undefined || value === null || value === '') return undefined;
+  return typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : false;
 }

@@ -271,6 +271,9 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
       throw new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
     throw error;
   }
+  // An evicting Redis can drop a live rate window or a used captcha token: said before "listening".
+  const evictionRisk = redis ? await redis.redisEvictionRisk(redisUrl!) : null;
+  if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
   if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
   const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs, signals: owner?.signals });

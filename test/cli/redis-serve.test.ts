@@ -203,6 +203,30 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     expect([typo.code, typo.stderr]).toEqual([2, expect.stringContaining('--redis must be a redis:// or rediss:// URL')]);
   });
 
+  it('warns at start when its Redis evicts keys when full (maxmemory with a policy other than noeviction), and not otherwise', async () => {
+    const url = redis.url(++db);
+    const start = async () => {
+      const { serve } = await startServe(join(temp.make(), 'local.db'), { args: ['--redis', url], env: SHARED_SECRET });
+      const stderr = serve.stderr;
+      await serve.stop('SIGTERM');
+      return stderr;
+    };
+    // The test server's defaults: no maxmemory, noeviction.
+    expect(await start()).not.toContain('evicts keys');
+    await redis.command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+    // A policy without a maxmemory never evicts: no warning either.
+    expect(await start()).not.toContain('evicts keys');
+    await redis.command('CONFIG', 'SET', 'maxmemory', '1073741824');
+    try {
+      expect(await start()).toContain(
+        `seclookup: warning: Redis at 127.0.0.1:${redis.port} evicts keys when full (maxmemory-policy allkeys-lru, maxmemory 1073741824 bytes): rate windows, quotas and used captcha tokens could be dropped early; set maxmemory-policy noeviction`,
+      );
+    } finally {
+      await redis.command('CONFIG', 'SET', 'maxmemory', '0');
+      await redis.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+
   it('--on-store-error allow serves lookups unmetered while Redis is down', async () => {
     const { url, a } = await twoInstances(['--on-store-error', 'allow']);
     const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'useragent', '--json', '--redis', url]);

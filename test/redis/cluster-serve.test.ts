@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueKeys } from '../../src/metering/keys.js';
-import { createRedisMeter } from '../../src/metering/redis/index.js';
+import { Redis } from 'ioredis';
+import { createRedisMeter, redisEvictionRisk } from '../../src/metering/redis/index.js';
 import { CLI_PATH, cliEnv, createTempDirs, runCli, runCliJson } from '../cli/harness.js';
 import { startRedisCluster, type RedisCluster } from '../servers/redis-cluster.js';
 
@@ -149,6 +150,22 @@ describe('seclookup on a Redis Cluster (--redis redis+cluster://h1:p1,h2:p2)', (
       `cluster master restart: ${subs.filter((s) => s.master === victim).length} of 6 subscriptions on the killed master answered 500 while it was down, the others 200; served again ${recoveredMs} ms after the restart began; each admitted 30 of 30, billed 30`,
     );
   }, 120_000);
+
+  it("an evicting master is found among the cluster's (the warning serve prints at start)", async () => {
+    expect(await redisEvictionRisk(cluster.url())).toBeNull();
+    const node = new Redis({ host: '127.0.0.1', port: cluster.ports[2] });
+    try {
+      await node.config('SET', 'maxmemory', '1073741824');
+      await node.config('SET', 'maxmemory-policy', 'volatile-lru');
+      expect(await redisEvictionRisk(cluster.url())).toMatch(
+        new RegExp(`^Redis at 127\\.0\\.0\\.1:${cluster.ports[2]} evicts keys when full \\(maxmemory-policy volatile-lru, maxmemory 1073741824 bytes\\)`),
+      );
+    } finally {
+      await node.config('SET', 'maxmemory', '0');
+      await node.config('SET', 'maxmemory-policy', 'noeviction');
+      await node.quit();
+    }
+  });
 
   it('a malformed cluster URL is a usage error naming the form, never the password', async () => {
     const result = await runCli(['keys', 'list', '--redis', 'redis+cluster://user:hunter2@127.0.0.1:7000,bad host:1']);

@@ -18,6 +18,7 @@ export type { RedisMeterOptions } from './meter.js';
 export { createRedisCache } from './cache.js';
 export type { RedisCacheOptions, RedisCacheStore } from './cache.js';
 export { createRedisSingleUseStore } from './single-use.js';
+export { redisEvictionRisk } from './eviction.js';
 export type { RedisSingleUseOptions } from './single-use.js';
 export type { Meter, MeterAdmin, MeterHotPath, SettingsStore } from '../types.js';
 export type { CacheStore } from '../../lib/cache.js';

@@ -121,6 +121,16 @@ export function refusal(code: ErrorCode, message: string, options?: RefusalOptio
   return new Refusal(code, message, options) as unknown as LookupError;
 }
 
+/**
+ * The answer to a request whose connection closed before it was answered: nobody reads it, it is
+ * only logged. 499, as for a body cut short (src/api/body.ts) and as nginx logs it: almost always the
+ * client's leaving, not an upstream failure (a 502 here read as an outage on a dashboard of 5xx
+ * rates). The rest are the connections serve cuts at its shutdown deadline (src/cli/shutdown.ts).
+ */
+export function clientGoneRefusal(): LookupError {
+  return refusal('client_closed_request', 'the connection closed before the answer; not billed');
+}
+
 /** A refusal's cause (the failure behind it) and the envelope's extra fields. */
 export interface RefusalOptions {
   cause?: unknown;

@@ -5,14 +5,13 @@
  * and the request is refused whole (429) when they do not all fit. Identical inputs are looked
  * up once; lookups run a few at a time.
  */
-import { isLookupError, LookupError } from '../errors.js';
+import { clientGoneRefusal, isLookupError, LookupError } from '../errors.js';
 import type { IpAddress } from '../lib/ip.js';
 import type { Lookup } from '../lookup.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule, ProductEngine } from '../products/module.js';
 import { bearerToken } from './auth.js';
 import { parseBody } from './body.js';
-import { clientGoneRefusal } from './client-gone.js';
 import { batchItemError, batchItemSuccess } from './envelope.js';
 import type { Headers, MeterGate } from './meter-gate.js';
 import type { ApiRequest } from './types.js';

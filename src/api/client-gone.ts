@@ -1,4 +1,4 @@
-import { type LookupError, refusal } from '../errors.js';
+import { clientGoneRefusal } from '../errors.js';
 
 /**
  * `work`, or a rejection as soon as `signal` aborts (the client is gone), whichever comes
@@ -24,14 +24,4 @@ export function unlessClientGone<T>(work: Promise<T>, signal: AbortSignal): Prom
       },
     );
   });
-}
-
-/**
- * The answer to a request whose connection closed before it was answered: nobody reads it, it is
- * only logged. 499, as for a body cut short (body.ts) and as nginx logs it: almost always the
- * client's leaving, not an upstream failure (a 502 here read as an outage on a dashboard of 5xx
- * rates). The rest are the connections serve cuts at its shutdown deadline (shutdown.ts).
- */
-export function clientGoneRefusal(): LookupError {
-  return refusal('client_closed_request', 'the connection closed before the answer; not billed');
 }

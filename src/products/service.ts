@@ -34,6 +34,8 @@ export interface ServiceRequest {
   ownHost(): string | undefined;
   /** The body as an object: JSON or an HTML form, within the body limit (400 invalid_json, 413, 415). */
   body(): Promise<Record<string, unknown>>;
+  /** Aborted when the client is gone (ApiRequest's `signal`): an answer made for it is not billed. */
+  signal?: AbortSignal;
 }
 
 /**

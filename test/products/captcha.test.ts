@@ -550,6 +550,36 @@ describe('captcha: every code of the captcha table', () => {
     ]);
   });
 
+  it('a verify whose client left before its answer is not billed: 499 client_closed_request, its quota unit given back', async () => {
+    // The client leaves while its challenge is being claimed, as a closed tab would.
+    const store = createMemorySingleUseStore();
+    const leaving = new AbortController();
+    const leaveWhileClaiming: SingleUseStore = {
+      consume: (id, expiresAt, now) => (id.startsWith('c:') && leaving.abort(), store.consume(id, expiresAt, now)),
+      close: () => store.close(),
+    };
+    const s = await stack({ singleUse: leaveWhileClaiming });
+    const key = await siteKey(s);
+    const quotaUsed = async () => (await s.call('/v1/captcha/usage', { key: key.secretKey })).body.quota_used;
+    const c = await challenge(s, key.siteKey);
+    const verify = (signal?: AbortSignal) =>
+      s.api.handle({
+        method: 'POST',
+        url: '/v1/captcha/verify',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}`, trace: [] }),
+        remoteAddress: '127.0.0.1',
+        signal,
+      });
+    const gone = await verify(leaving.signal);
+    expect(gone.status).toBe(499);
+    expect(JSON.parse(gone.body)).toMatchObject({ error_code: 'client_closed_request', error: expect.stringContaining('not billed') });
+    expect(await quotaUsed()).toBe(0);
+    // A client that stays is billed, as before.
+    expect((await solvePowChallenge(s, key.siteKey)).status).toBe(200);
+    expect(await quotaUsed()).toBe(1);
+  });
+
   it('a replayed spent proof is refused from memory: the single-use store is asked once per proof, not once per replay', async () => {
     const store = createMemorySingleUseStore();
     const asked: string[] = [];

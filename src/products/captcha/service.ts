@@ -6,7 +6,7 @@
  * consumed atomically, so garbage never burns a real token and two racing submits cannot both
  * pass. A failed verify or managed call gives its quota unit back.
  */
-import { LookupError, isLookupError, refusal, type ErrorCode } from '../../errors.js';
+import { LookupError, clientGoneRefusal, isLookupError, refusal, type ErrorCode } from '../../errors.js';
 import { andThen, isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody, successBodyOfMembers } from '../../lib/envelope.js';
@@ -245,12 +245,21 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   }
 
   /** Run `work` holding a quota unit; give it back when `work` fails. */
+  /**
+   * A quota unit held for `work`, billed when it answers 200 to a client still there. A client
+   * gone meanwhile gets its unit back, and its answer (a proof nobody will read) is 499
+   * `client_closed_request`, as a lookup's: logged as not answered, so the log matches the bill.
+   */
   async function billed(key: ServiceKey, site: SiteKeyConfig, request: ServiceRequest, work: () => Promise<ServiceAnswer>): Promise<ServiceAnswer> {
     const { reservation } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: true }, request.responseHeaders);
     let kept = false;
     try {
       const answer = await work();
       kept = answer.status === undefined || answer.status === 200;
+      if (kept && request.signal?.aborted) {
+        kept = false;
+        throw clientGoneRefusal();
+      }
       return answer;
     } finally {
       if (reservation && kept) gate.commit(reservation as Reservation);

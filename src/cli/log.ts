@@ -84,7 +84,7 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, b
   // destination stops writing. Any other failure (a full disk, a closed terminal) is reported
   // once, and writing is tried again with the next lines: a disk that frees up gets them.
   destination.on('error', (error: NodeJS.ErrnoException) => {
-    if (destination.readerGone || reportedWriteError) return;
+    if (destination.readerGone() || reportedWriteError) return;
     reportedWriteError = true;
     onWriteError?.(error);
   });
@@ -118,7 +118,7 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, b
     close(timeoutMs = CLOSE_TIMEOUT_MS) {
       closing ??= new Promise<void>((resolve) => {
         // Nobody is reading any more: nothing to wait for.
-        if (destination.readerGone) return resolve();
+        if (destination.readerGone()) return resolve();
         const done = () => {
           clearTimeout(timer);
           resolve();
@@ -235,9 +235,7 @@ function fileDestination(dest: number | string, backlogBytes: number) {
     if (error.code === 'EPIPE') readerGone = true;
   });
   return Object.assign(sonic, {
-    get readerGone() {
-      return readerGone;
-    },
+    readerGone: () => readerGone,
     // sonic-boom's types know only strings; in buffer mode it takes buffers.
     writeBytes: (bytes: Buffer) => {
       if (!readerGone) sonic.write(bytes as unknown as string);
@@ -249,7 +247,7 @@ function fileDestination(dest: number | string, backlogBytes: number) {
 function writerDestination(writer: { write(text: string): unknown }) {
   const events = new EventEmitter();
   return Object.assign(events, {
-    readerGone: false,
+    readerGone: () => false,
     writeBytes(bytes: Buffer): void {
       writer.write(bytes.toString('utf8'));
     },

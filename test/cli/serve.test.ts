@@ -300,6 +300,23 @@ describe('seclookup serve: log and shutdown', () => {
     expect(serve.stderr).toContain('seclookup stopped: database closed');
   });
 
+  it('with its log reader gone (EPIPE, as `seclookup serve | head` after its lines): answers on, quietly, and exits 0 on SIGTERM', async () => {
+    const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'epipe.db'));
+    serve.child.stdout!.destroy();
+    for (let batch = 0; batch < 50; batch++) {
+      const answers = await Promise.all(Array.from({ length: 30 }, () => getJson(`${baseUrl}/healthz`)));
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    }
+    serve.kill('SIGTERM');
+    const exit = await Promise.race([serve.exited, sleep(15_000).then(() => 'still running after 15 s')]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    running.delete(serve);
+    // Nobody reads the log: that is not a failure to report.
+    expect(serve.stderr).not.toContain('cannot write the log');
+    expect(serve.stderr).not.toContain('behind');
+    expect(serve.stderr).toContain('seclookup stopped: database closed');
+  });
+
   it('--log-level warn leaves the request lines out; an unknown level is a usage error', async () => {
     const { serve, baseUrl } = await startServe(db, { args: ['--log-level', 'warn'] });
     const health = await getJson(`${baseUrl}/healthz`);

@@ -204,7 +204,7 @@ export function createApi(givenOptions: ApiOptions): Api {
       clientIp,
       ownHost: () => ownHostOf(request.remoteAddress, request.headers),
       body: () => (body ??= parseBody(request.body, request.headers, bodyLimit)),
-      signal: request.signal,
+      clientGone: () => request.signal,
     });
   }
 

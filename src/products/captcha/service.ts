@@ -256,7 +256,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     try {
       const answer = await work();
       kept = answer.status === undefined || answer.status === 200;
-      if (kept && request.signal?.aborted) {
+      if (kept && request.clientGone()?.aborted) {
         kept = false;
         throw clientGoneRefusal();
       }

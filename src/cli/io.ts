@@ -31,9 +31,9 @@ export interface CliIo {
 }
 
 /**
- * The signals that stop `serve` gracefully. SIGHUP is among them: it is what a closing terminal
- * sends, and Node's default for it is to die at once, losing the log's buffer and the answers
- * not yet committed. serve has no configuration to reload on it.
+ * The signals that stop `serve` gracefully. SIGHUP is among them when serve runs on a terminal:
+ * it is what a closing terminal sends, and Node's default for it is to die at once, losing the
+ * log's buffer and the answers not yet committed (see ShutdownOptions.hangupStops).
  */
 export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isatty } from 'node:tty';
 import type { Registry } from 'prom-client';
 import { dirname } from 'node:path';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
@@ -98,14 +99,14 @@ key or a looked-up value); an error line holds level, time, context and error. L
 buffered and written in the background (within a second), and flushed on exit. stderr gets
 the messages for the operator: the "listening on" line, the starter keys, shutdown.
 
-SIGTERM, SIGINT or SIGHUP (the terminal closed): stop accepting connections. Requests still
-arriving on open connections are answered, the last on each with "Connection: close";
-connections idle for a second are closed. In-flight requests get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s
-($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their connections are cut, their
-lookups abandoned and their quota given back (only answers sent are billed). Then the
-database is closed, the log flushed, and serve exits 0. A second signal cuts open connections
-at once. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by unanswered
-lookups goes back this long after it was reserved.
+SIGTERM, SIGINT, or SIGHUP on a terminal (it closed; elsewhere SIGHUP is ignored): stop
+accepting connections. Requests still arriving on open connections are answered, the last on
+each with "Connection: close"; connections idle for a second are closed. In-flight requests
+get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their connections are
+cut, their lookups abandoned and their quota given back (only answers sent are billed). Then
+the database is closed, the log flushed, and serve exits 0. A second signal cuts open
+connections at once. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by
+unanswered lookups goes back this long after it was reserved.
 
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
             crashed, 2 usage error.`;
@@ -277,7 +278,9 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
   note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
   if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs, signals: owner?.signals });
+  // SIGHUP is a closing terminal only when there is one (else nohup, systemd or a container).
+  const hangupStops = owner !== undefined || [0, 1, 2].some((fd) => isatty(fd));
+  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs, signals: owner?.signals, hangupStops });
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();

@@ -1,5 +1,5 @@
 /**
- * Graceful stop of `seclookup serve` on SIGTERM, SIGINT or SIGHUP:
+ * Graceful stop of `seclookup serve` on SIGTERM, SIGINT, or SIGHUP on a terminal:
  *
  * 1. Stop accepting connections. Connections already open stay open: a request arriving on one
  *    is answered, with `Connection: close`, so the client learns to go elsewhere instead of
@@ -104,9 +104,15 @@ export interface ShutdownOptions {
   deadlineMs: number;
   /** Where the stop signals come from. @default the process */
   signals?: CliHost['signals'];
+  /**
+   * Does SIGHUP stop serve? Yes on a terminal: it is the terminal closing. Elsewhere (nohup, a
+   * service manager, a container) it is ignored: serve has nothing to reload, and Node's own
+   * default, dying at once, overrides even nohup's. @default true
+   */
+  hangupStops?: boolean;
 }
 
-/** Installs the SIGTERM, SIGINT and SIGHUP handlers; resolves with the exit code once everything is closed. */
+/** Installs the SIGTERM, SIGINT and SIGHUP handlers (see hangupStops); resolves with the exit code once everything is closed. */
 export function untilSignal(options: ShutdownOptions): Promise<number> {
   const { server, api, signals = process } = options;
   // The handlers' messages go to serve's own stderr, whoever emits the signal.
@@ -124,7 +130,9 @@ export function untilSignal(options: ShutdownOptions): Promise<number> {
         note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
         void stopGracefully(options).then(resolve);
       });
-    for (const signal of STOP_SIGNALS) signals.on(signal, stop);
+    const ignore = (signal: NodeJS.Signals) =>
+      withIo(io, () => note(`${signal} ignored: serve is not on a terminal and has nothing to reload (SIGTERM stops it)`));
+    for (const signal of STOP_SIGNALS) signals.on(signal, signal === 'SIGHUP' && options.hangupStops === false ? ignore : stop);
   });
 }
 

@@ -8,7 +8,7 @@ import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { startDnsServer, type Zone } from '../servers/dns-server.js';
 import { collect, openSocket, rawGet } from '../adapters/raw-http.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
-import { ServeProcess, running, startServe } from './serve-process.js';
+import { ServeProcess, running, startServe, type ServeExit, type ServeRun } from './serve-process.js';
 
 const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const FIREFOX_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
@@ -176,6 +176,19 @@ describe('seclookup serve', () => {
 });
 
 /** Poll an async probe until it returns something truthy; fail after 10 s. */
+/** 1,500 GET /healthz, 30 at a time, every one 200: more than one 48 KiB write of log lines, and the timer's write of the rest. */
+async function answerHealthz(baseUrl: string): Promise<void> {
+  for (let batch = 0; batch < 50; batch++) {
+    const answers = await Promise.all(Array.from({ length: 30 }, () => getJson(`${baseUrl}/healthz`)));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+  }
+}
+
+/** How serve exited, or a text saying it still ran after `ms` (the test then fails on it, not on its own timeout). */
+function exitWithin(serve: ServeRun, ms: number): Promise<ServeExit | string> {
+  return Promise.race([serve.exited, sleep(ms).then(() => `still running after ${ms / 1000} s`)]);
+}
+
 async function eventually<T>(probe: () => Promise<T | null | undefined | false>, what: string): Promise<T> {
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -284,16 +297,11 @@ describe('seclookup serve: log and shutdown', () => {
     const full = openSync('/dev/full', 'w');
     const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'full.db'), { stdout: full });
     closeSync(full);
-    // 1,500 requests: more than one 48 KiB write of lines, and the timer's write of the rest.
-    for (let batch = 0; batch < 50; batch++) {
-      const answers = await Promise.all(Array.from({ length: 30 }, () => getJson(`${baseUrl}/healthz`)));
-      expect(answers.every((answer) => answer.status === 200)).toBe(true);
-    }
+    await answerHealthz(baseUrl);
     await serve.waitFor(() => serve.stderr.includes('cannot write the log'));
     serve.kill('SIGTERM');
     // It hung here for ever: at exit pino flushed the unwritable lines synchronously, retrying ENOSPC every 100 ms.
-    const exit = await Promise.race([serve.exited, sleep(15_000).then(() => 'still running after 15 s')]);
-    expect(exit).toEqual({ code: 0, signal: null });
+    expect(await exitWithin(serve, 15_000)).toEqual({ code: 0, signal: null });
     running.delete(serve);
     expect(serve.stderr.match(/cannot write the log/g)).toEqual(['cannot write the log']);
     expect(serve.stderr).toContain('seclookup: cannot write the log: ENOSPC: no space left on device');
@@ -314,13 +322,9 @@ describe('seclookup serve: log and shutdown', () => {
   it('with its log reader gone (EPIPE, as `seclookup serve | head` after its lines): answers on, quietly, and exits 0 on SIGTERM', async () => {
     const { serve, baseUrl } = await ServeProcess.start(join(temp.make(), 'epipe.db'));
     serve.child.stdout!.destroy();
-    for (let batch = 0; batch < 50; batch++) {
-      const answers = await Promise.all(Array.from({ length: 30 }, () => getJson(`${baseUrl}/healthz`)));
-      expect(answers.every((answer) => answer.status === 200)).toBe(true);
-    }
+    await answerHealthz(baseUrl);
     serve.kill('SIGTERM');
-    const exit = await Promise.race([serve.exited, sleep(15_000).then(() => 'still running after 15 s')]);
-    expect(exit).toEqual({ code: 0, signal: null });
+    expect(await exitWithin(serve, 15_000)).toEqual({ code: 0, signal: null });
     running.delete(serve);
     // Nobody reads the log: that is not a failure to report.
     expect(serve.stderr).not.toContain('cannot write the log');

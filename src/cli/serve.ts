@@ -293,8 +293,8 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   return code;
 }
 
-/** `seclookup_log_lines_dropped_total`, read from the log at each scrape. */
-async function countDroppedLogLines(registry: Registry, log: ServeLog): Promise<void> {
+/** `seclookup_log_lines_dropped_total`, read from the log at each scrape. @internal exported for its test */
+export async function countDroppedLogLines(registry: Registry, log: Pick<ServeLog, 'droppedLines'>): Promise<void> {
   const { Counter } = await import('prom-client');
   new Counter({
     name: 'seclookup_log_lines_dropped_total',

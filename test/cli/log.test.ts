@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestLogEvent } from '../../src/api/types.js';
 import { createLineBatch, createServeLog, requestLine } from '../../src/cli/log.js';
+import { countDroppedLogLines } from '../../src/cli/serve.js';
+import { Registry } from 'prom-client';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors.js';
 import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { createTempDirs, REPO_ROOT } from './harness.js';
@@ -211,6 +213,12 @@ describe('a log destination that stops taking lines', () => {
     // What is held is the backlog at most: every line not dropped fits in it.
     const lineBytes = requestLine(requestEvent(5_000)).length;
     expect(10_000 - log.droppedLines).toBeLessThanOrEqual(Math.ceil((256 * 1024) / lineBytes) + 200);
+    // serve's metric reads the same count at each scrape.
+    const registry = new Registry();
+    await countDroppedLogLines(registry, log);
+    expect((await registry.getSingleMetricAsString('seclookup_log_lines_dropped_total')).split('\n').at(-1)).toBe(
+      `seclookup_log_lines_dropped_total ${log.droppedLines}`,
+    );
     const started = Date.now();
     await log.close(10_000);
     // The failed write ends the close: it does not wait out its timeout.

@@ -3,6 +3,7 @@ import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
+import { explainDatabaseError } from './db-errors.js';
 import { CommandError } from './errors.js';
 import { cliEnv } from './io.js';
 
@@ -68,6 +69,8 @@ export async function withMeter<T>(flags: MeterFlags, options: { create: boolean
   const meter = await openMeter(flags, options);
   try {
     return await work(meter);
+  } catch (error) {
+    throw resolveRedisUrl(flags.redis) ? error : explainDatabaseError(resolveDbPath(flags.db), error);
   } finally {
     await meter.close();
   }

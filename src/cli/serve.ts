@@ -3,16 +3,15 @@
  * object per line (requests, errors), so it can go straight to a log collector; stderr is for
  * the operator (listening, the one-time starter key table, shutdown).
  */
-import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isatty } from 'node:tty';
 import type { Registry } from 'prom-client';
-import { dirname } from 'node:path';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
 import { isSeclookupError } from '../errors.js';
 import { bundledDataDir } from '../lib/datasets.js';
+import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
 import type { MeterAdmin, SettingsStore } from '../metering/types.js';
@@ -169,10 +168,10 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   const deadlineMs = resolveShutdownDeadline(command);
   const dbPath = resolveDbPath(values.db);
   const redisUrl = resolveRedisUrl(values.redis);
-  // Said before any engine opens the file (scamrisk keeps its reports there) and blames it instead.
-  if (!redisUrl && !existsSync(dirname(dbPath))) {
-    throw new CommandError(`cannot create the database ${dbPath}: the folder ${dirname(dbPath)} does not exist`);
-  }
+  // Said before any engine opens the file (scamrisk keeps its reports there) and blames it
+  // instead, or a store finds it read-only only at its first write.
+  const dbProblem = redisUrl ? null : databaseFileProblem(dbPath, { write: true });
+  if (dbProblem) throw new CommandError(`cannot use the database ${dbPath}: ${dbProblem}`);
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
   // A secret the operator gave is checked now; the default key file beside the database is
   // made only once the database is known to be ours.

@@ -9,7 +9,8 @@
  * - A file that already holds another application's tables (and none of seclookup's) is
  *   refused with a `foreign_database` error, instead of silently getting our tables added.
  */
-import { chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, existsSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { SeclookupError } from '../errors.js';
 
@@ -26,6 +27,8 @@ const OWN_TABLES = new Set(['single_use', 'scamrisk_reports', 'live_counters']);
  * `store_failed` when it cannot be opened; `what` names the store in messages.
  */
 export function openSeclookupDatabase(path: string, what: string, options: { timeout?: number } = {}): Database.Database {
+  const problem = databaseFileProblem(path, { write: false });
+  if (problem) throw new SeclookupError('store_failed', `cannot open ${what} "${path}": ${problem}`);
   if (isFilePath(path)) createPrivate(path);
   let db: Database.Database | undefined;
   try {
@@ -40,6 +43,84 @@ export function openSeclookupDatabase(path: string, what: string, options: { tim
     const reason = error instanceof Error ? error.message : String(error);
     throw new SeclookupError('store_failed', `cannot open ${what} "${path}": ${reason}`, { cause: error });
   }
+}
+
+/** The first 16 bytes of every SQLite 3 database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Why this process cannot use `path` as a seclookup database, in words an operator can act on,
+ * or null when the file system sees nothing wrong. SQLite's own messages ("unable to open
+ * database file", "attempt to write a readonly database") name neither the file nor the cause,
+ * and the first store to open the file is not always the one the operator thinks of. `write`
+ * asks also for what a writer needs: the file writable, and its folder too, where SQLite
+ * creates the `-wal` and `-shm` files (unless both are there and writable already). A file not
+ * there yet is no problem for a reader: whoever opens it decides whether it may be created.
+ */
+export function databaseFileProblem(path: string, { write }: { write: boolean }): string | null {
+  if (!isFilePath(path)) return null;
+  const folder = dirname(resolve(path));
+  const folderStats = statOf(folder);
+  if (typeof folderStats === 'string')
+    return folderStats === 'ENOENT' ? `the folder ${folder} does not exist` : `${thisUser()} cannot reach the folder ${folder} (${folderStats})`;
+  if (!folderStats.isDirectory()) return `${folder} is not a folder`;
+  const fileStats = statOf(path);
+  if (fileStats === 'ENOENT') {
+    return write && !mayAccess(folder, constants.W_OK | constants.X_OK)
+      ? `${thisUser()} cannot create files in the folder ${folder} (${ownership(folderStats)})`
+      : null;
+  }
+  if (typeof fileStats === 'string') return `${thisUser()} cannot reach the file (${fileStats})`;
+  if (!fileStats.isFile()) return 'it is not a file';
+  if (!mayAccess(path, write ? constants.R_OK | constants.W_OK : constants.R_OK))
+    return `${thisUser()} may not ${write ? 'write' : 'read'} the file (${ownership(fileStats)})`;
+  if (fileStats.size > 0 && !startsLikeSqlite(path)) return 'it is not an SQLite database';
+  if (write && !mayAccess(folder, constants.W_OK | constants.X_OK) && !companionsWritable(path))
+    return `${thisUser()} cannot create files in the folder ${folder}, where SQLite keeps the database's -wal and -shm files (${ownership(folderStats)})`;
+  return null;
+}
+
+/** The file's stats, or the error code that kept them from this process. */
+function statOf(path: string): Stats | string {
+  try {
+    return statSync(path);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+}
+
+function mayAccess(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function companionsWritable(path: string): boolean {
+  return ['-wal', '-shm'].every((suffix) => mayAccess(path + suffix, constants.R_OK | constants.W_OK));
+}
+
+function startsLikeSqlite(path: string): boolean {
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    return readSync(fd, head, 0, head.length, 0) === head.length && head.equals(SQLITE_HEADER);
+  } catch {
+    return true; // unreadable for another reason: SQLite says what
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function thisUser(): string {
+  return typeof process.getuid === 'function' ? `this user (uid ${process.getuid()})` : 'this user';
+}
+
+function ownership(stats: Stats): string {
+  return `owner uid ${stats.uid}, mode ${(stats.mode & 0o777).toString(8).padStart(4, '0')}`;
 }
 
 /** True when the file's tables are seclookup's, or it has none yet. */

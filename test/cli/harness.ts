@@ -31,7 +31,15 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The working directory. @default the OS temp dir, so a fallback to ./seclookup.db never writes into the repository */
   cwd?: string;
+  /**
+   * Child processes only: file permissions bind the child even when the tests run as root (CI
+   * does), by dropping root's power to override them (util-linux `setpriv`).
+   */
+  filePermissionsBind?: boolean;
 }
+
+/** What a root process loses to be held to file permissions like any user. */
+const FILE_OVERRIDE_CAPS = '-dac_override,-dac_read_search';
 
 /**
  * Run `seclookup ...args` to completion, in this process (`serve` too: given its own signals and
@@ -61,7 +69,10 @@ export async function runCliInProcess(args: string[], options: RunOptions = {}):
 /** Run `node dist/cli.js ...args` to completion, as a child process. */
 export function runCliProcess(args: string[], options: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(options.env), cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = [process.execPath, CLI_PATH, ...args];
+    if (options.filePermissionsBind && process.getuid?.() === 0)
+      command.unshift('setpriv', `--bounding-set=${FILE_OVERRIDE_CAPS}`, `--inh-caps=${FILE_OVERRIDE_CAPS}`);
+    const child = spawn(command[0], command.slice(1), { env: cliEnv(options.env), cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -33,7 +33,7 @@ describe('messages that name the setting as it was given', () => {
   it('--db in a folder that does not exist blames the database path, not the product that opened it first', async () => {
     const result = await runCli(['serve', '--port', '0', '--db', '/nonexistent-dir/x.db']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('seclookup: cannot create the database /nonexistent-dir/x.db: the folder /nonexistent-dir does not exist\n');
+    expect(result.stderr).toBe('seclookup: cannot use the database /nonexistent-dir/x.db: the folder /nonexistent-dir does not exist\n');
   });
 });
 

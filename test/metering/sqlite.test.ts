@@ -301,7 +301,7 @@ describe('createSqliteMeter', () => {
     expect(() => createSqliteMeter(join(meterFile.dir, 'missing-dir', 'meter.db'))).toThrow(/cannot open metering database ".*missing-dir.*"/);
 
     writeFileSync(meterFile.path, 'this is not a database, just some text long enough to look like a header');
-    expect(() => createSqliteMeter(meterFile.path)).toThrow(/cannot open metering database .*not a database/);
+    expect(() => createSqliteMeter(meterFile.path)).toThrow(/cannot open metering database ".*": it is not an SQLite database$/);
   });
 
   it('refuses a database from a newer schema version', () => {

@@ -9,6 +9,7 @@ import { parseIdentifier } from './identifiers.js';
 import { createSqliteReportStore, REPORT_CATEGORIES, type NewReport, type ReportCategory, type ReportStore, type StoredReport } from './reports.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
 import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from '../../cli/args.js';
+import { explainDatabaseError } from '../../cli/db-errors.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
 import { formatTable, note, out, printJson } from '../../cli/output.js';
 import { cliPath } from '../../cli/io.js';
@@ -73,13 +74,19 @@ function help(): number {
 }
 
 function withStore<T>(dbFlag: string | undefined, work: (store: ReportStore) => Promise<T>): Promise<T> {
+  const path = resolveDbPath(dbFlag);
   let store: ReportStore;
   try {
-    store = createSqliteReportStore(resolveDbPath(dbFlag));
+    store = createSqliteReportStore(path);
   } catch (error) {
-    throw new CommandError(error instanceof Error ? error.message : String(error));
+    const explained = explainDatabaseError(path, error);
+    throw explained instanceof CommandError ? explained : new CommandError(error instanceof Error ? error.message : String(error));
   }
-  return work(store).finally(() => store.close());
+  return work(store)
+    .catch((error: unknown) => {
+      throw explainDatabaseError(path, error);
+    })
+    .finally(() => store.close());
 }
 
 function parseType(value: string, command: string): IdentifierType {

@@ -1,0 +1,27 @@
+/**
+ * What a command says when SQLite refuses a change to the --db file: one line naming the file
+ * and, where the file system shows it, the cause (a file or folder this user may not write),
+ * instead of a crash with a stack.
+ */
+import { databaseFileProblem } from '../lib/sqlite-file.js';
+import { CommandError } from './errors.js';
+
+/** `error` as a CommandError naming `path` when SQLite raised it; any other error as it is. */
+export function explainDatabaseError(path: string, error: unknown): unknown {
+  const sqlite = sqliteErrorIn(error);
+  if (!sqlite) return error;
+  const problem = databaseFileProblem(path, { write: true });
+  return new CommandError(`cannot write the database ${path}: ${problem ?? sqlite.message}`, { cause: error });
+}
+
+/**
+ * The error better-sqlite3 raised for SQLite itself (a read-only file, a full disk, a lock held
+ * too long), found in `error` or the causes it wraps; undefined when there is none.
+ */
+function sqliteErrorIn(error: unknown): (Error & { code: string }) | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) return current as Error & { code: string };
+  }
+  return undefined;
+}

@@ -1,0 +1,101 @@
+/**
+ * A --db file this process cannot use: said in one line naming the file and the cause, before
+ * any engine opens it (scamrisk keeps its reports there and was blamed), and never as a crash
+ * with a stack. The permission cases run the built CLI in a child held to file permissions even
+ * when the tests run as root (harness.ts), since a root process would write anything.
+ */
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTempDirs, runCli, runCliProcess } from './harness.js';
+
+const dirs = createTempDirs();
+afterAll(() => dirs.cleanup());
+
+const ETH = '0x52908400098527886E0F7030069857D2E4169EE7';
+const uid = process.getuid?.();
+const user = `this user (uid ${uid})`;
+
+/** A folder of its own with a seclookup database in it (keys, a plan, the tables serve writes). */
+async function database(): Promise<{ folder: string; db: string }> {
+  const folder = dirs.make();
+  const db = join(folder, 'seclookup.db');
+  expect((await runCli(['keys', 'create', '--product', 'geoip', '--db', db])).code).toBe(0);
+  expect((await runCli(['reports', 'list', '--db', db])).code).toBe(0);
+  return { folder, db };
+}
+
+const held = (args: string[]) => runCliProcess(args, { filePermissionsBind: true });
+
+describe('a --db file that is not an SQLite database', () => {
+  it('serve names the file, not scamrisk, whose engine opens it first', async () => {
+    const db = join(dirs.make(), 'notes.db');
+    writeFileSync(db, 'shopping list: eggs, flour\n');
+    const result = await runCli(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`seclookup: cannot use the database ${db}: it is not an SQLite database\n`);
+  });
+
+  it('keys and reports say the same of it', async () => {
+    const db = join(dirs.make(), 'notes.db');
+    writeFileSync(db, 'shopping list: eggs, flour\n');
+    const keys = await runCli(['keys', 'list', '--db', db]);
+    expect(keys.code).toBe(1);
+    expect(keys.stderr).toBe(`seclookup: cannot open metering database "${db}": it is not an SQLite database\n`);
+    const reports = await runCli(['reports', 'list', '--db', db]);
+    expect(reports.code).toBe(1);
+    expect(reports.stderr).toBe(`seclookup: cannot open report database "${db}": it is not an SQLite database\n`);
+  });
+});
+
+describe('a --db file this user may not write', () => {
+  it('serve refuses to start, naming the file, its owner and its mode', async () => {
+    const { db } = await database();
+    chmodSync(db, 0o400);
+    const result = await held(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`seclookup: cannot use the database ${db}: ${user} may not write the file (owner uid ${uid}, mode 0400)\n`);
+  });
+
+  it('commands that change it fail in one line; commands that read it still work', async () => {
+    const { db } = await database();
+    chmodSync(db, 0o400);
+    const refusal = `seclookup: cannot write the database ${db}: ${user} may not write the file (owner uid ${uid}, mode 0400)\n`;
+    for (const args of [
+      ['keys', 'create', '--product', 'geoip'],
+      ['plans', 'set', 'gold', '--all-products', '--rate-limit', '5', '--monthly-quota', '5'],
+      ['sitekeys', 'create', '--domain', 'example.com'],
+      ['reports', 'add', 'crypto', ETH, '--category', 'scam'],
+    ]) {
+      const result = await held([...args, '--db', db]);
+      expect(result.stderr, args.join(' ')).toBe(refusal);
+      expect(result.code, args.join(' ')).toBe(1);
+    }
+    const list = await held(['keys', 'list', '--json', '--db', db]);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toHaveLength(2);
+  });
+});
+
+describe('a --db folder this user may not write', () => {
+  it('serve says it cannot create the database there', async () => {
+    const folder = dirs.make();
+    chmodSync(folder, 0o555);
+    const db = join(folder, 'seclookup.db');
+    const result = await held(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`seclookup: cannot use the database ${db}: ${user} cannot create files in the folder ${folder} (owner uid ${uid}, mode 0555)\n`);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('serve says SQLite needs the folder for the -wal and -shm files, even with the file itself writable', async () => {
+    const { folder, db } = await database();
+    expect(existsSync(`${db}-wal`)).toBe(false); // the last connection closed removed them
+    chmodSync(folder, 0o555);
+    const result = await held(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `seclookup: cannot use the database ${db}: ${user} cannot create files in the folder ${folder}, where SQLite keeps the database's -wal and -shm files (owner uid ${uid}, mode 0555)\n`,
+    );
+  });
+});

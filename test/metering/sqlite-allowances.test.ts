@@ -229,7 +229,10 @@ describe('SQLite meter allowances', () => {
     const meter = open();
     const { request, subscriptionId } = await keyOn(meter, BIG);
     await meter.close();
-    // The child answers 100 calls: it commits 60 and waits for them to be written, then commits 20 more and dies at once.
+    // The child answers 100 calls: it commits 60 and waits for them to be written (their write is
+    // due within COMMIT_DELAY_MS, a timer that fires before the wait's), then commits 20 more and
+    // kills itself in the same turn, before their write is due. (Killed from here instead, a
+    // loaded machine let the child write those 20 first.)
     const child = `
       const { createSqliteMeter } = await import(${JSON.stringify(MODULE_URL)});
       const meter = createSqliteMeter(process.env.METER_DB, { leaseMs: ${LEASE} });
@@ -239,16 +242,14 @@ describe('SQLite meter allowances', () => {
       for (const r of reservations.slice(0, 60)) await meter.commit(r);
       await new Promise((r) => setTimeout(r, 200));
       for (const r of reservations.slice(60, 80)) await meter.commit(r);
-      console.log('ready');
-      setInterval(() => {}, 1000);
+      process.kill(process.pid, 'SIGKILL');
     `;
     const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
       env: { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request) },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'inherit', 'inherit'],
     });
-    await new Promise<void>((done) => proc.stdout.on('data', (chunk) => String(chunk).includes('ready') && done()));
-    proc.kill('SIGKILL');
-    await new Promise((done) => proc.once('exit', done));
+    const [, signal] = await new Promise<[number | null, string | null]>((done) => proc.once('exit', (code, sig) => done([code, sig])));
+    expect(signal).toBe('SIGKILL');
 
     // Until the lease ends, the child's block and its 40 unwritten units stay reserved.
     expect(fileView(subscriptionId).used).toBeGreaterThanOrEqual(100);

@@ -244,7 +244,6 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     throw refusal('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
   }
 
-  /** Run `work` holding a quota unit; give it back when `work` fails. */
   /**
    * A quota unit held for `work`, billed when it answers 200 to a client still there. A client
    * gone meanwhile gets its unit back, and its answer (a proof nobody will read) is 499

@@ -13,7 +13,6 @@ import type { ProductId } from './catalog.js';
 import type { ExtraRoute, LookupRoute } from './route.js';
 import type { ProductDoc } from '../openapi/types.js';
 
-/** What an engine is built from. Engines take everything from here, never from globals. */
 /**
  * The engine every product implements: `prepare` validates and normalizes the input (the 400 and
  * 422 checks, synchronous and free of I/O, so the API runs it before the meter reserves quota),

@@ -1,10 +1,25 @@
 /**
- * What a command says when SQLite refuses a change to the --db file: one line naming the file
- * and, where the file system shows it, the cause (a file or folder this user may not write),
- * instead of a crash with a stack.
+ * What a command says when its store fails, in one line instead of a crash with a stack: SQLite
+ * refusing a change to the --db file (naming the file and, where the file system shows it, the
+ * cause: a file or folder this user may not write), or the meter store unreachable (Redis down,
+ * or refusing the URL's password).
  */
+import { isSeclookupError } from '../errors.js';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { CommandError } from './errors.js';
+
+/**
+ * `error` from work on the meter at `where` (the file, or the Redis URL without its password),
+ * as a CommandError when the store failed; any other error as it is. `dbPath` is the SQLite
+ * file, when the meter is one.
+ */
+export function explainMeterError(where: string, dbPath: string | null, error: unknown): unknown {
+  const explained = dbPath === null ? error : explainDatabaseError(dbPath, error);
+  if (explained !== error) return explained;
+  if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout'))
+    return new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
+  return error;
+}
 
 /** `error` as a CommandError naming `path` when SQLite raised it; any other error as it is. */
 export function explainDatabaseError(path: string, error: unknown): unknown {

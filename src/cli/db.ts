@@ -3,7 +3,7 @@ import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
-import { explainDatabaseError } from './db-errors.js';
+import { explainMeterError } from './db-errors.js';
 import { CommandError } from './errors.js';
 import { cliEnv } from './io.js';
 
@@ -70,7 +70,7 @@ export async function withMeter<T>(flags: MeterFlags, options: { create: boolean
   try {
     return await work(meter);
   } catch (error) {
-    throw resolveRedisUrl(flags.redis) ? error : explainDatabaseError(resolveDbPath(flags.db), error);
+    throw explainMeterError(describeMeter(flags), resolveRedisUrl(flags.redis) ? null : resolveDbPath(flags.db), error);
   } finally {
     await meter.close();
   }

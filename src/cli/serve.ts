@@ -9,7 +9,6 @@ import { isatty } from 'node:tty';
 import type { Registry } from 'prom-client';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
-import { isSeclookupError } from '../errors.js';
 import { bundledDataDir } from '../lib/datasets.js';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
@@ -20,6 +19,7 @@ import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
 import { envName, METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
+import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { settingsHelp } from './settings.js';
@@ -268,9 +268,7 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
     await meter.close();
     await log.close();
     // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
-    if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout'))
-      throw new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
-    throw error;
+    throw explainMeterError(where, null, error);
   }
   // An evicting Redis can drop a live rate window or a used captcha token: said before "listening".
   const evictionRisk = redis ? await redis.redisEvictionRisk(redisUrl!) : null;

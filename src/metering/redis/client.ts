@@ -109,6 +109,11 @@ export interface Connection {
   commandTimeoutMs: number;
   /** The wait for the connection in progress, shared by every call that needs it. */
   pendingReady?: Promise<void> | null;
+  /**
+   * Why Redis refused the last connection attempt (NOAUTH, WRONGPASS, ...), until one succeeds:
+   * a connection seclookup opened that never comes up says why instead of "unreachable".
+   */
+  refusal?: string;
 }
 
 export function openConnection(urlOrClient: string | RedisClient, options: RedisConnectionOptions = {}): Connection {
@@ -126,9 +131,16 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   if (problem) throw invalidOption(problem);
   const settings = redisClientOptions(options);
   const client = isClusterUrl(urlOrClient) ? openCluster(urlOrClient, options) : new Redis(urlOrClient, settings);
+  const connection: Connection = { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
   // Without a listener ioredis prints every failed reconnection attempt.
-  client.on('error', (error: unknown) => options.onError?.(toStoreError(error, 'connection')));
-  return { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
+  client.on('error', (error: unknown) => {
+    if (isReplyError(error)) connection.refusal = replyReason(error.message);
+    options.onError?.(toStoreError(error, 'connection'));
+  });
+  client.on('ready', () => {
+    connection.refusal = undefined;
+  });
+  return connection;
 }
 
 function openCluster(url: string, options: RedisConnectionOptions): Cluster {
@@ -149,7 +161,7 @@ export function whenReady(connection: Connection): Promise<void> {
   const { client, commandTimeoutMs } = connection;
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'end' || client.status === 'close' || client.status === 'reconnecting') {
-    return Promise.reject(new NotConnected('down'));
+    return Promise.reject(new NotConnected('down', connection.refusal));
   }
   connection.pendingReady ??= new Promise<void>((resolve, reject) => {
     const done = (error?: NotConnected) => {
@@ -162,7 +174,7 @@ export function whenReady(connection: Connection): Promise<void> {
       else resolve();
     };
     const onReady = () => done();
-    const onClose = () => done(new NotConnected('down'));
+    const onClose = () => done(new NotConnected('down', connection.refusal));
     const timer = setTimeout(() => done(new NotConnected('timeout')), commandTimeoutMs);
     client.once('ready', onReady);
     client.once('close', onClose);
@@ -172,9 +184,12 @@ export function whenReady(connection: Connection): Promise<void> {
   return connection.pendingReady;
 }
 
-/** whenReady's failure: the connection is down, or did not come up in time. */
+/** whenReady's failure: the connection is down (refused by Redis, when it said why), or did not come up in time. */
 class NotConnected extends Error {
-  constructor(readonly reason: 'down' | 'timeout') {
+  constructor(
+    readonly reason: 'down' | 'timeout',
+    readonly refusal?: string,
+  ) {
     super(reason === 'down' ? 'the connection is down' : 'no connection in time');
   }
 }
@@ -234,9 +249,9 @@ export function toStoreError(error: unknown, what: string, timeoutMs?: number): 
   if (error instanceof SeclookupError) return error;
   if (error instanceof NotConnected) {
     const reason =
-      error.reason === 'down'
-        ? 'redis is unreachable (the connection is down; reconnecting)'
-        : `redis did not accept a connection within ${timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`;
+      error.reason === 'timeout'
+        ? `redis did not accept a connection within ${timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`
+        : (error.refusal ?? 'redis is unreachable (the connection is down; reconnecting)');
     return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
   }
   const message = error instanceof Error ? error.message : '';
@@ -245,12 +260,27 @@ export function toStoreError(error: unknown, what: string, timeoutMs?: number): 
   if (/Command timed out/i.test(message)) reason = timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms`;
   else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message))
     reason = 'redis is unreachable (the connection is down; reconnecting)';
-  else if (name === 'ReplyError') reason = `redis answered ${/^[A-Z]{2,}\b/.exec(message)?.[0] ?? 'an error'}`;
+  else if (name === 'ReplyError') reason = replyReason(message);
   else {
     const code = (error as { code?: unknown } | null)?.code;
     reason = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `redis is unreachable (${code})` : 'redis failed';
   }
   return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
+}
+
+function isReplyError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * An error reply in words, by its code only (the rest of a reply can quote a command's
+ * arguments). The two a new deployment meets first say what to change.
+ */
+function replyReason(message: string): string {
+  const code = /^[A-Z]{2,}\b/.exec(message)?.[0];
+  if (code === 'NOAUTH') return 'redis wants a password (NOAUTH): give it in the URL, redis://:PASSWORD@host:port';
+  if (code === 'WRONGPASS') return "redis refused the URL's user or password (WRONGPASS)";
+  return `redis answered ${code ?? 'an error'}`;
 }
 
 function checkMs(value: number, name: string): number {

@@ -1,0 +1,96 @@
+/**
+ * A Redis that refuses the connection says why: a real redis-server with a password
+ * (`requirepass`), reached without one and with a wrong one. Before, every such failure read
+ * "redis is unreachable", sending the operator after the network; and the CLI's key and plan
+ * commands crashed with a stack on any Redis failure. No message repeats the password.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisMeter } from '../../src/metering/redis/index.js';
+import type { ConsumeRequest } from '../../src/metering/types.js';
+import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
+import { runCli } from '../cli/harness.js';
+
+const PASSWORD = 'correct-horse-battery';
+const NOAUTH = 'redis wants a password (NOAUTH): give it in the URL, redis://:PASSWORD@host:port';
+const WRONGPASS = "redis refused the URL's user or password (WRONGPASS)";
+const request: ConsumeRequest = {
+  keyId: 'k1',
+  subscriptionId: 's1',
+  product: 'useragent',
+  rateLimitPerMinute: 10,
+  monthlyQuota: 100,
+  reserveQuota: false,
+  now: Date.UTC(2025, 0, 15),
+};
+
+let redis: RedisServer;
+let port: number;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  port = redis.port;
+  expect(await redis.command('CONFIG', 'SET', 'requirepass', PASSWORD)).toBe('+OK\r\n');
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+describe('the Redis stores, refused by Redis', () => {
+  it('without the password: store_failed saying Redis wants one and where it goes', async () => {
+    const meter = createRedisMeter(`redis://127.0.0.1:${port}/0`, { commandTimeoutMs: 500, maxReconnectDelayMs: 50 });
+    try {
+      await expect(meter.consume(request)).rejects.toMatchObject({ code: 'store_failed', message: `redis connect: ${NOAUTH}` });
+    } finally {
+      await meter.close();
+    }
+  });
+
+  it('with a wrong password: store_failed saying the user or password was refused, never repeating it', async () => {
+    const meter = createRedisMeter(`redis://:not-the-${PASSWORD}@127.0.0.1:${port}/0`, { commandTimeoutMs: 500, maxReconnectDelayMs: 50 });
+    try {
+      const failure = await Promise.resolve()
+        .then(() => meter.consume(request))
+        .then(
+          () => null,
+          (error: Error) => error,
+        );
+      expect(failure).toMatchObject({ code: 'store_failed', message: `redis connect: ${WRONGPASS}` });
+      expect(failure?.cause).toBeUndefined();
+    } finally {
+      await meter.close();
+    }
+  });
+
+  it('with the password in the URL: it works', async () => {
+    const meter = createRedisMeter(`redis://:${PASSWORD}@127.0.0.1:${port}/0`, { commandTimeoutMs: 500 });
+    try {
+      expect(await meter.consume(request)).toMatchObject({ allowed: true });
+    } finally {
+      await meter.close();
+    }
+  });
+});
+
+describe('the CLI, refused by Redis or not reaching it', () => {
+  it('serve, keys, plans and sitekeys fail in one line naming the store, its password redacted', async () => {
+    for (const [url, shown, reason] of [
+      [`redis://127.0.0.1:${port}/0`, `redis://127.0.0.1:${port}/0`, NOAUTH],
+      [`redis://:not-the-${PASSWORD}@127.0.0.1:${port}/0`, `redis://:***@127.0.0.1:${port}/0`, WRONGPASS],
+      ['redis://:s3cret@127.0.0.1:1/0', 'redis://:***@127.0.0.1:1/0', 'redis is unreachable (the connection is down; reconnecting)'],
+    ]) {
+      for (const args of [
+        ['keys', 'list'],
+        ['keys', 'create', '--product', 'geoip'],
+        ['plans', 'list'],
+        ['sitekeys', 'list'],
+        ['serve', '--port', '0'],
+      ]) {
+        const result = await runCli([...args, '--redis', url]);
+        const said = `${args.join(' ')} on ${shown}`;
+        expect(result.code, said).toBe(1);
+        expect(result.stderr.trim().split('\n').at(-1), said).toBe(`seclookup: cannot use the meter store (${shown}): redis connect: ${reason}`);
+        expect(result.stderr, said).not.toMatch(/s3cret|not-the-|\n\s+at /);
+      }
+    }
+  });
+});

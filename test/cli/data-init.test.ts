@@ -3,7 +3,7 @@
  * (never the indexes an earlier run compiled), refuses a folder that holds something, and a data
  * folder with missing datasets is reported one product per line with the way out.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
@@ -35,6 +35,15 @@ describe('seclookup data init', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${target} is not empty`);
     expect(readdirSync(target)).toEqual(['mine.txt']);
+  });
+
+  it('refuses a file in one line, and leaves it as it was', async () => {
+    const target = join(dirs.make(), 'notes.txt');
+    writeFileSync(target, 'keep me');
+    const result = await runCli(['data', 'init', target]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`seclookup: ${target} is a file: data init copies into a new or empty folder\n`);
+    expect(readFileSync(target, 'utf8')).toBe('keep me');
   });
 
   it('needs DIR', async () => {

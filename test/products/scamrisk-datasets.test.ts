@@ -122,7 +122,7 @@ describe('report database', () => {
     const path = file();
     writeFileSync(path, RANDOM);
     expect(() => createSqliteReportStore(path)).toThrow(
-      expect.objectContaining({ code: 'store_failed', message: `cannot open report database "${path}": file is not a database` }),
+      expect.objectContaining({ code: 'store_failed', message: `cannot open report database "${path}": it is not an SQLite database` }),
     );
   });
 

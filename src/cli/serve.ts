@@ -260,6 +260,7 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
     await listen(server, port, host, log);
     if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
     await announceKeys(meter, where);
+    for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
   } catch (error) {
     server.close();
     metricsServer?.close();

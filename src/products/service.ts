@@ -143,6 +143,8 @@ export interface ServiceModule {
   assets?: ServiceAssets;
   /** The pair `serve` creates and prints on first start, when not a plain key pair (captcha: a site key). */
   starterKeys?(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys>;
+  /** What `serve` warns of at start about this service's state in the store (captcha: signing keys it cannot unwrap). */
+  startWarnings?(meter: SettingsStore, secret: OperatorSecret | null): Promise<string[]>;
 }
 
 /** Identity, for type checking: `export default defineService({ id: 'captcha', ... })`. */

@@ -30,6 +30,7 @@ describe('secrets at rest under seclookup serve', () => {
     const site = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
     const { serve, baseUrl } = await startServe(db);
     expect((await challengeStatus(baseUrl, site.site_key)).status).toBe(200);
+    expect(serve.stderr).not.toContain('signing key');
     for (const file of [db, `${db}-wal`, `${db}-shm`, `${db}.secret`]) expect([file, modeOf(file)]).toEqual([file, '600']);
     expect(readFileSync(`${db}.secret`, 'utf8').trim()).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     const reader = new Database(db, { readonly: true });
@@ -45,12 +46,18 @@ describe('secrets at rest under seclookup serve', () => {
     const elsewhere = join(temp.make(), 'copy.db');
     copyFileSync(db, elsewhere);
     const copy = await startServe(elsewhere);
+    // Said at start, before "listening", rather than found at the first challenge.
+    const [warnings] = copy.serve.stderr.split('seclookup listening on');
+    expect(warnings).toContain(
+      'seclookup: warning: the captcha signing key in the store was wrapped with another operator secret (or altered): give this instance the same secret as the others, or make a new key under this one with `seclookup sitekeys rotate-signing-key`; until then challenges and proofs answer 500 server_error\n',
+    );
     expect(await challengeStatus(copy.baseUrl, site.site_key)).toMatchObject({ status: 500, body: { error_code: 'server_error' } });
     await copy.serve.waitFor(() => copy.serve.logLines().some((line) => String(line.error).includes('wrapped with another operator secret')));
     await copy.serve.stop('SIGTERM');
     // With the original's secret (--secret-file, or SECLOOKUP_SECRET_FILE) it works.
     const restored = await startServe(elsewhere, { env: { SECLOOKUP_SECRET_FILE: `${db}.secret` } });
     expect((await challengeStatus(restored.baseUrl, site.site_key)).status).toBe(200);
+    expect(restored.serve.stderr).not.toContain('signing key');
   });
 
   it('sitekeys rotate-signing-key with a new secret takes over; serve with the old one then refuses to sign', async () => {

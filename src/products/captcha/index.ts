@@ -3,6 +3,7 @@ import { createCaptchaService } from './service.js';
 import { createWidgetAssets } from './widget.js';
 import { CAPTCHA_DOC } from './doc.js';
 import { createSiteKey } from './site-keys.js';
+import { signingKeysProblem } from './key-ring.js';
 
 /** captcha: puzzles and managed checks for pages, single-use proofs for their servers, and the widget. */
 export default defineService({
@@ -24,6 +25,10 @@ export default defineService({
   create: createCaptchaService,
   assets: createWidgetAssets(),
   // A site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`.
+  startWarnings: async (meter, secret) => {
+    const problem = await signingKeysProblem(meter, secret);
+    return problem ? [problem] : [];
+  },
   starterKeys: async (meter) => {
     const created = await createSiteKey(meter, {});
     return {

@@ -61,6 +61,22 @@ function noSecret(): SeclookupError {
   );
 }
 
+const ANOTHER_SECRET =
+  'the captcha signing key in the store was wrapped with another operator secret (or altered): give this instance the same secret as the others, or make a new key under this one with `seclookup sitekeys rotate-signing-key`';
+
+/**
+ * Why the store's signing keys cannot be used under `secret` (the current one was wrapped with
+ * another secret: a lost `<db>.secret`, an instance given a different one), or null: they can,
+ * there are none yet (the first challenge makes them), or there is no secret (said apart).
+ * `serve` says it at start, instead of captcha answering 500 from the first request on.
+ */
+export async function signingKeysProblem(meter: SettingsStore, secret: OperatorSecret | null): Promise<string | null> {
+  if (!secret) return null;
+  const current = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING)).wrapped[0];
+  if (!current || unwrapKey(secret, current.kid, current.wrapped)?.length === 32) return null;
+  return `${ANOTHER_SECRET}; until then challenges and proofs answer 500 server_error`;
+}
+
 /**
  * The ring these stored keys make under `secret`. The newest key must unwrap: an instance
  * whose secret differs from the one that wrapped it fails rather than sign with older keys.
@@ -70,12 +86,7 @@ function unwrapRing(secret: OperatorSecret, stored: readonly StoredKey[]): KeyRi
   for (const [index, entry] of stored.entries()) {
     const key = unwrapKey(secret, entry.kid, entry.wrapped);
     if (key?.length === 32) keys.push({ kid: entry.kid, secret: key });
-    else if (index === 0) {
-      throw new SeclookupError(
-        'secret_unavailable',
-        'the captcha signing key in the store was wrapped with another operator secret (or altered): give this instance the same secret as the others, or make a new key under this one with `seclookup sitekeys rotate-signing-key`',
-      );
-    }
+    else if (index === 0) throw new SeclookupError('secret_unavailable', ANOTHER_SECRET);
   }
   return { current: keys[0], byId: new Map(keys.map((k) => [k.kid, k])) };
 }

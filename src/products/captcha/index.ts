@@ -24,11 +24,11 @@ export default defineService({
   doc: CAPTCHA_DOC,
   create: createCaptchaService,
   assets: createWidgetAssets(),
-  // A site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`.
   startWarnings: async (meter, secret) => {
     const problem = await signingKeysProblem(meter, secret);
     return problem ? [problem] : [];
   },
+  // A site key with no domains yet: its browser routes answer domain_not_configured until `sitekeys update`.
   starterKeys: async (meter) => {
     const created = await createSiteKey(meter, {});
     return {

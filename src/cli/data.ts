@@ -171,8 +171,9 @@ async function init(argv: string[]): Promise<number> {
   }
   const [dir] = expectPositionals(positionals, ['DIR'], command);
   const target = cliPath(dir);
-  if (existsSync(target) && !statSync(target).isDirectory()) throw new CommandError(`${target} is a file: data init copies into a new or empty folder`);
-  if (existsSync(target) && readdirSync(target).length > 0) {
+  const existing = existsSync(target) ? statSync(target) : null;
+  if (existing && !existing.isDirectory()) throw new CommandError(`${target} is a file: data init copies into a new or empty folder`);
+  if (existing && readdirSync(target).length > 0) {
     throw new CommandError(`${target} is not empty: data init copies into a new or empty folder (to refresh a data folder, use data update)`);
   }
   const source = bundledDataDir();

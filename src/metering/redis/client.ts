@@ -255,12 +255,11 @@ export function toStoreError(error: unknown, what: string, timeoutMs?: number): 
     return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
   }
   const message = error instanceof Error ? error.message : '';
-  const name = error instanceof Error ? error.name : '';
   let reason: string;
   if (/Command timed out/i.test(message)) reason = timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms`;
   else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message))
     reason = 'redis is unreachable (the connection is down; reconnecting)';
-  else if (name === 'ReplyError') reason = replyReason(message);
+  else if (isReplyError(error)) reason = replyReason(message);
   else {
     const code = (error as { code?: unknown } | null)?.code;
     reason = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `redis is unreachable (${code})` : 'redis failed';

@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
@@ -134,6 +135,29 @@ describe('seclookup serve', () => {
 
     const after = await getJson(url, created.secret_key);
     expect(after).toMatchObject({ status: 401, body: { success: false, error_code: 'invalid_api_key' } });
+    expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
+  it('keeps answering while another process holds the database write lock, and answers the lookups that waited once it is released', async () => {
+    const { serve, baseUrl } = await startServe(db);
+    // The sqlite3 shell in a transaction, say: SQLite's busy handler would stop serve's event loop meanwhile.
+    const holder = new Database(db);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      let settled = false;
+      const lookup = getJson(`${baseUrl}/v1/geoip/lookup?ip=8.8.8.8`, starter.get('geoip')!.secret).finally(() => {
+        settled = true;
+      });
+      // Long enough for the lookup's meter write to meet the lock.
+      await sleep(100);
+      expect(await getJson(`${baseUrl}/healthz`)).toMatchObject({ status: 200, body: { success: true } });
+      expect(settled).toBe(false);
+      holder.exec('COMMIT');
+      expect(await lookup).toMatchObject({ status: 200, body: { success: true, ip: '8.8.8.8' } });
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+    }
     expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 

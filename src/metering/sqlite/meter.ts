@@ -9,6 +9,7 @@ import { SeclookupError, invalidOption } from '../../errors.js';
 import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
 import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { LeaseBook } from './leases.js';
+import { isBusy, WriteLockWait } from './lock-wait.js';
 import {
   ALLOWANCE_IDLE_MS,
   AllowanceBook,
@@ -68,12 +69,18 @@ export interface SqliteMeterOptions {
   leaseMs?: number;
   /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
   now?: () => number;
+  /**
+   * How long a write waits for another process's write lock before it fails (`store_failed`),
+   * in ms. Metered calls wait from a timer, so the process answers everything else meanwhile.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
 }
 
 /** Bumped with every schema change; `migrate` brings older files up to it. */
 const SCHEMA_VERSION = 3;
 
-/** How long a call waits for another process's write lock before failing. */
+/** How long a call waits for another process's write lock before failing, unless told. */
 const BUSY_TIMEOUT_MS = 5_000;
 
 // Counters are keyed by the ids callers pass (strings), so they stay one row per key or
@@ -199,7 +206,10 @@ interface KeyRow {
 export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}): Meter {
   const seedPlans = options.plans ?? DEFAULT_PLANS;
   seedPlans.forEach(assertStorablePlan);
-  const db = openDatabase(path, seedPlans);
+  const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
+    throw invalidOption(`busyTimeoutMs must be a whole number of milliseconds, 0 or more (got ${String(busyTimeoutMs)})`);
+  const db = openDatabase(path, seedPlans, busyTimeoutMs);
   const sql = prepareStatements(db);
   const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
   const clock = options.now ?? Date.now;
@@ -217,12 +227,18 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   const counters = new LiveCounters(sql);
   const leases = new LeaseBook(sql, leaseTag);
   const allowances = new AllowanceBook();
-  const writes = new GroupCommit(db, counters, leases, {
-    begin: () => allowances.begin(countUsage),
-    committed: () => allowances.committed(),
-    rolledBack: () => allowances.rolledBack(),
-    hasChanges: () => allowances.hasUnwritten,
-  });
+  const writes = new GroupCommit(
+    db,
+    counters,
+    leases,
+    {
+      begin: () => allowances.begin(countUsage),
+      committed: () => allowances.committed(),
+      rolledBack: () => allowances.rolledBack(),
+      hasChanges: () => allowances.hasUnwritten,
+    },
+    new WriteLockWait(db, `metering database "${path}"`, busyTimeoutMs),
+  );
   const resolvedKeys = createResolvedKeyCache(db);
   const split = (from: string, units: number) => leases.split(from, units);
   const stillInFile = (subscriptionId: string, expiresAt: number, lease: string) => sql.leaseExists.get(subscriptionId, expiresAt, lease) !== undefined;
@@ -579,7 +595,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       if (!db.open) return;
       clearInterval(idleSweep);
       if (allowances.size > 0) writes.enqueue(endAllowances).catch(() => {});
-      writes.flush();
+      writes.flush(true);
       db.close();
     },
   };
@@ -712,8 +728,7 @@ interface QueuedWrite {
 /** Writes per transaction at most, so one burst cannot hold the write lock for long. */
 const MAX_GROUP = 512;
 
-/** Thrown inside a group's transaction to roll it back when one of its writes failed. */
-/** A grouped write failed: every caller of the group hears it, as store_failed. */
+/** Thrown inside a group's transaction to roll it back when one of its writes failed: its callers are re-run alone. */
 class WriteFailed extends SeclookupError {
   constructor(message: string, options: { cause: unknown }) {
     super('store_failed', message, options);
@@ -729,7 +744,9 @@ class WriteFailed extends SeclookupError {
  *   and the lock is taken and released within one synchronous flush;
  * - no promise resolves before its write is committed (same durability as a call alone);
  * - each call stays atomic and isolated: if one write throws, the group is rolled back and
- *   its calls are re-run one transaction each, so only the failing call rejects.
+ *   its calls are re-run one transaction each, so only the failing call rejects;
+ * - a write lock held by another process is waited for from a timer, not in SQLite's busy
+ *   handler, which would stop this process's event loop meanwhile (lock-wait.ts).
  */
 /** What else a group transaction writes (the allowances' book), told when it begins and ends. */
 interface GroupHooks {
@@ -751,6 +768,7 @@ class GroupCommit {
     private readonly counters: LiveCounters,
     private readonly leases: LeaseBook,
     private readonly hooks: GroupHooks,
+    private readonly lock: WriteLockWait,
   ) {
     this.runOne = db.transaction((write: QueuedWrite) => {
       counters.begin();
@@ -791,28 +809,35 @@ class GroupCommit {
 
   /** A flush at the end of this event-loop turn (for queued writes, or lease rows a commit changed). */
   schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.lock.waiting) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
   }
 
   /** A flush within `ms` (commits of allowance units: written with others, not each turn). */
   scheduleWithin(ms: number): void {
-    if (this.scheduled || this.delayed) return;
+    if (this.scheduled || this.delayed || this.lock.waiting) return;
     this.delayed = setTimeout(() => this.flush(), ms);
   }
 
-  /** Run and commit every queued write now, and the lease rows commits changed. Never throws: failures reject their callers. */
-  flush(): void {
+  /**
+   * Run and commit every queued write now, and the lease rows commits changed. Never throws:
+   * failures reject their callers. While another process holds the write lock, the writes stay
+   * queued and this runs again from a timer; `close` passes `waitHere` to wait in SQLite instead.
+   */
+  flush(waitHere = false): void {
     this.scheduled = false;
     clearTimeout(this.delayed);
     this.delayed = undefined;
+    if (waitHere) this.lock.cancel();
+    const run = (group: QueuedWrite[]) => this.runGroup.immediate(group);
     // Commits alone (no queued write) still get their rows written, in a group of nothing.
     while (this.queue.length > 0 || this.leases.hasChanges || this.hooks.hasChanges()) {
       const group = this.queue.splice(0, MAX_GROUP);
       let values: unknown[];
       try {
-        values = this.runGroup.immediate(group);
+        values = waitHere ? run(group) : this.lock.withoutBusyWait(() => run(group));
+        this.lock.succeeded();
         this.leases.committed();
         this.hooks.committed();
       } catch (error) {
@@ -820,11 +845,17 @@ class GroupCommit {
         this.leases.rolledBack();
         this.hooks.rolledBack();
         if (error instanceof WriteFailed && group.length > 0) this.runAlone(group);
-        // Otherwise BEGIN or COMMIT failed (busy timeout, I/O error): nothing was kept.
-        else {
-          for (const write of group) write.reject(error);
-          // Lease rows left to write wait for the next group, rather than spinning here.
-          if (group.length === 0) return;
+        else if (!waitHere && isBusy(error) && this.lock.retryLater(() => this.flush())) {
+          // Held elsewhere: the group waits at the head of the queue, and so do the lease rows.
+          this.queue.unshift(...group);
+          return;
+        } else {
+          // BEGIN or COMMIT failed (an I/O error, or the lock held for the whole busy timeout):
+          // nothing was kept. Everything queued fails alike: the next group would meet the same.
+          const failure = isBusy(error) ? this.lock.timedOut(error) : error;
+          for (const write of group.concat(this.queue.splice(0))) write.reject(failure);
+          // Lease rows left to write wait for the next flush, rather than spinning here.
+          return;
         }
         continue;
       }
@@ -851,9 +882,9 @@ class GroupCommit {
 }
 
 /** Open the file, set the pragmas, create or upgrade the schema and seed plans. */
-function openDatabase(path: string, seedPlans: readonly Plan[]): Database.Database {
+function openDatabase(path: string, seedPlans: readonly Plan[], busyTimeoutMs: number): Database.Database {
   // `timeout` is SQLite's busy_timeout: wait for another process's lock instead of failing.
-  const db = openSeclookupDatabase(path, 'metering database', { timeout: BUSY_TIMEOUT_MS });
+  const db = openSeclookupDatabase(path, 'metering database', { timeout: busyTimeoutMs });
   try {
     // In WAL mode NORMAL loses at most the last commits on power loss, never integrity.
     db.pragma('synchronous = NORMAL');

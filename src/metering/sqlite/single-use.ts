@@ -3,16 +3,20 @@
  * any file), shared by every process that opens it. The claims of one event-loop turn are
  * written in one immediate transaction at its end (each answered once it is committed), so two
  * processes racing for one id cannot both win, and within a group the first claim of an id wins.
+ * A write lock held by another process is waited for from a timer (lock-wait.ts).
  */
 import type Database from 'better-sqlite3';
 import { SeclookupError } from '../../errors.js';
 import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
+import { isBusy, WriteLockWait } from './lock-wait.js';
 
 /** Expired rows are deleted every this many inserts (and at open). */
 const PURGE_EVERY = 1_000;
 /** Most claims written in one transaction (a longer queue takes several). */
 const MAX_GROUP = 256;
+/** How long claims wait for another process's write lock before they fail. */
+const BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * @param path the database file (the meter's own file is fine: the table is separate).
@@ -22,7 +26,7 @@ const MAX_GROUP = 256;
 export function createSqliteSingleUseStore(path: string): SingleUseStore {
   let db: Database.Database;
   try {
-    db = openSeclookupDatabase(path, 'single-use store');
+    db = openSeclookupDatabase(path, 'single-use store', { timeout: BUSY_TIMEOUT_MS });
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE IF NOT EXISTS single_use (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
     db.exec('CREATE INDEX IF NOT EXISTS single_use_expiry ON single_use (expires_at)');
@@ -45,21 +49,35 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   };
   const consumeOnce = db.transaction(claim);
   const consumeGroup = db.transaction((group: readonly PendingClaim[]) => group.map((c) => claim(c.id, c.expiresAt, c.now)));
+  const lock = new WriteLockWait(db, `the single-use store "${path}"`, BUSY_TIMEOUT_MS);
   const failed = (error: unknown) => new SeclookupError('store_failed', `single-use store "${path}": ${(error as Error).message}`, { cause: error });
 
   // Claims made in one event-loop turn are written in one transaction at its end, as the
   // meter's group commit does: a commit per claim cost more than the rest of a siteverify.
   let queue: PendingClaim[] = [];
   let scheduled = false;
-  function flush(): void {
+  /** Write the queued claims; `waitHere` (close) waits for a lock held elsewhere in SQLite, not from a timer. */
+  function flush(waitHere = false): void {
     scheduled = false;
+    if (waitHere) lock.cancel();
+    const run = (group: PendingClaim[]) => consumeGroup.immediate(group);
     while (queue.length > 0) {
       const group = queue.length <= MAX_GROUP ? queue : queue.slice(0, MAX_GROUP);
       queue = group === queue ? [] : queue.slice(MAX_GROUP);
       let wins: boolean[];
       try {
-        wins = consumeGroup.immediate(group);
-      } catch {
+        wins = waitHere ? run(group) : lock.withoutBusyWait(() => run(group));
+        lock.succeeded();
+      } catch (error) {
+        if (isBusy(error)) {
+          // Held elsewhere: the claims wait at the head of the queue, or, after the whole busy
+          // timeout, all fail (a claim alone would meet the same lock).
+          queue = group.concat(queue);
+          if (!waitHere && lock.retryLater(() => flush())) return;
+          for (const c of queue) c.reject(lock.timedOut(error));
+          queue = [];
+          return;
+        }
         // The group was rolled back: each claim again in a transaction of its own, so only a failing one rejects.
         for (const c of group) {
           try {
@@ -80,7 +98,7 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
       checkSingleUseId(id, expiresAt);
       return new Promise<boolean>((resolve, reject) => {
         queue.push({ id, expiresAt, now, resolve, reject });
-        if (!scheduled) {
+        if (!scheduled && !lock.waiting) {
           scheduled = true;
           setImmediate(flush);
         }
@@ -98,7 +116,7 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
     async close() {
       // Claims already made are written (and answered) before the file closes.
       if (db.open) {
-        flush();
+        flush(true);
         db.close();
       }
     },

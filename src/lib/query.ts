@@ -1,36 +1,48 @@
 /** The read side of a query string that routes need. */
 export interface QueryParams {
-  /** The first value given for `name`, decoded, or null when the name is absent (as URLSearchParams#get). */
+  /**
+   * The first non-empty value given for `name`, decoded; '' when it is given only empty
+   * (`?provider=`); null when it is absent. So `?ip=&ip=1.1.1.1` reads `1.1.1.1`.
+   */
   get(name: string): string | null;
+  /**
+   * The same over two names of one parameter (`ua` and `user_agent`): the first non-empty value
+   * under either, in the order the query gives them.
+   */
+  getEither(name: string, otherName: string): string | null;
 }
 
 /**
- * Read a query string (without the `?`) with URLSearchParams' semantics: `&`-separated pairs,
- * `+` as space, the first value of a repeated name wins. Nothing is decoded up front: `get`
- * scans the pairs and decodes only the value asked for. Well-formed percent-encoding is decoded
+ * Read a query string (without the `?`) with URLSearchParams' semantics for its text: `&`-separated
+ * pairs, `+` as space; of a repeated name, the first non-empty value wins (docs/http-api.md), so
+ * an empty first copy cannot hide a real second one. Nothing is decoded up front: `get` scans
+ * the pairs and decodes only the values asked for. Well-formed percent-encoding is decoded
  * natively, which is several times faster than URLSearchParams on long encoded values such as
  * User-Agents; a malformed component falls back to URLSearchParams' lenient decoding.
  */
 export function parseQuery(search: string): QueryParams {
   // URLSearchParams drops one leading `?`, so `/x??a=1` reads `a` there too.
   const text = search.startsWith('?') ? search.slice(1) : search;
-  return { get: (name) => firstValue(text, name) };
+  return { get: (name) => firstValue(text, name, name), getEither: (name, otherName) => firstValue(text, name, otherName) };
 }
 
-function firstValue(text: string, name: string): string | null {
+function firstValue(text: string, name: string, otherName: string): string | null {
+  let found: string | null = null;
   for (let start = 0; start < text.length; ) {
     let end = text.indexOf('&', start);
     if (end === -1) end = text.length;
     if (end > start) {
       const eq = text.indexOf('=', start);
       const nameEnd = eq === -1 || eq > end ? end : eq;
-      if (decodeComponent(text.slice(start, nameEnd)) === name) {
-        return nameEnd === end ? '' : decodeComponent(text.slice(nameEnd + 1, end));
+      const pairName = decodeComponent(text.slice(start, nameEnd));
+      if (pairName === name || pairName === otherName) {
+        found = nameEnd === end ? '' : decodeComponent(text.slice(nameEnd + 1, end));
+        if (found !== '') return found;
       }
     }
     start = end + 1;
   }
-  return null;
+  return found;
 }
 
 function decodeComponent(raw: string): string {

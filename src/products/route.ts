@@ -47,15 +47,12 @@ export interface ExtraRoute<Engine = unknown, Query = unknown> {
 }
 
 /**
- * The first non-empty value among several query parameter names (`ua` or `user_agent`), so
- * `?ua=&user_agent=curl/8` reads `curl/8`. Undefined when every one is absent or empty.
+ * The first non-empty value of a query parameter, under its name or its other name (`ua` or
+ * `user_agent`), in the order the query gives them: `?ua=&user_agent=curl/8` reads `curl/8`.
+ * Undefined when it is absent or only empty.
  */
-export function queryValue(query: QueryParams, ...names: string[]): string | undefined {
-  for (const name of names) {
-    const value = query.get(name);
-    if (value) return value;
-  }
-  return undefined;
+export function queryValue(query: QueryParams, name: string, otherName = name): string | undefined {
+  return query.getEither(name, otherName) || undefined;
 }
 
 /** The first non-empty string field among several body field names. */
@@ -78,7 +75,8 @@ export function getLookupRoutes<Args extends unknown[]>(
 ): LookupRoute<Args>[] {
   return [
     { method: 'GET', path: 'lookup', inputError, args: ({ query }) => args(queryValue(query, param) ?? '', query) },
-    { method: 'GET', path: `lookup/:${param}`, inputError, args: ({ query, pathValue }) => args(pathValue ?? '', query) },
+    // `/lookup/?ip=...` (a trailing slash) has an empty path value: the query's is read then.
+    { method: 'GET', path: `lookup/:${param}`, inputError, args: ({ query, pathValue }) => args(pathValue || (queryValue(query, param) ?? ''), query) },
   ];
 }
 

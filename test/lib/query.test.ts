@@ -36,16 +36,36 @@ const queryText = fc
 
 const names = ['a', 'ua', 'ip', '', ' ', '+', 'a a', 'é', '€', '?a', 'x'];
 
+/** URLSearchParams' values of the names, in query order, read by the rule: the first non-empty one, else '' if given, else null. */
+function firstNonEmpty(reference: URLSearchParams, ...wanted: string[]): string | null {
+  const values = [...reference].filter(([name]) => wanted.includes(name)).map(([, value]) => value);
+  return values.find((value) => value !== '') ?? (values.length > 0 ? '' : null);
+}
+
 describe('parseQuery', () => {
-  it('reads every name exactly as URLSearchParams does, on valid and malformed encodings', () => {
+  it('reads every name as URLSearchParams decodes it, on valid and malformed encodings: the first non-empty value of a repeated name', () => {
     fc.assert(
       fc.property(queryText, (search) => {
         const ours = parseQuery(search);
         const reference = new URLSearchParams(search);
-        for (const name of [...names, ...reference.keys()]) expect(ours.get(name)).toBe(reference.get(name));
+        for (const name of [...names, ...reference.keys()]) {
+          expect(ours.get(name)).toBe(firstNonEmpty(reference, name));
+          expect(ours.getEither(name, 'ua')).toBe(firstNonEmpty(reference, name, 'ua'));
+        }
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('lets no empty copy of a parameter hide a value given after it, under either of its names', () => {
+    expect(parseQuery('provider=&provider=stripe').get('provider')).toBe('stripe');
+    expect(parseQuery('ip=&ip=1.1.1.1&ip=8.8.8.8').get('ip')).toBe('1.1.1.1');
+    expect(parseQuery('provider=&provider=').get('provider')).toBe('');
+    // In query order, whichever name comes first.
+    expect(parseQuery('user_agent=curl/5&ua=curl/6').getEither('ua', 'user_agent')).toBe('curl/5');
+    expect(parseQuery('ua=&user_agent=curl/5&ua=curl/6').getEither('ua', 'user_agent')).toBe('curl/5');
+    expect(parseQuery('ua=').getEither('ua', 'user_agent')).toBe('');
+    expect(parseQuery('x=1').getEither('ua', 'user_agent')).toBeNull();
   });
 
   it('decodes a percent-encoded User-Agent, + as space, and keeps the first of repeated names', () => {

@@ -26,7 +26,10 @@ describe('useragent forms', () => {
     ['GET ?ua=', `/v1/useragent/lookup?ua=${encodeURIComponent(CHROME)}`, {}],
     ['GET ?user_agent=', `/v1/useragent/lookup?user_agent=${encodeURIComponent(CHROME)}`, {}],
     ['GET ?ua= empty then ?user_agent=', `/v1/useragent/lookup?ua=&user_agent=${encodeURIComponent(CHROME)}`, {}],
+    ['GET ?ua= empty then ?ua=', `/v1/useragent/lookup?ua=&ua=${encodeURIComponent(CHROME)}`, {}],
+    ['GET ?user_agent= before ?ua= (the first given wins)', `/v1/useragent/lookup?user_agent=${encodeURIComponent(CHROME)}&ua=curl/8`, {}],
     ['GET /lookup/{ua}', `/v1/useragent/lookup/${encodeURIComponent(CHROME)}`, {}],
+    ['GET /lookup/?ua= (a trailing slash)', `/v1/useragent/lookup/?ua=${encodeURIComponent(CHROME)}`, {}],
     ['POST JSON ua', '/v1/useragent/lookup', { json: { ua: CHROME } }],
     ['POST JSON user_agent', '/v1/useragent/lookup', { json: { user_agent: CHROME } }],
     ['POST JSON empty ua then user_agent', '/v1/useragent/lookup', { json: { ua: '', user_agent: CHROME } }],
@@ -57,6 +60,8 @@ describe('webhookip forms', () => {
   it.each([
     ['GET ?ip=', '/v1/webhookip/lookup?ip=140.82.112.5', '140.82.112.5'],
     ['GET /lookup/{ip}', '/v1/webhookip/lookup/140.82.112.5', '140.82.112.5'],
+    ['GET ?ip= empty then ?ip=', '/v1/webhookip/lookup?ip=&ip=140.82.112.5', '140.82.112.5'],
+    ['GET /lookup/?ip= (a trailing slash)', '/v1/webhookip/lookup/?ip=140.82.112.5', '140.82.112.5'],
     ['GET /lookup/{IPv6, encoded}', `/v1/webhookip/lookup/${encodeURIComponent('2a0a:a440::1')}`, '2a0a:a440::1'],
     ['GET ?ip= IPv4-mapped IPv6', `/v1/webhookip/lookup?ip=${encodeURIComponent('::ffff:140.82.112.5')}`, '140.82.112.5'],
   ])('%s matches GitHub', async (_form, path, ip) => {
@@ -70,6 +75,11 @@ describe('webhookip forms', () => {
       expect((await stack.call(path, { key: hooks.secretKey })).body).toMatchObject({ matched: false, providers: [] });
     }
     expect((await stack.call('/v1/webhookip/lookup?ip=140.82.112.5&provider=stripe,GitHub', { key: hooks.secretKey })).body).toMatchObject({ matched: true });
+    // An empty first copy does not drop the restriction given after it (nor read as "every provider").
+    expect((await stack.call('/v1/webhookip/lookup?ip=140.82.112.5&provider=&provider=stripe', { key: hooks.secretKey })).body).toMatchObject({
+      matched: false,
+      providers: [],
+    });
   });
 
   it.each([

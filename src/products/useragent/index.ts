@@ -12,7 +12,7 @@ declare module '../module.js' {
   }
 }
 
-const FIELDS = ['ua', 'user_agent'];
+const FIELDS = ['ua', 'user_agent'] as const;
 
 /** useragent: parse a User-Agent (ua-parser-js 1.x + isbot), cached per truncated UA. */
 export default defineProduct({
@@ -23,7 +23,13 @@ export default defineProduct({
   // SPEC: GET ?ua= / ?user_agent=, GET /lookup/{ua}, POST JSON { ua | user_agent }.
   routes: [
     { method: 'GET', path: 'lookup', inputError: 'invalid_user_agent', args: ({ query }): [string] => [queryValue(query, ...FIELDS) ?? ''] },
-    { method: 'GET', path: 'lookup/:ua', inputError: 'invalid_user_agent', args: ({ pathValue }): [string] => [pathValue ?? ''] },
+    {
+      method: 'GET',
+      path: 'lookup/:ua',
+      inputError: 'invalid_user_agent',
+      // `/lookup/?ua=...` (a trailing slash) has an empty path value: the query's is read then.
+      args: ({ pathValue, query }): [string] => [pathValue || (queryValue(query, ...FIELDS) ?? '')],
+    },
     { method: 'POST', path: 'lookup', inputError: 'invalid_user_agent', args: ({ body }): [string] => [bodyString(body, ...FIELDS) ?? ''] },
   ],
   doc: USERAGENT_DOC,

@@ -4,6 +4,7 @@
  * runs the product's lookup, and builds the envelope and the request log event.
  */
 import { withLogger } from './logger.js';
+import { checkApiOptions } from './options.js';
 import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
@@ -61,12 +62,12 @@ interface RequestContext {
  * const res = await api.handle({ method: 'GET', url: '/v1/useragent/status', headers, remoteAddress });
  */
 export function createApi(givenOptions: ApiOptions): Api {
-  const options = withLogger(givenOptions);
+  checkApiOptions(givenOptions);
+  const options = withObserversGuarded(withLogger(givenOptions));
   const { lookup, meter } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const onMeterError = options.onMeterError ?? 'deny';
   const now = options.now ?? Date.now;
-  if (!lookup || !meter) throw invalidOption('createApi needs { lookup, meter }');
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw invalidOption(`bodyLimit must be a positive integer (got ${bodyLimit})`);
   const batchLimit = options.batchLimit ?? DEFAULT_BATCH_LIMIT;
   if (!Number.isSafeInteger(batchLimit) || batchLimit < 1) throw invalidOption(`batchLimit must be a positive integer (got ${batchLimit})`);
@@ -102,6 +103,7 @@ export function createApi(givenOptions: ApiOptions): Api {
    * promise; the adapters call this.
    */
   function respond(request: ApiRequest): ApiResponse | Promise<ApiResponse> {
+    if (!isApiRequest(request)) return malformedRequest(request);
     const started = options.onResponse ? performance.now() : 0;
     const requestId = newRequestId();
     const headers: Headers = baseHeaders(requestId);
@@ -340,6 +342,12 @@ export function createApi(givenOptions: ApiOptions): Api {
       : successBody(NO_RESOURCE, { requestId, cached: outcome.cached, fetchedAt }, json);
   }
 
+  /** An adapter's mistake (no url, no headers): a 500 in the envelope and a word to `onError`, never a throw. */
+  function malformedRequest(request: unknown): ApiResponse {
+    options.onError?.(new TypeError(`api.respond needs { method, url, headers, remoteAddress } (got ${describeRequest(request)})`), 'respond');
+    return refuseRequest('internal_error', 'unexpected server error; retry with backoff', {}, options.onResponse);
+  }
+
   return {
     // A promise always: the public contract. It does not wait a turn more than `respond`.
     handle: async (request) => respond(request),
@@ -347,6 +355,47 @@ export function createApi(givenOptions: ApiOptions): Api {
     assetMounts: ASSET_MOUNTS,
     owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/') || ASSET_MOUNTS.some((mount) => path.startsWith(mount)),
     refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),
+  };
+}
+
+/** The fields every request path reads without checking: a url and a headers object. */
+function isApiRequest(request: ApiRequest): boolean {
+  return typeof request === 'object' && request !== null && typeof request.url === 'string' && typeof request.headers === 'object' && request.headers !== null;
+}
+
+function describeRequest(request: unknown): string {
+  if (typeof request !== 'object' || request === null) return String(request);
+  const { url, headers } = request as Partial<ApiRequest>;
+  return `url ${typeof url}, headers ${headers === null ? 'null' : typeof headers}`;
+}
+
+/**
+ * `onResponse` and `onError` are observers: a throw in one is not the client's answer (it was
+ * a 500, still billed, and `respond` threw). A throw in `onResponse` goes to `onError`; one in
+ * `onError` has nowhere left to go and is dropped.
+ */
+function withObserversGuarded(options: ApiOptions): ApiOptions {
+  const { onResponse, onError } = options;
+  if (!onResponse && !onError) return options;
+  const tellError = (error: unknown, context: string) => {
+    try {
+      onError?.(error, context);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
+  return {
+    ...options,
+    onError: onError && tellError,
+    onResponse:
+      onResponse &&
+      ((event) => {
+        try {
+          onResponse(event);
+        } catch (error) {
+          tellError(error, event.request_id);
+        }
+      }),
   };
 }
 

@@ -106,11 +106,15 @@ export interface ApiOptions {
    * answer reserved is given back. Calls fail between this and 1.25 times this. @default 2000
    */
   meterTimeoutMs?: number;
-  /** Called once per answered request, after the response is built. @default none */
+  /**
+   * Called once per answered request, after the response is built. An observer: a throw here
+   * goes to `onError` (with the request id) and changes neither the answer nor the bill. @default none
+   */
   onResponse?: (event: RequestLogEvent) => void;
   /**
    * Called with unexpected errors (the ones answered as 500 internal_error, and meter store
-   * failures), for the operator's log. `context` is a request id or a short label. @default none
+   * failures), for the operator's log. `context` is a request id or a short label. A throw here
+   * is dropped. @default none
    */
   onError?: (error: unknown, context: string) => void;
   /**

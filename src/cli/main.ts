@@ -77,7 +77,7 @@ Options:
 Environment:
   SECLOOKUP_DB          metering database when --db is not given (else ./seclookup.db)
   SECLOOKUP_DATA_DIR    dataset folder when --data-dir is not given (else the bundled data)
-  PORT                  serve's port when --port is not given (else 8080)
+  SECLOOKUP_PORT, PORT  serve's port when --port is not given, in this order (else 8080)
 
 Exit codes: 0 success, 1 the command failed, 2 usage error (bad command line).
 

@@ -55,7 +55,8 @@ Run the HTTP API (/healthz, /v1/openapi.json, /v1/<product>/status, /v1/<product
                          Unknown settings and bad values stop serve with their name.
   --host HOST            address to listen on (default: 127.0.0.1, this machine only;
                          use 0.0.0.0 in a container or to accept outside connections)
-  --port N               port (default: $PORT, else 8080; 0 picks a free port)
+  --port N               port (default: $SECLOOKUP_PORT, else $PORT, else 8080; 0 picks a
+                         free port)
   --db FILE              metering database with keys, plans and usage; created if absent
                          (default: $SECLOOKUP_DB, else ./seclookup.db)
   --redis URL            share keys, plans, limits, quotas, usage, the result cache and

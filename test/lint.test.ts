@@ -3,10 +3,11 @@
  * the project's own biome.jsonc over one probe file in a scratch folder.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { parse } from 'acorn';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -91,5 +92,16 @@ describe('lint and format check', () => {
     const elsewhere = check('src/probe.js', es5);
     expect(elsewhere.status).toBe(1);
     expect(elsewhere.output).toContain('lint/complexity/useArrowFunction');
+    // The formatter too: a call broken over lines gets no trailing comma (ES2017) there.
+    const longCall = ['(function () {', '  window.open(', `    '/${'a'.repeat(90)}',`, `    '${'b'.repeat(90)}'`, '  );', '})();', ''].join('\n');
+    expect(check('src/products/captcha/widget/probe.js', longCall).status).toBe(0);
+    expect(check('src/probe.js', longCall).output).toContain('Formatter would have printed');
+  });
+
+  it('keeps the widget scripts ES5: each parses as ECMAScript 5', () => {
+    const widget = join(ROOT, 'src/products/captcha/widget');
+    const scripts = readdirSync(widget).filter((name) => name.endsWith('.js'));
+    expect(scripts.sort()).toEqual(['api.js', 'frame.js', 'worker.js']);
+    for (const name of scripts) expect(() => parse(readFileSync(join(widget, name), 'utf8'), { ecmaVersion: 5 }), name).not.toThrow();
   });
 });

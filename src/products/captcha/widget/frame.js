@@ -223,12 +223,12 @@
           },
           function () {
             return { s: r.status, j: {} };
-          },
+          }
         );
       },
       function () {
         return { s: 0, j: { error_code: 'network_error' } };
-      },
+      }
     );
   }
 
@@ -340,7 +340,7 @@
       },
       function () {
         if (my === run) fail('solver_error');
-      },
+      }
     );
   }
 
@@ -500,7 +500,7 @@
       function () {
         if (my === run && state === 'idle') begin();
       },
-      Math.max(0, 1000 - (Date.now() - t0)),
+      Math.max(0, 1000 - (Date.now() - t0))
     );
   }
 
@@ -511,14 +511,14 @@
     function () {
       moves++;
     },
-    true,
+    true
   );
   document.addEventListener(
     'keydown',
     function () {
       keys++;
     },
-    true,
+    true
   );
 
   cb.addEventListener('click', function () {

@@ -12,8 +12,9 @@ export interface SeclookupExpressOptions {
 
 /**
  * The middleware pair `seclookup()` returns: the request handler, and an error handler that
- * answers an app body parser's refusals (malformed JSON, body too large, client gone mid-body)
- * on the API's paths. `app.use` takes the pair as one argument.
+ * answers an app body parser's refusals (malformed JSON, body too large, an unsupported charset
+ * or Content-Encoding, client gone mid-body) on the API's paths in the API's envelope. `app.use`
+ * takes the pair as one argument.
  */
 export type SeclookupMiddleware = [RequestHandler, ErrorRequestHandler];
 
@@ -46,15 +47,65 @@ export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware
   // A parser's error skips ordinary middleware; hand it to the core as the body, so the API
   // still checks the key first, answers in its own envelope and logs the request.
   const parserErrors: ErrorRequestHandler = (error: unknown, req: Request, res: Response, next: NextFunction) => {
-    const type = (error as { type?: unknown } | null)?.type;
     if (!ownsPath(req)) return next(error);
-    if (type === 'entity.parse.failed') return serve(req, res, String((error as { body?: unknown }).body ?? ''));
-    if (type === 'entity.too.large') return serve(req, res, failingBody(new LookupError('payload_too_large', 'request body exceeds the size limit')));
-    if (type === 'request.aborted') return serve(req, res, failingBody(clientClosed(error)));
-    next(error);
+    const body = refusedBody(error);
+    if (body === undefined) return next(error);
+    serve(req, res, body);
   };
 
   return [handler, parserErrors];
+}
+
+/**
+ * The errors body-parser (`express.json()`, `.urlencoded()`, `.text()`, `.raw()`, with raw-body
+ * under them) passes to `next`, by their `type`, and what the core reads in their place:
+ * - `read`: the body was read whole and refused by the parser's own rules (JSON that does not
+ *   parse or that strict mode refuses, a form with more fields than `parameterLimit` or nested
+ *   deeper than `depth`): the core reads those bytes by its own rules, as if no parser had run;
+ * - an error code: the core answers it in its envelope (after checking the key).
+ * `entity.verify.failed` is absent on purpose: it is the application's own `verify` refusing the
+ * body, and its verdict and answer stay the application's (`next(error)`).
+ */
+const PARSER_ERRORS: Readonly<
+  Record<string, 'read' | 'payload_too_large' | 'unsupported_media_type' | 'invalid_json' | 'client_closed_request' | 'internal_error'>
+> = {
+  'entity.parse.failed': 'read',
+  'parameters.too.many': 'read',
+  'querystring.parse.rangeError': 'read',
+  'entity.too.large': 'payload_too_large',
+  'charset.unsupported': 'unsupported_media_type',
+  'encoding.unsupported': 'unsupported_media_type',
+  // Fewer or more bytes than the declared Content-Length: not a readable body.
+  'request.size.invalid': 'invalid_json',
+  'request.aborted': 'client_closed_request',
+  // The request stream was consumed or set to text by other code first: the server's fault.
+  'stream.encoding.set': 'internal_error',
+  'stream.not.readable': 'internal_error',
+};
+
+/** What the core reads for an app parser's error on an API path, or undefined for an error that is not a parser's. */
+function refusedBody(error: unknown): RequestBody | undefined {
+  const { type, body, message } = (error ?? {}) as { type?: unknown; body?: unknown; message?: unknown };
+  const answer = typeof type === 'string' && Object.hasOwn(PARSER_ERRORS, type) ? PARSER_ERRORS[type] : undefined;
+  const detail = typeof message === 'string' ? message : String(type);
+  switch (answer) {
+    case undefined:
+      return undefined;
+    case 'read':
+      if (typeof body === 'string' || body instanceof Uint8Array) return body;
+      return failingBody(new LookupError('invalid_json', `request body is not valid: ${detail}`));
+    case 'client_closed_request':
+      return failingBody(clientClosed(error));
+    case 'payload_too_large':
+      return failingBody(new LookupError(answer, 'request body exceeds the size limit'));
+    case 'unsupported_media_type':
+      return failingBody(new LookupError(answer, `request body cannot be read: ${detail}`));
+    case 'invalid_json':
+      return failingBody(new LookupError(answer, `request body is not valid: ${detail}`));
+    case 'internal_error':
+      // As a cause, so the core passes it to onError; the client hears only "unexpected".
+      return failingBody(new LookupError(answer, 'unexpected server error', { cause: error }));
+  }
 }
 
 /**

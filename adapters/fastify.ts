@@ -47,10 +47,25 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   return reply;
 }
 
-/** `url` without the mount prefix, or null when it is not under it. */
-function withoutPrefix(url: string, prefix: string): string | null {
-  if (!prefix) return url;
-  return url.startsWith(prefix) ? url.slice(prefix.length) || '/' : null;
+/** `url` without `base` (a prefix as `mountPath` gives it), or null when it is not under it. */
+function withoutPrefix(url: string, base: string): string | null {
+  if (!base) return url;
+  if (!url.startsWith(base)) return null;
+  // Under `/x`, but not `/xy`: the prefix ends where a path segment does.
+  const next = url.charCodeAt(base.length);
+  if (next === 0x2f /* / */) return url.slice(base.length);
+  if (Number.isNaN(next) || next === 0x3f /* ? */) return `/${url.slice(base.length)}`;
+  return null;
+}
+
+/**
+ * A `register` prefix as the path Fastify mounts routes under: a trailing `/` dropped
+ * (`register(p, { prefix: '/x/' })` serves `/x/healthz`, while `fastify.prefix` is then `/x/`),
+ * a missing leading one added; '' for none or for `/`.
+ */
+function mountPath(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, '');
+  return trimmed === '' || trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
 }
 
 /**
@@ -79,8 +94,9 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
   answerConnectRequests(fastify.server, api);
 
   const cork = createTurnCork();
+  const base = mountPath(fastify.prefix);
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    forward(api, cork, request, reply, withoutPrefix(request.url, fastify.prefix) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
+    forward(api, cork, request, reply, withoutPrefix(request.url, base) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
   fastify.all('/v1/*', handler);
   for (const mount of api.assetMounts) fastify.all(`${mount}*`, handler);
   fastify.route({ method: ['GET', 'HEAD'], url: HEALTH_PATH, handler, exposeHeadRoute: false });
@@ -95,10 +111,10 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
  * @param options.prefix the `prefix` the plugin is registered with, if any. @default ''
  */
 export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } = {}) {
-  const prefix = options.prefix ?? '';
+  const base = mountPath(options.prefix ?? '');
   const cork = createTurnCork();
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const url = withoutPrefix(request.raw.url ?? '/', prefix);
+    const url = withoutPrefix(request.raw.url ?? '/', base);
     if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, cork, request, reply, url, request.raw);
     const statusCode = error.statusCode ?? 400;
     return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });

@@ -111,21 +111,18 @@ export function clientClosed(cause?: unknown): LookupError {
 
 /**
  * Decode a request body into a plain object: JSON (the default when no type is sent) or an
- * HTML form. Anything else is 415; JSON that does not parse, or is not an object, is 400.
+ * HTML form. Anything else is 415; JSON that does not parse, or is not an object, is 400. A
+ * repeated form field reads as its first non-empty value, as a repeated query parameter does.
  */
 export async function parseBody(
   body: RequestBody | undefined,
   headers: Readonly<Record<string, string | string[] | undefined>>,
   limit: number,
 ): Promise<Record<string, unknown>> {
-  if (body !== undefined && typeof body === 'object' && 'parsed' in body) return asObject(body.parsed);
+  if (body !== undefined && typeof body === 'object' && 'parsed' in body) return parsedBody(body.parsed, headers, limit);
   const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
-  const contentType = firstHeader(headers['content-type']);
-  // The usual header as it is, without a split, a trim and a lower-casing on every POST.
-  const type = contentType === 'application/json' ? contentType : (contentType ?? '').split(';')[0].trim().toLowerCase();
-  if (type === 'application/x-www-form-urlencoded') {
-    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-  }
+  const type = mediaType(headers);
+  if (type === FORM) return formFields(raw.toString('utf8'));
   if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
     throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
   }
@@ -139,9 +136,90 @@ export async function parseBody(
   return asObject(value);
 }
 
+const FORM = 'application/x-www-form-urlencoded';
+
+/** The Content-Type's media type, lower-cased without parameters ('' when none is sent). */
+function mediaType(headers: Readonly<Record<string, string | string[] | undefined>>): string {
+  const contentType = firstHeader(headers['content-type']);
+  // The usual header as it is, without a split, a trim and a lower-casing on every POST.
+  return contentType === 'application/json' ? contentType : (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** An HTML form's fields; a field given more than once keeps its first non-empty value. */
+function formFields(text: string): Record<string, unknown> {
+  const fields = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (!fields.get(name)) fields.set(name, value);
+  }
+  return Object.fromEntries(fields);
+}
+
+/**
+ * A body a framework's parser read before the API (`express.json()`, `express.urlencoded()`),
+ * held to the same `limit` as one the API reads: by its declared Content-Length, which counts
+ * the bytes that came in; and when there is none (a chunked body) or it counted compressed
+ * bytes that the parser inflated, by the bytes of what the parser made of it (see
+ * `contentBytes`). A form parser's repeated fields (arrays) read as their first non-empty value.
+ */
+function parsedBody(parsed: unknown, headers: Readonly<Record<string, string | string[] | undefined>>, limit: number): Record<string, unknown> {
+  const declared = firstHeader(headers['content-length']);
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  const encoding = firstHeader(headers['content-encoding']);
+  const inflated = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+  if ((declared === undefined || inflated) && contentBytes(parsed, limit) > limit) throw tooLarge(limit);
+  const fields = asObject(parsed);
+  return mediaType(headers) === FORM ? firstOfRepeated(fields) : fields;
+}
+
+/**
+ * The UTF-8 bytes of the keys and strings of a parsed body, plus one for each other value: a
+ * lower bound of the size of any JSON or form encoding of it, so a body within the limit is
+ * never refused for it, while one whose content alone is over it is. Whitespace, quotes and
+ * escapes the sender added are not counted (they were read and dropped by the app's parser,
+ * under its own limit). Stops counting once past `limit`; walks without recursion, so a deeply
+ * nested body cannot overflow the stack.
+ */
+function contentBytes(value: unknown, limit: number): number {
+  let bytes = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && bytes <= limit) {
+    const item = pending.pop();
+    if (typeof item === 'string') bytes += Buffer.byteLength(item);
+    else if (Array.isArray(item)) {
+      bytes += 1;
+      for (const element of item) pending.push(element);
+    } else if (item !== null && typeof item === 'object') {
+      bytes += 1;
+      for (const [name, field] of Object.entries(item)) {
+        bytes += Buffer.byteLength(name);
+        pending.push(field);
+      }
+    } else if (item !== undefined) bytes += 1;
+  }
+  return bytes;
+}
+
+/**
+ * A parsed form's fields with each repeated one (an array of values, as qs and Node's
+ * querystring give it) reduced to its first non-empty string, or its first string when all are
+ * empty. The app's object is not changed; a parser that kept only the last value left nothing to
+ * choose from.
+ */
+function firstOfRepeated(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.values(fields).some(Array.isArray)) return fields;
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, value]): [string, unknown] => {
+      if (!Array.isArray(value)) return [name, value];
+      const strings = value.filter((item): item is string => typeof item === 'string');
+      return [name, strings.find((item) => item !== '') ?? strings[0] ?? value];
+    }),
+  );
+}
+
+/** An empty body (undefined) has no fields; any JSON value but an object, `null` included, is refused. */
 function asObject(value: unknown): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw refusal('invalid_json', 'request body must be a JSON object');
   }
   return value as Record<string, unknown>;

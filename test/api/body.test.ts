@@ -43,6 +43,64 @@ describe('request bodies', () => {
     expect(await codeOf(parseBody('"text"', json, 100))).toBe('invalid_json');
   });
 
+  it('refuses a JSON null as any other non-object, and keeps an empty body as no fields', async () => {
+    expect(await codeOf(parseBody('null', json, 100))).toBe('invalid_json');
+    expect(await codeOf(parseBody(' null ', {}, 100))).toBe('invalid_json');
+    expect(await codeOf(parseBody({ parsed: null }, json, 100))).toBe('invalid_json');
+    expect(await codeOf(parseBody({ parsed: 123 }, json, 100))).toBe('invalid_json');
+    // No bytes at all, sent or parsed: no fields, as before.
+    expect(await parseBody('', json, 100)).toEqual({});
+    expect(await parseBody(Buffer.alloc(0), {}, 100)).toEqual({});
+    expect(await parseBody({ parsed: undefined }, json, 100)).toEqual({});
+  });
+
+  it('reads a repeated form field as its first non-empty value, as a repeated query parameter', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    expect(await parseBody('password=123456&password=x', form, 100)).toEqual({ password: '123456' });
+    expect(await parseBody('ua=&ua=curl%2F8&ua=wget&x=1&x=', form, 100)).toEqual({ ua: 'curl/8', x: '1' });
+    expect(await parseBody('ua=&ua=', form, 100)).toEqual({ ua: '' });
+    // Names that are also Object.prototype's own are fields like any other.
+    expect(await parseBody('constructor=a&constructor=b&__proto__=c', form, 100)).toEqual(
+      Object.fromEntries([
+        ['constructor', 'a'],
+        ['__proto__', 'c'],
+      ]),
+    );
+  });
+
+  it("reads a form parser's repeated fields (arrays) as their first non-empty value, without changing its object", async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+    const parsed = { password: ['', '123456', 'x'], ua: 'curl/8', empty: ['', ''], nested: [{ a: '1' }] };
+    expect(await parseBody({ parsed }, form, 1000)).toEqual({ password: '123456', ua: 'curl/8', empty: '', nested: [{ a: '1' }] });
+    expect(parsed.password).toEqual(['', '123456', 'x']);
+    // A JSON array is a value, not a repeated field.
+    expect(await parseBody({ parsed: { inputs: ['', 'a'] } }, json, 1000)).toEqual({ inputs: ['', 'a'] });
+  });
+
+  it('holds a body a framework parsed to the limit by its declared length', async () => {
+    const parsed = { ua: 'x' };
+    expect(await codeOf(parseBody({ parsed }, { ...json, 'content-length': '101' }, 100))).toBe('payload_too_large');
+    expect(await parseBody({ parsed }, { ...json, 'content-length': '100' }, 100)).toEqual(parsed);
+  });
+
+  it('holds a parsed chunked or inflated body to the limit by its content, never refusing one that fit', async () => {
+    const big = { ua: 'x'.repeat(200) };
+    // No Content-Length (chunked): the bytes of its keys and strings are counted.
+    expect(await codeOf(parseBody({ parsed: big }, json, 100))).toBe('payload_too_large');
+    expect(await codeOf(parseBody({ parsed: { inputs: Array(60).fill('ab') } }, json, 100))).toBe('payload_too_large');
+    // '{"ua":"<95 x>"}' is 104 bytes as JSON; its content, 97, is what is held to the limit.
+    const near = { ua: 'x'.repeat(95) };
+    expect(await parseBody({ parsed: near }, json, 100)).toEqual(near);
+    // A compressed body's declared length counts compressed bytes: its content is counted too.
+    expect(await codeOf(parseBody({ parsed: big }, { ...json, 'content-length': '40', 'content-encoding': 'gzip' }, 100))).toBe('payload_too_large');
+    expect(await parseBody({ parsed: big }, { ...json, 'content-length': '40', 'content-encoding': 'identity' }, 100)).toEqual(big);
+    // Nested far deeper than a recursive walk could go: counted (one byte a level) without overflowing.
+    let deep: unknown = 'end';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(await codeOf(parseBody({ parsed: { deep } }, json, 100_000))).toBe('payload_too_large');
+    expect((await parseBody({ parsed: { deep } }, json, 1_000_000)).deep).toBe(deep);
+  });
+
   it('rejects other media types with unsupported_media_type', async () => {
     expect(await codeOf(parseBody('ua', { 'content-type': 'text/plain' }, 100))).toBe('unsupported_media_type');
     expect(await codeOf(parseBody('ua', { 'content-type': 'application/jsonx' }, 100))).toBe('unsupported_media_type');

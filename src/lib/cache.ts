@@ -6,6 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { SeclookupError, invalidOption } from '../errors.js';
+import { checkMs, createDeadlineGroup } from './deadline.js';
 import { isPromise, type MaybePromise } from './outcome.js';
 
 /**
@@ -56,8 +57,12 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore 
 
 /** One product's view of a store: keys are its normalized inputs. */
 export interface ProductCache<Value> {
-  /** The cached value for a normalized input, or undefined. A failing store reads as a miss. */
-  get(input: string): MaybePromise<Value | undefined>;
+  /**
+   * The cached value for a normalized input, or undefined. A failing store reads as a miss, and
+   * so does one that has not answered within the cache's deadline, or a value `accept` refuses
+   * (an entry of another shape: another version's, on a shared store); each is reported.
+   */
+  get(input: string, accept?: (value: unknown) => boolean): MaybePromise<Value | undefined>;
   /** Remember a value (for `ttlMs`, else the cache's TTL); a failing store is reported to `onError` and otherwise ignored. */
   set(input: string, value: Value, ttlMs?: number): void;
   /** Forget a value (data behind it changed: scamrisk after a report); a failing store is reported and ignored. */
@@ -71,7 +76,12 @@ export interface ProductCacheOptions {
   ttlMs?: number;
   /** Told when the store fails; the lookup still answers, uncached. @default none */
   onError?: (error: unknown) => void;
+  /** How long a read of an asynchronous store may take before it counts as a failed one (a miss). @default 1000 */
+  timeoutMs?: number;
 }
+
+/** Deadline of a cache read, unless told: a cache slower than this is no help to a lookup. */
+const DEFAULT_CACHE_TIMEOUT_MS = 1_000;
 
 /**
  * A product's cache over a store. A cache is an optimisation: when the store fails, a read is
@@ -85,11 +95,17 @@ export function createProductCache<Value>(store: CacheStore, options: ProductCac
     report(error);
     return undefined;
   };
+  // One sweep for every read in flight, not a timer per read (deadline.ts).
+  const bounded = createDeadlineGroup(checkMs(options.timeoutMs ?? DEFAULT_CACHE_TIMEOUT_MS, 'cache timeoutMs'), 'the cache store');
+  const checked = (value: unknown, accept: ((value: unknown) => boolean) | undefined): Value | undefined =>
+    value === undefined || accept === undefined || accept(value)
+      ? (value as Value | undefined)
+      : miss(new TypeError('an entry of another shape (written by another version?)'));
   return {
-    get(input) {
+    get(input, accept) {
       try {
-        const value = store.get(prefix + input) as MaybePromise<Value | undefined>;
-        return isPromise(value) ? value.catch(miss) : value;
+        const value = store.get(prefix + input);
+        return isPromise(value) ? bounded(value).then((found) => checked(found, accept), miss) : checked(value, accept);
       } catch (error) {
         return miss(error);
       }

@@ -68,8 +68,8 @@ export function observeCache<Value>(cache: ProductCache<Value>, product: string,
     return value;
   };
   return {
-    get(input) {
-      const value = cache.get(input);
+    get(input, accept) {
+      const value = cache.get(input, accept);
       return isPromise(value) ? value.then(told) : told(value);
     },
     set: (input, value, ttlMs) => cache.set(input, value, ttlMs),

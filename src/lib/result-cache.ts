@@ -59,11 +59,18 @@ export function createResultCache<Result>(
 
   return {
     lookup(key, compute) {
-      const hit = cache?.get(key);
+      const hit = cache?.get(key, isCachedResult);
       if (isPromise(hit)) return hit.then((found) => (found ? outcome(found, true) : miss(key, compute)));
       return hit ? outcome(hit, true) : miss(key, compute);
     },
   };
+}
+
+/** An entry this code wrote: a shared store may hold another version's, which reads as a miss. */
+function isCachedResult(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { result, json } = value as Partial<CachedResult<unknown>>;
+  return typeof json === 'string' && typeof result === 'object' && result !== null;
 }
 
 /**

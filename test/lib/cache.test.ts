@@ -74,4 +74,30 @@ describe('createProductCache', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(errors.map((e) => isSeclookupError(e, 'store_failed'))).toEqual([true]);
   });
+
+  it('reads a store that never answers as a miss once the deadline has passed, and reports it', async () => {
+    const errors: unknown[] = [];
+    const hanging: CacheStore = { get: () => new Promise(() => {}), set: () => {}, delete: () => {} };
+    const cache = createProductCache<string>(hanging, { timeoutMs: 40, onError: (error) => errors.push(error) });
+    expect(await cache.get('x')).toBeUndefined();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'store_failed', cause: { code: 'timeout', message: 'the cache store did not answer within 40 ms' } });
+  });
+
+  it('reads an entry the caller does not accept (another shape) as a miss, and reports it; sync and async alike', async () => {
+    const errors: unknown[] = [];
+    const isText = (value: unknown) => typeof value === 'string';
+    const sync = createProductCache<string>(createMemoryCache(), { onError: (error) => errors.push(error) });
+    sync.set('a', 'text');
+    sync.set('b', [0, { something: 'else' }] as unknown as string);
+    expect([sync.get('a', isText), sync.get('b', isText), sync.get('b')]).toEqual(['text', undefined, [0, { something: 'else' }]]);
+    const memory = createMemoryCache();
+    const async = createProductCache<string>({ ...memory, get: async (key) => memory.get(key) }, { onError: (error) => errors.push(error) });
+    memory.set('b', 5, 0);
+    expect(await async.get('b', isText)).toBeUndefined();
+    expect(errors.map((error) => (error as { cause?: Error }).cause?.message)).toEqual([
+      'an entry of another shape (written by another version?)',
+      'an entry of another shape (written by another version?)',
+    ]);
+  });
 });

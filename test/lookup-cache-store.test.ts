@@ -1,0 +1,39 @@
+/**
+ * `createLookup({ cache })` over a shared store that misbehaves in the two ways a store's own
+ * errors do not cover: it holds an entry of another shape (another version's, during a rolling
+ * upgrade on one Redis), or it never answers. Either way a lookup answers, uncached, and
+ * `onCacheError` is told (docs/library.md: "lookups then run uncached, never fail because of it").
+ */
+import { describe, expect, it } from 'vitest';
+import { isSeclookupError } from '../src/errors.js';
+import { type CacheStore, createMemoryCache } from '../src/lib/cache.js';
+import { createLookup } from '../src/lookup.js';
+
+const UA = 'curl/8.5.0';
+
+describe('createLookup over a shared cache store', () => {
+  it('reads an entry of another shape as a miss, tells onCacheError, and stores its own in its place', async () => {
+    const store = createMemoryCache();
+    store.set(`useragent:${UA}`, [0, { something: 'else' }], 0);
+    const failures: unknown[] = [];
+    const lookup = createLookup({ cache: store, onCacheError: (error) => failures.push(error) });
+    const first = await lookup.detailed.useragent(UA);
+    expect(first.cached).toBe(false);
+    expect(first.result).toMatchObject({ user_agent: UA, is_bot: true });
+    expect(failures).toHaveLength(1);
+    expect(isSeclookupError(failures[0], 'store_failed')).toBe(true);
+    const second = await lookup.detailed.useragent(UA);
+    expect([second.cached, second.result.user_agent]).toEqual([true, UA]);
+    expect(failures).toHaveLength(1);
+  });
+
+  it('answers when the store never does, once the cache deadline (1 s) has passed, and tells onCacheError', async () => {
+    const failures: unknown[] = [];
+    const silent: CacheStore = { get: () => new Promise(() => {}), set: () => {}, delete: () => {} };
+    const lookup = createLookup({ cache: silent, onCacheError: (error) => failures.push(error) });
+    const outcome = await lookup.detailed.useragent(UA);
+    expect(outcome.cached).toBe(false);
+    expect(outcome.result).toMatchObject({ user_agent: UA });
+    expect(failures).toEqual([expect.objectContaining({ code: 'store_failed', cause: expect.objectContaining({ code: 'timeout' }) })]);
+  });
+});

@@ -16,7 +16,8 @@ import { isPromise } from '../src/lib/outcome.js';
  */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
   // The core builds a fresh response per request, so its headers can take the length directly.
-  response.headers['content-length'] = String(Buffer.byteLength(response.body));
+  // A HEAD answer comes with GET's length already (and no body).
+  response.headers['content-length'] ??= String(Buffer.byteLength(response.body));
   // A `Connection: close` from the core (serve's drain, shutdown.ts) ends the connection after
   // this answer, and Node drops the answers queued behind it: while a later request on the
   // connection is still owed its answer, the close is left to that answer, which carries it too.

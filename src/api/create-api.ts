@@ -152,6 +152,8 @@ export function createApi(givenOptions: ApiOptions): Api {
     body: string,
     errorCode: ErrorCode | null,
   ): ApiResponse {
+    // HEAD: GET's headers, Content-Length included (RFC 9110 8.6: the GET body's length), no body.
+    if (method === 'HEAD') headers['content-length'] = String(Buffer.byteLength(body));
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
       time: isoNow(),

@@ -322,6 +322,22 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expect(reply.body.error_code).toBeUndefined();
     });
 
+    it('answers HEAD with the status and headers of GET, Content-Length the length of its body, and no body', async () => {
+      const { secretKey } = await main.keys('webhookip');
+      for (const path of ['/healthz', '/v1/webhookip/lookup/140.82.112.5', '/v1/webhookip/nope', '/widget/api.js']) {
+        const headers = { authorization: `Bearer ${secretKey}` };
+        const get = await fetch(main.url(path), { headers });
+        const body = await get.text();
+        const head = await fetch(main.url(path), { method: 'HEAD', headers });
+        expect({ path, status: head.status, length: head.headers.get('content-length'), body: await head.text() }).toEqual({
+          path,
+          status: get.status,
+          length: String(Buffer.byteLength(body)),
+          body: '',
+        });
+      }
+    });
+
     it.each([
       ['an unknown route of a product', '/v1/useragent/nope'],
       ['an unknown route of a service product', '/v1/captcha/lookup'],

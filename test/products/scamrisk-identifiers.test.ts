@@ -129,7 +129,9 @@ describe('url and domain', () => {
 
 describe('email, ip, username, address', () => {
   it('tables', () => {
-    expect(norm('email', ' John.Doe@EXAMPLE.com ').normalized).toBe('john.doe@example.com');
+    expect(norm('email', ' John.Doe@EXAMPLE.com ')).toMatchObject({ normalized: 'john.doe@example.com', masked: 'j***@example.com' });
+    // Masked from the normalized form: every spelling shares one cache entry, so none may show its casing.
+    expect(norm('email', 'ZED@example.org').masked).toBe(norm('email', 'zed@example.org').masked);
     refused('email', 'john@');
     refused('email', 'nobody');
     expect(norm('ip', '2606:4700:0:0:0:0:0:1111 ').normalized).toBe('2606:4700::1111');

@@ -89,8 +89,9 @@ export function parseIdentifier(type: IdentifierType, value: string, options: { 
 function email(text: string): Identifier {
   const parsed = normalizeEmail(text);
   if (!parsed.valid) throw refuse('email', parsed.reason);
-  const normalized = `${parsed.local.toLowerCase()}@${parsed.domain}`;
-  return { type: 'email', normalized, masked: maskEmail(parsed.local, parsed.domain), email: parsed };
+  const local = parsed.local.toLowerCase();
+  // Masked from the normalized form: results are cached by it, so the first caller's casing must not show in another's answer.
+  return { type: 'email', normalized: `${local}@${parsed.domain}`, masked: maskEmail(local, parsed.domain), email: parsed };
 }
 
 function phone(text: string, region: string | undefined): Identifier {

@@ -113,4 +113,15 @@ export { mmdbAsnSource } from './products/geoip/asn-source.js';
 export type { GeoIpResult, GeoIpEngineOptions, GeoIpDatabases, GeoIpDatabaseInfo, GeoIpFileInfo, AsnSource } from './products/geoip/types.js';
 export type { GeoIpEngine } from './products/geoip/engine.js';
 export type { TimezoneResult } from './products/timezone/types.js';
+export type { RiskScoreResult, RiskScoreEngineOptions, RiskScoreLocation, RiskScoreNetwork } from './products/riskscore/types.js';
+export type {
+  ScamriskResult,
+  ScamriskEngineOptions,
+  ScamriskRequest,
+  Signal as ScamriskSignal,
+  SignalCode as ScamriskSignalCode,
+  RiskLevel as ScamriskRiskLevel,
+  Recommendation as ScamriskRecommendation,
+  IdentifierType as ScamriskIdentifierType,
+} from './products/scamrisk/types.js';
 export type { TimezoneEngine } from './products/timezone/engine.js';

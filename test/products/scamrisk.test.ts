@@ -252,7 +252,7 @@ describe('HTTP', () => {
     });
     expect(reply.status).toBe(200);
     expect(reply.body.report).toMatchObject({
-      identifier: { type: 'email', masked: 'B***@example.com' },
+      identifier: { type: 'email', masked: 'b***@example.com' },
       category: 'phishing',
       reporter: 'help-desk',
       verified: false,

@@ -2,12 +2,22 @@
  * The engines behind `createLookup`, over a list of product modules: built on first use (or all
  * at once with `eager` / `load()`), so one product's missing dataset never stops another.
  */
-import { invalidOption, SeclookupError } from './errors.js';
+import { invalidOption, isSeclookupError, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from './lib/cache.js';
 import { bundledDataDir } from './lib/datasets.js';
-import { createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
+import { checkDnsResolverOptions, createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
 import { addUpstreamObserver, observeCache } from './lib/observe.js';
-import { createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
+import {
+  checkKnownNames,
+  checkOptionalBoolean,
+  checkOptionalFunction,
+  checkOptionsObject,
+  closestName,
+  describeValue,
+  invalidOptionFrom,
+  isOptionsObject,
+} from './lib/option-checks.js';
+import { checkAllowPrivateTargets, createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { Lookup, LookupOptions } from './lookup.js';
 import type { ProductId } from './products/catalog.js';
@@ -16,10 +26,64 @@ import type { BuiltProductId } from './products/registry.js';
 
 type Built = { engine: AnyEngine } | { error: unknown };
 
-/** A product's options given as something else than an object, or with a name it does not know (a typo), are refused. */
-function checkProductOptions(modules: readonly AnyProductModule[], options: LookupOptions): void {
+/** The options `createLookup` takes beside the products' (each product's id): the compiler keeps the list complete. */
+const GENERAL_OPTIONS: { readonly [Name in Exclude<keyof LookupOptions, BuiltProductId>]-?: true } = {
+  dataDir: true,
+  cache: true,
+  eager: true,
+  dns: true,
+  outbound: true,
+  observer: true,
+  onCacheError: true,
+  now: true,
+};
+
+/**
+ * Every configuration mistake `createLookup` can see without building an engine: the options
+ * themselves, a name it does not know (a typo, at the top level or in a product's options), and
+ * each option's type and range (each product's `checkOptions`). TypeError `invalid_option`
+ * naming the option. Cheap: no file is read and no engine is built.
+ */
+function checkLookupOptions(modules: readonly AnyProductModule[], given: unknown): LookupOptions {
+  const options = checkOptionsObject(given, 'createLookup: options', 'an object');
+  const productIds = modules.map((module) => module.id);
+  const unknown = Object.keys(options).find((name) => !Object.hasOwn(GENERAL_OPTIONS, name) && !productIds.includes(name as ProductId));
+  if (unknown !== undefined) {
+    const meant = closestName(unknown, [...Object.keys(GENERAL_OPTIONS), ...productIds]);
+    throw invalidOption(
+      `createLookup: ${unknown} is not an option${meant ? ` (did you mean ${meant}?)` : ''}; options: ${Object.keys(GENERAL_OPTIONS).join(', ')}, and per product: ${productIds.join(', ')}`,
+    );
+  }
+  if (options.dataDir !== undefined && (typeof options.dataDir !== 'string' || options.dataDir === ''))
+    throw invalidOption(`createLookup: dataDir must be a folder path (got ${describeValue(options.dataDir)})`);
+  const { cache } = options;
+  if (cache !== undefined && !(isOptionsObject(cache) && ['get', 'set', 'delete'].every((method) => typeof cache[method] === 'function')))
+    throw invalidOption(`createLookup: cache must be a CacheStore (get, set, delete), such as createMemoryCache() (got ${describeValue(cache)})`);
+  checkOptionalBoolean(options.eager, 'createLookup: eager');
+  if (options.dns !== undefined && !isResolver(options.dns as DnsResolver)) checkDnsResolverOptions(options.dns, 'dns');
+  if (options.outbound !== undefined) {
+    const outbound = checkOptionsObject(options.outbound, 'createLookup: outbound', '{ allowPrivateTargets }');
+    checkKnownNames(outbound, ['allowPrivateTargets'], 'createLookup: outbound');
+  }
+  const { observer } = options;
+  if (observer !== undefined) {
+    const hooks = checkOptionsObject(observer, 'createLookup: observer', 'a LookupObserver { cache?, upstream? }, such as createMetrics().observer');
+    checkOptionalFunction(hooks.cache, 'createLookup: observer.cache');
+    checkOptionalFunction(hooks.upstream, 'createLookup: observer.upstream');
+  }
+  checkOptionalFunction(options.onCacheError, 'createLookup: onCacheError');
+  checkOptionalFunction(options.now, 'createLookup: now');
+  checkProductOptions(modules, options);
+  return options as LookupOptions;
+}
+
+/**
+ * A product's options given as something else than an object, or with a name it does not know
+ * (a typo), are refused; then the product checks their types and ranges (its `checkOptions`).
+ */
+function checkProductOptions(modules: readonly AnyProductModule[], options: Readonly<Record<string, unknown>>): void {
   for (const module of modules) {
-    const given: unknown = (options as Record<string, unknown>)[module.id];
+    const given: unknown = options[module.id];
     if (given === undefined) continue;
     if (typeof given !== 'object' || given === null || Array.isArray(given)) throw invalidOption(`createLookup: ${module.id} options must be an object`);
     const [unknown] = unknownOptionNames(module, given);
@@ -29,6 +93,7 @@ function checkProductOptions(modules: readonly AnyProductModule[], options: Look
         `createLookup: ${module.id}.${unknown} is not an option of ${module.id} (${known.length > 0 ? `its options: ${known.join(', ')}` : 'it has none'})`,
       );
     }
+    module.checkOptions?.(given as Readonly<Record<string, unknown>>);
   }
 }
 
@@ -36,15 +101,15 @@ function checkProductOptions(modules: readonly AnyProductModule[], options: Look
  * `createLookup` over the modules given: one method per module, engines built on first use. The
  * CLI's `lookup` passes one product's modules (and those it needs), loaded alone.
  */
-export function createLookupOf(modules: readonly AnyProductModule[], options: LookupOptions = {}): Lookup {
-  checkProductOptions(modules, options);
+export function createLookupOf(modules: readonly AnyProductModule[], given: LookupOptions = {}): Lookup {
+  const options = checkLookupOptions(modules, given);
   const byId = new Map(modules.map((module) => [module.id, module]));
   const dataDir = options.dataDir ?? bundledDataDir();
   const now = options.now ?? Date.now;
   const built = new Map<ProductId, Built>();
   let resolver: DnsResolver | undefined;
   // Built now, so a bad allowPrivateTargets CIDR throws from createLookup.
-  const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: options.outbound?.allowPrivateTargets });
+  const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: allowPrivateTargets(options.outbound?.allowPrivateTargets) });
   const outbound = (): OutboundGuard => guard;
   const dns = (): DnsResolver =>
     (resolver ??= isResolver(options.dns)
@@ -94,9 +159,21 @@ export function createLookupOf(modules: readonly AnyProductModule[], options: Lo
     };
   }
 
-  function load(products: readonly BuiltProductId[] = modules.map((m) => m.id as BuiltProductId)): void {
+  /** What `load` was asked for: every product, one id, or a list of ids, each one of these modules'. */
+  function productsToLoad(products: unknown): ProductId[] {
+    if (products === undefined) return [...byId.keys()];
+    const list: unknown = typeof products === 'string' ? [products] : products;
+    if (!Array.isArray(list)) throw invalidOption(`load: products must be a product id or an array of them (got ${describeValue(products)})`);
+    for (const id of list) {
+      if (typeof id !== 'string' || !byId.has(id as ProductId))
+        throw invalidOption(`load: ${describeValue(id)} is not a product with a lookup engine (products: ${[...byId.keys()].join(', ')})`);
+    }
+    return list as ProductId[];
+  }
+
+  function load(products?: BuiltProductId | readonly BuiltProductId[]): void {
     const failures: { id: string; error: unknown }[] = [];
-    for (const id of products) {
+    for (const id of productsToLoad(products)) {
       try {
         engine(id);
       } catch (error) {
@@ -108,6 +185,10 @@ export function createLookupOf(modules: readonly AnyProductModule[], options: Lo
     const message = failures
       .map(({ id, error }) => `${id}: ${(error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '')}`)
       .join('\n');
+    // A configuration mistake only the build could see (a zone name its data file does not
+    // define) is said as one: fix the options first. Else the first failure's code.
+    const mistake = failures.find(({ error }) => isSeclookupError(error, 'invalid_option'));
+    if (mistake) throw invalidOptionFrom(message, mistake.error);
     const first = failures[0].error;
     throw new SeclookupError(first instanceof SeclookupError ? first.code : 'dataset_invalid', message, { cause: first });
   }
@@ -115,11 +196,17 @@ export function createLookupOf(modules: readonly AnyProductModule[], options: Lo
   const calls: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
   const detailed: Record<string, (...args: unknown[]) => Promise<LookupOutcome<object>>> = {};
   for (const module of modules) {
-    detailed[module.id] = async (...args) => {
+    const outcomeOf = async (args: unknown[]) => {
       const productEngine = engine(module.id);
       return productEngine.lookup(productEngine.prepare(...args));
     };
-    calls[module.id] = async (...args) => (await detailed[module.id](...args)).result;
+    // A plain object: a cached outcome's `result` is a getter (made on first read), which a
+    // spread, JSON.stringify or structuredClone of the outcome would not carry.
+    detailed[module.id] = async (...args) => {
+      const outcome = await outcomeOf(args);
+      return { ...outcome, result: outcome.result };
+    };
+    calls[module.id] = async (...args) => (await outcomeOf(args)).result;
   }
 
   async function close(): Promise<void> {
@@ -143,4 +230,14 @@ export function createLookupOf(modules: readonly AnyProductModule[], options: Lo
 
 function isResolver(value: DnsResolverOptions | DnsResolver | undefined): value is DnsResolver {
   return typeof (value as DnsResolver | undefined)?.resolve === 'function';
+}
+
+/** `outbound.allowPrivateTargets`, checked and normalized (TypeError `invalid_option` naming it and the CIDR). */
+function allowPrivateTargets(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return checkAllowPrivateTargets(value);
+  } catch (error) {
+    throw invalidOptionFrom(`createLookup: outbound.${(error as Error).message}`, error);
+  }
 }

@@ -84,10 +84,13 @@ export interface Lookup extends LookupCalls {
    */
   engine<Id extends BuiltProductId>(id: Id): ProductEngine<Id>;
   /**
-   * Build the engines of `products` (default: every built product) now. Throws one
-   * SeclookupError listing every product whose data failed to load.
+   * Build the engines of `products` (one product id, a list of them, default: every built
+   * product) now. Throws one SeclookupError listing every product whose data failed to load, or,
+   * when a failure is a configuration mistake only the build could see (a zone name its data
+   * file does not define), a TypeError `invalid_option` listing them. A name that is not a
+   * product's is refused first, with `invalid_option`.
    */
-  load(products?: readonly BuiltProductId[]): void;
+  load(products?: BuiltProductId | readonly BuiltProductId[]): void;
   /**
    * Release what the built engines hold open (file watches, scamrisk's report database). Lookups
    * after it may fail. Engines are closed in the order they were built; the first error is thrown
@@ -97,7 +100,10 @@ export interface Lookup extends LookupCalls {
 }
 
 /**
- * Build the lookup engines.
+ * Build the lookup engines. Every configuration mistake it can see without reading data (an
+ * option of the wrong type or out of range, a misspelled name, at the top level or in a
+ * product's options) throws here, a TypeError with `code: 'invalid_option'` naming the option;
+ * engines are still built on first use (or by `eager` / `load()`).
  *
  * @example
  * const lookup = createLookup();

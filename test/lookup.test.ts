@@ -93,6 +93,17 @@ describe('createLookup', () => {
     expect(lookup.engine('webhookip').cidrCount).toBe(1);
   });
 
+  it('detailed answers a plain object: its result survives a spread, JSON and structuredClone, cached or not', async () => {
+    const lookup = createLookup();
+    for (const outcome of [await lookup.detailed.useragent(CHROME), await lookup.detailed.useragent(CHROME), await lookup.detailed.timezone('8.8.8.8')]) {
+      const { result } = outcome;
+      expect(Object.keys(outcome)).toContain('result');
+      expect({ ...outcome }.result).toEqual(result);
+      expect(JSON.parse(JSON.stringify(outcome)).result).toEqual(result);
+      expect(structuredClone(outcome).result).toEqual(result);
+    }
+  });
+
   it('validates input with LookupError before looking anything up', async () => {
     const lookup = createLookup();
     const error = await rejection(lookup.webhookip('10.0.0.1'));

@@ -20,8 +20,9 @@
  */
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { SeclookupError } from '../errors.js';
+import { invalidOption, SeclookupError } from '../errors.js';
 import type { DnsResolver } from './dns/index.js';
+import { describeValue, invalidOptionFrom } from './option-checks.js';
 import { createCidrMatcher, formatIp, normalizeCidrs, parseIp, type IpAddress } from './ip.js';
 import { ipv4NotRoutable, ipv6NotRoutable, type NotRoutable } from './ip-special.js';
 import type ipaddr from 'ipaddr.js';
@@ -34,6 +35,21 @@ export interface OutboundGuardOptions {
    * Only for tests and for operators who mean to look up their own network. @default none
    */
   allowPrivateTargets?: readonly string[];
+}
+
+/**
+ * `allowPrivateTargets`, checked and normalized: an array of CIDRs (a lone string is refused, not
+ * read letter by letter). TypeError `invalid_option` naming the option and the CIDR.
+ */
+export function checkAllowPrivateTargets(value: unknown): string[] {
+  if (!Array.isArray(value)) throw invalidOption(`allowPrivateTargets must be an array of CIDRs, such as ["127.0.0.0/8"] (got ${describeValue(value)})`);
+  const notText = value.findIndex((cidr) => typeof cidr !== 'string');
+  if (notText !== -1) throw invalidOption(`allowPrivateTargets[${notText}] must be a CIDR string (got ${describeValue(value[notText])})`);
+  try {
+    return normalizeCidrs(value);
+  } catch (error) {
+    throw invalidOptionFrom(`allowPrivateTargets: ${(error as Error).message}`, error);
+  }
 }
 
 /** A host that passed the guard: connect to `address`, never to `host` again. */
@@ -61,7 +77,8 @@ export interface OutboundGuard {
 }
 
 export function createOutboundGuard(options: OutboundGuardOptions): OutboundGuard {
-  const allowed = options.allowPrivateTargets?.length ? createCidrMatcher(normalizeCidrs(options.allowPrivateTargets)) : null;
+  const cidrs = options.allowPrivateTargets === undefined ? [] : checkAllowPrivateTargets(options.allowPrivateTargets);
+  const allowed = cidrs.length > 0 ? createCidrMatcher(cidrs) : null;
 
   function refusal(addr: IpAddress): NotRoutable | null {
     if (allowed?.(addr)) return null;

@@ -211,6 +211,14 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
   /** The names of its options (`createLookup({ <id>: options })`), for checking options given as JSON. */
   optionNames: OptionNames<Options>;
   /**
+   * Check its options' types and ranges (the object has only names from `optionNames`), throwing
+   * a TypeError `invalid_option` naming the option. `createLookup` calls it at construction, so
+   * a mistake is not found at the product's first call: cheap checks only (no file read, no
+   * engine built); what needs the data (a zone name looked up in its file) is checked by
+   * `createEngine`, which still checks everything.
+   */
+  checkOptions?(options: Readonly<Record<string, unknown>>): void;
+  /**
    * Build the engine. May throw SeclookupError `dataset_missing` / `dataset_invalid`. A product
    * that uses others types its context `EngineContext<Options, 'geoip' | ...>` and lists them in `needs`.
    */

@@ -16,6 +16,15 @@ import { invalidOption, SeclookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type CacheStore, type ProductCache } from '../cache.js';
 import { resolveTimeouts, type TimeoutOptions } from '../deadline.js';
 import { upstreamEnd, upstreamStart } from '../observe.js';
+import {
+  checkKnownNames,
+  checkOptionalCacheSize,
+  checkOptionalFunction,
+  checkOptionsObject,
+  checkTimeoutOptions,
+  describeValue,
+  isOptionsObject,
+} from '../option-checks.js';
 import { parseDnsServer, systemDnsServers, type DnsServer } from './servers.js';
 import { tcpExchange, udpExchange, type Exchange } from './transport.js';
 import {
@@ -95,6 +104,47 @@ export interface DnsResolver {
 }
 
 export const DNS_TIMEOUT_DEFAULTS = { connectMs: 1_000, totalMs: 2_000 } as const;
+
+const OPTION_NAMES = ['servers', 'timeouts', 'attempts', 'maxInFlight', 'cache', 'now', 'onCacheError'] as const;
+const CACHE_OPTION_NAMES = ['store', 'maxEntries', 'minTtl', 'maxTtl', 'maxNegativeTtl'] as const;
+
+/**
+ * The options' types and ranges, checked without reading /etc/resolv.conf or making anything
+ * (createLookup checks its `dns` option with it at construction; createDnsResolver again).
+ * TypeError `invalid_option` naming the option as `<label>.<name>`.
+ */
+export function checkDnsResolverOptions(value: unknown, label = 'dns'): void {
+  const options = checkOptionsObject(value, label, `DNS resolver options { ${OPTION_NAMES.join(', ')} } or a resolver from createDnsResolver`);
+  checkKnownNames(options, OPTION_NAMES, label);
+  const { servers } = options;
+  if (servers !== undefined) {
+    if (!Array.isArray(servers)) throw invalidOption(`${label}.servers must be an array of "host:port" strings (got ${describeValue(servers)})`);
+    servers.forEach((server: unknown, i: number) => {
+      if (typeof server !== 'string') throw invalidOption(`${label}.servers[${i}] must be a "host:port" string (got ${describeValue(server)})`);
+      parseDnsServer(server);
+    });
+  }
+  checkTimeoutOptions(options.timeouts, `${label}.timeouts`);
+  for (const name of ['attempts', 'maxInFlight'] as const) {
+    const count = options[name];
+    if (count !== undefined && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1))
+      throw invalidOption(`${label}.${name} must be a positive integer (got ${describeValue(count)})`);
+  }
+  checkOptionalFunction(options.now, `${label}.now`);
+  checkOptionalFunction(options.onCacheError, `${label}.onCacheError`);
+  if (options.cache === undefined) return;
+  const cache = checkOptionsObject(options.cache, `${label}.cache`, `{ ${CACHE_OPTION_NAMES.join(', ')} }`);
+  checkKnownNames(cache, CACHE_OPTION_NAMES, `${label}.cache`);
+  const { store } = cache;
+  if (store !== undefined && !(isOptionsObject(store) && ['get', 'set', 'delete'].every((method) => typeof store[method] === 'function')))
+    throw invalidOption(`${label}.cache.store must be a CacheStore (get, set, delete) (got ${describeValue(store)})`);
+  checkOptionalCacheSize(cache.maxEntries, `${label}.cache.maxEntries`);
+  for (const name of ['minTtl', 'maxTtl', 'maxNegativeTtl'] as const) {
+    const seconds = cache[name];
+    if (seconds !== undefined && (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0))
+      throw invalidOption(`${label}.cache.${name} must be a number of seconds >= 0 (got ${describeValue(seconds)})`);
+  }
+}
 const MAX_CNAME_HOPS = 8;
 
 interface CachedAnswer {
@@ -112,6 +162,7 @@ interface CachedAnswer {
  * const mx = await dns.resolve('example.com', 'MX'); // { status: 'ok', records: [{ priority: 10, exchange: 'mx.example.com' }], ttl: 300, ... }
  */
 export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver {
+  checkDnsResolverOptions(options);
   const servers = options.servers?.length ? options.servers.map(parseDnsServer) : systemDnsServers();
   if (servers.length === 0) throw invalidOption('no DNS servers configured and none found in /etc/resolv.conf');
   const { connectMs, totalMs } = resolveTimeouts(options.timeouts, DNS_TIMEOUT_DEFAULTS, 'dns.timeouts');

@@ -15,6 +15,7 @@ import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo, JSON_MEMO_SIZE, LazyJsonOutcome } from '../../lib/json-memo.js';
+import { capCacheSize, checkKnownNames, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { CYMRU_ZONE, CYMRU_ZONE6, cymruName, parseCymruAnswer } from './cymru.js';
@@ -178,10 +179,12 @@ function emptyResult(ip: string): AsnResult {
 }
 
 /** The DNS source's settings, checked; null when it is off. */
-function resolveCymru(option: boolean | AsnCymruOptions | undefined): { zone: string; zone6: string; timeoutMs?: number } | null {
+export function resolveCymru(option: unknown): { zone: string; zone6: string; timeoutMs?: number } | null {
   if (option === undefined || option === false) return null;
-  if (option !== true && (typeof option !== 'object' || option === null)) throw invalidOption('asn: cymru must be true, false or { zone, zone6, timeoutMs }');
-  const settings = option === true ? {} : option;
+  if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option)))
+    throw invalidOption(`asn: cymru must be true, false or { zone, zone6, timeoutMs } (got ${describeValue(option)})`);
+  const settings: AsnCymruOptions = option === true ? {} : (option as AsnCymruOptions);
+  checkKnownNames(settings as Record<string, unknown>, ['zone', 'zone6', 'timeoutMs'], 'asn cymru');
   const zone = checkZone(settings.zone ?? CYMRU_ZONE, 'zone');
   const zone6 = checkZone(settings.zone6 ?? CYMRU_ZONE6, 'zone6');
   if (settings.timeoutMs !== undefined) checkMs(settings.timeoutMs, 'asn cymru.timeoutMs');
@@ -198,8 +201,9 @@ export function checkZone(zone: unknown, name: string): string {
 }
 
 /** Checked `cacheSize`: a non-negative whole number. */
-export function checkCacheSize(value: number | undefined): number {
+export function checkCacheSize(value: unknown): number {
   const size = value ?? ASN_CACHE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 0) throw invalidOption(`asn cacheSize must be a non-negative integer (got ${String(value)})`);
-  return size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw invalidOption(`asn cacheSize must be a non-negative integer (got ${describeValue(value)})`);
+  return capCacheSize(size, 'asn cacheSize');
 }

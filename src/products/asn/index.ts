@@ -1,8 +1,8 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
-import { checkCacheSize, checkZone, createAsnEngine, type CachedAsn } from './engine.js';
-import { openLocalSource } from './sources.js';
+import { checkCacheSize, checkZone, createAsnEngine, resolveCymru, type CachedAsn } from './engine.js';
+import { checkLocalSourceOptions, openLocalSource } from './sources.js';
 import type { AsnEngineOptions } from './types.js';
 import { ASN_DOC } from './doc.js';
 import type { AsnEngine } from './engine.js';
@@ -18,6 +18,11 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'asn',
   optionNames: { database: true, csv: true, indexDir: true, cymru: true, cacheSize: true },
+  checkOptions: (options) => {
+    checkLocalSourceOptions(options);
+    resolveCymru(options.cymru);
+    checkCacheSize(options.cacheSize);
+  },
   createEngine: ({ options = {}, cache, dns, now }: EngineContext<AsnEngineOptions>) => {
     const cacheSize = checkCacheSize(options.cacheSize);
     const local = openLocalSource(options);

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import type { IpInput } from '../../lib/ip-input.js';
+import { describeValue } from '../../lib/option-checks.js';
 import { loadAsnIndex, stampOf, type AsnIndexData } from './csv-index.js';
 import { openAsnMmdb } from './mmdb.js';
 import { ipv4Network, ipv4PrefixInRange, ipv6Network, ipv6PrefixInRange, partsToWords, wordsToBigInt } from './network.js';
@@ -42,22 +43,29 @@ export interface LocalSource {
 
 /** Open the source the options name. `resolveFrom` is where the npm package is looked up from. */
 export function openLocalSource(options: AsnEngineOptions, resolveFrom: string = import.meta.url): LocalSource {
-  if (options.database !== undefined && options.csv !== undefined) throw invalidOption('asn: give either database (a MaxMind DB) or csv (CSV files), not both');
-  if (options.database !== undefined) {
-    if (typeof options.database !== 'string' || options.database === '') throw invalidOption('asn: database must be a file path');
-    return mmdbSource(options.database);
-  }
-  if (options.indexDir !== undefined && (typeof options.indexDir !== 'string' || options.indexDir === ''))
-    throw invalidOption('asn: indexDir must be a folder path');
+  checkLocalSourceOptions(options);
+  if (options.database !== undefined) return mmdbSource(options.database);
   if (options.csv !== undefined) {
     const files = typeof options.csv === 'string' ? [options.csv] : options.csv;
-    if (!Array.isArray(files) || files.length === 0 || !files.every((f) => typeof f === 'string' && f !== ''))
-      throw invalidOption('asn: csv must be a file path or a non-empty array of them');
     const stamp = stampOf(files, null);
     return csvSource('csv', files, null, Math.floor(Math.max(...stamp.sources.map((s) => s.mtimeMs))), options.indexDir);
   }
   const located = locateAsnPackage(resolveFrom);
   return csvSource('npm', located.files, `${ASN_PACKAGE}@${located.version}`, located.builtAtMs, options.indexDir);
+}
+
+/** The source options' types (createLookup checks them at construction, before any file is read). */
+export function checkLocalSourceOptions(options: { readonly database?: unknown; readonly csv?: unknown; readonly indexDir?: unknown }): void {
+  if (options.database !== undefined && options.csv !== undefined) throw invalidOption('asn: give either database (a MaxMind DB) or csv (CSV files), not both');
+  if (options.database !== undefined && (typeof options.database !== 'string' || options.database === ''))
+    throw invalidOption(`asn: database must be a file path (got ${describeValue(options.database)})`);
+  if (options.indexDir !== undefined && (typeof options.indexDir !== 'string' || options.indexDir === ''))
+    throw invalidOption(`asn: indexDir must be a folder path (got ${describeValue(options.indexDir)})`);
+  if (options.csv !== undefined) {
+    const files = typeof options.csv === 'string' ? [options.csv] : options.csv;
+    if (!Array.isArray(files) || files.length === 0 || !files.every((f) => typeof f === 'string' && f !== ''))
+      throw invalidOption(`asn: csv must be a file path or a non-empty array of them (got ${describeValue(options.csv)})`);
+  }
 }
 
 /**

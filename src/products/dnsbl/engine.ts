@@ -15,6 +15,7 @@ import { invalidOption, LookupError, quoteInput } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -202,8 +203,9 @@ function reverseOctets(value: number): string {
 }
 
 /** Checked `cacheSize`: a non-negative whole number. */
-export function checkCacheSize(value: number | undefined): number {
+export function checkCacheSize(value: unknown): number {
   const size = value ?? DNSBL_CACHE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 0) throw invalidOption(`dnsbl cacheSize must be a non-negative integer (got ${String(value)})`);
-  return size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw invalidOption(`dnsbl cacheSize must be a non-negative integer (got ${describeValue(value)})`);
+  return capCacheSize(size, 'dnsbl cacheSize');
 }

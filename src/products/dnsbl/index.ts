@@ -1,8 +1,9 @@
+import { checkOptionalMs } from '../../lib/option-checks.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { checkCacheSize, createDnsblEngine, type CachedDnsbl } from './engine.js';
 import type { DnsblEngineOptions, DnsblOptions } from './types.js';
-import { configuredZones } from './zones.js';
+import { checkZonesOption, configuredZones } from './zones.js';
 import { DNSBL_DOC } from './doc.js';
 import type { DnsblEngine } from './engine.js';
 
@@ -17,6 +18,11 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'dnsbl',
   optionNames: { zones: true, zoneTimeoutMs: true, cacheSize: true },
+  checkOptions: (options) => {
+    checkZonesOption(options.zones);
+    checkOptionalMs(options.zoneTimeoutMs, 'dnsbl zoneTimeoutMs');
+    checkCacheSize(options.cacheSize);
+  },
   createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<DnsblEngineOptions>) =>
     createDnsblEngine({
       zones: configuredZones(dataDir, options),

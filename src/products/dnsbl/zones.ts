@@ -53,6 +53,27 @@ export function configuredZones(dataDir: string, options: DnsblEngineOptions | u
   return checkZoneList(entries, fail);
 }
 
+/**
+ * The `zones` option's shape, checked without reading the data file (createLookup runs it at
+ * construction): an array of zone names and definitions, each definition checked in full. A
+ * name is looked up in the file when the engine is built.
+ */
+export function checkZonesOption(zones: unknown): void {
+  if (zones === undefined) return;
+  const fail = (what: string): never => {
+    throw invalidOption(`dnsbl zones option: ${what}`);
+  };
+  if (!Array.isArray(zones)) return fail('must be an array of zone names or definitions');
+  if (zones.length === 0) fail('"zones" must be a non-empty array');
+  zones.forEach((entry: unknown, i: number) => {
+    if (typeof entry === 'string') {
+      if (entry.trim() === '') fail(`zones[${i}] is an empty zone name`);
+    } else {
+      checkZone(entry, `zones[${i}]`, fail);
+    }
+  });
+}
+
 // --- checking ---------------------------------------------------------------------------------
 
 function checkZoneList(zones: unknown, fail: (what: string) => never): DnsblZone[] {

@@ -48,25 +48,51 @@ export function configuredDomainZones(dataDir: string, options: DomainRepEngineO
   return checkZoneList(entries, fail, true);
 }
 
+/**
+ * The `zones` option's shape, checked without reading the data file (createLookup runs it at
+ * construction): an array of zone names and definitions, each definition checked in full. A
+ * name is looked up in the file when the engine is built.
+ */
+export function checkDomainZonesOption(zones: unknown): void {
+  if (zones === undefined) return;
+  const fail = (what: string): never => {
+    throw invalidOption(`domainrep zones option: ${what}`);
+  };
+  if (!Array.isArray(zones)) return fail('must be an array of zone names or definitions');
+  zones.forEach((entry: unknown, i: number) => {
+    if (typeof entry === 'string') {
+      if (entry.trim() === '') fail(`zones[${i}] is an empty zone name`);
+    } else {
+      checkDomainZone(entry, `zones[${i}]`, fail);
+    }
+  });
+}
+
 function checkZoneList(zones: unknown, fail: (what: string) => never, mayBeEmpty = false): DomainZone[] {
   if (!Array.isArray(zones) || (!mayBeEmpty && zones.length === 0)) return fail('"zones" must be a non-empty array');
   const seen = new Set<string>();
   return zones.map((raw: unknown, i: number) => {
     const at = `zones[${i}]`;
-    const checked = checkZoneDefinition(raw, at, fail, MAX_ZONE_LENGTH);
+    const checked = checkDomainZone(raw, at, fail);
     if (seen.has(checked.zone)) fail(`${at}: zone ${checked.zone} is listed twice`);
     seen.add(checked.zone);
-    // The weight of each listing code: checkZoneDefinition keeps the order of listing_codes.
-    const rawCodes = (raw as { listing_codes: unknown[] }).listing_codes;
-    const listing_codes = checked.listing_codes.map((code, j) => {
-      const weight = (rawCodes[j] as { weight?: unknown }).weight;
-      if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0 || weight > 100) {
-        fail(`${at} (${JSON.stringify(checked.zone)}): listing_codes[${j}] (${code.code}) needs a "weight" from 0 to 100`);
-      }
-      return { ...code, weight: weight as number };
-    });
-    return { ...checked, listing_codes };
+    return checked;
   });
+}
+
+/** A checked copy of one zone definition, with the weight of each listing code. */
+function checkDomainZone(raw: unknown, at: string, fail: (what: string) => never): DomainZone {
+  const checked = checkZoneDefinition(raw, at, fail, MAX_ZONE_LENGTH);
+  // The weight of each listing code: checkZoneDefinition keeps the order of listing_codes.
+  const rawCodes = (raw as { listing_codes: unknown[] }).listing_codes;
+  const listing_codes = checked.listing_codes.map((code, j) => {
+    const weight = (rawCodes[j] as { weight?: unknown }).weight;
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0 || weight > 100) {
+      fail(`${at} (${JSON.stringify(checked.zone)}): listing_codes[${j}] (${code.code}) needs a "weight" from 0 to 100`);
+    }
+    return { ...code, weight: weight as number };
+  });
+  return { ...checked, listing_codes };
 }
 
 export function copyDomainZone(zone: DomainZone): DomainZone {

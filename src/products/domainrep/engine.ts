@@ -24,6 +24,7 @@ import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsRecordType, type DnsResolver } from '../../lib/dns/index.js';
 import { parseDomainName } from '../../lib/domain.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { EmailAuthEngine } from '../emailauth/engine.js';
@@ -90,10 +91,11 @@ interface SignalOutcome {
   answers?: DnsAnswer<DnsRecordType>[];
 }
 
-export function checkCacheSize(value: number | undefined): number {
+export function checkCacheSize(value: unknown): number {
   const size = value ?? DOMAINREP_CACHE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 0) throw invalidOption(`domainrep cacheSize must be a non-negative integer (got ${String(value)})`);
-  return size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw invalidOption(`domainrep cacheSize must be a non-negative integer (got ${describeValue(value)})`);
+  return capCacheSize(size, 'domainrep cacheSize');
 }
 
 export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngine {

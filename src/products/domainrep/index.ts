@@ -1,6 +1,7 @@
+import { checkOptionalMs } from '../../lib/option-checks.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
-import { configuredDomainZones, loadBrands, loadPhishingLists, loadTldRisk } from './data.js';
+import { checkDomainZonesOption, configuredDomainZones, loadBrands, loadPhishingLists, loadTldRisk } from './data.js';
 import { checkCacheSize, createDomainRepEngine, type CachedDomainRep } from './engine.js';
 import type { DomainRepEngineOptions } from './types.js';
 import { DOMAINREP_DOC } from './doc.js';
@@ -18,6 +19,12 @@ export default defineProduct({
   id: 'domainrep',
   needs: ['whois', 'emailauth'],
   optionNames: { zones: true, signalTimeoutMs: true, maxTtlMs: true, cacheSize: true },
+  checkOptions: (options) => {
+    checkDomainZonesOption(options.zones);
+    checkOptionalMs(options.signalTimeoutMs, 'domainrep signalTimeoutMs');
+    checkOptionalMs(options.maxTtlMs, 'domainrep maxTtlMs');
+    checkCacheSize(options.cacheSize);
+  },
   createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions, 'whois' | 'emailauth'>) =>
     createDomainRepEngine({
       zones: configuredDomainZones(dataDir, options),

@@ -1,5 +1,6 @@
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -55,11 +56,16 @@ const MAX_QUERY_NAME = 253;
  * @param options.cacheSize entries of the private LRU made when `deps.cache` is not given
  *   (default 10000); 0 disables it.
  */
+/** The `cacheSize` option, checked (TypeError `invalid_option`): a whole number from 0 to MAX_CACHE_ENTRIES. */
+export function emailAuthCacheSize(value: unknown): number {
+  const size = value ?? EMAIL_AUTH_CACHE_SIZE;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${describeValue(value)}`);
+  return capCacheSize(size, 'emailauth cacheSize');
+}
+
 export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailAuthEngineOptions = {}): EmailAuthEngine {
-  const cacheSize = options.cacheSize ?? EMAIL_AUTH_CACHE_SIZE;
-  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) {
-    throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
-  }
+  const cacheSize = emailAuthCacheSize(options.cacheSize);
   const store =
     deps.cache !== undefined ? deps.cache : cacheSize > 0 ? createProductCache<CachedEmailAuth>(createMemoryCache({ maxEntries: cacheSize })) : null;
   const now = deps.now ?? Date.now;

@@ -1,6 +1,6 @@
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
-import { createEmailAuthEngine, EMAIL_AUTH_CACHE_SIZE, type CachedEmailAuth } from './engine.js';
+import { createEmailAuthEngine, emailAuthCacheSize, type CachedEmailAuth } from './engine.js';
 import { DKIM_SELECTORS, type EmailAuthEngineOptions } from './types.js';
 import { EMAILAUTH_DOC } from './doc.js';
 import type { EmailAuthEngine } from './engine.js';
@@ -16,8 +16,9 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'emailauth',
   optionNames: { cacheSize: true },
+  checkOptions: (options) => void emailAuthCacheSize(options.cacheSize),
   createEngine: ({ options, cache, dns, now }: EngineContext<EmailAuthEngineOptions>) =>
-    createEmailAuthEngine({ dns, now, cache: cache<CachedEmailAuth>({ maxEntries: options?.cacheSize ?? EMAIL_AUTH_CACHE_SIZE }) }, options),
+    createEmailAuthEngine({ dns, now, cache: cache<CachedEmailAuth>({ maxEntries: emailAuthCacheSize(options?.cacheSize) }) }, options),
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   batch: { input: 'domain', args: (value): [string] => [value] },

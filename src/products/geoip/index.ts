@@ -1,7 +1,7 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
-import { createGeoIpEngine } from './engine.js';
+import { checkGeoIpOptions, createGeoIpEngine } from './engine.js';
 import type { GeoIpEngineOptions } from './types.js';
 import { GEOIP_DOC } from './doc.js';
 import type { GeoIpEngine } from './engine.js';
@@ -31,6 +31,7 @@ export default defineProduct({
     onReload: true,
     onReloadError: true,
   },
+  checkOptions: (options) => void checkGeoIpOptions(options),
   createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions, 'asn'>) => createGeoIpEngine({ options, dns, engine }),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,

@@ -10,9 +10,11 @@
  * field has. It is not forward-confirmed: a PTR record is whatever the address's owner wrote.
  */
 import { getDomain } from 'tldts';
+import { invalidOption } from '../../errors.js';
 import { checkMs } from '../../lib/deadline.js';
 import type { DnsAnswer, DnsResolver } from '../../lib/dns/index.js';
 import type { IpInput } from '../../lib/ip-input.js';
+import { checkKnownNames, describeValue } from '../../lib/option-checks.js';
 
 export const REVERSE_DNS_TIMEOUT_MS = 150;
 
@@ -23,10 +25,14 @@ export interface ReverseDomain {
 }
 
 /** The reverseDns option as a budget in ms, or null when off. */
-export function reverseDnsBudget(option: boolean | { timeoutMs?: number } | undefined): number | null {
+export function reverseDnsBudget(option: unknown): number | null {
   if (option === undefined || option === false) return null;
   if (option === true) return REVERSE_DNS_TIMEOUT_MS;
-  return checkMs(option.timeoutMs ?? REVERSE_DNS_TIMEOUT_MS, 'geoip reverseDns.timeoutMs');
+  if (typeof option !== 'object' || option === null || Array.isArray(option))
+    throw invalidOption(`geoip reverseDns must be true, false or { timeoutMs } (got ${describeValue(option)})`);
+  const settings = option as Record<string, unknown>;
+  checkKnownNames(settings, ['timeoutMs'], 'geoip reverseDns');
+  return checkMs((settings.timeoutMs ?? REVERSE_DNS_TIMEOUT_MS) as number, 'geoip reverseDns.timeoutMs');
 }
 
 /** `4.3.2.1.in-addr.arpa` for 1.2.3.4; nibbles under `ip6.arpa` for IPv6. */

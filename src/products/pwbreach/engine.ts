@@ -8,13 +8,14 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalidOption, LookupError, SeclookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
+import { checkOptionalCacheSize, checkOptionalMs, checkOptionalString, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { parsePrefix, parseSha1Hex, prefixHex, prefixOf, sha1OfPassword } from './hash.js';
 import { buildStoreInMemory, ImportRefused } from './import.js';
 import { rangeText, type BreachRange } from './range.js';
 import { openStoreBuffer, openStoreFile, type BreachStore } from './store.js';
 import { MAX_PASSWORD_BYTES, type PwbreachEngineOptions, type PwbreachInput, type PwbreachResult, type PwbreachSourceKind } from './types.js';
-import { createUpstreamSource, type UpstreamSource } from './upstream.js';
+import { createUpstreamSource, resolveUpstreamOptions, type UpstreamSource } from './upstream.js';
 
 /** The store `seclookup data import pwbreach` writes, and the engine reads, in a data folder. */
 export const STORE_FILE = 'pwbreach/passwords.pwb';
@@ -63,10 +64,24 @@ interface EngineSetup {
   cache: (settings: { ttlMs: number; maxEntries: number }) => ProductCache<string> | null;
 }
 
-export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSetup): PwbreachEngine {
-  if (options.memoryMaxBytes !== undefined && !(Number.isSafeInteger(options.memoryMaxBytes) && options.memoryMaxBytes >= 0)) {
-    throw invalidOption(`pwbreach memoryMaxBytes must be a whole number of bytes >= 0 (got ${String(options.memoryMaxBytes)})`);
+/**
+ * The options' types and ranges, checked without opening a store or asking the upstream
+ * (createLookup runs it at construction, the engine again when built): TypeError `invalid_option`.
+ */
+export function checkPwbreachOptions(options: PwbreachEngineOptions | Readonly<Record<string, unknown>>): void {
+  const given = options as Readonly<Record<string, unknown>>;
+  const { memoryMaxBytes } = given;
+  if (memoryMaxBytes !== undefined && !(typeof memoryMaxBytes === 'number' && Number.isSafeInteger(memoryMaxBytes) && memoryMaxBytes >= 0)) {
+    throw invalidOption(`pwbreach memoryMaxBytes must be a whole number of bytes >= 0 (got ${describeValue(memoryMaxBytes)})`);
   }
+  checkOptionalString(given.store, 'pwbreach store', 'a file path');
+  if (given.upstream !== undefined) resolveUpstreamOptions(given.upstream);
+  checkOptionalCacheSize(given.cacheSize, 'pwbreach cacheSize');
+  checkOptionalMs(given.cacheTtlMs, 'pwbreach cacheTtlMs');
+}
+
+export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSetup): PwbreachEngine {
+  checkPwbreachOptions(options);
   let store: BreachStore | null = null;
   let upstream: UpstreamSource | null = null;
   let source: PwbreachSourceKind;

@@ -4,7 +4,7 @@ import { LookupError } from '../../errors.js';
 import type { QueryParams } from '../../lib/query.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute } from '../route.js';
-import { createPwbreachEngine, STORE_FILE, type PwbreachEngine, type RangeQuery } from './engine.js';
+import { checkPwbreachOptions, createPwbreachEngine, STORE_FILE, type PwbreachEngine, type RangeQuery } from './engine.js';
 import { formatBytes, ImportRefused, importBreachFiles, type ImportReport } from './import.js';
 import { RECORD_BYTES } from './store.js';
 import type { PwbreachEngineOptions, PwbreachInput } from './types.js';
@@ -55,6 +55,7 @@ const SAMPLE_WARNING =
 export default defineProduct({
   id: 'pwbreach',
   optionNames: { store: true, memoryMaxBytes: true, upstream: true, cacheSize: true, cacheTtlMs: true },
+  checkOptions: (options) => checkPwbreachOptions(options),
   createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) =>
     createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
   // SPEC: POST JSON { password } or { sha1 } (or a form field password); GET ?sha1= only. No path form.

@@ -12,6 +12,7 @@ import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
 import { httpGet } from '../../lib/http-get.js';
+import { checkKnownNames, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { prefixHex } from './hash.js';
 import { parseRangeAnswer, textRange, type BreachRange } from './range.js';
@@ -45,6 +46,7 @@ export interface UpstreamSource {
 
 /** Check a URL template: http(s), with `{prefix}`. Throws a TypeError (invalid_option). */
 export function checkUpstreamUrl(url: string): string {
+  if (typeof url !== 'string') throw invalidOption(`pwbreach upstream url must be an http(s) URL template with {prefix} (got ${describeValue(url)})`);
   let parsed: URL;
   try {
     parsed = new URL(url.replaceAll('{prefix}', '00000'));
@@ -59,15 +61,42 @@ export function checkUpstreamUrl(url: string): string {
 
 class RetryableError extends Error {}
 
-export function createUpstreamSource(options: UpstreamOptions, cache: ProductCache<string> | null): UpstreamSource {
-  const template = checkUpstreamUrl(options.url);
-  const timeouts = resolveTimeouts(options.timeouts, UPSTREAM_DEFAULTS.timeouts, 'pwbreach upstream timeouts');
+const UPSTREAM_OPTION_NAMES = ['url', 'timeouts', 'attempts', 'backoffMs', 'maxBytes'] as const;
+
+/**
+ * The `upstream` option (a URL template, or its options), checked and filled in with the
+ * defaults; no request is made. TypeError `invalid_option` naming the option.
+ */
+export function resolveUpstreamOptions(upstream: unknown): {
+  template: string;
+  timeouts: Required<TimeoutOptions>;
+  attempts: number;
+  backoffMs: number;
+  maxBytes: number;
+} {
+  if (typeof upstream !== 'string' && (typeof upstream !== 'object' || upstream === null || Array.isArray(upstream)))
+    throw invalidOption(
+      `pwbreach upstream must be an http(s) URL template with {prefix}, or { ${UPSTREAM_OPTION_NAMES.join(', ')} } (got ${describeValue(upstream)})`,
+    );
+  const options = (typeof upstream === 'string' ? { url: upstream } : upstream) as Record<string, unknown>;
+  checkKnownNames(options, UPSTREAM_OPTION_NAMES, 'pwbreach upstream');
+  const template = checkUpstreamUrl(options.url as string);
+  checkTimeoutOptions(options.timeouts, 'pwbreach upstream timeouts');
+  const timeouts = resolveTimeouts(options.timeouts as TimeoutOptions | undefined, UPSTREAM_DEFAULTS.timeouts, 'pwbreach upstream timeouts');
   const attempts = options.attempts ?? UPSTREAM_DEFAULTS.attempts;
-  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 10)
-    throw invalidOption(`pwbreach upstream attempts must be 1 to 10 (got ${String(attempts)})`);
+  if (typeof attempts !== 'number' || !Number.isSafeInteger(attempts) || attempts < 1 || attempts > 10)
+    throw invalidOption(`pwbreach upstream attempts must be 1 to 10 (got ${describeValue(attempts)})`);
   const backoffMs = options.backoffMs ?? UPSTREAM_DEFAULTS.backoffMs;
-  if (!Number.isFinite(backoffMs) || backoffMs < 0) throw invalidOption(`pwbreach upstream backoffMs must be >= 0 (got ${String(backoffMs)})`);
+  if (typeof backoffMs !== 'number' || !Number.isFinite(backoffMs) || backoffMs < 0)
+    throw invalidOption(`pwbreach upstream backoffMs must be >= 0 (got ${describeValue(backoffMs)})`);
   const maxBytes = options.maxBytes ?? UPSTREAM_DEFAULTS.maxBytes;
+  if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 1)
+    throw invalidOption(`pwbreach upstream maxBytes must be a whole number of bytes >= 1 (got ${describeValue(maxBytes)})`);
+  return { template, timeouts, attempts, backoffMs, maxBytes };
+}
+
+export function createUpstreamSource(options: UpstreamOptions, cache: ProductCache<string> | null): UpstreamSource {
+  const { template, timeouts, attempts, backoffMs, maxBytes } = resolveUpstreamOptions(options);
   const inFlight = new Map<number, Promise<SourcedRange>>();
 
   async function fetchOnce(prefix: string): Promise<string> {

@@ -9,6 +9,7 @@ import { LookupError, SeclookupError, invalidOption, isSeclookupError } from '..
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { capCacheSize, checkOptionalBoolean, checkOptionalString, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
 import type { AsnRecord } from '../asn/types.js';
@@ -57,7 +58,7 @@ export const LOCAL_CACHE_TTL_MS = 600_000;
 const compiled = new Map<string, LocalData>();
 
 export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngine {
-  const options = checkOptions(deps.options ?? {});
+  const options = checkRiskScoreOptions(deps.options ?? {});
   const upstreamKind = options.provider === 'ipinfo' || options.provider === 'ipqualityscore' ? options.provider : null;
 
   let local: LocalData | null = null;
@@ -288,13 +289,24 @@ function lazyEngine<E>(build: () => E): () => E | null {
   };
 }
 
-function checkOptions(options: RiskScoreEngineOptions): RiskScoreEngineOptions {
-  const { provider = 'local' } = options;
-  if (!['local', 'ipinfo', 'ipqualityscore'].includes(provider))
+/**
+ * The options' types and ranges, checked without loading any data (createLookup runs it at
+ * construction, the engine again when built): TypeError `invalid_option` naming the option.
+ */
+export function checkRiskScoreOptions(options: RiskScoreEngineOptions | Readonly<Record<string, unknown>>): RiskScoreEngineOptions {
+  const given = options as Readonly<Record<string, unknown>>;
+  const provider = given.provider ?? 'local';
+  if (typeof provider !== 'string' || !['local', 'ipinfo', 'ipqualityscore'].includes(provider))
     throw invalidOption(`riskscore provider must be local, ipinfo or ipqualityscore (got ${JSON.stringify(provider)})`);
+  if (given.key !== undefined && typeof given.key !== 'string')
+    throw invalidOption(`riskscore key must be a string, the API key or token (got ${describeValue(given.key)})`);
+  checkOptionalString(given.url, 'riskscore url', 'an http(s) URL');
+  checkTimeoutOptions(given.timeouts, 'riskscore timeouts');
+  checkOptionalBoolean(given.local, 'riskscore local');
+  checkOptionalBoolean(given.dnsbl, 'riskscore dnsbl');
   if (provider !== 'local') {
-    if (typeof options.key !== 'string' || options.key.trim() === '') throw invalidOption(`riskscore provider ${provider} needs a key (the API key or token)`);
-    const url = options.url ?? UPSTREAM_URLS[provider];
+    if (typeof given.key !== 'string' || given.key.trim() === '') throw invalidOption(`riskscore provider ${provider} needs a key (the API key or token)`);
+    const url = (given.url ?? UPSTREAM_URLS[provider as keyof typeof UPSTREAM_URLS]) as string;
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -305,17 +317,16 @@ function checkOptions(options: RiskScoreEngineOptions): RiskScoreEngineOptions {
     if (parsed.username || parsed.password || parsed.search || parsed.hash)
       throw invalidOption('riskscore url must have no credentials, query or fragment: give the key as key');
   }
-  const threshold = options.ipsumThreshold;
-  if (threshold !== undefined && (!Number.isSafeInteger(threshold) || threshold < 1 || threshold > 10))
-    throw invalidOption(`riskscore ipsumThreshold must be 1 to 10 (got ${String(threshold)})`);
-  for (const [name, value] of [
-    ['cacheSize', options.cacheSize],
-    ['cacheTtlMs', options.cacheTtlMs],
-  ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0))
-      throw invalidOption(`riskscore ${name} must be a whole number >= 0 (got ${String(value)})`);
+  const threshold = given.ipsumThreshold;
+  if (threshold !== undefined && (typeof threshold !== 'number' || !Number.isSafeInteger(threshold) || threshold < 1 || threshold > 10))
+    throw invalidOption(`riskscore ipsumThreshold must be 1 to 10 (got ${describeValue(threshold)})`);
+  for (const name of ['cacheSize', 'cacheTtlMs'] as const) {
+    const value = given[name];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
+      throw invalidOption(`riskscore ${name} must be a whole number >= 0 (got ${describeValue(value)})`);
   }
-  return options;
+  if (given.cacheSize !== undefined) capCacheSize(given.cacheSize as number, 'riskscore cacheSize');
+  return options as RiskScoreEngineOptions;
 }
 
 export { SeclookupError };

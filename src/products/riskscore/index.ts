@@ -1,7 +1,7 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
-import { createRiskScoreEngine } from './engine.js';
+import { checkRiskScoreOptions, createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
 import { RISKSCORE_DOC } from './doc.js';
@@ -19,6 +19,7 @@ export default defineProduct({
   id: 'riskscore',
   needs: ['geoip', 'asn', 'dnsbl'],
   optionNames: { provider: true, url: true, key: true, timeouts: true, cacheSize: true, cacheTtlMs: true, local: true, dnsbl: true, ipsumThreshold: true },
+  checkOptions: (options) => void checkRiskScoreOptions(options),
   createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions, 'geoip' | 'asn' | 'dnsbl'>) =>
     createRiskScoreEngine({ options, dataDir, engine, cache, now }),
   // SPEC: GET ?ip= and GET /lookup/{ip}.

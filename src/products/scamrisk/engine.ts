@@ -4,6 +4,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { ProductEngine } from '../module.js';
@@ -75,14 +76,60 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(IDENTIFIER_TYPES);
 const PARSED_IDENTIFIERS = 4096;
 
 /** The checked cache settings of the options, for EngineContext.cache: `cacheSize` entries for `cacheTtlMs`. */
-export function scamriskCacheSettings(options: ScamriskEngineOptions | undefined): { maxEntries: number; ttlMs: number } {
+export function scamriskCacheSettings(options: { readonly cacheSize?: unknown; readonly cacheTtlMs?: unknown } | undefined): {
+  maxEntries: number;
+  ttlMs: number;
+} {
   const maxEntries = options?.cacheSize ?? SCAMRISK_CACHE_SIZE;
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 0)
-    throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
+  if (typeof maxEntries !== 'number' || !Number.isSafeInteger(maxEntries) || maxEntries < 0)
+    throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${describeValue(options?.cacheSize)})`);
+  capCacheSize(maxEntries, 'scamrisk cacheSize');
   const ttlMs = options?.cacheTtlMs ?? SCAMRISK_CACHE_TTL_MS;
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 0) throw invalidOption(`scamrisk cacheTtlMs must be a non-negative integer (got ${String(options?.cacheTtlMs)})`);
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0)
+    throw invalidOption(`scamrisk cacheTtlMs must be a non-negative integer (got ${describeValue(options?.cacheTtlMs)})`);
   // A TTL of 0 would keep entries until evicted in the store: no TTL means no cache.
   return { maxEntries: ttlMs === 0 ? 0 : maxEntries, ttlMs };
+}
+
+const REPORT_STORE_METHODS = ['add', 'dispute', 'find', 'list', 'count', 'close'] as const;
+
+/**
+ * The options' types and ranges, checked without opening the report database (createLookup runs
+ * it at construction, the engine again when built): TypeError `invalid_option` naming the option.
+ */
+export function checkScamriskOptions(options: ScamriskEngineOptions | Readonly<Record<string, unknown>>): {
+  disable: readonly SoftSource[];
+  sourceTimeoutMs: number;
+  defaultRegion: string | undefined;
+  cacheTtlMs: number;
+} {
+  const given = options as Readonly<Record<string, unknown>>;
+  const { ttlMs: cacheTtlMs } = scamriskCacheSettings(given);
+  const { reports } = given;
+  if (
+    reports !== undefined &&
+    !(typeof reports === 'string' && reports !== '') &&
+    !(
+      typeof reports === 'object' &&
+      reports !== null &&
+      REPORT_STORE_METHODS.every((method) => typeof (reports as Record<string, unknown>)[method] === 'function')
+    )
+  )
+    throw invalidOption(
+      `scamrisk reports must be the path of an SQLite file or a ReportStore (an object with ${REPORT_STORE_METHODS.join(', ')}) (got ${describeValue(reports)})`,
+    );
+  const disable = given.disable ?? [];
+  if (!Array.isArray(disable)) throw invalidOption(`scamrisk disable must be an array of sources (${SOFT_SOURCES.join(', ')}) (got ${describeValue(disable)})`);
+  for (const source of disable)
+    if (!(SOFT_SOURCES as readonly unknown[]).includes(source))
+      throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
+  const sourceTimeoutMs = given.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS;
+  if (typeof sourceTimeoutMs !== 'number' || !Number.isSafeInteger(sourceTimeoutMs) || sourceTimeoutMs < 1)
+    throw invalidOption(`scamrisk sourceTimeoutMs must be a positive integer (got ${describeValue(given.sourceTimeoutMs)})`);
+  const region = given.defaultRegion;
+  if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
+    throw invalidOption(`scamrisk defaultRegion must be an ISO 3166 alpha-2 code (got ${describeValue(region)})`);
+  return { disable: disable as SoftSource[], sourceTimeoutMs, defaultRegion: region?.toUpperCase(), cacheTtlMs };
 }
 
 /** Cache keys made so far, per identifier object (a remembered identifier comes back as the same object). */
@@ -99,16 +146,9 @@ function cacheKey(identifier: Identifier): string {
 }
 
 export function createScamriskEngine({ lists, options = {}, now, engine, cache = null }: ScamriskEngineDeps): ScamriskEngine {
-  const { ttlMs: cacheTtlMs } = scamriskCacheSettings(options);
+  const { cacheTtlMs, disable, sourceTimeoutMs: timeoutMs, defaultRegion } = checkScamriskOptions(options);
   const results = createResultCache<ScamriskResult>(cache, (result) => structuredClone(result), now);
-  const disabled = new Set<SoftSource>(options.disable ?? []);
-  for (const source of disabled)
-    if (!(SOFT_SOURCES as readonly string[]).includes(source))
-      throw invalidOption(`scamrisk disable: unknown source ${JSON.stringify(source)}; known: ${SOFT_SOURCES.join(', ')}`);
-  const timeoutMs = options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw invalidOption('scamrisk sourceTimeoutMs must be a positive integer');
-  const defaultRegion = options.defaultRegion?.toUpperCase();
-  if (defaultRegion !== undefined && !/^[A-Z]{2}$/.test(defaultRegion)) throw invalidOption('scamrisk defaultRegion must be an ISO 3166 alpha-2 code');
+  const disabled = new Set<SoftSource>(disable);
   const reports: ReportStore =
     typeof options.reports === 'string' ? createSqliteReportStore(options.reports, { now }) : (options.reports ?? createMemoryReportStore({ now }));
 

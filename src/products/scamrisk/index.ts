@@ -1,7 +1,7 @@
 import { invalidOption, LookupError } from '../../errors.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute, RouteInput } from '../route.js';
-import { createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
+import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
 import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
@@ -99,6 +99,7 @@ export default defineProduct({
   // Its reports live in serve's --db file unless --scamrisk-reports names another.
   dbFileOption: 'reports',
   optionNames: { reports: true, defaultRegion: true, disable: true, sourceTimeoutMs: true, cacheSize: true, cacheTtlMs: true },
+  checkOptions: (options) => void checkScamriskOptions(options),
   createEngine: ({ dataDir, options, now, engine, cache }: EngineContext<ScamriskEngineOptions, SoftSource>) =>
     createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine, cache: cache<CachedScamrisk>(scamriskCacheSettings(options)) }),
   // SPEC: POST /assess with { type, value } or { <type>: value }; GET /assess?type=&value=.

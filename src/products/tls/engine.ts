@@ -14,6 +14,7 @@
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, resolveTimeouts, withDeadline, type TimeoutOptions } from '../../lib/deadline.js';
+import { capCacheSize, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import type { OutboundGuard } from '../../lib/outbound.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -52,14 +53,20 @@ export interface TlsEngineDeps {
 }
 
 /** Checked engine options, for createEngine (throws TypeError `invalid_option`). */
-export function checkTlsOptions(options: TlsEngineOptions | undefined): { timeouts: Required<TimeoutOptions>; cacheSize: number; cacheTtlMs: number } {
-  const cacheSize = options?.cacheSize ?? TLS_CACHE_SIZE;
-  if (!Number.isSafeInteger(cacheSize) || cacheSize < 0)
-    throw invalidOption(`tls cacheSize must be a non-negative integer (got ${String(options?.cacheSize)})`);
+export function checkTlsOptions(options: TlsEngineOptions | Readonly<Record<string, unknown>> | undefined): {
+  timeouts: Required<TimeoutOptions>;
+  cacheSize: number;
+  cacheTtlMs: number;
+} {
+  const given = (options ?? {}) as Readonly<Record<string, unknown>>;
+  const cacheSize = given.cacheSize ?? TLS_CACHE_SIZE;
+  if (typeof cacheSize !== 'number' || !Number.isSafeInteger(cacheSize) || cacheSize < 0)
+    throw invalidOption(`tls cacheSize must be a non-negative integer (got ${describeValue(given.cacheSize)})`);
+  checkTimeoutOptions(given.timeouts, 'tls timeouts');
   return {
-    timeouts: resolveTimeouts(options?.timeouts, TLS_TIMEOUTS, 'tls timeouts'),
-    cacheSize,
-    cacheTtlMs: checkMs(options?.cacheTtlMs ?? TLS_CACHE_TTL_MS, 'tls cacheTtlMs'),
+    timeouts: resolveTimeouts(given.timeouts as TimeoutOptions | undefined, TLS_TIMEOUTS, 'tls timeouts'),
+    cacheSize: capCacheSize(cacheSize, 'tls cacheSize'),
+    cacheTtlMs: checkMs((given.cacheTtlMs ?? TLS_CACHE_TTL_MS) as number, 'tls cacheTtlMs'),
   };
 }
 

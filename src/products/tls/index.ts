@@ -17,6 +17,7 @@ declare module '../module.js' {
 export default defineProduct({
   id: 'tls',
   optionNames: { timeouts: true, cacheSize: true, cacheTtlMs: true },
+  checkOptions: (options) => void checkTlsOptions(options),
   createEngine: ({ options, cache, outbound, now }: EngineContext<TlsEngineOptions>) => {
     const { cacheSize, cacheTtlMs } = checkTlsOptions(options);
     return createTlsEngine({ outbound, now, cache: cache<CachedTls>({ maxEntries: cacheSize, ttlMs: cacheTtlMs }) }, options);

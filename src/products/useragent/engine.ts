@@ -1,6 +1,7 @@
 import UAParser from 'ua-parser-js';
 import { invalidOption, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
+import { capCacheSize, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
 import { isBot, restoreSpaces } from './bots.js';
@@ -35,10 +36,7 @@ export interface UserAgentEngine {
  * @param cache the product cache to use instead (a shared store); null for none.
  */
 export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cache?: ProductCache<CachedUserAgent> | null): UserAgentEngine {
-  const cacheSize = options.cacheSize ?? USER_AGENT_CACHE_SIZE;
-  if (!Number.isInteger(cacheSize) || cacheSize < 0) {
-    throw invalidOption(`useragent cacheSize must be a non-negative integer, got ${String(options.cacheSize)}`);
-  }
+  const cacheSize = userAgentCacheSize(options.cacheSize);
   const store = cache !== undefined ? cache : cacheSize > 0 ? createProductCache<CachedUserAgent>(createMemoryCache({ maxEntries: cacheSize })) : null;
   const results = createResultCache(store, copyResult);
   // One parser, re-pointed per call: measured a few percent faster than `new UAParser(ua)`,
@@ -53,6 +51,15 @@ export function createUserAgentEngine(options: UserAgentEngineOptions = {}, cach
 
 /** Entries of the useragent cache unless `cacheSize` says otherwise. */
 export const USER_AGENT_CACHE_SIZE = 10_000;
+
+/** The `cacheSize` option, checked (TypeError `invalid_option`): a whole number from 0 to MAX_CACHE_ENTRIES. */
+export function userAgentCacheSize(value: unknown): number {
+  const size = value ?? USER_AGENT_CACHE_SIZE;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
+    throw invalidOption(`useragent cacheSize must be a non-negative integer, got ${describeValue(value)}`);
+  }
+  return capCacheSize(size, 'useragent cacheSize');
+}
 
 const NON_BLANK = /\S/;
 

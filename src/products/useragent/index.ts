@@ -1,7 +1,7 @@
 import { USERAGENT_DOC } from './doc.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { bodyString, queryValue } from '../route.js';
-import { createUserAgentEngine, USER_AGENT_CACHE_SIZE, type CachedUserAgent } from './engine.js';
+import { createUserAgentEngine, userAgentCacheSize, type CachedUserAgent } from './engine.js';
 import type { UserAgentEngineOptions } from './types.js';
 import type { UserAgentEngine } from './engine.js';
 
@@ -18,8 +18,9 @@ const FIELDS = ['ua', 'user_agent'] as const;
 export default defineProduct({
   id: 'useragent',
   optionNames: { cacheSize: true },
+  checkOptions: (options) => void userAgentCacheSize(options.cacheSize),
   createEngine: ({ options, cache }: EngineContext<UserAgentEngineOptions>) =>
-    createUserAgentEngine(options, cache<CachedUserAgent>({ maxEntries: options?.cacheSize ?? USER_AGENT_CACHE_SIZE })),
+    createUserAgentEngine(options, cache<CachedUserAgent>({ maxEntries: userAgentCacheSize(options?.cacheSize) })),
   // SPEC: GET ?ua= / ?user_agent=, GET /lookup/{ua}, POST JSON { ua | user_agent }.
   routes: [
     { method: 'GET', path: 'lookup', inputError: 'invalid_user_agent', args: ({ query }): [string] => [queryValue(query, ...FIELDS) ?? ''] },

@@ -1,3 +1,5 @@
+import { invalidOption, isSeclookupError } from '../../errors.js';
+import { describeValue, invalidOptionFrom, isOptionsObject } from '../../lib/option-checks.js';
 import { WEBHOOKIP_DOC } from './doc.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes, queryValue } from '../route.js';
@@ -22,7 +24,12 @@ export interface WebhookIpEngineOptions {
 export default defineProduct({
   id: 'webhookip',
   optionNames: { dataset: true },
-  createEngine: ({ dataDir, options }: EngineContext<WebhookIpEngineOptions>) => createWebhookIpEngine(options?.dataset ?? loadWebhookRanges(dataDir)),
+  checkOptions: ({ dataset }) => {
+    if (dataset !== undefined && !(isOptionsObject(dataset) && Array.isArray(dataset.providers)))
+      throw invalidOption(`webhookip dataset must be a ranges dataset { generated, providers: [...] } (got ${describeValue(dataset)})`);
+  },
+  createEngine: ({ dataDir, options }: EngineContext<WebhookIpEngineOptions>) =>
+    options?.dataset === undefined ? createWebhookIpEngine(loadWebhookRanges(dataDir)) : engineOfOption(options.dataset),
   // SPEC: GET ?ip= and GET /lookup/{ip}, each with an optional `provider` query parameter.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
   doc: WEBHOOKIP_DOC,
@@ -44,6 +51,16 @@ per-feed timeout: 15000 ms.`,
     },
   },
 });
+
+/** The engine of ranges given as the `dataset` option: a dataset it refuses is a configuration mistake (invalid_option), not a broken file. */
+function engineOfOption(dataset: WebhookRangesDataset): WebhookIpEngine {
+  try {
+    return createWebhookIpEngine(dataset);
+  } catch (error) {
+    if (!isSeclookupError(error, 'dataset_invalid')) throw error;
+    throw invalidOptionFrom(`webhookip dataset option: ${error.message.replace(/^seclookup: webhook ranges dataset: /, '')}`, error);
+  }
+}
 
 /** The updater's report as the CLI prints it (it has already printed a line per provider). */
 function describeUpdate(result: WebhookUpdateReport): DatasetUpdateReport {

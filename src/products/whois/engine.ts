@@ -22,8 +22,9 @@
 import { performance } from 'node:perf_hooks';
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
-import { checkMs, resolveTimeouts } from '../../lib/deadline.js';
+import { checkMs, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
 import { parseDomainName } from '../../lib/domain.js';
+import { capCacheSize, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import type { OutboundGuard } from '../../lib/outbound.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -96,23 +97,28 @@ const REFERRAL_TTL_MS = 24 * 60 * 60_000;
 const NORMALIZE_MEMO_SIZE = 10_000;
 
 /** Checked engine options with their defaults. */
-export function resolveWhoisOptions(options: WhoisEngineOptions = {}) {
-  const timeouts = resolveTimeouts(options.timeouts, DEFAULTS.timeouts, 'whois timeouts');
-  const whole = (value: number | undefined, fallback: number, label: string, min: number) => {
+export function resolveWhoisOptions(options: WhoisEngineOptions | Readonly<Record<string, unknown>> = {}) {
+  const given = options as Readonly<Record<string, unknown>>;
+  checkTimeoutOptions(given.timeouts, 'whois timeouts');
+  const timeouts = resolveTimeouts(given.timeouts as TimeoutOptions | undefined, DEFAULTS.timeouts, 'whois timeouts');
+  const whole = (value: unknown, fallback: number, label: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
     const v = value ?? fallback;
-    if (!Number.isSafeInteger(v) || v < min) throw invalidOption(`whois ${label} must be a whole number >= ${min} (got ${String(value)})`);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max)
+      throw invalidOption(
+        `whois ${label} must be a whole number >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''} (got ${describeValue(value)})`,
+      );
     return v;
   };
   return {
     timeouts,
-    lookupTimeoutMs: checkMs(options.lookupTimeoutMs ?? DEFAULTS.lookupTimeoutMs, 'whois lookupTimeoutMs'),
-    maxBytes: whole(options.maxBytes, DEFAULTS.maxBytes, 'maxBytes', 1),
-    maxRedirects: whole(options.maxRedirects, DEFAULTS.maxRedirects, 'maxRedirects', 0),
-    cacheSize: whole(options.cacheSize, WHOIS_CACHE_SIZE, 'cacheSize', 0),
-    ttlMs: checkMs(options.ttlMs ?? DEFAULTS.ttlMs, 'whois ttlMs'),
-    shortTtlMs: checkMs(options.shortTtlMs ?? DEFAULTS.shortTtlMs, 'whois shortTtlMs'),
-    ianaServer: parseServerAddress(options.ianaServer ?? IANA_WHOIS_SERVER, 'whois ianaServer'),
-    whoisPort: whole(options.whoisPort, WHOIS_PORT, 'whoisPort', 1),
+    lookupTimeoutMs: checkMs((given.lookupTimeoutMs ?? DEFAULTS.lookupTimeoutMs) as number, 'whois lookupTimeoutMs'),
+    maxBytes: whole(given.maxBytes, DEFAULTS.maxBytes, 'maxBytes', 1),
+    maxRedirects: whole(given.maxRedirects, DEFAULTS.maxRedirects, 'maxRedirects', 0),
+    cacheSize: capCacheSize(whole(given.cacheSize, WHOIS_CACHE_SIZE, 'cacheSize', 0), 'whois cacheSize'),
+    ttlMs: checkMs((given.ttlMs ?? DEFAULTS.ttlMs) as number, 'whois ttlMs'),
+    shortTtlMs: checkMs((given.shortTtlMs ?? DEFAULTS.shortTtlMs) as number, 'whois shortTtlMs'),
+    ianaServer: parseServerAddress((given.ianaServer ?? IANA_WHOIS_SERVER) as string, 'whois ianaServer'),
+    whoisPort: whole(given.whoisPort, WHOIS_PORT, 'whoisPort', 1, 65_535),
   };
 }
 

@@ -2,7 +2,7 @@ import { invalidOption } from '../../errors.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { createWhoisEngine, resolveWhoisOptions, type CachedWhois } from './engine.js';
-import { buildServerTables, parseServerAddress } from './servers.js';
+import { buildServerTables, checkTableOptions, parseServerAddress } from './servers.js';
 import type { WhoisEngineOptions } from './types.js';
 import { BootstrapUpdateError, updateRdapBootstrap } from './update.js';
 import { WHOIS_DOC } from './doc.js';
@@ -31,6 +31,10 @@ export default defineProduct({
     cacheSize: true,
     ttlMs: true,
     shortTtlMs: true,
+  },
+  checkOptions: (options) => {
+    resolveWhoisOptions(options);
+    checkTableOptions(options);
   },
   createEngine: ({ dataDir, options, cache, outbound, now }: EngineContext<WhoisEngineOptions>) => {
     const { cacheSize, ttlMs } = resolveWhoisOptions(options);

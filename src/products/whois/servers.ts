@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { readJsonDataset } from '../../lib/datasets.js';
+import { describeValue } from '../../lib/option-checks.js';
 import type { RdapBootstrap } from './types.js';
 
 export const BOOTSTRAP_FILE = 'rdap-bootstrap.json';
@@ -118,11 +119,8 @@ export interface TableOptions {
  * dataset_invalid naming the file); a bad option is a TypeError `invalid_option`.
  */
 export function buildServerTables(dataDir: string, options: TableOptions = {}): ServerTables {
+  checkTableOptions(options);
   const bootstrap = options.rdapBootstrap ?? loadBootstrap(dataDir);
-  if (options.rdapBootstrap) {
-    const problem = bootstrapProblem(options.rdapBootstrap);
-    if (problem) throw invalidOption(`whois rdapBootstrap: ${problem}`);
-  }
   const rdap = new Map<string, readonly string[] | null>();
   for (const [tlds, urls] of bootstrap.services) for (const tld of tlds) rdap.set(tld.toLowerCase(), preferHttps(urls));
   for (const [tld, url] of Object.entries(loadMap(dataDir, OVERRIDES_FILE, 'services'))) {
@@ -154,6 +152,28 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
     whois.set(checkSuffix(tld, 'whoisServers'), server === null ? null : parseServerAddress(server, `whois whoisServers.${tld}`));
   }
   return { rdap, whois, privateSuffixes, publication: typeof bootstrap.publication === 'string' ? bootstrap.publication : null };
+}
+
+/** The table options, checked without reading the bundled files (createLookup checks them at construction). */
+export function checkTableOptions(options: { readonly rdapBootstrap?: unknown; readonly rdapServers?: unknown; readonly whoisServers?: unknown }): void {
+  if (options.rdapBootstrap !== undefined) {
+    const problem = bootstrapProblem(options.rdapBootstrap);
+    if (problem) throw invalidOption(`whois rdapBootstrap: ${problem}`);
+  }
+  for (const name of ['rdapServers', 'whoisServers'] as const) {
+    const map = options[name];
+    if (map !== undefined && (typeof map !== 'object' || map === null || Array.isArray(map)))
+      throw invalidOption(`whois ${name} must be an object: TLD -> ${name === 'rdapServers' ? 'URL' : 'host[:port]'} or null (got ${describeValue(map)})`);
+  }
+  for (const [tld, url] of Object.entries((options.rdapServers ?? {}) as Record<string, unknown>)) {
+    if (url !== null && (typeof url !== 'string' || !isHttpUrl(url)))
+      throw invalidOption(`whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(url)})`);
+    checkSuffix(tld, 'rdapServers');
+  }
+  for (const [tld, server] of Object.entries((options.whoisServers ?? {}) as Record<string, unknown>)) {
+    checkSuffix(tld, 'whoisServers');
+    if (server !== null) parseServerAddress(server as string, `whois whoisServers.${tld}`);
+  }
 }
 
 function checkSuffix(tld: string, option: string): string {

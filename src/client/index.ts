@@ -5,13 +5,15 @@
  * `LookupError`, carrying the service's `error_code`, HTTP status and `request_id`.
  *
  * Runs wherever `fetch` does: it imports no engine, no server code and no Node module, only
- * types and the LookupError class.
+ * types, the product descriptors, the LookupError class and the engines' argument type checks
+ * (args.ts), so that a call refuses what the in-process one refuses.
  */
-import { invalidOption, LookupError, type ErrorCode } from '../errors.js';
+import { invalidOption, LookupError, quoteInput, type ErrorCode } from '../errors.js';
 import type { LookupCalls, LookupResult } from '../lookup.js';
 import type { ProductId } from '../products/catalog.js';
 import type { BuiltProductId } from '../products/registry.js';
-import { BATCH_INPUTS, CALL_GROUPS, REQUESTS, type BatchProductId, type ProductCallGroups, type ProductRequest } from './requests.js';
+import { batchInputs, typeName } from './args.js';
+import { BATCH_INPUTS, CALL_GROUPS, PRODUCT_ID_SET, REQUESTS, type BatchProductId, type ProductCallGroups, type ProductRequest } from './requests.js';
 import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
 
 export { LookupError, isLookupError, ERROR_STATUS, type ErrorCode } from '../errors.js';
@@ -158,23 +160,30 @@ interface Settings {
  * const { country } = await client.geoip('8.8.8.8');
  */
 export function createClient(options: ClientOptions): SeclookupClient {
-  const fetchFn = options.fetch ?? globalThis.fetch;
-  if (typeof fetchFn !== 'function') throw invalidOption('createClient: no fetch; pass options.fetch');
-  if (typeof options.keys !== 'function' && (typeof options.keys !== 'object' || options.keys === null)) {
+  // Every option is checked here, so that a mistake throws now rather than at a call, deep inside.
+  if (!isPlainObject(options)) throw invalidOption(`createClient: options must be an object { baseUrl, keys, ... } (got ${shown(options)})`);
+  const { keys, backoff, fetch: fetchOption, onRetry } = options;
+  if (typeof keys !== 'function' && !isPlainObject(keys)) {
     throw invalidOption('createClient: keys must map product ids to secret keys, or be a function (product) => key');
   }
+  if (backoff !== undefined && !isPlainObject(backoff))
+    throw invalidOption(`createClient: backoff must be an object { baseMs?, capMs? } (got ${shown(backoff)})`);
+  if (fetchOption !== undefined && typeof fetchOption !== 'function') throw invalidOption(`createClient: fetch must be a function (got ${shown(fetchOption)})`);
+  const fetchFn = fetchOption ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') throw invalidOption('createClient: this runtime has no fetch; pass options.fetch');
+  if (onRetry !== undefined && typeof onRetry !== 'function') throw invalidOption(`createClient: onRetry must be a function (got ${shown(onRetry)})`);
   const settings: Settings = {
     root: rootUrl(options.baseUrl),
-    keys: options.keys,
+    keys,
     timeoutMs: CLIENT_DEFAULTS.timeoutMs,
     retries: CLIENT_DEFAULTS.retries,
-    baseMs: checkMs(options.backoff?.baseMs ?? CLIENT_DEFAULTS.backoffBaseMs, 'backoff.baseMs'),
-    capMs: checkMs(options.backoff?.capMs ?? CLIENT_DEFAULTS.backoffCapMs, 'backoff.capMs'),
+    baseMs: checkMs(backoff?.baseMs ?? CLIENT_DEFAULTS.backoffBaseMs, 'backoff.baseMs'),
+    capMs: checkMs(backoff?.capMs ?? CLIENT_DEFAULTS.backoffCapMs, 'backoff.capMs'),
     fetch: fetchFn,
     signals: [],
-    onRetry: options.onRetry,
+    onRetry,
   };
-  return build(withCallOptions(settings, options));
+  return build(withCallOptions(settings, options, 'createClient'));
 }
 
 function build(settings: Settings): SeclookupClient {
@@ -182,62 +191,121 @@ function build(settings: Settings): SeclookupClient {
   const detailed: Record<string, (...args: unknown[]) => Promise<RemoteOutcome<unknown>>> = {};
   for (const id of Object.keys(REQUESTS) as BuiltProductId[]) {
     const toRequest = REQUESTS[id] as (...args: unknown[]) => ProductRequest;
-    detailed[id] = async (...args) => call(settings, id, toRequest(...args));
+    detailed[id] = async (...args) => call(settings, id, requestOf(id, toRequest, args));
     calls[id] = async (...args) => (await detailed[id](...args)).result;
   }
   const batch: Record<string, (inputs: readonly string[]) => Promise<BatchItem<unknown>[]>> = {};
   for (const id of Object.keys(BATCH_INPUTS) as BatchProductId[]) {
-    batch[id] = async (inputs) => batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs } }));
+    batch[id] = async (inputs) =>
+      batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs: batchInputs(inputs, BATCH_INPUTS[id]) } }));
   }
   const result = async <T>(product: ProductId, request: ProductRequest) => (await call(settings, product, request)).result as T;
   // A product's own calls (captcha's siteverify and usage), from its descriptor.
   const groups = Object.fromEntries(
     [...CALL_GROUPS].map(([id, group]) => [
       id,
-      Object.fromEntries(Object.entries(group).map(([name, request]) => [name, (...args: never[]) => result(id as ProductId, request(...args))])),
+      Object.fromEntries(
+        Object.entries(group).map(([name, request]) => [
+          name,
+          async (...args: unknown[]) => result(id as ProductId, requestOf(`${id}.${name}`, request, args)),
+        ]),
+      ),
     ]),
   );
-  const status = (product: ProductId) => result<KeyStatus>(product, { method: 'GET', path: 'status' });
+  const status = async (product: ProductId) => {
+    if (!PRODUCT_ID_SET.has(product)) throw new LookupError('invalid_request', `status: ${shown(product)} is not a product id`);
+    return result<KeyStatus>(product, { method: 'GET', path: 'status' });
+  };
   return {
     ...calls,
     detailed,
     batch,
     status,
     ...groups,
-    with: (options: CallOptions) => build(withCallOptions(settings, options)),
+    with: (options: CallOptions) => {
+      if (!isPlainObject(options)) throw invalidOption(`client.with: options must be an object { signal?, timeoutMs?, retries? } (got ${shown(options)})`);
+      return build(withCallOptions(settings, options, 'client.with'));
+    },
   } as unknown as SeclookupClient;
 }
 
-function withCallOptions(settings: Settings, options: CallOptions): Settings {
+function withCallOptions(settings: Settings, options: CallOptions, where: string): Settings {
   const next = { ...settings };
-  if (options.timeoutMs !== undefined) {
-    if (typeof options.timeoutMs !== 'number' || !(options.timeoutMs > 0))
-      throw invalidOption(`timeoutMs must be a positive number of ms or Infinity (got ${String(options.timeoutMs)})`);
-    next.timeoutMs = options.timeoutMs;
+  const { timeoutMs, retries, signal } = options;
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0))
+      throw invalidOption(`${where}: timeoutMs must be a positive number of ms or Infinity (got ${shown(timeoutMs)})`);
+    next.timeoutMs = timeoutMs;
   }
-  if (options.retries !== undefined) {
-    if (!Number.isSafeInteger(options.retries) || options.retries < 0)
-      throw invalidOption(`retries must be a whole number >= 0 (got ${String(options.retries)})`);
-    next.retries = options.retries;
+  if (retries !== undefined) {
+    if (!Number.isSafeInteger(retries) || retries < 0) throw invalidOption(`${where}: retries must be a whole number >= 0 (got ${shown(retries)})`);
+    next.retries = retries;
   }
-  if (options.signal !== undefined) next.signals = [...settings.signals, options.signal];
+  if (signal !== undefined) {
+    if (!isAbortSignal(signal)) throw invalidOption(`${where}: signal must be an AbortSignal (got ${shown(signal)})`);
+    next.signals = [...settings.signals, signal];
+  }
   return next;
 }
 
-function checkMs(value: number, name: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalidOption(`${name} must be a number of ms >= 0 (got ${String(value)})`);
+function checkMs(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw invalidOption(`createClient: ${name} must be a number of ms >= 0 (got ${shown(value)})`);
   return value;
 }
 
-function rootUrl(baseUrl: string | URL): string {
+const ignore = () => {};
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** What CallScope uses of a signal (a polyfill's will do). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof value !== 'object' || value === null) return false;
+  const signal = value as AbortSignal;
+  return typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
+}
+
+/** A value for a message: numbers as they are, strings quoted, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return quoteInput(value);
+  return typeName(value);
+}
+
+/** A call's request from its arguments, by `sendable`'s rule. */
+function requestOf(what: string, toRequest: (...args: never[]) => ProductRequest, args: unknown[]): ProductRequest {
+  return sendable(what, () => toRequest(...(args as never[])));
+}
+
+/**
+ * `make()`: a call's request, or the text of its URL or body. What the arguments' own checks
+ * (args.ts) let through and still cannot be sent (a value JSON cannot hold) is a LookupError
+ * `invalid_request`, thrown before any request, like every other failure of a call.
+ */
+function sendable<T>(what: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof LookupError) throw error;
+    throw new LookupError('invalid_request', `${what}: the arguments cannot be sent (${error instanceof Error ? error.message : String(error)})`, {
+      cause: error,
+    });
+  }
+}
+
+function rootUrl(baseUrl: unknown): string {
+  if (typeof baseUrl !== 'string' && !(baseUrl instanceof URL))
+    throw invalidOption(`createClient: baseUrl must be a URL string or a URL (got ${shown(baseUrl)})`);
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw invalidOption(`baseUrl must be an absolute http(s) URL (got ${JSON.stringify(String(baseUrl))})`);
+    throw invalidOption(`createClient: baseUrl must be an absolute http(s) URL (got ${JSON.stringify(String(baseUrl))})`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidOption(`baseUrl must be http or https (got ${url.protocol})`);
-  if (url.search || url.hash) throw invalidOption('baseUrl must have no query string or fragment');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidOption(`createClient: baseUrl must be http or https (got ${url.protocol})`);
+  if (url.search || url.hash) throw invalidOption('createClient: baseUrl must have no query string or fragment');
   // `http://host/v1` is a natural guess for an API whose routes start with /v1: the root is meant.
   return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
@@ -245,7 +313,7 @@ function rootUrl(baseUrl: string | URL): string {
 type Attempt = { ok: true; outcome: RemoteOutcome<object> } | { ok: false; error: LookupError; retry: RetryKind; waitMs?: number };
 
 async function call(settings: Settings, product: ProductId, request: ProductRequest): Promise<RemoteOutcome<object>> {
-  const url = requestUrl(settings.root, product, request);
+  const url = sendable(product, () => requestUrl(settings.root, product, request));
   const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
   try {
     const key = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
@@ -260,7 +328,7 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
         accept: 'application/json',
         ...(body ? { 'content-type': 'application/json' } : {}),
       },
-      body: body ? JSON.stringify(body) : undefined,
+      body: body ? sendable(product, () => JSON.stringify(body)) : undefined,
       signal: scope.signal,
       // Never followed: a redirect would carry the key to another URL, and turn a POST into a GET.
       redirect: 'manual',
@@ -290,13 +358,22 @@ function requestUrl(root: string, product: ProductId, request: ProductRequest): 
   return url;
 }
 
-/** One request and its answer, read to the end and classified. Throws only when the scope aborts. */
+/**
+ * One request and its answer, read to the end and classified. Throws only when the scope aborts:
+ * at the deadline or the caller's abort, also when `fetch` does not listen to the signal it is
+ * given (a custom one, or a proxy agent's), since both steps are raced against the scope.
+ */
 async function attemptOnce(fetchFn: typeof fetch, url: string, init: RequestInit, scope: CallScope): Promise<Attempt> {
   let response: Response;
   let text: string;
   try {
-    response = await fetchFn(url, init);
-    text = await response.text();
+    const pending = Promise.resolve(fetchFn(url, init));
+    response = await scope.race(pending).catch((error: unknown) => {
+      // An answer arriving after the call gave up is not read: its body is released.
+      pending.then((late) => late.body?.cancel(), ignore).catch(ignore);
+      throw error;
+    });
+    text = await scope.race(response.text());
   } catch (cause) {
     if (scope.signal.aborted) throw scope.failure();
     const detail = cause instanceof Error ? (cause.cause instanceof Error ? `${cause.message}: ${cause.cause.message}` : cause.message) : String(cause);

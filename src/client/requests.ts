@@ -18,6 +18,7 @@ import { LookupError } from '../errors.js';
 import type { BatchInput, ProductClientCall, ProductClientShape, ProductDescriptor, ProductRequest } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import type { BuiltProductId } from '../products/registry.js';
+import { ARGUMENT_CHECKS } from './args.js';
 
 export type { ProductRequest } from '../products/descriptor.js';
 
@@ -35,15 +36,23 @@ type RequestsTakeEngineArgs = {
 const everyRequestTakesEngineArgs: { [Id in BuiltProductId]: true } = {} as RequestsTakeEngineArgs;
 void everyRequestTakesEngineArgs;
 
-/** In descriptor (registry) order. */
-export const REQUESTS = Object.fromEntries(DESCRIPTORS.flatMap(({ id, client }) => (client ? [[id, refusing(client)]] : []))) as unknown as RequestTable;
+/** Every product's id (`client.status(product)` takes them). */
+export const PRODUCT_ID_SET: ReadonlySet<string> = new Set(DESCRIPTORS.map(({ id }) => id));
 
-/** The client shape's `request`, throwing LookupError invalid_request for arguments it `refuse`s. */
-function refusing(client: ProductClientShape<never[]>): (...args: never[]) => ProductRequest {
+/** In descriptor (registry) order. */
+export const REQUESTS = Object.fromEntries(DESCRIPTORS.flatMap(({ id, client }) => (client ? [[id, checked(id, client)]] : []))) as unknown as RequestTable;
+
+/**
+ * The client shape's `request`, after the engine's argument checks (args.ts: LookupError
+ * `invalid_ip`, ... for arguments of the wrong type), throwing LookupError invalid_request for
+ * arguments it `refuse`s.
+ */
+function checked(id: string, client: ProductClientShape<never[]>): (...args: never[]) => ProductRequest {
+  const check = ARGUMENT_CHECKS[id as BuiltProductId] ?? ((args: unknown[]) => args);
   const { refuse } = client;
-  if (!refuse) return client.request;
-  return (...args) => {
-    const why = refuse(...args);
+  return (...given) => {
+    const args = check(given) as never[];
+    const why = refuse?.(...args);
     if (why !== undefined) throw new LookupError('invalid_request', why);
     return client.request(...args);
   };

@@ -8,7 +8,9 @@
  * - the API on a loopback node server with a clock the test sets (`createApi({ now })`), so a
  *   rate-limit window ends a second after the client is refused: it waits Retry-After and succeeds;
  * - hostile loopback HTTP servers: 502 twice then 200 (retries with backoff), one that never
- *   answers (the deadline), one that always fails (abort during a backoff wait), a closed port.
+ *   answers (the deadline, also through a `fetch` that ignores the signal), one that always
+ *   fails (abort during a backoff wait), a closed port, one that records what it is sent (bad
+ *   arguments and bad options fail before anything is).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -142,6 +144,52 @@ describe('against seclookup serve', () => {
     const error = (await client.emailauth('').catch((caught: unknown) => caught)) as LookupError;
     expect([error.code, error.status]).toEqual(['invalid_domain', 400]);
     await serve.waitFor(() => serve.requestLines().find((line) => line.request_id === error.requestId && line.status === 400));
+  });
+
+  it('arguments of another type fail as in-process, with no request; a long User-Agent or password as in-process too', async () => {
+    const before = serve.requestLines().length;
+    // [product, arguments, whether the message is the engine's too]
+    const cases: [BuiltProductId, unknown[], boolean][] = [
+      ['useragent', [10n], true],
+      ['geoip', [Symbol('ip')], true],
+      ['geoip', [['8.8.8.8']], true],
+      ['webhookip', [{ toString: () => '140.82.112.5' }], true],
+      ['webhookip', ['140.82.112.5', { provider: ['github'] }], true],
+      ['tls', ['client.tls.test', { port: BigInt(tls.port) }], true],
+      ['emailval', [42], true],
+      ['whois', [new String('example.com')], true],
+      ['pwbreach', [{ password: 10n }], true],
+      ['pwbreach', ['x'.repeat(70_000)], true],
+      ['scamrisk', ['8.8.8.8'], true],
+      ['scamrisk', [{ type: 'ip', value: 10n }], false],
+    ];
+    for (const [id, args, sameMessage] of cases) {
+      const expected = (await (lookup[id] as (...a: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => error)) as LookupError;
+      expect(expected, `${id} in-process`).toBeInstanceOf(LookupError);
+      const error = (await (client[id] as (...a: unknown[]) => Promise<unknown>)(...args).catch((caught: unknown) => caught)) as LookupError;
+      expect(error, id).toBeInstanceOf(LookupError);
+      expect(error, id).toMatchObject({ code: expected.code, status: expected.status });
+      expect(error.requestId, id).toBeUndefined();
+      if (sameMessage) expect(error.message, id).toBe(expected.message);
+    }
+    // The same in a batch: inputs must be strings, as the service's batch route says.
+    await expect(client.batch.geoip([10n] as never)).rejects.toMatchObject({ name: 'LookupError', code: 'invalid_request', status: 400 });
+    // Nothing was sent: the next line serve logs is the next call's.
+    const next = await client.detailed.geoip('8.8.8.8');
+    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === next.requestId));
+    expect(
+      serve
+        .requestLines()
+        .slice(before)
+        .map((line) => line.request_id),
+    ).toEqual([next.requestId]);
+
+    // Over the service's 64 KiB body limit, but the engine reads 500 characters of it.
+    for (const ua of [`Mozilla/5.0 ${'x'.repeat(70_000)}`, `${' '.repeat(70_000)}curl/8.5.0`]) {
+      expect(await client.useragent(ua)).toEqual(await lookup.useragent(ua));
+      const [item] = await client.batch.useragent([ua]);
+      expect(item.success && item.result).toEqual(await lookup.useragent(ua));
+    }
   });
 
   it('auth errors are the service answer; a product without a key fails before any request', async () => {
@@ -428,18 +476,62 @@ describe('against hostile servers', () => {
 
   it('refuses bad options at construction', () => {
     const keys = {};
+    const invalidOption = expect.objectContaining({ name: 'TypeError', code: 'invalid_option' });
     for (const options of [
+      undefined,
+      null,
+      'http://example.com',
       { baseUrl: 'not a url', keys },
       { baseUrl: 'ftp://example.com', keys },
       { baseUrl: 'http://example.com/?x=1', keys },
+      { baseUrl: 42, keys },
       { baseUrl: 'http://example.com', keys: 'ua_sec_x' },
+      { baseUrl: 'http://example.com', keys: ['ua_sec_x'] },
       { baseUrl: 'http://example.com', keys, retries: -1 },
       { baseUrl: 'http://example.com', keys, timeoutMs: 0 },
+      { baseUrl: 'http://example.com', keys, timeoutMs: '500' },
       { baseUrl: 'http://example.com', keys, backoff: { baseMs: Number.NaN } },
+      { baseUrl: 'http://example.com', keys, backoff: 100 },
+      { baseUrl: 'http://example.com', keys, signal: 'not a signal' },
+      { baseUrl: 'http://example.com', keys, signal: {} },
+      { baseUrl: 'http://example.com', keys, onRetry: 'log' },
+      { baseUrl: 'http://example.com', keys, fetch: 'fetch' },
+      { baseUrl: 'http://example.com', keys, fetch: null },
     ]) {
-      expect(() => createClient(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }));
+      expect(() => createClient(options as never), JSON.stringify(options) ?? String(options)).toThrow(invalidOption);
     }
-    expect(() => createClient({ baseUrl: 'http://example.com', keys }).with({ retries: 1.5 })).toThrow(TypeError);
+    const client = createClient({ baseUrl: 'http://example.com', keys });
+    for (const options of [null, undefined, 5, [], { retries: 1.5 }, { timeoutMs: Number.NaN }, { signal: 'not a signal' }, { signal: null }]) {
+      expect(() => client.with(options as never), JSON.stringify(options) ?? String(options)).toThrow(invalidOption);
+    }
+    // What is right passes: a signal from AbortSignal's own factories, a URL object, a keys function.
+    expect(() => createClient({ baseUrl: new URL('http://example.com'), keys: () => 'k', signal: AbortSignal.timeout(1_000) }).with({})).not.toThrow();
+  });
+
+  it('arguments a request cannot carry fail with a LookupError before any request: batches, status, captcha', async () => {
+    const seen: string[] = [];
+    const url = await listen((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume().on('end', () => envelope(res, 200, { success: true, request_id: 'req_1', cached: false, results: [] }));
+    });
+    const recorded = createClient({ baseUrl: url, keys: () => 'k' });
+    for (const [call, code] of [
+      [() => recorded.batch.geoip('8.8.8.8' as never), 'invalid_request'],
+      [() => recorded.batch.useragent(['curl/8.5.0', Symbol('ua')] as never), 'invalid_request'],
+      [() => recorded.status(Symbol('geoip') as never), 'invalid_request'],
+      [() => recorded.status('nope' as never), 'invalid_request'],
+      [() => recorded.captcha.siteverify('token', null as never), 'invalid_request'],
+      [() => recorded.captcha.siteverify(10n as never), 'invalid_request'],
+      [() => recorded.dnsbl(Symbol('ip') as never, { zones: 'zen.spamhaus.org' }), 'invalid_ip'],
+    ] as const) {
+      const error = await call().catch((caught: unknown) => caught);
+      expect(error, String(call)).toBeInstanceOf(LookupError);
+      expect(error, String(call)).toMatchObject({ code, status: 400 });
+      expect((error as LookupError).requestId, String(call)).toBeUndefined();
+    }
+    expect(seen).toEqual([]);
+    await recorded.batch.useragent([`Mozilla/5.0 ${'x'.repeat(70_000)}`]);
+    expect(seen).toEqual(['POST /v1/useragent/batch']);
   });
 
   it('retries 502 twice with exponential backoff and full jitter, then answers', async () => {
@@ -494,6 +586,41 @@ describe('against hostile servers', () => {
     expect(error).toBeInstanceOf(LookupError);
     expect([error.code, error.status, error.requestId, (error.cause as Error).name]).toEqual(['lookup_failed', 502, undefined, 'TimeoutError']);
     expect(error.message).toMatch(/no answer within 300 ms/);
+  });
+
+  it('keeps the deadline when fetch ignores the signal: no answer, or headers and then nothing', async () => {
+    const silent = await listen(() => {});
+    const stalled = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"success":true,');
+    });
+    // A fetch that drops the signal (as some proxy agents' do): only the client's own race can end the call.
+    const deaf: typeof fetch = (input, init) => fetch(input, { ...init, signal: undefined });
+    for (const url of [silent, stalled]) {
+      const call = createClient({ baseUrl: url, keys: { asn: 'k' }, timeoutMs: 200, fetch: deaf }).asn('8.8.8.8');
+      const settled = await Promise.race([
+        call.then(
+          () => 'resolved',
+          (error: unknown) => error,
+        ),
+        new Promise((resolve) => setTimeout(resolve, 3_000, 'still pending after 3 s')),
+      ]);
+      expect(settled, url).toBeInstanceOf(LookupError);
+      const error = settled as LookupError;
+      expect([error.code, error.status, error.requestId, (error.cause as Error).name]).toEqual(['lookup_failed', 502, undefined, 'TimeoutError']);
+      expect(error.message).toMatch(/no answer within 200 ms/);
+    }
+    // The caller's abort too: at once, with its reason.
+    const controller = new AbortController();
+    const call = createClient({ baseUrl: silent, keys: { asn: 'k' }, timeoutMs: 60_000, fetch: deaf })
+      .with({ signal: controller.signal })
+      .asn('8.8.8.8');
+    setTimeout(() => controller.abort(new Error('user gave up')), 50);
+    const settled = await Promise.race([
+      call.catch((error: unknown) => error),
+      new Promise((resolve) => setTimeout(resolve, 3_000, 'still pending after 3 s')),
+    ]);
+    expect(settled).toEqual(new Error('user gave up'));
   });
 
   it('an AbortSignal rejects at once during a backoff wait, with its reason', async () => {

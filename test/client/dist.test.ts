@@ -14,8 +14,12 @@ import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { REPO_ROOT } from '../cli/harness.js';
 
 const DIST = join(REPO_ROOT, 'dist');
-/** Generous: about 16 KB today, unminified, comments included. */
-const MAX_BYTES = 32 * 1024;
+/**
+ * Generous: about 34 KB today, unminified, comments included (client.js about 21 KB, of which
+ * 4 KB are the engines' argument checks, src/client/args.ts; LookupError's chunk 4 KB; the
+ * product descriptors 9 KB).
+ */
+const MAX_BYTES = 40 * 1024;
 
 /** Every file dist/client.js loads, following its relative imports; every other specifier met; and the files behind its `import()`s. */
 function closure(entry: string): { files: Map<string, number>; external: Set<string>; lazy: Set<string> } {

@@ -2,8 +2,10 @@
  * The client's request table (src/client/requests.ts) against the product modules it mirrors:
  * for every product, the request a call becomes names one of the module's routes, and the
  * arguments that route reads back from it prepare (validate and normalize) exactly as the
- * caller's arguments do in-process: the same query, or the same LookupError code. Also that the
- * client's methods are the registry's products, in its order.
+ * caller's arguments do in-process: the same query, or the same LookupError code. Arguments a
+ * request cannot carry as they are (a BigInt, a Symbol, an array or an object where a string
+ * goes) the client refuses itself (src/client/args.ts), with the code `prepare` throws for them.
+ * Also that the client's methods are the registry's products, in its order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
@@ -81,6 +83,83 @@ const SAMPLES: { [Id in BuiltProductId]: LookupArgs<Id>[] } = {
   riskscore: [['185.220.101.1'], ['::1'], ['']],
 };
 
+/** Values of every JavaScript type, for where a string goes (`['8.8.8.8']` and `{ toString }` read as an address once in a URL). */
+const ODD_VALUES: readonly unknown[] = [
+  10n,
+  Symbol('8.8.8.8'),
+  ['8.8.8.8'],
+  { toString: () => '8.8.8.8' },
+  new String('example.com'),
+  42,
+  true,
+  null,
+  undefined,
+  () => '8.8.8.8',
+  {},
+];
+
+/** Each product's arguments with an odd value in each place a string (or, for tls's port, a number or a string) goes. */
+const ODD_SAMPLES: { [Id in BuiltProductId]: unknown[][] } = {
+  useragent: ODD_VALUES.map((v) => [v]),
+  webhookip: [...ODD_VALUES.map((v) => [v]), ...ODD_VALUES.map((v) => ['140.82.112.5', { provider: v }])],
+  geoip: ODD_VALUES.map((v) => [v]),
+  timezone: ODD_VALUES.map((v) => [v]),
+  emailauth: ODD_VALUES.map((v) => [v]),
+  dnsbl: ODD_VALUES.map((v) => [v]),
+  emailval: ODD_VALUES.map((v) => [v]),
+  // Not a Symbol port: in-process, that is a raw TypeError (the memo key's template), not a LookupError to compare with.
+  tls: [...ODD_VALUES.map((v) => [v]), ...ODD_VALUES.filter((v) => typeof v !== 'symbol').map((v) => ['example.com', { port: v }])],
+  whois: ODD_VALUES.map((v) => [v]),
+  asn: ODD_VALUES.map((v) => [v]),
+  pwbreach: [
+    ...ODD_VALUES.map((v) => [v]),
+    ...ODD_VALUES.map((v) => [{ password: v }]),
+    ...ODD_VALUES.map((v) => [{ sha1: v }]),
+    ...ODD_VALUES.map((v) => [{ password: v, sha1: '5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8' }]),
+    ...ODD_VALUES.map((v) => [{ password: 'hunter2', sha1: v }]),
+    ['x'.repeat(70_000)],
+    ['é'.repeat(600)],
+  ],
+  scamrisk: [
+    ...ODD_VALUES.map((v) => [v]),
+    ['8.8.8.8'],
+    ...ODD_VALUES.map((v) => [{ type: 'ip', value: v }]),
+    ...ODD_VALUES.map((v) => [{ type: v, value: '8.8.8.8' }]),
+    ...ODD_VALUES.map((v) => [{ email: v }]),
+    ...ODD_VALUES.map((v) => [{ type: 'phone', value: '020 7946 0000', region: v }]),
+    ...ODD_VALUES.map((v) => [{ type: 'ip', value: '8.8.8.8', note: v }]),
+  ],
+  domainrep: ODD_VALUES.map((v) => [v]),
+  riskscore: ODD_VALUES.map((v) => [v]),
+};
+
+/** Long User-Agents: blank or not in their first 500 characters and in the rest, a surrogate pair across the cut. */
+const LONG_UAS: readonly string[] = [
+  `Mozilla/5.0 ${'x'.repeat(70_000)}`,
+  `${' '.repeat(600)}curl/8.5.0`,
+  ' '.repeat(70_000),
+  `${'a'.repeat(499)}\u{1F600}${'b'.repeat(100)}`,
+  `${'a'.repeat(498)}\u{1F600}${'b'.repeat(100)}`,
+  `${'a'.repeat(500)}\u{1F600}${'b'.repeat(100)}`,
+  `${' '.repeat(501)}x${' '.repeat(100)}`,
+];
+
+/** A label for it.each: the arguments in short, whatever their type. */
+function label(args: readonly unknown[]): string {
+  const text = args.map((arg) => {
+    if (typeof arg === 'bigint') return `${arg}n`;
+    if (typeof arg === 'symbol' || typeof arg === 'function') return String(arg);
+    if (arg instanceof String) return `new String(${JSON.stringify(String(arg))})`;
+    if (typeof arg === 'object' && arg !== null && !Array.isArray(arg)) {
+      return `{ ${Object.entries(arg)
+        .map(([k, v]) => `${k}: ${typeof v === 'string' ? JSON.stringify(v.slice(0, 20)) : label([v]).slice(1, -1)}`)
+        .join(', ')} }`;
+    }
+    return typeof arg === 'string' && arg.length > 40 ? `<${arg.length} characters>` : (JSON.stringify(arg) ?? String(arg));
+  });
+  return `(${text.join(', ')})`;
+}
+
 /** What the server hands the route: the query as `parseQuery` decodes it, the body as JSON decodes it. */
 function routeInput(request: ProductRequest): RouteInput {
   const params = new URLSearchParams();
@@ -102,6 +181,23 @@ function prepared(module: AnyProductModule, args: unknown[]): unknown {
   }
 }
 
+/**
+ * What the client's call comes to on the service: the LookupError code the client throws itself
+ * (before any request), or `prepare`'s answer to the arguments the route reads from its request.
+ */
+function remotely(module: AnyProductModule, args: unknown[]): unknown {
+  let request: ProductRequest;
+  try {
+    request = (REQUESTS[module.id as BuiltProductId] as (...a: unknown[]) => ProductRequest)(...args);
+  } catch (error) {
+    if (error instanceof LookupError) return { error: error.code };
+    throw error;
+  }
+  const route = module.routes.find((r) => r.method === request.method && r.path === request.path);
+  expect(route, `${request.method} ${request.path} is a route of ${module.id}`).toBeDefined();
+  return prepared(module, route!.args(routeInput(request)));
+}
+
 describe('the request table', () => {
   it('has one entry per built product, in registry order, and the client one method each', () => {
     expect(Object.keys(REQUESTS)).toEqual(BUILT_PRODUCT_IDS);
@@ -115,12 +211,21 @@ describe('the request table', () => {
   describe.each(BUILT_PRODUCT_IDS)('%s', (id) => {
     const module = productModule(id)!;
     it.each(SAMPLES[id].map((args) => [JSON.stringify(args).slice(0, 80), args] as const))('%s reads back as the same call', (_label, args) => {
-      const request = (REQUESTS[id] as (...a: unknown[]) => ProductRequest)(...args);
-      const route = module.routes.find((r) => r.method === request.method && r.path === request.path);
-      expect(route, `${request.method} ${request.path} is a route of ${id}`).toBeDefined();
-      const remote = prepared(module, route!.args(routeInput(request)));
-      expect(remote).toEqual(prepared(module, args));
+      expect(remotely(module, args)).toEqual(prepared(module, args));
     });
+
+    it.each(ODD_SAMPLES[id].map((args) => [label(args), args] as const))('%s: refused as in-process, or read back as the same call', (_label, args) => {
+      expect(remotely(module, args)).toEqual(prepared(module, args));
+    });
+  });
+
+  it('sends a long User-Agent cut to the characters the engine reads (and two more at most), for the same answer', () => {
+    const module = productModule('useragent')!;
+    for (const ua of LONG_UAS) {
+      const request = REQUESTS.useragent(ua);
+      expect((request.body as { ua: string }).ua.length, label([ua])).toBeLessThanOrEqual(502);
+      expect(remotely(module, [ua]), label([ua])).toEqual(prepared(module, [ua]));
+    }
   });
 
   it('has a batch method for exactly the products whose module declares a batch, with its input', () => {

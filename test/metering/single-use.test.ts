@@ -59,3 +59,18 @@ describe('sqlite single-use store: group commit', () => {
     }
   });
 });
+
+describe('seclookup/sqlite, the built subpath', () => {
+  it('exports the SQLite single-use store beside the meter, for processes that mount the API on one file', async () => {
+    const entry = (await import(new URL('../../dist/sqlite.js', import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(entry).sort()).toEqual(['createSqliteMeter', 'createSqliteSingleUseStore']);
+    const file = join(dir, 'subpath.db');
+    const store = (entry.createSqliteSingleUseStore as typeof createSqliteSingleUseStore)(file);
+    try {
+      expect(await store.consume('once', NOW + 60_000, NOW)).toBe(true);
+      expect(await store.consume('once', NOW + 60_000, NOW)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+});

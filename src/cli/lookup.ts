@@ -22,9 +22,25 @@ async function allModules(): Promise<readonly AnyProductModule[]> {
   return (await import('../products/registry.js')).PRODUCT_MODULES as readonly AnyProductModule[];
 }
 
-/** The modules' product flags, for parseArgs; each product accepts only its own. */
+/**
+ * The modules' product flags, for parseArgs; each product accepts only its own. Repeatable: a
+ * flag given twice (`--provider github --provider stripe`) means its values joined with commas,
+ * as the list flags take them, rather than only the last one.
+ */
 function productFlags(modules: readonly AnyProductModule[]) {
-  return Object.fromEntries(modules.flatMap((module) => Object.keys(module.cli.flags ?? {})).map((flag) => [flag, { type: 'string' as const }]));
+  return Object.fromEntries(
+    modules.flatMap((module) => Object.keys(module.cli.flags ?? {})).map((flag) => [flag, { type: 'string' as const, multiple: true as const }]),
+  );
+}
+
+/** The product's flags as its `cli.args` reads them: each one's values joined with commas. */
+function productFlagValues(module: AnyProductModule, values: Readonly<Record<string, unknown>>): Record<string, string | undefined> {
+  const flags: Record<string, string | undefined> = {};
+  for (const flag of Object.keys(module.cli.flags ?? {})) {
+    const given = values[flag];
+    flags[flag] = Array.isArray(given) ? given.join(',') : (given as string | undefined);
+  }
+  return flags;
 }
 
 function flagHelp(modules: readonly AnyProductModule[]): string {
@@ -45,6 +61,7 @@ JSON on stdout. Products available: ${built}.
 
 ${modules.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
 ${flagHelp(modules)}
+                      (a product flag given twice: its values joined with commas)
 ${settingsHelp(modules, 22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
                       bundled with seclookup)
   --dns HOST:PORT     DNS server for the DNS-using products (repeatable or
@@ -141,7 +158,7 @@ async function lookupWith(
   const lookup = loadEngines(modules, withOneShotOptions(modules, lookupOptionsFrom(modules, values, command)), [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
-    printJson(await call(...module.cli.args(input, values as Record<string, string | undefined>)));
+    printJson(await call(...module.cli.args(input, productFlagValues(module, values))));
     return EXIT_OK;
   } catch (error) {
     // A file read on first use (geoip's lazy files) that is refused: said as a load failure.

@@ -33,6 +33,9 @@ describe('seclookup lookup', () => {
       providers: [{ id: 'github', name: 'GitHub' }],
     });
     expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10', '--provider', 'stripe'])).toEqual({ ip: '140.82.115.10', matched: false, providers: [] });
+    // Given twice, both count (as --provider stripe,github), not only the last.
+    expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10', '--provider', 'github', '--provider', 'stripe'])).toMatchObject({ matched: true });
+    expect(await runCliJson(['lookup', 'webhookip', '140.82.115.10', '--provider', 'stripe', '--provider=github'])).toMatchObject({ matched: true });
     expect(await runCliJson(['lookup', 'webhookip', '8.8.8.8'])).toEqual({ ip: '8.8.8.8', matched: false, providers: [] });
   });
 

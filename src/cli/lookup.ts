@@ -33,6 +33,17 @@ function productFlags(modules: readonly AnyProductModule[]) {
   );
 }
 
+/** The engine arguments from INPUT and the flags; INPUT `-` unreadable (stdin a folder, closed) is said in one line. */
+function cliArgs(module: AnyProductModule, input: string, values: Readonly<Record<string, unknown>>): unknown[] {
+  try {
+    return module.cli.args(input, productFlagValues(module, values));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    if (typeof code === 'string' && code.startsWith('E')) throw new CommandError(`cannot read the input: ${(error as Error).message}`, { cause: error });
+    throw error;
+  }
+}
+
 /** The product's flags as its `cli.args` reads them: each one's values joined with commas. */
 function productFlagValues(module: AnyProductModule, values: Readonly<Record<string, unknown>>): Record<string, string | undefined> {
   const flags: Record<string, string | undefined> = {};
@@ -158,7 +169,7 @@ async function lookupWith(
   const lookup = loadEngines(modules, withOneShotOptions(modules, lookupOptionsFrom(modules, values, command)), [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
-    printJson(await call(...module.cli.args(input, productFlagValues(module, values))));
+    printJson(await call(...cliArgs(module, input, values)));
     return EXIT_OK;
   } catch (error) {
     // A file read on first use (geoip's lazy files) that is refused: said as a load failure.

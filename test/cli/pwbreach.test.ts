@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -141,6 +141,27 @@ describe('seclookup lookup pwbreach', () => {
     const [warning, error] = empty.stderr.trim().split('\n');
     expect(warning).toMatch(/^seclookup: warning: pwbreach answers from the bundled 7,534-hash sample/);
     expect(JSON.parse(error)).toMatchObject({ error_code: 'invalid_password' });
+  });
+
+  it('says in one line, exit 1, when stdin cannot be read (a folder given as stdin)', async () => {
+    const folder = openSync(tmpdir(), 'r');
+    try {
+      const result = await new Promise<CliResult>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI_PATH, 'lookup', 'pwbreach', '-'], { env: cliEnv(), cwd: tmpdir(), stdio: [folder, 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+        child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^seclookup: cannot read the input: EISDIR: illegal operation on a directory, read$/m);
+      expect(result.stderr).not.toContain('unexpected error');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      closeSync(folder);
+    }
   });
 });
 describe('seclookup serve: pwbreach', () => {

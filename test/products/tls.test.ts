@@ -484,6 +484,14 @@ describe('HTTP', () => {
     }
   });
 
+  it('refuses a port of another type with invalid_host, before any handshake, from JavaScript too', async () => {
+    const lookup = lookupFor();
+    for (const port of [Symbol('443'), 443n, { valueOf: () => 443 }, [443]]) {
+      const refused = await lookup.tls('valid.tls.test', { port } as never).catch((error: unknown) => error);
+      expect(isLookupError(refused) && refused.code, String(typeof port)).toBe('invalid_host');
+    }
+  });
+
   it('flags a cached answer', async () => {
     const { call } = await stack();
     expect((await call(`/v1/tls/lookup?host=valid.tls.test:${server.port}`)).body.cached).toBe(false);

@@ -112,7 +112,7 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
   function prepare(host: string, callOptions?: TlsOptions): TlsTarget {
     const port = callOptions?.port;
     const memoKey =
-      typeof host === 'string' && host.length <= MEMO_INPUT_LENGTH && (port === undefined || typeof port !== 'object')
+      typeof host === 'string' && host.length <= MEMO_INPUT_LENGTH && (port === undefined || typeof port === 'number' || typeof port === 'string')
         ? port === undefined
           ? host
           : `${host}\u0000${typeof port}${port}`

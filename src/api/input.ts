@@ -33,7 +33,7 @@ function decodePathValue(raw: string, inputError: ErrorCode): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new LookupError(inputError, 'the path value is not valid percent-encoding');
+    throw new LookupError(inputError, 'the path value is not valid percent-encoded UTF-8');
   }
 }
 

@@ -50,9 +50,11 @@ describe('useragent forms', () => {
     ['a non-string in JSON', '/v1/useragent/lookup', { json: { ua: 7 } }],
     ['an empty JSON object', '/v1/useragent/lookup', { json: {} }],
     ['broken percent-encoding in the path', '/v1/useragent/lookup/Mozilla%E0%A4%A', {}],
+    ['percent-encoded bytes that are not UTF-8 in the path', '/v1/useragent/lookup/%FF%FE', {}],
   ])('answers 400 invalid_user_agent to %s', async (_name, path, options) => {
     const reply = await stack.call(path, { key: ua.secretKey, ...options });
     expect([reply.status, reply.body.error_code]).toEqual([400, 'invalid_user_agent']);
+    if (path.includes('/lookup/')) expect(reply.body.error).toBe('the path value is not valid percent-encoded UTF-8');
   });
 });
 

@@ -1,15 +1,18 @@
 /**
  * geoip's `lazy` option (what `seclookup lookup geoip` uses): each file is read by the first
  * lookup that needs it, so an IPv4 lookup never reads the IPv6 file, with the same answers as
- * an engine that read both at start. A file that is not there still fails at start.
+ * an engine that read both at start. A file that is not there still fails at start; one that is
+ * there but does not read (the asnDatabase file included) fails the lookup that reads it.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../../src/errors.js';
+import { createLookup } from '../../src/lookup.js';
 import { createGeoIpEngine, type GeoIpEngine } from '../../src/products/geoip/engine.js';
 import type { GeoIpEngineOptions } from '../../src/products/geoip/types.js';
+import { createApiStack } from '../api/harness.js';
 import { MAXMIND, sourceNetworks } from './geoip-fixtures.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'seclookup-geoip-lazy-'));
@@ -101,5 +104,39 @@ describe('geoip lazy: a file is read by the first lookup that needs it', () => {
     const error = thrown(() => engine({ databases: { ipv4: IPV4, ipv6: missing }, lazy: true }));
     expect(isSeclookupError(error, 'dataset_missing')).toBe(true);
     expect(error.message).toContain(missing);
+  });
+});
+
+describe('geoip lazy: an asnDatabase that does not read fails the lookup, never answers nulls', () => {
+  // 81.2.69.142 is London in the City file, which has no ASN fields: the ASN file is read for it.
+  // (`asn: undefined` lifts engine()'s `asn: false`: the asnDatabase file is the source.)
+  const ASN_OPTIONS = { database: IPV4, asn: undefined };
+
+  it('not an MMDB file (/etc/passwd-like): dataset_invalid naming the file, as an eager start says', () => {
+    const eagerError = thrown(() => engine({ ...ASN_OPTIONS, asnDatabase: NOT_MMDB }));
+    expect(isSeclookupError(eagerError, 'dataset_invalid')).toBe(true);
+    const lazy = engine({ ...ASN_OPTIONS, asnDatabase: NOT_MMDB, lazy: true });
+    const error = thrown(() => lazy.lookup(lazy.prepare('81.2.69.142')));
+    expect(isSeclookupError(error, 'dataset_invalid')).toBe(true);
+    expect(error.message).toBe(eagerError.message);
+    expect(error.message).toContain(`${NOT_MMDB} is not a readable MMDB database`);
+  });
+
+  it('a folder: dataset_missing naming it (cannot be read)', () => {
+    const lazy = engine({ ...ASN_OPTIONS, asnDatabase: temp, lazy: true });
+    const error = thrown(() => lazy.lookup(lazy.prepare('81.2.69.142')));
+    expect(isSeclookupError(error, 'dataset_missing')).toBe(true);
+    expect(error.message).toContain(`cannot read ${temp}`);
+  });
+
+  it('through the API: a 500 without the path for the client, the file named to the operator (onError)', async () => {
+    const lookup = createLookup({ geoip: { database: IPV4, asnDatabase: NOT_MMDB, lazy: true, watch: false } });
+    const stack = await createApiStack({ lookup });
+    const keys = await stack.keys('geoip');
+    const reply = await stack.call('/v1/geoip/lookup?ip=81.2.69.142', { key: keys.secretKey });
+    expect([reply.status, reply.body.error_code]).toEqual([500, 'internal_error']);
+    expect(reply.raw).not.toContain(temp);
+    expect(isSeclookupError(stack.errors[0]?.error, 'dataset_invalid')).toBe(true);
+    expect((stack.errors[0].error as Error).message).toContain(NOT_MMDB);
   });
 });

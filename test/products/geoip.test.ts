@@ -380,6 +380,24 @@ describe('connection isp / org / asn', () => {
   });
 });
 
+describe('an asnDatabase whose records do not read', () => {
+  it('is 502 lookup_failed without the path, never null fields (as the location file)', async () => {
+    // The ISP test file with its data section overwritten: it opens (metadata and tree are
+    // intact), but no record decodes.
+    const bytes = readFileSync(MAXMIND.isp);
+    const { searchTreeSize } = new Reader<Response>(bytes).metadata;
+    const metadataAt = bytes.lastIndexOf(Buffer.from('\xab\xcd\xefMaxMind.com', 'latin1'));
+    bytes.fill(0xff, searchTreeSize + 16, metadataAt);
+    const path = join(temp, 'corrupt-isp.mmdb');
+    writeFileSync(path, bytes);
+    const lookup = createLookup({ geoip: { watch: false, asnDatabase: path } });
+    const error = await failure(lookup.geoip('1.128.0.1'));
+    expect(error).toMatchObject({ code: 'lookup_failed', status: 502 });
+    expect(error.message).toContain('the ASN database could not be read for 1.128.0.1');
+    expect(error.message).not.toContain(path);
+  });
+});
+
 describe('the search-tree walk finds the record maxmind finds', () => {
   /** What the engine should say for `ip`: maxmind's own record, read. */
   function expectedGeo(reader: Reader<Response>, ip: string) {

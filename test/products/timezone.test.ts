@@ -3,10 +3,12 @@
  * the coordinates of a DB-IP record), and offset and abbreviation for the engine's clock, set
  * by each test to a winter or summer instant, or either side of a DST change.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../../src/errors.js';
+import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup } from '../../src/lookup.js';
 import { offsetText } from '../../src/products/timezone/clock.js';
 import { MAXMIND } from './geoip-fixtures.js';
@@ -194,5 +196,69 @@ describe('what the database gives', () => {
       .lookup.timezone('1.1.1.1')
       .catch((e: unknown) => e);
     expect(isSeclookupError(error, 'dataset_missing') && (error as Error).message).toContain(missing);
+  });
+});
+
+describe('the abbreviation table of the data folder (createLookup dataDir, --data-dir)', () => {
+  const made: string[] = [];
+  afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  /** A data folder holding a copy of the bundled timezone/ folder. */
+  function dataDir(): { dir: string; file: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'seclookup-timezone-data-'));
+    made.push(dir);
+    cpSync(join(bundledDataDir(), 'timezone'), join(dir, 'timezone'), { recursive: true });
+    return { dir, file: join(dir, 'timezone', 'abbreviations.json') };
+  }
+  const lookupIn = (dir: string) => createLookup({ dataDir: dir, now: () => JANUARY, geoip: { asn: false, watch: false, database: MAXMIND.enterprise } });
+
+  it('is the one read: a table of that folder naming New York differently is what answers', async () => {
+    const { dir, file } = dataDir();
+    const table = JSON.parse(readFileSync(file, 'utf8')) as { zones: Record<string, { types: [number, string][]; rule: [number, string][] }> };
+    const ny = table.zones['America/New_York'];
+    for (const pairs of [ny.types, ny.rule]) for (const pair of pairs) if (pair[1] === 'EST') pair[1] = 'XST';
+    writeFileSync(file, JSON.stringify(table));
+    expect((await lookupIn(dir).timezone('74.209.24.1')).timezone).toEqual({ id: 'America/New_York', utc_offset: '-05:00', abbreviation: 'XST' });
+    // The bundled table is untouched, and still answers for the bundled folder.
+    expect((await lookupIn(bundledDataDir()).timezone('74.209.24.1')).timezone.abbreviation).toBe('EST');
+  });
+
+  it('missing there: the build fails with dataset_missing naming the file (as serve and doctor build it)', () => {
+    const { dir, file } = dataDir();
+    rmSync(file);
+    const lookup = lookupIn(dir);
+    let error: unknown;
+    try {
+      lookup.load('timezone');
+    } catch (e) {
+      error = e;
+    }
+    expect(isSeclookupError(error, 'dataset_missing')).toBe(true);
+    expect((error as Error).message).toContain(file);
+  });
+
+  it.each([
+    ['not JSON', '{"tzdata": '],
+    ['an array', '[]'],
+    ['no zones', '{"tzdata": "2025b", "links": {}, "zones": {}}'],
+    ['a zone without types', '{"tzdata": "2025b", "links": {}, "zones": {"America/New_York": {"at": [], "type": [], "rule": []}}}'],
+    [
+      'a type index out of range',
+      '{"tzdata": "2025b", "links": {}, "zones": {"America/New_York": {"types": [[-18000, "EST"]], "at": [0], "type": [3], "rule": []}}}',
+    ],
+    [
+      'a link to no zone',
+      '{"tzdata": "2025b", "links": {"US/Eastern": "America/Nowhere"}, "zones": {"UTC": {"types": [[0, "UTC"]], "at": [], "type": [], "rule": []}}}',
+    ],
+  ])('broken there (%s): the build fails with dataset_invalid naming the file', (_what, content) => {
+    const { dir, file } = dataDir();
+    writeFileSync(file, content);
+    let error: unknown;
+    try {
+      lookupIn(dir).engine('timezone');
+    } catch (e) {
+      error = e;
+    }
+    expect(isSeclookupError(error, 'dataset_invalid')).toBe(true);
+    expect((error as Error).message).toContain(file);
   });
 });

@@ -13,7 +13,9 @@
  *
  * Errors: 400 `invalid_ip` and 422 `ip_not_routable` in prepare (before any quota); 404
  * `ip_not_found` when the file has no record for the address, or one that says nothing about
- * either its location or its network (a record with only `traits.is_anycast`); 502 `lookup_failed` when reading the file throws (a corrupt file).
+ * either its location or its network (a record with only `traits.is_anycast`); 502 `lookup_failed` when reading the file throws (a corrupt file),
+ * the `asnDatabase` file included. A file read on first use (`lazy`) that cannot be opened throws
+ * SeclookupError `dataset_missing` / `dataset_invalid` naming it, the `asnDatabase` file included.
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
@@ -42,7 +44,9 @@ export interface GeoIpEngine {
   prepare(ip: string): IpInput;
   /**
    * Look a prepared address up. Synchronous unless reverse DNS is on. Throws LookupError
-   * `ip_not_found` (404) or `lookup_failed` (502).
+   * `ip_not_found` (404) or `lookup_failed` (502); with `lazy`, SeclookupError `dataset_missing`
+   * / `dataset_invalid` (naming the file) when a file read now, the `asnDatabase` one included,
+   * cannot be opened.
    */
   lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>>;
   /**
@@ -160,9 +164,24 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   let asnLookup: AsnLookup | null | undefined = options.asn === false ? null : options.asn ? (input) => (options.asn as AsnSource).record(input) : undefined;
   let asnKind: GeoIpDatabaseInfo['asnSource'] = options.asn === false ? 'none' : options.asn ? 'option' : current.hasAsnFile ? 'asn-database' : 'pending';
 
-  function asnFor(input: IpInput): AsnRecord | null {
-    const asnFile = current.asn();
-    if (asnFile) return readAsnRecord(asnFile.reader, input);
+  /**
+   * The asnDatabase file's record for an address. That file is the operator's choice, so its
+   * failures are said, never answered as nulls: one that cannot be opened (lazy: read here
+   * first) throws SeclookupError `dataset_missing` / `dataset_invalid` naming the file (the API
+   * answers that as a 500 without it, the CLI as a load failure); one whose records cannot be
+   * read is 502 `lookup_failed`, as the location file's are (without the path).
+   */
+  function configuredAsn(set: LoadedSet, input: IpInput): AsnRecord | null {
+    const asnFile = set.asn()!;
+    try {
+      return readAsnRecord(asnFile.reader, input);
+    } catch (error) {
+      throw new LookupError('lookup_failed', `the ASN database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  /** The other sources' record (the asn option, the asn product): best effort. */
+  function otherAsn(input: IpInput): AsnRecord | null {
     if (asnLookup === undefined) asnLookup = findAsnProduct();
     return asnLookup ? asnLookup(input) : null;
   }
@@ -213,11 +232,14 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     let asn: AsnRecord | null = null;
     let asnFailed = false;
     if (geo.asn === null || geo.org === null) {
-      try {
-        asn = asnFor(input);
-      } catch {
-        asn = null; // the ASN data failing never fails the geo answer
-        asnFailed = true;
+      if (set.hasAsnFile) asn = configuredAsn(set, input);
+      else {
+        try {
+          asn = otherAsn(input);
+        } catch {
+          asn = null; // the asn product or an AsnSource failing never fails the geo answer
+          asnFailed = true;
+        }
       }
     }
     const org = geo.org ?? asn?.org ?? null;

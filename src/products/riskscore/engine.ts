@@ -2,10 +2,12 @@
  * The riskscore engine: one provider answers each lookup. `local` (the default) combines the
  * bundled open data (local.ts, one CidrTable for every range list, Sets for ASN lists) with the
  * geoip and asn engines for location and network; `ipinfo` and `ipqualityscore` ask an upstream
- * API (upstream.ts) through the shared result cache. With neither available, lookups are 503
+ * API (upstream.ts) through the shared result cache. With the local provider configured, its
+ * data must load (a missing or broken list fails the build, naming the file); with an upstream
+ * it is not read at all. With neither (`local: false` and no upstream), lookups are 503
  * `upstream_unconfigured` (checked in prepare: never billed).
  */
-import { LookupError, SeclookupError, invalidOption, isSeclookupError } from '../../errors.js';
+import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
@@ -29,7 +31,10 @@ export interface RiskScoreEngine {
   readonly provider: ProviderName | null;
   /** Entries of the local datasets (0 when the local data is not loaded). */
   readonly databaseRecords: number;
-  /** The local data, when loaded (its groups, snapshot, filtered entries), and why not otherwise. */
+  /**
+   * The local data, when loaded (its groups, snapshot, filtered entries), and why not otherwise
+   * (an upstream is configured, or `local: false`). Never "missing": missing data fails the build.
+   */
   readonly local: LocalData | null;
   readonly localUnavailable: string | null;
 }
@@ -44,6 +49,8 @@ export interface RiskScoreEngineDeps {
 }
 
 const NO_ZONES: readonly string[] = Object.freeze([]);
+/** The 503 a client reads when no provider can answer (the local data turned off, no upstream). */
+export const NO_PROVIDER = 'riskscore has no provider here: the local data is turned off and no upstream is configured';
 
 export const UPSTREAM_TIMEOUTS = { connectMs: 2_000, totalMs: 5_000 } as const;
 export const DEFAULT_CACHE_SIZE = 10_000;
@@ -66,15 +73,13 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   if (upstreamKind) localUnavailable = `provider ${upstreamKind} is configured`;
   else if (options.local === false) localUnavailable = 'the local provider is disabled';
   else {
-    try {
-      const stamp = localDataStamp(deps.dataDir);
-      local = compiled.get(stamp) ?? loadLocalData(deps.dataDir);
-      if (compiled.size >= 4) compiled.clear(); // a few folders at most (tests); never grows without bound
-      compiled.set(stamp, local);
-    } catch (error) {
-      if (!isSeclookupError(error, 'dataset_missing')) throw error;
-      localUnavailable = error.message;
-    }
+    // The local provider is the one configured, so its data is needed: a missing or broken
+    // list fails the build (SeclookupError `dataset_missing` / `dataset_invalid` naming the
+    // file), as every product's data does, and `serve` stops at start. Never a 503 per lookup.
+    const stamp = localDataStamp(deps.dataDir);
+    local = compiled.get(stamp) ?? loadLocalData(deps.dataDir);
+    if (compiled.size >= 4) compiled.clear(); // a few folders at most (tests); never grows without bound
+    compiled.set(stamp, local);
   }
 
   const upstream: UpstreamClient | null = upstreamKind
@@ -223,16 +228,13 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
     databaseRecords: local?.records ?? 0,
     prepare(ip) {
       const input = readRoutableIp(ip);
-      if (!provider)
-        throw new LookupError(
-          'upstream_unconfigured',
-          `riskscore has no provider: ${localUnavailable ?? 'none configured'}; configure an upstream or install the local data`,
-        );
+      // A fixed text: what a client reads never carries the server's configuration or paths.
+      if (!provider) throw new LookupError('upstream_unconfigured', NO_PROVIDER);
       return input;
     },
     lookup(input) {
       if (upstream) return upstreamLookup(upstream, upstreamKind!, input);
-      if (!local) throw new LookupError('upstream_unconfigured', 'riskscore has no provider');
+      if (!local) throw new LookupError('upstream_unconfigured', NO_PROVIDER);
       return localCache ? cachedLocalLookup(local, input) : localLookup(local, input);
     },
   };

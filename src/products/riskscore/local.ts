@@ -91,15 +91,16 @@ export function readSnapshots(dataDir: string): Record<string, string> {
 
 /**
  * The local data, from its cache file when that matches the lists, else read, compiled and
- * cached. Throws SeclookupError `dataset_missing` when a bundled file is absent (the caller turns
- * that into "local provider unavailable"), `dataset_invalid` for a file that does not read.
+ * cached. Throws SeclookupError `dataset_missing` when a bundled file is absent or cannot be read,
+ * `dataset_invalid` for a file that does not parse, each naming the file: the engine's build fails
+ * with it (the local provider cannot answer without its lists).
  * @param fallbackDir where the cache file goes when the data folder cannot be written (tests).
  */
 export function loadLocalData(dataDir: string, fallbackDir?: string): LocalData {
   const dir = riskscoreDir(dataDir);
   for (const source of LOCAL_SOURCES) {
     const path = join(dir, source.file);
-    if (!source.optional && !existsSync(path)) throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
+    if (!source.optional && !existsSync(path)) throw missingList(path);
   }
   const files = listFileStamps(dir);
   const definitions = createHash('sha256').update(JSON.stringify(LOCAL_SOURCES)).digest('hex').slice(0, 16);
@@ -140,7 +141,7 @@ function compileLocalData(dataDir: string): CompiledLocal {
     const path = join(dir, source.file);
     if (!existsSync(path)) {
       if (source.optional) continue;
-      throw new SeclookupError('dataset_missing', `seclookup: riskscore dataset ${path} is missing`);
+      throw missingList(path);
     }
     const parsed = readSource(source, path);
     // An installed list with no entry at all is a truncated or emptied file: its flag would never be set.
@@ -219,6 +220,15 @@ function decodeLocal({ meta, sections }: CompiledFileContents): CompiledLocal | 
   return { table, asns, records: m.records!, filtered: m.filtered!, snapshot: m.snapshot!, groups: m.groups! };
 }
 
+/** A required list that is not there: what to do about it, for the operator (never shown to clients). */
+function missingList(path: string): SeclookupError {
+  return new SeclookupError(
+    'dataset_missing',
+    `seclookup: riskscore dataset ${path} is missing (the local provider needs it: restore it, or run \`seclookup data update riskscore\`; ` +
+      'with an upstream provider configured the local data is not read)',
+  );
+}
+
 function readSource(source: LocalSource, path: string) {
   let text: string;
   try {
@@ -229,7 +239,11 @@ function readSource(source: LocalSource, path: string) {
   try {
     return parseSource(source, text);
   } catch (error) {
-    if (error instanceof SourceFormatError) throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${error.message}`, { cause: error });
+    // The parser names the file as the list knows it (`tor/tor-exits.csv line 3: ...`): said here with its full path.
+    if (error instanceof SourceFormatError) {
+      const detail = error.message.startsWith(source.file) ? error.message.slice(source.file.length) : `: ${error.message}`;
+      throw new SeclookupError('dataset_invalid', `seclookup: riskscore dataset ${path}${detail}`, { cause: error });
+    }
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Time zone abbreviations from the tz database itself (JST, MSK, CEST, and `+0545`-style
- * numbers only where tzdata writes them), read from data/timezone/abbreviations.json, which
+ * numbers only where tzdata writes them), read from `<dataDir>/timezone/abbreviations.json` (the
+ * bundled data/timezone/abbreviations.json unless createLookup's `dataDir` says otherwise), which
  * data/timezone/build-abbreviations.ts makes from the compiled tz files (see its SOURCES.md).
  * Intl cannot give them: ICU names zones only per locale and otherwise writes "GMT+9".
  *
@@ -8,6 +9,7 @@
  * table agrees with that offset, so the two never contradict each other when Node's ICU and
  * the bundled tzdata are of different versions.
  */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
 import { bundledDataDir, readJsonDataset } from '../../lib/datasets.js';
@@ -46,19 +48,41 @@ export interface ZoneAbbreviations {
 
 export const ABBREVIATIONS_FILE = join('timezone', 'abbreviations.json');
 
-let shared: ZoneAbbreviations | undefined;
+/** Tables read, by file, while the file is unchanged: engines of one process over the same file share one (about 200 KB). */
+const tables = new Map<string, { identity: string; table: ZoneAbbreviations }>();
 
-/** The bundled table, read once per process (about 200 KB). Throws SeclookupError `dataset_missing` / `dataset_invalid`. */
-export function bundledAbbreviations(): ZoneAbbreviations {
-  shared ??= readAbbreviations(join(bundledDataDir(), ABBREVIATIONS_FILE));
-  return shared;
+/**
+ * The table of a data folder, `<dataDir>/timezone/abbreviations.json` (the timezone engine's),
+ * read once per process while the file is unchanged. Throws SeclookupError `dataset_missing`
+ * (absent or unreadable) / `dataset_invalid` (not such a table), naming the file.
+ */
+export function loadAbbreviations(dataDir: string): ZoneAbbreviations {
+  const path = join(dataDir, ABBREVIATIONS_FILE);
+  let identity: string;
+  try {
+    const stats = statSync(path);
+    identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+  } catch {
+    return readAbbreviations(path); // throws dataset_missing naming the file
+  }
+  const known = tables.get(path);
+  if (known?.identity === identity) return known.table;
+  const table = readAbbreviations(path);
+  if (tables.size >= 8) tables.clear(); // a few folders at most (tests); never grows without bound
+  tables.set(path, { identity, table });
+  return table;
 }
 
+/** The bundled table (`data/timezone/abbreviations.json`). Throws SeclookupError `dataset_missing` / `dataset_invalid`. */
+export function bundledAbbreviations(): ZoneAbbreviations {
+  return loadAbbreviations(bundledDataDir());
+}
+
+/** Read and check one table file. Throws SeclookupError `dataset_missing` / `dataset_invalid`, naming the file. */
 export function readAbbreviations(path: string): ZoneAbbreviations {
   const file = readJsonDataset<AbbreviationFile>(path);
-  if (typeof file?.tzdata !== 'string' || typeof file.zones !== 'object' || typeof file.links !== 'object') {
-    throw new SeclookupError('dataset_invalid', `seclookup: ${path} is not a timezone abbreviation table`);
-  }
+  const problem = tableProblem(file);
+  if (problem !== null) throw new SeclookupError('dataset_invalid', `seclookup: ${path} is not a timezone abbreviation table: ${problem}`);
   const { zones, links } = file;
   const ALWAYS = { from: -Infinity, until: Infinity };
 
@@ -83,6 +107,43 @@ export function readAbbreviations(path: string): ZoneAbbreviations {
       return { abbreviation: nearestNamed(table, i, offsetSeconds), from, until };
     },
   };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An [offset seconds, abbreviation] pair. */
+function isNamedOffset(value: unknown): boolean {
+  return Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string' && value[1] !== '';
+}
+
+/**
+ * What is wrong with a parsed file (the shape build-abbreviations.ts writes, which `at` relies
+ * on: a hand-edited or truncated file would otherwise fail lookups, or name zones wrongly), or null.
+ */
+function tableProblem(file: unknown): string | null {
+  if (!isObject(file)) return 'not a JSON object';
+  if (typeof file.tzdata !== 'string' || file.tzdata === '') return 'no "tzdata" release';
+  if (!isObject(file.zones)) return 'no "zones" object';
+  if (!isObject(file.links)) return 'no "links" object';
+  const zones = file.zones;
+  if (Object.keys(zones).length === 0) return 'it lists no zones';
+  for (const [name, table] of Object.entries(zones)) {
+    if (!isObject(table)) return `zone ${JSON.stringify(name)} is not an object`;
+    const { types, at, type, rule } = table;
+    if (!Array.isArray(types) || types.length === 0 || !types.every(isNamedOffset))
+      return `zone ${JSON.stringify(name)}: "types" is not a list of [offset, name]`;
+    if (!Array.isArray(rule) || !rule.every(isNamedOffset)) return `zone ${JSON.stringify(name)}: "rule" is not a list of [offset, name]`;
+    if (!Array.isArray(at) || !at.every((t, i) => Number.isSafeInteger(t) && (i === 0 || t > at[i - 1])))
+      return `zone ${JSON.stringify(name)}: "at" is not an ascending list of whole seconds`;
+    if (!Array.isArray(type) || type.length !== at.length || !type.every((t) => Number.isSafeInteger(t) && t >= 0 && t < types.length))
+      return `zone ${JSON.stringify(name)}: "type" does not index "types" once per "at"`;
+  }
+  for (const [name, target] of Object.entries(file.links)) {
+    if (typeof target !== 'string' || !Object.hasOwn(zones, target)) return `link ${JSON.stringify(name)} names no zone of the table`;
+  }
+  return null;
 }
 
 function nearestNamed(table: ZoneTable, i: number, offsetSeconds: number): string | null {

@@ -8,11 +8,14 @@
  * An address the database has no record for is answered with nulls, not an error (SPEC lists no
  * 404 for timezone; ours). 400 `invalid_ip` and 422 `ip_not_routable` come from prepare (so a
  * private address is never billed); 502 `lookup_failed` when the database cannot be read.
+ * Abbreviations come from the data folder's `timezone/abbreviations.json`: a missing or broken
+ * one fails the build (index.ts), naming the file.
  */
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo } from '../../lib/json-memo.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import type { GeoIpEngine } from '../geoip/engine.js';
+import type { ZoneAbbreviations } from './abbreviations.js';
 import { createZoneClocks } from './clock.js';
 import type { TimezoneResult } from './types.js';
 
@@ -29,10 +32,15 @@ export interface TimezoneEngineDeps {
   /** The geoip engine whose database is read. */
   geoip: Pick<GeoIpEngine, 'locate'>;
   now: () => number;
+  /**
+   * The tz abbreviation table: the product reads its data folder's (`loadAbbreviations(dataDir)`).
+   * @default the bundled one
+   */
+  abbreviations?: ZoneAbbreviations;
 }
 
-export function createTimezoneEngine({ geoip, now }: TimezoneEngineDeps): TimezoneEngine {
-  const clocks = createZoneClocks();
+export function createTimezoneEngine({ geoip, now, abbreviations }: TimezoneEngineDeps): TimezoneEngine {
+  const clocks = createZoneClocks(abbreviations);
   // The answers' JSON by address, kept while its record and the zone's clock reading are the same.
   const answers = createJsonMemo<TimezoneResult>();
   return {

@@ -1,5 +1,6 @@
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
+import { loadAbbreviations } from './abbreviations.js';
 import { createTimezoneEngine } from './engine.js';
 import { TIMEZONE_DOC } from './doc.js';
 import type { TimezoneEngine } from './engine.js';
@@ -13,14 +14,19 @@ declare module '../module.js' {
 
 /**
  * timezone: IANA zone, UTC offset and abbreviation of a public IP. Reads the geoip product's
- * database (configure that one: `createLookup({ geoip: { database } })`, `--geoip-db`).
+ * database (configure that one: `createLookup({ geoip: { database } })`, `--geoip-db`) and the
+ * data folder's `timezone/abbreviations.json`.
  */
 export default defineProduct({
   id: 'timezone',
   needs: ['geoip'],
   optionNames: {},
-  // The geoip engine is built now, so its missing or broken database fails this engine too.
-  createEngine: ({ engine, now }: EngineContext<undefined, 'geoip'>) => createTimezoneEngine({ geoip: engine('geoip'), now }),
+  // The abbreviation table is the data folder's (`<dataDir>/timezone/abbreviations.json`), read
+  // now, and the geoip engine is built now: a missing or broken file of either fails this engine.
+  createEngine: ({ dataDir, engine, now }: EngineContext<undefined, 'geoip'>) => {
+    const abbreviations = loadAbbreviations(dataDir);
+    return createTimezoneEngine({ geoip: engine('geoip'), now, abbreviations });
+  },
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   doc: TIMEZONE_DOC,

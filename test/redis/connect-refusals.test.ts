@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisMeter } from '../../src/metering/redis/index.js';
 import type { ConsumeRequest } from '../../src/metering/types.js';
+import { startRedisCluster } from '../servers/redis-cluster.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 import { runCli } from '../cli/harness.js';
 
@@ -69,6 +70,30 @@ describe('the Redis stores, refused by Redis', () => {
       await meter.close();
     }
   });
+});
+
+describe('a Redis Cluster, refused by its nodes', () => {
+  it('says why, as one Redis does: ioredis wraps the nodes\' refusal in "Failed to refresh slots cache"', async () => {
+    const cluster = await startRedisCluster({ masters: 3, replicas: 0 });
+    try {
+      for (const node of cluster.ports) expect(await cluster.command(node, 'CONFIG', 'SET', 'requirepass', PASSWORD)).toBe('+OK\r\n');
+      const told: string[] = [];
+      const options = { commandTimeoutMs: 500, maxReconnectDelayMs: 50, onError: (error: Error) => told.push(error.message) };
+      const withoutPassword = createRedisMeter(cluster.url(), options);
+      const seeds = cluster.url().slice('redis+cluster://'.length);
+      const wrongPassword = createRedisMeter(`redis+cluster://:not-the-${PASSWORD}@${seeds}`, options);
+      try {
+        await expect(withoutPassword.consume(request)).rejects.toMatchObject({ code: 'store_failed', message: `redis connect: ${NOAUTH}` });
+        await expect(wrongPassword.consume(request)).rejects.toMatchObject({ code: 'store_failed', message: `redis connect: ${WRONGPASS}` });
+        expect(told).toContain(`redis connection: ${NOAUTH}`);
+        expect(told.join('\n')).not.toContain(PASSWORD);
+      } finally {
+        await Promise.all([withoutPassword.close(), wrongPassword.close()]);
+      }
+    } finally {
+      await cluster.close();
+    }
+  }, 60_000);
 });
 
 describe('the CLI, refused by Redis or not reaching it', () => {

@@ -134,7 +134,8 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   const connection: Connection = { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
   // Without a listener ioredis prints every failed reconnection attempt.
   client.on('error', (error: unknown) => {
-    if (isReplyError(error)) connection.refusal = replyReason(error.message);
+    const reply = replyErrorOf(error);
+    if (reply) connection.refusal = replyReason(reply.message);
     options.onError?.(toStoreError(error, 'connection'));
   });
   client.on('ready', () => {
@@ -255,11 +256,12 @@ export function toStoreError(error: unknown, what: string, timeoutMs?: number): 
     return new SeclookupError('store_failed', `redis ${what}: ${reason}`);
   }
   const message = error instanceof Error ? error.message : '';
+  const reply = replyErrorOf(error);
   let reason: string;
   if (/Command timed out/i.test(message)) reason = timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms`;
   else if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|MaxRetriesPerRequest|max retries per request/i.test(message))
     reason = 'redis is unreachable (the connection is down; reconnecting)';
-  else if (isReplyError(error)) reason = replyReason(message);
+  else if (reply) reason = replyReason(reply.message);
   else {
     const code = (error as { code?: unknown } | null)?.code;
     reason = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `redis is unreachable (${code})` : 'redis failed';
@@ -269,6 +271,17 @@ export function toStoreError(error: unknown, what: string, timeoutMs?: number): 
 
 function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * The error reply behind a failure: the error itself, or for a Cluster that could not load its
+ * slot map (ClusterAllFailedError, "Failed to refresh slots cache"), the last node's reply, which
+ * says why (NOAUTH, WRONGPASS) where the wrapper does not.
+ */
+function replyErrorOf(error: unknown): Error | undefined {
+  if (isReplyError(error)) return error;
+  const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
+  return isReplyError(last) ? last : undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js'
 import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
 import { isClusterUrl, redisUrlProblem } from '../metering/redis/url.js';
+import { redactUserinfo } from '../lib/redact-url.js';
 import { cliEnv, cliPath } from './io.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
@@ -36,12 +37,32 @@ export const DEFAULT_DB_PATH = './seclookup.db';
  * (`keys create`) used in messages and in the hint to run `--help`.
  */
 export function parseCommand<T extends OptionSpecs>(argv: string[], options: T, command: string): ParsedCommand<T> {
+  let parsed: ParsedCommand<T>;
   try {
-    return parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
   } catch (error) {
     if (isParseArgsError(error)) throw new UsageError(tidyParseArgsMessage(error.message), command);
     throw error;
   }
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (typeof value === 'string' ? isBlank(value) : Array.isArray(value) && value.some((item) => typeof item === 'string' && isBlank(item)))
+      throw new UsageError(emptyValueMessage(`--${name}`), command);
+  }
+  return parsed;
+}
+
+/** Empty, or only spaces: no value at all. */
+export function isBlank(value: string): boolean {
+  return value.trim() === '';
+}
+
+/**
+ * An empty value is refused rather than taken as "not given": `--db ''` (a variable that was not
+ * set, in a script) must not fall back to ./seclookup.db, nor `--ip-allow ''` to "any address",
+ * nor `--host ''` to every interface.
+ */
+export function emptyValueMessage(name: string): string {
+  return `${name} needs a value (got an empty one)`;
 }
 
 function isParseArgsError(error: unknown): error is Error & { code: string } {
@@ -101,10 +122,14 @@ export function parseQuota(value: string, flag: string, command: string): number
  * normalised form.
  */
 export function parseCidrList(values: string | string[] | undefined, flag: string, command: string): string[] {
-  const items = (Array.isArray(values) ? values : values === undefined ? [] : [values])
+  const given = Array.isArray(values) ? values : values === undefined ? [] : [values];
+  const items = given
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter((v) => v !== '');
+  // `--ip-allow ,` names no network: it must not mean "any address". An empty list (`[]` in a config file) is "none".
+  if (given.length > 0 && items.length === 0)
+    throw new UsageError(`${flag} needs at least one network or address (got ${JSON.stringify(given.join(','))})`, command);
   return items.map((item) => {
     let cidr: Cidr;
     try {
@@ -123,9 +148,13 @@ export function envName(flag: string): string {
   return `SECLOOKUP_${flag.toUpperCase().replace(/-/g, '_')}`;
 }
 
-/** `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. */
+/**
+ * `--db`, else `$SECLOOKUP_DB`, else `./seclookup.db`. An empty `--db` is refused (parseCommand
+ * says so first); an empty variable counts as unset, as shells and service managers mean it.
+ */
 export function resolveDbPath(flag: string | undefined): string {
-  return cliPath(flag || cliEnv().SECLOOKUP_DB || DEFAULT_DB_PATH);
+  if (flag !== undefined && isBlank(flag)) throw new UsageError(emptyValueMessage('--db'));
+  return cliPath(flag ?? (cliEnv().SECLOOKUP_DB || DEFAULT_DB_PATH));
 }
 
 /**
@@ -134,29 +163,35 @@ export function resolveDbPath(flag: string | undefined): string {
  * fall back to a local file that other instances cannot see.
  */
 export function resolveRedisUrl(flag: string | undefined): string | undefined {
-  const url = flag || cliEnv().SECLOOKUP_REDIS || undefined;
+  if (flag !== undefined && isBlank(flag)) throw new UsageError(emptyValueMessage('--redis'));
+  const url = flag ?? (cliEnv().SECLOOKUP_REDIS || undefined);
   if (url === undefined) return undefined;
+  // Named as the operator gave it; the URL may carry a password, so it is never quoted whole.
+  const name = flag === undefined ? '$SECLOOKUP_REDIS' : '--redis';
   if (isClusterUrl(url)) {
     const problem = redisUrlProblem(url);
-    if (problem) throw new UsageError(`--redis: ${problem}`);
+    if (problem) throw new UsageError(`${name}: ${problem}`);
     return url;
   }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--redis must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(url)})`);
+    throw new UsageError(
+      `${name} must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(redactUserinfo(url))})`,
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
     throw new UsageError(
-      `--redis must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
+      `${name} must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
     );
   return url;
 }
 
-/** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). */
+/** `--data-dir`, else `$SECLOOKUP_DATA_DIR`, else undefined (the datasets bundled with the package). An empty `--data-dir` is refused. */
 export function resolveDataDir(flag: string | undefined): string | undefined {
-  const dir = flag || cliEnv().SECLOOKUP_DATA_DIR || undefined;
+  if (flag !== undefined && isBlank(flag)) throw new UsageError(emptyValueMessage('--data-dir'));
+  const dir = flag ?? (cliEnv().SECLOOKUP_DATA_DIR || undefined);
   return dir === undefined ? undefined : cliPath(dir);
 }
 

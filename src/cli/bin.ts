@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** The `seclookup` executable (dist/cli.js): runs `main` with the process's own stdio, environment and folder. */
+// First: evaluated before main's imports, so serve's stop signals are caught while the rest loads.
+import './serve-signals.js';
 import { EXIT_FAILURE } from './errors.js';
 import { main } from './main.js';
 

@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { unknownOptionNames } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../products/registry.js';
-import { envName } from './args.js';
+import { redactUserinfo } from '../lib/redact-url.js';
+import { emptyValueMessage, envName, isBlank } from './args.js';
 import { UsageError } from './errors.js';
 import { cliEnv, cliPath } from './io.js';
 
@@ -29,7 +30,8 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
   try {
     parsed = JSON.parse(readFileSync(cliPath(path), 'utf8'));
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    // JSON.parse quotes the text around the error, which may be a Redis URL with its password.
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : redactUserinfo((error as Error).message);
     throw new UsageError(`--config ${path}: ${reason}`, command);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
@@ -79,14 +81,19 @@ export function settingsFromEnv(
 }
 
 function readScalar(value: unknown, where: string, command: string): string {
+  // `"host": ""` would listen on every interface, `"db": ""` fall back to ./seclookup.db.
+  if (typeof value === 'string' && isBlank(value)) throw new UsageError(emptyValueMessage(where), command);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   throw new UsageError(`${where} must be a string or a number (got ${describe(value)})`, command);
 }
 
 function readList(value: unknown, where: string, command: string): string[] {
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  const list: unknown = typeof value === 'string' ? [value] : value;
+  if (Array.isArray(list) && list.every((item) => typeof item === 'string')) {
+    if (list.some(isBlank)) throw new UsageError(`${where} holds an empty value`, command);
+    return list;
+  }
   throw new UsageError(`${where} must be an array of strings (got ${describe(value)})`, command);
 }
 

@@ -3,12 +3,16 @@
  * `seclookup data import PRODUCT FILE...`: build a dataset from files the operator has. The
  * products with an updatable or importable dataset, and what each does, come from the registry.
  */
-import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, sep } from 'node:path';
+import { accessSync, constants, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
+import { redactUserinfo } from '../lib/redact-url.js';
+import { SOURCE_GROUPS } from '../products/riskscore/sources.js';
+import { parseSourceGroups } from '../products/riskscore/update.js';
+import { parseScamriskSources, SCAMRISK_SOURCES } from '../products/scamrisk/update.js';
 import type { AnyProductModule, DatasetUpdateReport, ImportProgress, ProductDataset } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
-import { DATA_DIR_OPTION, expectPositionals, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
+import { DATA_DIR_OPTION, emptyValueMessage, expectPositionals, isBlank, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out } from './output.js';
 import { cliIo, cliPath } from './io.js';
@@ -17,6 +21,17 @@ type WithDataset<Op extends 'update' | 'import'> = AnyProductModule & { dataset:
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const UPDATABLE = MODULES.filter((module): module is WithDataset<'update'> => module.dataset?.update !== undefined);
 const IMPORTABLE = MODULES.filter((module): module is WithDataset<'import'> => module.dataset?.import !== undefined);
+
+/**
+ * The products whose update takes `--source`: their source names, and the product's own parser
+ * of the flag (a TypeError naming an unknown source). Checked here, before any download, so an
+ * unknown name is a usage error and a product without sources refuses the flag instead of
+ * fetching everything. (Ideally a field of ProductDataset; kept here until the modules have one.)
+ */
+const UPDATE_SOURCES: Readonly<Record<string, { names: readonly string[]; parse(text: string): unknown }>> = {
+  riskscore: { names: SOURCE_GROUPS, parse: parseSourceGroups },
+  scamrisk: { names: SCAMRISK_SOURCES, parse: parseScamriskSources },
+};
 
 export const DATA_HELP = `Usage:
   seclookup data init DIR
@@ -42,10 +57,16 @@ ${MODULES.filter((module) => module.dataset)
   --mirror URL       fetch each source https://HOST/PATH from URL/HOST/PATH instead
                      (an internal mirror or an offline copy)
   --timeout MS       per-request timeout in milliseconds (default: the product's own)
-  --source NAME      update: only these sources of the product (comma-separated)
+  --source NAME      update: only these sources of the product (comma-separated):
+${Object.entries(UPDATE_SOURCES)
+  .map(([product, { names }]) => `                     ${product}: ${names.join(', ')}`)
+  .join('\n')};
+                     the other products have one source and refuse it
   --out FILE         import: write the dataset here instead of its place in the data folder
+                     (a file, in a folder that exists)
   --skip-corrupt     import: import the good lines when some are corrupt (default: refuse)
-  --tmp-dir DIR      import: folder for temporary files (default: beside the dataset)
+  --tmp-dir DIR      import: folder for temporary files, which must exist (default: beside
+                     the dataset)
   --progress         import: draw the progress bar even when stderr is not a terminal
   -h, --help         show this help
 
@@ -88,16 +109,24 @@ async function update(argv: string[]): Promise<number> {
   if (!module) throw new UsageError(`${product} has no updatable dataset; updatable: ${UPDATABLE.map((m) => m.id).join(', ')}`, command);
   const timeoutMs = values.timeout === undefined ? undefined : parseInteger(values.timeout, '--timeout', command, { min: 1 });
   if (values.mirror !== undefined) assertHttpUrl(values.mirror, command);
+  if (values.source !== undefined) checkSources(product, values.source, command);
   const dataDir = writableDataDir(values['data-dir'], command);
 
+  // A mirror's URL may carry a password: every line that could quote it is redacted.
   let report: DatasetUpdateReport;
   try {
-    report = await module.dataset.update({ dataDir, mirror: values.mirror, timeoutMs, source: values.source, onProgress: (line) => note(line) });
+    report = await module.dataset.update({
+      dataDir,
+      mirror: values.mirror,
+      timeoutMs,
+      source: values.source,
+      onProgress: (line) => note(redactUserinfo(line)),
+    });
   } catch (error) {
-    throw new CommandError(`${product} update failed, dataset left unchanged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CommandError(`${product} update failed, dataset left unchanged: ${redactUserinfo(errorText(error))}`, { cause: error });
   }
-  out(report.summary);
-  for (const line of report.notes) note(line);
+  out(redactUserinfo(report.summary));
+  for (const line of report.notes) note(redactUserinfo(line));
   return report.ok ? EXIT_OK : EXIT_FAILURE;
 }
 
@@ -119,6 +148,11 @@ async function importFiles(argv: string[]): Promise<number> {
   if (!module) throw new UsageError(`${product} has no importable dataset; importable: ${IMPORTABLE.map((m) => m.id).join(', ')}`, command);
   if (files.length === 0) throw new UsageError('missing FILE (a file or a folder to import)', command);
   const dataDir = writableDataDir(values['data-dir'], command);
+  // Checked before any work: an import of gigabytes must not fail at its last step.
+  const outFile = values.out === undefined ? undefined : cliPath(values.out);
+  if (outFile !== undefined) checkOutFile(outFile);
+  const tmpDir = values['tmp-dir'] === undefined ? undefined : cliPath(values['tmp-dir']);
+  if (tmpDir !== undefined) checkTmpDir(tmpDir);
   const bar = values.progress || cliIo().stderr.isTTY ? createProgressBar() : undefined;
 
   let report: DatasetUpdateReport;
@@ -126,9 +160,9 @@ async function importFiles(argv: string[]): Promise<number> {
     report = await module.dataset.import({
       dataDir,
       files: files.map(cliPath),
-      out: values.out === undefined ? undefined : cliPath(values.out),
+      out: outFile,
       skipCorrupt: values['skip-corrupt'] ?? false,
-      tmpDir: values['tmp-dir'],
+      tmpDir,
       onProgress: (line) => {
         bar?.clear();
         note(line);
@@ -137,12 +171,66 @@ async function importFiles(argv: string[]): Promise<number> {
     });
   } catch (error) {
     bar?.clear();
-    throw new CommandError(`${product} import failed, dataset left unchanged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CommandError(`${product} import failed, dataset left unchanged: ${errorText(error)}`, { cause: error });
   }
   bar?.clear();
   out(report.summary);
   for (const line of report.notes) note(line);
   return report.ok ? EXIT_OK : EXIT_FAILURE;
+}
+
+/** `--source` for `product`: its own names only; a product with a single source refuses the flag. */
+function checkSources(product: string, text: string, command: string): void {
+  const sources = Object.hasOwn(UPDATE_SOURCES, product) ? UPDATE_SOURCES[product] : undefined;
+  if (!sources)
+    throw new UsageError(`${product} has no sources to choose from (--source is for ${Object.keys(UPDATE_SOURCES).join(' and ')}); leave it out`, command);
+  try {
+    sources.parse(text);
+  } catch (error) {
+    throw new UsageError(`--source: ${errorText(error)}`, command);
+  }
+}
+
+/** `--out FILE`: a file (or none yet) in a folder that exists and this user may write. */
+function checkOutFile(path: string): void {
+  const stats = statOrNull(path);
+  if (stats?.isDirectory()) throw new CommandError(`--out ${path} is a folder: give the path of the file to write`);
+  if (stats && !stats.isFile()) throw new CommandError(`--out ${path} is not a regular file`);
+  const folder = dirname(path);
+  const folderStats = statOrNull(folder);
+  if (!folderStats) throw new CommandError(`--out ${path}: the folder ${folder} does not exist`);
+  if (!folderStats.isDirectory()) throw new CommandError(`--out ${path}: ${folder} is not a folder`);
+  if (!mayWrite(folder)) throw new CommandError(`--out ${path}: this user may not create files in ${folder}`);
+}
+
+/** `--tmp-dir DIR`: an existing folder this user may write; never created (a mistyped one would be made anywhere, and left behind). */
+function checkTmpDir(path: string): void {
+  const stats = statOrNull(path);
+  if (!stats) throw new CommandError(`--tmp-dir ${path} does not exist: give an existing folder`);
+  if (!stats.isDirectory()) throw new CommandError(`--tmp-dir ${path} is not a folder`);
+  if (!mayWrite(path)) throw new CommandError(`--tmp-dir ${path}: this user may not create files there`);
+}
+
+function statOrNull(path: string): ReturnType<typeof statSync> | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function mayWrite(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An error's message without the `seclookup: ` some library messages start with (the CLI adds its own). */
+function errorText(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '');
 }
 
 /**
@@ -170,6 +258,8 @@ async function init(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const [dir] = expectPositionals(positionals, ['DIR'], command);
+  // An empty DIR (an unset variable) would copy into the current folder.
+  if (isBlank(dir)) throw new UsageError(emptyValueMessage('DIR'), command);
   const target = cliPath(dir);
   const existing = existsSync(target) ? statSync(target) : null;
   if (existing && !existing.isDirectory()) throw new CommandError(`${target} is a file: data init copies into a new or empty folder`);
@@ -182,6 +272,8 @@ async function init(argv: string[]): Promise<number> {
   try {
     cpSync(source, target, {
       recursive: true,
+      // The data's own times: doctor and the dataset-age metric tell how old the data is, not when it was copied.
+      preserveTimestamps: true,
       // Indexes an earlier run compiled beside the data (riskscore's *.idx) are rebuilt where they are needed.
       filter: (path) => {
         if (GENERATED.test(basename(path))) return false;
@@ -197,9 +289,15 @@ async function init(argv: string[]): Promise<number> {
     throw new CommandError(`cannot copy the bundled data to ${target}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   out(`copied ${files} files (${formatSize(bytes)}) of bundled data to ${target}`);
-  note(`next: seclookup serve --data-dir ${dir}   (or SECLOOKUP_DATA_DIR=${dir})`);
-  note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${dir}`);
+  const shown = shellQuote(dir);
+  note(`next: seclookup serve --data-dir ${shown}   (or SECLOOKUP_DATA_DIR=${shown})`);
+  note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${shown}`);
   return EXIT_OK;
+}
+
+/** `path` as a shell takes it back: quoted when it holds anything but plain path characters. */
+function shellQuote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Files engines compile from the data at run time, never copied. */
@@ -244,12 +342,14 @@ function formatSize(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KB`;
 }
 
+/** `--mirror`: an http(s) URL. Quoted back without its userinfo (a password), whether it parses or not. */
 function assertHttpUrl(value: string, command: string): void {
-  let url: URL;
+  let url: URL | undefined;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`--mirror must be an http(s) URL (got ${JSON.stringify(value)})`, command);
+    // shown below
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--mirror must be an http(s) URL (got ${JSON.stringify(value)})`, command);
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new UsageError(`--mirror must be an http(s) URL (got ${JSON.stringify(redactUserinfo(value))})`, command);
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
@@ -36,11 +37,26 @@ export async function openMeter(flags: MeterFlags, { create }: { create: boolean
   if (!create && !existsSync(path)) {
     throw new CommandError(`no database at ${path}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``);
   }
+  // A database to create must be creatable: said in words, naming the folder, not as SQLite's "unable to open database file".
+  const problem = create && !existsSync(path) ? databaseFileProblem(path, { write: true }) : null;
+  if (problem) throw new CommandError(`cannot create the database ${path}: ${problem}`);
   try {
     return createSqliteMeter(path, { leaseMs });
   } catch (error) {
-    throw new CommandError(error instanceof Error ? error.message : String(error), { cause: error });
+    throw new CommandError(openFailure(path, 'metering database', error), { cause: error });
   }
+}
+
+/**
+ * Why a seclookup SQLite file did not open, in one line naming the file: the cause the file
+ * system shows (a read-only file, a folder where SQLite cannot make its -wal and -shm files)
+ * rather than SQLite's "attempt to write a readonly database", which names neither.
+ */
+export function openFailure(path: string, what: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const sqlite = /attempt to write a readonly database|unable to open database file|readonly database|disk I\/O error/i.test(message);
+  const problem = sqlite ? databaseFileProblem(path, { write: true }) : null;
+  return problem ? `cannot open ${what} "${path}": ${problem}` : message;
 }
 
 /**
@@ -49,7 +65,8 @@ export async function openMeter(flags: MeterFlags, { create }: { create: boolean
  */
 function resolveLeaseMs(): number | undefined {
   const value = cliEnv().SECLOOKUP_LEASE_MS;
-  return value ? parseInteger(value, 'SECLOOKUP_LEASE_MS', 'serve', { min: 1 }) : undefined;
+  // Named as the variable, its help the running command's (keys, plans, serve).
+  return value ? parseInteger(value, '$SECLOOKUP_LEASE_MS', '', { min: 1 }) : undefined;
 }
 
 /** The Redis stores, loaded only when asked for: ioredis is an optional peer dependency. */

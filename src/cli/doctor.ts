@@ -13,9 +13,10 @@ import { datasetAges } from '../metrics/datasets.js';
 import type { AnyProductModule, DoctorFinding } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
-import { engineOptions, lookupOptionsFrom } from './engines.js';
+import { redactUserinfo } from '../lib/redact-url.js';
+import { engineOptions, lookupOptionsFrom, tidyEngineLine } from './engines.js';
 import { createLookup, type LookupOptions } from '../lookup.js';
-import { EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
+import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { formatTable, out, printJson } from './output.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
@@ -29,8 +30,9 @@ export const DOCTOR_HELP = `Usage:
 
 Says, per product, whether it can answer on this machine and why not: its dataset is
 present and valid (and how old), the DNS servers answer (products that resolve names),
-the upstream it connects to is reachable (whois: TCP port 43), and what the engine
-reports of itself (pwbreach: answering from the 7,534-hash sample).
+the upstream it connects to is reachable (whois: TCP port 43; an upstream API set for
+pwbreach or riskscore is reported as configured but not probed, a warning), and what the
+engine reports of itself (pwbreach: answering from the 7,534-hash sample).
 
   --json             one JSON document on stdout instead of the table
   --offline          skip the network checks (DNS and upstreams are reported unchecked)
@@ -42,6 +44,23 @@ reports of itself (pwbreach: answering from the 7,534-hash sample).
 
 Exit codes: 0 every product can answer (warnings allowed), 1 at least one cannot,
             2 usage error.`;
+
+/**
+ * Upstreams the operator configures that doctor has no check for (their modules have no doctor
+ * hook that says where they connect): said as configured and not probed, never as ok. Each
+ * answers what is configured, from the product's engine options, or undefined when none is.
+ */
+const UNPROBED_UPSTREAMS: Readonly<Record<string, (options: Record<string, unknown> | undefined) => string | undefined>> = {
+  pwbreach: (options) => {
+    const upstream = options?.upstream;
+    const url = typeof upstream === 'string' ? upstream : (upstream as { url?: unknown } | undefined)?.url;
+    return typeof url === 'string' ? `range API ${url}` : undefined;
+  },
+  riskscore: (options) =>
+    typeof options?.provider === 'string' && options.provider !== 'local'
+      ? `provider ${options.provider}${typeof options.url === 'string' ? ` at ${options.url}` : ''}`
+      : undefined,
+};
 
 /** One product's verdict. */
 export interface DoctorReport {
@@ -66,7 +85,13 @@ export async function runDoctor(argv: string[]): Promise<number> {
   const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseInteger(values.timeout, '--timeout', command, { min: 1 });
   const probe = values.probe === undefined ? undefined : parseProbe(values.probe, command);
   const options = lookupOptionsFrom(MODULES, values, command);
-  const lookup = createLookup(options);
+  let lookup: ReturnType<typeof createLookup>;
+  try {
+    lookup = createLookup(options);
+  } catch (error) {
+    // Options a product refuses (a malformed --riskscore-url): the operator's to fix, in one line.
+    throw new CommandError(`cannot check the products: ${tidyEngineLine(error instanceof Error ? error.message : String(error))}`, { cause: error });
+  }
   const network = !values.offline;
   const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
 
@@ -80,6 +105,9 @@ export async function runDoctor(argv: string[]): Promise<number> {
       const findings: DoctorFinding[] = [];
       findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id)));
       if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
+      const configured = UNPROBED_UPSTREAMS[module.id]?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
+      if (configured)
+        findings.push({ level: 'warn', check: 'upstream', message: `${redactUserinfo(configured)}: configured, not probed (doctor cannot check it yet)` });
       const outbound = module.doctor?.outbound;
       if (outbound) {
         const target = probe ?? outbound;
@@ -111,7 +139,7 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
   try {
     engine = engineOf(module.id);
   } catch (error) {
-    const message = error instanceof Error ? error.message.replace(/^seclookup: /, '') : String(error);
+    const message = redactUserinfo(tidyEngineLine(error instanceof Error ? error.message : String(error)));
     return [{ level: 'fail', check: 'data', message }];
   }
   const findings: DoctorFinding[] = [
@@ -162,7 +190,10 @@ function reach(host: string, port: number, why: string, timeoutMs: number): Prom
 function parseProbe(value: string, command: string): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value);
   if (!match) throw new UsageError(`--probe must be HOST:PORT (got ${JSON.stringify(value)})`, command);
-  return { host: match[1].replace(/^\[|\]$/g, ''), port: parseInteger(match[2], '--probe', command, { min: 1, max: 65_535 }) };
+  const port = Number(match[2]);
+  if (!Number.isSafeInteger(port) || port < 1 || port > 65_535)
+    throw new UsageError(`--probe: the port must be a whole number from 1 to 65535 (got ${JSON.stringify(value)})`, command);
+  return { host: match[1].replace(/^\[|\]$/g, ''), port };
 }
 
 const LEVELS: readonly DoctorFinding['level'][] = ['ok', 'warn', 'fail'];

@@ -48,9 +48,9 @@ export function loadEngines(modules: readonly AnyProductModule[], options: Looku
     lookup = createLookupOf(modules, options);
     lookup.load(products);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = (error instanceof Error ? error.message : String(error)).split('\n').map(tidyEngineLine);
     // One line per product, so a data folder missing several datasets reads as a list.
-    const lines = message.includes('\n') ? `\n  ${message.split('\n').join('\n  ')}` : ` ${message}`;
+    const lines = message.length > 1 ? `\n  ${message.join('\n  ')}` : ` ${message[0]}`;
     // A folder missing datasets may just be new; a dataset that is there but refused is another matter.
     const hint =
       options.dataDir && isSeclookupError(error, 'dataset_missing')
@@ -60,6 +60,15 @@ export function loadEngines(modules: readonly AnyProductModule[], options: Looku
   }
   warnAboutEngines(lookup, modules, products);
   return lookup;
+}
+
+/**
+ * One product's line of a load failure without the prefixes said twice: the library's own
+ * `seclookup: ` (the CLI adds its own) and a product name the engine's message repeats
+ * (`geoip: geoip: cannot read ...`).
+ */
+export function tidyEngineLine(line: string): string {
+  return line.replace(/(^|: )seclookup: /g, '$1').replace(/^([\w-]+): \1: /, '$1: ');
 }
 
 /** Each warning a built engine has of itself (pwbreach on its small sample), one line on stderr. */

@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 
 /** Where output goes: a stream's `write`, or anything that takes text. */
 export interface CliWriter {
-  write(text: string): unknown;
+  /** Writes `text`; a writer that takes `callback` calls it once the text is written, with the error if it could not be. */
+  write(text: string, callback?: (error?: Error | null) => void): unknown;
   /** Set on a terminal (progress bars are drawn only there). */
   isTTY?: boolean;
 }
@@ -39,8 +40,11 @@ export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 
 /** The signals and the exit `serve` would otherwise take from its process. */
 export interface CliHost {
-  /** Emits 'SIGTERM', 'SIGINT' and 'SIGHUP' (an EventEmitter the caller emits on). */
-  signals: { on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown };
+  /** Emits 'SIGTERM', 'SIGINT' and 'SIGHUP' (an EventEmitter the caller emits on); `off`, when there, lets serve take its listeners back. */
+  signals: {
+    on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+    off?(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+  };
   /** Called with serve's exit code once it has stopped (where the binary would end the process). */
   exit(code: number): void;
 }

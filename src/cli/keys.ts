@@ -10,7 +10,7 @@ import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
 import { withMeter } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
-import { formatIpAllow, formatTable, out, printJson } from './output.js';
+import { formatIpAllow, formatTable, out, outDelivered, printJson } from './output.js';
 
 export const KEYS_HELP = `Usage:
   seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE | --redis URL]
@@ -88,13 +88,36 @@ async function createKeys(argv: string[]): Promise<number> {
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
 
-  const issued = await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
+  await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
     await assertPlanExists(meter, plan, product);
-    return issueKeys(meter, { product, plan, ipAllow });
+    const issued = await issueKeys(meter, { product, plan, ipAllow });
+    try {
+      await outDelivered(values.json ? JSON.stringify(issuedToJson(issued), null, 2) : issuedText(issued));
+    } catch (error) {
+      // The secret exists only in this output: keys nobody saw must not stay active.
+      throw await revokeUnseen(meter, issued, error);
+    }
   });
-  if (values.json) printJson(issuedToJson(issued));
-  else printIssued(issued);
   return EXIT_OK;
+}
+
+/**
+ * Revoke a key pair whose output could not be written (its secret key was never shown), and the
+ * error saying so; if revoking fails too, the error says which keys to revoke by hand.
+ */
+async function revokeUnseen(meter: MeterAdmin, issued: IssuedKeys, writeError: unknown): Promise<CommandError> {
+  const why = `cannot write the output (${writeError instanceof Error ? writeError.message : String(writeError)})`;
+  const ids = issued.keys.map((key) => key.id);
+  const pair = `the new ${issued.product} key pair (key ids ${ids.join(' and ')}, subscription ${issued.subscriptionId})`;
+  try {
+    for (const id of ids) await meter.revokeKey(id);
+  } catch (error) {
+    return new CommandError(
+      `${why}, and revoking ${pair} failed (${error instanceof Error ? error.message : String(error)}): its secret key was never shown; revoke it with \`seclookup keys revoke ${ids[0]}\` and \`seclookup keys revoke ${ids[1]}\``,
+      { cause: writeError },
+    );
+  }
+  return new CommandError(`${why}: revoked ${pair}, since its secret key was never shown; run the command again`, { cause: writeError });
 }
 
 /** Checked here rather than left to the store, for a message that says where to look. */
@@ -122,16 +145,18 @@ function issuedToJson(issued: IssuedKeys): Record<string, unknown> {
   };
 }
 
-function printIssued(issued: IssuedKeys): void {
+function issuedText(issued: IssuedKeys): string {
   const secret = issued.keys.find((k) => k.kind === 'secret');
   const pub = issued.keys.find((k) => k.kind === 'public');
-  out(`Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}).`);
-  out();
-  out(`  secret key  ${issued.secretKey}   (id ${secret?.id}; use it on servers only)`);
-  out(`  public key  ${issued.publicKey}   (id ${pub?.id})`);
-  if (secret && secret.ipAllow.length > 0) out(`  usable from ${secret.ipAllow.join(', ')}`);
-  out();
-  out('The secret key is shown only this once: only its hash is stored. Copy it now.');
+  return [
+    `Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}).`,
+    '',
+    `  secret key  ${issued.secretKey}   (id ${secret?.id}; use it on servers only)`,
+    `  public key  ${issued.publicKey}   (id ${pub?.id})`,
+    ...(secret && secret.ipAllow.length > 0 ? [`  usable from ${secret.ipAllow.join(', ')}`] : []),
+    '',
+    'The secret key is shown only this once: only its hash is stored. Copy it now.',
+  ].join('\n');
 }
 
 async function listKeys(argv: string[]): Promise<number> {

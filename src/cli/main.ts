@@ -3,6 +3,7 @@
  * (0 ok, 1 failed, 2 usage error). Each group lives in its own module; bin.ts is the executable.
  */
 import { packageVersion } from '../lib/datasets.js';
+import { redactUserinfo } from '../lib/redact-url.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
 import { note, out } from './output.js';
 import { withIo, type CliIo } from './io.js';
@@ -21,7 +22,14 @@ interface CommandEntry {
 // Loaded on demand: `keys list` need not load the HTTP stack or the User-Agent parser.
 // One entry per command; a product's own commands (captcha's sitekeys) come from its descriptor.
 const CORE_COMMANDS: Record<string, CommandEntry> = {
-  serve: { help: [['serve', 'run the HTTP API (first start prints a starter key per product)']], load: async () => (await import('./serve.js')).runServe },
+  serve: {
+    help: [['serve', 'run the HTTP API (first start prints a starter key per product)']],
+    load: async () => {
+      // Before its modules load (most of a second): a SIGTERM from then on stops serve cleanly (exit 0) instead of killing it.
+      (await import('./shutdown.js')).catchStopSignals();
+      return (await import('./serve.js')).runServe;
+    },
+  },
   keys: { help: [['keys create|list|revoke', 'manage API keys']], load: async () => (await import('./keys.js')).runKeys },
   plans: { help: [['plans set|list', 'manage plans (per-minute rate limit, monthly quota)']], load: async () => (await import('./plans.js')).runPlans },
   lookup: {
@@ -90,11 +98,13 @@ Quick start:
  * code, never exits the process. The tests run the CLI in process this way.
  */
 export function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  // The command being run, once known: a usage error that names no command's help points at this one's.
+  const running = { command: '' };
   const run = async () => {
     try {
-      return await dispatch([...argv]);
+      return await dispatch([...argv], running);
     } catch (error) {
-      return report(error);
+      return report(error, running.command);
     }
   };
   // Without an io (the binary), cliIo() answers the process's own already: no AsyncLocalStorage,
@@ -102,7 +112,7 @@ export function main(argv: readonly string[], io?: CliIo): Promise<number> {
   return io === undefined ? run() : withIo(io, run);
 }
 
-async function dispatch(argv: string[]): Promise<number> {
+async function dispatch(argv: string[], running: { command: string }): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
     out(MAIN_HELP);
@@ -117,21 +127,28 @@ async function dispatch(argv: string[]): Promise<number> {
     const what = command.startsWith('-') ? `unknown option ${command}` : `unknown command ${JSON.stringify(command)}`;
     throw new UsageError(`${what}; commands are: ${Object.keys(COMMANDS).join(', ')}`);
   }
+  running.command = command;
   const run = await entry.load();
   return run(rest);
 }
 
-function report(error: unknown): number {
+/**
+ * The error in one line (a stack only when unexpected). Whatever quoted a URL (a product refusing
+ * its `--riskscore-url`, an engine failing to reach its upstream) prints it without a password.
+ */
+function report(error: unknown, command: string): number {
   if (error instanceof UsageError) {
-    note(`seclookup: ${error.message}`);
-    note(`Run \`seclookup ${error.helpFor ? error.helpFor.split(' ')[0] + ' ' : ''}--help\` for usage.`);
+    // `keys create` has its help under `keys --help`.
+    const helpFor = (error.helpFor || command).split(' ')[0];
+    note(`seclookup: ${redactUserinfo(error.message)}`);
+    note(`Run \`seclookup ${helpFor ? `${helpFor} ` : ''}--help\` for usage.`);
     return EXIT_USAGE;
   }
   if (error instanceof CommandError) {
-    note(`seclookup: ${error.message}`);
+    note(`seclookup: ${redactUserinfo(error.message)}`);
     return EXIT_FAILURE;
   }
   // Not expected: show the stack so the problem can be reported.
-  note(`seclookup: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  note(`seclookup: unexpected error: ${redactUserinfo(error instanceof Error ? (error.stack ?? error.message) : String(error))}`);
   return EXIT_FAILURE;
 }

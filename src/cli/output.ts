@@ -9,6 +9,28 @@ export function out(text = ''): void {
   cliIo().stdout.write(text + '\n');
 }
 
+/**
+ * Write `text` and a newline to stdout and wait until it is written: rejects with the write's
+ * error (a full disk, a reader gone: EPIPE too). For output that must be known to have arrived,
+ * such as a secret shown only once. A writer whose `write` takes no callback counts as written
+ * once `write` returns.
+ */
+export function outDelivered(text: string): Promise<void> {
+  const { stdout } = cliIo();
+  return new Promise((resolve, reject) => {
+    try {
+      if (stdout.write.length < 2) {
+        stdout.write(`${text}\n`);
+        resolve();
+        return;
+      }
+      stdout.write(`${text}\n`, (error) => (error ? reject(error) : resolve()));
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
 /** Write a line to stderr. */
 export function note(text: string): void {
   cliIo().stderr.write(text + '\n');

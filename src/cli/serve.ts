@@ -5,7 +5,6 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isatty } from 'node:tty';
 import type { Registry } from 'prom-client';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createApi } from '../api/create-api.js';
@@ -13,11 +12,22 @@ import { bundledDataDir } from '../lib/datasets.js';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
-import type { MeterAdmin, SettingsStore } from '../metering/types.js';
+import type { Meter, MeterAdmin, SettingsStore } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
-import { envName, METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
+import {
+  emptyValueMessage,
+  envName,
+  isBlank,
+  METER_OPTIONS,
+  expectPositionals,
+  parseCidrList,
+  parseCommand,
+  parseInteger,
+  resolveDbPath,
+  resolveRedisUrl,
+} from './args.js';
 import { describeMeter, loadRedis, openMeter } from './db.js';
 import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
@@ -27,7 +37,7 @@ import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js'
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
-import { DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, untilSignal } from './shutdown.js';
+import { catchStopSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, type StopSignals } from './shutdown.js';
 import { cliEnv, cliIo } from './io.js';
 import { holdTickEntryShape } from './tick-shape.js';
 
@@ -105,7 +115,7 @@ each with "Connection: close"; connections idle for a second are closed. In-flig
 get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their connections are
 cut, their lookups abandoned and their quota given back (only answers sent are billed). Then
 the database is closed, the log flushed, and serve exits 0. A second signal cuts open
-connections at once. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by
+connections at once. A signal while serve is still starting stops it before it listens, exit 0. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by
 unanswered lookups goes back this long after it was reserved.
 
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
@@ -148,6 +158,41 @@ function nameTheOrigin(error: UsageError, origins: ReadonlyMap<string, string>):
 }
 
 async function serve(argv: string[], origins: Map<string, string>): Promise<number> {
+  // Caught before anything slow (main catches them before this module even loads): a stop
+  // signal while serve starts makes it give up at its next step, exit 0.
+  const stopSignals = catchStopSignals();
+  let handedOver = false;
+  try {
+    const started = await start(argv, origins, stopSignals);
+    if (typeof started === 'number') return started;
+    handedOver = true;
+    return await run(started, stopSignals);
+  } finally {
+    if (!handedOver) stopSignals.release();
+  }
+}
+
+/** Thrown at serve's next start step once a stop signal has come. */
+class StoppedWhileStarting extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`${signal} received while starting`);
+  }
+}
+
+/** What `start` opened, for `run` (or for closing, when start gives up). */
+interface Started {
+  server: Server;
+  metricsServer: Server | null;
+  api: ReturnType<typeof trackInFlight>;
+  meter: Meter;
+  stores: { close(): Promise<void> }[];
+  lookup: ReturnType<typeof loadEngines>;
+  log: ServeLog;
+  deadlineMs: number;
+}
+
+/** Parse, check, build the engines, open the stores and listen: the started serve, or an exit code (help, or stopped by a signal). */
+async function start(argv: string[], origins: Map<string, string>, stopSignals: StopSignals): Promise<Started | number> {
   const command = 'serve';
   const parsed = parseCommand(argv, SERVE_OPTIONS, command);
   if (parsed.values.help) {
@@ -163,6 +208,8 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   for (const name of Object.keys(config.values)) origins.set(name, `"${name}" in ${parsed.values.config}`);
   for (const name of Object.keys(definedOnly(parsed.values))) origins.delete(name);
   const host = values.host ?? DEFAULT_HOST;
+  // An empty host is every interface to Node: never what an empty setting meant.
+  if (isBlank(host)) throw new UsageError(emptyValueMessage('--host'), command);
   const port = resolvePort(values.port, command);
   const trustProxy = parseCidrList(values['trust-proxy'], '--trust-proxy', command);
   const logLevel = parseLogLevel(values['log-level'], command);
@@ -194,92 +241,120 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
     const options = lookupOptions as Record<string, object | undefined>;
     if (dbFileOption) options[id] = { [dbFileOption]: dbPath, ...options[id] };
   }
-  // Loaded only when asked for: prom-client costs tens of ms to import.
-  const metrics =
-    metricsAt !== null
-      ? (await import('../metrics/index.js')).createMetrics({ dataDir: lookupOptions.dataDir ?? bundledDataDir(), processMetrics: true })
-      : null;
-  if (metrics) lookupOptions.observer = metrics.observer;
-  // With Redis, every instance shares the meter, the captcha single-use ids and the result
-  // cache; else the meter and the single-use ids share the --db file (every process on it).
-  const redis = redisUrl ? await loadRedis() : null;
-  const sharedCache = redis ? redis.createRedisCache(redisUrl!) : null;
-  if (sharedCache) lookupOptions.cache = sharedCache;
-  let lookup: ReturnType<typeof loadEngines>;
+
+  // What is open so far, closed again (in this order) when start gives up.
+  const opened: Partial<Started> & { stores: { close(): Promise<void> }[] } = { stores: [] };
+  const giveUp = async () => {
+    opened.server?.close();
+    opened.metricsServer?.close();
+    await opened.lookup?.close();
+    for (const store of opened.stores) await store.close();
+    await opened.meter?.close();
+    await opened.log?.close();
+  };
+  const stopIfSignalled = () => {
+    if (stopSignals.received) throw new StoppedWhileStarting(stopSignals.received);
+  };
   try {
-    lookup = loadEngines(MODULES, lookupOptions);
-  } catch (error) {
-    await sharedCache?.close(); // an open Redis connection would keep the process alive
-    throw error;
-  }
-  const openedMeter = await openMeter(values, { create: true });
-  const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
-  const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
-  if (!secret)
-    note(
-      'seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET',
+    stopIfSignalled();
+    // Loaded only when asked for: prom-client costs tens of ms to import.
+    const metrics =
+      metricsAt !== null
+        ? (await import('../metrics/index.js')).createMetrics({ dataDir: lookupOptions.dataDir ?? bundledDataDir(), processMetrics: true })
+        : null;
+    if (metrics) lookupOptions.observer = metrics.observer;
+    // With Redis, every instance shares the meter, the captcha single-use ids and the result
+    // cache; else the meter and the single-use ids share the --db file (every process on it).
+    const redis = redisUrl ? await loadRedis() : null;
+    const sharedCache = redis ? redis.createRedisCache(redisUrl!) : null;
+    if (sharedCache) {
+      lookupOptions.cache = sharedCache;
+      opened.stores.push(sharedCache); // an open Redis connection would keep the process alive
+    }
+    stopIfSignalled();
+    const lookup = loadEngines(MODULES, lookupOptions);
+    opened.lookup = lookup;
+    stopIfSignalled();
+    const openedMeter = await openMeter(values, { create: true });
+    const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
+    opened.meter = meter;
+    stopIfSignalled();
+    const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
+    if (!secret)
+      note(
+        'seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET',
+      );
+    metrics?.watchDatasets(lookup);
+    const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
+    opened.stores.unshift(singleUse);
+    const stores = opened.stores;
+    const where = describeMeter(values);
+    // Run in a process it does not own (the tests), serve logs to its io's stdout and leaves the process's handlers alone.
+    const { host: owner, stdout } = cliIo();
+    const log = createServeLog({
+      level: logLevel,
+      dest: owner ? stdout : 1,
+      onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`),
+      onBacklogFull: (bytes) =>
+        note(`seclookup: the log is ${bytes / 1024 / 1024} MiB behind (a stalled reader or a full disk): dropping lines until it catches up`),
+    });
+    opened.log = log;
+    if (metrics) await countDroppedLogLines(metrics.registry, log);
+    if (!owner) flushOnFatal(log, note);
+    const api = trackInFlight(
+      createApi({
+        lookup,
+        meter,
+        singleUse,
+        secret: secret ?? undefined,
+        trustProxy,
+        onMeterError,
+        bodyLimit,
+        batchLimit,
+        // Left out when the level drops request lines: the API then does not build them.
+        onResponse: requestObserver(log.logsRequests ? log.request : undefined, metrics?.onResponse),
+        onError: log.error,
+      }),
     );
-  metrics?.watchDatasets(lookup);
-  const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
-  const stores = sharedCache ? [singleUse, sharedCache] : [singleUse];
-  const where = describeMeter(values);
-  // Run in a process it does not own (the tests), serve logs to its io's stdout and leaves the process's handlers alone.
-  const { host: owner, stdout } = cliIo();
-  const log = createServeLog({
-    level: logLevel,
-    dest: owner ? stdout : 1,
-    onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`),
-    onBacklogFull: (bytes) =>
-      note(`seclookup: the log is ${bytes / 1024 / 1024} MiB behind (a stalled reader or a full disk): dropping lines until it catches up`),
-  });
-  if (metrics) await countDroppedLogLines(metrics.registry, log);
-  if (!owner) flushOnFatal(log, note);
-  const api = trackInFlight(
-    createApi({
-      lookup,
-      meter,
-      singleUse,
-      secret: secret ?? undefined,
-      trustProxy,
-      onMeterError,
-      bodyLimit,
-      batchLimit,
-      // Left out when the level drops request lines: the API then does not build them.
-      onResponse: requestObserver(log.logsRequests ? log.request : undefined, metrics?.onResponse),
-      onError: log.error,
-    }),
-  );
-  const listener = createListener(api);
-  // Else V8's memory reducer can leave process.nextTick slow after an idle gap (tick-shape.ts).
-  holdTickEntryShape();
-  const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
-  const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(withMetricsRoute(metrics.handler, notFound)) : null;
-  // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
-  handleClientErrors(server, api);
-  try {
-    // Port first: if it is taken, fail before creating (and printing) any starter keys.
-    await listen(server, port, host, log);
-    if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
-    await announceKeys(meter, where);
-    for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
+    const listener = createListener(api);
+    // Else V8's memory reducer can leave process.nextTick slow after an idle gap (tick-shape.ts).
+    holdTickEntryShape();
+    const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
+    const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(withMetricsRoute(metrics.handler, notFound)) : null;
+    opened.server = server;
+    opened.metricsServer = metricsServer;
+    // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
+    handleClientErrors(server, api);
+    try {
+      // Port first: if it is taken, fail before creating (and printing) any starter keys.
+      await listen(server, port, host, log);
+      if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
+      stopIfSignalled();
+      await announceKeys(meter, where);
+      for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
+    } catch (error) {
+      // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
+      throw error instanceof StoppedWhileStarting ? error : explainMeterError(where, null, error);
+    }
+    // An evicting Redis can drop a live rate window or a used captcha token: said before "listening".
+    const evictionRisk = redis ? await redis.redisEvictionRisk(redisUrl!) : null;
+    if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
+    note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
+    if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
+    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs };
   } catch (error) {
-    server.close();
-    metricsServer?.close();
-    await lookup.close();
-    for (const store of stores) await store.close();
-    await meter.close();
-    await log.close();
-    // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
-    throw explainMeterError(where, null, error);
+    await giveUp();
+    if (!(error instanceof StoppedWhileStarting)) throw error;
+    note(`seclookup: ${error.message}: stopped before listening`);
+    exitSoon(EXIT_OK);
+    return EXIT_OK;
   }
-  // An evicting Redis can drop a live rate window or a used captcha token: said before "listening".
-  const evictionRisk = redis ? await redis.redisEvictionRisk(redisUrl!) : null;
-  if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
-  note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
-  if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-  // SIGHUP is a closing terminal only when there is one (else nohup, systemd or a container).
-  const hangupStops = owner !== undefined || [0, 1, 2].some((fd) => isatty(fd));
-  const code = await untilSignal({ server, api, meter, stores, lookup, log, deadlineMs, signals: owner?.signals, hangupStops });
+}
+
+/** Serve until a stop signal, then stop gracefully: the exit code. */
+async function run(started: Started, stopSignals: StopSignals): Promise<number> {
+  const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs } = started;
+  const code = await stopSignals.untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();
@@ -287,9 +362,15 @@ async function serve(argv: string[], origins: Map<string, string>): Promise<numb
   }
   // Lookups abandoned at the drain deadline may still wait on their upstream (whois: up to
   // 15 s). What they held is given back and the stores are closed: they must not hold the exit.
+  exitSoon(code);
+  return code;
+}
+
+/** End the process (the binary) with `code` once this turn is done, whatever is still pending; in a process serve does not own, tell its host. */
+function exitSoon(code: number): void {
+  const { host: owner } = cliIo();
   const exit = owner ? owner.exit : (exitCode: number) => process.exit(exitCode);
   setTimeout(() => exit(code), 0).unref();
-  return code;
 }
 
 /** `seclookup_log_lines_dropped_total`, read from the log at each scrape. @internal exported for its test */

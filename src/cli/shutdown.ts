@@ -15,6 +15,7 @@
  */
 import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
+import { isatty } from 'node:tty';
 import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
 import type { Meter } from '../metering/types.js';
 import { isPromise } from '../lib/outcome.js';
@@ -102,39 +103,87 @@ export interface ShutdownOptions {
   lookup: Pick<Lookup, 'close'>;
   log: ServeLog;
   deadlineMs: number;
-  /** Where the stop signals come from. @default the process */
-  signals?: CliHost['signals'];
-  /**
-   * Does SIGHUP stop serve? Yes on a terminal: it is the terminal closing. Elsewhere (nohup, a
-   * service manager, a container) it is ignored: serve has nothing to reload, and Node's own
-   * default, dying at once, overrides even nohup's. @default true
-   */
-  hangupStops?: boolean;
 }
 
-/** Installs the SIGTERM, SIGINT and SIGHUP handlers (see hangupStops); resolves with the exit code once everything is closed. */
-export function untilSignal(options: ShutdownOptions): Promise<number> {
-  const { server, api, signals = process } = options;
-  // The handlers' messages go to serve's own stderr, whoever emits the signal.
-  const io = cliIo();
-  let stopping = false;
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) =>
-      withIo(io, () => {
-        if (stopping) {
-          note(`${signal} again: closing open connections now`);
-          server.closeAllConnections();
-          return;
-        }
-        stopping = true;
-        note(`${signal} received: finishing ${api.pending} in-flight request(s), then exiting`);
-        void stopGracefully(options).then(resolve);
-      });
-    const ignore = (signal: NodeJS.Signals) =>
-      withIo(io, () => note(`${signal} ignored: serve is not on a terminal and has nothing to reload (SIGTERM stops it)`));
-    for (const signal of STOP_SIGNALS) signals.on(signal, signal === 'SIGHUP' && options.hangupStops === false ? ignore : stop);
-  });
+/**
+ * serve's stop signals, caught from before its slow start (loading its modules and engines,
+ * opening the database): without a handler, a SIGTERM then would kill the process with no word
+ * (exit 143) where the docs promise a clean stop and exit 0. While serve starts, a stop signal
+ * is only remembered (`received`), and serve gives up at its next step; once it listens,
+ * `untilSignal` stops it gracefully, at once if a signal came in the meantime.
+ */
+export interface StopSignals {
+  /** The first stop signal received, or null. */
+  readonly received: NodeJS.Signals | null;
+  /** Resolves with the exit code once serve has stopped gracefully after a stop signal. */
+  untilSignal(options: ShutdownOptions): Promise<number>;
+  /** Stop listening for the signals (serve gave up before it listened). */
+  release(): void;
 }
+
+/** The catcher of each signal source (the process, or a test's emitter), so the one made before serve's modules load is the one serve uses. */
+const catchers = new WeakMap<object, StopSignals>();
+
+/**
+ * Catch the stop signals of the command running now (its io's host, else the process): SIGTERM,
+ * SIGINT, and SIGHUP when it is a closing terminal (elsewhere SIGHUP is ignored, with a line on
+ * stderr: serve has nothing to reload, and Node's default, dying at once, overrides even nohup's).
+ * Called again for the same source before `release`, it returns the same catcher.
+ */
+export function catchStopSignals(): StopSignals {
+  const io = cliIo();
+  const signals: SignalSource = io.host?.signals ?? process;
+  const existing = catchers.get(signals);
+  if (existing) return existing;
+  // SIGHUP is a closing terminal only when there is one (else nohup, systemd or a container).
+  const hangupStops = io.host !== undefined || [0, 1, 2].some((fd) => isatty(fd));
+  let received: NodeJS.Signals | null = null;
+  let stopping = false;
+  let running: { options: ShutdownOptions; resolve: (code: number) => void } | null = null;
+
+  const beginStop = (signal: NodeJS.Signals) => {
+    const { options, resolve } = running!;
+    stopping = true;
+    note(`${signal} received: finishing ${options.api.pending} in-flight request(s), then exiting`);
+    void stopGracefully(options).then(resolve);
+  };
+  // The handlers' messages go to serve's own stderr, whoever emits the signal.
+  const stop = (signal: NodeJS.Signals) =>
+    withIo(io, () => {
+      received ??= signal;
+      if (!running) return; // still starting: serve sees `received` at its next step
+      if (stopping) {
+        note(`${signal} again: closing open connections now`);
+        running.options.server.closeAllConnections();
+        return;
+      }
+      beginStop(signal);
+    });
+  const ignore = (signal: NodeJS.Signals) =>
+    withIo(io, () => note(`${signal} ignored: serve is not on a terminal and has nothing to reload (SIGTERM stops it)`));
+  const listeners = STOP_SIGNALS.map((signal) => [signal, signal === 'SIGHUP' && !hangupStops ? ignore : stop] as const);
+  for (const [signal, listener] of listeners) signals.on(signal, listener);
+
+  const catcher: StopSignals = {
+    get received() {
+      return received;
+    },
+    untilSignal(options) {
+      return new Promise((resolve) => {
+        running = { options, resolve };
+        if (received) withIo(io, () => beginStop(received!));
+      });
+    },
+    release() {
+      catchers.delete(signals);
+      for (const [signal, listener] of listeners) signals.off?.(signal, listener);
+    },
+  };
+  catchers.set(signals, catcher);
+  return catcher;
+}
+
+type SignalSource = CliHost['signals'];
 
 async function stopGracefully({ server, api, meter, stores, lookup, log, deadlineMs }: ShutdownOptions): Promise<number> {
   api.drain();

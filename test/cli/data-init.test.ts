@@ -3,7 +3,7 @@
  * (never the indexes an earlier run compiled), refuses a folder that holds something, and a data
  * folder with missing datasets is reported one product per line with the way out.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
@@ -26,6 +26,15 @@ describe('seclookup data init', () => {
     const lookup = await runCli(['lookup', 'webhookip', '140.82.112.1', '--data-dir', target]);
     expect(lookup.code).toBe(0);
     expect(JSON.parse(lookup.stdout)).toMatchObject({ matched: true, providers: [{ id: 'github', name: 'GitHub' }] });
+  });
+
+  it("keeps the files' modification times, so doctor and the dataset-age metric tell the data's age, not the copy's", async () => {
+    const target = join(dirs.make(), 'data');
+    // The bundled files were written (checked out, installed) well before this copy.
+    expect((await runCli(['data', 'init', target])).code).toBe(0);
+    for (const file of ['webhookip/ranges.json', 'scamrisk/ofac/sanctioned_addresses_ETH.txt', 'emailval/disposable-domains.txt']) {
+      expect(Math.abs(statSync(join(target, file)).mtimeMs - statSync(join(bundledDataDir(), file)).mtimeMs), file).toBeLessThan(1);
+    }
   });
 
   it('refuses a folder that already holds something, and leaves it as it was', async () => {
@@ -62,7 +71,17 @@ describe('a data folder missing datasets', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines[0]).toBe('seclookup: cannot load the lookup engines:');
     const perProduct = lines.filter((line) => /^ {2}\w+: /.test(line));
-    expect(perProduct.map((line) => line.trim().split(':')[0])).toEqual(['webhookip', 'dnsbl', 'emailval', 'whois', 'pwbreach', 'scamrisk', 'domainrep']);
+    expect(perProduct.map((line) => line.trim().split(':')[0])).toEqual([
+      'webhookip',
+      'timezone',
+      'dnsbl',
+      'emailval',
+      'whois',
+      'pwbreach',
+      'scamrisk',
+      'domainrep',
+      'riskscore',
+    ]);
     expect(perProduct.find((line) => line.startsWith('  webhookip:'))).toBe(
       `  webhookip: cannot read dataset ${join(empty, 'webhookip', 'ranges.json')}: ENOENT: no such file or directory, open '${join(empty, 'webhookip', 'ranges.json')}'`,
     );

@@ -99,3 +99,47 @@ describe('a --db folder this user may not write', () => {
     );
   });
 });
+
+describe('commands that only read, on a file or folder this user may not write', () => {
+  it('reports list reads a read-only file, even one without the report table yet (nothing is created in it)', async () => {
+    const folder = dirs.make();
+    const db = join(folder, 'seclookup.db');
+    expect((await runCli(['keys', 'create', '--product', 'geoip', '--db', db])).code).toBe(0);
+    chmodSync(db, 0o400);
+    const list = await held(['reports', 'list', '--json', '--db', db]);
+    expect(list.stderr).toBe('');
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual([]);
+    chmodSync(db, 0o600);
+    expect((await runCli(['reports', 'add', 'crypto', ETH, '--category', 'scam', '--db', db])).code).toBe(0);
+    chmodSync(db, 0o400);
+    const listed = await held(['reports', 'list', '--json', '--db', db]);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toHaveLength(1);
+  });
+
+  it('in a folder this user may not write, keys list and reports list say why in one line, naming the file and the folder', async () => {
+    const { folder, db } = await database();
+    chmodSync(folder, 0o555);
+    const why = `${user} cannot create files in the folder ${folder}, where SQLite keeps the database's -wal and -shm files (owner uid ${uid}, mode 0555)`;
+    const keys = await held(['keys', 'list', '--db', db]);
+    expect(keys.stderr).toBe(`seclookup: cannot open metering database "${db}": ${why}\n`);
+    expect(keys.code).toBe(1);
+    const reports = await held(['reports', 'list', '--db', db]);
+    expect(reports.stderr).toBe(`seclookup: cannot read the database ${db}: ${why}\n`);
+    expect(reports.code).toBe(1);
+  });
+
+  it('keys create of a new database in a folder this user may not write says so in one line, and creates nothing', async () => {
+    const folder = dirs.make();
+    chmodSync(folder, 0o555);
+    const db = join(folder, 'new.db');
+    const why = `${user} cannot create files in the folder ${folder} (owner uid ${uid}, mode 0555)`;
+    const create = await held(['keys', 'create', '--product', 'geoip', '--db', db]);
+    expect(create.stderr).toBe(`seclookup: cannot create the database ${db}: ${why}\n`);
+    expect(create.code).toBe(1);
+    const reports = await held(['reports', 'list', '--db', db]);
+    expect(reports.stderr).toBe(`seclookup: cannot create the database ${db}: ${why}\n`);
+    expect(existsSync(db)).toBe(false);
+  });
+});

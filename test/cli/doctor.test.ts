@@ -102,9 +102,49 @@ describe('seclookup doctor', () => {
     expect(lines.find((line) => line.startsWith('dnsbl '))).toContain('dns: not checked (--offline)');
   });
 
-  it('refuses a bad --probe with a usage error', async () => {
+  it('refuses a bad --probe with a usage error; a bad port is said to be the port', async () => {
     const result = await runCli(['doctor', '--probe', 'nowhere']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--probe must be HOST:PORT (got "nowhere")');
+    const port = await runCli(['doctor', '--probe', '127.0.0.1:0']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--probe: the port must be a whole number from 1 to 65535 (got "127.0.0.1:0")');
+  });
+
+  it('never says ok for an upstream API it does not probe (riskscore provider, pwbreach range API): configured, not probed, a warning', async () => {
+    const result = await runCli([
+      'doctor',
+      '--json',
+      '--offline',
+      '--riskscore-provider',
+      'ipinfo',
+      '--riskscore-key',
+      'KEY-NEVER-SHOWN',
+      '--riskscore-url',
+      `http://127.0.0.1:${closedPort}`,
+      '--pwbreach-upstream',
+      `http://user:PASSWORD@127.0.0.1:${closedPort}/{prefix}`,
+    ]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as DoctorJson;
+    const riskscore = byProduct(report, 'riskscore');
+    expect(riskscore.level).toBe('warn');
+    expect(riskscore.findings).toContainEqual({
+      level: 'warn',
+      check: 'upstream',
+      message: `provider ipinfo at http://127.0.0.1:${closedPort}: configured, not probed (doctor cannot check it yet)`,
+    });
+    const pwbreach = byProduct(report, 'pwbreach');
+    expect(pwbreach.level).toBe('warn');
+    expect(pwbreach.findings).toContainEqual({
+      level: 'warn',
+      check: 'upstream',
+      message: `range API http://user:***@127.0.0.1:${closedPort}/{prefix}: configured, not probed (doctor cannot check it yet)`,
+    });
+    expect(result.stdout).not.toContain('KEY-NEVER-SHOWN');
+    expect(result.stdout).not.toContain('PASSWORD');
+    // The local provider calls no upstream: nothing to say.
+    const local = JSON.parse((await runCli(['doctor', '--json', '--offline'])).stdout) as DoctorJson;
+    expect(byProduct(local, 'riskscore').findings.map((finding) => finding.check)).toEqual(['data']);
   });
 });

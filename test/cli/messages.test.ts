@@ -37,6 +37,21 @@ describe('messages that name the setting as it was given', () => {
   });
 });
 
+describe('messages said once, pointing at the right help', () => {
+  it('an engine that cannot load is named once: no "geoip: geoip:", no "seclookup:" inside the line', async () => {
+    const lookup = await runCli(['lookup', 'geoip', '8.8.8.8', '--geoip-db', '/nonexistent.mmdb']);
+    expect(lookup.code).toBe(1);
+    expect(lookup.stderr).toMatch(/^seclookup: cannot load the lookup engines: geoip: cannot read \/nonexistent\.mmdb: ENOENT/);
+    expect(lookup.stderr).not.toMatch(/geoip: geoip:|: seclookup: /);
+  });
+
+  it('$SECLOOKUP_LEASE_MS refused under keys points at keys --help, naming the variable', async () => {
+    const result = await runCli(['keys', 'list', '--db', join(dirs.make(), 'x.db')], { env: { SECLOOKUP_LEASE_MS: 'soon' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('seclookup: $SECLOOKUP_LEASE_MS must be a whole number >= 1 (got "soon")\nRun `seclookup keys --help` for usage.\n');
+  });
+});
+
 describe('pwbreach on its bundled sample', () => {
   it('lookup pwbreach says so in one warning line on stderr, and still answers', async () => {
     const result = await runCli(['lookup', 'pwbreach', 'password']);

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ describe('seclookup data import pwbreach', () => {
     const folder = temp.make();
     const lines = sampleLines.slice(0, 200);
     for (const line of lines) writeFileSync(join(folder, `${line.slice(0, 5)}.txt`), `${line.slice(5)}\r\n`, { flag: 'a' });
-    const out = join(temp.make(), 'custom', 'breach.pwb');
+    const out = join(temp.make(), 'breach.pwb');
     const result = await runCli(['data', 'import', 'pwbreach', folder, '--out', out, '--progress']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/\r\[#+\.*\] +\d+% reading [\d.]+ KB of [\d.]+ KB/);
@@ -128,6 +128,39 @@ describe('seclookup data import pwbreach', () => {
     expect(missing.stderr).toMatch(/pwbreach import failed, dataset left unchanged: ENOENT/);
     expect(help.stdout).toMatch(/seclookup data import PRODUCT FILE\|DIR\.\.\./);
     expect(help.stdout).toMatch(/pwbreach imports the Pwned Passwords data/);
+  });
+});
+
+describe('seclookup data import pwbreach: --out and --tmp-dir checked before any work', () => {
+  it('refuses an --out that is a folder or in a folder that does not exist, and a --tmp-dir that does not exist, in one line each', async () => {
+    const cwd = temp.make();
+    const folder = temp.make();
+    const cases: [string[], string][] = [
+      [['--out', folder], `seclookup: --out ${folder} is a folder: give the path of the file to write\n`],
+      [['--out', join(folder, 'no', 'x.pwb')], `seclookup: --out ${join(folder, 'no', 'x.pwb')}: the folder ${join(folder, 'no')} does not exist\n`],
+      [['--out', join(folder, 'x.pwb'), '--tmp-dir', 'scratch'], `seclookup: --tmp-dir ${join(cwd, 'scratch')} does not exist: give an existing folder\n`],
+      [['--data-dir', folder, '--tmp-dir', SAMPLE], `seclookup: --tmp-dir ${SAMPLE} is not a folder\n`],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(['data', 'import', 'pwbreach', SAMPLE, ...args], { cwd });
+      expect(result.stderr, args.join(' ')).toBe(message);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+    }
+    // Nothing staged, nothing created: no temporary store beside the folder, no scratch folder.
+    expect(readdirSync(folder)).toEqual([]);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('takes a relative --tmp-dir from the working folder', async () => {
+    const cwd = temp.make();
+    mkdirSync(join(cwd, 'scratch'));
+    const input = join(cwd, 'shuffled.txt');
+    writeFileSync(input, [...sampleLines].reverse().join('\n'));
+    const result = await runCli(['data', 'import', 'pwbreach', input, '--out', 'out.pwb', '--tmp-dir', 'scratch'], { cwd });
+    expect(result.code).toBe(0);
+    expect(readdirSync(cwd).sort()).toEqual(['out.pwb', 'scratch', 'shuffled.txt']);
+    expect(readdirSync(join(cwd, 'scratch'))).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 /** `seclookup reports add|import|dispute|list` through the built CLI, and `lookup scamrisk` reading the same file. */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 
@@ -80,5 +81,89 @@ describe('seclookup reports', () => {
     expect(result.stderr).toMatch(/line 2/);
     expect(await runCliJson(['reports', 'list', '--json', '--db', db])).toEqual([]);
     expect((await runCli(['reports', '--help'])).stdout).toMatch(/reports import FILE/);
+  });
+});
+
+describe('reports import: all or nothing, by the store own rules', () => {
+  const good = '{"type":"domain","value":"good.example.com","category":"scam"}';
+  const line = (extra: Record<string, unknown>) => JSON.stringify({ type: 'domain', value: 'bad.example.com', category: 'scam', ...extra });
+
+  it.each([
+    ['a note over 500 characters', line({ note: 'n'.repeat(501) }), 'line 2: note must be at most 500 characters (got 501)'],
+    ['a time before 1970', line({ reported_at: '1960-01-01T00:00:00Z' }), 'line 2: reported_at must be a time from 1970 on'],
+    [
+      'a time in the future',
+      line({ reported_at: '2999-01-01T00:00:00Z' }),
+      'line 2: reported_at is in the future (2999-01-01T00:00:00.000Z; at most 5 minutes ahead of this clock)',
+    ],
+    ['verified that is not a boolean', line({ verified: 'yes' }), 'line 2: verified must be true or false'],
+    ['an empty source', line({ source: '' }), 'line 2: source must be 1 to 100 characters'],
+    ['a source over 100 characters', line({ source: 's'.repeat(101) }), 'line 2: source must be 1 to 100 characters'],
+    [
+      'an unknown field',
+      line({ verfied: true }),
+      'line 2: unknown field "verfied"; fields: type, value, category, source, verified, note, region, reported_at',
+    ],
+    ['a JSON array', `[${line({})}]`, 'line 2: not a JSON object'],
+  ])('refuses %s in one line, without a stack, and imports no line', async (_what, bad, message) => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    const file = join(dir, 'reports.jsonl');
+    writeFileSync(file, `${good}\n${bad}\n`);
+    const result = await runCli(['reports', 'import', file, '--db', db]);
+    expect(result.stderr).toBe(`${message}\nseclookup: 1 bad line(s) in ${file}; nothing imported\n`);
+    expect(result.code).toBe(1);
+    expect(await runCliJson(['reports', 'list', '--json', '--db', db])).toEqual([]);
+  });
+
+  it('takes a time up to 5 minutes ahead (clock skew), a byte order mark, and --verified for every line', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    const file = join(dir, 'reports.jsonl');
+    const soon = new Date(Date.now() + 4 * 60_000).toISOString();
+    writeFileSync(file, `\uFEFF${good}\n${line({ reported_at: soon, verified: false })}\n`);
+    expect(await runCliJson(['reports', 'import', file, '--verified', '--json', '--db', db])).toEqual({ imported: 2, first_id: 1, last_id: 2 });
+    const listed = await runCliJson<{ verified: boolean; reported_at: string }[]>(['reports', 'list', '--json', '--db', db]);
+    expect(listed.map((r) => r.verified)).toEqual([true, true]);
+    expect(listed.map((r) => r.reported_at)).toContain(soon);
+  });
+
+  it('writes the lines in one transaction: a failure inside it leaves none of them', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    expect((await runCli(['reports', 'list', '--db', db])).code).toBe(0);
+    // A trigger refuses the third row, as a full disk or a lost lock would: after the first two were written.
+    const sqlite = new Database(db);
+    sqlite.exec(
+      "CREATE TRIGGER refuse_third BEFORE INSERT ON scamrisk_reports WHEN NEW.identifier = 'third.example.com' BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+    );
+    sqlite.close();
+    const file = join(dir, 'reports.jsonl');
+    writeFileSync(
+      file,
+      ['first', 'second', 'third'].map((name) => JSON.stringify({ type: 'domain', value: `${name}.example.com`, category: 'scam' })).join('\n'),
+    );
+    const result = await runCli(['reports', 'import', file, '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^seclookup: .*disk full/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(await runCliJson(['reports', 'list', '--json', '--db', db])).toEqual([]);
+  });
+});
+
+describe('reports add: the store rules, said in one line', () => {
+  it('a note over 500 characters, a source over 100, or an empty source is refused without a stack, and nothing is written', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const add = (...extra: string[]) => runCli(['reports', 'add', 'domain', 'evil.example.com', '--category', 'scam', ...extra, '--db', db]);
+    const note = await add('--note', 'n'.repeat(501));
+    expect(note.stderr).toBe('seclookup: note must be at most 500 characters (got 501)\n');
+    expect(note.code).toBe(1);
+    const source = await add('--source', 's'.repeat(101));
+    expect(source.stderr).toBe('seclookup: source must be 1 to 100 characters\n');
+    expect(source.code).toBe(1);
+    const empty = await add('--source', '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--source needs a value');
+    expect(existsSync(db)).toBe(false);
   });
 });

@@ -45,11 +45,11 @@ describe('seclookup lookup riskscore', () => {
     expect(result.stderr).toContain('upstream_unconfigured');
   });
 
-  it('data update riskscore --source with an unknown name is refused, the data unchanged', async () => {
+  it('data update riskscore --source with an unknown name is a usage error, the data unchanged', async () => {
     const dir = temp.make();
     cpSync(join(REPO_ROOT, 'data/riskscore'), join(dir, 'riskscore'), { recursive: true });
     const result = await runCli(['data', 'update', 'riskscore', '--data-dir', dir, '--mirror', server.url, '--source', 'nosuch']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('unknown riskscore source "nosuch"');
   });
 });

@@ -248,6 +248,44 @@ describe('pwbreach import: corrupt lines and atomic replacement', () => {
   });
 });
 
+describe('pwbreach import: where it writes, checked before any work', () => {
+  const shuffled = (folder: string) => {
+    const path = join(folder, 'shuffled.txt');
+    writeFileSync(path, [...sampleLines].reverse().join('\n'));
+    return path;
+  };
+
+  it('refuses an out that is a folder, before reading any input and without staging anything beside it', async () => {
+    const folder = dir();
+    const out = join(folder, 'store');
+    mkdirSync(out);
+    await expect(importBreachFiles([join(folder, 'not-read.txt')], { out })).rejects.toThrow(
+      `${out} is a folder: the store is a file (give its path, such as ${join(out, 'passwords.pwb')})`,
+    );
+    expect(readdirSync(folder)).toEqual(['store']);
+  });
+
+  it('refuses a tmpDir that does not exist instead of creating it, and a tmpDir that is a file', async () => {
+    const folder = dir();
+    const out = join(folder, 'passwords.pwb');
+    const input = shuffled(folder);
+    const missing = join(folder, 'no', 'such', 'tmp');
+    await expect(importBreachFiles([input], { out, tmpDir: missing, bucketRecords: 500 })).rejects.toThrow(`the temporary folder ${missing} does not exist`);
+    expect(existsSync(join(folder, 'no'))).toBe(false);
+    await expect(importBreachFiles([input], { out, tmpDir: input })).rejects.toThrow(`the temporary folder ${input} is not a folder`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('puts the bucket files of unsorted input in an existing tmpDir, and leaves it empty', async () => {
+    const folder = dir();
+    const tmpDir = join(folder, 'tmp');
+    mkdirSync(tmpDir);
+    const report = await importBreachFiles([shuffled(folder)], { out: join(folder, 'passwords.pwb'), tmpDir, bucketRecords: 500 });
+    expect(report.sorted).toBe(false);
+    expect(readdirSync(tmpDir)).toEqual([]);
+  });
+});
+
 describe('pwbreach import: a generated file of two million lines', () => {
   it('imports every line, sorted, and answers sampled hashes with their counts', async () => {
     const folder = dir();

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_PATH, cliEnv } from '../cli/harness.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
-import { loadScamLists } from '../../src/products/scamrisk/lists.js';
+import { BUNDLED_OFAC_ASSETS, loadScamLists } from '../../src/products/scamrisk/lists.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
 
@@ -58,14 +58,32 @@ describe('OFAC lists', () => {
     expect(loadError(dir).message).toBe(`scamrisk OFAC list ${path}: line 4 is not an address: "not an address"`);
   });
 
-  it('an empty list file is valid (an asset added for data update); every list empty is refused', () => {
+  it("an empty or missing list of an asset the bundled data lists is refused, naming the file: it would pass that asset's sanctioned wallets", () => {
     const dir = dataDir();
-    writeFileSync(join(ofac(dir), 'sanctioned_addresses_ETH.txt'), '');
-    expect(loadScamLists(dir).sanctioned('0x04dba1194ee10112fe6c3207c0687def0e78bacf')).toEqual([]);
-    for (const file of readdirSync(ofac(dir))) if (file.endsWith('.txt')) writeFileSync(join(ofac(dir), file), '');
-    const error = loadError(dir);
-    expect(error.code).toBe('dataset_invalid');
-    expect(error.message).toContain(`scamrisk OFAC folder ${ofac(dir)} lists no sanctioned addresses`);
+    const eth = join(ofac(dir), 'sanctioned_addresses_ETH.txt');
+    writeFileSync(eth, '# emptied\n\n');
+    const emptied = loadError(dir);
+    expect(emptied.code).toBe('dataset_invalid');
+    expect(emptied.message).toMatch(
+      new RegExp(`^scamrisk OFAC list ${eth} lists no addresses: the bundled data lists sanctioned ETH addresses, .*every ETH wallet would pass`),
+    );
+    rmSync(eth);
+    const missing = loadError(dir);
+    expect(missing.code).toBe('dataset_invalid');
+    expect(missing.message).toMatch(new RegExp(`^scamrisk OFAC list ${eth} is missing: .*copy the file back from .*sanctioned_addresses_ETH\\.txt`));
+  });
+
+  it('an empty list of an asset the bundled data does not list is valid (an asset added for data update to fill)', () => {
+    const dir = dataDir();
+    writeFileSync(join(ofac(dir), 'sanctioned_addresses_NEWCOIN.txt'), '');
+    const lists = loadScamLists(dir);
+    expect(lists.sanctioned('0x04dba1194ee10112fe6c3207c0687def0e78bacf')).toEqual(['ETH']);
+  });
+
+  it('BUNDLED_OFAC_ASSETS are the assets of the bundled folder, each listing addresses', () => {
+    const files = readdirSync(join(bundledDataDir(), 'scamrisk', 'ofac')).filter((file) => /^sanctioned_addresses_[A-Z0-9]+\.txt$/.test(file));
+    expect(files.map((file) => file.slice('sanctioned_addresses_'.length, -4)).sort()).toEqual([...BUNDLED_OFAC_ASSETS]);
+    expect(loadScamLists(bundledDataDir()).counts.sanctioned).toBeGreaterThan(BUNDLED_OFAC_ASSETS.length);
   });
 });
 

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createMemoryReportStore, createSqliteReportStore, type ReportStore } from '../../src/products/scamrisk/reports.js';
+import Database from 'better-sqlite3';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
+import { createMemoryReportStore, createSqliteReportStore, REPORT_CLOCK_SKEW_MS, type ReportStore } from '../../src/products/scamrisk/reports.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'scamrisk-reports-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,6 +68,53 @@ describe.each(stores)('%s report store', (_name, make) => {
     await expect(async () => store.add({ type: 'email', identifier: 'a@example.com', category: 'scam', source: ' ' })).rejects.toThrow(TypeError);
     await store.close();
     await expect(async () => store.find('email', 'a@example.com')).rejects.toThrow(expect.objectContaining({ code: 'store_failed' }));
+  });
+
+  it('refuses a time more than 5 minutes ahead of its clock (it would never decay), a non-boolean verified, an unknown type', async () => {
+    const store = make();
+    const report = { type: 'domain' as const, identifier: 'evil.example', category: 'scam' as const, source: 'x' };
+    expect((await store.add({ ...report, reportedAt: NOW + REPORT_CLOCK_SKEW_MS })).reportedAt).toBe(NOW + REPORT_CLOCK_SKEW_MS);
+    await expect(async () => store.add({ ...report, reportedAt: NOW + REPORT_CLOCK_SKEW_MS + 1 })).rejects.toThrow(/^reportedAt is in the future/);
+    await expect(async () => store.add({ ...report, reportedAt: -1 })).rejects.toThrow(TypeError);
+    await expect(async () => store.add({ ...report, verified: 'yes' as never })).rejects.toThrow('verified must be true or false');
+    await expect(async () => store.add({ ...report, type: 'fax' as never })).rejects.toThrow(/^type must be one of/);
+    expect(await store.count()).toBe(1);
+    await store.close();
+  });
+
+  it('addMany stores every report or, when one is refused, none', async () => {
+    const store = make();
+    const report = { type: 'domain' as const, identifier: 'evil.example', category: 'scam' as const, source: 'x' };
+    await expect(async () => store.addMany!([report, { ...report, note: 'n'.repeat(501) }])).rejects.toThrow('note must be at most 500 characters');
+    expect(await store.count()).toBe(0);
+    const added = await store.addMany!([report, { ...report, identifier: 'other.example' }]);
+    expect(added.map((r) => r.identifier)).toEqual(['evil.example', 'other.example']);
+    expect(await store.count()).toBe(2);
+    expect((await store.find('domain', 'other.example')).length).toBe(1);
+    await store.close();
+  });
+});
+
+describe('the SQLite store read-only', () => {
+  it('lists a file it opens for reading only, writes nothing, and reads a file without the report table as empty', async () => {
+    const path = join(dir, 'read-only.db');
+    const writer = createSqliteReportStore(path, { now: () => NOW });
+    await writer.add({ type: 'username', identifier: 'alice', category: 'spam', source: 'x' });
+    await writer.close();
+    const reader = createSqliteReportStore(path, { readOnly: true });
+    expect((await reader.list()).map((r) => r.identifier)).toEqual(['alice']);
+    expect((await reader.find('username', 'alice')).length).toBe(1);
+    await expect(async () => reader.add({ type: 'username', identifier: 'bob', category: 'spam', source: 'x' })).rejects.toThrow(/open for reading only/);
+    await reader.close();
+
+    const other = join(dir, 'meter-only.db');
+    await createSqliteMeter(other).close(); // keys and plans, no reports yet
+    const empty = createSqliteReportStore(other, { readOnly: true });
+    expect(await empty.list()).toEqual([]);
+    expect(await empty.count()).toBe(0);
+    await empty.close();
+    const tables = new Database(other, { readonly: true }).prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables).not.toContain('scamrisk_reports');
   });
 });
 

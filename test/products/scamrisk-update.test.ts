@@ -320,9 +320,9 @@ describe('seclookup data update scamrisk (built CLI)', () => {
     expect(JSON.parse(lookup.stdout).signals).toContainEqual(expect.objectContaining({ code: 'sanctioned_address', detail: 'asset: ETH' }));
   });
 
-  it('refuses an unknown --source and exits 1 when every file fails', async () => {
+  it('refuses an unknown --source as a usage error (exit 2), and exits 1 when every file fails', async () => {
     const unknown = await runCli(['data', 'update', 'scamrisk', '--data-dir', dataDir, '--mirror', server.url, '--source', 'phishing,nosuch']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown scamrisk source "nosuch"; sources: phishing, polkadot-addresses, ofac');
     expect(server.hits.size).toBe(0);
 

@@ -24,7 +24,23 @@
  * half-written; a refused or failed import leaves the previous store as it was.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { HASH_BYTES as HASH_LENGTH, HEX_VALUE } from './hash.js';
 import { memorySink, StoreWriter, type StoreSink } from './store.js';
@@ -42,7 +58,7 @@ export interface ImportOptions {
   out: string;
   /** Import the good lines when some are corrupt. @default false (refuse) */
   skipCorrupt?: boolean;
-  /** Folder for the bucket files of unsorted input. @default beside `out` */
+  /** Folder for the bucket files of unsorted input: an existing folder this user may write (never created). @default beside `out` */
   tmpDir?: string;
   /** A line per phase. */
   onProgress?: (line: string) => void;
@@ -290,7 +306,8 @@ function memoryBuckets(count: number): Buckets {
 }
 
 function fileBuckets(count: number, dir: string): Buckets {
-  mkdirSync(dir, { recursive: true });
+  // Only the bucket folder itself: its parent (tmpDir, or the store's folder) exists already.
+  mkdirSync(dir);
   const size = BUCKET_RECORD_BYTES * Math.max(256, Math.min(40_000, Math.floor(BUCKET_BUFFER_TOTAL / count / BUCKET_RECORD_BYTES)));
   const buffers: (Buffer | null)[] = new Array(count).fill(null);
   const used = new Uint32Array(count);
@@ -629,6 +646,9 @@ function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'un
  * file system's error, the previous store unchanged either way.
  */
 export async function importBreachFiles(paths: readonly string[], options: ImportOptions): Promise<ImportReport> {
+  // Before any work: an import of gigabytes must not end in a rename that cannot succeed.
+  const problem = importTargetProblem(options.out, options.tmpDir);
+  if (problem) throw new Error(problem);
   const { sources, ignored } = resolveSources(paths);
   const bucketDir = join(options.tmpDir ?? dirname(options.out), `.${basename(options.out)}.buckets-${process.pid}-${randomBytes(4).toString('hex')}`);
   const steps = importSteps({
@@ -642,6 +662,51 @@ export async function importBreachFiles(paths: readonly string[], options: Impor
     const step = steps.next();
     if (step.done) return step.value;
     await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * Why an import could not write its store to `out` or its bucket files to `tmpDir`, in one line,
+ * or null: `out` is a folder (or not a file), the folder it goes in (or, when that is still to be
+ * made, its nearest existing parent) is not a folder this user may write, or `tmpDir` is not an
+ * existing folder this user may write (it is never created: a mistyped one would be made
+ * anywhere, and left behind).
+ */
+export function importTargetProblem(out: string, tmpDir?: string): string | null {
+  const target = statOrNull(out);
+  if (target?.isDirectory()) return `${out} is a folder: the store is a file (give its path, such as ${join(out, 'passwords.pwb')})`;
+  if (target && !target.isFile()) return `${out} is not a regular file`;
+  let folder = dirname(out);
+  let stats = statOrNull(folder);
+  while (stats === null && dirname(folder) !== folder) {
+    folder = dirname(folder);
+    stats = statOrNull(folder);
+  }
+  if (!stats?.isDirectory()) return `cannot write ${out}: ${folder} is not a folder`;
+  if (!writable(folder)) return `cannot write ${out}: this user may not create files in ${folder}`;
+  if (tmpDir !== undefined) {
+    const temp = statOrNull(tmpDir);
+    if (temp === null) return `the temporary folder ${tmpDir} does not exist`;
+    if (!temp.isDirectory()) return `the temporary folder ${tmpDir} is not a folder`;
+    if (!writable(tmpDir)) return `this user may not create files in the temporary folder ${tmpDir}`;
+  }
+  return null;
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function writable(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -3,10 +3,20 @@
  * `scamrisk_reports` in the `--db` file, which `serve` reads). Identifiers are normalized as
  * the assessment normalizes them, so a report always lands where assessments look.
  */
-import { readFileSync } from 'node:fs';
-import { isLookupError } from '../../errors.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { isLookupError, isSeclookupError } from '../../errors.js';
+import { databaseFileProblem } from '../../lib/sqlite-file.js';
 import { parseIdentifier } from './identifiers.js';
-import { createSqliteReportStore, REPORT_CATEGORIES, type NewReport, type ReportCategory, type ReportStore, type StoredReport } from './reports.js';
+import {
+  checkNewReport,
+  createSqliteReportStore,
+  REPORT_CATEGORIES,
+  REPORT_CLOCK_SKEW_MS,
+  type NewReport,
+  type ReportCategory,
+  type SqliteReportStore,
+  type StoredReport,
+} from './reports.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
 import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from '../../cli/args.js';
 import { explainDatabaseError } from '../../cli/db-errors.js';
@@ -33,8 +43,11 @@ reports add      File one report. TYPE is one of ${IDENTIFIER_TYPES.join(', ')};
   --region CC           region of a phone number written without +
 
 reports import   File every report of FILE: JSON lines, one object per line with type, value,
-                 category and optionally source, verified, note, region, reported_at (ISO 8601).
-                 Every line is checked first; any bad line refuses the whole file.
+                 category and optionally source, verified (true or false), note, region,
+                 reported_at (ISO 8601, from 1970 to at most ${REPORT_CLOCK_SKEW_MS / 60_000} minutes ahead of this clock).
+                 Every line is checked first, by the rules of reports add; any bad line (or
+                 unknown field) refuses the whole file, and the rest is written in one
+                 transaction: all of it or nothing.
   --verified            mark every imported report verified
   --source NAME         source for lines without one (default: import)
 
@@ -73,20 +86,44 @@ function help(): number {
   return EXIT_OK;
 }
 
-function withStore<T>(dbFlag: string | undefined, work: (store: ReportStore) => Promise<T>): Promise<T> {
+/**
+ * Run `work` on the report store in the --db file, closed afterwards. `write`: the command
+ * changes it, so a file or folder this user may not write is refused first, in one line naming
+ * the file and the cause. A command that only reads opens a file it may read but not write
+ * read-only (nothing created, nothing written).
+ */
+async function withStore<T>(dbFlag: string | undefined, { write }: { write: boolean }, work: (store: SqliteReportStore) => Promise<T>): Promise<T> {
   const path = resolveDbPath(dbFlag);
-  let store: ReportStore;
+  const exists = existsSync(path);
+  const writeProblem = databaseFileProblem(path, { write: true });
+  if (write && writeProblem) throw new CommandError(`cannot write the database ${path}: ${writeProblem}`);
+  // `reports list` creates a file that is not there yet, as the other commands do.
+  if (!exists && writeProblem) throw new CommandError(`cannot create the database ${path}: ${writeProblem}`);
+  const readOnly = !write && writeProblem !== null;
+  let store: SqliteReportStore;
   try {
-    store = createSqliteReportStore(path);
+    store = createSqliteReportStore(path, { readOnly });
   } catch (error) {
+    // Read-only and still refused: SQLite needs the folder for a WAL file's -shm even to read.
+    if (readOnly && isSeclookupError(error, 'store_failed') && !/not an SQLite database|another schema/.test(error.message))
+      throw new CommandError(`cannot read the database ${path}: ${writeProblem}`, { cause: error });
     const explained = explainDatabaseError(path, error);
-    throw explained instanceof CommandError ? explained : new CommandError(error instanceof Error ? error.message : String(error));
+    throw explained instanceof CommandError ? explained : new CommandError(error instanceof Error ? error.message : String(error), { cause: error });
   }
-  return work(store)
-    .catch((error: unknown) => {
-      throw explainDatabaseError(path, error);
-    })
-    .finally(() => store.close());
+  try {
+    return await work(store);
+  } catch (error) {
+    // A report the store's own rules refuse (checkNewReport): the operator's input, said in one line.
+    if (error instanceof TypeError) throw new CommandError(fieldNames(error.message), { cause: error });
+    throw explainDatabaseError(path, error);
+  } finally {
+    store.close();
+  }
+}
+
+/** The store's field names as the import file and the flags spell them. */
+function fieldNames(message: string): string {
+  return message.replace(/^reportedAt\b/, 'reported_at');
 }
 
 function parseType(value: string, command: string): IdentifierType {
@@ -144,9 +181,15 @@ async function add(argv: string[]): Promise<number> {
   const type = parseType(typeText, command);
   const category = parseCategory(values.category, command);
   const identifier = normalized(type, value, values.region);
-  const stored = await withStore(values.db, async (store) =>
-    store.add({ type, identifier, category, source: values.source ?? 'cli', verified: values.verified ?? false, note: values.note }),
-  );
+  const report: NewReport = { type, identifier, category, source: values.source ?? 'cli', verified: values.verified ?? false, note: values.note };
+  // Checked by the store's rules before the file is opened (or created).
+  try {
+    checkNewReport(report, Date.now());
+  } catch (error) {
+    if (error instanceof TypeError) throw new CommandError(fieldNames(error.message), { cause: error });
+    throw error;
+  }
+  const stored = await withStore(values.db, { write: true }, async (store) => store.add(report));
   if (values.json) printJson(toJson(stored));
   else out(`report ${stored.id}: ${type} ${identifier} (${category}${stored.verified ? ', verified' : ''}, by ${stored.source})`);
   return EXIT_OK;
@@ -167,48 +210,79 @@ async function importFile(argv: string[]): Promise<number> {
   } catch (error) {
     throw new CommandError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const reports: NewReport[] = [];
-  const problems: string[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
-    const where = `line ${index + 1}`;
-    try {
-      const row = JSON.parse(line) as Record<string, unknown>;
-      if (typeof row !== 'object' || row === null) throw new Error('not a JSON object');
-      const type = row.type as IdentifierType;
-      if (!(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new Error(`unknown type ${JSON.stringify(row.type)}`);
-      if (typeof row.value !== 'string') throw new Error('value must be a string');
-      if (!(REPORT_CATEGORIES as readonly string[]).includes(row.category as string)) throw new Error(`unknown category ${JSON.stringify(row.category)}`);
-      let reportedAt: number | undefined;
-      if (row.reported_at !== undefined) {
-        reportedAt = Date.parse(String(row.reported_at));
-        if (Number.isNaN(reportedAt)) throw new Error('reported_at is not an ISO 8601 time');
-      }
-      reports.push({
-        type,
-        identifier: parseIdentifier(type, row.value, { region: typeof row.region === 'string' ? row.region : undefined }).normalized,
-        category: row.category as ReportCategory,
-        source: typeof row.source === 'string' && row.source.trim() !== '' ? row.source : (values.source ?? 'import'),
-        verified: values.verified === true || row.verified === true,
-        note: typeof row.note === 'string' ? row.note : undefined,
-        reportedAt,
-      });
-    } catch (error) {
-      problems.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  });
+  const { reports, problems } = readImportLines(text, { source: values.source ?? 'import', verified: values.verified === true }, Date.now());
   if (problems.length > 0) {
     for (const problem of problems.slice(0, 10)) note(problem);
+    if (problems.length > 10) note(`... and ${problems.length - 10} more`);
     throw new CommandError(`${problems.length} bad line(s) in ${file}; nothing imported`);
   }
-  const stored = await withStore(values.db, async (store) => {
-    const done: StoredReport[] = [];
-    for (const report of reports) done.push(await store.add(report));
-    return done;
-  });
+  // One transaction: every line or none, even if the store refuses one or the disk fills up.
+  const stored = await withStore(values.db, { write: true }, async (store) => store.addMany(reports));
   if (values.json) printJson({ imported: stored.length, first_id: stored[0]?.id ?? null, last_id: stored.at(-1)?.id ?? null });
   else out(`imported ${stored.length} report(s) from ${file}`);
   return EXIT_OK;
+}
+
+/** The fields an import line may have. */
+const LINE_FIELDS = ['type', 'value', 'category', 'source', 'verified', 'note', 'region', 'reported_at'];
+
+/**
+ * The reports of an import file, each checked as the store will check it (checkNewReport, at
+ * `now`), or the problems of its bad lines (`line N: why`). Blank lines and `#` comments are skipped.
+ */
+export function readImportLines(text: string, defaults: { source: string; verified: boolean }, now: number): { reports: NewReport[]; problems: string[] } {
+  const reports: NewReport[] = [];
+  const problems: string[] = [];
+  text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .forEach((line, index) => {
+      if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+      try {
+        reports.push(readImportLine(line, defaults, now));
+      } catch (error) {
+        problems.push(`line ${index + 1}: ${fieldNames(error instanceof Error ? error.message : String(error))}`);
+      }
+    });
+  return { reports, problems };
+}
+
+function readImportLine(line: string, defaults: { source: string; verified: boolean }, now: number): NewReport {
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch {
+    throw new Error('not JSON');
+  }
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) throw new Error('not a JSON object');
+  const fields = row as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((name) => !LINE_FIELDS.includes(name));
+  if (unknown !== undefined) throw new Error(`unknown field ${JSON.stringify(unknown)}; fields: ${LINE_FIELDS.join(', ')}`);
+  const type = fields.type as IdentifierType;
+  if (!(IDENTIFIER_TYPES as readonly string[]).includes(type)) throw new Error(`unknown type ${JSON.stringify(fields.type)}`);
+  if (typeof fields.value !== 'string') throw new Error('value must be a string');
+  if (fields.region !== undefined && typeof fields.region !== 'string') throw new Error('region must be a string');
+  if (fields.source !== undefined && typeof fields.source !== 'string') throw new Error('source must be a string');
+  if (fields.note !== undefined && typeof fields.note !== 'string') throw new Error('note must be a string');
+  if (fields.verified !== undefined && typeof fields.verified !== 'boolean') throw new Error('verified must be true or false');
+  let reportedAt: number | undefined;
+  if (fields.reported_at !== undefined) {
+    reportedAt = typeof fields.reported_at === 'string' && /^\d{4}-\d{2}-\d{2}/.test(fields.reported_at) ? Date.parse(fields.reported_at) : Number.NaN;
+    if (Number.isNaN(reportedAt)) throw new Error(`reported_at is not an ISO 8601 time (got ${JSON.stringify(fields.reported_at)})`);
+  }
+  const report: NewReport = {
+    type,
+    identifier: parseIdentifier(type, fields.value, { region: fields.region as string | undefined }).normalized,
+    category: fields.category as ReportCategory,
+    // A line's own source, else --source; an empty one is refused (by the store's rule), not replaced.
+    source: (fields.source as string | undefined) ?? defaults.source,
+    verified: defaults.verified || fields.verified === true,
+    note: fields.note as string | undefined,
+    reportedAt,
+  };
+  // The store's own rules (category, source, note length, time from 1970 to now + skew), so no line fails inside the transaction.
+  checkNewReport(report, now);
+  return report;
 }
 
 async function dispute(argv: string[]): Promise<number> {
@@ -217,7 +291,7 @@ async function dispute(argv: string[]): Promise<number> {
   if (values.help) return help();
   const [idText] = expectPositionals(positionals, ['ID'], command);
   const id = parseInteger(idText, 'ID', command, { min: 1 });
-  const updated = await withStore(values.db, async (store) => store.dispute(id, !values.undo, Date.now()));
+  const updated = await withStore(values.db, { write: true }, async (store) => store.dispute(id, !values.undo, Date.now()));
   if (!updated) throw new CommandError(`no report ${id}; see \`seclookup reports list\``);
   if (values.json) printJson(toJson(updated));
   else out(`report ${id} ${updated.disputed ? 'disputed' : 'no longer disputed'}`);
@@ -237,7 +311,7 @@ async function list(argv: string[]): Promise<number> {
   if (values.value !== undefined && type === undefined) throw new UsageError('--value needs --type', command);
   const identifier = values.value !== undefined && type ? normalized(type, values.value, values.region) : undefined;
   const limit = values.limit === undefined ? 100 : parseInteger(values.limit, '--limit', command, { min: 1, max: 100_000 });
-  const found = await withStore(values.db, async (store) => store.list({ type, identifier, limit }));
+  const found = await withStore(values.db, { write: false }, async (store) => store.list({ type, identifier, limit }));
   if (values.json) {
     printJson(found.map(toJson));
     return EXIT_OK;

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
-import { hostListProblem } from '../../lib/datasets.js';
+import { bundledDataDir, hostListProblem } from '../../lib/datasets.js';
 import { ss58PublicKey } from './crypto.js';
 
 /**
@@ -130,6 +130,45 @@ export function ofacAddresses(text: string): string[] {
   return addresses;
 }
 
+/**
+ * The assets of the bundled OFAC lists (data/scamrisk/ofac/; a test keeps this in step). A data
+ * folder must have each of them, listing at least one address: OFAC does not unlist an asset's
+ * addresses wholesale, and `data update` never writes an empty list (it refuses a download that
+ * lists none), so a missing or empty one is damage, and would pass every sanctioned address of
+ * that asset. Other assets may be added as empty files, for `data update` to fill.
+ */
+export const BUNDLED_OFAC_ASSETS = [
+  'ARB',
+  'BCH',
+  'BSC',
+  'BSV',
+  'BTG',
+  'DASH',
+  'ETC',
+  'ETH',
+  'LTC',
+  'TRX',
+  'USDC',
+  'USDT',
+  'XBT',
+  'XMR',
+  'XRP',
+  'XVG',
+  'ZEC',
+] as const;
+
+const ofacFileName = (asset: string) => `sanctioned_addresses_${asset}.txt`;
+
+function bundledAssetRemedy(asset: string): string {
+  let bundled: string;
+  try {
+    bundled = join(bundledDataDir(), 'scamrisk', 'ofac', ofacFileName(asset));
+  } catch {
+    bundled = `seclookup's data/scamrisk/ofac/${ofacFileName(asset)}`;
+  }
+  return `the bundled data lists sanctioned ${asset} addresses, and without them every ${asset} wallet would pass the sanctions check; copy the file back from ${bundled} (then \`seclookup data update scamrisk --source ofac\` refreshes it)`;
+}
+
 /** The host and each parent domain: `a.b.c` -> `a.b.c`, `b.c`, `c`. */
 function* selfAndParents(host: string): Generator<string> {
   let at = 0;
@@ -233,6 +272,13 @@ export function loadScamLists(dataDir: string): ScamLists {
   } catch (error) {
     throw new SeclookupError('dataset_missing', `scamrisk OFAC folder ${ofacDir} cannot be read`, { cause: error });
   }
+  // Every asset the bundled data lists must be there and list something: a missing or emptied
+  // file would silently pass every sanctioned address of that asset.
+  for (const asset of BUNDLED_OFAC_ASSETS) {
+    const file = ofacFileName(asset);
+    if (!files.includes(file))
+      throw new SeclookupError('dataset_invalid', `scamrisk OFAC list ${join(ofacDir, file)} is missing: ${bundledAssetRemedy(asset)}`);
+  }
   let sanctioned = 0;
   for (const file of files) {
     const asset = file.slice('sanctioned_addresses_'.length, -4);
@@ -244,7 +290,9 @@ export function loadScamLists(dataDir: string): ScamLists {
       if (error instanceof AddressListError) throw new SeclookupError('dataset_invalid', `scamrisk OFAC list ${path}: ${error.message}`, { cause: error });
       throw new SeclookupError('dataset_missing', `scamrisk OFAC list ${path} cannot be read`, { cause: error });
     }
-    // An empty file is a valid list (an asset added for `data update`); all of them empty is not.
+    // An empty file of an asset the bundled data does not list is valid (an asset added for `data update`); a bundled asset's is not.
+    if (listed.length === 0 && (BUNDLED_OFAC_ASSETS as readonly string[]).includes(asset))
+      throw new SeclookupError('dataset_invalid', `scamrisk OFAC list ${path} lists no addresses: ${bundledAssetRemedy(asset)}`);
     for (const raw of listed) {
       const key = sanctionKey(raw);
       const assets = assetsByAddress.get(key) ?? [];

@@ -4,12 +4,12 @@
  * and an in-memory one (tests, embedding). test/products/scamrisk-reports.test.ts runs one
  * conformance suite over both.
  */
-import type Database from 'better-sqlite3';
-import { openSeclookupDatabase } from '../../lib/sqlite-file.js';
+import Database from 'better-sqlite3';
+import { databaseFileProblem, isSeclookupSchema, openSeclookupDatabase } from '../../lib/sqlite-file.js';
 import { createReportedKeys } from './report-keys.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
-import type { IdentifierType } from './types.js';
+import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
 
 /** Ours: the categories a report may carry. */
 export const REPORT_CATEGORIES = ['phishing', 'scam', 'fraud', 'impersonation', 'spam', 'malware', 'extortion', 'other'] as const;
@@ -53,6 +53,12 @@ export interface ReportFilter {
 
 export interface ReportStore {
   add(report: NewReport): MaybePromise<StoredReport>;
+  /**
+   * Add every report or none: each is checked first (a TypeError naming the first bad one, and
+   * nothing stored), then all are written in one transaction. The bundled stores have it;
+   * `reports import` needs it.
+   */
+  addMany?(reports: readonly NewReport[]): MaybePromise<StoredReport[]>;
   /** Mark a report disputed (or, with `disputed: false`, no longer); null when there is no such id. */
   dispute(id: number, disputed: boolean, at: number): MaybePromise<StoredReport | null>;
   /** Every report of one identifier, newest first. */
@@ -62,12 +68,34 @@ export interface ReportStore {
   close(): MaybePromise<void>;
 }
 
+/**
+ * How far ahead of the clock a report's time may be: another machine's clock may run a little
+ * ahead. Beyond it a time is refused, since scoring counts a report from the future as new
+ * (age 0) for as long as the future lasts: it would never decay.
+ */
+export const REPORT_CLOCK_SKEW_MS = 5 * 60_000;
+const MAX_NOTE = 500;
+const MAX_SOURCE = 100;
+
+/**
+ * A report as stored, checked: every store applies exactly these rules (and `reports import`
+ * checks each line with them before writing any). Throws a TypeError naming the field.
+ */
 export function checkNewReport(report: NewReport, now: number): Required<Omit<NewReport, 'note'>> & { note: string | null } {
+  if (!(IDENTIFIER_TYPES as readonly string[]).includes(report.type)) throw new TypeError(`type must be one of ${IDENTIFIER_TYPES.join(', ')}`);
+  if (typeof report.identifier !== 'string' || report.identifier === '') throw new TypeError('identifier must be a non-empty string');
   if (!(REPORT_CATEGORIES as readonly string[]).includes(report.category)) throw new TypeError(`category must be one of ${REPORT_CATEGORIES.join(', ')}`);
-  if (typeof report.source !== 'string' || report.source.trim() === '' || report.source.length > 100) throw new TypeError('source must be 1 to 100 characters');
-  if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > 500)) throw new TypeError('note must be at most 500 characters');
+  if (typeof report.source !== 'string' || report.source.trim() === '' || report.source.length > MAX_SOURCE)
+    throw new TypeError(`source must be 1 to ${MAX_SOURCE} characters`);
+  if (report.verified !== undefined && typeof report.verified !== 'boolean') throw new TypeError('verified must be true or false');
+  if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > MAX_NOTE))
+    throw new TypeError(`note must be at most ${MAX_NOTE} characters (got ${typeof report.note === 'string' ? report.note.length : typeof report.note})`);
   const reportedAt = report.reportedAt ?? now;
-  if (!Number.isSafeInteger(reportedAt) || reportedAt < 0) throw new TypeError('reportedAt must be ms since the epoch');
+  if (!Number.isSafeInteger(reportedAt) || reportedAt < 0) throw new TypeError('reportedAt must be a time from 1970 on');
+  if (reportedAt > now + REPORT_CLOCK_SKEW_MS)
+    throw new TypeError(
+      `reportedAt is in the future (${new Date(reportedAt).toISOString()}; at most ${REPORT_CLOCK_SKEW_MS / 60_000} minutes ahead of this clock)`,
+    );
   return {
     type: report.type,
     identifier: report.identifier,
@@ -90,16 +118,24 @@ export function createMemoryReportStore(options: { now?: () => number } = {}): R
   const open = () => {
     if (closed) throw new SeclookupError('store_failed', 'the report store is closed');
   };
+  const insert = (checked: ReturnType<typeof checkNewReport>): StoredReport => {
+    const stored: StoredReport = { id: reports.length + 1, ...checked, disputed: false, disputedAt: null };
+    reports.push(stored);
+    const key = `${stored.type}\n${stored.identifier}`;
+    const same = byIdentifier.get(key);
+    if (same) same.push(stored);
+    else byIdentifier.set(key, [stored]);
+    return { ...stored };
+  };
   return {
     add(report) {
       open();
-      const stored: StoredReport = { id: reports.length + 1, ...checkNewReport(report, now()), disputed: false, disputedAt: null };
-      reports.push(stored);
-      const key = `${stored.type}\n${stored.identifier}`;
-      const same = byIdentifier.get(key);
-      if (same) same.push(stored);
-      else byIdentifier.set(key, [stored]);
-      return { ...stored };
+      return insert(checkNewReport(report, now()));
+    },
+    addMany(many) {
+      open();
+      const at = now();
+      return many.map((report) => checkNewReport(report, at)).map(insert);
     },
     dispute(id, disputed, at) {
       open();
@@ -186,8 +222,7 @@ function openReportDatabase(path: string): Database.Database {
       reported_at INTEGER NOT NULL,
       disputed_at INTEGER
     );`);
-    const columns = new Set((db.pragma('table_info(scamrisk_reports)') as { name: string }[]).map((c) => c.name));
-    const missing = REPORT_COLUMNS.filter((c) => !columns.has(c));
+    const missing = missingColumns(db);
     if (missing.length > 0)
       return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
     db.exec('CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);');
@@ -198,45 +233,123 @@ function openReportDatabase(path: string): Database.Database {
   }
 }
 
+function missingColumns(db: Database.Database): string[] {
+  const columns = new Set((db.pragma('table_info(scamrisk_reports)') as { name: string }[]).map((c) => c.name));
+  return REPORT_COLUMNS.filter((c) => !columns.has(c));
+}
+
+/**
+ * Open an existing file for reading only: nothing is created or written (no table, no index, no
+ * journal mode), so a file this user may read but not write still lists its reports. Null when
+ * the file has no report table yet (it then holds no reports).
+ */
+function openReportDatabaseReadOnly(path: string): Database.Database | null {
+  const problem = databaseFileProblem(path, { write: false });
+  if (problem) throw new SeclookupError('store_failed', `cannot open report database "${path}": ${problem}`);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+    if (!isSeclookupSchema(tables))
+      throw new SeclookupError('foreign_database', `"${path}" is another application's SQLite database and holds no seclookup tables`);
+    if (!tables.includes('scamrisk_reports')) {
+      db.close();
+      return null;
+    }
+    const missing = missingColumns(db);
+    if (missing.length > 0)
+      throw new SeclookupError(
+        'store_failed',
+        `the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`,
+      );
+    return db;
+  } catch (error) {
+    if (db?.open) db.close();
+    if (error instanceof SeclookupError) throw error;
+    throw new SeclookupError('store_failed', `cannot open report database "${path}": ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+export interface SqliteReportStoreOptions {
+  now?: () => number;
+  /** How soon reports filed by other processes are seen (report-keys.ts). @default 1000 */
+  refreshMs?: number;
+  /**
+   * Open an existing file for reading only (`reports list` on a file this user may not write):
+   * nothing is created or written, and `add`, `addMany` and `dispute` fail with `store_failed`.
+   * @default false
+   */
+  readOnly?: boolean;
+}
+
+/** The SQLite store, which can also add many reports in one transaction. */
+export type SqliteReportStore = ReportStore & Required<Pick<ReportStore, 'addMany'>>;
+
 /**
  * The SQLite store: table `scamrisk_reports` in the file at `path` (created if absent). It
  * shares the metering database by default (`--db`) and touches no other table. `find` asks
  * SQLite only about identifiers that have reports (report-keys.ts: an in-memory set, which sees
  * reports filed by other processes within `refreshMs`, default 1 s).
  */
-export function createSqliteReportStore(path: string, options: { now?: () => number; refreshMs?: number } = {}): ReportStore {
+export function createSqliteReportStore(path: string, options: SqliteReportStoreOptions = {}): SqliteReportStore {
   const now = options.now ?? Date.now;
-  const db = openReportDatabase(path);
-  const reported = createReportedKeys(db, { now, refreshMs: options.refreshMs });
-  const insert = db.prepare(
-    'INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *',
-  );
-  const setDisputed = db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');
+  if (options.readOnly) {
+    const db = openReportDatabaseReadOnly(path);
+    if (db === null) return emptyReadOnlyStore(path);
+    return sqliteStore(db, path, now, options.refreshMs, true);
+  }
+  return sqliteStore(openReportDatabase(path), path, now, options.refreshMs, false);
+}
+
+function sqliteStore(db: Database.Database, path: string, now: () => number, refreshMs: number | undefined, readOnly: boolean): SqliteReportStore {
+  const reported = createReportedKeys(db, { now, refreshMs });
+  // Prepared only where they can run: a read-only connection refuses to prepare a write.
+  const insert = readOnly
+    ? null
+    : db.prepare('INSERT INTO scamrisk_reports (type, identifier, category, source, verified, note, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *');
+  const setDisputed = readOnly ? null : db.prepare('UPDATE scamrisk_reports SET disputed = ?, disputed_at = ? WHERE id = ? RETURNING *');
   const find = db.prepare('SELECT * FROM scamrisk_reports WHERE type = ? AND identifier = ? ORDER BY reported_at DESC, id DESC');
   const list = db.prepare(
     'SELECT * FROM scamrisk_reports WHERE (@type IS NULL OR type = @type) AND (@identifier IS NULL OR identifier = @identifier) ORDER BY reported_at DESC, id DESC LIMIT @limit',
   );
   const count = db.prepare('SELECT COUNT(*) AS n FROM scamrisk_reports');
+  const writable = () => {
+    if (readOnly) throw new SeclookupError('store_failed', `the report database ${path} is open for reading only`);
+  };
   const guard = <T>(work: () => T): T => {
     if (!db.open) throw new SeclookupError('store_failed', 'the report database is closed');
     try {
       return work();
     } catch (error) {
-      if (error instanceof TypeError) throw error;
+      if (error instanceof TypeError || error instanceof SeclookupError) throw error;
       throw new SeclookupError('store_failed', `report database failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   };
+  const store = (r: ReturnType<typeof checkNewReport>): StoredReport => {
+    const stored = fromRow(insert!.get(r.type, r.identifier, r.category, r.source, r.verified ? 1 : 0, r.note, r.reportedAt) as Row);
+    reported.add(stored.type, stored.identifier);
+    return stored;
+  };
+  // Every row or none: a failure inside rolls the whole batch back.
+  const storeAll = db.transaction((checked: ReturnType<typeof checkNewReport>[]) => checked.map(store));
   return {
     add: (report) =>
       guard(() => {
-        const r = checkNewReport(report, now());
-        const stored = fromRow(insert.get(r.type, r.identifier, r.category, r.source, r.verified ? 1 : 0, r.note, r.reportedAt) as Row);
-        reported.add(stored.type, stored.identifier);
-        return stored;
+        writable();
+        return store(checkNewReport(report, now()));
+      }),
+    addMany: (reports) =>
+      guard(() => {
+        writable();
+        const at = now();
+        return storeAll(reports.map((report) => checkNewReport(report, at)));
       }),
     dispute: (id, disputed, at) =>
       guard(() => {
-        const row = setDisputed.get(disputed ? 1 : 0, at, id) as Row | undefined;
+        writable();
+        const row = setDisputed!.get(disputed ? 1 : 0, at, id) as Row | undefined;
         return row ? fromRow(row) : null;
       }),
     find: (type, identifier) => guard(() => (reported.has(type, identifier) ? (find.all(type, identifier) as Row[]).map(fromRow) : [])),
@@ -247,4 +360,12 @@ export function createSqliteReportStore(path: string, options: { now?: () => num
       if (db.open) db.close();
     },
   };
+}
+
+/** A read-only file without the report table: no reports, and no way to add one. */
+function emptyReadOnlyStore(path: string): SqliteReportStore {
+  const refuse = (): never => {
+    throw new SeclookupError('store_failed', `the report database ${path} is open for reading only`);
+  };
+  return { add: refuse, addMany: refuse, dispute: refuse, find: () => [], list: () => [], count: () => 0, close: () => {} };
 }

@@ -238,3 +238,23 @@ describe('docs/library.md', () => {
     }
   });
 });
+
+describe('a URL option refused for its shape', () => {
+  it.each([
+    ['pwbreach upstream', { pwbreach: { upstream: 'https://user:S3CRET-PW@exa mple.com/range/{prefix}' } }],
+    ['pwbreach upstream without {prefix}', { pwbreach: { upstream: 'https://user:S3CRET-PW@example.com/range/' } }],
+    ['riskscore url', { riskscore: { provider: 'ipinfo', key: 'k', url: 'http://user:S3CRET-PW@x y' } }],
+    ['whois rdapServers', { whois: { rdapServers: { example: 'ftp://user:S3CRET-PW@rdap.example' } } }],
+  ])('%s: the message quotes it without its password', (_name, options) => {
+    let thrown: unknown;
+    try {
+      createLookup(options as LookupOptions);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'invalid_option' });
+    const { message } = thrown as Error;
+    expect(message).toContain('user:***@');
+    expect(message).not.toContain('S3CRET-PW');
+  });
+});

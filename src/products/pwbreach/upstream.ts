@@ -16,6 +16,7 @@ import { checkKnownNames, checkTimeoutOptions, describeValue } from '../../lib/o
 import { isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { prefixHex } from './hash.js';
 import { parseRangeAnswer, textRange, type BreachRange } from './range.js';
+import { redactUserinfo } from '../../lib/redact-url.js';
 
 export interface UpstreamOptions {
   /** URL template with `{prefix}`, http or https: `https://api.pwnedpasswords.com/range/{prefix}`. */
@@ -51,11 +52,12 @@ export function checkUpstreamUrl(url: string): string {
   try {
     parsed = new URL(url.replaceAll('{prefix}', '00000'));
   } catch {
-    throw invalidOption(`pwbreach upstream must be an http(s) URL template with {prefix} (got ${JSON.stringify(url)})`);
+    throw invalidOption(`pwbreach upstream must be an http(s) URL template with {prefix} (got ${JSON.stringify(redactUserinfo(url))})`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw invalidOption(`pwbreach upstream must be an http or https URL (got ${JSON.stringify(url)})`);
-  if (!url.includes('{prefix}')) throw invalidOption(`pwbreach upstream must contain {prefix}, where the 5 hex digits go (got ${JSON.stringify(url)})`);
+    throw invalidOption(`pwbreach upstream must be an http or https URL (got ${JSON.stringify(redactUserinfo(url))})`);
+  if (!url.includes('{prefix}'))
+    throw invalidOption(`pwbreach upstream must contain {prefix}, where the 5 hex digits go (got ${JSON.stringify(redactUserinfo(url))})`);
   return url;
 }
 

@@ -22,6 +22,7 @@ import { loadLocalData, localDataStamp, matchInput, rangeEvidence, type LocalDat
 import { DEFAULT_IPSUM_THRESHOLD, NO_EVIDENCE, intelligenceOf, type Intelligence } from './score.js';
 import { createUpstreamClient, UPSTREAM_URLS, type UpstreamClient } from './upstream.js';
 import type { ProviderName, RiskScoreEngineOptions, RiskScoreLocation, RiskScoreResult } from './types.js';
+import { redactUserinfo } from '../../lib/redact-url.js';
 
 export interface RiskScoreEngine {
   /** 400 `invalid_ip`, 422 `ip_not_routable`, then 503 `upstream_unconfigured` when no provider can answer. No I/O. */
@@ -313,9 +314,10 @@ export function checkRiskScoreOptions(options: RiskScoreEngineOptions | Readonly
     try {
       parsed = new URL(url);
     } catch {
-      throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(url)})`);
+      throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(redactUserinfo(url))})`);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(url)})`);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw invalidOption(`riskscore url must be an http(s) URL (got ${JSON.stringify(redactUserinfo(url))})`);
     if (parsed.username || parsed.password || parsed.search || parsed.hash)
       throw invalidOption('riskscore url must have no credentials, query or fragment: give the key as key');
   }

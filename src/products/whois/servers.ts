@@ -9,6 +9,7 @@ import { invalidOption, SeclookupError } from '../../errors.js';
 import { readJsonDataset } from '../../lib/datasets.js';
 import { describeValue } from '../../lib/option-checks.js';
 import type { RdapBootstrap } from './types.js';
+import { redactUserinfo } from '../../lib/redact-url.js';
 
 export const BOOTSTRAP_FILE = 'rdap-bootstrap.json';
 export const OVERRIDES_FILE = 'rdap-overrides.json';
@@ -130,7 +131,9 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
   }
   for (const [tld, url] of Object.entries(options.rdapServers ?? {})) {
     if (url !== null && (typeof url !== 'string' || !isHttpUrl(url)))
-      throw invalidOption(`whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(url)})`);
+      throw invalidOption(
+        `whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(typeof url === 'string' ? redactUserinfo(url) : url)})`,
+      );
     rdap.set(checkSuffix(tld, 'rdapServers'), url === null ? null : [baseUrl(url)]);
   }
 
@@ -167,7 +170,9 @@ export function checkTableOptions(options: { readonly rdapBootstrap?: unknown; r
   }
   for (const [tld, url] of Object.entries((options.rdapServers ?? {}) as Record<string, unknown>)) {
     if (url !== null && (typeof url !== 'string' || !isHttpUrl(url)))
-      throw invalidOption(`whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(url)})`);
+      throw invalidOption(
+        `whois rdapServers.${tld} must be an http(s) URL or null (got ${JSON.stringify(typeof url === 'string' ? redactUserinfo(url) : url)})`,
+      );
     checkSuffix(tld, 'rdapServers');
   }
   for (const [tld, server] of Object.entries((options.whoisServers ?? {}) as Record<string, unknown>)) {

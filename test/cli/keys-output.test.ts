@@ -10,7 +10,7 @@ import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { CLI_PATH, cliEnv, createTempDirs, runCliJson } from './harness.js';
+import { CLI_PATH, cliEnv, createTempDirs, runCli, runCliJson } from './harness.js';
 
 const dirs = createTempDirs();
 afterAll(() => dirs.cleanup());
@@ -77,5 +77,30 @@ describe('keys create with an output that cannot be written', () => {
     expect(result.stderr).toContain('revoked the new geoip key pair (key ids 1 and 2, subscription 1), since its secret key was never shown');
     const keys = await runCliJson<{ status: string }[]>(['keys', 'list', '--json', '--db', db]);
     expect(keys.map((key) => key.status)).toEqual(['revoked', 'revoked']);
+  });
+});
+
+describe('sitekeys create with an output that cannot be written, and revoked site keys', () => {
+  it.each([[[]], [['--json']]])('revokes the site key whose secret was never shown, and says so (%j)', async (extra) => {
+    const db = join(dirs.make(), 's.db');
+    const result = await runWithFailingStdout(['sitekeys', 'create', '--domain', 'shop.example', ...extra, '--db', db], ENOSPC);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^seclookup: cannot write the output \(ENOSPC: no space left on device, write\): revoked the new site key tf_pub_[\w-]+, since its secret key was never shown; run the command again\n$/,
+    );
+    const keys = await runCliJson<{ status: string }[]>(['sitekeys', 'list', '--json', '--db', db]);
+    expect(keys.map((key) => key.status)).toEqual(['revoked']);
+  });
+
+  it('revoking a revoked site key says it was revoked already; updating one is refused', async () => {
+    const db = join(dirs.make(), 's.db');
+    const created = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--domain', 'shop.example', '--json', '--db', db]);
+    const first = await runCli(['sitekeys', 'revoke', created.site_key, '--db', db]);
+    expect([first.code, first.stdout]).toEqual([0, expect.stringMatching(/^Revoked site key \d+ and its secret key\.\n$/)]);
+    const again = await runCli(['sitekeys', 'revoke', created.site_key, '--db', db]);
+    expect([again.code, again.stdout]).toEqual([0, expect.stringMatching(/^site key \d+ was already revoked\.\n$/)]);
+    const update = await runCli(['sitekeys', 'update', created.site_key, '--domain', 'other.example', '--db', db]);
+    expect(update.code).toBe(1);
+    expect(update.stderr).toMatch(/^seclookup: site key \d+ is revoked; create another with seclookup sitekeys create\n$/);
   });
 });

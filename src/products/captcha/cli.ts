@@ -12,7 +12,7 @@ import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveD
 import { resolveOperatorSecret, SECRET_OPTIONS } from '../../cli/secret.js';
 import { withMeter, type MeterFlags } from '../../cli/db.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
-import { formatIpAllow, formatTable, out, printJson } from '../../cli/output.js';
+import { formatIpAllow, formatTable, out, outDelivered, printJson } from '../../cli/output.js';
 import { cliEnv } from '../../cli/io.js';
 
 export const SITEKEYS_HELP = `Usage:
@@ -164,29 +164,50 @@ async function create(argv: string[]): Promise<number> {
   const risk: Partial<RiskPolicy> = {};
   if (values['risk-block-at'] !== undefined) risk.blockAt = parseBlockAt(values['risk-block-at'], command);
   if (values['no-risk-scaling']) risk.scaleDifficulty = false;
-  const created = await run(values, true, async (meter) => {
+  await run(values, true, async (meter) => {
     if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
       throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
     }
-    return createSiteKey(meter, { domains, ipAllow, managed: values.managed ?? false, risk, plan: values.plan, subscriptionId: values.subscription });
+    const created = await createSiteKey(meter, {
+      domains,
+      ipAllow,
+      managed: values.managed ?? false,
+      risk,
+      plan: values.plan,
+      subscriptionId: values.subscription,
+    });
+    const shown = values.json
+      ? JSON.stringify({ site_key: created.siteKey, secret_key: created.secretKey, domains: created.domains, plan: created.plan }, null, 2)
+      : createdText(created);
+    try {
+      await outDelivered(shown);
+    } catch (error) {
+      // The secret key exists only in this output: a site key nobody saw must not stay active.
+      await revokeSiteKey(meter, created.siteKey);
+      const why = error instanceof Error ? error.message : String(error);
+      throw new CommandError(
+        `cannot write the output (${why}): revoked the new site key ${created.siteKey}, since its secret key was never shown; run the command again`,
+        {
+          cause: error,
+        },
+      );
+    }
   });
-  if (values.json) printJson({ site_key: created.siteKey, secret_key: created.secretKey, domains: created.domains, plan: created.plan });
-  else printCreated(created);
   return EXIT_OK;
 }
 
-function printCreated(created: CreatedSiteKey): void {
-  out(`Created a captcha site key on plan "${created.plan}" (subscription ${created.subscriptionId}).`);
-  out();
-  out(`  site key (pages):    ${created.siteKey}`);
-  out(`  secret key (server): ${created.secretKey}`);
-  out();
-  out(
+function createdText(created: CreatedSiteKey): string {
+  return [
+    `Created a captcha site key on plan "${created.plan}" (subscription ${created.subscriptionId}).`,
+    '',
+    `  site key (pages):    ${created.siteKey}`,
+    `  secret key (server): ${created.secretKey}`,
+    '',
     created.domains.length > 0
       ? `Allowed on: ${created.domains.join(', ')} (and their subdomains).`
       : 'No domains yet: add them with `seclookup sitekeys update <site key> --domain example.com`.',
-  );
-  out('The secret key is shown only this once. Copy it now.');
+    'The secret key is shown only this once. Copy it now.',
+  ].join('\n');
 }
 
 async function list(argv: string[]): Promise<number> {
@@ -289,7 +310,7 @@ async function revoke(argv: string[]): Promise<number> {
   const [key] = expectPositionals(positionals, ['KEY'], command);
   const revoked = await run(values, false, (meter) => revokeSiteKey(meter, key));
   if (!revoked) throw new CommandError(`no site key ${JSON.stringify(key)} (give the tf_pub_ key or its id; see \`seclookup sitekeys list\`)`);
-  out(`Revoked site key ${revoked.publicKeyId} and its secret key.`);
+  out(revoked.alreadyRevoked ? `site key ${revoked.publicKeyId} was already revoked.` : `Revoked site key ${revoked.publicKeyId} and its secret key.`);
   return EXIT_OK;
 }
 

@@ -203,6 +203,8 @@ export interface SiteKeyChanges {
 export async function updateSiteKey(meter: SiteKeyStore, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
   const config = await findSiteKey(meter, keyOrId);
   if (!config) throw invalidOption(`no site key ${JSON.stringify(keyOrId)} (give the tf_pub_ key or its id; see seclookup sitekeys list)`);
+  // A revoked key answers nothing: a change to it would look applied and do nothing.
+  if (await isRevoked(meter, config)) throw invalidOption(`site key ${config.publicKeyId} is revoked; create another with seclookup sitekeys create`);
   const next: SiteKeyConfig = {
     ...config,
     ...(changes.domains !== undefined ? { domains: normalizeDomains(changes.domains) } : {}),
@@ -214,11 +216,21 @@ export async function updateSiteKey(meter: SiteKeyStore, keyOrId: string, change
   return next;
 }
 
-/** Revoke both keys of a site key. Returns its settings, or null when there is no such site key. */
-export async function revokeSiteKey(meter: SiteKeyStore, keyOrId: string): Promise<SiteKeyConfig | null> {
+/**
+ * Revoke both keys of a site key. Returns its settings and whether it was revoked already, or
+ * null when there is no such site key.
+ */
+export async function revokeSiteKey(meter: SiteKeyStore, keyOrId: string): Promise<(SiteKeyConfig & { alreadyRevoked: boolean }) | null> {
   const config = await findSiteKey(meter, keyOrId);
   if (!config) return null;
+  const alreadyRevoked = await isRevoked(meter, config);
   await meter.revokeKey(config.publicKeyId);
   await meter.revokeKey(config.secretKeyId);
-  return config;
+  return { ...config, alreadyRevoked };
+}
+
+/** Both keys of a site key are revoked together: is either? */
+async function isRevoked(meter: SiteKeyStore, config: SiteKeyConfig): Promise<boolean> {
+  const ids = [config.publicKeyId, config.secretKeyId];
+  return (await meter.listKeys()).some((key) => ids.includes(key.id) && key.status !== 'active');
 }

@@ -200,13 +200,22 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
       const productEngine = engine(module.id);
       return productEngine.lookup(productEngine.prepare(...args));
     };
-    // A plain object: a cached outcome's `result` is a getter (made on first read), which a
-    // spread, JSON.stringify or structuredClone of the outcome would not carry.
-    detailed[module.id] = async (...args) => {
-      const outcome = await outcomeOf(args);
-      return { ...outcome, result: outcome.result };
-    };
+    detailed[module.id] = async (...args) => plainOutcome(await outcomeOf(args));
     calls[module.id] = async (...args) => (await outcomeOf(args)).result;
+  }
+
+  /**
+   * The outcome as a plain object of its fields: engines may hand over a class whose `result` or
+   * `json` is a getter (made on first read), which a spread, JSON.stringify or structuredClone
+   * of it would not carry.
+   */
+  function plainOutcome<Result>(outcome: LookupOutcome<Result>): LookupOutcome<Result> {
+    const { result, cached, fetchedAt, json, expiresAt } = outcome;
+    const plain: LookupOutcome<Result> = { result, cached };
+    if (fetchedAt !== undefined) plain.fetchedAt = fetchedAt;
+    if (json !== undefined) plain.json = json;
+    if (expiresAt !== undefined) plain.expiresAt = expiresAt;
+    return plain;
   }
 
   async function close(): Promise<void> {

@@ -8,6 +8,8 @@
 
 /** Userinfo: after `//`, up to the last `@` before whitespace, a quote or the end (greedy, so a password holding `@` is covered whole). */
 const USERINFO = /\/\/([^\s"'`]*)@/g;
+/** The placeholders hints write where a user name and password go. */
+const PLACEHOLDER = /^(?:USER)?:PASSWORD$/;
 
 /**
  * `text` with the userinfo of every URL in it replaced: `user:password@` becomes `user:***@`,
@@ -15,7 +17,9 @@ const USERINFO = /\/\/([^\s"'`]*)@/g;
  * returned as it is.
  */
 export function redactUserinfo(text: string): string {
-  return text.replace(USERINFO, (_match, info: string) => {
+  return text.replace(USERINFO, (match, info: string) => {
+    // A placeholder in a hint (`redis://:PASSWORD@host:port`) is no secret.
+    if (PLACEHOLDER.test(info)) return match;
     const colon = info.indexOf(':');
     return colon === -1 ? '//***@' : `//${info.slice(0, colon)}:***@`;
   });

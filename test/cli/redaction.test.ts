@@ -27,6 +27,10 @@ describe('redactUserinfo', () => {
     ['cannot fetch "http://a:b@h/x" and "http://c:d@h/y"', 'cannot fetch "http://a:***@h/x" and "http://c:***@h/y"'],
     ['http://example.com/a@b', 'http://***@b'],
     ['no url here: a@b.c', 'no url here: a@b.c'],
+    // A hint's placeholder stays readable.
+    ['give it in the URL, redis://:PASSWORD@host:port', 'give it in the URL, redis://:PASSWORD@host:port'],
+    ['redis://USER:PASSWORD@host:port', 'redis://USER:PASSWORD@host:port'],
+    ['redis://:password@host:port', 'redis://:***@host:port'],
   ])('%s', (text, redacted) => {
     expect(redactUserinfo(text)).toBe(redacted);
   });

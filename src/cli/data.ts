@@ -7,9 +7,6 @@ import { accessSync, constants, cpSync, existsSync, readdirSync, statSync } from
 import { basename, dirname, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
 import { redactUserinfo } from '../lib/redact-url.js';
-import { SOURCE_GROUPS } from '../products/riskscore/sources.js';
-import { parseSourceGroups } from '../products/riskscore/update.js';
-import { parseScamriskSources, SCAMRISK_SOURCES } from '../products/scamrisk/update.js';
 import type { AnyProductModule, DatasetUpdateReport, ImportProgress, ProductDataset } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { DATA_DIR_OPTION, emptyValueMessage, expectPositionals, isBlank, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
@@ -21,17 +18,6 @@ type WithDataset<Op extends 'update' | 'import'> = AnyProductModule & { dataset:
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const UPDATABLE = MODULES.filter((module): module is WithDataset<'update'> => module.dataset?.update !== undefined);
 const IMPORTABLE = MODULES.filter((module): module is WithDataset<'import'> => module.dataset?.import !== undefined);
-
-/**
- * The products whose update takes `--source`: their source names, and the product's own parser
- * of the flag (a TypeError naming an unknown source). Checked here, before any download, so an
- * unknown name is a usage error and a product without sources refuses the flag instead of
- * fetching everything. (Ideally a field of ProductDataset; kept here until the modules have one.)
- */
-const UPDATE_SOURCES: Readonly<Record<string, { names: readonly string[]; parse(text: string): unknown }>> = {
-  riskscore: { names: SOURCE_GROUPS, parse: parseSourceGroups },
-  scamrisk: { names: SCAMRISK_SOURCES, parse: parseScamriskSources },
-};
 
 export const DATA_HELP = `Usage:
   seclookup data init DIR
@@ -58,8 +44,8 @@ ${MODULES.filter((module) => module.dataset)
                      (an internal mirror or an offline copy)
   --timeout MS       per-request timeout in milliseconds (default: the product's own)
   --source NAME      update: only these sources of the product (comma-separated):
-${Object.entries(UPDATE_SOURCES)
-  .map(([product, { names }]) => `                     ${product}: ${names.join(', ')}`)
+${UPDATABLE.flatMap(({ id, dataset }) => (dataset.sources ? [`                     ${id}: ${dataset.sources.names.join(', ')}`] : []))
+  .sort()
   .join('\n')};
                      the other products have one source and refuse it
   --out FILE         import: write the dataset here instead of its place in the data folder
@@ -179,11 +165,19 @@ async function importFiles(argv: string[]): Promise<number> {
   return report.ok ? EXIT_OK : EXIT_FAILURE;
 }
 
-/** `--source` for `product`: its own names only; a product with a single source refuses the flag. */
+/**
+ * `--source` for `product`: its own names only (its dataset's `sources`), checked before any
+ * download, so an unknown name is a usage error; a product with one source refuses the flag
+ * instead of fetching everything.
+ */
 function checkSources(product: string, text: string, command: string): void {
-  const sources = Object.hasOwn(UPDATE_SOURCES, product) ? UPDATE_SOURCES[product] : undefined;
-  if (!sources)
-    throw new UsageError(`${product} has no sources to choose from (--source is for ${Object.keys(UPDATE_SOURCES).join(' and ')}); leave it out`, command);
+  const sources = MODULES.find((module) => module.id === product)?.dataset?.sources;
+  if (!sources) {
+    const withSources = MODULES.filter((module) => module.dataset?.sources)
+      .map((module) => module.id)
+      .sort();
+    throw new UsageError(`${product} has no sources to choose from (--source is for ${withSources.join(' and ')}); leave it out`, command);
+  }
   try {
     sources.parse(text);
   } catch (error) {

@@ -146,6 +146,11 @@ export interface ProductDataset {
   update?(options: DatasetUpdateOptions): Promise<DatasetUpdateReport>;
   /** Throws when nothing could be imported (the dataset is left unchanged). */
   import?(options: DatasetImportOptions): Promise<DatasetUpdateReport>;
+  /**
+   * The sources `data update --source` picks among, for a dataset fed by several; `parse` throws
+   * a TypeError naming an unknown one. Absent: one source, and the flag is refused.
+   */
+  sources?: { names: readonly string[]; parse(text: string): unknown };
 }
 
 import type { BatchInput } from './descriptor.js';

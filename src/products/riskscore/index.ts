@@ -3,6 +3,7 @@ import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { checkRiskScoreOptions, createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
+import { SOURCE_GROUPS } from './sources.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
 import { RISKSCORE_DOC } from './doc.js';
 import type { RiskScoreEngine } from './engine.js';
@@ -61,6 +62,7 @@ via lord-alfred/ipranges), apple-private-relay (Apple's egress CSV), ipsum (IPsu
 spamhaus-drop (Spamhaus DROP, DROPv6, ASN-DROP: not bundled; --source spamhaus-drop
 installs it, under Spamhaus's terms). --source picks groups. A group whose download fails
 or does not read keeps its previous files. Default per-request timeout: 60000 ms.`,
+    sources: { names: SOURCE_GROUPS, parse: parseSourceGroups },
     async update({ dataDir, mirror, timeoutMs, source, onProgress }) {
       const sources = source === undefined ? undefined : parseSourceGroups(source);
       return describeUpdate(await updateRiskScoreData({ dataDir, mirror, timeoutMs, sources, onProgress }));

@@ -5,7 +5,7 @@ import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type
 import { loadScamLists } from './lists.js';
 import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
-import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, updateScamriskData, type ScamriskUpdateReport } from './update.js';
+import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, SCAMRISK_SOURCES, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 import { SCAMRISK_DOC } from './doc.js';
 
 // This product's engine type, for the modules that `need` it (EngineContext.engine).
@@ -149,6 +149,7 @@ polkadot-addresses (polkadot{.js} phishing address.json) and ofac (the OFAC list
 sources. A file whose download fails, does not read, or lists fewer than half the entries
 on file keeps its previous content; the others still update. Default per-request
 timeout: ${SCAMRISK_DEFAULT_TIMEOUT_MS} ms.`,
+    sources: { names: SCAMRISK_SOURCES, parse: parseScamriskSources },
     async update({ dataDir, mirror, timeoutMs, source, onProgress }) {
       const sources = source === undefined ? undefined : parseScamriskSources(source);
       return describeUpdate(await updateScamriskData({ dataDir, mirror, timeoutMs, sources, onProgress }));

@@ -30,9 +30,9 @@ export const DOCTOR_HELP = `Usage:
 
 Says, per product, whether it can answer on this machine and why not: its dataset is
 present and valid (and how old), the DNS servers answer (products that resolve names),
-the upstream it connects to is reachable (whois: TCP port 43; an upstream API set for
-pwbreach or riskscore is reported as configured but not probed, a warning), and what the
-engine reports of itself (pwbreach: answering from the 7,534-hash sample).
+the upstream it connects to is reachable (whois: TCP port 43; the host of an upstream API
+set for pwbreach or riskscore), and what the engine reports of itself (pwbreach: answering
+from the 7,534-hash sample).
 
   --json             one JSON document on stdout instead of the table
   --offline          skip the network checks (DNS and upstreams are reported unchecked)
@@ -44,23 +44,6 @@ engine reports of itself (pwbreach: answering from the 7,534-hash sample).
 
 Exit codes: 0 every product can answer (warnings allowed), 1 at least one cannot,
             2 usage error.`;
-
-/**
- * Upstreams the operator configures that doctor has no check for (their modules have no doctor
- * hook that says where they connect): said as configured and not probed, never as ok. Each
- * answers what is configured, from the product's engine options, or undefined when none is.
- */
-const UNPROBED_UPSTREAMS: Readonly<Record<string, (options: Record<string, unknown> | undefined) => string | undefined>> = {
-  pwbreach: (options) => {
-    const upstream = options?.upstream;
-    const url = typeof upstream === 'string' ? upstream : (upstream as { url?: unknown } | undefined)?.url;
-    return typeof url === 'string' ? `range API ${url}` : undefined;
-  },
-  riskscore: (options) =>
-    typeof options?.provider === 'string' && options.provider !== 'local'
-      ? `provider ${options.provider}${typeof options.url === 'string' ? ` at ${options.url}` : ''}`
-      : undefined,
-};
 
 /** One product's verdict. */
 export interface DoctorReport {
@@ -105,9 +88,8 @@ export async function runDoctor(argv: string[]): Promise<number> {
       const findings: DoctorFinding[] = [];
       findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id)));
       if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
-      const configured = UNPROBED_UPSTREAMS[module.id]?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
-      if (configured)
-        findings.push({ level: 'warn', check: 'upstream', message: `${redactUserinfo(configured)}: configured, not probed (doctor cannot check it yet)` });
+      const upstream = module.doctor?.upstream?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
+      if (upstream) findings.push(await reachUpstream(upstream, probe, network, timeoutMs));
       const outbound = module.doctor?.outbound;
       if (outbound) {
         const target = probe ?? outbound;
@@ -170,6 +152,22 @@ async function dnsCheck(given: LookupOptions['dns'], timeoutMs: number): Promise
 
 function isResolver(value: unknown): value is DnsResolver {
   return typeof (value as DnsResolver | undefined)?.resolve === 'function';
+}
+
+/** An upstream API's host, reached over TCP (or `--probe` in its place); said by host and port only, never the URL. */
+async function reachUpstream(
+  upstream: { url: string; why: string },
+  probe: { host: string; port: number } | undefined,
+  network: boolean,
+  timeoutMs: number,
+): Promise<DoctorFinding> {
+  let target = probe;
+  if (!target) {
+    const url = new URL(upstream.url);
+    target = { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
+  }
+  if (!network) return { level: 'ok', check: 'upstream', message: `not checked (--offline); needs ${upstream.why} (${target.host}:${target.port})` };
+  return { ...(await reach(target.host, target.port, upstream.why, timeoutMs)), check: 'upstream' };
 }
 
 function reach(host: string, port: number, why: string, timeoutMs: number): Promise<DoctorFinding> {

@@ -262,6 +262,12 @@ export interface ProductDoctor<Engine> {
   dns?: boolean;
   /** Its answers need outbound connections: a well-known peer doctor tries to reach, and why. */
   outbound?: { host: string; port: number; why: string };
+  /**
+   * The upstream API its options point it at, if any (pwbreach's range API, riskscore's
+   * provider): doctor tries to reach its host, and says which it tried without the URL's
+   * credentials or path.
+   */
+  upstream?(options: Readonly<Record<string, unknown>> | undefined): { url: string; why: string } | undefined;
   /** What the engine knows about itself (pwbreach: answering from the small bundled sample); warnings are also printed when `serve` starts. */
   check?(engine: Engine): DoctorFinding[];
 }

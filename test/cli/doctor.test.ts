@@ -111,38 +111,40 @@ describe('seclookup doctor', () => {
     expect(port.stderr).toContain('--probe: the port must be a whole number from 1 to 65535 (got "127.0.0.1:0")');
   });
 
-  it('never says ok for an upstream API it does not probe (riskscore provider, pwbreach range API): configured, not probed, a warning', async () => {
-    const result = await runCli([
-      'doctor',
-      '--json',
-      '--offline',
+  it('reaches the host of an upstream API set for riskscore or pwbreach, naming host and port only', async () => {
+    const settings = (riskscorePort: number, pwbreachPort: number) => [
       '--riskscore-provider',
       'ipinfo',
       '--riskscore-key',
       'KEY-NEVER-SHOWN',
       '--riskscore-url',
-      `http://127.0.0.1:${closedPort}`,
+      `http://127.0.0.1:${riskscorePort}`,
       '--pwbreach-upstream',
-      `http://user:PASSWORD@127.0.0.1:${closedPort}/{prefix}`,
-    ]);
-    expect(result.code).toBe(0);
+      `http://user:PASSWORD@127.0.0.1:${pwbreachPort}/range/{prefix}`,
+    ];
+    const result = await runCli(['doctor', '--json', '--timeout', '300', '--dns', `127.0.0.1:${dns.port}`, ...settings(upstreamPort, closedPort)]);
     const report = JSON.parse(result.stdout) as DoctorJson;
-    const riskscore = byProduct(report, 'riskscore');
-    expect(riskscore.level).toBe('warn');
-    expect(riskscore.findings).toContainEqual({
-      level: 'warn',
-      check: 'upstream',
-      message: `provider ipinfo at http://127.0.0.1:${closedPort}: configured, not probed (doctor cannot check it yet)`,
-    });
+    expect(byProduct(report, 'riskscore').findings).toContainEqual({ level: 'ok', check: 'upstream', message: `reached 127.0.0.1:${upstreamPort}` });
     const pwbreach = byProduct(report, 'pwbreach');
-    expect(pwbreach.level).toBe('warn');
+    expect(pwbreach.level).toBe('fail');
     expect(pwbreach.findings).toContainEqual({
-      level: 'warn',
+      level: 'fail',
       check: 'upstream',
-      message: `range API http://user:***@127.0.0.1:${closedPort}/{prefix}: configured, not probed (doctor cannot check it yet)`,
+      message: expect.stringMatching(
+        new RegExp(`^cannot reach 127\\.0\\.0\\.1:${closedPort}: connect ECONNREFUSED .* \\(needs the range API --pwbreach-upstream names\\)$`),
+      ),
     });
-    expect(result.stdout).not.toContain('KEY-NEVER-SHOWN');
-    expect(result.stdout).not.toContain('PASSWORD');
+    expect(result.code).toBe(1);
+    const offline = JSON.parse((await runCli(['doctor', '--json', '--offline', ...settings(upstreamPort, upstreamPort)])).stdout) as DoctorJson;
+    expect(byProduct(offline, 'riskscore').findings).toContainEqual({
+      level: 'ok',
+      check: 'upstream',
+      message: `not checked (--offline); needs the ipinfo API riskscore asks (127.0.0.1:${upstreamPort})`,
+    });
+    for (const text of [result.stdout, JSON.stringify(offline)]) {
+      expect(text).not.toContain('KEY-NEVER-SHOWN');
+      expect(text).not.toContain('PASSWORD');
+    }
     // The local provider calls no upstream: nothing to say.
     const local = JSON.parse((await runCli(['doctor', '--json', '--offline'])).stdout) as DoctorJson;
     expect(byProduct(local, 'riskscore').findings.map((finding) => finding.check)).toEqual(['data']);

@@ -84,6 +84,11 @@ export default defineProduct({
   extraRoutes: [RANGE_ROUTE],
   doc: PWBREACH_DOC,
   doctor: {
+    upstream: (options) => {
+      const upstream = options?.upstream;
+      const url = typeof upstream === 'string' ? upstream : (upstream as { url?: unknown } | undefined)?.url;
+      return typeof url === 'string' ? { url: url.replaceAll('{prefix}', '00000'), why: 'the range API --pwbreach-upstream names' } : undefined;
+    },
     check: (engine) =>
       engine.source === 'sample'
         ? [{ level: 'warn', check: 'corpus', message: SAMPLE_WARNING }]

@@ -4,6 +4,7 @@ import { IP_LOOKUP_ROUTES } from '../route.js';
 import { checkRiskScoreOptions, createRiskScoreEngine } from './engine.js';
 import type { ProviderName, RiskScoreEngineOptions } from './types.js';
 import { SOURCE_GROUPS } from './sources.js';
+import { UPSTREAM_URLS } from './upstream.js';
 import { parseSourceGroups, updateRiskScoreData, type RiskScoreUpdateReport } from './update.js';
 import { RISKSCORE_DOC } from './doc.js';
 import type { RiskScoreEngine } from './engine.js';
@@ -21,6 +22,14 @@ export default defineProduct({
   needs: ['geoip', 'asn', 'dnsbl'],
   optionNames: { provider: true, url: true, key: true, timeouts: true, cacheSize: true, cacheTtlMs: true, local: true, dnsbl: true, ipsumThreshold: true },
   checkOptions: (options) => void checkRiskScoreOptions(options),
+  doctor: {
+    upstream: (options) => {
+      const provider = options?.provider;
+      if (typeof provider !== 'string' || !Object.hasOwn(UPSTREAM_URLS, provider)) return undefined;
+      const url = typeof options?.url === 'string' ? options.url : UPSTREAM_URLS[provider as keyof typeof UPSTREAM_URLS];
+      return { url, why: `the ${provider} API riskscore asks` };
+    },
+  },
   createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions, 'geoip' | 'asn' | 'dnsbl'>) =>
     createRiskScoreEngine({ options, dataDir, engine, cache, now }),
   // SPEC: GET ?ip= and GET /lookup/{ip}.

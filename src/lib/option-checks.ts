@@ -88,7 +88,7 @@ export function checkOptionalString(value: unknown, label: string, what = 'a non
  * A cache size the product's own check accepted, held to {@link MAX_CACHE_ENTRIES}: `invalid_option`
  * beyond it, rather than lru-cache's `RangeError: Invalid array length`.
  */
-export function capCacheSize(size: number, label: string): number {
+export function checkCacheSizeLimit(size: number, label: string): number {
   if (size > MAX_CACHE_ENTRIES)
     throw invalidOption(
       `${label} must be at most ${MAX_CACHE_ENTRIES} entries (got ${String(size)}); for a larger cache, give createLookup a shared cache store`,
@@ -101,7 +101,7 @@ export function checkOptionalCacheSize(value: unknown, label: string): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
     throw invalidOption(`${label} must be a whole number >= 0 (got ${describeValue(value)})`);
-  capCacheSize(value, label);
+  checkCacheSizeLimit(value, label);
 }
 
 /** Absent, or a positive whole number of milliseconds (lib/deadline.ts `checkMs`). */

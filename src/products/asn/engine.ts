@@ -15,7 +15,7 @@ import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo, JSON_MEMO_SIZE, LazyJsonOutcome } from '../../lib/json-memo.js';
-import { capCacheSize, checkKnownNames, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, checkKnownNames, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { CYMRU_ZONE, CYMRU_ZONE6, cymruName, parseCymruAnswer } from './cymru.js';
@@ -205,5 +205,5 @@ export function checkCacheSize(value: unknown): number {
   const size = value ?? ASN_CACHE_SIZE;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
     throw invalidOption(`asn cacheSize must be a non-negative integer (got ${describeValue(value)})`);
-  return capCacheSize(size, 'asn cacheSize');
+  return checkCacheSizeLimit(size, 'asn cacheSize');
 }

@@ -15,7 +15,7 @@ import { invalidOption, LookupError, quoteInput } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import { parseIpInput, requireRoutable } from '../../lib/ip-input.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -207,5 +207,5 @@ export function checkCacheSize(value: unknown): number {
   const size = value ?? DNSBL_CACHE_SIZE;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
     throw invalidOption(`dnsbl cacheSize must be a non-negative integer (got ${describeValue(value)})`);
-  return capCacheSize(size, 'dnsbl cacheSize');
+  return checkCacheSizeLimit(size, 'dnsbl cacheSize');
 }

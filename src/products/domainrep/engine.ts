@@ -24,7 +24,7 @@ import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsRecordType, type DnsResolver } from '../../lib/dns/index.js';
 import { parseDomainName } from '../../lib/domain.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { EmailAuthEngine } from '../emailauth/engine.js';
@@ -95,7 +95,7 @@ export function checkCacheSize(value: unknown): number {
   const size = value ?? DOMAINREP_CACHE_SIZE;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
     throw invalidOption(`domainrep cacheSize must be a non-negative integer (got ${describeValue(value)})`);
-  return capCacheSize(size, 'domainrep cacheSize');
+  return checkCacheSizeLimit(size, 'domainrep cacheSize');
 }
 
 export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngine {

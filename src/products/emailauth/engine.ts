@@ -1,6 +1,6 @@
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -61,7 +61,7 @@ export function emailAuthCacheSize(value: unknown): number {
   const size = value ?? EMAIL_AUTH_CACHE_SIZE;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
     throw invalidOption(`emailauth cacheSize must be a non-negative integer, got ${describeValue(value)}`);
-  return capCacheSize(size, 'emailauth cacheSize');
+  return checkCacheSizeLimit(size, 'emailauth cacheSize');
 }
 
 export function createEmailAuthEngine(deps: EmailAuthEngineDeps, options: EmailAuthEngineOptions = {}): EmailAuthEngine {

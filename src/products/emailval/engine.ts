@@ -6,7 +6,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -79,7 +79,7 @@ export function emailCacheSize(options: { readonly cacheSize?: unknown } | undef
   const size = options?.cacheSize ?? EMAIL_CACHE_SIZE;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
     throw invalidOption(`emailval cacheSize must be a non-negative integer, got ${describeValue(options?.cacheSize)}`);
-  return capCacheSize(size, 'emailval cacheSize');
+  return checkCacheSizeLimit(size, 'emailval cacheSize');
 }
 
 export function createEmailValEngine({ lists, dns, cache, now = Date.now }: EmailValEngineDeps): EmailValEngine {

@@ -21,7 +21,7 @@ import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo } from '../../lib/json-memo.js';
-import { capCacheSize, checkOptionalBoolean, checkOptionalFunction, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, checkOptionalBoolean, checkOptionalFunction, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { readAsnRecord, type AsnRecord } from './asn-source.js';
 import {
@@ -381,7 +381,7 @@ export function checkGeoIpOptions(options: GeoIpEngineOptions | Readonly<Record<
   checkOptionalFunction(given.onReload, 'geoip onReload');
   checkOptionalFunction(given.onReloadError, 'geoip onReloadError');
   return {
-    cacheSize: capCacheSize(checkCount(given.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize'), 'geoip cacheSize'),
+    cacheSize: checkCacheSizeLimit(checkCount(given.cacheSize ?? GEOIP_CACHE_SIZE, 'cacheSize'), 'geoip cacheSize'),
     watchIntervalMs: checkCount(given.watchIntervalMs ?? GEOIP_WATCH_INTERVAL_MS, 'watchIntervalMs', 1),
     reverseBudget: reverseDnsBudget(given.reverseDns),
   };

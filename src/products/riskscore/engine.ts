@@ -11,7 +11,7 @@ import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
-import { capCacheSize, checkOptionalBoolean, checkOptionalString, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, checkOptionalBoolean, checkOptionalString, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
 import type { AsnRecord } from '../asn/types.js';
@@ -329,7 +329,7 @@ export function checkRiskScoreOptions(options: RiskScoreEngineOptions | Readonly
     if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0))
       throw invalidOption(`riskscore ${name} must be a whole number >= 0 (got ${describeValue(value)})`);
   }
-  if (given.cacheSize !== undefined) capCacheSize(given.cacheSize as number, 'riskscore cacheSize');
+  if (given.cacheSize !== undefined) checkCacheSizeLimit(given.cacheSize as number, 'riskscore cacheSize');
   return options as RiskScoreEngineOptions;
 }
 

@@ -4,7 +4,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import type { ProductEngine } from '../module.js';
@@ -83,7 +83,7 @@ export function scamriskCacheSettings(options: { readonly cacheSize?: unknown; r
   const maxEntries = options?.cacheSize ?? SCAMRISK_CACHE_SIZE;
   if (typeof maxEntries !== 'number' || !Number.isSafeInteger(maxEntries) || maxEntries < 0)
     throw invalidOption(`scamrisk cacheSize must be a non-negative integer (got ${describeValue(options?.cacheSize)})`);
-  capCacheSize(maxEntries, 'scamrisk cacheSize');
+  checkCacheSizeLimit(maxEntries, 'scamrisk cacheSize');
   const ttlMs = options?.cacheTtlMs ?? SCAMRISK_CACHE_TTL_MS;
   if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0)
     throw invalidOption(`scamrisk cacheTtlMs must be a non-negative integer (got ${describeValue(options?.cacheTtlMs)})`);

@@ -14,7 +14,7 @@
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, resolveTimeouts, withDeadline, type TimeoutOptions } from '../../lib/deadline.js';
-import { capCacheSize, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import type { OutboundGuard } from '../../lib/outbound.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -65,7 +65,7 @@ export function checkTlsOptions(options: TlsEngineOptions | Readonly<Record<stri
   checkTimeoutOptions(given.timeouts, 'tls timeouts');
   return {
     timeouts: resolveTimeouts(given.timeouts as TimeoutOptions | undefined, TLS_TIMEOUTS, 'tls timeouts'),
-    cacheSize: capCacheSize(cacheSize, 'tls cacheSize'),
+    cacheSize: checkCacheSizeLimit(cacheSize, 'tls cacheSize'),
     cacheTtlMs: checkMs((given.cacheTtlMs ?? TLS_CACHE_TTL_MS) as number, 'tls cacheTtlMs'),
   };
 }

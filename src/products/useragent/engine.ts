@@ -1,7 +1,7 @@
 import UAParser from 'ua-parser-js';
 import { invalidOption, LookupError } from '../../errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from '../../lib/cache.js';
-import { capCacheSize, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
 import { isBot, restoreSpaces } from './bots.js';
@@ -58,7 +58,7 @@ export function userAgentCacheSize(value: unknown): number {
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
     throw invalidOption(`useragent cacheSize must be a non-negative integer, got ${describeValue(value)}`);
   }
-  return capCacheSize(size, 'useragent cacheSize');
+  return checkCacheSizeLimit(size, 'useragent cacheSize');
 }
 
 const NON_BLANK = /\S/;

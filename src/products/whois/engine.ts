@@ -24,7 +24,7 @@ import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
 import { parseDomainName } from '../../lib/domain.js';
-import { capCacheSize, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
+import { checkCacheSizeLimit, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import type { OutboundGuard } from '../../lib/outbound.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
@@ -114,7 +114,7 @@ export function resolveWhoisOptions(options: WhoisEngineOptions | Readonly<Recor
     lookupTimeoutMs: checkMs((given.lookupTimeoutMs ?? DEFAULTS.lookupTimeoutMs) as number, 'whois lookupTimeoutMs'),
     maxBytes: whole(given.maxBytes, DEFAULTS.maxBytes, 'maxBytes', 1),
     maxRedirects: whole(given.maxRedirects, DEFAULTS.maxRedirects, 'maxRedirects', 0),
-    cacheSize: capCacheSize(whole(given.cacheSize, WHOIS_CACHE_SIZE, 'cacheSize', 0), 'whois cacheSize'),
+    cacheSize: checkCacheSizeLimit(whole(given.cacheSize, WHOIS_CACHE_SIZE, 'cacheSize', 0), 'whois cacheSize'),
     ttlMs: checkMs((given.ttlMs ?? DEFAULTS.ttlMs) as number, 'whois ttlMs'),
     shortTtlMs: checkMs((given.shortTtlMs ?? DEFAULTS.shortTtlMs) as number, 'whois shortTtlMs'),
     ianaServer: parseServerAddress((given.ianaServer ?? IANA_WHOIS_SERVER) as string, 'whois ianaServer'),

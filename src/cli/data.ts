@@ -3,7 +3,8 @@
  * `seclookup data import PRODUCT FILE...`: build a dataset from files the operator has. The
  * products with an updatable or importable dataset, and what each does, come from the registry.
  */
-import { accessSync, constants, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { mayCreateFilesIn, statOrNull } from '../lib/file-access.js';
 import { basename, dirname, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
 import { redactUserinfo } from '../lib/redact-url.js';
@@ -194,7 +195,7 @@ function checkOutFile(path: string): void {
   const folderStats = statOrNull(folder);
   if (!folderStats) throw new CommandError(`--out ${path}: the folder ${folder} does not exist`);
   if (!folderStats.isDirectory()) throw new CommandError(`--out ${path}: ${folder} is not a folder`);
-  if (!mayWrite(folder)) throw new CommandError(`--out ${path}: this user may not create files in ${folder}`);
+  if (!mayCreateFilesIn(folder)) throw new CommandError(`--out ${path}: this user may not create files in ${folder}`);
 }
 
 /** `--tmp-dir DIR`: an existing folder this user may write; never created (a mistyped one would be made anywhere, and left behind). */
@@ -202,24 +203,7 @@ function checkTmpDir(path: string): void {
   const stats = statOrNull(path);
   if (!stats) throw new CommandError(`--tmp-dir ${path} does not exist: give an existing folder`);
   if (!stats.isDirectory()) throw new CommandError(`--tmp-dir ${path} is not a folder`);
-  if (!mayWrite(path)) throw new CommandError(`--tmp-dir ${path}: this user may not create files there`);
-}
-
-function statOrNull(path: string): ReturnType<typeof statSync> | null {
-  try {
-    return statSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function mayWrite(folder: string): boolean {
-  try {
-    accessSync(folder, constants.W_OK | constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  if (!mayCreateFilesIn(path)) throw new CommandError(`--tmp-dir ${path}: this user may not create files there`);
 }
 
 /** An error's message without the `seclookup: ` some library messages start with (the CLI adds its own). */

@@ -9,7 +9,8 @@
  * - A file that already holds another application's tables (and none of seclookup's) is
  *   refused with a `foreign_database` error, instead of silently getting our tables added.
  */
-import { accessSync, chmodSync, closeSync, constants, existsSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { mayAccess, mayCreateFilesIn } from './file-access.js';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { SeclookupError } from '../errors.js';
@@ -66,7 +67,7 @@ export function databaseFileProblem(path: string, { write }: { write: boolean })
   if (!folderStats.isDirectory()) return `${folder} is not a folder`;
   const fileStats = statOf(path);
   if (fileStats === 'ENOENT') {
-    return write && !mayAccess(folder, constants.W_OK | constants.X_OK)
+    return write && !mayCreateFilesIn(folder)
       ? `${thisUser()} cannot create files in the folder ${folder} (${ownership(folderStats)})`
       : null;
   }
@@ -75,7 +76,7 @@ export function databaseFileProblem(path: string, { write }: { write: boolean })
   if (!mayAccess(path, write ? constants.R_OK | constants.W_OK : constants.R_OK))
     return `${thisUser()} may not ${write ? 'write' : 'read'} the file (${ownership(fileStats)})`;
   if (fileStats.size > 0 && !startsLikeSqlite(path)) return 'it is not an SQLite database';
-  if (write && !mayAccess(folder, constants.W_OK | constants.X_OK) && !companionsWritable(path))
+  if (write && !mayCreateFilesIn(folder) && !companionsWritable(path))
     return `${thisUser()} cannot create files in the folder ${folder}, where SQLite keeps the database's -wal and -shm files (${ownership(folderStats)})`;
   return null;
 }
@@ -86,15 +87,6 @@ function statOf(path: string): Stats | string {
     return statSync(path);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code ?? String(error);
-  }
-}
-
-function mayAccess(path: string, mode: number): boolean {
-  try {
-    accessSync(path, mode);
-    return true;
-  } catch {
-    return false;
   }
 }
 

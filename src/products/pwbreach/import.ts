@@ -24,24 +24,9 @@
  * half-written; a refused or failed import leaves the previous store as it was.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { mayCreateFilesIn, statOrNull } from '../../lib/file-access.js';
 import { HASH_BYTES as HASH_LENGTH, HEX_VALUE } from './hash.js';
 import { memorySink, StoreWriter, type StoreSink } from './store.js';
 
@@ -683,31 +668,14 @@ export function importTargetProblem(out: string, tmpDir?: string): string | null
     stats = statOrNull(folder);
   }
   if (!stats?.isDirectory()) return `cannot write ${out}: ${folder} is not a folder`;
-  if (!writable(folder)) return `cannot write ${out}: this user may not create files in ${folder}`;
+  if (!mayCreateFilesIn(folder)) return `cannot write ${out}: this user may not create files in ${folder}`;
   if (tmpDir !== undefined) {
     const temp = statOrNull(tmpDir);
     if (temp === null) return `the temporary folder ${tmpDir} does not exist`;
     if (!temp.isDirectory()) return `the temporary folder ${tmpDir} is not a folder`;
-    if (!writable(tmpDir)) return `this user may not create files in the temporary folder ${tmpDir}`;
+    if (!mayCreateFilesIn(tmpDir)) return `this user may not create files in the temporary folder ${tmpDir}`;
   }
   return null;
-}
-
-function statOrNull(path: string): Stats | null {
-  try {
-    return statSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function writable(folder: string): boolean {
-  try {
-    accessSync(folder, constants.W_OK | constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { MAX_CACHE_ENTRIES } from '../src/lib/option-checks.js';
 import { createLookup, type LookupOptions } from '../src/lookup.js';
 import type { AnyProductModule } from '../src/products/module.js';
 import { PRODUCT_MODULES } from '../src/products/registry.js';
+import { thrown } from './thrown.js';
 
 const emptyDir = mkdtempSync(join(tmpdir(), 'seclookup-options-'));
 afterAll(() => rmSync(emptyDir, { recursive: true, force: true }));
@@ -25,19 +26,9 @@ const GENERAL_OPTIONS = ['dataDir', 'cache', 'eager', 'dns', 'outbound', 'observ
 /** The products that take options (every one but timezone). */
 const WITH_OPTIONS = PRODUCT_MODULES.filter((module) => Object.keys(module.optionNames).length > 0);
 
-/** What `run` throws; fails the test when it returns. */
-function thrownBy(run: () => unknown): Error & { code?: unknown } {
-  try {
-    run();
-  } catch (error) {
-    return error as Error & { code?: unknown };
-  }
-  throw new Error('expected it to throw, it returned');
-}
-
 /** createLookup(options) itself (no engine asked for) throws the invalid_option TypeError, its message naming each of `names`. */
 function expectRefused(options: unknown, ...names: string[]): Error {
-  const error = thrownBy(() => createLookup(options as LookupOptions));
+  const error = thrown(() => createLookup(options as LookupOptions));
   expect(error, `${JSON.stringify(options)}: ${error.message}`).toBeInstanceOf(TypeError);
   expect(error.code, `${JSON.stringify(options)}: ${error.message}`).toBe('invalid_option');
   for (const name of names) expect(error.message, JSON.stringify(options)).toContain(name);
@@ -53,11 +44,11 @@ describe('createLookup option mistakes: the invalid_option TypeError, never data
   });
 
   it('eager and load(): a mistake only the build can see (a zone its file lacks, a bad dataset option) is invalid_option too', () => {
-    const zone = thrownBy(() => createLookup({ dnsbl: { zones: ['no.such.zone.example'] } }).load(['dnsbl']));
+    const zone = thrown(() => createLookup({ dnsbl: { zones: ['no.such.zone.example'] } }).load(['dnsbl']));
     expect(zone).toBeInstanceOf(TypeError);
     expect(zone).toMatchObject({ code: 'invalid_option', message: expect.stringMatching(/^dnsbl: dnsbl zones option: .*"no\.such\.zone\.example"/) });
     const lookup = createLookup({ webhookip: { dataset: { generated: 'yesterday', providers: [] } } });
-    const dataset = thrownBy(() => lookup.load(['webhookip']));
+    const dataset = thrown(() => lookup.load(['webhookip']));
     expect(dataset).toBeInstanceOf(TypeError);
     expect(dataset).toMatchObject({ code: 'invalid_option', message: expect.stringContaining('dataset') });
   });
@@ -65,7 +56,7 @@ describe('createLookup option mistakes: the invalid_option TypeError, never data
   it('load(): an unknown product is invalid_option naming it, a string is one product, anything else is refused clearly', () => {
     const lookup = createLookup({ dataDir: emptyDir });
     for (const products of [['nope'], ['useragent', 'nope']]) {
-      const error = thrownBy(() => lookup.load(products as never));
+      const error = thrown(() => lookup.load(products as never));
       expect(error).toBeInstanceOf(TypeError);
       expect(error).toMatchObject({ code: 'invalid_option', message: expect.stringContaining('"nope"') });
     }
@@ -73,12 +64,12 @@ describe('createLookup option mistakes: the invalid_option TypeError, never data
     expect(() => lookup.load('useragent')).not.toThrow();
     expect(
       isSeclookupError(
-        thrownBy(() => lookup.load('webhookip')),
+        thrown(() => lookup.load('webhookip')),
         'dataset_missing',
       ),
     ).toBe(true);
     for (const products of [null, 5, { useragent: true }]) {
-      const error = thrownBy(() => lookup.load(products as never));
+      const error = thrown(() => lookup.load(products as never));
       expect(error, String(products)).toBeInstanceOf(TypeError);
       expect(error).toMatchObject({ code: 'invalid_option', message: expect.stringContaining('load: products must be') });
     }
@@ -146,7 +137,7 @@ describe('createLookup option mistakes: every product checked at construction, n
     });
     expect(
       isSeclookupError(
-        thrownBy(() => lookup.engine('geoip')),
+        thrown(() => lookup.engine('geoip')),
         'dataset_missing',
       ),
     ).toBe(true);
@@ -246,14 +237,8 @@ describe('a URL option refused for its shape', () => {
     ['riskscore url', { riskscore: { provider: 'ipinfo', key: 'k', url: 'http://user:S3CRET-PW@x y' } }],
     ['whois rdapServers', { whois: { rdapServers: { example: 'ftp://user:S3CRET-PW@rdap.example' } } }],
   ])('%s: the message quotes it without its password', (_name, options) => {
-    let thrown: unknown;
-    try {
-      createLookup(options as LookupOptions);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toMatchObject({ code: 'invalid_option' });
-    const { message } = thrown as Error;
+    const { code, message } = thrown(() => createLookup(options as LookupOptions));
+    expect(code).toBe('invalid_option');
     expect(message).toContain('user:***@');
     expect(message).not.toContain('S3CRET-PW');
   });

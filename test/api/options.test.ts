@@ -9,6 +9,7 @@ import type { ApiOptions } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
+import { thrown } from '../thrown.js';
 import { call } from './harness.js';
 
 const lookup = createLookup();
@@ -33,14 +34,9 @@ describe('createApi options', () => {
     ['a secret that is a number', { ...valid, secret: 5 }, /secret must be text or bytes/],
     ['a single-use store without consume()', { ...valid, singleUse: {} }, /singleUse must be a SingleUseStore/],
   ])('refuses %s with an invalid_option TypeError', (_name, options, message) => {
-    let thrown: unknown;
-    try {
-      createLoosely(options);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(TypeError);
-    expect(thrown).toMatchObject({ code: 'invalid_option', message: expect.stringMatching(message) });
+    const error = thrown(() => createLoosely(options));
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error).toMatchObject({ code: 'invalid_option', message: expect.stringMatching(message) });
   });
 
   it('takes every documented option', () => {

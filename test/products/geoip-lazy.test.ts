@@ -14,6 +14,7 @@ import { createGeoIpEngine, type GeoIpEngine } from '../../src/products/geoip/en
 import type { GeoIpEngineOptions } from '../../src/products/geoip/types.js';
 import { createApiStack } from '../api/harness.js';
 import { MAXMIND, sourceNetworks } from './geoip-fixtures.js';
+import { thrown } from '../thrown.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'seclookup-geoip-lazy-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -44,15 +45,6 @@ function answer(geoip: GeoIpEngine, ip: string): unknown {
   } catch (error) {
     return { thrown: (error as { code?: string }).code };
   }
-}
-
-function thrown(run: () => unknown): Error & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected a throw');
 }
 
 describe('geoip lazy: a file is read by the first lookup that needs it', () => {

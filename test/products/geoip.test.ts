@@ -21,6 +21,7 @@ import { continentOf, countryNameOf, EU_MEMBERS, knownCountryCodes } from '../..
 import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
 import type { GeoIpResult } from '../../src/products/geoip/types.js';
 import { englishName, MAXMIND, round4, sourceNetworks, type SourceNetwork } from './geoip-fixtures.js';
+import { thrown } from '../thrown.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'seclookup-geoip-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -33,15 +34,6 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; statu
     throw error;
   }
   throw new Error('expected a LookupError');
-}
-
-function thrown(fn: () => unknown): Error & { code?: string } {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected an error');
 }
 
 /** No ASN source, so connection fields are the database's own (null for DB-IP and City files). */

@@ -13,6 +13,7 @@ import { createLookup } from '../../src/lookup.js';
 import { NO_PROVIDER } from '../../src/products/riskscore/engine.js';
 import { loadLocalData } from '../../src/products/riskscore/local.js';
 import { createApiStack } from '../api/harness.js';
+import { thrown } from '../thrown.js';
 
 const made: string[] = [];
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -41,15 +42,6 @@ describe('riskscore list files', () => {
     expect(() => loadLocalData(dir)).toThrow(`seclookup: ${path} must be a JSON object of group -> date strings`);
   });
 });
-
-function thrown(run: () => unknown): Error & { code?: string } {
-  try {
-    run();
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected a throw');
-}
 
 describe('a riskscore dataset the local provider needs', () => {
   it('missing (riskscore/tor deleted): the build fails naming the file, for engine() and load() alike', () => {

@@ -67,9 +67,7 @@ export function databaseFileProblem(path: string, { write }: { write: boolean })
   if (!folderStats.isDirectory()) return `${folder} is not a folder`;
   const fileStats = statOf(path);
   if (fileStats === 'ENOENT') {
-    return write && !mayCreateFilesIn(folder)
-      ? `${thisUser()} cannot create files in the folder ${folder} (${ownership(folderStats)})`
-      : null;
+    return write && !mayCreateFilesIn(folder) ? `${thisUser()} cannot create files in the folder ${folder} (${ownership(folderStats)})` : null;
   }
   if (typeof fileStats === 'string') return `${thisUser()} cannot reach the file (${fileStats})`;
   if (!fileStats.isFile()) return 'it is not a file';

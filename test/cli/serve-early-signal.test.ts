@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,11 +94,18 @@ describe('a stop signal while serve starts', () => {
       });
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      // Node itself is up in about 0.1 s, serve's modules and engines take about a second more.
-      const timer = setTimeout(() => child.kill('SIGTERM'), 400);
+      // Sent once the child has used 500 ms of CPU: Node's start and serve's first module (which
+      // catches the signals) take about 150, serve's engines and first keys about 2,900 before it
+      // listens. CPU time, not a wall-clock delay, which raced Node's own start on a loaded machine.
+      const poll = setInterval(() => {
+        if (child.pid !== undefined && cpuMs(child.pid) >= 500) {
+          clearInterval(poll);
+          child.kill('SIGTERM');
+        }
+      }, 5);
       child.on('error', reject);
       child.on('close', (code, signal) => {
-        clearTimeout(timer);
+        clearInterval(poll);
         resolve({ code, signal, stderr });
       });
     });
@@ -106,3 +113,13 @@ describe('a stop signal while serve starts', () => {
     expect(result.stderr).toMatch(/SIGTERM received/);
   });
 });
+
+/** CPU time process `pid` has used, in ms (Linux: utime + stime of /proc/<pid>/stat, in 10 ms ticks); 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}

@@ -30,6 +30,7 @@ import { Reader, type AsnResponse } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../../src/errors.js';
 import { isRoutable, parseIpInput } from '../../src/lib/ip-input.js';
+import { forgetSharedFileData } from '../../src/lib/shared-file-data.js';
 import { createLookup } from '../../src/lookup.js';
 import { INDEX_FORMAT, loadAsnIndex } from '../../src/products/asn/csv-index.js';
 import { formatIPv6BigInt, ipv6Network, ipv6PrefixInRange } from '../../src/products/asn/network.js';
@@ -395,7 +396,9 @@ describe('asn over a MaxMind database (MaxMind test data)', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('the index file', () => {
+  /** An engine as a new process builds it: not from the data an earlier engine of this process shares. */
   function build(files: string[], indexDir?: string) {
+    forgetSharedFileData();
     const engine = createLookup({ asn: { csv: files, indexDir } }).engine('asn') as AsnEngine;
     return { engine, info: engine.source.index! };
   }

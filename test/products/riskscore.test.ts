@@ -2,9 +2,9 @@
  * riskscore with the bundled data (local provider), and every error code through the API
  * harness, with upstreams served on loopback in ipinfo's and IPQualityScore's documented shapes.
  */
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadLocalData } from '../../src/products/riskscore/local.js';
@@ -165,6 +165,20 @@ describe('the compiled lists, cached on disk', () => {
     expect(second.index.rejected).toEqual([`${first.index.path}: stale: a list file changed (size or mtime)`]);
     expect(torOf(second, '81.2.69.142')).toBe(true);
     expect(loadLocalData(dataDir).index.origin).toBe('cache');
+  });
+
+  it('are one file for the folder however it is reached: through a symlink, or a relative path', () => {
+    const path = loadLocalData(dataDir).index.path!;
+    const linked = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-link-'));
+    try {
+      // A deploy's `current -> releases/N`, a test's linked data folder: each new path once wrote another 4 MB file.
+      symlinkSync(dataDir, join(linked, 'data'));
+      expect(loadLocalData(join(linked, 'data')).index).toEqual({ path: join(linked, 'data', 'riskscore', basename(path)), origin: 'cache', rejected: [] });
+      expect(loadLocalData(relative(process.cwd(), dataDir)).index).toMatchObject({ origin: 'cache' });
+      expect(readdirSync(join(dataDir, 'riskscore')).filter((f) => f.endsWith('.idx'))).toEqual([basename(path)]);
+    } finally {
+      rmSync(linked, { recursive: true, force: true });
+    }
   });
 });
 

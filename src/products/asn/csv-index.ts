@@ -17,11 +17,12 @@
  * null: no name).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type ipaddr from 'ipaddr.js';
 import { SeclookupError } from '../../errors.js';
 import { fileStamp, loadOrCompile, uint32Section, type CompiledFileContents } from '../../lib/compiled-file.js';
+import { realPathOrResolved } from '../../lib/file-access.js';
 import { parseIp, parseIPv4Number } from '../../lib/ip.js';
 import { partsToWords, wordsToBigInt } from './network.js';
 import type { AsnIndexInfo } from './types.js';
@@ -58,7 +59,7 @@ export interface LoadIndexOptions {
 
 /** Load the index of `files` from a valid cache file, or compile it and cache it. */
 export function loadAsnIndex(options: LoadIndexOptions): { data: AsnIndexData; info: AsnIndexInfo } {
-  const files = options.files.map(realPath); // one index per file, whatever symlinks lead to it
+  const files = options.files.map(realPathOrResolved); // one index per file, whatever symlinks lead to it
   return loadOrCompile({
     kind: KIND,
     // The format is in the name too, so two seclookup versions side by side do not overwrite each other's file.
@@ -71,14 +72,6 @@ export function loadAsnIndex(options: LoadIndexOptions): { data: AsnIndexData; i
     encode: encodeIndex,
     decode: decodeIndex,
   });
-}
-
-function realPath(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return resolve(file); // missing: stampOf reports it
-  }
 }
 
 /** The stamp of the sources now: sizes and mtimes read from the files. */

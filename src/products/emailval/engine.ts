@@ -10,6 +10,7 @@ import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
+import { sharedFileData } from '../../lib/shared-file-data.js';
 import { createDisposableList, disposableListPath, loadDisposableDomains, type DisposableList } from './disposable.js';
 import { checkMx } from './mx.js';
 import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
@@ -68,10 +69,13 @@ export const EMAIL_CACHE_SIZE = 10_000;
  * `dataset_missing` / `dataset_invalid` naming the file.
  */
 export function loadEmailLists(dataDir: string): EmailLists {
-  return {
-    disposable: createDisposableList(loadDisposableDomains(disposableListPath(dataDir))),
-    roles: createRoleList(loadRoleLocalParts(roleListPath(dataDir))),
-  };
+  const disposablePath = disposableListPath(dataDir);
+  const rolePath = roleListPath(dataDir);
+  // A tenth of a second to read: shared by this process's engines while the files are unchanged.
+  return sharedFileData('emailval-lists', [disposablePath, rolePath], () => ({
+    disposable: createDisposableList(loadDisposableDomains(disposablePath)),
+    roles: createRoleList(loadRoleLocalParts(rolePath)),
+  }));
 }
 
 /** The `cacheSize` option, checked. */

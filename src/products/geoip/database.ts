@@ -21,6 +21,7 @@ import { Reader, type Response } from 'maxmind';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import type { IpInput } from '../../lib/ip-input.js';
 import { checkKnownNames, describeValue } from '../../lib/option-checks.js';
+import { fileIdentity, identityOfStats, sharedFileData } from '../../lib/shared-file-data.js';
 import type { Geo } from './record.js';
 import type { GeoIpEngineOptions, GeoIpFileInfo } from './types.js';
 
@@ -117,22 +118,6 @@ function defaultDatabaseDir(): string {
 
 // --- reading files ---------------------------------------------------------------------------
 
-/** Bytes of files already read in this process, by path, while any engine still holds them. */
-const sharedBytes = new Map<string, { identity: string; bytes: WeakRef<Buffer> }>();
-
-function identityOf(stats: Stats): string {
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
-}
-
-/** The file's current identity, or null when it cannot be stat'ed. */
-export function currentIdentity(path: string): string | null {
-  try {
-    return identityOf(statSync(path));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Open one file. Throws SeclookupError `dataset_missing` (cannot be read) or `dataset_invalid`
  * (not an MMDB file, truncated, or the wrong kind of database for its role), naming the file.
@@ -143,11 +128,7 @@ export function openDatabase(slot: DatabaseSlot, cacheSize: number): OpenedDatab
   let bytes: Buffer;
   try {
     stats = statSync(path);
-    const identity = identityOf(stats);
-    const shared = sharedBytes.get(path);
-    const held = shared?.identity === identity ? shared.bytes.deref() : undefined;
-    bytes = held ?? readFileSync(path);
-    if (!held) sharedBytes.set(path, { identity, bytes: new WeakRef(bytes) });
+    bytes = sharedFileData('geoip-mmdb', [path], () => readFileSync(path));
   } catch (error) {
     throw new SeclookupError('dataset_missing', `seclookup: geoip: cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -177,7 +158,7 @@ export function openDatabase(slot: DatabaseSlot, cacheSize: number): OpenedDatab
     reader,
     find: createTreeWalker(bytes, metadata),
     memo: cacheSize > 0 ? new RecordMemo<Geo>(cacheSize) : null,
-    identity: identityOf(stats),
+    identity: identityOfStats(stats),
     info: { role, path, databaseType: type, builtAt: metadata.buildEpoch, nodeCount: metadata.nodeCount, ipVersion: metadata.ipVersion },
   };
 }
@@ -248,7 +229,7 @@ export class RecordMemo<V> {
 export function reopenChanged(previous: readonly OpenedDatabase[], cacheSize: number): { databases: OpenedDatabase[]; changed: boolean } {
   let changed = false;
   const databases = previous.map((opened) => {
-    const identity = currentIdentity(opened.slot.path);
+    const identity = fileIdentity(opened.slot.path);
     if (identity === null) {
       throw new SeclookupError(
         'dataset_missing',
@@ -273,7 +254,7 @@ export function reopenChanged(previous: readonly OpenedDatabase[], cacheSize: nu
 export function watchFiles(paths: readonly string[], initial: readonly string[], intervalMs: number, onChange: () => void): () => void {
   let seen = initial.join('|');
   const timer = setInterval(() => {
-    const now = paths.map((path) => currentIdentity(path) ?? 'missing').join('|');
+    const now = paths.map((path) => fileIdentity(path) ?? 'missing').join('|');
     if (now === seen) return;
     seen = now;
     onChange();

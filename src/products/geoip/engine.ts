@@ -27,7 +27,6 @@ import { readAsnRecord, type AsnRecord } from './asn-source.js';
 import {
   checkDatabaseOptions,
   configuredSlots,
-  currentIdentity,
   DBIP_PROVIDER,
   openDatabase,
   reopenChanged,
@@ -35,6 +34,7 @@ import {
   type DatabaseSlot,
   type OpenedDatabase,
 } from './database.js';
+import { fileIdentity } from '../../lib/shared-file-data.js';
 import { readGeo, type Geo } from './record.js';
 import { reverseDnsBudget, reverseDomain } from './reverse-dns.js';
 import type { AsnSource, GeoIpDatabaseInfo, GeoIpEngineOptions, GeoIpResult } from './types.js';
@@ -124,7 +124,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   const lazy = options.lazy === true;
   let current = assemble(
     slots.map((slot) => {
-      if (lazy && currentIdentity(slot.path) === null) openDatabase(slot, cacheSize); // throws dataset_missing
+      if (lazy && fileIdentity(slot.path) === null) openDatabase(slot, cacheSize); // throws dataset_missing
       return new FileHandle(slot, cacheSize, lazy ? null : openDatabase(slot, cacheSize));
     }),
   );
@@ -306,7 +306,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   if (options.watch !== false) {
     stopWatching = watchFiles(
       current.handles.map((h) => h.slot.path),
-      current.handles.map((h) => h.peek()?.identity ?? currentIdentity(h.slot.path) ?? 'missing'),
+      current.handles.map((h) => h.peek()?.identity ?? fileIdentity(h.slot.path) ?? 'missing'),
       watchIntervalMs,
       () => {
         try {

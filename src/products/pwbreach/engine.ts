@@ -4,12 +4,13 @@
  * password nor the hash is ever kept, logged, cached or put in a result: the cache holds ranges
  * keyed by prefix, as the range API itself sees them.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalidOption, LookupError, SeclookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkOptionalCacheSize, checkOptionalMs, checkOptionalString, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
+import { sharedFileData } from '../../lib/shared-file-data.js';
 import { parsePrefix, parseSha1Hex, prefixHex, prefixOf, sha1OfPassword } from './hash.js';
 import { buildStoreInMemory, ImportRefused } from './import.js';
 import { rangeText, type BreachRange } from './range.js';
@@ -181,28 +182,16 @@ function invalid(message: string): LookupError {
   return new LookupError('invalid_password', message);
 }
 
-/** The bundled sample compiled once per process (per file and modification time): a few ms, 4.3 MB. */
-const compiled = new Map<string, Buffer>();
-
+/** The bundled sample compiled (a few ms, 4.3 MB), once per process while the file is unchanged. */
 function compiledSample(path: string, storePath: string): Buffer {
-  let mtime: number;
-  try {
-    mtime = statSync(path).mtimeMs;
-  } catch (error) {
-    throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`, {
-      cause: error,
-    });
-  }
-  const key = `${path}\0${mtime}`;
-  let bytes = compiled.get(key);
-  if (!bytes) {
+  if (!existsSync(path))
+    throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`);
+  return sharedFileData('pwbreach-sample', [path], () => {
     try {
-      bytes = buildStoreInMemory([path]);
+      return buildStoreInMemory([path]);
     } catch (error) {
       const why = error instanceof ImportRefused ? error.message : (error as Error).message;
       throw new SeclookupError('dataset_invalid', `seclookup: breach sample ${path} cannot be read: ${why}`, { cause: error });
     }
-    compiled.set(key, bytes);
-  }
-  return bytes;
+  });
 }

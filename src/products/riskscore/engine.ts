@@ -14,11 +14,12 @@ import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { checkCacheSizeLimit, checkOptionalBoolean, checkOptionalString, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
+import { sharedFileData } from '../../lib/shared-file-data.js';
 import type { AsnRecord } from '../asn/types.js';
 import { createOrgClassifier } from '../asn/network-type.js';
 import type { Geo } from '../geoip/record.js';
 import type { EngineContext } from '../module.js';
-import { loadLocalData, localDataStamp, matchInput, rangeEvidence, type LocalData, type RangeEvidence } from './local.js';
+import { loadLocalData, localDataFiles, matchInput, rangeEvidence, type LocalData, type RangeEvidence } from './local.js';
 import { DEFAULT_IPSUM_THRESHOLD, NO_EVIDENCE, intelligenceOf, type Intelligence } from './score.js';
 import { createUpstreamClient, UPSTREAM_URLS, type UpstreamClient } from './upstream.js';
 import type { ProviderName, RiskScoreEngineOptions, RiskScoreLocation, RiskScoreResult } from './types.js';
@@ -62,9 +63,6 @@ export const DEFAULT_CACHE_TTL_MS = 3_600_000;
  */
 export const LOCAL_CACHE_TTL_MS = 600_000;
 
-/** Local data compiled per data folder and file stamps, shared by engines of one process. */
-const compiled = new Map<string, LocalData>();
-
 export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngine {
   const options = checkRiskScoreOptions(deps.options ?? {});
   const upstreamKind = options.provider === 'ipinfo' || options.provider === 'ipqualityscore' ? options.provider : null;
@@ -77,10 +75,7 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
     // The local provider is the one configured, so its data is needed: a missing or broken
     // list fails the build (SeclookupError `dataset_missing` / `dataset_invalid` naming the
     // file), as every product's data does, and `serve` stops at start. Never a 503 per lookup.
-    const stamp = localDataStamp(deps.dataDir);
-    local = compiled.get(stamp) ?? loadLocalData(deps.dataDir);
-    if (compiled.size >= 4) compiled.clear(); // a few folders at most (tests); never grows without bound
-    compiled.set(stamp, local);
+    local = sharedFileData('riskscore-local', localDataFiles(deps.dataDir), () => loadLocalData(deps.dataDir));
   }
 
   const upstream: UpstreamClient | null = upstreamKind

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
+import { realPathOrResolved } from '../../lib/file-access.js';
 import { cidrTableFrom, compileCidrTable, type CidrTable, type CompiledCidrTable } from '../../lib/cidr-table.js';
 import { float64Section, loadOrCompile, uint32Section, type CompiledFileContents, type CompiledFileInfo } from '../../lib/compiled-file.js';
 import type { IpInput } from '../../lib/ip-input.js';
@@ -49,9 +50,10 @@ interface CompiledLocal {
   groups: LocalData['groups'];
 }
 
-/** What identifies a data folder's current files: their paths, sizes and mtimes (a changed file is another stamp). */
-export function localDataStamp(dataDir: string): string {
-  return `${riskscoreDir(dataDir)}|${JSON.stringify(listFileStamps(riskscoreDir(dataDir)))}`;
+/** Every data file loadLocalData reads: snapshots.json and each list. */
+export function localDataFiles(dataDir: string): string[] {
+  const dir = riskscoreDir(dataDir);
+  return ['snapshots.json', ...LOCAL_SOURCES.map((s) => s.file)].map((file) => join(dir, file));
 }
 
 /** Size and mtime of each data file present (snapshots.json and every list): what a compiled table was built from. */
@@ -106,7 +108,9 @@ export function loadLocalData(dataDir: string, fallbackDir?: string): LocalData 
   const definitions = createHash('sha256').update(JSON.stringify(LOCAL_SOURCES)).digest('hex').slice(0, 16);
   const { data, info } = loadOrCompile<CompiledLocal>({
     kind: KIND,
-    name: `seclookup-riskscore-v${LOCAL_INDEX_FORMAT}-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}.idx`,
+    // Named after the folder (the fallback folder holds the files of every data folder), by its real
+    // path: a folder reached through a symlink (a test's, a deploy's `current`) is one file, not one per path.
+    name: `seclookup-riskscore-v${LOCAL_INDEX_FORMAT}-${createHash('sha256').update(realPathOrResolved(dir)).digest('hex').slice(0, 12)}.idx`,
     dir,
     fallbackDir,
     stamp: { definitions, files },

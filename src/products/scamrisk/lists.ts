@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
 import { bundledDataDir, hostListProblem } from '../../lib/datasets.js';
+import { sharedFileData } from '../../lib/shared-file-data.js';
 import { ss58PublicKey } from './crypto.js';
 
 /**
@@ -220,10 +221,38 @@ function fuzzyKey(host: string): string {
   return host.replace(/^www\./, '').replace(/\.[^.]+$/, '');
 }
 
+/** The files the lists are read from. The phishing domain lists are domainrep's too: data/phishing/ (see its README). */
+function scamListPaths(dataDir: string) {
+  return {
+    metamaskPath: join(dataDir, 'phishing', 'metamask', 'config.json'),
+    polkadotPath: join(dataDir, 'phishing', 'polkadot', 'all.json'),
+    addressPath: join(dataDir, 'scamrisk', 'polkadot', 'address.json'),
+    ofacDir: join(dataDir, 'scamrisk', 'ofac'),
+    snapshotsPath: listSnapshotsPath(dataDir),
+  };
+}
+
+const OFAC_FILE = /^sanctioned_addresses_[A-Z0-9]+\.txt$/;
+
+/**
+ * The lists of `dataDir`, read and checked, or the ones this process read before from the same,
+ * unchanged files (a quarter of a second to read). Throws SeclookupError `dataset_missing` or
+ * `dataset_invalid`, naming the file.
+ */
 export function loadScamLists(dataDir: string): ScamLists {
-  const dir = join(dataDir, 'scamrisk');
-  // The phishing domain lists are shared with domainrep: data/phishing/ (see its README).
-  const metamaskPath = join(dataDir, 'phishing', 'metamask', 'config.json');
+  const { metamaskPath, polkadotPath, addressPath, ofacDir, snapshotsPath } = scamListPaths(dataDir);
+  let ofacFiles: string[] = [];
+  try {
+    ofacFiles = readdirSync(ofacDir).filter((f) => OFAC_FILE.test(f));
+  } catch {
+    // reported by readScamLists
+  }
+  const read = [metamaskPath, polkadotPath, addressPath, ofacDir, ...ofacFiles.map((f) => join(ofacDir, f)), snapshotsPath];
+  return sharedFileData('scamrisk-lists', read, () => readScamLists(dataDir));
+}
+
+function readScamLists(dataDir: string): ScamLists {
+  const { metamaskPath, polkadotPath, addressPath, ofacDir } = scamListPaths(dataDir);
   const metamask = readJson(metamaskPath) as Record<string, unknown>;
   if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask))
     throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
@@ -233,7 +262,6 @@ export function loadScamLists(dataDir: string): ScamLists {
   const fuzzyKeys = mmFuzzy.map(fuzzyKey);
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
-  const polkadotPath = join(dataDir, 'phishing', 'polkadot', 'all.json');
   const polkadot = readJson(polkadotPath) as Record<string, unknown>;
   if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot))
     throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
@@ -246,7 +274,6 @@ export function loadScamLists(dataDir: string): ScamLists {
   const guarded = (entry: string) =>
     pdAllowPlain.has(entry) || pdAllowWild.some((p) => entry === p || (entry.endsWith(`.${p}`) && !entry.slice(0, -p.length - 1).includes('.')));
 
-  const addressPath = join(dir, 'polkadot', 'address.json');
   const campaignsByAddress = new Map<string, string[]>();
   const addresses = readJson(addressPath);
   if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses))
@@ -264,11 +291,10 @@ export function loadScamLists(dataDir: string): ScamLists {
   }
   if (scamAddresses === 0) throw new SeclookupError('dataset_invalid', `${addressPath}: lists no addresses`);
 
-  const ofacDir = join(dir, 'ofac');
   const assetsByAddress = new Map<string, string[]>();
   let files: string[];
   try {
-    files = readdirSync(ofacDir).filter((f) => /^sanctioned_addresses_[A-Z0-9]+\.txt$/.test(f));
+    files = readdirSync(ofacDir).filter((f) => OFAC_FILE.test(f));
   } catch (error) {
     throw new SeclookupError('dataset_missing', `scamrisk OFAC folder ${ofacDir} cannot be read`, { cause: error });
   }

@@ -233,6 +233,55 @@ describe('createRedisMeter: the hot path', () => {
     expect((await b.usage()).map((row) => row.lookups)).toEqual([2]);
   });
 
+  it('a commit whose flush fails (Redis hung, a master failing over) is sent again once Redis answers: the answer stays billed', async () => {
+    const LEASE = 60_000;
+    const errors: Error[] = [];
+    const a = open({ leaseMs: LEASE, commitDelayMs: 20, commandTimeoutMs: 200, onError: (error) => errors.push(error) });
+    const sub = await subscribe(a, { rateLimitPerMinute: 100, monthlyQuota: 10 });
+    const outcome = await a.consume(await requestFor(a, sub, { now: T0 }));
+    if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
+    const leases = `seclookup:{sub:${sub.subscriptionId}}:leases`;
+    expect(await inspect.zcard(leases)).toBe(1);
+    server.pause();
+    a.commit(outcome.reservation); // its flush, 20 ms on, times out
+    await eventually(async () => expect(errors.length).toBeGreaterThanOrEqual(2), 5_000); // failed, and failed again
+    server.resume();
+    await eventually(async () => expect(await inspect.zcard(leases)).toBe(0), 5_000);
+    expect(errors[0]).toMatchObject({ code: 'store_failed', message: 'redis commit: timed out after 200 ms' });
+    // Another instance, a lease time on: the answered lookup is billed, its unit not given back.
+    const b = open({ leaseMs: LEASE, now: () => T0 + LEASE + 1 });
+    expect(await b.quota(sub.subscriptionId, 10, T0 + LEASE + 1)).toMatchObject({ remaining: 9 });
+    expect((await b.usage()).map((row) => row.lookups)).toEqual([1]);
+  });
+
+  it('a commit still failing when its lease has run out is dropped, and said so; close() with Redis hung drops what it cannot send', async () => {
+    const LEASE = 60_000;
+    let now = T0;
+    const errors: Error[] = [];
+    const a = open({ leaseMs: LEASE, commitDelayMs: 20, commandTimeoutMs: 150, now: () => now, onError: (error) => errors.push(error) });
+    const sub = await subscribe(a, { rateLimitPerMinute: 100, monthlyQuota: 10 });
+    const reserve = async () => {
+      const outcome = await a.consume(await requestFor(a, sub, { now: T0 }));
+      if (!outcome.allowed || !outcome.reservation) throw new Error('expected a reservation');
+      return outcome.reservation;
+    };
+    const [first, second] = [await reserve(), await reserve()];
+    server.pause();
+    a.commit(first);
+    await eventually(async () => expect(errors.length).toBeGreaterThanOrEqual(1), 5_000);
+    now += LEASE; // the lease has run out: Redis gives the unit back whatever the commit does
+    await eventually(async () => expect(errors.at(-1)?.message).toContain('1 commit(s) dropped'), 5_000);
+    const reported = errors.length;
+    a.commit(second);
+    await a.close(); // one more try, then dropped: nothing is left to retry on a closed meter
+    expect(errors.length).toBe(reported + 1);
+    expect(errors.at(-1)?.message).toContain('1 commit(s) dropped');
+    // No retry after: once Redis runs again (and the calls that timed out in its queue run too), nothing more is sent or said.
+    server.resume();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(errors.length).toBe(reported + 1);
+  });
+
   it('every counter a consume touched expires (PTTL > 0); admin records do not', async () => {
     const meter = open();
     const sub = await subscribe(meter, { rateLimitPerMinute: 2, monthlyQuota: 1 });

@@ -102,10 +102,11 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
    * the next consume of their subscription (or refund, quota, usage) in the same script call,
    * so a busy subscription's requests cost one round trip each. A `kill -9` loses the commits
    * of its last `commitDelayMs` (those answers go unbilled once their leases expire; never
-   * over-billed); `close()` sends them. @default 5
+   * over-billed); `close()` sends them. A commit that fails is sent again after a back-off
+   * until it lands or its lease has run out. @default 5
    */
   commitDelayMs?: number;
-  /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`). @default Date.now */
+  /** Clock of `usage()`, which gives expired leases back first (the other calls take `now`), and of a failing commit's retries. @default Date.now */
   now?: () => number;
 }
 
@@ -246,30 +247,30 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
 
   const script = (s: LuaScript, keys: string[], args: (string | number)[]) => runScript(client, s, keys, args);
 
-  // A flush that fails leaves its leases to expire (not billed), as a failed commit always did.
-  const flushed = (send: Promise<unknown>) =>
-    send.then(
-      () => undefined,
-      (error: unknown) => options.onError?.(toStoreError(error, 'commit', connection.commandTimeoutMs)),
-    );
   const isCluster = (client as { isCluster?: boolean }).isCluster === true;
-  const commits = new PendingCommits(
-    commitDelayMs,
-    (subscriptionId, leases) => flushed(redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases))),
+  const commits = new PendingCommits({
+    delayMs: commitDelayMs,
+    giveUpAfterMs: leaseMs,
+    flush: (subscriptionId, leases) => redisEvenClosing('commit', () => script(SETTLE_LEASES, [`${subscriptionTag(subscriptionId)}:leases`], leases)),
     // A single Redis takes every subscription's commits in one call; a Cluster one slot per script.
-    isCluster
+    flushMany: isCluster
       ? undefined
       : (batch) =>
-          flushed(
-            redisEvenClosing('commit', () =>
-              script(
-                SETTLE_MANY,
-                batch.map(([subscriptionId]) => `${subscriptionTag(subscriptionId)}:leases`),
-                batch.flatMap(([, leases]) => [leases.length, ...leases]),
-              ),
+          redisEvenClosing('commit', () =>
+            script(
+              SETTLE_MANY,
+              batch.map(([subscriptionId]) => `${subscriptionTag(subscriptionId)}:leases`),
+              batch.flatMap(([, leases]) => [leases.length, ...leases]),
             ),
           ),
-  );
+    // Sent again after a back-off; only what is still failing when its lease runs out (or at close) is dropped, to expire unbilled.
+    onError: (error, dropped) => {
+      const failure = toStoreError(error, 'commit', connection.commandTimeoutMs);
+      if (dropped > 0) failure.message += ` (${dropped} commit(s) dropped: their leases run out unbilled)`;
+      options.onError?.(failure);
+    },
+    now: clock,
+  });
 
   /** Run a script call that carries the subscription's pending commits; on failure they are pending again. */
   function carrying(subscriptionId: string, send: (carried: string[]) => Promise<unknown>): Promise<unknown> {
@@ -549,7 +550,7 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
       if (closed) return;
       closed = true;
       keyCache.clear();
-      await commits.flushAll();
+      await commits.close();
       client.off('ready', onReconnect);
       await closeConnection(connection);
     },

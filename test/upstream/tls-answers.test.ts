@@ -9,20 +9,8 @@ import tls from 'node:tls';
 import net, { type AddressInfo } from 'node:net';
 import { createLookup } from '../../src/lookup.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
+import { withBrokenTime } from '../fuzz/hostile-upstreams.js';
 import { mintCertificate, startTlsServer, type TestCertificate, type TlsTestServer } from '../servers/tls-server.js';
-
-/** `certificate` with the content of its first UTCTime (notBefore) overwritten by `text` (13 bytes). */
-function withNotBefore(certificate: TestCertificate, text: string): TestCertificate {
-  const der = Buffer.from(certificate.der);
-  // The validity: a SEQUENCE of 30 bytes holding two 13-byte UTCTimes. Two bytes alone (17 0d)
-  // also turned up earlier, in the random serial number, in 2 of 3,000 certificates: the serial
-  // was overwritten, and the certificate stayed valid.
-  const at = der.indexOf(Buffer.from([0x30, 0x1e, 0x17, 0x0d]));
-  if (at < 0) throw new Error('no UTCTime validity in the certificate');
-  der.write(text, at + 4, 'latin1');
-  const pem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
-  return { ...certificate, der, pem };
-}
 
 const servers: { close(): Promise<void> }[] = [];
 let stack: ApiStack;
@@ -68,7 +56,7 @@ async function check(port: number) {
 
 describe('hostile certificates and servers', () => {
   it.each(['991399999999Z', 'AAAAAAAAAAAAZ', '25010100000+0', '250101000000\u0000'])('answers 502 lookup_failed for a notBefore of %j', async (time) => {
-    const port = await serve(withNotBefore(mintCertificate({ subject: 'odd.test', dnsNames: ['odd.test'] }), time));
+    const port = await serve(withBrokenTime(mintCertificate({ subject: 'odd.test', dnsNames: ['odd.test'] }), time));
     const reply = await check(port);
     expect([reply.status, reply.body.error_code]).toEqual([502, 'lookup_failed']);
     expect(reply.body.error).toContain('unreadable certificate time "Bad time value"');

@@ -146,7 +146,13 @@ describe.each<Store>(['sqlite', 'redis'])('billing follows answers: serve on %s'
     expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
     // Once the abandoned lookup has finished, nothing changes: its late answer is not billed.
     await eventually(async () => instance.serve.requestLines().length === 1 && instance.serve.requestLines()[0], 'the request line');
-    await sleep(3 * DNS_DELAY_MS);
+    // Its DNS answers all sent, and no query after them for a while: the lookup has finished.
+    await eventually(async () => {
+      const asked = slowDns.total();
+      if (slowDns.delayedAnswers() > 0) return false;
+      await sleep(DNS_DELAY_MS / 5);
+      return slowDns.delayedAnswers() === 0 && slowDns.total() === asked;
+    }, 'the abandoned lookup to finish');
     expect(await instance.billed()).toEqual({ quotaUsed: 0, usage: 0 });
     expect(instance.serve.requestLines()[0]).toMatchObject({ route: '/v1/emailauth/lookup', status: 499, error_code: 'client_closed_request' });
   });

@@ -91,6 +91,8 @@ export interface DnsTestServer {
   tcpQueries: Map<string, number>;
   /** Total queries received (well-formed ones: a malformed query gets FORMERR and is not counted). */
   total(): number;
+  /** Answers the 'slow' behaviour holds, not sent yet. */
+  delayedAnswers(): number;
   /** Forget every query counted so far (`queries`, `tcpQueries`, `total()`). */
   resetCounts(): void;
   /** Replace the zone or behaviour between tests. */
@@ -197,6 +199,7 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
     queries,
     tcpQueries,
     total: () => [...queries.values()].reduce((sum, n) => sum + n, 0),
+    delayedAnswers: () => timers.size,
     resetCounts() {
       queries.clear();
       tcpQueries.clear();

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
-import { bundledDataDir, hostListProblem } from '../../lib/datasets.js';
+import { bundledDataDir, hostListProblem, readJsonDataset } from '../../lib/datasets.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
 import { ss58PublicKey } from './crypto.js';
 
@@ -83,20 +83,6 @@ export const BRANDS = [
   'docusign',
   'adobe',
 ] as const;
-
-function readJson(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new SeclookupError('dataset_missing', `scamrisk list ${path} cannot be read`, { cause: error });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new SeclookupError('dataset_invalid', `scamrisk list ${path} is not valid JSON`, { cause: error });
-  }
-}
 
 /** A host list of a phishing file: an array of strings, mostly host names; empty only when `mayBeEmpty` (allowlists). */
 function stringArray(value: unknown, path: string, key: string, mayBeEmpty = true): string[] {
@@ -253,7 +239,7 @@ export function loadScamLists(dataDir: string): ScamLists {
 
 function readScamLists(dataDir: string): ScamLists {
   const { metamaskPath, polkadotPath, addressPath, ofacDir } = scamListPaths(dataDir);
-  const metamask = readJson(metamaskPath) as Record<string, unknown>;
+  const metamask = readJsonDataset(metamaskPath) as Record<string, unknown>;
   if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask))
     throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
   const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist', false));
@@ -262,7 +248,7 @@ function readScamLists(dataDir: string): ScamLists {
   const fuzzyKeys = mmFuzzy.map(fuzzyKey);
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
-  const polkadot = readJson(polkadotPath) as Record<string, unknown>;
+  const polkadot = readJsonDataset(polkadotPath) as Record<string, unknown>;
   if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot))
     throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
   const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny', false));
@@ -275,7 +261,7 @@ function readScamLists(dataDir: string): ScamLists {
     pdAllowPlain.has(entry) || pdAllowWild.some((p) => entry === p || (entry.endsWith(`.${p}`) && !entry.slice(0, -p.length - 1).includes('.')));
 
   const campaignsByAddress = new Map<string, string[]>();
-  const addresses = readJson(addressPath);
+  const addresses = readJsonDataset(addressPath);
   if (typeof addresses !== 'object' || addresses === null || Array.isArray(addresses))
     throw new SeclookupError('dataset_invalid', `${addressPath}: not an object`);
   let scamAddresses = 0;
@@ -378,7 +364,7 @@ export function readListDates(dataDir: string): Record<ListName, string> {
   const dates: Record<ListName, string> = { ...LIST_DATES };
   const path = listSnapshotsPath(dataDir);
   if (!existsSync(path)) return dates;
-  const doc = readJson(path);
+  const doc = readJsonDataset(path);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new SeclookupError('dataset_invalid', `${path}: not an object`);
   for (const name of Object.keys(LIST_DATES) as ListName[]) {
     const value = (doc as Record<string, unknown>)[name];

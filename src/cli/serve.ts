@@ -229,7 +229,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
   const batchLimit = values['batch-limit'] === undefined ? undefined : parseInteger(values['batch-limit'], '--batch-limit', command, { min: 1, max: 10_000 });
 
-  // Every engine is built now, so a broken dataset stops serve before the port opens.
+  // Every engine is built at start, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(MODULES, values, command);
   // The config file's per-product options, under what the flags set.
   for (const [product, options] of Object.entries(config.products)) {
@@ -272,12 +272,16 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
       opened.stores.push(sharedCache); // an open Redis connection would keep the process alive
     }
     stopIfSignalled();
-    const lookup = loadEngines(MODULES, lookupOptions);
-    opened.lookup = lookup;
-    stopIfSignalled();
+    const where = describeMeter(values);
+    // The meter store before the engines: one that cannot be reached (Redis down, a locked file)
+    // stops serve at once, not after seconds of loading datasets.
     const openedMeter = await openMeter(values, { create: true });
     const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
     opened.meter = meter;
+    await meter.getSetting(BOOTSTRAP_SETTING).catch((error: unknown) => Promise.reject(explainMeterError(where, null, error)));
+    stopIfSignalled();
+    const lookup = loadEngines(MODULES, lookupOptions);
+    opened.lookup = lookup;
     stopIfSignalled();
     const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
     if (!secret)
@@ -288,7 +292,6 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     const singleUse = redis ? redis.createRedisSingleUseStore(redisUrl!) : createSqliteSingleUseStore(dbPath);
     opened.stores.unshift(singleUse);
     const stores = opened.stores;
-    const where = describeMeter(values);
     // Run in a process it does not own (the tests), serve logs to its io's stdout and leaves the process's handlers alone.
     const { host: owner, stdout } = cliIo();
     const log = createServeLog({

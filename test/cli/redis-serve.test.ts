@@ -199,6 +199,10 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot use the meter store (redis://127.0.0.1:1/0)');
     expect(Date.now() - started).toBeLessThan(15_000);
+    // The store is tried before the datasets load: with a data folder that has none, the store is what it names.
+    const noData = await runCli(['serve', '--port', '0', '--redis', 'redis://127.0.0.1:1/0', '--data-dir', temp.make(), '--db', join(temp.make(), 'x.db')]);
+    expect([noData.code, noData.stderr]).toEqual([1, expect.stringContaining('cannot use the meter store (redis://127.0.0.1:1/0)')]);
+    expect(noData.stderr).not.toContain('dataset');
     const typo = await runCli(['keys', 'list', '--redis', 'http://127.0.0.1:6379']);
     expect([typo.code, typo.stderr]).toEqual([2, expect.stringContaining('--redis must be a redis:// or rediss:// URL')]);
   });

@@ -107,7 +107,7 @@ describe('seclookup data update whois', () => {
     expect(createLookup({ dataDir }).engine('whois').knownTlds).toBe(createLookup().engine('whois').knownTlds + 1);
   });
 
-  it('leaves the file alone when nothing changed, and refuses garbage, a shrunken list or an older file (exit 1)', async () => {
+  it('leaves the file alone when nothing changed, and refuses garbage, a shrunken or padded list, an older file or one from the future (exit 1)', async () => {
     const dataDir = copyOfData();
     const file = join(dataDir, 'whois', 'rdap-bootstrap.json');
     const before = statSync(file).mtimeMs;
@@ -120,6 +120,10 @@ describe('seclookup data update whois', () => {
       [respond.text('<html>maintenance</html>'), 'not valid JSON'],
       [respond.json({ ...BOOTSTRAP, services: BOOTSTRAP.services.slice(0, 10) }), 'fewer than half'],
       [respond.json({ ...BOOTSTRAP, publication: '2024-01-01T00:00:00Z', services: BOOTSTRAP.services.slice(1) }), 'before the file on disk'],
+      // One TLD 5,000 times: counted once. Accepted, it would have refused every genuine answer after it.
+      [respond.json({ ...BOOTSTRAP, services: [[Array(5_000).fill('com'), ['https://rdap.example.net/']]] }), 'lists 1 TLDs, fewer than half of the 1190'],
+      // A date ahead of the clock would make every genuine answer after it look older.
+      [respond.json({ ...BOOTSTRAP, publication: '2099-01-01T00:00:00Z' }), 'published 2099-01-01T00:00:00Z, in the future'],
     ] as const) {
       mirror.routes.set(path, handler);
       const refused = await runCli(['data', 'update', 'whois', '--data-dir', dataDir, '--mirror', mirror.url]);

@@ -252,6 +252,27 @@ describe('failing sources keep their previous file', () => {
   });
 });
 
+describe('a download padded with copies of one entry', () => {
+  it('counts each entry once: a list of one address, one host or one campaign address repeated is refused, not written', async () => {
+    const xbt = bundled(ofacFile('XBT')).trim().split('\n');
+    server.routes.set(routeOf(ofacFile('XBT')), respond.text(`${Array(xbt.length).fill(xbt[0]).join('\n')}\n`));
+    const mm = metamaskDoc();
+    server.routes.set(routeOf(METAMASK), respond.json({ ...mm, blacklist: mm.blacklist.map(() => 'ONE-host.example.') }));
+    const addresses = addressDoc();
+    const [site] = Object.keys(addresses);
+    server.routes.set(routeOf(ADDRESSES), respond.json({ [site]: Array(50_000).fill(SCAM_ADDRESS) }));
+    const before = Object.fromEntries(ALL_FILES.map((file) => [file, onFile(file)]));
+
+    const report = await update();
+    expect(Object.fromEntries(report.failed.map((f) => [f.file, f.reason]))).toEqual({
+      [METAMASK]: expect.stringMatching(/^refusing the download: 1 blacklist, fewer than half of the \d+ on file/),
+      [ADDRESSES]: expect.stringMatching(/^refusing the download: 1 addresses, fewer than half of the \d+ on file/),
+      [ofacFile('XBT')]: `refusing the download: 1 addresses, fewer than half of the ${new Set(xbt).size} on file (a truncated or broken source?)`,
+    });
+    for (const file of [METAMASK, ADDRESSES, ofacFile('XBT')]) expect(onFile(file), file).toBe(before[file]);
+  });
+});
+
 describe('--source', () => {
   it('updates only the chosen sources and asks nothing else', async () => {
     const report = await update({ sources: ['ofac', 'polkadot-addresses'] });

@@ -376,6 +376,6 @@ export function readListDates(dataDir: string): Record<ListName, string> {
 }
 
 /** EVM addresses compare case-insensitively; bech32 ones are lower case; base58 ones keep their case. */
-function sanctionKey(address: string): string {
+export function sanctionKey(address: string): string {
   return /^0x[0-9a-f]{40}$/i.test(address) || /^(?:bc|ltc|tb)1/i.test(address) ? address.toLowerCase() : address;
 }

@@ -25,7 +25,7 @@ import { invalidOption } from '../../errors.js';
 import { hostListProblem } from '../../lib/datasets.js';
 import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
 import { isoWithOffset } from './scoring.js';
-import { AddressListError, LISTED_ADDRESS, listSnapshotsPath, ofacAddresses, readListDates, type ListName } from './lists.js';
+import { AddressListError, LISTED_ADDRESS, listSnapshotsPath, ofacAddresses, readListDates, sanctionKey, type ListName } from './lists.js';
 
 export const SCAMRISK_SOURCES = ['phishing', 'polkadot-addresses', 'ofac'] as const;
 export type ScamriskSource = (typeof SCAMRISK_SOURCES)[number];
@@ -76,7 +76,10 @@ interface ListFile {
   /** Relative to the data folder, `/`-separated. */
   file: string;
   url: string;
-  /** Entries by part (`blacklist: 59507`); throws ListError when the text is not this list. */
+  /**
+   * Distinct entries by part (`blacklist: 59507`), as the loader would hold them: a download
+   * padded with copies of one entry counts one. Throws ListError when the text is not this list.
+   */
   read(text: string): Record<string, number>;
   /** Parts compared with the file on file; the first one must list something. */
   plausible: readonly string[];
@@ -247,13 +250,14 @@ const LIST_FILES: readonly ListFile[] = [
     url: POLKADOT_ADDRESS_URL,
     read(text) {
       const doc = jsonObject(text);
-      let addresses = 0;
+      const addresses = new Set<string>();
       for (const site of Object.keys(doc)) {
-        addresses += stringArrayAt(doc, site);
+        stringArrayAt(doc, site);
         const bad = (doc[site] as string[]).find((a) => !LISTED_ADDRESS.test(a));
         if (bad !== undefined) throw new ListError(`unexpected shape: ${JSON.stringify(site)} lists ${JSON.stringify(bad.slice(0, 60))}, not an address`);
+        for (const address of doc[site] as string[]) addresses.add(address);
       }
-      return { addresses, sites: Object.keys(doc).length };
+      return { addresses: addresses.size, sites: Object.keys(doc).length };
     },
     plausible: ['addresses'],
   },
@@ -267,7 +271,7 @@ function ofacFile(asset: string): ListFile {
     url: ofacListUrl(asset),
     read(text) {
       try {
-        return { addresses: ofacAddresses(text).length };
+        return { addresses: new Set(ofacAddresses(text).map(sanctionKey)).size };
       } catch (error) {
         if (error instanceof AddressListError) throw new ListError(error.message);
         throw error;
@@ -298,20 +302,23 @@ function jsonObject(text: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
-/** The length of the array of strings at `doc[key]`, or a ListError. */
-function stringArrayAt(doc: Record<string, unknown>, key: string): number {
+/** The array of strings at `doc[key]`, or a ListError. */
+function stringArrayAt(doc: Record<string, unknown>, key: string): string[] {
   const value = doc[key];
   if (!Array.isArray(value)) throw new ListError(`unexpected shape: ${JSON.stringify(key)} is ${value === undefined ? 'missing' : 'not an array'}`);
   if (!value.every((entry) => typeof entry === 'string')) throw new ListError(`unexpected shape: ${JSON.stringify(key)} is not an array of strings`);
-  return value.length;
+  return value;
 }
 
-/** stringArrayAt, for a host list: the loader's share of non-host entries is refused here too (lists.ts). */
+/**
+ * The distinct hosts of the host list at `doc[key]`, compared as the loaders do (lower case, no
+ * final dot); the loader's share of non-host entries is refused here too (lists.ts).
+ */
 function hostsAt(doc: Record<string, unknown>, key: string): number {
-  const count = stringArrayAt(doc, key);
-  const problem = hostListProblem(doc[key] as string[], { mayBeEmpty: true });
+  const hosts = stringArrayAt(doc, key);
+  const problem = hostListProblem(hosts, { mayBeEmpty: true });
   if (problem) throw new ListError(`unexpected shape: ${JSON.stringify(key)} ${problem}`);
-  return count;
+  return new Set(hosts.map((host) => host.trim().toLowerCase().replace(/\.$/, ''))).size;
 }
 
 function describeCounts(counts: Record<string, number>): string {

@@ -4,8 +4,9 @@
  * helpers (timeout, size cap, `--mirror`, atomic rewrite).
  *
  * Safety rules: the answer must be a bootstrap document (RFC 9224 shape, http(s) URLs), list at
- * least half as many TLDs as the file on disk (a truncated or emptied answer is refused), and
- * not be older than it (`publication`); the file is rewritten only when the services changed.
+ * least half as many distinct TLDs as the file on disk (a truncated, emptied or padded answer is
+ * refused), and be published neither before it nor in the future (`publication`, a day of clock
+ * skew allowed); the file is rewritten only when the services changed.
  * The overrides and port-43 tables are maintained by hand (data/whois/SOURCES.md).
  */
 import { createSourceFetcher, writeAtomically, type SourceRequestOptions } from '../../lib/source-update.js';
@@ -15,10 +16,13 @@ import type { RdapBootstrap } from './types.js';
 export const IANA_BOOTSTRAP_URL = 'https://data.iana.org/rdap/dns.json';
 const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_BYTES = 5 * 1024 * 1024;
+const DAY_MS = 86_400_000;
 
 export interface BootstrapUpdateOptions extends SourceRequestOptions {
   dataDir: string;
   onProgress?: (line: string) => void;
+  /** Clock for the publication check. @default Date.now */
+  now?: () => number;
 }
 
 export interface BootstrapUpdateReport {
@@ -52,6 +56,10 @@ export async function updateRdapBootstrap(options: BootstrapUpdateOptions): Prom
   if (after < before / 2)
     throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} lists ${after} TLDs, fewer than half of the ${before} on file: refused as implausible`);
   const [oldDate, newDate] = [Date.parse(current.publication ?? ''), Date.parse(fresh.publication ?? '')];
+  // A date ahead of this clock (beyond a day of skew) would make every genuine answer after it look older.
+  if (Number.isFinite(newDate) && newDate > (options.now ?? Date.now)() + DAY_MS) {
+    throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} says it was published ${fresh.publication}, in the future: refused`);
+  }
   if (Number.isFinite(oldDate) && Number.isFinite(newDate) && newDate < oldDate) {
     throw new BootstrapUpdateError(`${IANA_BOOTSTRAP_URL} was published ${fresh.publication}, before the file on disk (${current.publication}): refused`);
   }
@@ -62,6 +70,7 @@ export async function updateRdapBootstrap(options: BootstrapUpdateOptions): Prom
   return { path, changed: true, before, after, publication };
 }
 
+/** Distinct TLDs (lower case): an answer padded with copies of one TLD counts one. */
 function tldCount(bootstrap: RdapBootstrap): number {
-  return bootstrap.services.reduce((sum, [tlds]) => sum + tlds.length, 0);
+  return new Set(bootstrap.services.flatMap(([tlds]) => tlds.map((tld) => tld.toLowerCase()))).size;
 }

@@ -3,11 +3,14 @@
  * `https://user:TOKEN@mirror`), and a message that quotes it (a refusal, a fetch error) can end
  * up in a terminal's scrollback, a CI log or a bug report. This works on any text, including
  * text that does not parse as a URL (a typo is exactly when a URL gets quoted back): whatever
- * sits between `//` and the last `@` before the next whitespace or quote is userinfo.
+ * sits between `//` and the last `@` before the next `/`, `?`, `#` or line end is userinfo.
+ * Quotes and spaces do not end it: a password may hold them (unencoded, in a URL that then does
+ * not parse). The price: an `@` later on the same line, with no `/` between (an e-mail address
+ * after a URL without a path), makes the text before it read as userinfo and hidden too.
  */
 
-/** Userinfo: after `//`, up to the last `@` before whitespace, a quote or the end (greedy, so a password holding `@` is covered whole). */
-const USERINFO = /\/\/([^\s"'`]*)@/g;
+/** Userinfo: after `//`, up to the last `@` before `/`, `?`, `#` or a line end (greedy, so a password holding `@` is covered whole). */
+const USERINFO = /\/\/([^/?#\r\n]*)@/g;
 /** The placeholders hints write where a user name and password go. */
 const PLACEHOLDER = /^(?:USER)?:PASSWORD$/;
 

@@ -25,7 +25,13 @@ describe('redactUserinfo', () => {
     ['redis://:p@ss@host:1', 'redis://:***@host:1'],
     ['redis+cluster://u:pw@h1:1,h2:2', 'redis+cluster://u:***@h1:1,h2:2'],
     ['cannot fetch "http://a:b@h/x" and "http://c:d@h/y"', 'cannot fetch "http://a:***@h/x" and "http://c:***@h/y"'],
-    ['http://example.com/a@b', 'http://***@b'],
+    // An @ in the path is no userinfo.
+    ['http://example.com/a@b', 'http://example.com/a@b'],
+    // Quotes and spaces in a password (unencoded: the URL then does not parse, and gets quoted back).
+    [`via http://admin:s3cr'et@127.0.0.1:1/x`, 'via http://admin:***@127.0.0.1:1/x'],
+    ['got "ftp://admin:s3cr"et@x/"', 'got "ftp://admin:***@x/"'],
+    ['got `http://admin:s3`cr@x/`', 'got `http://admin:***@x/`'],
+    ['got "http://admin:s3cr et@x/"', 'got "http://admin:***@x/"'],
     ['no url here: a@b.c', 'no url here: a@b.c'],
     // A hint's placeholder stays readable.
     ['give it in the URL, redis://:PASSWORD@host:port', 'give it in the URL, redis://:PASSWORD@host:port'],

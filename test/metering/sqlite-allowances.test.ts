@@ -110,6 +110,30 @@ describe('SQLite meter allowances', () => {
     expect(fileView(subscriptionId)).toEqual({ used: billed, leases: [] });
   });
 
+  it('a batch spent from an allowance and given back in part after the allowance ended: the rest are billed, in usage too', async () => {
+    const meter = open();
+    const { request, subscriptionId } = await keyOn(meter, BIG);
+    const batch = { ...request, rateUnits: 100, quotaUnits: 100 };
+    const reservations: Reservation[] = [];
+    let fromMemory: Reservation | undefined;
+    for (let i = 0; i < 8 && !fromMemory; i++) {
+      const answer = meter.consume(batch);
+      const outcome = await answer;
+      if (!outcome.allowed) throw new Error('refused');
+      if (isPromise(answer)) reservations.push(outcome.reservation!);
+      else fromMemory = outcome.reservation!;
+    }
+    expect(fromMemory).toMatchObject({ units: 100 });
+    // The allowance ends before the batch's slow inputs fail (reading the quota ends it; so do idling and another call spending it out).
+    await meter.quota(subscriptionId, BIG.monthlyQuota, T0);
+    await meter.refund({ ...fromMemory!, units: 30 });
+    for (const reservation of reservations) await meter.commit(reservation);
+    const billed = reservations.length * 100 + 70;
+    expect(await meter.quota(subscriptionId, BIG.monthlyQuota, T0)).toMatchObject({ remaining: BIG.monthlyQuota - billed });
+    expect(await meter.usage('2025-01')).toEqual([{ subscriptionId, product: 'useragent', day: '2025-01-15', lookups: billed }]);
+    expect(fileView(subscriptionId)).toEqual({ used: billed, leases: [] });
+  });
+
   it('gives the unspent rate back when the allowance ends, so the window counts exactly the calls made (status routes: rate only)', async () => {
     const meter = open();
     const { request, subscriptionId } = await keyOn(meter, BIG);

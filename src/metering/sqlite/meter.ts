@@ -399,7 +399,12 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     // A refund gives units back, so it checks the row is still there (a commit need not: it gives nothing back).
     const held = leases.settle(reservation.lease, stillInFile);
     if (held === undefined) return; // committed, refunded or expired already
-    giveBack(reservation, Math.min(reservation.units ?? 1, held), !isAllowanceLease(reservation.lease));
+    const back = Math.min(reservation.units ?? 1, held);
+    const fromAllowance = isAllowanceLease(reservation.lease);
+    giveBack(reservation, back, !fromAllowance);
+    // Units spent from an allowance join usage when answered, and a batch's units not given back
+    // are answered now: counted in this transaction (the allowance that would have written them is gone).
+    if (fromAllowance && held > back) countUsage(reservation, held - back);
   }
 
   /** Add `delta` billed lookups (negative: refunded) to the reservation's day; a day never goes below zero. */

@@ -3,7 +3,7 @@
  * refreshed from its official URL's shape, a failing group keeps its files, Spamhaus DROP
  * installed with --source (private entries filtered at load) and then used by the engine.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,18 +24,22 @@ beforeAll(async () => {
   server = await startHttpFixture();
   dataDir = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-'));
   cpSync(join(bundledDataDir(), 'riskscore'), join(dataDir, 'riskscore'), { recursive: true });
-  // Recorded copies in each official format; small, with values of our choosing.
+  // Recorded copies in each official format; small, with values of our choosing. The folder's
+  // lists are made as small first (an update refuses a list less than half the size of the one on file).
   for (const source of LOCAL_SOURCES) {
-    if (source.url === TOR_URL || source.url === APPLE_RELAY_URL || source.group === 'spamhaus-drop') continue;
+    if (source.group === 'spamhaus-drop') continue;
     const body =
-      source.format === 'asn-lines'
-        ? 'AS64496 # example\nAS13335 # Cloudflare\n'
-        : source.format === 'ipsum'
-          ? '# IPsum\n# Last update: test\n203.0.113.9\t9\n45.9.148.7\t8\n10.1.2.3\t9\n'
-          : source.id.endsWith('ipv6')
-            ? '2a0e:1c80::/29\n'
-            : '45.9.149.0/24\n';
-    server.routes.set(pathOf(source.url), respond.text(body));
+      source.url === TOR_URL
+        ? 'fingerprint, ipaddr, port\nBBBB, 45.9.150.9, 443\nBBBB, 2a0e:1c80::9, 9001\n'
+        : source.format === 'asn-lines'
+          ? 'AS64496 # example\nAS13335 # Cloudflare\n'
+          : source.format === 'ipsum'
+            ? '# IPsum\n# Last update: test\n203.0.113.9\t9\n45.9.148.7\t8\n10.1.2.3\t9\n'
+            : source.id.endsWith('ipv6')
+              ? '2a0e:1c80::/29\n'
+              : '45.9.149.0/24\n';
+    writeFileSync(join(dataDir, 'riskscore', source.file), body);
+    if (source.url !== TOR_URL && source.url !== APPLE_RELAY_URL) server.routes.set(pathOf(source.url), respond.text(body));
   }
   server.routes.set(
     pathOf(TOR_URL),
@@ -53,6 +57,7 @@ afterAll(async () => {
 
 describe('riskscore data update via --mirror', () => {
   it('refreshes the bundled groups, keeps a group whose download fails, and the engine reads the new data', async () => {
+    const ipsumBefore = readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8');
     server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.status(500));
     const progress: string[] = [];
     const report = await updateRiskScoreData({
@@ -63,11 +68,11 @@ describe('riskscore data update via --mirror', () => {
       now: () => new Date('2026-12-01T10:00:00Z'),
     });
     expect(report.updated).toEqual(['tor', 'hosting-vpn', 'cloud', 'apple-private-relay']);
-    expect(report.failed).toEqual([{ group: 'ipsum', reason: 'HTTP 500' }]);
+    expect(report.failed).toEqual([{ group: 'ipsum', reason: 'HTTP 500', kept: true }]);
     const dir = join(dataDir, 'riskscore');
     expect(readFileSync(join(dir, 'tor/tor-exits.csv'), 'utf8')).toBe('fingerprint, ipaddr, port\nAAAA, 45.9.150.1, 443\nAAAA, 2a0e:1c80::1, 9001\n');
     expect(readFileSync(join(dir, 'apple-private-relay/ipv4.txt'), 'utf8')).toBe('45.9.151.0/24\n');
-    expect(readFileSync(join(dir, 'abuse/ipsum.txt'), 'utf8')).toBe(readFileSync(join(bundledDataDir(), 'riskscore/abuse/ipsum.txt'), 'utf8'));
+    expect(readFileSync(join(dir, 'abuse/ipsum.txt'), 'utf8')).toBe(ipsumBefore);
     expect(JSON.parse(readFileSync(join(dir, 'snapshots.json'), 'utf8')).tor).toBe('2026-12-01T10:00:00Z');
 
     const lookup = createLookup({ dataDir });
@@ -95,5 +100,51 @@ describe('riskscore data update via --mirror', () => {
     expect(report.updated).toEqual([]);
     expect(report.failed[0].reason).toMatch(/ipsum.txt line 1/);
     expect(readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8')).toBe(before);
+  });
+
+  it('refuses a list less than half the size of the one on file, counting distinct entries: a feed of one exit repeated keeps the Tor list', async () => {
+    const tor = join(dataDir, 'riskscore/tor/tor-exits.csv');
+    writeFileSync(tor, `fingerprint, ipaddr, port\n${[1, 2, 3, 4, 5, 6].map((n) => `DDDD, 45.9.150.${n}, 443\n`).join('')}`);
+    const before = readFileSync(tor, 'utf8');
+    const relays = Array.from({ length: 4 }, () => ({ fingerprint: 'CCCC', or_addresses: ['45.9.150.77:443'] }));
+    server.routes.set(pathOf(TOR_URL), respond.json({ version: '8.0', relays }));
+    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, sources: ['tor'] });
+    expect(report.failed).toEqual([
+      {
+        group: 'tor',
+        reason: 'tor/tor-exits.csv: refusing the download: 1 entries, fewer than half of the 6 on file (a truncated or broken source?)',
+        kept: true,
+      },
+    ]);
+    expect(readFileSync(tor, 'utf8')).toBe(before);
+  });
+
+  it('a group whose files cannot all be written keeps every one of them as it was, and leaves no temporary file', async () => {
+    const amazon = join(dataDir, 'riskscore/cloud/amazon/ipv4.txt');
+    server.routes.set(pathOf(LOCAL_SOURCES.find((s) => s.file === 'cloud/amazon/ipv4.txt')!.url), respond.text('45.9.160.0/24\n45.9.161.0/24\n'));
+    const before = readFileSync(amazon, 'utf8');
+    // A later file of the group cannot be written: its folder is a regular file.
+    const google = join(dataDir, 'riskscore/cloud/google');
+    renameSync(google, `${google}.saved`);
+    writeFileSync(google, '');
+    try {
+      const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, sources: ['cloud'] });
+      expect(report.updated).toEqual([]);
+      expect(report.failed).toEqual([{ group: 'cloud', reason: expect.stringMatching(/^E(EXIST|NOTDIR)/), kept: true }]);
+      expect(readFileSync(amazon, 'utf8')).toBe(before);
+      expect(readdirSync(join(dataDir, 'riskscore/cloud/amazon')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      rmSync(google);
+      renameSync(`${google}.saved`, google);
+    }
+  });
+
+  it('refuses a data folder without riskscore/ (a mistyped --data-dir) and creates nothing', async () => {
+    const typo = join(tmpdir(), `seclookup-riskscore-typo-${process.pid}`);
+    await expect(updateRiskScoreData({ dataDir: typo, mirror: server.url, timeoutMs: 2000 })).rejects.toMatchObject({
+      code: 'dataset_missing',
+      message: expect.stringContaining(`${join(typo, 'riskscore')} does not exist`),
+    });
+    expect(existsSync(typo)).toBe(false);
   });
 });

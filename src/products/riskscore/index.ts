@@ -82,7 +82,10 @@ or does not read keeps its previous files. Default per-request timeout: 60000 ms
 function describeUpdate(report: RiskScoreUpdateReport): DatasetUpdateReport {
   const summary = `riskscore: ${report.updated.length} updated (${report.updated.join(', ') || 'none'}), ${report.failed.length} failed; ${report.dir}`;
   const notes: string[] = [];
-  if (report.failed.length > 0) notes.push(`${report.failed.map((f) => `${f.group} (${f.reason})`).join(', ')}: previous data kept.`);
+  const kept = report.failed.filter((f) => f.kept);
+  const partial = report.failed.filter((f) => !f.kept);
+  if (kept.length > 0) notes.push(`${kept.map((f) => `${f.group} (${f.reason})`).join(', ')}: previous data kept.`);
+  if (partial.length > 0) notes.push(`${partial.map((f) => `${f.group} (${f.reason})`).join(', ')}: part new, part old; run the update again.`);
   if (report.updated.length > 0) notes.push('Restart `seclookup serve` to load the new data.');
   return { summary, ok: report.updated.length > 0 || report.failed.length === 0, notes };
 }

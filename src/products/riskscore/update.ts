@@ -6,11 +6,11 @@
  * bundled: `--source spamhaus-drop` installs it (its terms are the operator's to accept), and a
  * plain update refreshes it once installed.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { invalidOption } from '../../errors.js';
+import { invalidOption, SeclookupError } from '../../errors.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { httpGet } from '../../lib/http-get.js';
 import { viaMirror } from '../../lib/source-update.js';
@@ -30,7 +30,8 @@ export interface RiskScoreUpdateOptions {
 
 export interface RiskScoreUpdateReport {
   updated: string[];
-  failed: { group: string; reason: string }[];
+  /** `kept`: every file of the group is as it was (false only when a rename failed between two others). */
+  failed: { group: string; reason: string; kept: boolean }[];
   dir: string;
 }
 
@@ -53,6 +54,8 @@ export function parseSourceGroups(text: string): SourceGroup[] {
 
 export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Promise<RiskScoreUpdateReport> {
   const dir = riskscoreDir(options.dataDir);
+  // A mistyped --data-dir must not grow a new data folder that nothing reads.
+  if (!existsSync(dir)) throw new SeclookupError('dataset_missing', `${dir} does not exist: check --data-dir (seclookup data init makes a data folder)`);
   const progress = options.onProgress ?? (() => {});
   const timeouts = resolveTimeouts({ totalMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, { connectMs: 10_000, totalMs: DEFAULT_TIMEOUT_MS });
   const dropInstalled = LOCAL_SOURCES.some((s) => s.group === 'spamhaus-drop' && existsSync(join(dir, s.file)));
@@ -85,12 +88,14 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
       const files: { source: LocalSource; text: string; count: number }[] = [];
       for (const source of sources) {
         const text = await contentFor(source, fetchText);
-        const parsed = parseSource(source, text);
-        const count = parsed.ranges.length + parsed.asns.length;
+        const count = distinctEntries(source, text);
         if (count === 0) throw new Error(`${source.file}: the download lists nothing`);
+        const onFile = entriesOnFile(source, join(dir, source.file));
+        if (count < onFile / 2)
+          throw new Error(`${source.file}: refusing the download: ${count} entries, fewer than half of the ${onFile} on file (a truncated or broken source?)`);
         files.push({ source, text, count });
       }
-      for (const { source, text } of files) await writeFileAtomically(join(dir, source.file), text);
+      await writeGroup(files.map(({ source, text }) => ({ path: join(dir, source.file), text })));
       snapshots[group] = (options.now ?? (() => new Date()))()
         .toISOString()
         .replace(/\.\d{3}Z$/, 'Z');
@@ -98,8 +103,9 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
       progress(`${group}: ${files.map((f) => `${f.source.file} ${f.count}`).join(', ')}`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      report.failed.push({ group, reason });
-      progress(`${group}: failed (${reason}), previous data kept`);
+      const kept = !(error instanceof PartlyWritten);
+      report.failed.push({ group, reason, kept });
+      progress(`${group}: failed (${reason}), ${kept ? 'previous data kept' : 'its files are part new, part old: run the update again'}`);
     }
   }
   if (report.updated.length > 0) await writeFileAtomically(join(dir, 'snapshots.json'), `${JSON.stringify(snapshots, null, 2)}\n`);
@@ -146,14 +152,57 @@ function applePrefixes(body: string, v6: boolean): string {
   return [...out].map((p) => `${p}\n`).join('');
 }
 
-async function writeFileAtomically(path: string, content: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+/** Distinct ranges and ASNs the loader reads from `text`: a download padded with copies of one entry counts one. */
+function distinctEntries(source: LocalSource, text: string): number {
+  const parsed = parseSource(source, text);
+  return new Set(parsed.ranges.map((range) => range.cidr)).size + new Set(parsed.asns).size;
+}
+
+/** The file on disk's distinct entries; 0 when it is absent or no longer reads (no baseline then). */
+function entriesOnFile(source: LocalSource, path: string): number {
   try {
-    await writeFile(temporary, content, { flag: 'wx' });
-    await rename(temporary, path);
+    return distinctEntries(source, readFileSync(path, 'utf8'));
+  } catch {
+    return 0;
+  }
+}
+
+/** A group whose files were replaced in part. */
+class PartlyWritten extends Error {}
+
+/**
+ * A group's files: each written beside its place first, then all renamed into place, so a write
+ * that fails (a full disk, a folder this user cannot write) leaves every file of the group as it
+ * was. Only a rename failing between two others (which needs the folder changed under it) would
+ * leave the group part new; the error then says which files were replaced.
+ */
+async function writeGroup(files: { path: string; text: string }[]): Promise<void> {
+  const staged: { path: string; temporary: string }[] = [];
+  try {
+    for (const { path, text } of files) {
+      await mkdir(dirname(path), { recursive: true }); // a source installed for the first time (spamhaus-drop)
+      const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      staged.push({ path, temporary });
+      await writeFile(temporary, text, { flag: 'wx' });
+    }
   } catch (error) {
-    await unlink(temporary).catch(() => {});
+    await Promise.all(staged.map(({ temporary }) => unlink(temporary).catch(() => {})));
     throw error;
   }
+  const replaced: string[] = [];
+  for (const [i, { path, temporary }] of staged.entries()) {
+    try {
+      await rename(temporary, path);
+      replaced.push(path);
+    } catch (error) {
+      await Promise.all(staged.slice(i).map((file) => unlink(file.temporary).catch(() => {})));
+      const why = error instanceof Error ? error.message : String(error);
+      if (replaced.length === 0) throw error;
+      throw new PartlyWritten(`${why}; already replaced: ${replaced.join(', ')}`);
+    }
+  }
+}
+
+async function writeFileAtomically(path: string, content: string): Promise<void> {
+  await writeGroup([{ path, text: content }]);
 }

@@ -9,17 +9,20 @@ import { defineConfig } from 'vitest/config';
  * durations of its last run when it has them (node_modules/.vite); this is for a fresh clone.
  */
 const SLOW_FILES: Record<string, number> = {
-  'test/fuzz/fuzz.test.ts': 20,
-  'test/cli/serve.test.ts': 20,
+  'test/cli/serve.test.ts': 51,
+  'test/browser/captcha-widget.test.ts': 33,
+  'test/fuzz/fuzz.test.ts': 24,
+  'test/adapters/large-body.test.ts': 18,
   'test/cli/billing-follows-answers.test.ts': 17,
-  'test/redis/cluster.test.ts': 14,
-  'test/cli/redis-serve.test.ts': 12,
-  'test/browser/captcha-widget.test.ts': 12,
-  'test/redis/cluster-conformance.test.ts': 11,
-  'test/adapters/large-body.test.ts': 9,
-  'test/cli/config.test.ts': 9,
-  'test/cli/security.test.ts': 8,
-  'test/readme.test.ts': 8,
+  'test/adapters/transport-abuse.test.ts': 17,
+  'test/browser/captcha-risk.test.ts': 13,
+  'test/readme.test.ts': 13,
+  'test/architecture/add-a-product.test.ts': 12,
+  'test/cli/allowance-billing.test.ts': 11,
+  'test/products/riskscore.test.ts': 10,
+  'test/redis/cluster.test.ts': 9,
+  'test/products/captcha.test.ts': 9,
+  'test/cli/database-access.test.ts': 8,
 };
 
 class SlowFirstSequencer extends BaseSequencer {

@@ -64,11 +64,12 @@ export class PendingCommits {
   take(subscriptionId: string): string[] {
     const leases = this.pending.get(subscriptionId);
     if (leases === undefined) return NONE;
-    if (leases.length <= MAX_CARRIED) {
-      this.pending.delete(subscriptionId);
-      return leases;
-    }
-    return leases.splice(0, MAX_CARRIED);
+    let taken = leases;
+    if (leases.length <= MAX_CARRIED) this.pending.delete(subscriptionId);
+    else taken = leases.splice(0, MAX_CARRIED);
+    // A retried lease carried by a call: its retry is over (a call that fails puts it back, counting afresh).
+    if (this.failedSince.size > 0) for (const lease of taken) this.failedSince.delete(lease);
+    return taken;
   }
 
   /** Leases a failed call carried: pending again (ending a lease twice does nothing). */

@@ -266,8 +266,9 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     // Sent again after a back-off; only what is still failing when its lease runs out (or at close) is dropped, to expire unbilled.
     onError: (error, dropped) => {
       const failure = toStoreError(error, 'commit', connection.commandTimeoutMs);
-      if (dropped > 0) failure.message += ` (${dropped} commit(s) dropped: their leases run out unbilled)`;
-      options.onError?.(failure);
+      const said =
+        dropped > 0 ? new SeclookupError('store_failed', `${failure.message} (${dropped} commit(s) dropped: their leases run out unbilled)`) : failure;
+      options.onError?.(said);
     },
     now: clock,
   });

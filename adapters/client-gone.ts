@@ -63,10 +63,22 @@ export function whenClosed(socket: Socket, gone: () => void): () => void {
   return () => waiting.delete(gone);
 }
 
+/** Responses the core's answer is being written to (see answeringHere). */
+const answeredHere = new WeakSet<ServerResponse>();
+
+/**
+ * Say the core's answer is being written to `res`. A response that finishes without it was
+ * answered by someone else (an Express app's timeout middleware, say): the client has its
+ * answer, the core's is never sent, so the signal aborts and the lookup is not billed.
+ */
+export function answeringHere(res: ServerResponse): void {
+  answeredHere.add(res);
+}
+
 function clientGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   const socket = req.socket;
-  if (socket.destroyed) {
+  if (socket.destroyed || (res.headersSent && !answeredHere.has(res))) {
     controller.abort();
     return controller.signal;
   }
@@ -75,6 +87,9 @@ function clientGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
   const forget = whenClosed(socket, () => {
     if (!res.writableFinished) controller.abort();
   });
-  res.once('finish', forget);
+  res.once('finish', () => {
+    forget();
+    if (!answeredHere.has(res)) controller.abort();
+  });
   return controller.signal;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
-import { withClientGoneSignal } from './client-gone.js';
+import { answeringHere, withClientGoneSignal } from './client-gone.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -32,6 +32,10 @@ export function writeResponse(res: ServerResponse, response: ApiResponse): void 
 
 /** Write the core's answer, or the last-resort 500 if even that fails; never throws. */
 function deliver(res: ServerResponse, response: ApiResponse): void {
+  // Answered already by the app around the API (a timeout middleware): the client has that
+  // answer, and the core was told (client-gone.ts), so this one is dropped, not forced through.
+  if (res.headersSent) return;
+  answeringHere(res);
   try {
     writeResponse(res, response);
   } catch {

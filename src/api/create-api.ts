@@ -5,7 +5,7 @@
  */
 import { withLogger } from './logger.js';
 import { checkApiOptions } from './options.js';
-import { isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
+import { clientGoneRefusal, isLookupError, LookupError, refusal, type ErrorCode, invalidOption } from '../errors.js';
 import { formatIp, type IpAddress } from '../lib/ip.js';
 import { checkMs } from '../lib/deadline.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../lib/outcome.js';
@@ -280,8 +280,8 @@ export function createApi(givenOptions: ApiOptions): Api {
   ): MaybePromise<string> {
     const admitted = gate.admit(pass, route.product, { reserveQuota: true, lenient: true }, context.headers);
     return isPromise(admitted)
-      ? admitted.then(({ reservation }) => answerLookup(route, context, engine, query, reservation))
-      : answerLookup(route, context, engine, query, admitted.reservation);
+      ? admitted.then(({ reservation }) => answerLookup(route, context, engine, query, reservation, true))
+      : answerLookup(route, context, engine, query, admitted.reservation, false);
   }
 
   /** The engine's answer in its envelope; the unit is billed when it is answered, else given back. */
@@ -291,12 +291,17 @@ export function createApi(givenOptions: ApiOptions): Api {
     engine: ProductEngine,
     query: unknown,
     reservation: Reservation | null,
+    admissionWaited: boolean,
   ): MaybePromise<string> {
     let body: string;
     try {
       const lookingUp = 'lookup' in route.route ? route.route.lookup(engine, query) : engine.lookup(query);
       if (isPromise(lookingUp)) return answerLater(route.product, context, lookingUp, reservation);
       body = envelope(route.product, context, lookingUp);
+      // While the meter was asked, the client may have left, or the app around the API answered
+      // it (a timeout middleware): that answer is not billed. (A request admitted at once is still
+      // in the turn it arrived in: nothing can have happened to it.)
+      if (reservation && admissionWaited && context.request.signal?.aborted) throw clientGoneRefusal();
     } catch (error) {
       return giveBack(reservation, context.headers, error);
     }

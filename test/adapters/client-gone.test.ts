@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { withClientGoneSignal } from '../../adapters/client-gone.js';
+import { answeringHere, withClientGoneSignal } from '../../adapters/client-gone.js';
 import type { ApiRequest } from '../../src/api/types.js';
 
 /** One real request on loopback, handed to `inspect` with its req and res; answered after. */
@@ -110,6 +110,7 @@ describe('withClientGoneSignal', () => {
     const abortedAtClose: Promise<boolean>[] = [];
     const server = createServer((req, res) => {
       const signal = withClientGoneSignal({ method: 'GET', url: req.url!, headers: req.headers }, req, res).signal!;
+      answeringHere(res); // the adapter writes the core's answer
       res.end('ok');
       abortedAtClose.push(once(req.socket, 'close').then(() => signal.aborted));
     });
@@ -124,5 +125,23 @@ describe('withClientGoneSignal', () => {
     client.destroy();
     expect(await Promise.all(abortedAtClose)).toEqual([false, false]);
     server.close();
+  });
+
+  it('aborts the signal when something else answers the request first (an app around the API), read before or after', async () => {
+    const seen = new Promise<boolean[]>((resolve) => {
+      const server = createServer(async (req, res) => {
+        const early = withClientGoneSignal({ method: 'GET', url: req.url!, headers: req.headers }, req, res).signal!;
+        res.writeHead(503).end('the app answered');
+        await once(res, 'finish');
+        const late = withClientGoneSignal({ method: 'GET', url: req.url!, headers: req.headers }, req, res).signal!;
+        server.close();
+        resolve([early.aborted, late.aborted]);
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        httpRequest({ port, host: '127.0.0.1', path: '/' }, (res) => res.resume()).end();
+      });
+    });
+    expect(await seen).toEqual([true, true]);
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * Billing follows answers when the app around the API answers first: an Express timeout
+ * middleware (connect-timeout's way) sends 503 while a lookup waits on the meter. The client
+ * has the app's answer, so the lookup is not billed and is logged as 499, and the core's late
+ * answer is dropped without cutting the keep-alive connection.
+ */
+import { once } from 'node:events';
+import { Agent, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterEach, describe, expect, it } from 'vitest';
+import { seclookup } from '../../adapters/express.js';
+import { createApi } from '../../src/api/create-api.js';
+import type { RequestLogEvent } from '../../src/api/types.js';
+import { createLookup } from '../../src/lookup.js';
+import { issueKeys } from '../../src/metering/keys.js';
+import { createMemoryMeter } from '../../src/metering/memory/meter.js';
+import type { ConsumeRequest, Meter } from '../../src/metering/types.js';
+
+let server: Server | undefined;
+afterEach(() => server?.close());
+
+describe('an answer the app sent before the API', () => {
+  it('Express: a timeout middleware answers 503 while the lookup waits on the meter: not billed, logged 499, the connection kept', async () => {
+    const inner = createMemoryMeter();
+    const { secretKey, subscriptionId } = await issueKeys(inner, { product: 'useragent', plan: 'starter' });
+    // The meter's consume waits at a gate the test opens, once the app has answered.
+    let entered!: () => void;
+    const consumeEntered = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const consume = async (request: ConsumeRequest) => {
+      entered();
+      await gate;
+      return inner.consume(request);
+    };
+    const meter = new Proxy(inner, {
+      get: (target, name) => {
+        if (name === 'consume') return consume;
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Meter;
+    const logged: RequestLogEvent[] = [];
+    const errors: unknown[] = [];
+    const responded = new Promise<void>((resolve) => {
+      const api = createApi({
+        lookup: createLookup(),
+        meter,
+        onError: (error) => errors.push(error),
+        onResponse: (event) => void (logged.push(event), resolve()),
+      });
+      let held: express.Response | undefined;
+      const app = express();
+      app.use((req, res, next) => {
+        if (req.path.startsWith('/v1/')) held = res;
+        next();
+      });
+      app.use(seclookup({ api }));
+      app.get('/app-timeout', (_req, res) => {
+        held?.status(503).json({ appTimeout: true });
+        res.json({ answered: true });
+      });
+      server = app.listen(0, '127.0.0.1');
+    });
+    await once(server!, 'listening');
+    const { port } = server!.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string, key?: string) =>
+      new Promise<{ status: number; body: string; socket: unknown }>((resolve, reject) => {
+        request({ port, host: '127.0.0.1', path, agent, headers: key ? { authorization: `Bearer ${key}` } : {} }, (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body, socket: res.socket }));
+        })
+          .on('error', reject)
+          .end();
+      });
+
+    const lookup = get('/v1/useragent/lookup?ua=curl%2F8', secretKey);
+    await consumeEntered;
+    // The app's timeout fires: it answers the lookup's request itself (from another connection here).
+    const other = new Agent();
+    await new Promise<void>((resolve) =>
+      request({ port, host: '127.0.0.1', path: '/app-timeout', agent: other }, (res) => res.resume().on('end', resolve)).end(),
+    );
+    const answer = await lookup;
+    expect([answer.status, JSON.parse(answer.body)]).toEqual([503, { appTimeout: true }]);
+    release();
+    await responded;
+    expect(logged.map((event) => [event.status, event.error_code])).toEqual([[499, 'client_closed_request']]);
+    expect(errors).toEqual([]);
+    expect((await inner.usage()).reduce((sum, row) => sum + row.lookups, 0)).toBe(0);
+    expect(await inner.quota(subscriptionId, 1000, Date.now())).toMatchObject({ remaining: 1000 });
+    // The core's late answer was dropped, not forced onto the connection: it still serves the next request.
+    const next = await get('/healthz');
+    expect([next.status, next.socket]).toEqual([200, answer.socket]);
+    agent.destroy();
+    other.destroy();
+  });
+});

@@ -99,7 +99,8 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
     forward(api, cork, request, reply, withoutPrefix(request.url, base) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
   fastify.all('/v1/*', handler);
   for (const mount of api.assetMounts) fastify.all(`${mount}*`, handler);
-  fastify.route({ method: ['GET', 'HEAD'], url: HEALTH_PATH, handler, exposeHeadRoute: false });
+  // Every method, as on the other adapters: the core answers the ones /healthz does not take with 405 and Allow.
+  fastify.all(HEALTH_PATH, handler);
 }
 
 /**

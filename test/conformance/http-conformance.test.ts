@@ -352,6 +352,8 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       ['DELETE', '/v1/useragent/lookup', 'GET, POST'],
       ['DELETE', `/v1/webhookip/lookup/140.82.112.5`, 'GET'],
       ['POST', '/v1/useragent/status', 'GET'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['DELETE', '/healthz', 'GET, HEAD'],
     ])('answers 405 method_not_allowed with Allow to %s %s', async (method, path, allow) => {
       const { secretKey } = await main.keys(path.includes('webhookip') ? 'webhookip' : 'useragent');
       const reply = await call(main.url(path), { key: secretKey, method });

@@ -13,7 +13,7 @@ import { parseQuery } from '../lib/query.js';
 import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES, productModule } from '../products/registry.js';
 import type { ProductEngine } from '../products/module.js';
-import type { ServiceAnswer, ServiceHandler, ServiceLookup, ServiceModule } from '../products/service.js';
+import type { ServiceAnswer, ServiceAssets, ServiceHandler, ServiceLookup, ServiceModule } from '../products/service.js';
 import { createMemorySingleUseStore } from '../metering/memory/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
@@ -360,7 +360,11 @@ export function createApi(givenOptions: ApiOptions): Api {
     handle: async (request) => respond(request),
     respond,
     assetMounts: ASSET_MOUNTS,
-    owns: (path) => path === HEALTH_PATH || path.startsWith('/v1/') || ASSET_MOUNTS.some((mount) => path.startsWith(mount)),
+    // Below an asset mount, only the files there: an app's own `/widget/...` routes and static files stay the app's.
+    owns: (path) =>
+      path === HEALTH_PATH ||
+      path.startsWith('/v1/') ||
+      SERVICE_ASSETS.some((assets) => path.startsWith(assets.mount) && assets.file(path.slice(assets.mount.length)) !== undefined),
     refuse: (code, message, request) => refuseRequest(code, message, request, options.onResponse),
   };
 }
@@ -429,4 +433,5 @@ function toLookupError(error: unknown, internalCode: ErrorCode = 'internal_error
 }
 
 const SERVICE_BY_ID: ReadonlyMap<ProductId, ServiceModule> = new Map(SERVICE_MODULES.map((module) => [module.id, module]));
-const ASSET_MOUNTS: readonly string[] = SERVICE_MODULES.flatMap((module) => (module.assets ? [module.assets.mount] : []));
+const SERVICE_ASSETS: readonly ServiceAssets[] = SERVICE_MODULES.flatMap((module) => (module.assets ? [module.assets] : []));
+const ASSET_MOUNTS: readonly string[] = SERVICE_ASSETS.map((assets) => assets.mount);

@@ -145,7 +145,11 @@ export interface Api {
   respond?(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
   /** Prefixes of the static files served beside the routes (`/widget/`), for adapters that register routes by pattern. */
   readonly assetMounts: readonly string[];
-  /** True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths on. */
+  /**
+   * True when `path` (no query) belongs to this API, so a mounted adapter can pass other paths
+   * on: `/healthz`, everything under `/v1/`, and the files under an asset mount (`/widget/api.js`;
+   * another path under `/widget/` is the app's).
+   */
   owns(path: string): boolean;
   /**
    * The answer to a request the HTTP layer refused before `handle` could see it (malformed

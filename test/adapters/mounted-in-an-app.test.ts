@@ -1,8 +1,10 @@
 /**
- * Billing follows answers when the app around the API answers first: an Express timeout
- * middleware (connect-timeout's way) sends 503 while a lookup waits on the meter. The client
- * has the app's answer, so the lookup is not billed and is logged as 499, and the core's late
- * answer is dropped without cutting the keep-alive connection.
+ * The API mounted in an Express app, beside the app's own answers:
+ * - billing follows answers when the app answers first: a timeout middleware (connect-timeout's
+ *   way) sends 503 while a lookup waits on the meter. The client has the app's answer, so the
+ *   lookup is not billed and is logged as 499, and the core's late answer is dropped without
+ *   cutting the keep-alive connection;
+ * - the app's own paths below the widget's mount stay the app's.
  */
 import { once } from 'node:events';
 import { Agent, request, type Server } from 'node:http';
@@ -97,5 +99,29 @@ describe('an answer the app sent before the API', () => {
     expect([next.status, next.socket]).toEqual([200, answer.socket]);
     agent.destroy();
     other.destroy();
+  });
+});
+
+describe("the app's own paths beside the API's", () => {
+  it("Express: /widget/ paths that are not the widget's files go to the app's routes and static files", async () => {
+    const meter = createMemoryMeter();
+    const api = createApi({ lookup: createLookup(), meter });
+    const app = express();
+    app.use(seclookup({ api }));
+    app.get('/widget/settings', (_req, res) => res.json({ app: 'settings' }));
+    app.use((req, res) => res.status(404).json({ app404: req.path }));
+    server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const answer = async (path: string, method = 'GET') => {
+      const response = await fetch(`${base}${path}`, { method });
+      return [response.status, response.headers.get('content-type'), await response.text()];
+    };
+    expect(await answer('/widget/settings')).toEqual([200, expect.stringContaining('json'), '{"app":"settings"}']);
+    expect(await answer('/widget/app-widget.js')).toEqual([404, expect.stringContaining('json'), '{"app404":"/widget/app-widget.js"}']);
+    // The widget's own files are the API's.
+    const widget = await answer('/widget/api.js');
+    expect(widget.slice(0, 2)).toEqual([200, expect.stringContaining('javascript')]);
+    expect((await answer('/widget/api.js', 'POST'))[0]).toBe(405);
   });
 });

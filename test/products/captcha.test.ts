@@ -221,6 +221,11 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     const [payload, mac] = text.split('.');
     const flipped = `${payload.slice(0, 10)}${payload[10] === 'A' ? 'B' : 'A'}${payload.slice(11)}.${mac}`;
     expectCode(await send(key.siteKey, `${flipped}.${solution}`), 400, 'invalid_token');
+    // The MAC's 43 characters end with 2 spare bits: the next character (A -> B, w -> x, 8 -> 9)
+    // decodes to the same bytes, another text for one token, and is refused (a token has one text).
+    const sameBytes = `${mac.slice(0, -1)}${String.fromCharCode(mac.charCodeAt(mac.length - 1) + 1)}`;
+    expect(Buffer.from(sameBytes, 'base64url')).toEqual(Buffer.from(mac, 'base64url'));
+    expectCode(await send(key.siteKey, `${payload}.${sameBytes}.${solution}`), 400, 'invalid_token');
     expectCode(await send(key.siteKey, `garbage.${solution}`), 400, 'invalid_token');
     expectCode(await send(other.siteKey, `${text}.${solution}`), 400, 'invalid_token');
     expectCode(await send(key.siteKey, `${text}.${solution}`, 'www.example.com'), 400, 'invalid_token');

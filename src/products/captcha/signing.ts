@@ -305,8 +305,16 @@ function hmac(secret: Buffer, length: number, encoding: 'base64url' | 'buffer'):
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const BASE64URL_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
+/**
+ * The bytes of unpadded base64url text, or null. Only the canonical text of some bytes is
+ * taken: the bits the last character carries past the data must be zero, else `...A` and
+ * `...B` would be two tokens for one signature.
+ */
 function fromBase64Url(text: string): Buffer | null {
-  if (!BASE64URL.test(text) || text.length % 4 === 1) return null;
+  const rest = text.length % 4;
+  if (!BASE64URL.test(text) || rest === 1) return null;
+  if (rest !== 0 && (BASE64URL_DIGITS.indexOf(text[text.length - 1]) & (rest === 2 ? 0x0f : 0x03)) !== 0) return null;
   return Buffer.from(text, 'base64url');
 }

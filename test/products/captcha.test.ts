@@ -89,6 +89,31 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(second.body['error-codes']).toEqual(['timeout-or-duplicate']);
   });
 
+  it('idempotency_key: retries sent while the first call is still at work wait for it and get its success', async () => {
+    // A store with round trips (SQLite's group commit, Redis), where the first call's success is
+    // remembered some milliseconds after its proof is spent: the retries ask in between.
+    const memory = createMemorySingleUseStore();
+    const later = <T>(ms: number, value: () => T | Promise<T>) =>
+      new Promise<T>((resolve, reject) => setTimeout(() => Promise.resolve(value()).then(resolve, reject), ms));
+    const singleUse: SingleUseStore = {
+      consume: (id, ...rest) => later(id.startsWith('pk:') ? 30 : 1, () => memory.consume(id, ...rest)),
+      isUsed: (...args) => later(1, () => memory.isUsed!(...args)),
+      close: () => memory.close(),
+    };
+    const s = await stack({ singleUse });
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey, { action: 'login' })).body.proof);
+    const send = (idempotencyKey: string) =>
+      s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, idempotency_key: idempotencyKey } });
+    // A backend's client timing out early and retrying, ten times; another key's call alongside.
+    const together = await Promise.all([
+      ...Array.from({ length: 10 }, () => send('3f2504e0-4f89-41d3-9a0c-0305e82c3301')),
+      send('9b2a0a4e-3c1d-4e7f-8a6b-5d4c3b2a1f00'),
+    ]);
+    expect(together.map((reply) => reply.status)).toEqual([...Array(10).fill(200), 400]);
+    expect(new Set(together.slice(0, 10).map((reply) => reply.body.challenge_ts)).size).toBe(1);
+  });
+
   it("idempotency_key (Turnstile's): a retry with the key of the call that succeeded gets the same success; any other call is token_already_used", async () => {
     const s = await stack();
     const key = await siteKey(s);

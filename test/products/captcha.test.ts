@@ -550,6 +550,16 @@ describe('captcha: every code of the captcha table', () => {
     expectCode(await solvePowChallenge(s, key.siteKey), 500, 'server_error');
   });
 
+  it('siteverify reads an action of null, as of an empty string, as none to check', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    for (const action of [null, '']) {
+      const proof = String((await solvePowChallenge(s, key.siteKey, { action: 'login' })).body.proof);
+      const reply = await s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, action } });
+      expect([reply.status, reply.body.action]).toEqual([200, 'login']);
+    }
+  });
+
   it('400 token_already_used, invalid_token (bad or expired), action_mismatch, invalid_request on siteverify', async () => {
     const clock = { now: Date.UTC(2026, 10, 23, 12) };
     const s = await stack({ clock });

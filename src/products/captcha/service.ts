@@ -395,7 +395,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     if (proof.siteKey !== site.publicKeyId) return siteverifyRefusal('invalid_token', 'the response was issued for another site key (secret mismatch)');
     if (Number(proof.expiresAt) <= now())
       return siteverifyRefusal('invalid_token', 'the response expired (tokens are valid for 300 s)', { 'error-codes': ['timeout-or-duplicate'] });
-    if (body.action !== undefined && body.action !== '' && body.action !== proof.action)
+    // No action to check: absent, empty or JSON null (as clients send an unset optional field).
+    if (body.action !== undefined && body.action !== null && body.action !== '' && body.action !== proof.action)
       return siteverifyRefusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
     if (!hostAllowed(proof.hostname, site.domains))
       return siteverifyRefusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);

@@ -30,6 +30,8 @@ export type { TimeoutOptions } from './lib/deadline.js';
 export type { LookupObserver, UpstreamKind } from './lib/observe.js';
 
 export { createApi } from './api/create-api.js';
+export { trackInFlight } from './api/in-flight.js';
+export type { InFlightApi } from './api/in-flight.js';
 export { DEFAULT_METER_TIMEOUT_MS } from './api/meter-gate.js';
 export { DEFAULT_BODY_LIMIT } from './api/body.js';
 export type { Api, ApiLogger, ApiOptions, ApiRequest, ApiResponse, RequestBody, RequestLogEvent } from './api/types.js';

@@ -37,7 +37,8 @@ import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js'
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
-import { catchStopSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, trackInFlight, type StopSignals } from './shutdown.js';
+import { trackInFlight } from '../api/in-flight.js';
+import { catchStopSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, type StopSignals } from './shutdown.js';
 import { cliEnv, cliIo } from './io.js';
 import { holdTickEntryShape } from './tick-shape.js';
 

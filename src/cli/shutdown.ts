@@ -16,9 +16,8 @@
 import { Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { isatty } from 'node:tty';
-import type { Api, ApiRequest, ApiResponse } from '../api/types.js';
+import type { InFlightApi } from '../api/in-flight.js';
 import type { Meter } from '../metering/types.js';
-import { isPromise } from '../lib/outcome.js';
 import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
@@ -33,65 +32,6 @@ export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
 const IDLE_GRACE_MS = 1000;
 /** After the cut, how long to wait for the cut requests' refunds before closing the database anyway. */
 const SETTLE_AFTER_CUT_MS = 5000;
-
-/** An Api that counts its unsettled `handle` calls and can mark every later answer `Connection: close`. */
-export interface InFlightApi extends Api {
-  readonly pending: number;
-  /** From now on, every answer carries `Connection: close`, including those of requests already in flight. */
-  drain(): void;
-  /** Resolves once no `handle` call is pending. */
-  settled(): Promise<void>;
-}
-
-export function trackInFlight(api: Api): InFlightApi {
-  let pending = 0;
-  let draining = false;
-  const waiters: Array<() => void> = [];
-
-  function settle(): void {
-    pending--;
-    if (pending === 0 && waiters.length > 0) for (const wake of waiters.splice(0)) wake();
-  }
-
-  // Its settle callbacks, made once: per request the hot path pays one promise and one microtask.
-  function answered(response: ApiResponse): ApiResponse {
-    settle();
-    if (draining) response.headers.connection = 'close';
-    return response;
-  }
-  function failed(error: unknown): never {
-    settle();
-    throw error;
-  }
-
-  function respond(request: ApiRequest): ApiResponse | Promise<ApiResponse> {
-    pending++;
-    let answer: ApiResponse | Promise<ApiResponse>;
-    try {
-      answer = api.respond ? api.respond(request) : api.handle(request);
-    } catch (error) {
-      return failed(error);
-    }
-    return isPromise(answer) ? answer.then(answered, failed) : answered(answer);
-  }
-
-  return {
-    handle: async (request) => respond(request),
-    respond,
-    assetMounts: api.assetMounts,
-    owns: (path) => api.owns(path),
-    refuse: (code, message, request) => api.refuse(code, message, request),
-    get pending() {
-      return pending;
-    },
-    drain() {
-      draining = true;
-    },
-    settled() {
-      return pending === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
-    },
-  };
-}
 
 export interface ShutdownOptions {
   server: Server;

@@ -4,20 +4,24 @@
  *   way) sends 503 while a lookup waits on the meter. The client has the app's answer, so the
  *   lookup is not billed and is logged as 499, and the core's late answer is dropped without
  *   cutting the keep-alive connection;
- * - the app's own paths below the widget's mount stay the app's.
+ * - the app's own paths below the widget's mount stay the app's;
+ * - an app stopping the documented way (trackInFlight) closes its meter after the refunds.
  */
 import { once } from 'node:events';
-import { Agent, request, type Server } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seclookup } from '../../adapters/express.js';
+import { createListener } from '../../adapters/node.js';
+import { trackInFlight } from '../../src/api/in-flight.js';
 import { createApi } from '../../src/api/create-api.js';
 import type { RequestLogEvent } from '../../src/api/types.js';
 import { createLookup } from '../../src/lookup.js';
 import { issueKeys } from '../../src/metering/keys.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import type { ConsumeRequest, Meter } from '../../src/metering/types.js';
+import { startDnsServer } from '../servers/dns-server.js';
 
 let server: Server | undefined;
 afterEach(() => server?.close());
@@ -123,5 +127,42 @@ describe("the app's own paths beside the API's", () => {
     const widget = await answer('/widget/api.js');
     expect(widget.slice(0, 2)).toEqual([200, expect.stringContaining('javascript')]);
     expect((await answer('/widget/api.js', 'POST'))[0]).toBe(405);
+  });
+});
+
+describe('stopping an app that embeds the API', () => {
+  it('trackInFlight: after the connections are cut, settled() waits for the cut lookup to give its unit back; then the meter closes clean', async () => {
+    const dns = await startDnsServer({ behaviour: 'silent' });
+    const meter = createMemoryMeter();
+    const { secretKey, subscriptionId } = await issueKeys(meter, { product: 'emailauth', plan: 'starter' });
+    const errors: unknown[] = [];
+    const lookup = createLookup({ dns: { servers: [dns.address] } });
+    const api = trackInFlight(createApi({ lookup, meter, onError: (error) => errors.push(error) }));
+    server = createServer(createListener(api));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const held = new Promise<string>((resolve) => {
+      request({ port, host: '127.0.0.1', path: '/v1/emailauth/lookup?domain=example.com', headers: { authorization: `Bearer ${secretKey}` } }, () =>
+        resolve('answered'),
+      )
+        .on('error', (error) => resolve((error as NodeJS.ErrnoException).code ?? 'error'))
+        .end();
+    });
+    // Held: its unit reserved, its DNS query asked of a server that never answers.
+    while (api.pending === 0 || dns.total() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await meter.quota(subscriptionId, 1000, Date.now())).remaining).toBe(999);
+    // SIGTERM, as docs/mounting.md has it: stop accepting, cut what is open, wait, then close the stores.
+    server.close();
+    server.closeAllConnections();
+    expect(await held).toBe('ECONNRESET');
+    await api.settled();
+    expect(api.pending).toBe(0);
+    // The cut lookup's unit is back before the meter closes, so nothing fails on a closed meter.
+    expect((await meter.quota(subscriptionId, 1000, Date.now())).remaining).toBe(1000);
+    await meter.close();
+    await lookup.close();
+    await dns.close();
+    expect(errors).toEqual([]);
   });
 });

@@ -42,6 +42,22 @@ describe('SQLite meter allowances', () => {
     return { outcomes, fromMemory };
   }
 
+  /**
+   * Batches until one is spent from memory (an allowance): blocks double while batches find them
+   * too small, so within a few batches one is. The reservations of those written, and that one.
+   */
+  async function batchesUntilOneFromMemory(meter: Meter, batch: ConsumeRequest): Promise<{ reservations: Reservation[]; fromMemory?: Reservation }> {
+    const reservations: Reservation[] = [];
+    for (let i = 0; i < 8; i++) {
+      const answer = meter.consume(batch);
+      const outcome = await answer;
+      if (!outcome.allowed) throw new Error('refused');
+      if (!isPromise(answer)) return { reservations, fromMemory: outcome.reservation! };
+      reservations.push(outcome.reservation!);
+    }
+    return { reservations };
+  }
+
   /** The file as another process sees it: the month's used units and the lease rows. */
   function fileView(subscriptionId: string) {
     const file = new Database(meterFile.path, { readonly: true });
@@ -88,16 +104,7 @@ describe('SQLite meter allowances', () => {
     const meter = open();
     const { request, subscriptionId } = await keyOn(meter, BIG);
     const batch = { ...request, rateUnits: 100, quotaUnits: 100 };
-    // Blocks double while batches find them too small: within a few batches one is spent from memory.
-    const reservations: Reservation[] = [];
-    let fromMemory: Reservation | undefined;
-    for (let i = 0; i < 8 && !fromMemory; i++) {
-      const answer = meter.consume(batch);
-      const outcome = await answer;
-      if (!outcome.allowed) throw new Error('refused');
-      if (isPromise(answer)) reservations.push(outcome.reservation!);
-      else fromMemory = outcome.reservation!;
-    }
+    const { reservations, fromMemory } = await batchesUntilOneFromMemory(meter, batch);
     expect(fromMemory).toMatchObject({ units: 100 });
     await meter.refund({ ...fromMemory!, units: 30 });
     // The 30 are back: the next batch sees them as left.
@@ -114,15 +121,7 @@ describe('SQLite meter allowances', () => {
     const meter = open();
     const { request, subscriptionId } = await keyOn(meter, BIG);
     const batch = { ...request, rateUnits: 100, quotaUnits: 100 };
-    const reservations: Reservation[] = [];
-    let fromMemory: Reservation | undefined;
-    for (let i = 0; i < 8 && !fromMemory; i++) {
-      const answer = meter.consume(batch);
-      const outcome = await answer;
-      if (!outcome.allowed) throw new Error('refused');
-      if (isPromise(answer)) reservations.push(outcome.reservation!);
-      else fromMemory = outcome.reservation!;
-    }
+    const { reservations, fromMemory } = await batchesUntilOneFromMemory(meter, batch);
     expect(fromMemory).toMatchObject({ units: 100 });
     // The allowance ends before the batch's slow inputs fail (reading the quota ends it; so do idling and another call spending it out).
     await meter.quota(subscriptionId, BIG.monthlyQuota, T0);

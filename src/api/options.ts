@@ -40,8 +40,8 @@ export function checkApiOptions(options: ApiOptions): void {
     if (typeof meter[method] !== 'function')
       throw invalidOption(`meter must be a Meter (createSqliteMeter, createMemoryMeter, createRedisMeter): it has no ${method}()`);
   }
-  if (singleUse !== undefined && (typeof singleUse?.consume !== 'function' || !['function', 'undefined'].includes(typeof singleUse.isUsed)))
-    throw invalidOption('singleUse must be a SingleUseStore (createSqliteSingleUseStore, createRedisSingleUseStore): consume(), and isUsed() if any');
+  if (singleUse !== undefined && (typeof singleUse?.consume !== 'function' || typeof singleUse.close !== 'function'))
+    throw invalidOption('singleUse must be a SingleUseStore (createSqliteSingleUseStore, createRedisSingleUseStore): consume() and close()');
   for (const name of ['onResponse', 'onError', 'now'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw invalidOption(`${name} must be a function (got ${typeof options[name]})`);
   }

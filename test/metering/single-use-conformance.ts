@@ -45,16 +45,27 @@ export function describeSingleUseStore(
       expect(await store.consume('kept', NOW + 3_600_000, NOW + 3_000)).toBe(false);
     });
 
-    it('isUsed tells a live consumed id from a free or expired one, and claims nothing', async () => {
-      const isUsed = store.isUsed!.bind(store);
-      expect(await isUsed('seen', NOW)).toBe(false);
-      // Asking did not claim it: the first consume still wins.
-      expect(await store.consume('seen', NOW + 1_000, NOW)).toBe(true);
-      expect(await isUsed('seen', NOW)).toBe(true);
-      expect(await isUsed('seen', NOW + 999)).toBe(true);
-      expect(await isUsed('seen', NOW + 1_000)).toBe(false);
-      expect(await isUsed('other', NOW)).toBe(false);
-      expect(() => isUsed('x'.repeat(129), NOW)).toThrow(/1 to 128/);
+    it('a claim with an owner wins again for that owner while live, never for another or none', async () => {
+      const owner = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+      expect(await store.consume('owned', NOW + 1_000, NOW, owner)).toBe(true);
+      expect(await store.consume('owned', NOW + 1_000, NOW + 10, owner)).toBe(true);
+      expect(await store.consume('owned', NOW + 1_000, NOW + 10, '9b2a0a4e-3c1d-4e7f-8a6b-5d4c3b2a1f00')).toBe(false);
+      expect(await store.consume('owned', NOW + 1_000, NOW + 10)).toBe(false);
+      // Expired: free for anyone, and the old owner counts for nothing.
+      expect(await store.consume('owned', NOW + 5_000, NOW + 1_000)).toBe(true);
+      expect(await store.consume('owned', NOW + 5_000, NOW + 1_001, owner)).toBe(false);
+      // Claimed without an owner: no owner's retry wins it.
+      expect(await store.consume('plain', NOW + 1_000, NOW)).toBe(true);
+      expect(await store.consume('plain', NOW + 1_000, NOW, owner)).toBe(false);
+      expect(() => store.consume('x', NOW + 1, NOW, 'o'.repeat(129))).toThrow(/owner must be 1 to 128/);
+    });
+
+    it('racing claims with two owners: every claim of one owner wins, every claim of the other loses', async () => {
+      const claims = Array.from({ length: 40 }, (_, i) => ({ owner: i % 2 ? 'owner-b' : 'owner-a' }));
+      const results = await Promise.all(claims.map(({ owner }) => store.consume('contested', NOW + 60_000, NOW, owner)));
+      const winners = new Set(claims.filter((_, i) => results[i]).map(({ owner }) => owner));
+      expect(winners.size).toBe(1);
+      expect(results.filter(Boolean)).toHaveLength(20);
     });
 
     it('refuses ids that are empty or too long, and answers store_failed once closed', async () => {
@@ -78,8 +89,10 @@ export function describeSingleUseStore(
           expect(results.filter(Boolean)).toHaveLength(1);
           expect(await store.consume('shared', NOW + 60_000, NOW + 1)).toBe(false);
           expect(await other.consume('shared', NOW + 60_000, NOW + 1)).toBe(false);
-          expect(await other.isUsed!('shared', NOW + 1)).toBe(true);
-          expect(await other.isUsed!('never-claimed', NOW + 1)).toBe(false);
+          // An owner's retry on the other handle (another instance) while the first claim is in flight.
+          const owned = await Promise.all([store.consume('owned', NOW + 60_000, NOW, 'k'), other.consume('owned', NOW + 60_000, NOW, 'k')]);
+          expect(owned).toEqual([true, true]);
+          expect(await other.consume('owned', NOW + 60_000, NOW, 'j')).toBe(false);
         } finally {
           await other.close();
         }

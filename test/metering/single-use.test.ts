@@ -58,6 +58,23 @@ describe('sqlite single-use store: group commit', () => {
       await again.close();
     }
   });
+
+  it('a file written before claims had owners gets the column; its claims stay used', async () => {
+    const file = join(dir, 'before-owners.db');
+    const old = new Database(file);
+    old.exec('CREATE TABLE single_use (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
+    old.prepare('INSERT INTO single_use (id, expires_at) VALUES (?, ?)').run('spent', NOW + 60_000);
+    old.close();
+    // Two processes upgrading it at once: both open.
+    const [first, second] = [createSqliteSingleUseStore(file), createSqliteSingleUseStore(file)];
+    try {
+      expect(await first.consume('spent', NOW + 60_000, NOW, 'some-owner')).toBe(false);
+      expect(await second.consume('fresh', NOW + 60_000, NOW, 'k')).toBe(true);
+      expect(await first.consume('fresh', NOW + 60_000, NOW, 'k')).toBe(true);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
 });
 
 describe('seclookup/sqlite, the built subpath', () => {

@@ -117,13 +117,16 @@ describe('captcha risk policy: siteverify refuses a high-risk proof', () => {
     expect((await siteverify(s, key.secretKey, medium.body.proof)).body).toMatchObject({ success: true, risk_score: 35, risk_level: 'medium' });
   });
 
-  it('with an idempotency_key, a refusal for risk (the token used up all the same) is not replayed as a success', async () => {
+  it('with an idempotency_key, a refusal for risk (the token used up all the same) is refused the same on retry, never a success', async () => {
     const s = await createApiStack();
     const key = await siteKey(s, { risk: { scaleDifficulty: false } });
     const proof = (await proofWith(s, key.siteKey, HEADLESS, HUMAN)).body.proof;
     const body = { secret: key.secretKey, response: proof, idempotency_key: '6ba7b810-9dad-11d1-80b4-00c04fd430c8' };
     expect((await s.call('/v1/captcha/siteverify', { json: body })).body).toMatchObject({ success: false, error_code: 'risk_too_high' });
-    expect((await s.call('/v1/captcha/siteverify', { json: body })).body).toMatchObject({ success: false, error_code: 'token_already_used' });
+    expect((await s.call('/v1/captcha/siteverify', { json: body })).body).toMatchObject({ success: false, error_code: 'risk_too_high' });
+    // Another key, or none: the token is used.
+    const other = { ...body, idempotency_key: '6ba7b811-9dad-11d1-80b4-00c04fd430c8' };
+    expect((await s.call('/v1/captcha/siteverify', { json: other })).body).toMatchObject({ success: false, error_code: 'token_already_used' });
   });
 
   it('the risk seen at challenge time counts at siteverify even when verify sends clean telemetry', async () => {

@@ -3,6 +3,9 @@
  * managed mode, single-use proofs and siteverify, status and usage, CORS, and every code of
  * SPEC's captcha table triggered for real.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createApiStack, FROZEN_NOW, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
@@ -12,6 +15,7 @@ import type { PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
 import type { TracePoint } from '../../src/products/captcha/puzzles/types.js';
 import type { SingleUseStore } from '../../src/metering/single-use.js';
+import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { createMemorySingleUseStore } from '../../src/metering/memory/single-use.js';
 import { rotateSigningKey } from '../../src/products/captcha/key-ring.js';
 
@@ -89,29 +93,34 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(second.body['error-codes']).toEqual(['timeout-or-duplicate']);
   });
 
-  it('idempotency_key: retries sent while the first call is still at work wait for it and get its success', async () => {
-    // A store with round trips (SQLite's group commit, Redis), where the first call's success is
-    // remembered some milliseconds after its proof is spent: the retries ask in between.
-    const memory = createMemorySingleUseStore();
-    const later = <T>(ms: number, value: () => T | Promise<T>) =>
-      new Promise<T>((resolve, reject) => setTimeout(() => Promise.resolve(value()).then(resolve, reject), ms));
-    const singleUse: SingleUseStore = {
-      consume: (id, ...rest) => later(id.startsWith('pk:') ? 30 : 1, () => memory.consume(id, ...rest)),
-      isUsed: (...args) => later(1, () => memory.isUsed!(...args)),
-      close: () => memory.close(),
-    };
-    const s = await stack({ singleUse });
-    const key = await siteKey(s);
-    const proof = String((await solvePowChallenge(s, key.siteKey, { action: 'login' })).body.proof);
-    const send = (idempotencyKey: string) =>
-      s.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, idempotency_key: idempotencyKey } });
-    // A backend's client timing out early and retrying, ten times; another key's call alongside.
-    const together = await Promise.all([
-      ...Array.from({ length: 10 }, () => send('3f2504e0-4f89-41d3-9a0c-0305e82c3301')),
-      send('9b2a0a4e-3c1d-4e7f-8a6b-5d4c3b2a1f00'),
-    ]);
-    expect(together.map((reply) => reply.status)).toEqual([...Array(10).fill(200), 400]);
-    expect(new Set(together.slice(0, 10).map((reply) => reply.body.challenge_ts)).size).toBe(1);
+  it("idempotency_key: retries sent at once to two instances (one SQLite file) all get the first call's success", async () => {
+    // The retry used to find the proof spent but its success not yet remembered (a write later),
+    // and answer token_already_used: the claim now holds its key, so the two agree in one step.
+    const dir = mkdtempSync(join(tmpdir(), 'seclookup-idempotency-'));
+    const stores = [createSqliteSingleUseStore(join(dir, 'tokens.db')), createSqliteSingleUseStore(join(dir, 'tokens.db'))];
+    try {
+      const a = await stack({ singleUse: stores[0] });
+      const b = await createApiStack({ meter: a.meter, singleUse: stores[1] });
+      const key = await siteKey(a);
+      for (let round = 0; round < 5; round++) {
+        const proof = String((await solvePowChallenge(a, key.siteKey, { action: 'login' })).body.proof);
+        const send = (instance: ApiStack, idempotencyKey: string) =>
+          instance.call('/v1/captcha/siteverify', { json: { secret: key.secretKey, response: proof, idempotency_key: idempotencyKey } });
+        // A backend's client timing out early and retrying, on either instance; another key's call alongside.
+        const together = await Promise.all([
+          ...Array.from({ length: 6 }, (_, i) => send(i % 2 ? b : a, '3f2504e0-4f89-41d3-9a0c-0305e82c3301')),
+          send(b, '9b2a0a4e-3c1d-4e7f-8a6b-5d4c3b2a1f00'),
+        ]);
+        const first = together.findIndex((reply) => reply.status === 200);
+        const winner = first === 6 ? '9b2a0a4e' : '3f2504e0';
+        // Whichever key claimed the proof, every call with it succeeds and every other is used.
+        expect(together.map((reply) => reply.status)).toEqual(winner === '3f2504e0' ? [...Array(6).fill(200), 400] : [...Array(6).fill(400), 200]);
+        expect(new Set(together.filter((reply) => reply.status === 200).map((reply) => reply.body.challenge_ts)).size).toBe(1);
+      }
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("idempotency_key (Turnstile's): a retry with the key of the call that succeeded gets the same success; any other call is token_already_used", async () => {

@@ -89,24 +89,27 @@ describe('two API instances on one Redis', () => {
     expect(statuses(replies)).toEqual({ '200': 1, '400 token_already_used': 99 });
   });
 
-  it('a siteverify retried on the other instance with its idempotency_key gets the same success; without the key, used', async () => {
+  it('a siteverify retried on the other instance with its idempotency_key, even while the first is at work, gets the same success; without the key, used', async () => {
     const [a, b] = [await instance(), await instance()];
     const site = await createSiteKey(a.meter, { domains: ['example.com'] });
-    const challenge = await a.call(`/v1/captcha/challenge?sitekey=${site.siteKey}&hostname=shop.example.com&puzzle_type=pow`);
-    const token = `${challenge.body.challenge}.${solvePow(challenge.body.params as PowParams)}`;
-    const verified = await a.call('/v1/captcha/verify', {
-      json: { sitekey: site.siteKey, hostname: 'shop.example.com', token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 } },
-    });
-    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
-    const siteverify = (stack: ApiStack, idempotencyKey?: string) =>
-      stack.call('/v1/captcha/siteverify', { json: { secret: site.secretKey, response: verified.body.proof, idempotency_key: idempotencyKey } });
     const key = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
-    const first = await siteverify(a, key);
-    expect(first.status).toBe(200);
-    const retry = await siteverify(b, key);
-    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
-    expect(retry.body).toMatchObject({ hostname: 'shop.example.com', challenge_ts: first.body.challenge_ts });
-    expect(statuses([await siteverify(b), await siteverify(a, 'b3bb189e-8bf9-4888-9912-ace4e6543002')])).toEqual({ '400 token_already_used': 2 });
+    for (let round = 0; round < 3; round++) {
+      const challenge = await a.call(`/v1/captcha/challenge?sitekey=${site.siteKey}&hostname=shop.example.com&puzzle_type=pow`);
+      const token = `${challenge.body.challenge}.${solvePow(challenge.body.params as PowParams)}`;
+      const verified = await a.call('/v1/captcha/verify', {
+        json: { sitekey: site.siteKey, hostname: 'shop.example.com', token, trace: [], telemetry: { pointer_moves: 12, focus: true, elapsed_ms: 2400 } },
+      });
+      expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+      const siteverify = (stack: ApiStack, idempotencyKey?: string) =>
+        stack.call('/v1/captcha/siteverify', { json: { secret: site.secretKey, response: verified.body.proof, idempotency_key: idempotencyKey } });
+      // Sent at once: the retries on b reach Redis while a's first call is still at work.
+      const together = await Promise.all(Array.from({ length: 6 }, (_, i) => siteverify(i % 2 ? b : a, key)));
+      expect(statuses(together)).toEqual({ '200': 6 });
+      expect(new Set(together.map((reply) => reply.body.challenge_ts)).size).toBe(1);
+      expect(together[1].body).toMatchObject({ hostname: 'shop.example.com' });
+      expect((await siteverify(b, key)).status).toBe(200);
+      expect(statuses([await siteverify(b), await siteverify(a, 'b3bb189e-8bf9-4888-9912-ace4e6543002')])).toEqual({ '400 token_already_used': 2 });
+    }
   });
 
   it("Redis down: 'deny' answers 500 internal_error, 'allow' serves unmetered; Redis back: both count again, no restart", async () => {

@@ -278,13 +278,23 @@ return 1
  * An entry counts as live by the caller's clock (as in the memory and SQLite stores); Redis's
  * own expiry (PX) only cleans up. Returns 1 when this call used the id, 0 when it was in use.
  */
+// KEYS[1] the id; ARGV: expiresAt (ms), now (ms), ttl (ms), owner digits ('' for none). The value
+// is the expiry, with the owner as its decimal fraction ('1800000300000.7312...'): still a number
+// to a reader that takes it as one (an instance of an older version during an upgrade, which
+// then holds it live for under a millisecond longer).
 export const CONSUME_ONCE = new LuaScript(
   'consume-once',
   `
-local usedUntil = tonumber(redis.call('GET', KEYS[1]))
-if usedUntil and usedUntil > tonumber(ARGV[2]) then return 0 end
+local value = redis.call('GET', KEYS[1])
+local usedUntil = tonumber(value)
+if usedUntil and math.floor(usedUntil) > tonumber(ARGV[2]) then
+  if ARGV[4] ~= '' and string.match(value, '%.(%d+)$') == ARGV[4] then return 1 end
+  return 0
+end
 if tonumber(ARGV[3]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  local stored = ARGV[1]
+  if ARGV[4] ~= '' then stored = stored .. '.' .. ARGV[4] end
+  redis.call('SET', KEYS[1], stored, 'PX', ARGV[3])
 else
   redis.call('DEL', KEYS[1])
 end

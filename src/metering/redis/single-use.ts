@@ -3,6 +3,7 @@
  * instance. One script per call (GET, then SET ... PX) decides atomically inside Redis, so two
  * instances racing for one id cannot both win.
  */
+import { createHash } from 'node:crypto';
 import { SeclookupError, invalidOption } from '../../errors.js';
 import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 import { closeConnection, loadScripts, openConnection, runScript, toStoreError, whenReady, type RedisClient, type RedisConnectionOptions } from './client.js';
@@ -14,8 +15,8 @@ export interface RedisSingleUseOptions extends RedisConnectionOptions {
 }
 
 /**
- * `consume(id, expiresAt, now)` is true for the first use of `id` while it is live. The entry
- * holds `expiresAt` and expires in Redis `expiresAt - now` ms later; liveness is judged by the
+ * `consume(id, expiresAt, now, owner?)` is true for the first use of `id` while it is live (and
+ * for a retry with the first use's owner). The entry holds `expiresAt` and expires in Redis `expiresAt - now` ms later; liveness is judged by the
  * caller's clock, as in the memory and SQLite stores. Run Redis with `maxmemory-policy
  * noeviction`: an evicted entry could be used twice.
  *
@@ -30,7 +31,7 @@ export function createRedisSingleUseStore(urlOrClient: string | RedisClient, opt
   let closed = false;
   let loaded = false;
 
-  async function consumeOnce(id: string, expiresAt: number, now: number): Promise<boolean> {
+  async function consumeOnce(id: string, expiresAt: number, now: number, owner: string | undefined): Promise<boolean> {
     try {
       if (client.status !== 'ready') await whenReady(connection);
       if (!loaded) {
@@ -38,33 +39,17 @@ export function createRedisSingleUseStore(urlOrClient: string | RedisClient, opt
         loaded = true;
       }
       const ttl = Math.ceil(expiresAt - now);
-      return (await runScript(client, CONSUME_ONCE, [prefix + id], [Math.round(expiresAt), now, ttl])) === 1;
+      return (await runScript(client, CONSUME_ONCE, [prefix + id], [Math.round(expiresAt), now, ttl, owner === undefined ? '' : ownerDigits(owner)])) === 1;
     } catch (error) {
       throw toStoreError(error, 'single-use consume', connection.commandTimeoutMs);
     }
   }
 
-  async function isLive(id: string, now: number): Promise<boolean> {
-    try {
-      if (client.status !== 'ready') await whenReady(connection);
-      // The entry holds its expiresAt: liveness by the caller's clock, as consume judges it.
-      const usedUntil = await client.get(prefix + id);
-      return usedUntil !== null && Number(usedUntil) > now;
-    } catch (error) {
-      throw toStoreError(error, 'single-use check', connection.commandTimeoutMs);
-    }
-  }
-
   return {
-    consume(id, expiresAt, now) {
+    consume(id, expiresAt, now, owner) {
       if (closed) return Promise.reject(new SeclookupError('store_failed', 'the single-use store is closed'));
-      checkSingleUseId(id, expiresAt);
-      return consumeOnce(id, expiresAt, now);
-    },
-    isUsed(id, now) {
-      if (closed) return Promise.reject(new SeclookupError('store_failed', 'the single-use store is closed'));
-      checkSingleUseId(id);
-      return isLive(id, now);
+      checkSingleUseId(id, expiresAt, owner);
+      return consumeOnce(id, expiresAt, now, owner);
     },
     async close() {
       if (closed) return;
@@ -72,4 +57,9 @@ export function createRedisSingleUseStore(urlOrClient: string | RedisClient, opt
       await closeConnection(connection);
     },
   };
+}
+
+/** An owner as decimal digits (the entry's value is a number): 128 bits of its SHA-256. */
+function ownerDigits(owner: string): string {
+  return BigInt(`0x${createHash('sha256').update(owner).digest('hex').slice(0, 32)}`).toString();
 }

@@ -3,6 +3,7 @@
  * any file), shared by every process that opens it. The claims of one event-loop turn are
  * written in one immediate transaction at its end (each answered once it is committed), so two
  * processes racing for one id cannot both win, and within a group the first claim of an id wins.
+ * A claim's owner (an idempotency key) is kept in its row, so a retry with it wins again.
  * A write lock held by another process is waited for from a timer (lock-wait.ts).
  */
 import type Database from 'better-sqlite3';
@@ -28,27 +29,29 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   try {
     db = openSeclookupDatabase(path, 'single-use store', { timeout: BUSY_TIMEOUT_MS });
     db.pragma('synchronous = NORMAL');
-    db.exec('CREATE TABLE IF NOT EXISTS single_use (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
+    db.exec('CREATE TABLE IF NOT EXISTS single_use (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL, owner TEXT) WITHOUT ROWID');
+    addOwnerColumn(db);
     db.exec('CREATE INDEX IF NOT EXISTS single_use_expiry ON single_use (expires_at)');
   } catch (error) {
     if (error instanceof SeclookupError) throw error;
     throw new SeclookupError('store_failed', `cannot open the single-use store "${path}": ${(error as Error).message}`, { cause: error });
   }
   const dropExpired = db.prepare<[string, number]>('DELETE FROM single_use WHERE id = ? AND expires_at <= ?');
-  const insert = db.prepare<[string, number]>('INSERT OR IGNORE INTO single_use (id, expires_at) VALUES (?, ?)');
+  const insert = db.prepare<[string, number, string | null]>('INSERT OR IGNORE INTO single_use (id, expires_at, owner) VALUES (?, ?, ?)');
+  const ownerOf = db.prepare<[string]>('SELECT owner FROM single_use WHERE id = ?').pluck();
   const purge = db.prepare<[number]>('DELETE FROM single_use WHERE expires_at <= ?');
-  const isLive = db.prepare<[string, number]>('SELECT 1 FROM single_use WHERE id = ? AND expires_at > ?').pluck();
   let inserts = 0;
   purge.run(Date.now());
 
-  const claim = (id: string, expiresAt: number, now: number): boolean => {
+  const claim = ({ id, expiresAt, now, owner }: Claim): boolean => {
     dropExpired.run(id, now);
-    const won = insert.run(id, Math.round(expiresAt)).changes === 1;
+    const won = insert.run(id, Math.round(expiresAt), owner ?? null).changes === 1;
     if (won && ++inserts % PURGE_EVERY === 0) purge.run(now);
-    return won;
+    // Lost: still a win for a retry of the claim that holds it.
+    return won || (owner !== undefined && ownerOf.get(id) === owner);
   };
   const consumeOnce = db.transaction(claim);
-  const consumeGroup = db.transaction((group: readonly PendingClaim[]) => group.map((c) => claim(c.id, c.expiresAt, c.now)));
+  const consumeGroup = db.transaction((group: readonly PendingClaim[]) => group.map(claim));
   const lock = new WriteLockWait(db, `the single-use store "${path}"`, BUSY_TIMEOUT_MS);
   const failed = (error: unknown) => new SeclookupError('store_failed', `single-use store "${path}": ${(error as Error).message}`, { cause: error });
 
@@ -81,7 +84,7 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
         // The group was rolled back: each claim again in a transaction of its own, so only a failing one rejects.
         for (const c of group) {
           try {
-            c.resolve(consumeOnce.immediate(c.id, c.expiresAt, c.now));
+            c.resolve(consumeOnce.immediate(c));
           } catch (error) {
             c.reject(failed(error));
           }
@@ -93,25 +96,16 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   }
 
   return {
-    consume(id, expiresAt, now) {
+    consume(id, expiresAt, now, owner) {
       if (!db.open) throw new SeclookupError('store_failed', `the single-use store "${path}" is closed`);
-      checkSingleUseId(id, expiresAt);
+      checkSingleUseId(id, expiresAt, owner);
       return new Promise<boolean>((resolve, reject) => {
-        queue.push({ id, expiresAt, now, resolve, reject });
+        queue.push({ id, expiresAt, now, owner, resolve, reject });
         if (!scheduled && !lock.waiting) {
           scheduled = true;
           setImmediate(flush);
         }
       });
-    },
-    isUsed(id, now) {
-      if (!db.open) throw new SeclookupError('store_failed', `the single-use store "${path}" is closed`);
-      checkSingleUseId(id);
-      try {
-        return isLive.get(id, now) !== undefined;
-      } catch (error) {
-        throw failed(error);
-      }
     },
     async close() {
       // Claims already made are written (and answered) before the file closes.
@@ -123,11 +117,29 @@ export function createSqliteSingleUseStore(path: string): SingleUseStore {
   };
 }
 
-/** One claim waiting for its turn's transaction. */
-interface PendingClaim {
+interface Claim {
   id: string;
   expiresAt: number;
   now: number;
+  owner: string | undefined;
+}
+
+/** One claim waiting for its turn's transaction. */
+interface PendingClaim extends Claim {
   resolve(won: boolean): void;
   reject(error: unknown): void;
+}
+
+/**
+ * Files written before claims had owners get the column (NULL: no owner). Two processes opening
+ * one such file at once may both try: the loser's "duplicate column" is the same outcome.
+ */
+function addOwnerColumn(db: Database.Database): void {
+  const columns = db.pragma('table_info(single_use)') as { name: string }[];
+  if (columns.some((column) => column.name === 'owner')) return;
+  try {
+    db.exec('ALTER TABLE single_use ADD COLUMN owner TEXT');
+  } catch (error) {
+    if (!/duplicate column/i.test((error as Error).message)) throw error;
+  }
 }

@@ -160,7 +160,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST siteverify': {
       summary: 'Server-side token validation',
       description:
-        "Each response token works for one successful call; reuse is 400 token_already_used, except a retry with the idempotency_key of the call that succeeded, which gets that success again. Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it. " +
+        "Each response token works for one successful call; reuse is 400 token_already_used, except a retry with the idempotency_key of the call that used it, which gets that call's answer again (its success, or its risk_too_high). Counts against the site key's rate, not the quota. Every failure also carries Turnstile's error-codes, so Turnstile server libraries read it. " +
         "A proof whose risk score is at or above the site key's limit (default 60: level high; seclookup sitekeys update --risk-block-at) is 403 risk_too_high with error-codes [risk-too-high], risk_score and risk_level; the token is used up all the same.",
       auth: 'secret',
       keyIn: 'the secret body field',

@@ -103,8 +103,6 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   // stays used until it expires (expiry is still checked first), and the same bytes under the
   // same key have the same MAC: an entry counts only while that very key is in the ring.
   const spentProofs = new Map<string, { key: SigningKey; values: ProofFields }>();
-  /** Verifications with an idempotency key still at work, by proof and key (see siteverifyChecked). */
-  const verifying = new Map<string, Promise<void>>();
 
   function publicKeyIdOf(secretKeyId: string): MaybePromise<string | null> {
     const known = publicKeyIds.get(secretKeyId);
@@ -400,79 +398,41 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
       return siteverifyRefusal('action_mismatch', `the response was issued for action ${JSON.stringify(proof.action)}`);
     if (!hostAllowed(proof.hostname, site.domains))
       return siteverifyRefusal('domain_not_allowed', `the hostname ${proof.hostname} is no longer allowed for this site key`);
-    // A retry with the same idempotency key while the first call is still at work waits for it,
-    // then is answered as a retry: the same success, or token_already_used after a refusal.
-    // (In this process; a retry reaching another instance in that moment can still be refused.)
-    const verificationId = idempotencyKey ? successId(proof.id, idempotencyKey) : undefined;
-    let finished: (() => void) | undefined;
-    if (verificationId) {
-      const earlier = verifying.get(verificationId);
-      if (earlier) await earlier;
-      else verifying.set(verificationId, new Promise<void>((resolve) => (finished = resolve)));
-    }
-    try {
-      if (known || !(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now()))) {
-        if (!known && signingKey) {
-          if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
-          spentProofs.set(response, { key: signingKey, values: proof });
-        }
-        // A retry of a verification that succeeded, with its idempotency key: the same success again.
-        if (!(idempotencyKey && (await succeededWith(proof.id, idempotencyKey))))
-          return siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
+    // With an idempotency key, the proof is claimed for it: a retry with the key (on any
+    // instance, even while the first call is still at work) is a win again and gets the first
+    // call's answer; a call without it, or with another, finds the proof used. A memo'd spent
+    // proof is still asked about when a key comes with it: the key may be the one it was spent with.
+    if ((known && !idempotencyKey) || !(await singleUse.consume(`p:${proof.id}`, Number(proof.expiresAt), now(), idempotencyKey))) {
+      if (!known && signingKey) {
+        if (spentProofs.size >= MEMO_ENTRIES) spentProofs.clear();
+        spentProofs.set(response, { key: signingKey, values: proof });
       }
-      const risk = Number(proof.risk);
-      // After the token is consumed: a refused token stays used, as a passed one does.
-      const policy = riskPolicyOf(site.risk);
-      if (riskBlocked(policy, risk)) {
-        return siteverifyRefusal(
-          'risk_too_high',
-          `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
-          { risk_score: risk, risk_level: riskLevel(risk) },
-        );
-      }
-      if (idempotencyKey) await rememberSuccess(proof, idempotencyKey, request);
-      return {
-        body: successBody(
-          {
-            challenge_ts: new Date(Number(proof.issuedAt)).toISOString(),
-            hostname: proof.hostname,
-            action: proof.action,
-            'error-codes': [],
-            mode: proof.mode,
-            risk_score: risk,
-            risk_level: riskLevel(risk),
-          },
-          { requestId: request.requestId },
-        ),
-      };
-    } finally {
-      if (finished) {
-        verifying.delete(verificationId!);
-        finished();
-      }
+      return siteverifyRefusal('token_already_used', 'this response was already verified: each token works once');
     }
-  }
-
-  /**
-   * A success verified with an idempotency key is remembered (its own single-use id, live as long
-   * as the proof) so a retry with the key gets it again: Turnstile's `idempotency_key`. Only a
-   * success is remembered, and only once its proof is consumed; a refusal never is.
-   */
-  function successId(proofId: string, idempotencyKey: string): string {
-    return `pk:${proofId}:${idempotencyKey}`;
-  }
-
-  async function succeededWith(proofId: string, idempotencyKey: string): Promise<boolean> {
-    return singleUse.isUsed ? await singleUse.isUsed(successId(proofId, idempotencyKey), now()) : false;
-  }
-
-  async function rememberSuccess(proof: ProofFields, idempotencyKey: string, request: ServiceRequest): Promise<void> {
-    try {
-      await singleUse.consume(successId(proof.id, idempotencyKey), Number(proof.expiresAt), now());
-    } catch (error) {
-      // The proof is consumed and valid: answer its success. Only a retry's replay is lost.
-      context.onError?.(error, request.requestId);
+    const risk = Number(proof.risk);
+    // After the token is consumed: a refused token stays used, as a passed one does.
+    const policy = riskPolicyOf(site.risk);
+    if (riskBlocked(policy, risk)) {
+      return siteverifyRefusal(
+        'risk_too_high',
+        `the visitor's risk score ${risk} is at or above this site key's limit ${policy.blockAt} (seclookup sitekeys update KEY --risk-block-at N|off)`,
+        { risk_score: risk, risk_level: riskLevel(risk) },
+      );
     }
+    return {
+      body: successBody(
+        {
+          challenge_ts: new Date(Number(proof.issuedAt)).toISOString(),
+          hostname: proof.hostname,
+          action: proof.action,
+          'error-codes': [],
+          mode: proof.mode,
+          risk_score: risk,
+          risk_level: riskLevel(risk),
+        },
+        { requestId: request.requestId },
+      ),
+    };
   }
 
   async function status(request: ServiceRequest): Promise<ServiceAnswer> {

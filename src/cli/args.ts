@@ -168,23 +168,22 @@ export function resolveRedisUrl(flag: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   // Named as the operator gave it; the URL may carry a password, so it is never quoted whole.
   const name = flag === undefined ? '$SECLOOKUP_REDIS' : '--redis';
-  if (isClusterUrl(url)) {
-    const problem = redisUrlProblem(url);
-    if (problem) throw new UsageError(`${name}: ${problem}`);
-    return url;
+  if (!isClusterUrl(url)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new UsageError(
+        `${name} must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(redactUserinfo(url))})`,
+      );
+    }
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+      throw new UsageError(
+        `${name} must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
+      );
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(
-      `${name} must be a URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:7000,10.0.0.2:7000 (got ${JSON.stringify(redactUserinfo(url))})`,
-    );
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new UsageError(
-      `${name} must be a redis:// or rediss:// URL, or redis+cluster://h1:p1,h2:p2 for a Redis Cluster (got ${JSON.stringify(parsed.protocol)})`,
-    );
+  const problem = redisUrlProblem(url);
+  if (problem) throw new UsageError(`${name}: ${problem}`);
   return url;
 }
 

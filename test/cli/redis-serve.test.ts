@@ -205,6 +205,10 @@ describe('seclookup serve --redis: two instances, one Redis', () => {
     expect(noData.stderr).not.toContain('dataset');
     const typo = await runCli(['keys', 'list', '--redis', 'http://127.0.0.1:6379']);
     expect([typo.code, typo.stderr]).toEqual([2, expect.stringContaining('--redis must be a redis:// or rediss:// URL')]);
+    // ?options would be ioredis's connection options, a password among them: refused, not quoted.
+    const options = await runCli(['keys', 'list', '--redis', 'redis://127.0.0.1:6379/0?password=pw-secret']);
+    expect([options.code, options.stderr]).toEqual([2, expect.stringContaining('--redis: the Redis URL takes no ?options')]);
+    expect(options.stderr).not.toContain('pw-secret');
   });
 
   it('warns at start when its Redis evicts keys when full (maxmemory with a policy other than noeviction), and not otherwise', async () => {

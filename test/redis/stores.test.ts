@@ -27,18 +27,44 @@ beforeEach(async () => {
 });
 
 describe('createRedisCache', () => {
-  it('is shared by two connections, and gives an entry with a TTL a Redis expiry', async () => {
+  it('is shared by two connections, and gives every entry a Redis expiry: its TTL, or a day for one kept until evicted', async () => {
     const [a, b] = [createRedisCache(server.url()), createRedisCache(server.url())];
     try {
       await a.set('useragent:x', { browser: 'Chrome' }, 60_000);
-      await a.set('forever', [1, 2], 0);
+      await a.set('useragent:forever', [1, 2], 0);
+      await a.set('useragent:a week', [3], 7 * 86_400_000);
       expect(await b.get('useragent:x')).toEqual({ browser: 'Chrome' });
-      expect(await inspect.pttl('seclookup:cache:useragent:x')).toBeGreaterThan(59_000);
-      expect(await inspect.pttl('seclookup:cache:forever')).toBe(-1);
+      expect(await b.get('useragent:forever')).toEqual([1, 2]);
+      const keys = (await inspect.keys('seclookup:cache:*')).sort();
+      expect(keys).toHaveLength(3);
+      for (const key of keys) expect(key).toMatch(/^seclookup:cache:useragent:[A-Za-z0-9_-]{43}$/);
+      const ttls = (await Promise.all(keys.map((key) => inspect.pttl(key)))).sort((x, y) => x - y);
+      expect(ttls[0]).toBeGreaterThan(59_000);
+      expect(ttls[0]).toBeLessThanOrEqual(60_000);
+      expect(ttls[1]).toBeGreaterThan(86_399_000);
+      expect(ttls[2]).toBeLessThanOrEqual(86_400_000);
       await b.delete('useragent:x');
       expect(await a.get('useragent:x')).toBeUndefined();
+      expect(await inspect.keys('seclookup:cache:*')).toHaveLength(2);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+    expect(() => createRedisCache(server.url(), { maxTtlMs: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+  });
+
+  it("a caller's input never names the Redis key: no {hash tag} from it (a Cluster slot), no length from it", async () => {
+    const store = createRedisCache(server.url(), { maxTtlMs: 5_000 });
+    try {
+      const inputs = ['{admin}', `x{admin}${'y'.repeat(20_000)}`, ':{admin}:'];
+      for (const input of inputs) await store.set(`useragent:${input}`, input.length, 0);
+      for (const input of inputs) expect(await store.get(`useragent:${input}`)).toBe(input.length);
+      for (const key of await inspect.keys('seclookup:cache:*')) {
+        expect(key).not.toContain('{');
+        expect(key.length).toBeLessThan(80);
+        expect(await inspect.pttl(key)).toBeLessThanOrEqual(5_000);
+      }
+    } finally {
+      await store.close();
     }
   });
 
@@ -64,17 +90,32 @@ describe('createRedisCache', () => {
 });
 
 describe('createRedisSingleUseStore', () => {
-  it('stores the id under its prefix with a Redis expiry of expiresAt - now', async () => {
+  it('stores the id under its prefix with a Redis expiry 5 minutes after expiresAt (clock skew between instances)', async () => {
     const store = createRedisSingleUseStore(server.url());
     try {
       const now = Date.UTC(2025, 0, 1);
       expect(await store.consume('proof-1', now + 300_000, now)).toBe(true);
       const ttl = await inspect.pttl('seclookup:single-use:proof-1');
-      expect(ttl).toBeGreaterThan(299_000);
-      expect(ttl).toBeLessThanOrEqual(300_000);
+      expect(ttl).toBeGreaterThan(599_000);
+      expect(ttl).toBeLessThanOrEqual(600_000);
       expect(await store.consume('proof-1', now + 300_000, now + 1)).toBe(false);
     } finally {
       await store.close();
+    }
+  });
+
+  it('an instance whose clock is ahead does not let Redis drop an id another instance still sees live', async () => {
+    const [ahead, behind] = [createRedisSingleUseStore(server.url()), createRedisSingleUseStore(server.url())];
+    try {
+      const skew = 2_000;
+      const expiresAt = Date.now() + skew + 200;
+      // Claimed on the instance 2 s ahead, 200 ms before the expiry by its clock.
+      expect(await ahead.consume('skewed', expiresAt, Date.now() + skew)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Live for 1.9 s more by the other instance's clock: still used there.
+      expect(await behind.consume('skewed', expiresAt, Date.now())).toBe(false);
+    } finally {
+      await Promise.all([ahead.close(), behind.close()]);
     }
   });
 
@@ -127,6 +168,47 @@ describe('createRedisClient', () => {
     expect(() => createRedisClient('redis://127.0.0.1:6379/zero')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
     expect(() => createRedisClient('redis://127.0.0.1:6379/0', { commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
     expect(() => createRedisClient({} as Redis)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+  });
+
+  it('opens the URL as written: TLS for rediss:// in any letter case, the database, credentials; no ?options', async () => {
+    const opened = (url: string) => {
+      const client = createRedisClient(url) as Redis;
+      client.disconnect();
+      return client.options;
+    };
+    for (const url of ['REDISS://u:p%40ss@127.0.0.1:1/3', 'Rediss://u:p%40ss@127.0.0.1:1/3', 'rediss://u:p%40ss@127.0.0.1:1/3'])
+      expect(opened(url)).toMatchObject({ tls: {}, host: '127.0.0.1', port: 1, username: 'u', password: 'p@ss', db: 3 });
+    expect(opened('REDIS://[::1]/0')).toMatchObject({ host: '::1', port: 6379, db: 0 });
+    expect(opened('REDIS://[::1]/0').tls).toBeUndefined();
+    for (const url of [
+      'redis://127.0.0.1:1/0?password=pw-secret',
+      'redis://127.0.0.1:1/0?tls=false',
+      'redis://127.0.0.1:1/0#x',
+      'redis://:pw?x@127.0.0.1:1/0',
+    ]) {
+      expect(() => createRedisClient(url)).toThrow(
+        expect.objectContaining({ code: 'invalid_option', message: expect.stringMatching(/no \?options/) && expect.not.stringContaining('pw') }),
+      );
+    }
+  });
+
+  it('a database Redis does not have: every call fails naming it (ioredis would go on in database 0)', async () => {
+    const errors: unknown[] = [];
+    const store = createRedisSingleUseStore(server.url(99), { onError: (error) => errors.push(error) });
+    const zero = createRedisSingleUseStore(server.url(0));
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await expect(store.consume('db-99', Date.now() + 60_000, Date.now())).rejects.toMatchObject({
+          code: 'store_failed',
+          message: expect.stringContaining('redis has no database 99'),
+        });
+      }
+      // Nothing was written to database 0 in its place.
+      expect(await zero.consume('db-99', Date.now() + 60_000, Date.now())).toBe(true);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await Promise.all([store.close(), zero.close()]);
+    }
   });
 
   it('opens a connection with the fail-fast settings', async () => {

@@ -29,8 +29,17 @@ describe('Redis Cluster URLs', () => {
     expect(() => createRedisClient('redis+cluster://h1:7000/1')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
   });
 
-  it('redacts the password of either form', () => {
+  it('redacts the password of either form, and any ?options (ioredis reads a password there)', () => {
     expect(redactRedisUrl('redis+cluster://app:hunter2@h1:7000,h2:7001')).toBe('redis+cluster://app:***@h1:7000,h2:7001');
     expect(redactRedisUrl('redis://:hunter2@h1:6379/0')).toBe('redis://:***@h1:6379/0');
+    expect(redactRedisUrl('redis://h1:6379/0?password=hunter2')).toBe('redis://h1:6379/0?***');
+    expect(redactRedisUrl('redis://h1:bad port/0')).not.toContain('h1');
+  });
+
+  it('cluster seed nodes may be named with _, as Docker Compose names services', () => {
+    expect(parseClusterUrl('redis+cluster://redis_node_1:7000,redis_node_2').nodes).toEqual([
+      { host: 'redis_node_1', port: 7000 },
+      { host: 'redis_node_2', port: 6379 },
+    ]);
   });
 });

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { SeclookupError, invalidOption } from '../../errors.js';
-import { isClusterUrl, parseClusterUrl, redisUrlProblem } from './url.js';
+import { isClusterUrl, parseClusterUrl, parseServerUrl, redisUrlProblem } from './url.js';
 
 /** A standalone connection or a Cluster; the stores use only what both offer. */
 export type RedisClient = Redis | Cluster;
@@ -130,18 +130,29 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   const problem = redisUrlProblem(urlOrClient);
   if (problem) throw invalidOption(problem);
   const settings = redisClientOptions(options);
-  const client = isClusterUrl(urlOrClient) ? openCluster(urlOrClient, options) : new Redis(urlOrClient, settings);
+  const client = isClusterUrl(urlOrClient) ? openCluster(urlOrClient, options) : openServer(urlOrClient, settings);
   const connection: Connection = { client, owned: true, commandTimeoutMs: settings.commandTimeout! };
   // Without a listener ioredis prints every failed reconnection attempt.
   client.on('error', (error: unknown) => {
     const reply = replyErrorOf(error);
     if (reply) connection.refusal = replyReason(reply.message);
+    // ioredis goes on in database 0 when SELECT of the URL's database fails: another deployment's
+    // keys. The connection is closed for good instead, and every call says why.
+    if (reply && commandNameOf(reply) === 'select') {
+      connection.refusal = `redis has no database ${String((client as Redis).options.db)} (${replyReason(reply.message)}): use one below its "databases" setting`;
+      client.disconnect();
+    }
     options.onError?.(toStoreError(error, 'connection'));
   });
   client.on('ready', () => {
     connection.refusal = undefined;
   });
   return connection;
+}
+
+function openServer(url: string, settings: RedisOptions): Redis {
+  const { host, port, username, password, db, tls } = parseServerUrl(url);
+  return new Redis({ ...settings, host, port, username, password, db, ...(tls ? { tls: {} } : {}) });
 }
 
 function openCluster(url: string, options: RedisConnectionOptions): Cluster {
@@ -278,6 +289,12 @@ function isReplyError(error: unknown): error is Error {
  * slot map (ClusterAllFailedError, "Failed to refresh slots cache"), the last node's reply, which
  * says why (NOAUTH, WRONGPASS) where the wrapper does not.
  */
+/** The command a reply error answered, as ioredis records it on the error. */
+function commandNameOf(reply: Error): string | undefined {
+  const name = (reply as { command?: { name?: unknown } }).command?.name;
+  return typeof name === 'string' ? name.toLowerCase() : undefined;
+}
+
 function replyErrorOf(error: unknown): Error | undefined {
   if (isReplyError(error)) return error;
   const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;

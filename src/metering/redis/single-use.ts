@@ -9,6 +9,9 @@ import { checkSingleUseId, type SingleUseStore } from '../single-use.js';
 import { closeConnection, loadScripts, openConnection, runScript, toStoreError, whenReady, type RedisClient, type RedisConnectionOptions } from './client.js';
 import { CONSUME_ONCE } from './scripts.js';
 
+/** How far instances' clocks may disagree before a used id could be used again on a slower one. */
+const CLOCK_SKEW_SLACK_MS = 5 * 60_000;
+
 export interface RedisSingleUseOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the store. @default 'seclookup:single-use:' */
   prefix?: string;
@@ -16,9 +19,10 @@ export interface RedisSingleUseOptions extends RedisConnectionOptions {
 
 /**
  * `consume(id, expiresAt, now, owner?)` is true for the first use of `id` while it is live (and
- * for a retry with the first use's owner). The entry holds `expiresAt` and expires in Redis `expiresAt - now` ms later; liveness is judged by the
- * caller's clock, as in the memory and SQLite stores. Run Redis with `maxmemory-policy
- * noeviction`: an evicted entry could be used twice.
+ * for a retry with the first use's owner). The entry holds `expiresAt` and expires in Redis 5
+ * minutes after it (by the consuming instance's clock); liveness is judged by the caller's
+ * clock, as in the memory and SQLite stores. Run Redis with `maxmemory-policy noeviction`: an
+ * evicted entry could be used twice.
  *
  * @example
  * const tokens = createRedisSingleUseStore('redis://127.0.0.1:6379/0');
@@ -38,7 +42,9 @@ export function createRedisSingleUseStore(urlOrClient: string | RedisClient, opt
         await loadScripts(client, [CONSUME_ONCE]);
         loaded = true;
       }
-      const ttl = Math.ceil(expiresAt - now);
+      // Redis drops the entry some minutes after its expiry by this instance's clock: another
+      // instance whose clock is behind still finds it while the id is live by its own clock.
+      const ttl = expiresAt > now ? Math.ceil(expiresAt - now) + CLOCK_SKEW_SLACK_MS : 0;
       return (await runScript(client, CONSUME_ONCE, [prefix + id], [Math.round(expiresAt), now, ttl, owner === undefined ? '' : ownerDigits(owner)])) === 1;
     } catch (error) {
       throw toStoreError(error, 'single-use consume', connection.commandTimeoutMs);

@@ -6,8 +6,20 @@
  *   redis+cluster://[user:password@]h1:p1,h2:p2   a Redis Cluster from its seed nodes
  *                                                 (rediss+cluster:// for TLS; db 0 only)
  *
- * No message here repeats the URL: it may hold a password.
+ * Schemes in any letter case. No `?options`: ioredis would read them as connection options over
+ * seclookup's own (a `?password=` too, which no redaction would know to hide). No message here
+ * repeats the URL: it may hold a password.
  */
+
+/** One Redis server's address, credentials, database and TLS, as ioredis options take them. */
+export interface ServerUrl {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  db: number;
+  tls: boolean;
+}
 
 /** A Redis Cluster's seed nodes and the credentials and TLS every node connection uses. */
 export interface ClusterUrl {
@@ -18,6 +30,7 @@ export interface ClusterUrl {
 }
 
 const CLUSTER_SCHEME = /^(rediss?)\+cluster:\/\//i;
+const SERVER_SCHEME = /^(rediss?):\/\//i;
 const DEFAULT_PORT = 6379;
 
 /** True for `redis+cluster://` and `rediss+cluster://` URLs. */
@@ -38,16 +51,50 @@ export function redisUrlProblem(url: string): string | null {
       return (error as Error).message;
     }
   }
-  if (!/^rediss?:\/\//i.test(url)) return 'the Redis URL must start with redis://, rediss://, redis+cluster:// or rediss+cluster://';
+  try {
+    parseServerUrl(url);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * `redis[s]://[user:password@]host[:port][/db]` as the options ioredis opens it with (parsed here,
+ * not by ioredis, which turns TLS on only for a lower-case `rediss:`). Throws an Error whose
+ * message names the problem but not the URL.
+ */
+export function parseServerUrl(url: string): ServerUrl {
+  const scheme = SERVER_SCHEME.exec(url);
+  if (!scheme) throw new Error('the Redis URL must start with redis://, rediss://, redis+cluster:// or rediss+cluster://');
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(`redis://${url.slice(scheme[0].length)}`);
   } catch {
-    return 'the Redis URL is not a valid URL (redis://host:port/db)';
+    throw new Error('the Redis URL is not a valid URL (redis://host:port/db)');
   }
+  if (parsed.search !== '' || parsed.hash !== '' || /[?#]/.test(url))
+    throw new Error('the Redis URL takes no ?options or #fragment (redis://[user:password@]host:port/db; percent-encode a ? or # in a password)');
+  if (parsed.hostname === '') throw new Error('the Redis URL names no host (redis://host:port/db)');
+  if (parsed.port === '0') throw new Error('the Redis URL port must be 1 to 65535');
   const db = parsed.pathname.replace(/^\//, '');
-  if (db !== '' && !/^\d+$/.test(db)) return 'the Redis URL path must be a database number (redis://host:port/db)';
-  return null;
+  if (db !== '' && !/^\d{1,9}$/.test(db)) throw new Error('the Redis URL path must be a database number (redis://host:port/db)');
+  let username: string | undefined;
+  let password: string | undefined;
+  try {
+    username = decodeURIComponent(parsed.username) || undefined;
+    password = decodeURIComponent(parsed.password) || undefined;
+  } catch {
+    throw new Error('the Redis URL has a badly escaped user or password');
+  }
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port === '' ? DEFAULT_PORT : Number(parsed.port),
+    username,
+    password,
+    db: db === '' ? 0 : Number(db),
+    tls: scheme[1].toLowerCase() === 'rediss',
+  };
 }
 
 /**
@@ -80,7 +127,8 @@ export function parseClusterUrl(url: string): ClusterUrl {
     rest = rest.slice(0, slash);
   }
   const nodes = rest.split(',').map((item) => {
-    const node = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(item.trim());
+    // Host names as Docker Compose makes them may hold '_'.
+    const node = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(item.trim());
     const port = node?.[2] === undefined ? DEFAULT_PORT : Number(node[2]);
     if (!node || port < 1 || port > 65_535) throw new Error('each Redis Cluster seed node must be host:port (redis+cluster://h1:p1,h2:p2)');
     return { host: node[1].replace(/^\[|\]$/g, ''), port };
@@ -98,7 +146,14 @@ export function redactRedisUrl(url: string): string {
     const colon = credentials.indexOf(':');
     return colon === -1 ? url : `${scheme}${credentials.slice(0, colon)}:***${url.slice(at)}`;
   }
-  const parsed = new URL(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(a Redis URL that does not parse)';
+  }
   if (parsed.password) parsed.password = '***';
+  // Refused anyway; hidden because ioredis would read ?password= (or any option) from it.
+  if (parsed.search) parsed.search = '?***';
   return parsed.toString();
 }

@@ -1,3 +1,4 @@
+import { isBodiless } from '../src/api/conditional.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
@@ -37,7 +38,11 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
         reply.header('connection', 'close');
         lingerAfterResponse(reply.raw);
       }
-      reply.code(response.status).headers(response.headers).send(response.body);
+      // Nothing, not '', for a 204 or 304: Fastify gives an empty string body a Content-Length.
+      reply
+        .code(response.status)
+        .headers(response.headers)
+        .send(isBodiless(response.status) ? undefined : response.body);
     } catch (error) {
       // Sent outside the handler, so Fastify cannot catch this; a socket must never hang.
       request.log.error(error);

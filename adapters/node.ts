@@ -6,6 +6,7 @@ import { lingerAfterResponse } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 import { isPromise } from '../src/lib/outcome.js';
+import { isBodiless } from '../src/api/conditional.js';
 
 /**
  * Write a core response onto a Node response. Shared by the Node and Express adapters. An
@@ -16,8 +17,8 @@ import { isPromise } from '../src/lib/outcome.js';
  */
 export function writeResponse(res: ServerResponse, response: ApiResponse): void {
   // The core builds a fresh response per request, so its headers can take the length directly.
-  // A HEAD answer comes with GET's length already (and no body).
-  response.headers['content-length'] ??= String(Buffer.byteLength(response.body));
+  // A HEAD answer comes with GET's length already (and no body); a 204 or 304 has none.
+  if (!isBodiless(response.status)) response.headers['content-length'] ??= String(Buffer.byteLength(response.body));
   // A `Connection: close` from the core (serve's drain, shutdown.ts) ends the connection after
   // this answer, and Node drops the answers queued behind it: while a later request on the
   // connection is still owed its answer, the close is left to that answer, which carries it too.

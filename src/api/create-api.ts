@@ -18,7 +18,8 @@ import { createMemorySingleUseStore } from '../metering/memory/single-use.js';
 import { createOperatorSecret, isOperatorSecret } from '../lib/operator-secret.js';
 import { bearerToken } from './auth.js';
 import { createBatchHandler, DEFAULT_BATCH_DEADLINE_MS, DEFAULT_BATCH_LIMIT } from './batch.js';
-import { DEFAULT_BODY_LIMIT, firstHeader, parseBody } from './body.js';
+import { DEFAULT_BODY_LIMIT, parseBody } from './body.js';
+import { etagMatches, isBodiless } from './conditional.js';
 import { createClientIpResolver, createOwnHostResolver } from './client-ip.js';
 import { refuseRequest } from './client-error.js';
 import { baseHeaders, errorBody, newRequestId, successBody } from './envelope.js';
@@ -153,7 +154,8 @@ export function createApi(givenOptions: ApiOptions): Api {
     errorCode: ErrorCode | null,
   ): ApiResponse {
     // HEAD: GET's headers, Content-Length included (RFC 9110 8.6: the GET body's length), no body.
-    if (method === 'HEAD') headers['content-length'] = String(Buffer.byteLength(body));
+    // A 204 or 304 has no body and no Content-Length (RFC 9110 8.6).
+    if (method === 'HEAD' && !isBodiless(status)) headers['content-length'] = String(Buffer.byteLength(body));
     const response: ApiResponse = { status, headers, body: method === 'HEAD' ? '' : body };
     options.onResponse?.({
       time: isoNow(),
@@ -220,7 +222,7 @@ export function createApi(givenOptions: ApiOptions): Api {
     headers.etag = file.etag;
     headers['cache-control'] = parseQuery(search).get('v') === route.assets.version() ? 'public, max-age=31536000, immutable' : 'public, max-age=300';
     Object.assign(headers, file.headers);
-    if (firstHeader(request.headers['if-none-match']) === file.etag) return { status: 304, body: '' };
+    if (etagMatches(request.headers['if-none-match'], file.etag)) return { status: 304, body: '' };
     return { body: file.body.toString('utf8') };
   }
 

@@ -111,6 +111,11 @@ describe("the app's own paths beside the API's", () => {
     const meter = createMemoryMeter();
     const api = createApi({ lookup: createLookup(), meter });
     const app = express();
+    // What helmet sets app-wide by default: the widget's files still say they may be embedded.
+    app.use((_req, res, next) => {
+      res.setHeader('cross-origin-resource-policy', 'same-origin');
+      next();
+    });
     app.use(seclookup({ api }));
     app.get('/widget/settings', (_req, res) => res.json({ app: 'settings' }));
     app.use((req, res) => res.status(404).json({ app404: req.path }));
@@ -126,6 +131,8 @@ describe("the app's own paths beside the API's", () => {
     // The widget's own files are the API's.
     const widget = await answer('/widget/api.js');
     expect(widget.slice(0, 2)).toEqual([200, expect.stringContaining('javascript')]);
+    expect((await fetch(`${base}/widget/api.js`)).headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect((await fetch(`${base}/widget/settings`)).headers.get('cross-origin-resource-policy')).toBe('same-origin');
     expect((await answer('/widget/api.js', 'POST'))[0]).toBe(405);
   });
 });

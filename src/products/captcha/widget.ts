@@ -21,6 +21,23 @@ const TYPES: Record<string, string> = {
 export const FRAME_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; worker-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors *";
 
+/**
+ * The widget is embedded by other sites' pages, so its files say so, over whatever the app
+ * around the API sets (helmet's `Cross-Origin-Resource-Policy: same-origin` would block them):
+ * - every file may be loaded cross-origin (CORP), also by a cross-origin-isolated page (COEP);
+ * - scripts and styles may be fetched with CORS (`<script crossorigin>`, for SRI);
+ * - the frame page isolates itself (COEP), so a cross-origin-isolated page may frame it; its
+ *   own subresources are same-origin, so that costs it nothing.
+ */
+function crossOriginHeaders(extension: string): Record<string, string> {
+  const headers: Record<string, string> = { 'cross-origin-resource-policy': 'cross-origin' };
+  if (extension === '.html') {
+    headers['content-security-policy'] = FRAME_CSP;
+    headers['cross-origin-embedder-policy'] = 'require-corp';
+  } else headers['access-control-allow-origin'] = '*';
+  return headers;
+}
+
 export function widgetDir(): string {
   return join(packageRoot(), 'src', 'products', 'captcha', 'widget');
 }
@@ -49,7 +66,7 @@ export function createWidgetAssets(dir: () => string = widgetDir): ServiceAssets
         contentType: TYPES[extname(name)],
         body,
         etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 24)}"`,
-        headers: { 'x-content-type-options': 'nosniff', ...(extname(name) === '.html' ? { 'content-security-policy': FRAME_CSP } : {}) },
+        headers: { 'x-content-type-options': 'nosniff', ...crossOriginHeaders(extname(name)) },
       });
     }
     return (loaded = { version, files });

@@ -24,6 +24,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
 import { ratioRow, type BenchRow } from './harness.js';
 import { autocannon, stopAll } from './load.js';
@@ -103,6 +104,8 @@ function startServe(
   const logFile = join(dir, 'requests.log');
   const store = redisUrl ? ['--redis', redisUrl] : ['--db', db];
   const cli = (args: string[]) => execFileSync(process.execPath, [CLI, ...args, ...store], { encoding: 'utf8' });
+  // `plans set` changes an existing database only: the file is made first, as serve would make it.
+  if (!redisUrl) void createSqliteMeter(db).close();
   cli(['plans', 'set', 'bench', '--all-products', '--rate-limit', '1000000000', '--monthly-quota', 'unlimited']);
   const { secret_key: key } = JSON.parse(cli(['keys', 'create', '--product', lookup.product, '--plan', 'bench', '--json'])) as { secret_key: string };
   const log = openSync(logFile, 'w');

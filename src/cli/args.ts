@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseDnsServer } from '../lib/dns/servers.js';
 import { formatCidr, hostBitsProblem, parseCidr, type Cidr } from '../lib/ip.js';
-import { isProductId, PRODUCT_IDS, type ProductId } from '../products/catalog.js';
+import { isProductId, PRODUCT_IDS, PRODUCTS, type ProductId } from '../products/catalog.js';
 import { UsageError } from './errors.js';
 import { isClusterUrl, redisUrlProblem } from '../metering/redis/url.js';
 import { redactUserinfo } from '../lib/redact-url.js';
@@ -38,17 +38,36 @@ export const DEFAULT_DB_PATH = './seclookup.db';
  */
 export function parseCommand<T extends OptionSpecs>(argv: string[], options: T, command: string): ParsedCommand<T> {
   let parsed: ParsedCommand<T>;
+  let tokens: NonNullable<ReturnType<typeof parseArgs>['tokens']>;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
+    ({ tokens, ...parsed } = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true, tokens: true }));
   } catch (error) {
     if (isParseArgsError(error)) throw new UsageError(tidyParseArgsMessage(error.message), command);
     throw error;
   }
+  refuseRepeatedValues(tokens, options, command);
   for (const [name, value] of Object.entries(parsed.values)) {
     if (typeof value === 'string' ? isBlank(value) : Array.isArray(value) && value.some((item) => typeof item === 'string' && isBlank(item)))
       throw new UsageError(emptyValueMessage(`--${name}`), command);
   }
   return parsed;
+}
+
+/**
+ * A flag that takes one value, given twice (`--db a.db --db b.db`, `--product geoip --product
+ * asn`), is refused rather than the last one silently taken: either could be the one meant.
+ * Flags declared `multiple` (documented as repeatable) and switches are left alone. The values
+ * are not repeated in the message (a --redis URL may carry a password).
+ */
+function refuseRepeatedValues(tokens: NonNullable<ReturnType<typeof parseArgs>['tokens']>, options: OptionSpecs, command: string): void {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const spec = options[token.name];
+    if (!spec || spec.type !== 'string' || spec.multiple) continue;
+    if (seen.has(token.name)) throw new UsageError(`option --${token.name} was given more than once; give it once`, command);
+    seen.add(token.name);
+  }
 }
 
 /** Empty, or only spaces: no value at all. */
@@ -88,14 +107,24 @@ export function expectPositionals(positionals: string[], names: readonly string[
   if (positionals.length < names.length) throw new UsageError(`missing ${names.slice(positionals.length).join(' and ')}`, command);
   if (positionals.length > names.length) {
     const extra = positionals[names.length];
-    throw new UsageError(`unexpected argument ${JSON.stringify(extra)} (quote values that contain spaces)`, command);
+    // A secret key pasted twice (`keys revoke ua_sec_... ua_sec_...`) is not repeated on the terminal.
+    const shown = mentionsSecretKey(extra) ? '(a secret key)' : JSON.stringify(extra);
+    throw new UsageError(`unexpected argument ${shown} (quote values that contain spaces)`, command);
   }
   return positionals;
 }
 
+/** Does `text` hold a secret key of any product (`ua_sec_...`, `tf_sec_...`)? Messages never repeat one. */
+export function mentionsSecretKey(text: string): boolean {
+  return Object.values(PRODUCTS).some((product) => text.includes(product.secretPrefix));
+}
+
 export function parseProduct(value: string, command: string): ProductId {
   if (isProductId(value)) return value;
-  throw new UsageError(`unknown product ${JSON.stringify(value)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
+  throw new UsageError(
+    `unknown product ${mentionsSecretKey(value) ? '(a secret key)' : JSON.stringify(value)}; products are: ${PRODUCT_IDS.join(', ')}`,
+    command,
+  );
 }
 
 /** A whole number in [min, max], written in plain decimal digits. */

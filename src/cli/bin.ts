@@ -4,15 +4,18 @@
 import './serve-signals.js';
 import { EXIT_FAILURE } from './errors.js';
 import { main } from './main.js';
+import { writeErrorReported } from './output.js';
 
 // `seclookup keys list | head` closes stdout early: not a failure, the rest is dropped. Any other
 // failed write (a full disk, a closed terminal) fails the command with one line instead of a
 // stack trace: `keys create --json > keys.json` on a full disk must not exit 0.
+// A command that waited for its output (keys create, whose secret is shown once) says the
+// failure itself, with what it did about it; it is then not said twice.
 let outputFailed = false;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE' || outputFailed) return;
   outputFailed = true;
-  process.stderr.write(`seclookup: cannot write the output: ${error.message}\n`);
+  if (!writeErrorReported(error)) process.stderr.write(`seclookup: cannot write the output: ${error.message}\n`);
   process.exitCode = EXIT_FAILURE;
 });
 

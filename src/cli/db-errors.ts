@@ -11,22 +11,31 @@ import { CommandError } from './errors.js';
 /**
  * `error` from work on the meter at `where` (the file, or the Redis URL without its password),
  * as a CommandError when the store failed; any other error as it is. `dbPath` is the SQLite
- * file, when the meter is one.
+ * file, when the meter is one; `write`: the work was meant to change it.
  */
-export function explainMeterError(where: string, dbPath: string | null, error: unknown): unknown {
-  const explained = dbPath === null ? error : explainDatabaseError(dbPath, error);
+export function explainMeterError(where: string, dbPath: string | null, error: unknown, { write = true }: { write?: boolean } = {}): unknown {
+  const explained = dbPath === null ? error : explainDatabaseError(dbPath, error, { write });
   if (explained !== error) return explained;
   if (isSeclookupError(error, 'store_failed') || isSeclookupError(error, 'timeout'))
     return new CommandError(`cannot use the meter store (${where}): ${error.message}`, { cause: error });
   return error;
 }
 
-/** `error` as a CommandError naming `path` when SQLite raised it; any other error as it is. */
-export function explainDatabaseError(path: string, error: unknown): unknown {
+/** What SQLite says when a write, not the file as a whole, failed: a read-only file, a full disk, a lock held too long. */
+const WRITE_FAILURES = /^SQLITE_(READONLY|FULL|BUSY|LOCKED|CANTOPEN|IOERR_WRITE|IOERR_FSYNC|PERM)/;
+
+/**
+ * `error` as a CommandError naming `path` when SQLite raised it; any other error as it is. "cannot
+ * write" when a write failed for a cause of the file system's or SQLite's (read-only, full,
+ * locked); "cannot use" for a file broken whatever is done with it (malformed, not a database)
+ * and for work that only reads.
+ */
+export function explainDatabaseError(path: string, error: unknown, { write = true }: { write?: boolean } = {}): unknown {
   const sqlite = sqliteErrorIn(error);
   if (!sqlite) return error;
-  const problem = databaseFileProblem(path, { write: true });
-  return new CommandError(`cannot write the database ${path}: ${problem ?? sqlite.message}`, { cause: error });
+  const problem = databaseFileProblem(path, { write });
+  const verb = write && (problem !== null || WRITE_FAILURES.test(sqlite.code)) ? 'write' : 'use';
+  return new CommandError(`cannot ${verb} the database ${path}: ${problem ?? sqlite.message}`, { cause: error });
 }
 
 /**

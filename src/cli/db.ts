@@ -81,13 +81,17 @@ export async function loadRedis(): Promise<typeof import('../metering/redis/inde
   }
 }
 
-/** Run `work` with an open meter and always close it (the WAL checkpointed, the Redis connection quit). */
-export async function withMeter<T>(flags: MeterFlags, options: { create: boolean }, work: (meter: Meter) => Promise<T>): Promise<T> {
+/**
+ * Run `work` with an open meter and always close it (the WAL checkpointed, the Redis connection
+ * quit). `write: false` (default true) for work that only reads, so a failure is not said to be
+ * one of writing.
+ */
+export async function withMeter<T>(flags: MeterFlags, options: { create: boolean; write?: boolean }, work: (meter: Meter) => Promise<T>): Promise<T> {
   const meter = await openMeter(flags, options);
   try {
     return await work(meter);
   } catch (error) {
-    throw explainMeterError(describeMeter(flags), resolveRedisUrl(flags.redis) ? null : resolveDbPath(flags.db), error);
+    throw explainMeterError(describeMeter(flags), resolveRedisUrl(flags.redis) ? null : resolveDbPath(flags.db), error, { write: options.write ?? true });
   } finally {
     await meter.close();
   }

@@ -165,7 +165,7 @@ async function listKeys(argv: string[]): Promise<number> {
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const keys = await withMeter(values, { create: false }, (meter: MeterAdmin) => meter.listKeys());
+  const keys = await withMeter(values, { create: false, write: false }, (meter: MeterAdmin) => meter.listKeys());
   if (values.json) {
     printJson(keys.map(keyToJson));
   } else if (keys.length === 0) {

@@ -132,23 +132,32 @@ async function dispatch(argv: string[], running: { command: string }): Promise<n
   return run(rest);
 }
 
+/** A whole secret key of any product: its prefix and 16 or more key characters (a visible prefix, `ua_sec_3kT9xQ`, has 6). */
+const SECRET_KEY_TEXT = new RegExp(`(?:${(PRODUCT_DESCRIPTORS as readonly ProductDescriptor[]).map((d) => d.secretPrefix).join('|')})[A-Za-z0-9_-]{16,}`, 'g');
+
+/** `text` with every whole secret key in it replaced: the last guard of every message printed for an error (a key pasted where a flag goes). */
+function redactSecretKeys(text: string): string {
+  return text.replace(SECRET_KEY_TEXT, '(a secret key)');
+}
+
 /**
  * The error in one line (a stack only when unexpected). Whatever quoted a URL (a product refusing
- * its `--riskscore-url`, an engine failing to reach its upstream) prints it without a password.
+ * its `--riskscore-url`, an engine failing to reach its upstream) prints it without a password,
+ * and whatever quoted a secret key given on the command line prints it as "(a secret key)".
  */
 function report(error: unknown, command: string): number {
   if (error instanceof UsageError) {
     // `keys create` has its help under `keys --help`.
     const helpFor = (error.helpFor || command).split(' ')[0];
-    note(`seclookup: ${redactUserinfo(error.message)}`);
+    note(`seclookup: ${redactSecretKeys(redactUserinfo(error.message))}`);
     note(`Run \`seclookup ${helpFor ? `${helpFor} ` : ''}--help\` for usage.`);
     return EXIT_USAGE;
   }
   if (error instanceof CommandError) {
-    note(`seclookup: ${redactUserinfo(error.message)}`);
+    note(`seclookup: ${redactSecretKeys(redactUserinfo(error.message))}`);
     return EXIT_FAILURE;
   }
   // Not expected: show the stack so the problem can be reported.
-  note(`seclookup: unexpected error: ${redactUserinfo(error instanceof Error ? (error.stack ?? error.message) : String(error))}`);
+  note(`seclookup: unexpected error: ${redactSecretKeys(redactUserinfo(error instanceof Error ? (error.stack ?? error.message) : String(error)))}`);
   return EXIT_FAILURE;
 }

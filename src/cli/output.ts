@@ -24,11 +24,28 @@ export function outDelivered(text: string): Promise<void> {
         resolve();
         return;
       }
-      stdout.write(`${text}\n`, (error) => (error ? reject(error) : resolve()));
+      stdout.write(`${text}\n`, (error) => {
+        if (!error) return resolve();
+        // Its caller says the failure, with what it did about it: the binary need not say it again.
+        reportedWriteErrors.add(error);
+        reject(error);
+      });
     } catch (error) {
       reject(error);
     }
   });
+}
+
+/** Write errors an `outDelivered` caller reports itself. */
+const reportedWriteErrors = new WeakSet<Error>();
+
+/**
+ * Is this failed write of stdout one the command reports itself (output it waited for, such as
+ * a secret shown once)? The binary then does not print its own "cannot write the output" too.
+ * The write's callback runs before the stream's 'error' event, so this is known by then.
+ */
+export function writeErrorReported(error: Error): boolean {
+  return reportedWriteErrors.has(error);
 }
 
 /** Write a line to stderr. */

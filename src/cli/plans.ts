@@ -23,7 +23,9 @@ domainrep, pwbreach and captcha). Changes apply at once, also to a running serve
 
 plans set     Create or change plan SLUG. Give --rate-limit, --monthly-quota or both;
               a limit you leave out keeps its current value. Say which products with
-              --product or --all-products: one of them is required.
+              --product or --all-products: one of them is required. The database must
+              exist (serve, keys create or sitekeys create makes one): a --db that does
+              not is refused, not created.
   --rate-limit N                  requests per minute per key (N >= 1)
   --monthly-quota N|unlimited     lookups per UTC calendar month per subscription
   --product PRODUCT,...           change only these products' rows (comma-separated or
@@ -44,9 +46,9 @@ Common options:
                 default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
-Exit codes: 0 done, 1 failed (database error), 2 usage error (bad number, bad slug,
-            unknown product, neither or both of --product and --all-products, missing
-            limits for a new row).`;
+Exit codes: 0 done, 1 failed (no such database, database error), 2 usage error (bad
+            number, bad slug, unknown product, neither or both of --product and
+            --all-products, missing limits for a new row, a flag given twice).`;
 
 export async function runPlans(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -102,7 +104,8 @@ async function setPlan(argv: string[]): Promise<number> {
   }
   const scope = parseScope(values.product, values['all-products'], command);
 
-  const { rows, created } = await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
+  // An existing database only: a mistyped --db must not make a new one and report a plan set in it.
+  const { rows, created } = await withMeter(values, { create: false }, async (meter: MeterAdmin) => {
     const sameSlug = (await meter.listPlans()).filter((p) => p.slug === slug);
     // Every row is worked out before the first write, so a refused change writes nothing.
     const targets = planRowsToWrite(slug, scope, sameSlug, change, command);
@@ -183,7 +186,7 @@ async function listPlans(argv: string[]): Promise<number> {
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
 
-  const plans = await withMeter(values, { create: false }, (meter: MeterAdmin) => meter.listPlans());
+  const plans = await withMeter(values, { create: false, write: false }, (meter: MeterAdmin) => meter.listPlans());
   if (values.json) {
     printJson(plans.map((p) => ({ slug: p.slug, product: p.product, rate_limit_per_minute: p.rateLimitPerMinute, monthly_quota: p.monthlyQuota })));
   } else if (plans.length === 0) {

@@ -224,7 +224,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
   const onMeterError = parseStoreErrorPolicy(values['on-store-error'], command);
   // A secret the operator gave is checked now; the default key file beside the database is
   // made only once the database is known to be ours.
-  const givenSecret = resolveOperatorSecret(values['secret-file'], null, command);
+  const givenSecret = await resolveOperatorSecret(values['secret-file'], null, command);
 
   const metricsAt = parseMetrics(values.metrics, values['metrics-port'], port, command);
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
@@ -279,12 +279,15 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     const openedMeter = await openMeter(values, { create: true });
     const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
     opened.meter = meter;
-    await meter.getSetting(BOOTSTRAP_SETTING).catch((error: unknown) => Promise.reject(explainMeterError(where, null, error)));
+    // The SQLite file named too: a broken one (a page overwritten) is said in one line, not as a stack trace.
+    const meterFile = redis ? null : dbPath;
+    await meter.getSetting(BOOTSTRAP_SETTING).catch((error: unknown) => Promise.reject(explainMeterError(where, meterFile, error)));
     stopIfSignalled();
     const lookup = loadEngines(MODULES, lookupOptions);
     opened.lookup = lookup;
     stopIfSignalled();
-    const { secret } = givenSecret.secret || redis ? givenSecret : resolveOperatorSecret(undefined, dbPath, command);
+    // The key file beside the database, made for a store whose signing keys it does not lock out.
+    const { secret } = givenSecret.secret || redis ? givenSecret : await resolveOperatorSecret(undefined, dbPath, command, { store: meter });
     if (!secret)
       note(
         'seclookup: captcha is off: no operator secret to wrap its signing keys; give every instance on this Redis the same --secret-file FILE or SECLOOKUP_SECRET',
@@ -338,7 +341,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
       for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
     } catch (error) {
       // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
-      throw error instanceof StoppedWhileStarting ? error : explainMeterError(where, null, error);
+      throw error instanceof StoppedWhileStarting ? error : explainMeterError(where, meterFile, error);
     }
     // An evicting Redis can drop a live rate window or a used captcha token: said before "listening".
     const evictionRisk = redis ? await redis.redisEvictionRisk(redisUrl!) : null;

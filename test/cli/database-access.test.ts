@@ -4,8 +4,9 @@
  * with a stack. The permission cases run the built CLI in a child held to file permissions even
  * when the tests run as root (harness.ts), since a root process would write anything.
  */
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliProcess } from './harness.js';
 
@@ -141,5 +142,57 @@ describe('commands that only read, on a file or folder this user may not write',
     const reports = await held(['reports', 'list', '--db', db]);
     expect(reports.stderr).toBe(`seclookup: cannot create the database ${db}: ${why}\n`);
     expect(existsSync(db)).toBe(false);
+  });
+});
+
+describe('a database another connection holds the write lock of (the sqlite3 shell in BEGIN IMMEDIATE)', () => {
+  it('keys list, plans list and sitekeys list still read it: opening a current file takes no write lock', async () => {
+    const { db } = await database();
+    expect((await runCli(['sitekeys', 'create', '--domain', 'example.com', '--db', db])).code).toBe(0);
+    const holder = new Database(db);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      for (const args of [
+        ['keys', 'list', '--json'],
+        ['plans', 'list', '--json'],
+        ['sitekeys', 'list', '--json'],
+      ]) {
+        const result = await runCli([...args, '--db', db]);
+        expect([args.join(' '), result.code, result.stderr]).toEqual([args.join(' '), 0, '']);
+        expect(JSON.parse(result.stdout).length, args.join(' ')).toBeGreaterThan(0);
+      }
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
+});
+
+describe('a corrupt database (a page overwritten)', () => {
+  /** A seclookup database whose subscriptions table's page is overwritten with 0xff: it opens, and fails at the first read of a key. */
+  async function corruptDatabase(): Promise<string> {
+    const { db } = await database();
+    const reader = new Database(db, { readonly: true });
+    const page = reader.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'subscriptions'").pluck().get() as number;
+    const pageSize = reader.pragma('page_size', { simple: true }) as number;
+    reader.close();
+    const fd = openSync(db, 'r+');
+    writeSync(fd, Buffer.alloc(pageSize, 0xff), 0, pageSize, (page - 1) * pageSize);
+    closeSync(fd);
+    return db;
+  }
+
+  it('serve says so in one line naming the file, with no stack trace (exit 1)', async () => {
+    const db = await corruptDatabase();
+    const result = await runCli(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(/unexpected error|SqliteError|\n\s+at /);
+    expect(result.stderr.trim().split('\n').at(-1)).toBe(`seclookup: cannot use the database ${db}: database disk image is malformed`);
+  });
+
+  it('keys list says it cannot use the database, not that it cannot write it: it only reads', async () => {
+    const db = await corruptDatabase();
+    const result = await runCli(['keys', 'list', '--db', db]);
+    expect([result.code, result.stderr]).toEqual([1, `seclookup: cannot use the database ${db}: database disk image is malformed\n`]);
   });
 });

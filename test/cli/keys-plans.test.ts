@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 
 interface CreatedJson {
@@ -222,6 +224,25 @@ describe('seclookup plans', () => {
     return runCliJson<ListedPlan[]>(['plans', 'list', '--json', '--db', database]);
   }
 
+  /** A new database with the default plans and no keys, as `serve` or `keys create` leaves one: `plans set` changes an existing one only. */
+  async function newDatabase(): Promise<string> {
+    const path = join(temp.make(), 'plans.db');
+    await createSqliteMeter(path).close();
+    return path;
+  }
+
+  it('set refuses a database that does not exist (exit 1, as keys list does) and creates nothing', async () => {
+    const missing = join(temp.make(), 'typo-seclookp.db');
+    const set = await runCli(['plans', 'set', 'gold', '--all-products', '--rate-limit', '5', '--monthly-quota', '5', '--db', missing]);
+    const list = await runCli(['keys', 'list', '--db', missing]);
+    expect([set.code, set.stdout]).toEqual([1, '']);
+    expect(set.stderr).toBe(list.stderr);
+    expect(set.stderr).toBe(
+      `seclookup: no database at ${missing}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\`\n`,
+    );
+    expect(existsSync(missing)).toBe(false);
+  });
+
   it('lists the default plans of a new database', async () => {
     const fresh = join(temp.make(), 'plans.db');
     await runCliJson(['keys', 'create', '--product', 'useragent', '--json', '--db', fresh]);
@@ -234,7 +255,7 @@ describe('seclookup plans', () => {
   });
 
   it('with --all-products creates a new plan as a * row, with unlimited quota, usable by keys create', async () => {
-    const database = join(temp.make(), 'plans.db');
+    const database = await newDatabase();
     const set = await runCli(['plans', 'set', 'pro', '--all-products', '--rate-limit', '600', '--monthly-quota', 'unlimited', '--db', database]);
     expect(set.code).toBe(0);
     expect(set.stdout).toContain('Created plan "pro" for every product');
@@ -263,7 +284,7 @@ describe('seclookup plans', () => {
   });
 
   it('with --all-products changes only the given limit on every row of the slug, product rows included', async () => {
-    const database = join(temp.make(), 'plans.db');
+    const database = await newDatabase();
     const set = await runCli(['plans', 'set', 'starter', '--all-products', '--monthly-quota', '20000', '--db', database]);
     expect(set.code).toBe(0);
     expect(set.stdout).toContain('Updated plan "starter" for every product:');
@@ -280,7 +301,7 @@ describe('seclookup plans', () => {
   });
 
   it('with --all-products on a plan that has only product rows adds its * row, which needs both limits', async () => {
-    const database = join(temp.make(), 'plans.db');
+    const database = await newDatabase();
     expect((await runCli(['plans', 'set', 'beta', '--product', 'tls', '--rate-limit', '5', '--monthly-quota', '50', '--db', database])).code).toBe(0);
 
     const oneLimit = await runCli(['plans', 'set', 'beta', '--all-products', '--rate-limit', '10', '--db', database]);
@@ -299,7 +320,7 @@ describe('seclookup plans', () => {
   });
 
   it('with --product takes several products, comma-separated or repeated, and leaves the others alone', async () => {
-    const database = join(temp.make(), 'plans.db');
+    const database = await newDatabase();
     const set = await runCli([
       'plans',
       'set',
@@ -330,7 +351,7 @@ describe('seclookup plans', () => {
   });
 
   it('with --product creates or changes only that product row', async () => {
-    const database = join(temp.make(), 'plans.db');
+    const database = await newDatabase();
     await runCli(['plans', 'set', 'enterprise', '--product', 'geoip', '--monthly-quota', '250000', '--db', database]);
     await runCli(['plans', 'set', 'starter', '--product', 'tls', '--rate-limit', '5', '--db', database]);
     const rows = await plans(database);
@@ -356,7 +377,7 @@ describe('seclookup plans', () => {
     [['set'], 'missing SLUG'],
     [['remove', 'pro'], 'unknown subcommand "remove"'],
   ])('plans %j exits 2 with a clear message', async (args, message) => {
-    const result = await runCli(['plans', ...args, '--db', join(temp.make(), 'plans.db')]);
+    const result = await runCli(['plans', ...args, '--db', await newDatabase()]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
   });

@@ -3,6 +3,7 @@
  * key, start `seclookup serve` on the same database, solve a puzzle over HTTP, verify the proof
  * from "the site's server" once, and see the second use refused.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
@@ -121,6 +122,76 @@ describe('seclookup sitekeys', () => {
     expect((await runCli(['sitekeys', 'update', 'tf_pub_nope', '--db', db])).code).toBe(2);
     expect((await runCli(['sitekeys', 'revoke', '42', '--db', db])).code).toBe(1);
     expect((await runCli(['sitekeys', 'frobnicate', '--db', db])).code).toBe(2);
+  });
+
+  it('revoke and update take the secret key (tf_sec_) of a site key too, and no message ever repeats one', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const leaked = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
+    const other = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'other.example', '--json', '--db', db]);
+    const updated = await runCli(['sitekeys', 'update', leaked.secret_key, '--domain', 'www.shop.example.com', '--db', db]);
+    expect([updated.code, updated.stdout]).toEqual([0, expect.stringContaining('domains www.shop.example.com')]);
+    const revoked = await runCli(['sitekeys', 'revoke', leaked.secret_key, '--db', db]);
+    expect([revoked.code, revoked.stdout]).toEqual([0, expect.stringMatching(/^Revoked site key \d+ and its secret key\.\n$/)]);
+    const status = Object.fromEntries(
+      (await runCliJson<{ site_key: string; status: string }[]>(['sitekeys', 'list', '--json', '--db', db])).map((k) => [k.site_key, k.status]),
+    );
+    expect(status).toEqual({ [leaked.site_key]: 'revoked', [other.site_key]: 'active' });
+
+    // A secret key that matches nothing (mistyped, another store's) is never repeated: said as "the secret key given".
+    const unknown = `tf_sec_${'A'.repeat(32)}`;
+    const outputs = [
+      await runCli(['sitekeys', 'revoke', unknown, '--db', db]),
+      await runCli(['sitekeys', 'update', unknown, '--managed', '--db', db]),
+      await runCli(['sitekeys', 'revoke', other.secret_key, unknown, '--db', db]),
+      await runCli(['sitekeys', 'create', '--subscription', unknown, '--db', db]),
+      await runCli(['keys', 'revoke', other.secret_key, unknown, '--db', db]),
+      // Pasted where a flag goes: the option parser's own message does not repeat it either.
+      await runCli(['sitekeys', 'revoke', `--${unknown}`, '--db', db]),
+    ];
+    expect(outputs.map((result) => result.code)).toEqual([1, 1, 2, 1, 2, 2]);
+    expect(outputs[0].stderr).toBe(
+      'seclookup: no site key for the secret key given (give the tf_pub_ key, its tf_sec_ key or its id; see `seclookup sitekeys list`)\n',
+    );
+    expect(outputs[1].stderr).toBe(
+      'seclookup: no site key for the secret key given (give the tf_pub_ key, its tf_sec_ key or its id; see seclookup sitekeys list)\n',
+    );
+    for (const result of outputs) {
+      expect(result.stdout + result.stderr).not.toContain('tf_sec_A');
+      expect(result.stdout + result.stderr).not.toContain(other.secret_key.slice(7));
+    }
+    // The other site key was not touched by the refused commands.
+    expect((await runCliJson<{ status: string }[]>(['sitekeys', 'list', '--json', '--db', db])).map((k) => k.status)).toEqual(['revoked', 'active']);
+  });
+
+  it('--domain that names no hostname (",") is refused (exit 2), as --ip-allow "," is: update must not empty the allowlist', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const key = await runCliJson<{ site_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);
+    for (const args of [
+      ['update', key.site_key, '--domain', ','],
+      ['update', key.site_key, '--domain', ' , ', '--domain', ','],
+      ['create', '--domain', ','],
+    ]) {
+      const result = await runCli(['sitekeys', ...args, '--db', db]);
+      expect([args.join(' '), result.code, result.stderr.split('\n')[0]]).toEqual([
+        args.join(' '),
+        2,
+        expect.stringMatching(/^seclookup: --domain needs at least one hostname \(got ".*"\)$/),
+      ]);
+    }
+    const ipAllow = await runCli(['sitekeys', 'update', key.site_key, '--ip-allow', ',', '--db', db]);
+    expect([ipAllow.code, ipAllow.stderr]).toEqual([2, expect.stringContaining('--ip-allow needs at least one network or address (got ",")')]);
+    const listed = await runCliJson<{ domains: string[] }[]>(['sitekeys', 'list', '--json', '--db', db]);
+    expect(listed.map((k) => k.domains)).toEqual([['shop.example.com']]);
+  });
+
+  it('rotate-signing-key on a database that does not exist refuses (exit 1, as sitekeys list does) and creates neither it nor a key file', async () => {
+    const missing = join(temp.make(), 'typo-seclookp.db');
+    const rotate = await runCli(['sitekeys', 'rotate-signing-key', '--db', missing]);
+    const list = await runCli(['sitekeys', 'list', '--db', missing]);
+    expect([rotate.code, rotate.stdout]).toEqual([1, '']);
+    expect(rotate.stderr).toBe(list.stderr);
+    expect(rotate.stderr).toMatch(/^seclookup: no database at .*typo-seclookp\.db; pass --db FILE/);
+    expect([existsSync(missing), existsSync(`${missing}.secret`)]).toEqual([false, false]);
   });
 
   it('a new user: site key from the CLI, a puzzle solved through serve, the proof verified once and refused the second time', async () => {

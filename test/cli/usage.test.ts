@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDirs, REPO_ROOT, runCli } from './harness.js';
@@ -67,6 +67,29 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain(`Run \`${hint}\` for usage.`);
     expect(result.stdout).toBe('');
+  });
+
+  it('refuses a single-value flag given twice (exit 2, naming it, never its values), and changes nothing; repeatable flags stay repeatable', async () => {
+    const folder = temp.make();
+    const db = join(folder, 'x.db');
+    for (const [args, flag, help] of [
+      [['keys', 'create', '--product', 'geoip', '--product', 'asn', '--db', db], '--product', 'keys'],
+      [['keys', 'list', '--db', db, '--db', join(folder, 'y.db')], '--db', 'keys'],
+      [['keys', 'create', '--product', 'geoip', '--db=' + db, '--db', join(folder, 'y.db')], '--db', 'keys'],
+      [['serve', '--port', '0', '--redis', 'redis://:hunter2@127.0.0.1:1/0', '--redis', 'redis://:hunter3@127.0.0.1:1/0'], '--redis', 'serve'],
+      [['sitekeys', 'create', '--plan', 'starter', '--plan', 'enterprise', '--db', db], '--plan', 'sitekeys'],
+    ] as const) {
+      const result = await runCli([...args]);
+      expect([args.join(' '), result.code, result.stderr]).toEqual([
+        args.join(' '),
+        2,
+        `seclookup: option ${flag} was given more than once; give it once\nRun \`seclookup ${help} --help\` for usage.\n`,
+      ]);
+    }
+    expect(existsSync(db)).toBe(false);
+    // Documented as repeatable: --ip-allow, --dns, --domain, plans set --product.
+    const created = await runCli(['keys', 'create', '--product', 'geoip', '--ip-allow', '10.0.0.0/8', '--ip-allow', '192.0.2.1', '--json', '--db', db]);
+    expect([created.code, JSON.parse(created.stdout).ip_allow]).toEqual([0, ['10.0.0.0/8', '192.0.2.1/32']]);
   });
 
   it('rejects a bad PORT variable the same way', async () => {

@@ -90,6 +90,35 @@ describe('sqlite meter: another connection holding the write lock', () => {
     expect(await meter.quota(sub.subscriptionId, 100, T0)).toMatchObject({ remaining: 99 });
   });
 
+  it('opens a file whose schema is current without the write lock: keys and plans read while another connection holds it', async () => {
+    const first = meterFile.open();
+    const { sub } = await exactKey(first);
+    await first.close();
+    const lock = holdWriteLock(meterFile.path);
+    try {
+      // No busy wait at all: opening took the lock (BEGIN IMMEDIATE) on every open, and failed "database is locked" here.
+      const meter = meterFile.open({ busyTimeoutMs: 0 });
+      expect((await meter.listKeys()).map((key) => key.subscriptionId)).toEqual([sub.subscriptionId, sub.subscriptionId]);
+      expect((await meter.listPlans()).map((plan) => plan.slug)).toContain('small');
+    } finally {
+      lock.release();
+    }
+  });
+
+  it('a file that still needs its plans seeded takes the write lock to seed them: refused while another connection holds it, seeded after', async () => {
+    await meterFile.open().close();
+    const holder = new Database(meterFile.path);
+    holder.exec('DELETE FROM plans');
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      expect(() => meterFile.open({ busyTimeoutMs: 0 })).toThrow(/database is locked/);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await meterFile.open({ busyTimeoutMs: 0 }).listPlans()).toContainEqual(expect.objectContaining({ slug: 'starter', product: '*' }));
+  });
+
   it('rejects a busy timeout that is not a whole number of milliseconds', () => {
     expect(() => meterFile.open({ busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs must be a whole number/);
     expect(() => meterFile.open({ busyTimeoutMs: 1.5 })).toThrow(/busyTimeoutMs must be a whole number/);

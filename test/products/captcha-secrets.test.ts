@@ -85,14 +85,29 @@ describe('captcha signing keys at rest', () => {
     expect(ring.current.secret).toHaveLength(32);
   });
 
-  it('a new operator secret takes over through rotate-signing-key: keys it cannot unwrap are dropped', async () => {
+  it('a new operator secret takes over through a forced rotation: keys it cannot unwrap are dropped', async () => {
     const meter = createMemoryMeter();
     const old = await createKeyRingSource(meter, SECRET)();
-    const { kid, dropped } = await rotateSigningKey(meter, OTHER_SECRET);
+    const { kid, dropped } = await rotateSigningKey(meter, OTHER_SECRET, Date.now(), { force: true });
     expect(dropped).toBe(1);
     const ring = await createKeyRingSource(meter, OTHER_SECRET)();
     expect([ring.current.kid, ring.byId.has(old.current.kid)]).toEqual([kid, false]);
     await expect(createKeyRingSource(meter, SECRET)()).rejects.toMatchObject({ code: 'secret_unavailable' });
+  });
+
+  it('a rotation with a secret that cannot unwrap the current key is refused unless forced, and leaves the store as it was', async () => {
+    const meter = createMemoryMeter();
+    const ring = await createKeyRingSource(meter, SECRET)();
+    const stored = await meter.getSetting(SIGNING_KEYS_SETTING);
+    await expect(rotateSigningKey(meter, OTHER_SECRET)).rejects.toMatchObject({
+      code: 'secret_unavailable',
+      message: expect.stringContaining(`the current captcha signing key (${ring.current.kid}) does not unwrap under this operator secret`),
+    });
+    expect(await meter.getSetting(SIGNING_KEYS_SETTING)).toBe(stored);
+    // The secret that wrapped it rotates as before, keeping the old key for verification.
+    const { kid } = await rotateSigningKey(meter, SECRET);
+    const after = await createKeyRingSource(meter, SECRET)();
+    expect([after.current.kid, after.byId.has(ring.current.kid)]).toEqual([kid, true]);
   });
 
   it('plaintext keys written by an older version are replaced by a fresh wrapped key, never kept', async () => {

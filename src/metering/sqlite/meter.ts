@@ -902,23 +902,45 @@ function openDatabase(path: string, seedPlans: readonly Plan[], busyTimeoutMs: n
   }
 }
 
-/** Create or upgrade the schema in one write transaction, so concurrent first starts agree. */
+/**
+ * Create or upgrade the schema in one write transaction, so concurrent first starts agree. A file
+ * already current (the schema version, and plans seeded) is only read: opening it must not wait
+ * for another connection's write lock (the sqlite3 shell in a transaction, a long write), which
+ * a command that only reads (`keys list`) never needs. Only work to do takes the lock, and is
+ * decided again inside it, where another process may have done it meanwhile.
+ */
 function migrate(db: Database.Database, seedPlans: readonly Plan[]): void {
+  if (!migrationNeeded(db)) return;
   db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new SeclookupError('store_failed', `schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
-    }
+    const version = schemaVersion(db);
     if (version < 1) db.exec(SCHEMA_V1);
     if (version < 2) db.exec(SCHEMA_V1_TO_V2);
     if (version < 3) db.exec(SCHEMA_V2_TO_V3);
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    const planCount = db.prepare('SELECT count(*) FROM plans').pluck().get() as number;
-    if (planCount === 0) {
+    if (plansMissing(db)) {
       const insert = db.prepare('INSERT INTO plans (slug, product, rate_limit_per_minute, monthly_quota) VALUES (?, ?, ?, ?)');
       for (const plan of seedPlans) insert.run(plan.slug, plan.product, plan.rateLimitPerMinute, plan.monthlyQuota);
     }
   }).immediate();
+}
+
+/** True when the schema is older than this version's or the plan table is empty: `migrate` has work to do. */
+function migrationNeeded(db: Database.Database): boolean {
+  return schemaVersion(db) < SCHEMA_VERSION || plansMissing(db);
+}
+
+/** The file's schema version; a newer one than this seclookup knows is refused. */
+function schemaVersion(db: Database.Database): number {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new SeclookupError('store_failed', `schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
+  }
+  return version;
+}
+
+/** No plan yet (read once the schema is current): the seed plans are to be written. */
+function plansMissing(db: Database.Database): boolean {
+  return (db.prepare('SELECT count(*) FROM plans').pluck().get() as number) === 0;
 }
 
 type Statements = ReturnType<typeof prepareStatements>;

@@ -5,12 +5,21 @@
  * The secret is printed once, by `create`.
  */
 import { invalidOption, isSeclookupError } from '../../errors.js';
-import { rotateSigningKey } from './key-ring.js';
+import { rotateSigningKey, signingKeysProblem } from './key-ring.js';
 import { riskPolicyOf, type RiskPolicy } from './risk-policy.js';
-import { createSiteKey, listSiteKeys, normalizeDomains, revokeSiteKey, updateSiteKey, type CreatedSiteKey, type SiteKeyChanges } from './site-keys.js';
+import {
+  createSiteKey,
+  describeKeyArgument,
+  listSiteKeys,
+  normalizeDomains,
+  revokeSiteKey,
+  updateSiteKey,
+  type CreatedSiteKey,
+  type SiteKeyChanges,
+} from './site-keys.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from '../../cli/args.js';
 import { resolveOperatorSecret, SECRET_OPTIONS } from '../../cli/secret.js';
-import { withMeter, type MeterFlags } from '../../cli/db.js';
+import { describeMeter, withMeter, type MeterFlags } from '../../cli/db.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from '../../cli/output.js';
 import { cliEnv } from '../../cli/io.js';
@@ -24,7 +33,7 @@ export const SITEKEYS_HELP = `Usage:
                             [--managed | --no-managed] [--risk-block-at N|off]
                             [--risk-scaling | --no-risk-scaling] [--db FILE | --redis URL]
   seclookup sitekeys revoke KEY [--db FILE | --redis URL]
-  seclookup sitekeys rotate-signing-key [--secret-file FILE] [--db FILE | --redis URL]
+  seclookup sitekeys rotate-signing-key [--secret-file FILE] [--force] [--db FILE | --redis URL]
 
 Captcha site keys. Pages carry the site key (tf_pub_); the site's server sends the secret key
 (tf_sec_) to /v1/captcha/siteverify.
@@ -33,7 +42,8 @@ sitekeys create   Create a site key and print site_key and secret_key. The secre
                   only this once (the database keeps its hash).
   --domain D,...        hostnames whose pages may use it; each allows itself and its
                         subdomains (example.com allows www.example.com). Comma-separated,
-                        repeatable. Without any, browser routes answer 403
+                        repeatable; a value that names none (",") is refused.
+                        Without any, browser routes answer 403
                         domain_not_configured until \`sitekeys update --domain\`.
   --ip-allow CIDR,...   only callers from these networks, on every captcha route
   --managed             allow managed mode (no puzzle for a browser that looks human)
@@ -53,17 +63,23 @@ sitekeys list     Every site key: the site key itself (it is public), subscripti
                   never shown.
 
 sitekeys update   Change a site key's settings (running servers see them within 2 s).
-                  KEY is the tf_pub_ key or its id. --domain replaces the whole list.
+                  KEY is the tf_pub_ key, its secret key (tf_sec_) or its id. --domain
+                  replaces the whole list.
 
-sitekeys revoke   Revoke both keys of a site key, at once.
+sitekeys revoke   Revoke both keys of a site key, at once. KEY is the tf_pub_ key, its
+                  secret key (tf_sec_: after a leak, revoke by the key you hold) or its id.
 
 sitekeys rotate-signing-key
                   Sign new challenges and proofs with a fresh key; tokens already handed out
                   keep verifying for an hour. The key is stored wrapped under the operator
                   secret, found as serve finds it: --secret-file FILE ($SECLOOKUP_SECRET_FILE),
                   else $SECLOOKUP_SECRET, else <db>.secret beside the database (made if
-                  absent); required with --redis. Keys the secret cannot unwrap are dropped
-                  (this is how a new operator secret takes over).
+                  absent, only while the store holds no signing key); required with --redis.
+                  Give it the secret the server uses: a secret that cannot unwrap the
+                  current key is refused (exit 1), as the rotation would drop that key and
+                  break captcha on every server still using it.
+  --force               rotate anyway, dropping every key the secret cannot unwrap: how a new
+                        operator secret takes over (then restart every instance with it)
 
 Common options:
   --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
@@ -72,7 +88,9 @@ Common options:
                 default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
-Exit codes: 0 done, 1 failed (no such site key or subscription, database error), 2 usage error.`;
+Exit codes: 0 done, 1 failed (no such site key, subscription or database, a database or key
+            file error, a rotation that would drop the current signing key without --force),
+            2 usage error.`;
 
 export async function runSitekeys(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -107,6 +125,8 @@ function parseDomains(values: string[] | undefined, command: string): string[] |
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter((v) => v !== '');
+  // `--domain ,` names no hostname: on update it would empty the allowlist, as --ip-allow , may not.
+  if (items.length === 0) throw new UsageError(`--domain needs at least one hostname (got ${JSON.stringify(values.join(','))})`, command);
   try {
     return normalizeDomains(items);
   } catch (error) {
@@ -129,9 +149,9 @@ function formatRisk(risk: RiskPolicy): string {
 }
 
 /** Store-side refusals (an unknown plan or subscription) are the operator's to fix: exit 1 with the message. */
-async function run<T>(flags: MeterFlags, create: boolean, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
+async function run<T>(flags: MeterFlags, options: { create: boolean; write?: boolean }, work: Parameters<typeof withMeter<T>>[2]): Promise<T> {
   try {
-    return await withMeter(flags, { create }, work);
+    return await withMeter(flags, options, work);
   } catch (error) {
     if (isSeclookupError(error, 'invalid_option') || isSeclookupError(error, 'secret_unavailable')) throw new CommandError(error.message, { cause: error });
     throw error;
@@ -164,7 +184,7 @@ async function create(argv: string[]): Promise<number> {
   const risk: Partial<RiskPolicy> = {};
   if (values['risk-block-at'] !== undefined) risk.blockAt = parseBlockAt(values['risk-block-at'], command);
   if (values['no-risk-scaling']) risk.scaleDifficulty = false;
-  await run(values, true, async (meter) => {
+  await run(values, { create: true }, async (meter) => {
     if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
       throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
     }
@@ -215,7 +235,7 @@ async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const keys = await run(values, false, (meter) => listSiteKeys(meter));
+  const keys = await run(values, { create: false, write: false }, (meter) => listSiteKeys(meter));
   if (values.json) {
     printJson(
       keys.map((k) => ({
@@ -296,7 +316,7 @@ async function update(argv: string[]): Promise<number> {
       command,
     );
   }
-  const updated = await run(values, false, (meter) => updateSiteKey(meter, key, changes));
+  const updated = await run(values, { create: false }, (meter) => updateSiteKey(meter, key, changes));
   out(
     `Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}; risk ${formatRisk(riskPolicyOf(updated.risk))}.`,
   );
@@ -308,21 +328,30 @@ async function revoke(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return help();
   const [key] = expectPositionals(positionals, ['KEY'], command);
-  const revoked = await run(values, false, (meter) => revokeSiteKey(meter, key));
-  if (!revoked) throw new CommandError(`no site key ${JSON.stringify(key)} (give the tf_pub_ key or its id; see \`seclookup sitekeys list\`)`);
+  const revoked = await run(values, { create: false }, (meter) => revokeSiteKey(meter, key));
+  if (!revoked)
+    throw new CommandError(`no site key ${describeKeyArgument(key)} (give the tf_pub_ key, its tf_sec_ key or its id; see \`seclookup sitekeys list\`)`);
   out(revoked.alreadyRevoked ? `site key ${revoked.publicKeyId} was already revoked.` : `Revoked site key ${revoked.publicKeyId} and its secret key.`);
   return EXIT_OK;
 }
 
 async function rotate(argv: string[]): Promise<number> {
   const command = 'sitekeys rotate-signing-key';
-  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS, ...SECRET_OPTIONS }, command);
+  const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS, ...SECRET_OPTIONS, force: { type: 'boolean' } }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
   const secretFile = values['secret-file'] ?? (cliEnv().SECLOOKUP_SECRET_FILE || undefined);
-  const { kid, dropped } = await run(values, true, (meter) =>
-    rotateSigningKey(meter, resolveOperatorSecret(secretFile, resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db), command).secret),
-  );
+  const dbPath = resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db);
+  const force = values.force === true;
+  // An existing store only: a mistyped --db must not make a new database (and a key file beside it).
+  const { kid, dropped } = await run(values, { create: false }, async (meter) => {
+    const { secret, source } = await resolveOperatorSecret(secretFile, dbPath, command, { store: meter });
+    if (!force && (await signingKeysProblem(meter, secret)))
+      throw new CommandError(
+        `the current captcha signing key in ${describeMeter(values)} does not unwrap under the operator secret of ${source}: rotating would drop it and break captcha on every server still using it. Pass the secret the server uses (--secret-file FILE, or SECLOOKUP_SECRET), or --force to drop it (to move to this secret, or when the old one is lost)`,
+      );
+    return rotateSigningKey(meter, secret, Date.now(), { force });
+  });
   out(`New signing key ${kid}; tokens signed with the previous key keep verifying for an hour.`);
   if (dropped > 0)
     out(`Dropped ${dropped} signing key${dropped === 1 ? '' : 's'} this operator secret cannot unwrap (another secret's, or plaintext from an older version).`);

@@ -92,15 +92,44 @@ function unwrapRing(secret: OperatorSecret, stored: readonly StoredKey[]): KeyRi
 }
 
 /**
+ * Does the store hold signing keys wrapped under some operator secret? Then a new random secret
+ * could never unwrap them: the CLI does not make a key file for such a store.
+ */
+export async function holdsWrappedSigningKeys(meter: SettingsStore): Promise<boolean> {
+  return parseStored(await meter.getSetting(SIGNING_KEYS_SETTING)).wrapped.length > 0;
+}
+
+export interface RotateOptions {
+  /**
+   * Rotate even when `secret` cannot unwrap the current key, which is then dropped: every
+   * instance still signing with it fails until it gets the new secret. Without it, such a
+   * rotation is refused (SeclookupError `secret_unavailable`): a wrong or lost secret must not
+   * silently take captcha away from the running servers.
+   */
+  force?: boolean;
+}
+
+/**
  * Put a new signing key first, wrapped under `secret`; keys replaced more than an hour ago are
  * dropped, and so are keys this secret cannot unwrap (wrapped with a previous secret, or
  * plaintext of an older version). The key that was current until now keeps verifying: its
- * `created_at` becomes the time it was retired.
+ * `created_at` becomes the time it was retired. A current key `secret` cannot unwrap is dropped
+ * only with `force` (see RotateOptions).
  */
-export async function rotateSigningKey(meter: SettingsStore, secret: OperatorSecret | null, now = Date.now()): Promise<{ kid: string; dropped: number }> {
+export async function rotateSigningKey(
+  meter: SettingsStore,
+  secret: OperatorSecret | null,
+  now = Date.now(),
+  { force = false }: RotateOptions = {},
+): Promise<{ kid: string; dropped: number }> {
   if (!secret) throw noSecret();
   const { wrapped: stored } = parseStored(await meter.getSetting(SIGNING_KEYS_SETTING));
   const usable = stored.filter((k) => unwrapKey(secret, k.kid, k.wrapped) !== null);
+  if (!force && stored.length > 0 && usable[0] !== stored[0])
+    throw new SeclookupError(
+      'secret_unavailable',
+      `the current captcha signing key (${stored[0].kid}) does not unwrap under this operator secret: rotating would drop it, and every instance signing with it would answer 500 until given this secret; use the secret that wrapped it, or force the rotation`,
+    );
   const fresh = newSigningKey();
   const kept = usable.map((k, i) => (i === 0 && k === stored[0] ? { ...k, created_at: now } : k)).filter((k) => now - k.created_at < RETIRED_KEY_LIFETIME_MS);
   await meter.setSetting(SIGNING_KEYS_SETTING, JSON.stringify([wrapped(secret, fresh, now), ...kept]));

@@ -12,6 +12,7 @@ import { invalidOption } from '../../errors.js';
 import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
 import { generateKey, hashKey, visiblePrefix } from '../../lib/api-keys.js';
 import type { KeyInfo, MeterAdmin, MeterHotPath, SettingsStore } from '../../metering/types.js';
+import { PRODUCTS } from '../catalog.js';
 import { DEFAULT_RISK_POLICY, mergeRiskPolicy, riskPolicyOf, type RiskPolicy } from './risk-policy.js';
 
 /** The meter's roles site keys use: keys and settings, and `resolveKey` to find a site key by its key text. */
@@ -116,7 +117,7 @@ export async function createSiteKey(meter: MeterAdmin & SettingsStore, options: 
   if (options.subscriptionId !== undefined) {
     const existing = (await meter.listKeys()).find((k) => k.subscriptionId === options.subscriptionId);
     if (!existing || existing.product !== 'captcha')
-      throw invalidOption(`no captcha subscription ${JSON.stringify(options.subscriptionId)} (see seclookup sitekeys list)`);
+      throw invalidOption(`no captcha subscription ${describeKeyArgument(options.subscriptionId)} (see seclookup sitekeys list)`);
     if (options.plan !== undefined && options.plan !== existing.plan)
       throw invalidOption(`subscription ${options.subscriptionId} is on plan ${existing.plan}; a site key shares its subscription's plan`);
     created = await meter.addKeys(options.subscriptionId, keys);
@@ -183,13 +184,28 @@ export async function listSiteKeys(meter: MeterAdmin & SettingsStore): Promise<S
   return out;
 }
 
-/** Find a site key by its public key (the full `tf_pub_...` text) or the public key's id. */
+/**
+ * Find a site key by its public key (the full `tf_pub_...` text), its secret key (`tf_sec_...`:
+ * after a leak the operator may hold only that one) or the public key's id.
+ */
 export async function findSiteKey(meter: SiteKeyStore, keyOrId: string): Promise<SiteKeyConfig | null> {
   const text = keyOrId.trim();
   if (/^[1-9]\d*$/.test(text)) return readSiteKey(meter, text);
-  if (!text.startsWith('tf_pub_')) return null;
+  const kind = text.startsWith(PRODUCTS.captcha.publicPrefix) ? 'public' : text.startsWith(PRODUCTS.captcha.secretPrefix) ? 'secret' : null;
+  if (kind === null) return null;
   const resolved = await meter.resolveKey(hashKey(text));
-  return resolved && resolved.kind === 'public' ? readSiteKey(meter, resolved.id) : null;
+  if (!resolved || resolved.kind !== kind || resolved.product !== 'captcha') return null;
+  const publicKeyId = kind === 'public' ? resolved.id : await publicKeyIdOfSecret(meter, resolved.id);
+  return publicKeyId === null ? null : readSiteKey(meter, publicKeyId);
+}
+
+/**
+ * A key or id the operator gave, as messages may show it: quoted, unless it holds a secret key
+ * (any product's `*_sec_`), which a message must never repeat (it reaches terminals, logs and
+ * scrollback).
+ */
+export function describeKeyArgument(text: string): string {
+  return Object.values(PRODUCTS).some((product) => text.includes(product.secretPrefix)) ? 'for the secret key given' : JSON.stringify(text);
 }
 
 export interface SiteKeyChanges {
@@ -202,7 +218,8 @@ export interface SiteKeyChanges {
 
 export async function updateSiteKey(meter: SiteKeyStore, keyOrId: string, changes: SiteKeyChanges): Promise<SiteKeyConfig> {
   const config = await findSiteKey(meter, keyOrId);
-  if (!config) throw invalidOption(`no site key ${JSON.stringify(keyOrId)} (give the tf_pub_ key or its id; see seclookup sitekeys list)`);
+  if (!config)
+    throw invalidOption(`no site key ${describeKeyArgument(keyOrId)} (give the tf_pub_ key, its tf_sec_ key or its id; see seclookup sitekeys list)`);
   // A revoked key answers nothing: a change to it would look applied and do nothing.
   if (await isRevoked(meter, config)) throw invalidOption(`site key ${config.publicKeyId} is revoked; create another with seclookup sitekeys create`);
   const next: SiteKeyConfig = {

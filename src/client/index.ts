@@ -8,13 +8,14 @@
  * types, the product descriptors, the LookupError class and the engines' argument type checks
  * (args.ts), so that a call refuses what the in-process one refuses.
  */
-import { invalidOption, LookupError, quoteInput, type ErrorCode } from '../errors.js';
+import { ERROR_STATUS, invalidOption, LookupError, quoteInput, type ErrorCode } from '../errors.js';
 import type { LookupCalls, LookupResult } from '../lookup.js';
 import type { ProductId } from '../products/catalog.js';
 import type { BuiltProductId } from '../products/registry.js';
 import { batchInputs, typeName } from './args.js';
 import { BATCH_INPUTS, CALL_GROUPS, PRODUCT_ID_SET, REQUESTS, type BatchProductId, type ProductCallGroups, type ProductRequest } from './requests.js';
-import { backoffDelay, CallScope, CLIENT_DEFAULTS, parseRetryAfter, retryKind, type RetryKind } from './retry.js';
+import { attemptOnce, parseFetchedAt } from './answers.js';
+import { backoffDelay, CallScope, CLIENT_DEFAULTS, type RetryKind } from './retry.js';
 
 export { LookupError, isLookupError, ERROR_STATUS, type ErrorCode } from '../errors.js';
 export type { LookupArgs, LookupCalls, LookupResult } from '../lookup.js';
@@ -57,7 +58,10 @@ export interface ClientOptions extends CallOptions {
   backoff?: { baseMs?: number; capMs?: number };
   /** The fetch to use (a proxy agent, a test double). @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Told before each retry: which product, which attempt failed and why, and how long the client waits. */
+  /**
+   * Told before each retry: which product, which attempt failed and why, and how long the client
+   * waits. What it throws (or an async one rejects with) is ignored: a failing logger fails no call.
+   */
   onRetry?: (event: RetryEvent) => void;
 }
 
@@ -65,7 +69,10 @@ export interface RetryEvent {
   product: ProductId;
   /** The attempt that failed: 1 for the first. */
   attempt: number;
-  /** `transient`: a 500, 502, 503, 504, 408 or a network error; `rate_limit`: a 429 `rate_limit_exceeded`. */
+  /**
+   * `transient`: a 500, 502, 503, 504, 408, a network error or an answer cut short (a batch is
+   * retried after one only when nothing can have been billed); `rate_limit`: a 429 `rate_limit_exceeded`.
+   */
   reason: Exclude<RetryKind, 'never'>;
   /** The wait before the next attempt: the backoff's, or the `Retry-After` seconds. */
   delayMs: number;
@@ -96,8 +103,9 @@ export type BatchItem<Result> = { success: true; result: Result; cached: boolean
 
 /**
  * `client.batch.<product>(inputs)`: one `POST /v1/<product>/batch` (retried and bounded as a
- * call), one item per input. The call itself throws only when the whole batch is refused
- * (429 rate or quota, 400 for a bad batch, 401, ...).
+ * call, but never after an attempt the service may have answered and billed: a connection lost
+ * mid-answer, a proxy's 502), one item per input. The call itself throws only when the whole
+ * batch is refused (429 rate or quota, 400 for a bad batch, 401, ...) or fails.
  */
 export type RemoteBatchCalls = { [Id in BatchProductId]: (inputs: readonly string[]) => Promise<BatchItem<LookupResult<Id>>[]> };
 
@@ -197,7 +205,7 @@ function build(settings: Settings): SeclookupClient {
   const batch: Record<string, (inputs: readonly string[]) => Promise<BatchItem<unknown>[]>> = {};
   for (const id of Object.keys(BATCH_INPUTS) as BatchProductId[]) {
     batch[id] = async (inputs) =>
-      batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs: batchInputs(inputs, BATCH_INPUTS[id]) } }));
+      batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs: batchInputs(inputs, BATCH_INPUTS[id]) } }, true));
   }
   const result = async <T>(product: ProductId, request: ProductRequest) => (await call(settings, product, request)).result as T;
   // A product's own calls (captcha's siteverify and usage), from its descriptor.
@@ -310,9 +318,12 @@ function rootUrl(baseUrl: unknown): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
 
-type Attempt = { ok: true; outcome: RemoteOutcome<object> } | { ok: false; error: LookupError; retry: RetryKind; waitMs?: number };
-
-async function call(settings: Settings, product: ProductId, request: ProductRequest): Promise<RemoteOutcome<object>> {
+/**
+ * One call: its attempts, retried, waited out and bounded (retry.ts). `once` (a batch): an attempt
+ * whose outcome is unknown (answers.ts) is not retried, since the service may have billed each of
+ * its inputs; a single lookup's retry can cost one unit at most, and is made.
+ */
+async function call(settings: Settings, product: ProductId, request: ProductRequest, once = false): Promise<RemoteOutcome<object>> {
   const url = sendable(product, () => requestUrl(settings.root, product, request));
   const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
   try {
@@ -323,11 +334,7 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
     const body = request.keyIn ? { ...request.body, [request.keyIn]: key } : request.body;
     const init: RequestInit = {
       method: request.method,
-      headers: {
-        ...(request.keyIn ? {} : { authorization: `Bearer ${key}` }),
-        accept: 'application/json',
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
+      headers: headersFor(product, request.keyIn ? undefined : key, body !== undefined),
       body: body ? sendable(product, () => JSON.stringify(body)) : undefined,
       signal: scope.signal,
       // Never followed: a redirect would carry the key to another URL, and turn a POST into a GET.
@@ -337,15 +344,55 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
       const answer = await attemptOnce(settings.fetch, url, init, scope);
       if (answer.ok) return answer.outcome;
       const { error, retry } = answer;
-      if (retry === 'never' || attempt > settings.retries) throw error;
+      if (retry === 'never') throw error;
+      if (once && answer.outcomeUnknown) throw notRetried(error);
+      if (attempt > settings.retries) throw error;
       const delayMs = retry === 'rate_limit' && answer.waitMs !== undefined ? answer.waitMs : backoffDelay(attempt, settings.baseMs, settings.capMs);
       // A wait that would outlast the deadline cannot end in an answer: fail now, with the reason.
       if (delayMs >= scope.remaining()) throw error;
-      settings.onRetry?.({ product, attempt, reason: retry, delayMs, error });
+      tell(settings.onRetry, { product, attempt, reason: retry, delayMs, error });
       await scope.sleep(delayMs);
     }
   } finally {
     scope.close();
+  }
+}
+
+/**
+ * The request's headers. A key a header cannot carry (a character beyond Latin-1, such as a
+ * pasted `…`, or a line break) would make every fetch throw before sending anything: it is
+ * refused once, as the service refuses a wrong key, and never shown.
+ */
+function headersFor(product: ProductId, bearer: string | undefined, json: boolean): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+    accept: 'application/json',
+    ...(json ? { 'content-type': 'application/json' } : {}),
+  };
+  try {
+    if (typeof Headers === 'function') new Headers(headers);
+  } catch {
+    throw new LookupError(
+      'invalid_api_key',
+      `the key for ${product} cannot be sent in an HTTP header (it holds a line break or a character beyond Latin-1): check how it was copied`,
+    );
+  }
+  return headers;
+}
+
+/** A batch's error after an unknown outcome, saying why it was not retried. */
+function notRetried(error: LookupError): LookupError {
+  const message = `${error.message} (not retried: the service may have answered the batch, and billed it)`;
+  return new LookupError(error.code, message, { cause: error.cause, status: error.status, requestId: error.requestId, retryAfter: error.retryAfter });
+}
+
+/** `onRetry`, whose failure (a logger's) must not fail the call: what it throws or rejects with is ignored. */
+function tell(onRetry: Settings['onRetry'], event: RetryEvent): void {
+  try {
+    const returned: unknown = onRetry?.(event);
+    if (returned instanceof Promise) returned.catch(ignore);
+  } catch {
+    // ignored, as documented
   }
 }
 
@@ -356,61 +403,6 @@ function requestUrl(root: string, product: ProductId, request: ProductRequest): 
   const search = params.toString();
   if (search) url += `?${search}`;
   return url;
-}
-
-/**
- * One request and its answer, read to the end and classified. Throws only when the scope aborts:
- * at the deadline or the caller's abort, also when `fetch` does not listen to the signal it is
- * given (a custom one, or a proxy agent's), since both steps are raced against the scope.
- */
-async function attemptOnce(fetchFn: typeof fetch, url: string, init: RequestInit, scope: CallScope): Promise<Attempt> {
-  let response: Response;
-  let text: string;
-  try {
-    const pending = Promise.resolve(fetchFn(url, init));
-    response = await scope.race(pending).catch((error: unknown) => {
-      // An answer arriving after the call gave up is not read: its body is released.
-      pending.then((late) => late.body?.cancel(), ignore).catch(ignore);
-      throw error;
-    });
-    text = await scope.race(response.text());
-  } catch (cause) {
-    if (scope.signal.aborted) throw scope.failure();
-    const detail = cause instanceof Error ? (cause.cause instanceof Error ? `${cause.message}: ${cause.cause.message}` : cause.message) : String(cause);
-    return { ok: false, error: new LookupError('lookup_failed', `${init.method} ${url.split('?')[0]}: ${detail}`, { cause }), retry: 'transient' };
-  }
-  const requestIdHeader = response.headers.get('x-request-id') ?? undefined;
-  const body = parseObject(text);
-  if (response.status === 200 && body?.success === true) {
-    const { success: _success, request_id: requestId, cached, fetched_at: fetchedAt, ...result } = body;
-    const outcome: RemoteOutcome<object> = { result, cached: cached === true, requestId: typeof requestId === 'string' ? requestId : (requestIdHeader ?? '') };
-    const date = typeof fetchedAt === 'string' ? parseFetchedAt(fetchedAt) : undefined;
-    if (date) outcome.fetchedAt = date;
-    return { ok: true, outcome };
-  }
-  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-  const retryAfter = retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000);
-  if (body?.success === false && typeof body.error_code === 'string') {
-    const { success: _success, error: message, error_code: code, request_id: requestId, ...fields } = body;
-    const error = new LookupError(code as ErrorCode, typeof message === 'string' ? message : code, {
-      requestId: typeof requestId === 'string' ? requestId : requestIdHeader,
-      status: response.status,
-      retryAfter,
-      ...(Object.keys(fields).length > 0 ? { fields } : {}),
-    });
-    return { ok: false, error, retry: retryKind(response.status, code), waitMs: retryAfterMs };
-  }
-  // Not seclookup's envelope: a proxy's error page, a redirect, or something else at this URL.
-  const location = response.headers.get('location');
-  const what = location
-    ? `a redirect to ${location} (set baseUrl to where the service is)`
-    : `${response.headers.get('content-type') ?? 'no content type'}, not a seclookup answer`;
-  const error = new LookupError('lookup_failed', `${init.method} ${url.split('?')[0]}: HTTP ${response.status}, ${what}`, {
-    requestId: requestIdHeader,
-    status: response.status,
-    retryAfter,
-  });
-  return { ok: false, error, retry: response.status === 200 ? 'never' : retryKind(response.status, undefined), waitMs: retryAfterMs };
 }
 
 /** A batch answer's `results`, as items: each a single lookup's envelope without `request_id`. */
@@ -427,23 +419,19 @@ function batchItems({ result, requestId }: RemoteOutcome<object>): BatchItem<unk
     }
     const { success: _success, error: message, error_code: code, ...fields } = item ?? {};
     const errorCode = (typeof code === 'string' ? code : 'lookup_failed') as ErrorCode;
-    const options = { requestId, ...(Object.keys(fields).length > 0 ? { fields } : {}) };
+    const status = itemStatus(fields.status, errorCode);
+    if (status === fields.status) delete fields.status;
+    const options = { requestId, status, ...(Object.keys(fields).length > 0 ? { fields } : {}) };
     return { success: false, error: new LookupError(errorCode, typeof message === 'string' ? message : errorCode, options) };
   });
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** SPEC's `fetched_at`: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
-function parseFetchedAt(text: string): Date | undefined {
-  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+/**
+ * A batch item's error status, as a single call's would be: the item's own `status` if it
+ * has one (the service's items have none today), else its code's, else 502 for a code this
+ * version does not know (as LookupError's `status` is always a number).
+ */
+function itemStatus(own: unknown, code: string): number {
+  if (typeof own === 'number' && Number.isInteger(own) && own >= 400 && own <= 599) return own;
+  return Object.hasOwn(ERROR_STATUS, code) ? ERROR_STATUS[code as ErrorCode] : 502;
 }

@@ -192,6 +192,113 @@ describe('against seclookup serve', () => {
     }
   });
 
+  it('long inputs: refused by their length as in-process, with no request, or sent short for the in-process answer', async () => {
+    const long = 'a'.repeat(20_000);
+    const settle = (promise: Promise<unknown>) =>
+      promise.then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+    const call = (calls: SeclookupClient | Lookup, id: BuiltProductId, args: unknown[]) => (calls[id] as (...a: unknown[]) => Promise<unknown>)(...args);
+    // What serve logs from here on: after this call's line, the earlier tests' are all in.
+    const mark = await client.detailed.geoip('8.8.8.8');
+    const before = await serve.waitFor(() => serve.requestLines().findIndex((line) => line.request_id === mark.requestId) + 1);
+    // Over a request line's 16 KiB or a body's 64 KiB (431, 413 if sent): the engines refuse them by their length first.
+    const refused: [BuiltProductId, unknown[]][] = [
+      ['geoip', [long]],
+      ['asn', [' '.repeat(20_000)]],
+      ['webhookip', [long, { provider: 'github' }]],
+      ['whois', [`${long}.com`]],
+      ['tls', [`${long}.com`]],
+      ['pwbreach', [{ sha1: long }]],
+    ];
+    for (const [id, args] of refused) {
+      const expected = (await call(lookup, id, args).catch((error: unknown) => error)) as LookupError;
+      expect(expected, `${id} in-process`).toBeInstanceOf(LookupError);
+      const error = (await call(client, id, args).catch((caught: unknown) => caught)) as LookupError;
+      expect(error, id).toBeInstanceOf(LookupError);
+      expect(error, id).toMatchObject({ code: expected.code, status: expected.status, message: expected.message });
+      expect(error.requestId, id).toBeUndefined();
+    }
+    const next = await client.detailed.geoip('8.8.8.8');
+    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === next.requestId));
+    expect(
+      serve
+        .requestLines()
+        .slice(before)
+        .map((line) => line.request_id),
+    ).toEqual([next.requestId]);
+
+    // Read by the engine after other checks, or answered: sent as short as gives the same answer.
+    const sent: [BuiltProductId, unknown[]][] = [
+      ['emailval', [`${long}@example.com`]],
+      ['geoip', [`${' '.repeat(20_000)}8.8.8.8`]],
+      ['webhookip', ['140.82.112.5', { provider: long }]],
+      ['webhookip', ['140.82.112.5', { provider: `${'github,'.repeat(3_000)}stripe` }]],
+      ['scamrisk', [{ type: 'url', value: `https://example.com/${'a'.repeat(70_000)}` }]],
+      ['scamrisk', [{ username: 'u'.repeat(70_000) }]],
+    ];
+    for (const [id, args] of sent) {
+      const [remote, local] = await Promise.all([settle(call(client, id, args)), settle(call(lookup, id, args))]);
+      if ('result' in local) expect(remote, id).toEqual(local);
+      else {
+        const expected = local.error as LookupError;
+        const error = 'error' in remote ? remote.error : remote.result;
+        expect(error, id).toBeInstanceOf(LookupError);
+        expect(error, id).toMatchObject({
+          code: expected.code,
+          status: expected.status,
+          message: expected.message,
+          requestId: expect.stringMatching(/^req_/),
+        });
+      }
+    }
+  });
+
+  it("a batch whose answer a proxy lost is not retried, so billed once; a single lookup's is, and billed twice", async () => {
+    // A proxy in front of serve that loses an answer serve gave (and billed): the client sees a 502 page.
+    let lose = true;
+    const proxy = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const answer = await fetch(`${baseUrl}${request.url}`, {
+        method: request.method,
+        headers: { authorization: request.headers.authorization ?? '', 'content-type': 'application/json' },
+        body: request.method === 'POST' ? body : undefined,
+      });
+      const text = await answer.text();
+      if (lose) response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>502 Bad Gateway</h1>');
+      else response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+      lose = false;
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = createClient({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, keys, backoff: { baseMs: 1 } });
+    const used = async (from: number, atLeast: number) => {
+      let now = from;
+      for (let waited = 0; from - now < atLeast && waited < 5_000; waited += 20) {
+        now = (await client.status('useragent')).quota_remaining;
+        if (from - now < atLeast) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return from - now;
+    };
+    try {
+      const start = (await client.status('useragent')).quota_remaining;
+      const inputs = Array.from({ length: 5 }, (_, i) => `lost-batch-agent/${i}`);
+      await expect(proxied.batch.useragent(inputs)).rejects.toMatchObject({
+        code: 'lookup_failed',
+        status: 502,
+        message: expect.stringMatching(/not retried: the service may have answered the batch, and billed it/),
+      });
+      expect(await used(start, 5)).toBe(5);
+      lose = true;
+      expect(await proxied.useragent('lost-single-agent/1')).toMatchObject({ is_bot: expect.any(Boolean) });
+      expect(await used(start, 7)).toBe(7);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('auth errors are the service answer; a product without a key fails before any request', async () => {
     const wrong = createClient({ baseUrl, keys: () => keys.useragent });
     await expect(wrong.geoip('8.8.8.8')).rejects.toMatchObject({ code: 'invalid_api_key', status: 401, requestId: expect.stringMatching(/^req_/) });

@@ -15,11 +15,11 @@ import { REPO_ROOT } from '../cli/harness.js';
 
 const DIST = join(REPO_ROOT, 'dist');
 /**
- * Generous: about 34 KB today, unminified, comments included (client.js about 21 KB, of which
- * 4 KB are the engines' argument checks, src/client/args.ts; LookupError's chunk 4 KB; the
- * product descriptors 9 KB).
+ * Generous: about 45 KB today, unminified, comments included (client.js about 31 KB, of which
+ * 8 KB are the engines' argument checks and length rules, src/client/args.ts, and 6 KB the
+ * retry rules, src/client/retry.ts; LookupError's chunk 4 KB; the product descriptors 9 KB).
  */
-const MAX_BYTES = 40 * 1024;
+const MAX_BYTES = 52 * 1024;
 
 /** Every file dist/client.js loads, following its relative imports; every other specifier met; and the files behind its `import()`s. */
 function closure(entry: string): { files: Map<string, number>; external: Set<string>; lazy: Set<string> } {

@@ -8,14 +8,19 @@
  * Also that the client's methods are the registry's products, in its order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/client/args.js';
 import { createClient } from '../../src/client/index.js';
 import { BATCH_INPUTS, REQUESTS, type ProductRequest } from '../../src/client/requests.js';
 import { LookupError } from '../../src/errors.js';
+import { MAX_DOMAIN_INPUT_LENGTH } from '../../src/lib/domain.js';
 import { parseQuery } from '../../src/lib/query.js';
 import { createLookup, type LookupArgs } from '../../src/lookup.js';
 import type { AnyProductModule, ProductEngine } from '../../src/products/module.js';
 import { BUILT_PRODUCT_IDS, PRODUCT_MODULES, productModule, type BuiltProductId } from '../../src/products/registry.js';
 import type { RouteInput } from '../../src/products/route.js';
+import { ECHO_LENGTH, MAX_INPUT_LENGTH as MAX_EMAIL_INPUT } from '../../src/products/emailval/normalize.js';
+import { MAX_INPUT_LENGTH as MAX_HOST_INPUT } from '../../src/products/tls/target.js';
+import type { WebhookIpEngine } from '../../src/products/webhookip/engine.js';
 
 const lookup = createLookup();
 afterAll(() => lookup.close());
@@ -144,6 +149,79 @@ const LONG_UAS: readonly string[] = [
   `${' '.repeat(501)}x${' '.repeat(100)}`,
 ];
 
+const LONG = 'a'.repeat(20_000);
+const PAD = ' '.repeat(20_000);
+
+/**
+ * Inputs longer than a request line (16 KiB) or a body (64 KiB) may carry, and inputs about the
+ * engines' length limits: the client refuses them as the engine does, or sends them cut to what
+ * the engine reads, for its answer.
+ */
+const LONG_SAMPLES: { [Id in BuiltProductId]: unknown[][] } = {
+  useragent: [[`Mozilla/5.0 ${LONG}`]],
+  webhookip: [
+    [LONG],
+    [`${PAD}140.82.112.5${PAD}`, { provider: 'github' }],
+    ['140.82.112.5', { provider: LONG }],
+    ['140.82.112.5', { provider: `${'GitHub, '.repeat(3_000)}stripe` }],
+    ['140.82.112.5', { provider: `${'github,'.repeat(3_000)}nope,${LONG}` }],
+    ['140.82.112.5', { provider: ' , '.repeat(3_000) }],
+    // A final sigma at the end of the quoted part: ς or σ by what follows it up to a letter.
+    ['140.82.112.5', { provider: `github, ${'a'.repeat(63)}Σ ${LONG}, stripe` }],
+    ['140.82.112.5', { provider: `${'a'.repeat(63)}Σ${"'".repeat(5)}b${LONG}` }],
+    ['140.82.112.5', { provider: `${'a'.repeat(63)}Σ${"'".repeat(2_000)}` }],
+    ['140.82.112.5', { provider: `${'a'.repeat(63)}Σ${"'".repeat(5)}Ⓐ${LONG}` }],
+    ['140.82.112.5', { provider: `${'a'.repeat(63)}Σ${"'".repeat(5)} ${LONG}` }],
+    ['140.82.112.5', { provider: `${'\u{1F600}'.repeat(40)}${LONG}` }],
+  ],
+  geoip: [
+    [LONG],
+    [PAD],
+    [`${PAD}8.8.8.8${PAD}`],
+    [`8.8.8.8${PAD}`],
+    [`${' '.repeat(30)}8.8.8.8${PAD}`],
+    [`${PAD}not an address`],
+    [`${' '.repeat(64)}x${PAD}`],
+    [`${' '.repeat(65)}10.0.0.1${PAD}`],
+    [`${'\u00a0'.repeat(100)}2001:4860:4860::8888\u2028`],
+    ['a'.repeat(46)],
+    [` ${'b'.repeat(46)} `],
+  ],
+  timezone: [[LONG], [`${PAD}1.1.1.1`]],
+  emailauth: [[LONG], [PAD], [`${PAD}example.com${PAD}`], ['a'.repeat(1_025)], [`${' '.repeat(100)}${'a'.repeat(1_020)}.com`]],
+  dnsbl: [[LONG], [`${PAD}8.8.8.8`]],
+  emailval: [
+    [`${LONG}@example.com`],
+    [`${PAD}someone@example.com${PAD}`],
+    [PAD],
+    [`\n${LONG}@example.com`],
+    [`${LONG}\u0000`],
+    [`${PAD}\u0007a@example.com`],
+    ['a'.repeat(600)],
+    [`${'a'.repeat(511)} ${' '.repeat(100)}`],
+    [`${'é'.repeat(255)}\u{1F600}${LONG}`],
+    [`${'x'.repeat(250)}      ${LONG}`],
+  ],
+  tls: [[LONG], [PAD], [`${' '.repeat(2_040)}example.com`], ['a'.repeat(2_048)]],
+  whois: [[LONG], [`${PAD}example.com`], ['a'.repeat(1_024)]],
+  asn: [[LONG], [`${PAD}8.8.8.8`]],
+  pwbreach: [[{ sha1: LONG }], [{ sha1: LONG, password: 'x' }], [{ sha1: 'a'.repeat(41) }]],
+  scamrisk: [
+    [{ type: 'url', value: `https://example.com/${'a'.repeat(70_000)}` }],
+    [{ username: 'u'.repeat(70_000) }],
+    [{ type: `x${LONG}`, value: '1' }],
+    [{ type: 'email', value: LONG, region: 'GB' }],
+    [{ type: 'phone', value: LONG, region: LONG }],
+    [{ type: 'ip', value: 'x'.repeat(2_048) }],
+    [{ type: 'ip', value: 'x'.repeat(2_049) }],
+    [{ type: 'address', value: LONG }],
+    [{ type: 'ip', value: '8.8.8.8', note: LONG }],
+    [{ value: LONG }],
+  ],
+  domainrep: [[LONG], [`${PAD}example.com`]],
+  riskscore: [[LONG], [`${PAD}185.220.101.1`]],
+};
+
 /** A label for it.each: the arguments in short, whatever their type. */
 function label(args: readonly unknown[]): string {
   const text = args.map((arg) => {
@@ -198,6 +276,16 @@ function remotely(module: AnyProductModule, args: unknown[]): unknown {
   return prepared(module, route!.args(routeInput(request)));
 }
 
+/** `prepare`'s answer with its message: the query, or the LookupError's code, status and message. */
+function answered(module: AnyProductModule, args: unknown[]): unknown {
+  try {
+    return { query: (lookup.engine(module.id as BuiltProductId) as ProductEngine).prepare(...args) };
+  } catch (error) {
+    if (error instanceof LookupError) return { error: error.code, status: error.status, message: error.message };
+    throw error;
+  }
+}
+
 describe('the request table', () => {
   it('has one entry per built product, in registry order, and the client one method each', () => {
     expect(Object.keys(REQUESTS)).toEqual(BUILT_PRODUCT_IDS);
@@ -217,6 +305,40 @@ describe('the request table', () => {
     it.each(ODD_SAMPLES[id].map((args) => [label(args), args] as const))('%s: refused as in-process, or read back as the same call', (_label, args) => {
       expect(remotely(module, args)).toEqual(prepared(module, args));
     });
+  });
+
+  describe.each(BUILT_PRODUCT_IDS)('%s, long inputs', (id) => {
+    const module = productModule(id)!;
+    it.each(LONG_SAMPLES[id].map((args) => [label(args), args] as const))('%s: refused as in-process, or sent short for the same answer', (_label, args) => {
+      let request: ProductRequest;
+      try {
+        request = (REQUESTS[id] as (...a: unknown[]) => ProductRequest)(...args);
+      } catch (error) {
+        expect(error).toBeInstanceOf(LookupError);
+        const { code, status, message } = error as LookupError;
+        expect({ error: code, status, message }).toEqual(answered(module, args));
+        return;
+      }
+      // Far under a request line's limit (16 KiB in Node, 8 KiB in many proxies) and a body's (64 KiB).
+      const query = Object.entries(request.query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined);
+      expect(new URLSearchParams(query).toString().length).toBeLessThan(4_200);
+      expect(JSON.stringify(request.body ?? {}).length).toBeLessThan(8_192);
+      const route = module.routes.find((r) => r.method === request.method && r.path === request.path)!;
+      expect(answered(module, route.args(routeInput(request)))).toEqual(answered(module, args));
+    });
+  });
+
+  it("copies the engines' length limits", () => {
+    expect(LIMITS.domain).toBe(MAX_DOMAIN_INPUT_LENGTH);
+    expect(LIMITS.host).toBe(MAX_HOST_INPUT);
+    expect([LIMITS.email, LIMITS.emailEcho]).toEqual([MAX_EMAIL_INPUT, ECHO_LENGTH]);
+    // Not exported: the longest address text parseIp reads (the long samples check longer text is refused alike).
+    const longest = '2606:4700:0000:0000:0000:0000:100.100.100.100';
+    expect(longest).toHaveLength(LIMITS.ip);
+    expect((lookup.engine('geoip') as ProductEngine).prepare(longest)).toMatchObject({ ip: '2606:4700::6464:6464' });
+    // No provider is named longer than a message quotes: a longer name is one the engine does not know.
+    const names = (lookup.engine('webhookip') as WebhookIpEngine).providers.flatMap(({ id, aliases }) => [id, ...aliases]);
+    expect(Math.max(...names.map((name) => name.length))).toBeLessThanOrEqual(LIMITS.quoted);
   });
 
   it('sends a long User-Agent cut to the characters the engine reads (and two more at most), for the same answer', () => {

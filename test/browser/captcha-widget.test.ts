@@ -8,7 +8,11 @@
  * - a shop at http://shop.example.test:PORT2 (and http://evil.example.test:PORT2, a host the
  *   site keys do not allow) serving pages with the README's two-line snippet in a <form>; its
  *   POST /submit does what a site's backend does: siteverify the proof with the secret key,
- *   server to server, and answer with the result.
+ *   server to server, and answer with the result. http://old.example.test:PORT2 redirects
+ *   everything to the API (an old name of it kept as a 301).
+ *
+ * Time: the API's clock can be moved forward (apiSkewMs, never back), the page's with Playwright's
+ * page.clock; faults (an API that hangs, a 429) are injected with page.route.
  *
  * Nothing here is skipped: without a Chromium (on PATH, or named by $SECLOOKUP_CHROMIUM or
  * $CHROMIUM_PATH: chromium.ts) every test fails, saying so (CI installs it, see .ci/run). Timings are printed, never asserted.
@@ -46,6 +50,8 @@ let shopServer: Server;
 let apiOrigin = '';
 let apiLocal = '';
 let shopPort = 0;
+/** Added to the API's clock: a test moves it forward to age the challenges it has issued. */
+let apiSkewMs = 0;
 const meter = createMemoryMeter();
 const pages = new Map<string, ShopPage>();
 const contexts: BrowserContext[] = [];
@@ -84,6 +90,7 @@ function shop(): Server {
       res.writeHead(status, { 'content-length': String(Buffer.byteLength(body)), ...headers });
       res.end(body);
     };
+    if (req.headers.host?.startsWith('old.example.test:')) return send(301, '', { location: `${apiOrigin}${req.url}` });
     if (req.method === 'POST' && url.pathname === '/submit') {
       void readBody(req).then(async (text) => {
         const form = Object.fromEntries(new URLSearchParams(text));
@@ -110,6 +117,8 @@ interface PageOptions {
   action?: string;
   /** Query string on api.js. */
   query?: string;
+  /** Where api.js is loaded from (default: the API's origin). */
+  scriptOrigin?: string;
   /** Markup instead of the widget element (explicit rendering). */
   body?: string;
   /** Inline script defining the callbacks (left out of the CSP page). */
@@ -129,7 +138,7 @@ ${widget}
 <button type="submit">Send</button>
 </form>
 ${options.script ? `<script>${options.script}</script>` : ''}
-<script src="${apiOrigin}/widget/api.js${options.query ?? ''}" async defer></script>
+<script src="${options.scriptOrigin ?? apiOrigin}/widget/api.js${options.query ?? ''}" async defer></script>
 </body></html>`;
   pages.set(path, { html, headers: options.headers, secret: options.key.secretKey });
   return path;
@@ -175,6 +184,33 @@ async function submit(page: Page): Promise<Submitted> {
   return (await response.json()) as Submitted;
 }
 
+/** What the page's callbacks recorded (RECORDING). */
+function events(page: Page): Promise<unknown[]> {
+  return page.evaluate(() => (window as unknown as { events: unknown[] }).events);
+}
+
+/** Once the widget's status line reads `text`. */
+function statusIs(frame: Frame, text: string): Promise<unknown> {
+  return frame.waitForFunction((t) => document.getElementById('st')?.textContent === t, text, { timeout: PROOF_TIMEOUT });
+}
+
+/** Drag the slider piece `distance` px to the right as a hand does: small steps, y jitter, slowing down near the end. */
+async function dragPiece(page: Page, distance: number): Promise<void> {
+  const piece = (await page.frameLocator('iframe[src*="/widget/frame.html"]').locator('#pc').boundingBox())!;
+  const x0 = piece.x + piece.width / 2;
+  const y0 = piece.y + piece.height / 2;
+  await page.mouse.move(x0, y0);
+  await page.mouse.down();
+  const steps = 45;
+  for (let k = 1; k <= steps; k++) {
+    const eased = 1 - (1 - k / steps) ** 2.2; // fast at first, slowing towards the slot
+    await page.mouse.move(x0 + distance * eased, y0 + Math.sin(k * 1.7) * 1.5 + (Math.random() - 0.5));
+    await page.waitForTimeout(k > steps * 0.8 ? 25 : 10);
+  }
+  await page.mouse.move(x0 + distance, y0 + 0.5);
+  await page.mouse.up();
+}
+
 interface Answer {
   path: string;
   status: number;
@@ -203,7 +239,7 @@ async function answerOf(answers: Answer[], path: string): Promise<Answer> {
 
 beforeAll(async () => {
   const executablePath = requireChromium();
-  const api = createApi({ lookup: createLookup(), meter, secret: 'widget-test-operator-secret-0123456789abcdef' });
+  const api = createApi({ lookup: createLookup(), meter, secret: 'widget-test-operator-secret-0123456789abcdef', now: () => Date.now() + apiSkewMs });
   apiServer = handleClientErrors(createServer(createListener(api)), api);
   const apiPort = await listen(apiServer);
   apiOrigin = `http://api.example.test:${apiPort}`;
@@ -213,6 +249,8 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath,
     args: ['--no-sandbox', '--disable-gpu', '--host-resolver-rules=MAP *.example.test 127.0.0.1, MAP example.test 127.0.0.1'],
+    // Playwright turns the back/forward cache off; a visitor's browser has it.
+    ignoreDefaultArgs: ['--disable-back-forward-cache'],
   });
 });
 
@@ -301,20 +339,7 @@ describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
     const target = (challenge.body.params as { target: number }).target;
     const { width, piece: pieceWidth } = challenge.body.params as { width: number; piece: number };
     expect(await frame.getAttribute('#pc', 'aria-valuemax')).toBe(String(width - pieceWidth));
-
-    const piece = (await page.frameLocator('iframe').locator('#pc').boundingBox())!;
-    const x0 = piece.x + piece.width / 2;
-    const y0 = piece.y + piece.height / 2;
-    await page.mouse.move(x0, y0);
-    await page.mouse.down();
-    const steps = 45;
-    for (let k = 1; k <= steps; k++) {
-      const eased = 1 - (1 - k / steps) ** 2.2; // fast at first, slowing towards the slot
-      await page.mouse.move(x0 + target * eased, y0 + Math.sin(k * 1.7) * 1.5 + (Math.random() - 0.5));
-      await page.waitForTimeout(k > steps * 0.8 ? 25 : 10);
-    }
-    await page.mouse.move(x0 + target, y0 + 0.5);
-    await page.mouse.up();
+    await dragPiece(page, target);
 
     const proof = await proofIn(page);
     expect((await answerOf(answers, '/v1/captcha/verify')).status).toBe(200);
@@ -521,5 +546,274 @@ window.captchaReady = function () {
     expect(await frame.getAttribute('#cb', 'aria-checked')).toBe('false');
     await frame.click('#cb');
     expect(await proofIn(page)).not.toBe(proof);
+  });
+
+  it('loader: a data-api-base that is not http(s) renders nothing (invalid_api_base); callback names are looked up on window, never evaluated; api.js loaded twice runs each onload', async () => {
+    const key = await siteKey();
+    addPage('/loader', {
+      key,
+      query: '?onload=firstReady',
+      // What a sanitizer keeps (class and data-*) is enough to set these.
+      body: `<div class="seclookup-captcha" id="js" data-sitekey="${key.siteKey}" data-api-base="javascript:parent.document.title='pwned';//" data-error-callback="onFailed"></div>
+<div class="seclookup-captcha" id="data" data-sitekey="${key.siteKey}" data-api-base="data:text/html,pwned" data-error-callback="onFailed"></div>
+<div class="seclookup-captcha" id="good" data-sitekey="${key.siteKey}" data-callback="setTimeout" data-error-callback="onFailed"></div>
+<script src="${apiOrigin}/widget/api.js?render=explicit&onload=secondReady" async></script>`,
+      script: `${RECORDING}
+window.firstReady = function () { window.events.push(['onload', 'first']); };
+window.secondReady = function () { window.events.push(['onload', 'second']); };`,
+    });
+    const page = await newPage();
+    const problems: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+    await open('/loader', SHOP, page);
+    const frame = await widgetFrame(page);
+    await page.waitForFunction(() => (window as unknown as { events: unknown[] }).events.length >= 4);
+    expect(await page.title()).toBe('Shop');
+    expect(await page.locator('iframe').count()).toBe(1);
+    expect(await page.locator('#good iframe').count()).toBe(1);
+    // Both copies' onload ran (in either order: both scripts are async).
+    expect([...(await events(page))].sort()).toEqual([
+      ['error', 'invalid_api_base'],
+      ['error', 'invalid_api_base'],
+      ['onload', 'first'],
+      ['onload', 'second'],
+    ]);
+    expect(consoleErrors.filter((line) => line.includes('is not http(s)'))).toHaveLength(2);
+
+    // data-callback="setTimeout" would run the proof as code: refused, said on the console.
+    await frame.click('#cb');
+    await proofIn(page);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)));
+    expect(problems).toEqual([]);
+    expect(consoleErrors).toContain('seclookup captcha: refused callback "setTimeout"');
+    expect((await events(page)).filter((e) => (e as string[])[0] === 'callback')).toEqual([]);
+  });
+
+  it('a single-page app drops widgets without remove(): getResponse and execute skip them; their proofs still expire, with the expired-callback and no error', async () => {
+    const key = await siteKey();
+    addPage('/spa', {
+      key,
+      query: '?render=explicit&onload=mount',
+      body: '<div id="app"></div>',
+      // The app's router replaces its view, as React or Vue do, and never calls remove().
+      script: `window.log = [];
+window.mount = function (tag) {
+  tag = typeof tag === 'string' ? tag : 'A';
+  document.getElementById('app').innerHTML = '<div id="view' + tag + '"></div>';
+  seclookupCaptcha.render('#view' + tag, {
+    sitekey: '${key.siteKey}',
+    callback: function () { window.log.push('callback ' + tag); },
+    'expired-callback': function () { window.log.push('expired ' + tag); },
+  });
+};`,
+    });
+    type Spa = { seclookupCaptcha: { getResponse(): string; execute(): void }; mount(tag: string): void; log: string[] };
+    const page = await newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.clock.install();
+    await open('/spa', SHOP, page);
+    await (await widgetFrame(page)).click('#cb');
+    const first = await proofIn(page);
+
+    await page.evaluate(() => (window as unknown as Spa).mount('B'));
+    const b = (await (await page.waitForSelector('#viewB iframe')).contentFrame())!;
+    await b.waitForSelector('#cb');
+    expect(await page.evaluate(() => (window as unknown as Spa).seclookupCaptcha.getResponse())).toBe('');
+    expect(
+      await page.evaluate(() => {
+        try {
+          (window as unknown as Spa).seclookupCaptcha.execute();
+          return 'ok';
+        } catch (e) {
+          return String(e);
+        }
+      }),
+    ).toBe('ok');
+    const second = await proofIn(page);
+    expect(second).not.toBe(first);
+    expect(await page.evaluate(() => (window as unknown as Spa).seclookupCaptcha.getResponse())).toBe(second);
+
+    // B's view goes too, with nobody asking about it after; 300 s on, both proofs expire.
+    await page.evaluate(() => (window as unknown as Spa).mount('C'));
+    await page.clock.fastForward(301_000);
+    await expect.poll(() => page.evaluate(() => (window as unknown as Spa).log)).toEqual(['callback A', 'callback B', 'expired A', 'expired B']);
+    expect(problems).toEqual([]);
+  });
+
+  it('an API that never answers, an absurd proof of work, a 429 with Retry-After: each ends in a message, and a click (after the wait) tries again', async () => {
+    const key = await siteKey();
+    addPage('/faults', { key, attrs: CALLBACKS, script: RECORDING });
+    const page = await newPage();
+    await page.clock.install();
+    let mode: 'hang' | 'absurd' | 'busy' | 'real' = 'hang';
+    let challenges = 0;
+    await page.route('**/v1/captcha/challenge?*', (route) => {
+      challenges++;
+      if (mode === 'real') return route.continue();
+      if (mode === 'absurd') {
+        const params = { algorithm: 'sha256', salt: '0'.repeat(32), difficulty: 40, count: 8 };
+        return route.fulfill({ json: { success: true, challenge: 'x.y', puzzle_type: 'pow', params, expires_in: 120 } });
+      }
+      if (mode === 'busy') return route.fulfill({ status: 429, headers: { 'retry-after': '30' }, json: { success: false, error_code: 'rate_limit_exceeded' } });
+      // 'hang': never answered
+    });
+    await open('/faults', SHOP, page);
+    const frame = await widgetFrame(page);
+
+    await frame.click('#cb');
+    await expect.poll(() => challenges).toBe(1);
+    await page.clock.fastForward(15_000);
+    await statusIs(frame, 'Network error. Click to try again.');
+    expect(await frame.getAttribute('#w', 'aria-busy')).toBe('false');
+
+    mode = 'absurd'; // 2^40 hashes per puzzle: the service asks 2^18 at most
+    await frame.click('#cb');
+    await statusIs(frame, 'Verification failed (solver_error). Click to try again.');
+
+    mode = 'busy';
+    await frame.click('#cb');
+    await statusIs(frame, 'Too many attempts. You can try again in 30 s.');
+    expect(await frame.getAttribute('#cb', 'aria-disabled')).toBe('true');
+    await frame.click('#cb', { force: true }); // too early: nothing starts
+    expect(await frame.textContent('#st')).toBe('Too many attempts. You can try again in 30 s.');
+    await page.clock.fastForward(30_000);
+    await statusIs(frame, 'Click to verify.');
+    expect(await frame.getAttribute('#cb', 'aria-disabled')).toBeNull();
+
+    mode = 'real';
+    await frame.click('#cb');
+    const proof = await proofIn(page);
+    // One request each: a timeout is not retried, the early click asked nothing.
+    expect(challenges).toBe(4);
+    expect(await events(page)).toEqual([
+      ['error', 'network_error'],
+      ['error', 'solver_error'],
+      ['error', 'rate_limit_exceeded'],
+      ['callback', proof],
+    ]);
+  });
+
+  it('slider on a 320 px phone: execute() leaves the focus where the visitor types; the track fits; a screen reader hears where the slot is; a stale challenge is renewed, not "Not quite"; a drag on the narrow track solves it', async () => {
+    const key = await siteKey();
+    addPage('/slider-phone', { key, attrs: 'data-puzzle-type="slider"' });
+    const context = await browser.newContext({ viewport: { width: 320, height: 640 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    const answers = captchaAnswers(page);
+    await open('/slider-phone', SHOP, page);
+    const frame = await widgetFrame(page);
+    const challenge = async (n: number) => {
+      await expect.poll(() => answers.filter((a) => a.path === '/v1/captcha/challenge').length, { timeout: PROOF_TIMEOUT }).toBeGreaterThanOrEqual(n);
+      return answers.filter((a) => a.path === '/v1/captcha/challenge')[n - 1].body.params as { target: number };
+    };
+
+    // The page starts the puzzle while the visitor types in another field: the typing goes on there.
+    const email = page.locator('input[name="email"]');
+    await email.fill('');
+    await email.pressSequentially('alice@exa');
+    await page.evaluate(() => (window as unknown as { seclookupCaptcha: { execute(): void } }).seclookupCaptcha.execute());
+    await frame.waitForSelector('#pc', { state: 'visible' });
+    await page.keyboard.type('mple.com');
+    expect(await email.inputValue()).toBe('alice@example.com');
+    expect(await frame.evaluate(() => document.activeElement?.id)).not.toBe('pc');
+
+    // The track is drawn narrower than its 300 puzzle px, whole in the frame.
+    const layout = await frame.evaluate(() => ({
+      frame: innerWidth,
+      track: document.getElementById('tr')!.getBoundingClientRect().right,
+      slot: document.getElementById('no')!.getBoundingClientRect().right,
+    }));
+    expect(layout.frame).toBeLessThan(322);
+    expect(layout.track).toBeLessThanOrEqual(layout.frame);
+    expect(layout.slot).toBeLessThanOrEqual(layout.track);
+
+    const first = await challenge(1);
+    expect(await frame.getAttribute('#pc', 'aria-valuetext')).toBe(`Piece at 0, slot at ${first.target}`);
+
+    // The visitor comes to it (a click on the checkbox focuses the piece) and solves it by
+    // keyboard, after its challenge expired (120 s: the API's clock moves on).
+    await frame.click('#cb');
+    expect(await frame.evaluate(() => document.activeElement?.id)).toBe('pc');
+    apiSkewMs += 121_000;
+    for (let k = 0; k < Math.round(first.target / 4); k++) await page.keyboard.press('ArrowRight', { delay: 15 });
+    const at = Number(await frame.getAttribute('#pc', 'aria-valuenow'));
+    expect(Math.abs(at - first.target)).toBeLessThanOrEqual(2);
+    expect(await frame.getAttribute('#pc', 'aria-valuetext')).toBe(`Piece at ${at}, slot at ${first.target}`);
+    await page.keyboard.press('Enter');
+    const second = await challenge(2);
+    expect((await answerOf(answers, '/v1/captcha/verify')).body).toMatchObject({ error_code: 'invalid_token' });
+    await statusIs(frame, 'That puzzle expired; here is a new one. Drag the piece into the outlined slot, or use the arrow keys, then Enter.');
+    expect(await frame.getAttribute('#pc', 'aria-valuetext')).toBe(`Piece at 0, slot at ${second.target}`);
+
+    // Dragged onto the slot as drawn (about 0.9 px per puzzle px here).
+    const fl = page.frameLocator('iframe[src*="/widget/frame.html"]');
+    const piece = (await fl.locator('#pc').boundingBox())!;
+    const slot = (await fl.locator('#no').boundingBox())!;
+    await dragPiece(page, slot.x - piece.x);
+    await proofIn(page);
+    expect(answers.filter((a) => a.path === '/v1/captcha/verify').map((a) => a.status)).toEqual([400, 200]);
+    expect((await submit(page)).body).toMatchObject({ success: true });
+  });
+
+  it('back/forward cache: back on the page after its proof was used, the widget is reset: an empty field, and a press verifies again', async () => {
+    const key = await siteKey();
+    addPage('/bfcache', { key, script: 'window.shows = []; addEventListener("pageshow", function (e) { window.shows.push(e.persisted); });' });
+    pages.set('/elsewhere', { html: '<!doctype html><title>Elsewhere</title><p>Elsewhere</p>', secret: '' });
+    const page = await newPage();
+    await open('/bfcache', SHOP, page);
+    await (await widgetFrame(page)).click('#cb');
+    const proof = await proofIn(page);
+    expect((await siteverify(key.secretKey, proof)).status).toBe(200); // the form went to the server
+    await open('/elsewhere', SHOP, page);
+    await page.goBack({ waitUntil: 'commit' }); // a page from the cache fires no load event
+    // Restored from the cache, not loaded again.
+    expect(await page.evaluate(() => (window as unknown as { shows: boolean[] }).shows)).toEqual([false, true]);
+    expect(await page.locator(FIELD).inputValue()).toBe('');
+    expect(await page.evaluate(() => (window as unknown as { seclookupCaptcha: { getResponse(): string } }).seclookupCaptcha.getResponse())).toBe('');
+    // Playwright does not see the frames of a page restored from the cache: the visitor's keyboard
+    // reaches the checkbox (Tab from the e-mail field), and Space verifies again.
+    await page.focus('input[name="email"]');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    expect(await proofIn(page)).not.toBe(proof);
+  });
+
+  it('api.js through a redirect to another origin: the widget says it is misconfigured, the error callback gets origin_mismatch; messages from other windows are still ignored', async () => {
+    const key = await siteKey();
+    // Another frame on the page forging the widget's messages, with its id.
+    pages.set('/forger', {
+      html: `<!doctype html><title>Forger</title><script>
+var n = 0, timer = setInterval(function () {
+  parent.postMessage({ seclookup: 'captcha', id: 'seclookup-captcha-1', type: 'success', proof: 'forged' }, '*');
+  parent.postMessage({ seclookup: 'captcha', id: 'seclookup-captcha-1', type: 'error', code: 'forged' }, '*');
+  if (++n === 10) { clearInterval(timer); window.done = true; }
+}, 100);
+</script>`,
+      secret: '',
+    });
+    addPage('/redirected', {
+      key,
+      script: RECORDING,
+      scriptOrigin: `http://old.example.test:${shopPort}`,
+      body: `<div class="seclookup-captcha" data-sitekey="${key.siteKey}" ${CALLBACKS}></div><iframe src="http://evil.example.test:${shopPort}/forger"></iframe>`,
+    });
+    const page = await newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+    await open('/redirected', SHOP, page);
+    const frame = await widgetFrame(page);
+    expect(frame.url().startsWith(`${apiOrigin}/widget/frame.html`)).toBe(true);
+    await statusIs(frame, 'This captcha is misconfigured (origin_mismatch).');
+    await page.waitForFunction(() => (window as unknown as { events: unknown[] }).events.length > 0);
+    const forger = page.frames().find((f) => f.url().endsWith('/forger'))!;
+    await forger.waitForFunction(() => (window as unknown as { done?: boolean }).done === true);
+    await frame.click('#cb');
+    expect(await frame.textContent('#st')).toBe('This captcha is misconfigured (origin_mismatch).');
+    expect(await events(page)).toEqual([['error', 'origin_mismatch']]);
+    expect(await page.locator(FIELD).inputValue()).toBe('');
+    expect(consoleErrors.some((line) => line.includes(`the frame is at ${apiOrigin}, not http://old.example.test:${shopPort}`))).toBe(true);
   });
 });

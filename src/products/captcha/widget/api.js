@@ -5,7 +5,6 @@
  * and frame-src for the API origin. See the README (captcha, the widget). */
 (function (win, doc) {
   'use strict';
-  if (win.seclookupCaptcha && win.seclookupCaptcha.version) return;
   var VERSION = '__WIDGET_VERSION__';
   var EXPIRES_MS = 300000;
   var TITLES = { en: 'Human verification', fr: 'Vérification humaine', de: 'Menschliche Überprüfung', es: 'Verificación humana' };
@@ -22,6 +21,8 @@
     'responseFieldName',
     'apiBase',
   ];
+  // Globals that run a string as code: never a callback, whatever a data-*-callback names.
+  var EVALUATORS = /^(eval|Function|setTimeout|setInterval|setImmediate|execScript)$/;
 
   var script = doc.currentScript;
   if (!script) {
@@ -32,7 +33,11 @@
   var defaultBase = src.replace(/\/widget\/api\.js(?:[?#].*)?$/, '');
   var query = new URLSearchParams(src.split('#')[0].split('?')[1] || '');
 
-  var widgets = {};
+  // api.js loaded again (say by two plugins): the first copy's widgets and API serve; this copy
+  // still honours its own render= and onload= parameters.
+  if (win.seclookupCaptcha && win.seclookupCaptcha.version) return whenReady(win.seclookupCaptcha.render);
+
+  var widgets = Object.create(null); // no prototype: a message's id names nothing else
   var count = 0;
 
   function dashed(name) {
@@ -41,9 +46,16 @@
     });
   }
 
-  /** A callback option: a function, or the name of a global function (looked up when called). */
+  function warn(text) {
+    if (win.console) console.error('seclookup captcha: ' + text);
+  }
+
+  /** A callback option: a function, or a global function's name (data-* may come from sanitized markup: never evaluated). */
   function fire(fn, arg) {
-    if (typeof fn === 'string') fn = win[fn];
+    if (typeof fn === 'string') {
+      if (!/^[A-Za-z_$][\w$]*$/.test(fn) || EVALUATORS.test(fn)) return warn('refused callback ' + JSON.stringify(fn));
+      fn = win[fn];
+    }
     if (typeof fn === 'function') fn(arg);
   }
 
@@ -58,10 +70,30 @@
     return 'en';
   }
 
-  function find(id) {
-    if (id === undefined || id === null) for (var k in widgets) return widgets[k];
+  /** The widget an id or its element names, in the page or not. */
+  function named(id) {
     if (id && id.nodeType === 1) id = id.getAttribute('data-seclookup-widget-id');
-    return widgets[id] || null;
+    return (typeof id === 'string' && widgets[id]) || null;
+  }
+
+  /**
+   * Still in the page? A single-page app may drop a widget without remove(): once loaded and gone,
+   * it is forgotten (a proof it gave still expires, with the expired callback).
+   */
+  function alive(wd) {
+    if (doc.documentElement.contains(wd.iframe)) return true;
+    if (wd.ready) delete widgets[wd.id];
+    return false;
+  }
+
+  /** The widget `id` names (an id or its element), or the first one still in the page. */
+  function find(id) {
+    if (id === undefined || id === null) {
+      for (var k in widgets) if (alive(widgets[k])) return widgets[k];
+      return null;
+    }
+    var wd = named(id);
+    return wd && alive(wd) ? wd : null;
   }
 
   function send(wd, type) {
@@ -69,7 +101,25 @@
       wd.queue.push(type);
       return;
     }
-    wd.iframe.contentWindow.postMessage({ seclookup: 'captcha', id: wd.id, type: type }, wd.origin);
+    var frame = alive(wd) && wd.iframe.contentWindow;
+    if (frame) frame.postMessage({ seclookup: 'captcha', id: wd.id, type: type }, wd.origin);
+  }
+
+  function reset(wd) {
+    setProof(wd, '');
+    send(wd, 'reset');
+  }
+
+  /** The API base URL; '' unless http(s): a javascript: or data: iframe src would run as the page. */
+  function apiBase(value) {
+    var url;
+    try {
+      url = new URL(String(value), location.href);
+    } catch (e) {
+      return '';
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return '';
+    return url.href.replace(/[?#].*$/, '').replace(/\/+$/, '');
   }
 
   function setProof(wd, proof) {
@@ -79,12 +129,12 @@
     wd.input.value = proof;
   }
 
-  /** render(element or selector, options) -> widget id. Options override the element's data-*. */
+  /** render(element or selector, options) -> widget id, or null (invalid_api_base). Options override the element's data-*. */
   function render(target, options) {
     var el = typeof target === 'string' ? doc.querySelector(target) : target;
     if (!el || el.nodeType !== 1) throw new Error('seclookupCaptcha.render: no element ' + target);
     var existing = el.getAttribute('data-seclookup-widget-id');
-    if (existing && widgets[existing]) return existing;
+    if (named(existing)) return existing;
     var o = {},
       given = options || {};
     for (var i = 0; i < OPTIONS.length; i++) {
@@ -93,7 +143,13 @@
       o[name] = value !== undefined && value !== null ? value : el.getAttribute('data-' + dashed(name));
     }
     if (!o.sitekey) throw new Error('seclookupCaptcha.render: sitekey is required');
-    var base = new URL(String(o.apiBase || defaultBase || '.'), location.href).href.replace(/[?#].*$/, '').replace(/\/+$/, '');
+    var base = apiBase(o.apiBase || defaultBase || '.');
+    if (!base) {
+      warn('API base ' + JSON.stringify(String(o.apiBase || defaultBase)) + ' is not http(s)');
+      fire(o.errorCallback, 'invalid_api_base');
+      return null;
+    }
+    var origin = new URL(base).origin;
     var lang = language(o.language);
     var id = 'seclookup-captcha-' + ++count;
     var field = String(o.responseFieldName || 'captcha-response');
@@ -102,6 +158,7 @@
       sitekey: String(o.sitekey),
       host: location.hostname,
       origin: location.origin,
+      api: origin,
       action: String(o.action || ''),
       mode: o.mode === 'managed' ? 'managed' : 'puzzle',
       pt: /^(pow|slider|random)$/.test(o.puzzleType) ? o.puzzleType : 'pow',
@@ -141,13 +198,14 @@
       iframe: iframe,
       input: input,
       created: created,
-      origin: new URL(base).origin,
+      origin: origin,
       o: o,
       proof: '',
       expired: false,
       timer: 0,
       ready: false,
       queue: [],
+      mismatch: false,
     };
     widgets[id] = wd;
     el.setAttribute('data-seclookup-widget-id', id);
@@ -158,8 +216,17 @@
 
   win.addEventListener('message', function (e) {
     var m = e.data,
-      wd = m && m.seclookup === 'captcha' ? widgets[m.id] : null;
-    if (!wd || e.origin !== wd.origin || e.source !== wd.iframe.contentWindow) return;
+      wd = m && m.seclookup === 'captcha' ? named(m.id) : null;
+    if (!wd || e.source !== wd.iframe.contentWindow) return;
+    if (e.origin !== wd.origin) {
+      // Our iframe, elsewhere than api.js's URL said (it redirects): trust nothing it says, but say why nothing works.
+      if (!wd.mismatch) {
+        wd.mismatch = true;
+        warn('the frame is at ' + e.origin + ', not ' + wd.origin + ': load api.js from the API origin, or set data-api-base');
+        fire(wd.o.errorCallback, 'origin_mismatch');
+      }
+      return;
+    }
     if (m.type === 'ready') {
       wd.ready = true;
       while (wd.queue.length) send(wd, wd.queue.shift());
@@ -171,8 +238,8 @@
       wd.timer = setTimeout(function () {
         setProof(wd, '');
         wd.expired = true;
-        send(wd, 'expire');
         fire(wd.o.expiredCallback);
+        send(wd, 'expire');
       }, EXPIRES_MS);
       fire(wd.o.callback, m.proof);
     } else if (m.type === 'error') {
@@ -181,10 +248,26 @@
     }
   });
 
-  function renderAll() {
+  function renderAll(renderOne) {
     var els = doc.querySelectorAll('.seclookup-captcha[data-sitekey]');
-    for (var i = 0; i < els.length; i++) if (!els[i].getAttribute('data-seclookup-widget-id')) render(els[i]);
+    for (var i = 0; i < els.length; i++) if (!els[i].getAttribute('data-seclookup-widget-id')) renderOne(els[i]);
   }
+
+  /** Once the document is parsed: render the widgets (unless ?render=explicit), then call ?onload=. */
+  function whenReady(renderOne) {
+    function go() {
+      if (query.get('render') !== 'explicit') renderAll(renderOne);
+      var onload = query.get('onload');
+      if (onload) fire(onload);
+    }
+    if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', go);
+    else go();
+  }
+
+  // Back/forward cache: the page comes back as it was left, its proof most likely used already.
+  win.addEventListener('pageshow', function (e) {
+    if (e.persisted) for (var k in widgets) reset(widgets[k]);
+  });
 
   win.seclookupCaptcha = {
     version: VERSION,
@@ -192,12 +275,10 @@
     /** Clear the proof and start over (managed mode re-runs its check). */
     reset: function (id) {
       var wd = find(id);
-      if (!wd) return;
-      setProof(wd, '');
-      send(wd, 'reset');
+      if (wd) reset(wd);
     },
     remove: function (id) {
-      var wd = find(id);
+      var wd = named(id) || find(id);
       if (!wd) return;
       clearTimeout(wd.timer);
       if (wd.iframe.parentNode) wd.iframe.parentNode.removeChild(wd.iframe);
@@ -222,11 +303,5 @@
     },
   };
 
-  function ready() {
-    if (query.get('render') !== 'explicit') renderAll();
-    var onload = query.get('onload');
-    if (onload) fire(onload);
-  }
-  if (doc.readyState === 'loading') doc.addEventListener('DOMContentLoaded', ready);
-  else ready();
+  whenReady(render);
 })(window, document);

@@ -11,6 +11,8 @@
       done: 'Verified',
       slide: 'Drag the piece into the outlined slot, or use the arrow keys, then Enter.',
       again: 'Not quite. Try again.',
+      renew: 'That puzzle expired; here is a new one.',
+      where: 'Piece at {n}, slot at {t}',
       need: 'Click to verify.',
       expired: 'Expired. Click to verify again.',
       piece: 'Puzzle piece',
@@ -19,6 +21,7 @@
       e_key: 'This captcha is misconfigured ({code}).',
       e_net: 'Network error. Click to try again.',
       e_rate: 'Too many attempts. Wait a moment, then click to try again.',
+      e_wait: 'Too many attempts. You can try again in {n} s.',
       e_gen: 'Verification failed ({code}). Click to try again.',
     },
     fr: {
@@ -28,6 +31,8 @@
       done: 'Vérifié',
       slide: 'Faites glisser la pièce dans l’emplacement, ou utilisez les flèches puis Entrée.',
       again: 'Pas tout à fait. Réessayez.',
+      renew: 'Ce puzzle a expiré ; en voici un nouveau.',
+      where: 'Pièce à {n}, emplacement à {t}',
       need: 'Cliquez pour vérifier.',
       expired: 'Expiré. Cliquez pour vérifier à nouveau.',
       piece: 'Pièce du puzzle',
@@ -36,6 +41,7 @@
       e_key: 'Ce captcha est mal configuré ({code}).',
       e_net: 'Erreur réseau. Cliquez pour réessayer.',
       e_rate: 'Trop de tentatives. Patientez un instant, puis cliquez pour réessayer.',
+      e_wait: 'Trop de tentatives. Vous pourrez réessayer dans {n} s.',
       e_gen: 'Échec de la vérification ({code}). Cliquez pour réessayer.',
     },
     de: {
@@ -45,6 +51,8 @@
       done: 'Verifiziert',
       slide: 'Ziehen Sie das Teil in die markierte Lücke oder nutzen Sie die Pfeiltasten, dann die Eingabetaste.',
       again: 'Nicht ganz. Bitte erneut versuchen.',
+      renew: 'Dieses Rätsel ist abgelaufen; hier ist ein neues.',
+      where: 'Teil bei {n}, Lücke bei {t}',
       need: 'Zum Überprüfen klicken.',
       expired: 'Abgelaufen. Zum erneuten Überprüfen klicken.',
       piece: 'Puzzleteil',
@@ -53,6 +61,7 @@
       e_key: 'Dieses Captcha ist falsch konfiguriert ({code}).',
       e_net: 'Netzwerkfehler. Zum erneuten Versuchen klicken.',
       e_rate: 'Zu viele Versuche. Bitte kurz warten, dann erneut klicken.',
+      e_wait: 'Zu viele Versuche. Ein neuer Versuch ist in {n} s möglich.',
       e_gen: 'Überprüfung fehlgeschlagen ({code}). Zum erneuten Versuchen klicken.',
     },
     es: {
@@ -62,6 +71,8 @@
       done: 'Verificado',
       slide: 'Arrastra la pieza al hueco marcado, o usa las flechas y luego Intro.',
       again: 'Casi. Inténtalo de nuevo.',
+      renew: 'Ese puzle ha caducado; aquí tienes uno nuevo.',
+      where: 'Pieza en {n}, hueco en {t}',
       need: 'Haz clic para verificar.',
       expired: 'Caducado. Haz clic para verificar de nuevo.',
       piece: 'Pieza del puzle',
@@ -70,14 +81,18 @@
       e_key: 'Este captcha está mal configurado ({code}).',
       e_net: 'Error de red. Haz clic para intentarlo de nuevo.',
       e_rate: 'Demasiados intentos. Espera un momento y haz clic para intentarlo de nuevo.',
+      e_wait: 'Demasiados intentos. Podrás intentarlo de nuevo en {n} s.',
       e_gen: 'La verificación ha fallado ({code}). Haz clic para intentarlo de nuevo.',
     },
   };
+  // An API that has not answered after this long is a network error (not retried: a click is).
+  var TIMEOUT_MS = 15000;
   var ERRORS = {
     domain_not_allowed: 'e_domain',
     domain_not_configured: 'e_domain',
     domain_required: 'e_domain',
     invalid_embed: 'e_domain',
+    origin_mismatch: 'e_key',
     missing_credentials: 'e_key',
     invalid_api_key: 'e_key',
     wrong_key_type: 'e_key',
@@ -94,6 +109,7 @@
     sitekey: q.get('sitekey') || '',
     host: q.get('host') || '',
     origin: q.get('origin') || '',
+    api: q.get('api') || '',
     action: q.get('action') || '',
     mode: q.get('mode') === 'managed' ? 'managed' : 'puzzle',
     pt: /^(pow|slider|random)$/.test(q.get('pt')) ? q.get('pt') : 'pow',
@@ -124,7 +140,8 @@
     moves = 0,
     keys = 0,
     lastQuarter = -1,
-    lastSize = '';
+    lastSize = '',
+    hold = false;
   var sc = null,
     x = 0,
     drag = null,
@@ -148,6 +165,9 @@
     var anc = location.ancestorOrigins;
     if (anc && anc.length && anc[0] !== P.origin) originOk = false;
   }
+  // Why this frame refuses to work, if it does: a foreign embedder, or a page that expects the
+  // frame at another origin (api.js's URL redirected here) and would drop every message from it.
+  var refused = !originOk ? 'invalid_embed' : P.api && P.api !== location.origin ? 'origin_mismatch' : '';
 
   function post(type, extra) {
     if (!originOk) return;
@@ -209,35 +229,48 @@
     };
   }
 
+  /** {s: status, j: JSON body, wait: a 429's Retry-After in seconds, late: timed out}; never rejects. */
   function fetchJson(method, path, body) {
-    var init = { method: method, credentials: 'omit', cache: 'no-store' };
+    var init = { method: method, credentials: 'omit', cache: 'no-store' },
+      ctl = typeof AbortController === 'function' ? new AbortController() : null,
+      timer = 0;
     if (body) {
       init.headers = { 'Content-Type': 'application/json' };
       init.body = JSON.stringify(body);
     }
-    return fetch(new URL('../' + path, location.href).href, init).then(
-      function (r) {
+    if (ctl) {
+      init.signal = ctl.signal;
+      timer = setTimeout(function () {
+        ctl.abort();
+      }, TIMEOUT_MS);
+    }
+    function lost() {
+      return { s: 0, j: { error_code: 'network_error' }, late: !!(ctl && ctl.signal.aborted) };
+    }
+    return fetch(new URL('../' + path, location.href).href, init)
+      .then(function (r) {
+        var wait = r.status === 429 ? Math.min(600, parseInt(r.headers.get('Retry-After'), 10) || 0) : 0;
         return r.json().then(
           function (j) {
-            return { s: r.status, j: j || {} };
+            return { s: r.status, j: j || {}, wait: wait };
           },
           function () {
-            return { s: r.status, j: {} };
+            return ctl && ctl.signal.aborted ? lost() : { s: r.status, j: {}, wait: wait };
           }
         );
-      },
-      function () {
-        return { s: 0, j: { error_code: 'network_error' } };
-      }
-    );
+      }, lost)
+      .then(function (r) {
+        clearTimeout(timer);
+        return r;
+      });
   }
 
-  /** fetchJson with two retries (1 s, 2 s) on a network error or a 5xx. */
+  /** fetchJson with two retries (1 s, 2 s) on a network error or a 5xx (not after a timeout). */
   function call(my, method, path, body) {
     var tries = 0;
     function go() {
       return fetchJson(method, path, body).then(function (r) {
-        if ((r.s === 0 || r.s >= 500) && tries < 2 && my === run) {
+        if ((r.s === 0 || r.s >= 500) && !r.late && tries < 2 && my === run) {
           tries++;
           return new Promise(function (res) {
             setTimeout(res, tries * 1000);
@@ -266,10 +299,24 @@
     post('success', { proof: proof });
   }
 
-  function fail(code) {
+  /** Show the error; after a 429 with Retry-After, refuse to start again for that many seconds. */
+  function fail(code, wait) {
     sc = null;
-    show('err', fmt(T[ERRORS[code] || 'e_gen'], code));
+    show('err', wait > 0 ? fmt(T.e_wait, wait) : fmt(T[ERRORS[code] || 'e_gen'], code));
+    if (wait > 0) {
+      hold = true;
+      cb.setAttribute('aria-disabled', 'true');
+      setTimeout(function () {
+        hold = false;
+        cb.removeAttribute('aria-disabled');
+        if (state === 'err') say(T.need);
+      }, wait * 1000);
+    }
     post('error', { code: code });
+  }
+
+  function failed(r) {
+    fail(codeOf(r), r.wait);
   }
 
   /** Start (or restart) a verification: managed first in managed mode, else a puzzle. */
@@ -277,7 +324,7 @@
     var my = ++run;
     attempts = 0;
     if (P.mode === 'managed') managed(my);
-    else puzzle(my, false);
+    else puzzle(my, '');
   }
 
   function managed(my) {
@@ -286,18 +333,19 @@
       if (my !== run) return;
       if (r.s === 200 && r.j.proof) success(r.j.proof);
       else if (r.s === 422) show('need', T.need);
-      else fail(codeOf(r));
+      else failed(r);
     });
   }
 
-  function puzzle(my, retry) {
+  /** Fetch a challenge and show it; `note` (a slider only) says why there is a new one. */
+  function puzzle(my, note) {
     show('busy', T.verifying);
     // The telemetry rides along: the risk the server sees now sets the proof of work's difficulty.
     var qs = new URLSearchParams({ sitekey: P.sitekey, hostname: P.host, puzzle_type: P.pt, telemetry: JSON.stringify(telemetry()) });
     call(my, 'GET', 'v1/captcha/challenge?' + qs).then(function (r) {
       if (my !== run) return;
-      if (r.s !== 200 || !r.j.challenge) return fail(codeOf(r));
-      if (r.j.puzzle_type === 'slider') slider(my, r.j, retry);
+      if (r.s !== 200 || !r.j.challenge) return failed(r);
+      if (r.j.puzzle_type === 'slider') slider(my, r.j, note);
       else if (r.j.puzzle_type === 'pow') pow(my, r.j);
       else fail('unsupported_puzzle');
     });
@@ -309,8 +357,11 @@
       if (my !== run) return;
       if (r.s === 200 && r.j.proof) return success(r.j.proof);
       var code = codeOf(r);
-      if ((code === 'challenge_failed' || code === 'invalid_token') && ++attempts < 5) puzzle(my, slid);
-      else fail(code);
+      // A wrong answer, or a challenge gone stale (expired after 120 s): a new one. Only the
+      // first is the visitor's doing.
+      if ((code === 'challenge_failed' || code === 'invalid_token') && ++attempts < 5)
+        puzzle(my, slid ? (code === 'challenge_failed' ? T.again : T.renew) : '');
+      else failed(r);
     });
   }
 
@@ -409,13 +460,15 @@
 
   // ---- slider ----
 
-  function slider(my, ch, retry) {
+  // Positions are in the puzzle's px (params.width wide); the track shrinks to fit a narrow
+  // frame (CSS max-width), so they are drawn as percentages of it.
+  function slider(my, ch, note) {
     var p = ch.params || {};
-    sc = { my: my, challenge: ch.challenge, width: p.width, max: Math.max(0, p.width - p.piece) };
+    sc = { my: my, challenge: ch.challenge, width: p.width, target: p.target, max: Math.max(0, p.width - p.piece) };
     tr.style.width = p.width + 'px';
-    no.style.left = p.target + 'px';
-    no.style.width = p.piece + 'px';
-    pc.style.width = p.piece + 'px';
+    no.style.left = pct(p.target);
+    no.style.width = pct(p.piece);
+    pc.style.width = pct(p.piece);
     pc.setAttribute('aria-valuemax', String(sc.max));
     x = 0;
     drag = null;
@@ -423,14 +476,22 @@
     kt0 = 0;
     place(0);
     sl.hidden = false;
-    show('slider', retry ? T.again + ' ' + T.slide : T.slide);
-    pc.focus();
+    show('slider', note ? note + ' ' + T.slide : T.slide);
+    // Not when the page opened it (execute()) while the visitor is elsewhere in the page.
+    if (document.hasFocus()) pc.focus();
+  }
+
+  function pct(v) {
+    return (v / sc.width) * 100 + '%';
   }
 
   function place(nx) {
-    x = Math.min(sc ? sc.max : 0, Math.max(0, nx));
-    pc.style.transform = 'translateX(' + x + 'px)';
+    if (!sc) return;
+    x = Math.min(sc.max, Math.max(0, nx));
+    pc.style.left = pct(x);
     pc.setAttribute('aria-valuenow', String(Math.round(x)));
+    // The slot is drawn only: say where it is, for a screen reader (the target is in the params anyway).
+    pc.setAttribute('aria-valuetext', T.where.replace('{n}', Math.round(x)).replace('{t}', sc.target));
   }
 
   function r1(v) {
@@ -449,13 +510,15 @@
     if (!sc || drag || e.button > 0) return;
     e.preventDefault();
     if (pc.setPointerCapture) pc.setPointerCapture(e.pointerId);
-    drag = { id: e.pointerId, x0: e.clientX - x, y0: e.clientY, t0: performance.now(), y: 0 };
+    // k: drawn px per puzzle px (below 1 on a narrow frame).
+    var k = tr.getBoundingClientRect().width / sc.width || 1;
+    drag = { id: e.pointerId, k: k, x0: e.clientX - x * k, y0: e.clientY, t0: performance.now(), y: 0 };
     trace = [{ x: r1(x), y: 0, t: 0 }];
     ktrace = [];
   });
   pc.addEventListener('pointermove', function (e) {
     if (!drag || e.pointerId !== drag.id) return;
-    place(e.clientX - drag.x0);
+    place((e.clientX - drag.x0) / drag.k);
     drag.y = r1(e.clientY - drag.y0);
     var pt = { x: r1(x), y: drag.y, t: r1(performance.now() - drag.t0) };
     if (trace.length < 1990) trace.push(pt);
@@ -498,7 +561,7 @@
     var my = run;
     setTimeout(
       function () {
-        if (my === run && state === 'idle') begin();
+        if (my === run && state === 'idle' && !hold) begin();
       },
       Math.max(0, 1000 - (Date.now() - t0))
     );
@@ -521,15 +584,20 @@
     true
   );
 
-  cb.addEventListener('click', function () {
-    if (!originOk) return;
-    if (state === 'need') puzzle(run, false);
-    else if (state === 'slider') pc.focus();
+  /** A click or execute(): start, unless refused or waiting out a 429. */
+  function start() {
+    if (refused || hold) return;
+    if (state === 'need') puzzle(run, '');
     else if (state === 'idle' || state === 'err' || state === 'expired') begin();
+  }
+
+  cb.addEventListener('click', function () {
+    if (state === 'slider') pc.focus();
+    else start();
   });
 
   window.addEventListener('message', function (e) {
-    if (e.source !== window.parent || e.origin !== P.origin || !originOk) return;
+    if (e.source !== window.parent || e.origin !== P.origin || refused) return;
     var m = e.data;
     if (!m || m.seclookup !== 'captcha' || m.id !== P.id) return;
     if (m.type === 'expire' && state === 'ok') {
@@ -544,14 +612,14 @@
       show('idle', '');
       if (P.mode === 'managed') autoManaged();
     } else if (m.type === 'execute') {
-      if (state === 'need') puzzle(run, false);
-      else if (state === 'idle' || state === 'err' || state === 'expired') begin();
+      start();
     }
   });
 
   if (window.ResizeObserver) new ResizeObserver(size).observe(w);
-  if (!originOk) {
-    show('err', fmt(T.e_domain, 'invalid_embed'));
+  if (refused) {
+    show('err', fmt(T[ERRORS[refused]], refused));
+    post('error', { code: refused });
   } else {
     show('idle', '');
     post('ready', {});

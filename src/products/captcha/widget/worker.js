@@ -12,6 +12,7 @@
     0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5,
     0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
   ]);
+  var MAX_WORK = 8388608; // 2^23 expected hashes
   var IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
   /** One SHA-256 block: w[0..15] holds the block (w is 64 long), h the state, updated in place. */
@@ -102,6 +103,9 @@
       count = params && params.count;
     if (!/^[0-9a-fA-F]{32}$/.test(salt)) throw new Error('bad salt');
     if (!(d >= 0 && d <= 64 && d % 1 === 0) || !(count >= 1 && count <= 1000 && count % 1 === 0)) throw new Error('bad params');
+    // The service asks at most 8 x 2^18 (high risk); a challenge 4x beyond that would spin for
+    // minutes on a phone: refused (the widget says so) rather than solved.
+    if (count * Math.pow(2, d) > MAX_WORK) throw new Error('too much work');
     var s = [];
     for (var j = 0; j < 4; j++) s.push(parseInt(salt.slice(j * 8, j * 8 + 8), 16) | 0);
     return { s: s, d: d, count: count, i: 0, c: 0, counters: [], h: new Int32Array(8), w: new Int32Array(64), hashes: 0 };

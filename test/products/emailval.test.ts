@@ -11,6 +11,7 @@ import { LookupError } from '../../src/errors.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import type { EmailValEngine } from '../../src/products/emailval/engine.js';
+import { formatMx } from '../../src/products/emailval/mx.js';
 import { EMAIL_LIMITS_NOTE, type EmailValResult } from '../../src/products/emailval/types.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 import { startDnsServer, type DnsTestServer, type Zone } from '../servers/dns-server.js';
@@ -89,6 +90,17 @@ describe('emailval: well-formed addresses, one reason code at a time', () => {
     expect(Date.now() - fetchedAt!.getTime()).toBeLessThan(5_000);
     expect(server.queries.get('example.com MX')).toBe(1);
     expect(server.total()).toBe(1); // MX found: no A/AAAA question
+  });
+
+  it('formatMx sorts by the host as it shows it, lower case, whatever case a resolver hands over', () => {
+    const records = [
+      { priority: 10, exchange: 'b.example.com' },
+      { priority: 10, exchange: 'MX.example.com' },
+      { priority: 5, exchange: 'Z.example.com' },
+      { priority: 10, exchange: 'a.example.com' },
+      { priority: 10, exchange: 'mx.EXAMPLE.com' },
+    ];
+    expect(formatMx(records)).toEqual(['5 z.example.com', '10 a.example.com', '10 b.example.com', '10 mx.example.com']);
   });
 
   it('role_account (medium): compared case-insensitively, a +tag ignored', async () => {
@@ -172,6 +184,11 @@ describe('emailval: malformed addresses answer a result, with no DNS query', () 
     ['local_part_invalid_character', 'jane doe@example.com', 'jane doe@example.com', 'example.com'],
     ['local_part_invalid_character', 'jane@doe@example.com', 'jane@doe@example.com', 'example.com'],
     ['local_part_invalid_character', 'Jane <jane@example.com>', 'Jane <jane@example.com>', 'example.com>'],
+    // What renders as nothing: a variation selector, a Hangul filler (alone: a blank local part), a leading mark.
+    ['local_part_invalid_character', 'jane\uFE0F@example.com', 'jane\uFE0F@example.com', 'example.com'],
+    ['local_part_invalid_character', '\u3164@example.com', '\u3164@example.com', 'example.com'],
+    ['local_part_invalid_character', 'jo\u034Fhn@example.com', 'jo\u034Fhn@example.com', 'example.com'],
+    ['local_part_invalid_character', '\u0301jane@example.com', '\u0301jane@example.com', 'example.com'],
     ['local_part_dots', '.jane@example.com', '.jane@example.com', 'example.com'],
     ['local_part_dots', 'jane.@example.com', 'jane.@example.com', 'example.com'],
     ['local_part_dots', 'ja..ne@example.com', 'ja..ne@example.com', 'example.com'],

@@ -60,6 +60,28 @@ describe('crypto', () => {
     expect(parseCryptoAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD')).toMatchObject({ chain: 'evm', checksumValid: false });
   });
 
+  it('Litecoin segwit: a good checksum is not enough; witness version, program length and padding count (BIP 173/350/141)', () => {
+    // Encoded with the reference encoder of the npm bech32 package (bech32 for v0, bech32m for v1+).
+    for (const valid of [
+      'ltc1qqurswpc8qurswpc8qurswpc8qurswpc8p4r4uu', // v0, 20 bytes
+      'ltc1qpyysjzgfpyysjzgfpyysjzgfpyysjzgfpyysjzgfpyysjzgfpyysyddtea', // v0, 32 bytes
+      'ltc1pqvpsxqcrqvpsxqcrqvpsxqcrqvpsxqcrqvpsxqcrqvpsxqcrqvps0jfwuk', // v1, 32 bytes
+    ])
+      expect(parseCryptoAddress(valid), valid).toMatchObject({ chain: 'ltc', checksumValid: true, normalized: valid });
+    for (const invalid of [
+      'ltc1qqypqxpq90qlqfh', // v0 with a 5-byte program
+      'ltc13qgpqyqszqgpqyqszqgpqyqszqgpqyqszml48a2', // witness version 17
+      'ltc1pqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyvymmj9', // v1 with 41 bytes
+    ])
+      expect(parseCryptoAddress(invalid), invalid).toMatchObject({ chain: 'ltc', checksumValid: false });
+  });
+
+  it('Bitcoin Cash cashaddr: with or without its prefix, in either case, one normalized form (the prefixed one)', () => {
+    const payload = 'qpf2cphc5dkuclkqur7lhj2yuqq9pk3hmukle77vhq';
+    for (const value of [payload, `bitcoincash:${payload}`, `BITCOINCASH:${payload.toUpperCase()}`])
+      expect(parseCryptoAddress(value), value).toMatchObject({ chain: 'bch', checksumValid: true, normalized: `bitcoincash:${payload}` });
+  });
+
   it('a Bitcoin-shaped address with a broken checksum is btc with checksumValid false; other chains by format', () => {
     expect(parseCryptoAddress('1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3')).toMatchObject({ chain: 'btc', checksumValid: false });
     expect(parseCryptoAddress('bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr')).toMatchObject({ chain: 'btc', checksumValid: false });
@@ -135,6 +157,11 @@ describe('email, ip, username, address', () => {
     refused('email', 'john@');
     refused('email', 'nobody');
     expect(norm('ip', '2606:4700:0:0:0:0:0:1111 ').normalized).toBe('2606:4700::1111');
+    // Masked as the first 3 of 8 groups, never from the compressed text (`2a00::1` would show whole).
+    expect(norm('ip', '2a00::1').masked).toBe('2a00:0:0:*');
+    expect(norm('ip', '2a01::abcd:1234').masked).toBe('2a01:0:0:*');
+    expect(norm('ip', '2606:4700:10::6816:2f8').masked).toBe('2606:4700:10:*');
+    expect(norm('url', 'http://[2a00::5]/').masked).toBe('http://[2a00:0:0:*]');
     refused('ip', '10.0.0.1');
     refused('ip', '300.1.1.1');
     expect(norm('username', '@Alice_99').normalized).toBe('alice_99');

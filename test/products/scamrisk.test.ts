@@ -3,7 +3,7 @@
  * report database in the score, the scoring caps, every error code, request ids and status.
  * Engine-backed sources that need the network are disabled; the lists and reports are real.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
@@ -57,6 +57,25 @@ describe('bundled lists', () => {
     const result = await assess({ crypto: SANCTIONED_BTC });
     expect(result.assessment.risk_level).toBe('critical');
     expect(result.signals.map((s) => s.code)).toContain('sanctioned_address');
+  });
+
+  it('every bundled OFAC address is critical, a Bitcoin Cash one with or without its bitcoincash: prefix', async () => {
+    const files = readdirSync(join(DATA, 'ofac')).filter((name) => name.endsWith('.txt'));
+    let assessed = 0;
+    for (const file of files) {
+      for (const address of lines(`ofac/${file}`)) {
+        // XMR's list also holds a 64-hex value that is no Monero address (a key, not a wallet).
+        if (/^[0-9a-f]{64}$/.test(address)) continue;
+        const cashaddr = file.includes('_BCH') && /^[qp]/.test(address);
+        const forms = cashaddr ? [address, `bitcoincash:${address}`, `BITCOINCASH:${address.toUpperCase()}`] : [address];
+        for (const value of forms) {
+          const result = await assess({ type: 'crypto', value });
+          expect([file, value, result.signals.some((s) => s.code === 'sanctioned_address')]).toEqual([file, value, true]);
+          assessed++;
+        }
+      }
+    }
+    expect(assessed).toBeGreaterThan(600);
   });
 
   it('a polkadot scam address shows its campaign and a high level', async () => {

@@ -45,8 +45,10 @@ export async function checkMx(resolver: DnsResolver, domain: string): Promise<Mx
 
 /** `"10 mx1.example.com"`, by priority then host, each once. */
 export function formatMx(records: readonly MxData[]): string[] {
-  const sorted = [...records].sort((a, b) => a.priority - b.priority || (a.exchange < b.exchange ? -1 : a.exchange > b.exchange ? 1 : 0));
-  return [...new Set(sorted.map((record) => `${record.priority} ${record.exchange.toLowerCase()}`))];
+  // Lower-cased before sorting: a zone may write its names in any case (`MX.example.com`).
+  const named = records.map((record) => ({ priority: record.priority, host: record.exchange.toLowerCase() }));
+  const sorted = named.sort((a, b) => a.priority - b.priority || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+  return [...new Set(sorted.map((record) => `${record.priority} ${record.host}`))];
 }
 
 async function ask<T extends DnsRecordType>(resolver: DnsResolver, domain: string, type: T): Promise<DnsAnswer<T>> {

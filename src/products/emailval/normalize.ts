@@ -70,6 +70,13 @@ const CONTROLS = /[\x00-\x1f\x7f-\x9f]/g;
 const ASCII_LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.]+$/;
 /** The same plus non-ASCII letters, marks and digits (RFC 6532 UTF8-non-ascii, narrowed). */
 const LOCAL_CHARS = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~.\p{L}\p{M}\p{N}]+$/u;
+/**
+ * Among those, what renders as nothing: variation selectors, the combining grapheme joiner,
+ * Hangul fillers (letters that draw blank), ... (Default_Ignorable_Code_Point), so `jane\u{FE0F}`
+ * is no second `jane`. ZWNJ and ZWJ stay: some scripts spell words with them (IDNA's CONTEXTJ).
+ * And a mark cannot come first: it would combine with the character before the address.
+ */
+const INVISIBLE_IN_LOCAL = /(?![\u200c\u200d])\p{Default_Ignorable_Code_Point}|^\p{M}/u;
 /** ASCII characters that may not appear in a domain as given (domainToASCII would read `/`, `%`, `:` as URL syntax). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at NUL on purpose
 const FORBIDDEN_ASCII_IN_DOMAIN = /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
@@ -107,7 +114,7 @@ export function normalizeEmail(input: string): NormalizedEmail {
   if (domainPart === '') return invalid(text, 'empty_domain');
 
   const ascii = ASCII_LOCAL_CHARS.test(local);
-  if (!ascii && !LOCAL_CHARS.test(local)) return invalid(text, 'local_part_invalid_character');
+  if (!ascii && (!LOCAL_CHARS.test(local) || INVISIBLE_IN_LOCAL.test(local))) return invalid(text, 'local_part_invalid_character');
   if (local.startsWith('.') || local.endsWith('.') || local.includes('..')) return invalid(text, 'local_part_dots');
   const localOctets = ascii ? local.length : Buffer.byteLength(local, 'utf8');
   if (localOctets > MAX_LOCAL_OCTETS) return invalid(text, 'local_part_too_long');

@@ -11,7 +11,7 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 
-export type Chain = 'btc' | 'evm' | 'trx' | 'ltc' | 'doge' | 'dash' | 'zec' | 'bch' | 'xmr' | 'xrp' | 'dot';
+export type Chain = 'btc' | 'evm' | 'trx' | 'ltc' | 'doge' | 'dash' | 'zec' | 'bch' | 'btg' | 'xmr' | 'xrp' | 'dot';
 
 export interface CryptoAddress {
   /** The address as compared: EVM lower-cased with 0x, bech32 lower-cased, others as given. */
@@ -126,10 +126,16 @@ function bech32Values(text: string): number[] | null {
   return values;
 }
 
-/** BIP 173/350: the checksum of `hrp1data` holds as bech32 (witness v0) or bech32m (v1+). */
-function segwitChecksumOk(text: string): boolean {
+/**
+ * A segwit address (BIP 173/350): the checksum holds as bech32 (witness v0) or bech32m (v1+),
+ * 90 characters at most, a witness version of 0-16, a program of 2-40 bytes (20 or 32 for v0,
+ * BIP 141) whose 5-to-8-bit regrouping leaves under 5 padding bits, all zero. The same rules as
+ * bitcoin-address-validation applies to Bitcoin's.
+ */
+function segwitAddressOk(text: string): boolean {
   const lower = text.toLowerCase();
   if (text !== lower && text !== text.toUpperCase()) return false; // mixed case is invalid bech32
+  if (text.length > 90) return false;
   const at = lower.lastIndexOf('1');
   const hrp = lower.slice(0, at);
   const data = bech32Values(lower.slice(at + 1));
@@ -143,7 +149,30 @@ function segwitChecksumOk(text: string): boolean {
     for (let i = 0; i < 5; i++) if ((top >>> i) & 1) chk ^= GEN[i];
   }
   // The witness version (first data value) picks the constant: 0 -> bech32, 1..16 -> bech32m.
-  return chk >>> 0 === (data[0] === 0 ? 1 : 0x2bc830a3);
+  const version = data[0];
+  if (version > 16 || chk >>> 0 !== (version === 0 ? 1 : 0x2bc830a3)) return false;
+  const program = witnessProgramLength(data.slice(1, -6));
+  if (program === null || program < 2 || program > 40) return false;
+  return version !== 0 || program === 20 || program === 32;
+}
+
+/** Bytes of a witness program given as 5-bit groups; null when the padding is 5 bits or more, or not zero. */
+function witnessProgramLength(groups: readonly number[]): number | null {
+  const bits = groups.length * 5;
+  const padding = bits % 8;
+  if (padding >= 5) return null;
+  if (groups.length > 0 && (groups[groups.length - 1] & ((1 << padding) - 1)) !== 0) return null;
+  return (bits - padding) / 8;
+}
+
+/**
+ * A Bitcoin Cash cashaddr in its one form: the `bitcoincash:` prefix (optional in the spec, shown
+ * by wallets) and the payload, lower case. Null when not cashaddr-shaped. Reports and the OFAC
+ * list (which omits the prefix) meet on it.
+ */
+export function canonicalCashaddr(text: string): string | null {
+  const payload = /^(?:bitcoincash:)?([qp][02-9ac-hj-np-z]{41})$/i.exec(text)?.[1];
+  return payload === undefined ? null : `bitcoincash:${payload.toLowerCase()}`;
 }
 
 /** Bitcoin Cash cashaddr: the 40-bit BCH checksum over the prefix (default `bitcoincash`) and payload. */
@@ -168,11 +197,13 @@ type Check = (text: string) => boolean;
 const FORMATS: readonly { chain: Chain; pattern: RegExp; check: Check | 'none' }[] = [
   { chain: 'trx', pattern: new RegExp(`^T${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'ltc', pattern: new RegExp(`^[LM]${BASE58}{26,33}$`), check: (t) => base58CheckOk(t) },
-  { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,87}$/i, check: segwitChecksumOk },
+  { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,86}$/i, check: segwitAddressOk },
   { chain: 'doge', pattern: new RegExp(`^D${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'dash', pattern: new RegExp(`^X${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'zec', pattern: new RegExp(`^t[13]${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'bch', pattern: /^(?:bitcoincash:)?(?:[qp][02-9ac-hj-np-z]{41}|[QP][02-9AC-HJ-NP-Z]{41})$/i, check: cashaddrChecksumOk },
+  // Bitcoin Gold: P2PKH (version 38, `G...`) and P2SH (23, `A...`); OFAC lists one.
+  { chain: 'btg', pattern: new RegExp(`^[GA]${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   // Monero's checksum (keccak over its block-wise base58) is not checked: format only.
   { chain: 'xmr', pattern: new RegExp(`^[48]${BASE58}{94}(?:${BASE58}{11})?$`), check: 'none' },
   { chain: 'xrp', pattern: /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/, check: (t) => base58CheckOk(t, XRP_B58_MAP) },
@@ -188,6 +219,7 @@ export const CHAIN_NAMES: Readonly<Record<Chain, string>> = {
   dash: 'a Dash',
   zec: 'a Zcash',
   bch: 'a Bitcoin Cash',
+  btg: 'a Bitcoin Gold',
   xmr: 'a Monero',
   xrp: 'an XRP',
   dot: 'an SS58 (Polkadot-family)',
@@ -222,8 +254,8 @@ export function parseCryptoAddress(input: string): CryptoAddress | null {
   if (ss58 && !/^[13]/.test(text)) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
   for (const { chain, pattern, check } of FORMATS) {
     if (!pattern.test(text)) continue;
-    const lower = chain === 'bch' || /^ltc1/i.test(text);
-    return { normalized: lower ? text.toLowerCase() : text, chain, checksumValid: check === 'none' || check(text) };
+    const normalized = chain === 'bch' ? canonicalCashaddr(text)! : /^ltc1/i.test(text) ? text.toLowerCase() : text;
+    return { normalized, chain, checksumValid: check === 'none' || check(text) };
   }
   // Shaped like Bitcoin but failing its checks: a mistyped or forged address.
   if (new RegExp(`^[13]${BASE58}{25,34}$`).test(text) || /^(?:bc|tb)1[02-9ac-hj-np-z]{8,87}$/i.test(text)) {

@@ -149,7 +149,7 @@ function address(value: string): Identifier {
 
 function crypto(text: string): Identifier {
   const parsed = parseCryptoAddress(text);
-  if (!parsed) throw refuse('crypto', 'not an address of a supported chain (btc, evm, trx, ltc, doge, dash, zec, bch, xmr, xrp, dot)');
+  if (!parsed) throw refuse('crypto', 'not an address of a supported chain (btc, evm, trx, ltc, doge, dash, zec, bch, btg, xmr, xrp, dot)');
   // A failing checksum is a mistyped or altered address: assessing it would score a wallet nobody owns.
   if (!parsed.checksumValid) throw refuse('crypto', `bad checksum for ${CHAIN_NAMES[parsed.chain]} address (mistyped or altered)`);
   return { type: 'crypto', normalized: parsed.normalized, masked: maskMiddle(parsed.normalized), crypto: parsed };
@@ -189,7 +189,7 @@ function url(text: string): Identifier {
     return {
       type: 'url',
       normalized: parsed.href,
-      masked: `${parsed.protocol}//${maskIp(ipInput)}${tail}`,
+      masked: `${parsed.protocol}//${ipInput.version === 6 ? `[${maskIp(ipInput)}]` : maskIp(ipInput)}${tail}`,
       ip: ipInput,
       url: { href: parsed.href, hasCredentials },
     };
@@ -226,9 +226,13 @@ function maskPhone(e164: string, callingCode: string): string {
   return `+${callingCode}${'*'.repeat(Math.max(national.length - 2, 1))}${national.slice(-2)}`;
 }
 
+/** IPv4 without its last octet; IPv6 as its first 3 of 8 groups (expanded: `2a00::1` would show whole). */
 function maskIp(input: IpInput): string {
   if (input.version === 4) return input.ip.replace(/\.\d+$/, '.*');
-  return `${input.ip.split(':').slice(0, 3).join(':')}:*`;
+  return `${input.address.parts
+    .slice(0, 3)
+    .map((part) => part.toString(16))
+    .join(':')}:*`;
 }
 
 /** First 6 and last 4 characters. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SeclookupError } from '../../errors.js';
 import { bundledDataDir, hostListProblem, readJsonDataset } from '../../lib/datasets.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
-import { ss58PublicKey } from './crypto.js';
+import { canonicalCashaddr, ss58PublicKey } from './crypto.js';
 
 /**
  * Snapshot dates of the bundled lists (their READMEs): a list signal's `last_seen`, unless
@@ -375,7 +375,8 @@ export function readListDates(dataDir: string): Record<ListName, string> {
   return dates;
 }
 
-/** EVM addresses compare case-insensitively; bech32 ones are lower case; base58 ones keep their case. */
+/** EVM addresses compare case-insensitively; bech32 ones are lower case; cashaddr with its prefix; base58 ones keep their case. */
 export function sanctionKey(address: string): string {
-  return /^0x[0-9a-f]{40}$/i.test(address) || /^(?:bc|ltc|tb)1/i.test(address) ? address.toLowerCase() : address;
+  if (/^0x[0-9a-f]{40}$/i.test(address) || /^(?:bc|ltc|tb)1/i.test(address)) return address.toLowerCase();
+  return canonicalCashaddr(address) ?? address;
 }

@@ -432,6 +432,32 @@ describe('WHOIS (port 43)', () => {
     expect([error.code, error.message]).toEqual(['lookup_failed', 'no RDAP or WHOIS server is known for .ro']);
   });
 
+  it('a notice from whois.iana.org instead of its record (rate limit, error) is not taken for a TLD without a server for a day', async () => {
+    const clock = { now: NOW };
+    const lookup = createLookup({
+      dns: { servers: [dns.address], timeouts: { connectMs: 200, totalMs: 300 }, attempts: 1 },
+      outbound: { allowPrivateTargets: ['127.0.0.0/8'] },
+      now: () => clock.now,
+      // No RDAP and no listed WHOIS server for .ee: whois.iana.org is asked.
+      whois: engineOptions({ rdapServers: { ee: null }, whoisServers: { ee: null } }),
+    });
+    const iana = (answer: WhoisBehaviour) => WHOIS_ANSWERS.set('127.0.0.1 ee', answer);
+    const asked = () => whois.queries.filter((q) => q.query === 'ee').length;
+    iana(whoisAnswer.text('%ERROR:101: no entries found\n% Too many requests, try again later\n'));
+    const before = asked();
+    const error = await failure(lookup.whois('eesti.ee'));
+    expect([error.code, error.message]).toEqual(['lookup_failed', 'whois.iana.org gave no record of .ee: "Too many requests, try again later"']);
+    // Within the minute: the same answer, IANA not asked again.
+    expect((await failure(lookup.whois('other.ee'))).message).toBe(error.message);
+    expect(asked()).toBe(before + 1);
+    // A minute on, IANA answers its record: the TLD's server is used.
+    iana(whoisAnswer.text('% IANA WHOIS server\n\nrefer:        whois.registry.test\n\ndomain:       EE\n'));
+    WHOIS_ANSWERS.set('127.0.0.1 eesti.ee', whoisAnswer.text('Domain:\nname: eesti.ee\nRegistrar:\nname: Zone Media OU\n'));
+    clock.now += 60_001;
+    expect(await lookup.whois('eesti.ee')).toMatchObject({ domain: 'eesti.ee' });
+    expect(asked()).toBe(before + 2);
+  });
+
   it('answers 404 domain_not_found for a registry\'s "No match"', async () => {
     const error = await failure(lookupWith().whois('nosuch-example.de'));
     expect([error.code, error.status]).toEqual(['domain_not_found', 404]);

@@ -63,7 +63,12 @@ export type DnsBehaviour =
    */
   | 'garbage'
   /** Answers normally after `delayMs` (default 500), UDP and TCP. */
-  | 'slow';
+  | 'slow'
+  /**
+   * As 'normal', but a CNAME loop in the zone is answered with the loop's records (`a CNAME b`,
+   * `b CNAME a`, NOERROR), as a broken authoritative server sends it, instead of SERVFAIL.
+   */
+  | 'loop-answer';
 
 export interface DnsServerOptions {
   zone?: Zone;
@@ -160,6 +165,8 @@ export async function startDnsServer(options: DnsServerOptions = {}): Promise<Dn
         break;
       case 'slow':
         return { bytes: answerFromZone(query, settings, transport), delayMs: settings.delayMs };
+      case 'loop-answer':
+        return now(answerFromZone(query, { ...settings, loopAnswers: true }, transport));
     }
     return now(answerFromZone(query, settings, transport));
   }
@@ -418,6 +425,8 @@ interface ZoneSettings {
   zone: ZoneIndex;
   defaultTtl: number;
   negativeTtl: number;
+  /** A CNAME loop is answered with its records ('loop-answer'), else SERVFAIL. */
+  loopAnswers?: boolean;
 }
 
 /** The normal answer as bytes: TC=1 and no records over UDP if it does not fit the client's limit. */
@@ -451,6 +460,7 @@ function lookup(query: DnsPacket, settings: ZoneSettings): DnsPacket {
     response.answers.push(toResource(name, cname, settings.defaultTtl));
     seen.add(key);
     name = (cname as { target: string }).target;
+    if (seen.has(canonical(name)) && settings.loopAnswers) return response;
     if (seen.has(canonical(name)) || seen.size >= MAX_CNAME_CHAIN) return errorResponse(query, RCODE.SERVFAIL);
   }
 }

@@ -210,7 +210,9 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     for (let hop = 0; hop <= MAX_CNAME_HOPS; hop++) {
       const message = await ask(current, wanted);
       if (message.rcode === RCODE.NXDOMAIN) return negative('nxdomain', message, fetchedAt);
-      // Walk the chain as far as this answer carries it.
+      // Walk the chain as far as this answer carries it. A name met twice is a loop (`a CNAME b`,
+      // `b CNAME a`): a broken zone, not a name without records.
+      const walked = new Set([current]);
       for (let step = 0; step <= MAX_CNAME_HOPS; step++) {
         const records = message.answers.filter((r) => r.name === current && r.type === wanted);
         if (records.length > 0) {
@@ -221,6 +223,8 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
         if (!alias || type === 'CNAME') break;
         ttl = Math.min(ttl, alias.ttl);
         current = alias.data as string;
+        if (walked.has(current)) throw new SeclookupError('upstream_failed', `CNAME loop in the answer for ${name} (at ${current})`);
+        walked.add(current);
       }
       const aliased = current !== name;
       // The chain ended at a name this answer says nothing more about: ask for it directly.

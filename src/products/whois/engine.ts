@@ -30,6 +30,7 @@ import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outc
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
 import { readWhoisAnswer } from './answer.js';
+import { refusalIn } from './answer-forms.js';
 import { NotADomainObject, readRdapDomain } from './rdap.js';
 import { copyResult, fillGaps, isThin, toResult, type RegistrationRecord } from './record.js';
 import {
@@ -94,6 +95,8 @@ const DEFAULTS = {
 } as const;
 /** How long whois.iana.org's answer for a TLD is kept. */
 const REFERRAL_TTL_MS = 24 * 60 * 60_000;
+/** How long an IANA answer that is no record of the TLD (a notice, an error) stands before IANA is asked again. */
+const IANA_RETRY_MS = 60_000;
 const NORMALIZE_MEMO_SIZE = 10_000;
 
 /** Checked engine options with their defaults. */
@@ -127,7 +130,7 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
   const { tables } = deps;
   const results = createResultCache<CacheValue>(deps.cache, (value) => ('not_found' in value ? { ...value } : copyResult(value)), deps.now);
   const inflight = new Map<string, Promise<Computed<CacheValue>>>();
-  const referrals = new Map<string, { server: ServerAddress | null; until: number }>();
+  const referrals = new Map<string, { server: ServerAddress | null; until: number; failure?: string }>();
   const memo = new Map<string, string>();
 
   function prepare(input: string): WhoisQuery {
@@ -257,23 +260,31 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     return done(domain, record, 'whois', partial);
   }
 
-  /** The table's server for the TLD, else the one whois.iana.org names (`refer:`), remembered a day. */
+  /**
+   * The table's server for the TLD, else the one whois.iana.org names (`refer:`), remembered a
+   * day; so is IANA's own record of the TLD naming none. Any other answer (a rate-limit notice,
+   * an error, garbage) is remembered only a minute: one bad answer must not take a TLD away for
+   * a day, and IANA is not asked again on every lookup meanwhile.
+   */
   async function whoisServerFor(domain: string, ctx: CallContext): Promise<ServerAddress> {
     const listed = bySuffix(tables.whois, domain);
     if (listed?.value) return listed.value;
     const tld = domain.slice(domain.lastIndexOf('.') + 1);
-    const known = referrals.get(tld);
-    let server: ServerAddress | null;
-    if (known && known.until > performance.now()) server = known.server;
-    else {
+    let known = referrals.get(tld);
+    // By the engine's clock, as the result cache's entries expire.
+    if (!known || known.until <= deps.now()) {
       const answer = await whoisQuery(settings.ianaServer, tld, ctx);
       const refer = /^(?:refer|whois):\s*(\S+)\s*$/im.exec(answer)?.[1] ?? null;
-      server = refer && /^[a-z0-9.-]+$/i.test(refer) ? { host: refer.toLowerCase(), port: settings.whoisPort } : null;
+      const server = refer && /^[a-z0-9.-]+$/i.test(refer) ? { host: refer.toLowerCase(), port: settings.whoisPort } : null;
+      known =
+        server !== null || ianaRecordOf(answer, tld)
+          ? { server, until: deps.now() + REFERRAL_TTL_MS }
+          : { server, until: deps.now() + IANA_RETRY_MS, failure: `whois.iana.org gave no record of .${tld}${quotedRefusal(answer)}` };
       if (referrals.size >= 4_096) referrals.clear();
-      referrals.set(tld, { server, until: performance.now() + REFERRAL_TTL_MS });
+      referrals.set(tld, known);
     }
-    if (!server) throw upstream(`no RDAP or WHOIS server is known for .${tld}`);
-    return server;
+    if (!known.server) throw upstream(known.failure ?? `no RDAP or WHOIS server is known for .${tld}`);
+    return known.server;
   }
 
   return {
@@ -282,6 +293,18 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     knownTlds: knownTldCount(tables),
     bootstrapPublication: tables.publication,
   };
+}
+
+/** IANA's record of a TLD: a `domain:` line naming it (`domain:       ORG`). */
+function ianaRecordOf(answer: string, tld: string): boolean {
+  const named = /^domain:[ \t]*(\S+)[ \t]*$/im.exec(answer)?.[1];
+  return named !== undefined && named.toLowerCase() === tld.toLowerCase();
+}
+
+/** `: "<the line that refused>"` when the answer is a known refusal form, else nothing. */
+function quotedRefusal(answer: string): string {
+  const refused = refusalIn(answer);
+  return refused ? `: ${JSON.stringify(refused.line)}` : '';
 }
 
 function upstream(message: string): LookupError {

@@ -280,6 +280,11 @@ export function parseWhoisText(text: string): ParsedWhois {
  * (a server that sends megabytes of lines) is ignored, so that parsing stays fast.
  */
 export const MAX_ANSWER_LINES = 4_000;
+/**
+ * Characters of a line read: past them no registry sends data (the longest lines are disclaimers,
+ * about 1.4 KB). With the answer's byte cap it bounds what every pattern below reads.
+ */
+export const MAX_LINE_LENGTH = 2_048;
 /** Lines a heading's block or a value's continuation may span (real ones: a dozen at most). */
 const MAX_BLOCK_LINES = 100;
 
@@ -301,7 +306,7 @@ function readLines(text: string): Line[] {
   let para = 0;
   let wasSeparator = true;
   for (let i = 0; i < raw.length; i++) {
-    const textLine = raw[i].trimEnd();
+    const textLine = raw[i].slice(0, MAX_LINE_LENGTH).trimEnd();
     const trimmed = textLine.trimStart();
     const separator = i < start || trimmed === '' || SEPARATOR.test(trimmed);
     if (separator && !wasSeparator) para++;
@@ -443,13 +448,24 @@ function findRegistrar(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>
  * Nominet's trading name after `t/a`.
  */
 function registrarName(value: string): string {
-  const name = value
-    .replace(/\s*\[tag = [^\]]*\]$/i, '')
+  // White space runs made one first: `\s*` before a pattern that then fails is quadratic in a
+  // run's length, and a registry's answer is anyone's text.
+  const name = withoutTag(value.replace(/\s+/g, ' '))
     .replace(/\s*\((?:R\d+-[A-Z0-9]+|\d+)\)$/, '')
     .replace(/\s+R\d+-[A-Z0-9]+$/, '')
     .replace(/\s+t\/a\s+.*$/i, '')
     .trim();
   return name === '' ? value : name;
+}
+
+/**
+ * `NetNames Limited [Tag = NETNAMES]` without its tag. Found from the last `[tag = `, not by a
+ * pattern anchored at the end, which backtracks over every earlier `[tag = ` (quadratic).
+ */
+function withoutTag(value: string): string {
+  const at = value.toLowerCase().lastIndexOf('[tag = ');
+  if (at === -1 || !value.endsWith(']') || value.indexOf(']', at) !== value.length - 1) return value;
+  return value.slice(0, at).trimEnd();
 }
 
 /** `Registrar:` alone on its line with `name:` lines after it at the same indent (.ee): the section's name. */
@@ -548,7 +564,11 @@ function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[
 
 /** `clientHold https://icann.org/epp#clientHold` -> `clientHold`; `a,b` -> both; `ok - explanation` -> `ok`. */
 function statusValues(text: string): string[] {
-  const bare = text.replace(/\s*\(?https?:\/\/\S*\)?/gi, '').replace(/\s+-(?:\s+.*)?$/, '');
+  // White space runs made one first, as in registrarName: each pattern below starts with `\s`.
+  const bare = text
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\(?https?:\/\/\S*\)?/gi, '')
+    .replace(/\s+-(?:\s+.*)?$/, '');
   return bare
     .split(/\s*,\s*/)
     .map((value) => shownValue(value))

@@ -107,6 +107,21 @@ describe('failures are bounded and classified', () => {
     expect(server.total()).toBe(3);
   });
 
+  it('a CNAME loop inside one answer is upstream_failed, not a name without records (and not cached)', async () => {
+    const zone = { 'a.loop.test': [{ type: 'CNAME' as const, target: 'b.loop.test' }], 'b.loop.test': [{ type: 'CNAME' as const, target: 'a.loop.test' }] };
+    const broken = await startDnsServer({ zone, behaviour: 'loop-answer' });
+    try {
+      const dns = createDnsResolver({ servers: [broken.address], timeouts: { totalMs: 300 }, attempts: 1 });
+      for (let ask = 1; ask <= 2; ask++) {
+        const error = await failure(dns.resolve('a.loop.test', 'MX'));
+        expect([error.code, error.message]).toEqual(['upstream_failed', 'CNAME loop in the answer for a.loop.test (at a.loop.test)']);
+        expect(broken.total()).toBe(ask);
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('moves on to the next server when one fails', async () => {
     server.setBehaviour('servfail');
     const dns = createDnsResolver({ servers: [server.address, second.address], timeouts: { totalMs: 300 } });

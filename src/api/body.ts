@@ -127,14 +127,24 @@ export async function parseBody(
     throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
   }
   if (raw.length === 0) return {};
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(raw);
+  } catch {
+    // JSON is UTF-8 (RFC 8259 8.1). Read leniently, a stray byte would become U+FFFD in a value:
+    // pwbreach would then check a password nobody sent.
+    throw refusal('invalid_json', 'request body is not valid JSON: it is not UTF-8');
+  }
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw refusal('invalid_json', 'request body is not valid JSON');
   }
   return asObject(value);
 }
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const FORM = 'application/x-www-form-urlencoded';
 

@@ -86,6 +86,18 @@ describe('pwbreach lookup forms (SPEC)', () => {
     expect(reply.body.error).toMatch(/never be sent in a URL/);
   });
 
+  it('refuses a JSON body that is not UTF-8 (400 invalid_json), rather than check a password with U+FFFD for its bytes', async () => {
+    const latin1 = Buffer.from('{"password":"p\u00e4ssword"}', 'latin1'); // 0xE4: no UTF-8
+    const before = (await call('/v1/pwbreach/status', { key: publicKey })).body.quota_remaining;
+    const reply = await call('/v1/pwbreach/lookup', { body: latin1, headers: { 'content-type': 'application/json' } });
+    expectError(reply, 400, 'invalid_json');
+    expect(reply.body.error).toMatch(/not UTF-8/);
+    expect((await call('/v1/pwbreach/status', { key: publicKey })).body.quota_remaining).toBe(before);
+    // The same password in UTF-8 is read.
+    const utf8 = await call('/v1/pwbreach/lookup', { body: Buffer.from('{"password":"p\u00e4ssword"}', 'utf8'), headers: { 'content-type': 'application/json' } });
+    expect(utf8.status).toBe(200);
+  });
+
   it.each([
     ['GET without sha1', '/v1/pwbreach/lookup', {}],
     ['GET with an empty sha1', '/v1/pwbreach/lookup?sha1=', {}],

@@ -94,7 +94,10 @@ describe('pwbreach lookup forms (SPEC)', () => {
     expect(reply.body.error).toMatch(/not UTF-8/);
     expect((await call('/v1/pwbreach/status', { key: publicKey })).body.quota_remaining).toBe(before);
     // The same password in UTF-8 is read.
-    const utf8 = await call('/v1/pwbreach/lookup', { body: Buffer.from('{"password":"p\u00e4ssword"}', 'utf8'), headers: { 'content-type': 'application/json' } });
+    const utf8 = await call('/v1/pwbreach/lookup', {
+      body: Buffer.from('{"password":"p\u00e4ssword"}', 'utf8'),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(utf8.status).toBe(200);
   });
 

@@ -42,10 +42,22 @@ function parseWithIpaddr(text: string): IpAddress | null {
   // Branch on ':' first: ipaddr.js's IPv4 check throws and catches internally on IPv6 text.
   if (text.includes(':')) {
     if (text.includes('%') || !ipaddr.IPv6.isValid(text) || !hasStrictDottedTail(text)) return null;
-    const addr = ipaddr.IPv6.parse(text);
-    return addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+    // The dotted tail read as its two groups, not by ipaddr.js: it reads the deprecated
+    // IPv4-compatible `::8.8.8.8` as `::ffff:8.8.8.8`, which would make it 8.8.8.8 while
+    // `::808:808`, the same address, is the IPv6 address it is.
+    const groups = parseIPv6Groups(withHexTail(text));
+    if (!groups) return null;
+    return isIPv4Mapped(groups) ? new ipaddr.IPv4(mappedOctets(groups)) : new ipaddr.IPv6(groups);
   }
   return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
+}
+
+/** `64:ff9b::1.2.3.4` as `64:ff9b::102:304`: a (strict, checked) dotted tail as two hex groups. */
+function withHexTail(text: string): string {
+  if (!text.includes('.')) return text;
+  const colon = text.lastIndexOf(':');
+  const v4 = parseIPv4Number(text.slice(colon + 1));
+  return `${text.slice(0, colon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
 }
 
 /** An IPv6 text's dotted IPv4 tail, if any, is a strict dotted quad (`::ffff:010.0.0.1` is not). */

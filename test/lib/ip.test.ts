@@ -27,10 +27,23 @@ function referenceParseIp(text: unknown): IpAddress | null {
   // A dotted tail must be a strict quad too (no leading zeros), as in IPv4 text.
   const strictTail = !text.includes('.') || ipaddr.IPv4.isValidFourPartDecimal(text.slice(text.lastIndexOf(':') + 1));
   if (text.includes(':') && !text.includes('%') && strictTail && ipaddr.IPv6.isValid(text)) {
-    const addr = ipaddr.IPv6.parse(text);
-    return addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+    const addr = ipaddr.IPv6.parse(hexTail(text));
+    return isMapped(addr) ? addr.toIPv4Address() : addr;
   }
   return null;
+}
+
+/** The dotted tail as two hex groups: ipaddr.js reads `::1.2.3.4` as `::ffff:1.2.3.4`. */
+function hexTail(text: string): string {
+  if (!text.includes('.')) return text;
+  const colon = text.lastIndexOf(':');
+  const [a, b, c, d] = ipaddr.IPv4.parse(text.slice(colon + 1)).octets;
+  return `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/** `::ffff:a.b.c.d` only: ipaddr.js's isIPv4MappedAddress also takes the IPv4-compatible `::a.b.c.d`. */
+function isMapped(addr: ipaddr.IPv6): boolean {
+  return addr.parts.slice(0, 5).every((part) => part === 0) && addr.parts[5] === 0xffff;
 }
 
 const referenceFormat = (addr: IpAddress) => (addr.kind() === 'ipv4' ? addr.toString() : (addr as ipaddr.IPv6).toRFC5952String());
@@ -42,7 +55,7 @@ const parsedBlocks = (blocks: readonly SpecialBlock[]) => blocks.map((block) => 
 const REFERENCE_BLOCKS = { ipv4: parsedBlocks(IPV4_SPECIAL_BLOCKS), ipv6: parsedBlocks(IPV6_SPECIAL_BLOCKS) };
 
 function referenceIsPublic(addr: IpAddress): boolean {
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return referenceIsPublic((addr as ipaddr.IPv6).toIPv4Address());
+  if (addr.kind() === 'ipv6' && isMapped(addr as ipaddr.IPv6)) return referenceIsPublic((addr as ipaddr.IPv6).toIPv4Address());
   let best: SpecialBlock | undefined;
   let bestBits = -1;
   for (const {
@@ -282,6 +295,14 @@ describe('parseIp agrees with plain ipaddr.js', () => {
     expect(parseIp('::ffff:140.82.112.5')?.toString()).toBe('140.82.112.5');
     expect(parseIp('::ffff:8c52:7005')?.kind()).toBe('ipv4');
     expect(parseIp('64:ff9b::140.82.112.5')?.toString()).toBe('64:ff9b::8c52:7005');
+  });
+
+  it('keeps the deprecated IPv4-compatible ::a.b.c.d the IPv6 address it is, however it is written', () => {
+    for (const text of ['::8.8.8.8', '::808:808', '0:0:0:0:0:0:8.8.8.8', '0:0:0:0:0:0:808:808']) {
+      const addr = parseIp(text);
+      expect([text, addr?.kind(), addr && formatIp(addr)]).toEqual([text, 'ipv6', '::808:808']);
+      expect(isPublicIp(addr!)).toBe(false);
+    }
   });
 });
 

@@ -150,6 +150,10 @@ describe('webhookip engine: input errors', () => {
     '2001:db8::1',
     '::ffff:10.0.0.1',
     'fc00::1',
+    // IPv4-compatible (deprecated), not mapped: an IPv6 address outside 2000::/3 in either spelling,
+    // never GitHub's 140.82.112.5.
+    '::140.82.112.5',
+    '::8c52:7005',
   ])('%s is ip_not_routable (422)', (ip) => {
     const error = errorOf(() => lookup(ip));
     expect(error.code).toBe('ip_not_routable');

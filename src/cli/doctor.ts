@@ -76,13 +76,14 @@ export async function runDoctor(argv: string[]): Promise<number> {
     throw new CommandError(`cannot check the products: ${tidyEngineLine(error instanceof Error ? error.message : String(error))}`, { cause: error });
   }
   const network = !values.offline;
-  const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
-
   const reports: DoctorReport[] = [];
   const ages = new Map<string, number>();
   for (const age of datasetAges(options.dataDir ?? bundledDataDir(), lookup)) {
     ages.set(age.product, Math.max(ages.get(age.product) ?? 0, age.builtAtMs));
   }
+  // Asked once the engines are built (datasetAges builds them, holding the event loop for
+  // hundreds of ms): a deadline started before would run out with the answer unread.
+  const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
   try {
     for (const module of MODULES) {
       const findings: DoctorFinding[] = [];

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
+import { forgetSharedFileData } from '../../src/lib/shared-file-data.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { createTempDirs, runCli } from './harness.js';
 
@@ -65,6 +66,16 @@ describe('seclookup doctor', () => {
     expect(pwbreach.findings.find((finding) => finding.check === 'corpus')?.message).toMatch(/7,534-hash sample/);
     // Products that need neither DNS nor an upstream are checked for their data alone.
     expect(byProduct(report, 'useragent').findings.map((finding) => finding.check)).toEqual(['data']);
+  });
+
+  it('times the DNS check from when the engines are built, not across their build (a short --timeout on a cold start)', async () => {
+    // The engines' data read afresh, as in a new process: building them holds the event loop for
+    // hundreds of ms, which a DNS deadline started before the build used to run out in.
+    forgetSharedFileData();
+    const result = await runCli(['doctor', '--json', '--timeout', '300', '--dns', `127.0.0.1:${dns.port}`, '--probe', `127.0.0.1:${upstreamPort}`]);
+    const report = JSON.parse(result.stdout) as DoctorJson;
+    expect(byProduct(report, 'dnsbl').findings).toContainEqual({ level: 'ok', check: 'dns', message: 'the DNS servers answer' });
+    expect(result.code).toBe(0);
   });
 
   it('fails the DNS products when the DNS server does not answer, and whois when its upstream is closed; exit 1', async () => {

@@ -12,8 +12,8 @@
  *   fails (abort during a backoff wait), a closed port, one that records what it is sent (bad
  *   arguments and bad options fail before anything is).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createListener } from '../../adapters/node.js';
@@ -27,6 +27,7 @@ import { createTempDirs, runCli, runCliJson } from '../cli/harness.js';
 import { startServe, type ServeRun } from '../cli/serve-process.js';
 import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 import { rdapAnswer, startRdapServer, type RdapTestServer } from '../servers/rdap-server.js';
+import { createLoopbackHttpServers } from '../servers/http-loopback.js';
 import { closedPort, mintCertificate, startTlsServer, type TlsTestServer } from '../servers/tls-server.js';
 
 const temp = createTempDirs();
@@ -83,6 +84,18 @@ afterAll(async () => {
 });
 
 /** One call per product, with inputs every product answers from the loopback servers and bundled data. */
+/** Nothing reached serve since its `before`th log line: the next call's line is the only one after it. */
+async function expectNothingSentSince(before: number): Promise<void> {
+  const next = await client.detailed.geoip('8.8.8.8');
+  await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === next.requestId));
+  expect(
+    serve
+      .requestLines()
+      .slice(before)
+      .map((line) => line.request_id),
+  ).toEqual([next.requestId]);
+}
+
 const CALLS: { [Id in BuiltProductId]: () => Parameters<Lookup[Id]> } = {
   useragent: () => ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'],
   webhookip: () => ['140.82.112.5', { provider: 'github' }],
@@ -175,14 +188,7 @@ describe('against seclookup serve', () => {
     // The same in a batch: inputs must be strings, as the service's batch route says.
     await expect(client.batch.geoip([10n] as never)).rejects.toMatchObject({ name: 'LookupError', code: 'invalid_request', status: 400 });
     // Nothing was sent: the next line serve logs is the next call's.
-    const next = await client.detailed.geoip('8.8.8.8');
-    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === next.requestId));
-    expect(
-      serve
-        .requestLines()
-        .slice(before)
-        .map((line) => line.request_id),
-    ).toEqual([next.requestId]);
+    await expectNothingSentSince(before);
 
     // Over the service's 64 KiB body limit, but the engine reads 500 characters of it.
     for (const ua of [`Mozilla/5.0 ${'x'.repeat(70_000)}`, `${' '.repeat(70_000)}curl/8.5.0`]) {
@@ -220,14 +226,7 @@ describe('against seclookup serve', () => {
       expect(error, id).toMatchObject({ code: expected.code, status: expected.status, message: expected.message });
       expect(error.requestId, id).toBeUndefined();
     }
-    const next = await client.detailed.geoip('8.8.8.8');
-    await serve.waitFor(() => serve.requestLines().some((line) => line.request_id === next.requestId));
-    expect(
-      serve
-        .requestLines()
-        .slice(before)
-        .map((line) => line.request_id),
-    ).toEqual([next.requestId]);
+    await expectNothingSentSince(before);
 
     // Read by the engine after other checks, or answered: sent as short as gives the same answer.
     const sent: [BuiltProductId, unknown[]][] = [
@@ -525,20 +524,9 @@ describe('rate limits, on an API with a clock the test sets', () => {
 });
 
 describe('against hostile servers', () => {
-  const servers: Server[] = [];
-  const sockets = new Set<Socket>();
-
-  async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-    const server = createServer(handler);
-    server.on('connection', (socket) => (sockets.add(socket), socket.on('close', () => sockets.delete(socket))));
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
-  afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  });
+  const loopback = createLoopbackHttpServers();
+  const listen = loopback.listen;
+  afterAll(() => loopback.close());
 
   const envelope = (res: ServerResponse, status: number, body: object) => {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_fixture' });

@@ -8,30 +8,17 @@
  * wait that must not end is cut by an abort.
  */
 import { getEventListeners } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient, type RetryEvent } from '../../src/client/index.js';
 import { parseRetryAfter } from '../../src/client/retry.js';
 import { LookupError } from '../../src/errors.js';
+import { createLoopbackHttpServers } from '../servers/http-loopback.js';
 import { closedPort } from '../servers/tls-server.js';
 
-const servers: Server[] = [];
-const sockets = new Set<Socket>();
-
-/** A loopback server answering with `handler`; its URL. */
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  server.on('connection', (socket) => (sockets.add(socket), socket.on('close', () => sockets.delete(socket))));
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-});
+const loopback = createLoopbackHttpServers();
+const listen = loopback.listen;
+afterAll(() => loopback.close());
 
 const envelope = (res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) =>
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));

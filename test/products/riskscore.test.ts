@@ -15,6 +15,7 @@ import { createApiStack } from '../api/harness.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 import { appleRelayIPv4, datacenterIPv4, topIpsum, torExitIPv4 } from './riskscore-helpers.js';
 import { parseIp } from '../../src/lib/ip.js';
+import { startDnsServer, type DnsTestServer } from '../servers/dns-server.js';
 
 const parseIpForTest = (ip: string) => parseIp(ip)!;
 
@@ -113,6 +114,72 @@ describe('riskscore local provider (bundled data)', () => {
   it('input errors: 400 invalid_ip, 422 ip_not_routable', async () => {
     await expect(lookup.riskscore('not-an-ip')).rejects.toMatchObject({ code: 'invalid_ip' });
     await expect(lookup.riskscore('10.1.2.3')).rejects.toMatchObject({ code: 'ip_not_routable' });
+  });
+});
+
+describe('riskscore with dnsbl on (the bundled zones, answered by a DNS server on loopback)', () => {
+  const reversed = (ip: string) => ip.split('.').reverse().join('.');
+  // Public addresses on none of the bundled lists (the clean address above, and its neighbours).
+  const PBL_ONLY = '81.2.69.142';
+  const SBL_AND_PBL = '81.2.69.143';
+  const SPAMCOP = '81.2.69.144';
+  let dns: DnsTestServer;
+  let withDnsbl: Lookup;
+  beforeAll(async () => {
+    dns = await startDnsServer({
+      zone: {
+        // Spamhaus ZEN's PBL codes (ISP-maintained, Spamhaus-maintained): an end-user range, nothing it did.
+        [`${reversed(PBL_ONLY)}.zen.spamhaus.org`]: [
+          { type: 'A', address: '127.0.0.10' },
+          { type: 'A', address: '127.0.0.11' },
+        ],
+        [`${reversed(SBL_AND_PBL)}.zen.spamhaus.org`]: [
+          { type: 'A', address: '127.0.0.11' },
+          { type: 'A', address: '127.0.0.2' },
+        ],
+        [`${reversed(SPAMCOP)}.bl.spamcop.net`]: [{ type: 'A', address: '127.0.0.2' }],
+      },
+    });
+    withDnsbl = createLookup({
+      dns: { servers: [dns.address], timeouts: { totalMs: 5_000 }, attempts: 1 },
+      dnsbl: { zones: ['zen.spamhaus.org', 'bl.spamcop.net'] },
+      riskscore: { dnsbl: true },
+    });
+  });
+  afterAll(() => dns.close());
+
+  it('a PBL listing alone (a consumer address) is no abuse: clean, no dnsbl tag, while dnsbl reports it listed', async () => {
+    const listing = await withDnsbl.dnsbl(PBL_ONLY);
+    expect(listing.lists).toEqual([expect.objectContaining({ zone: 'zen.spamhaus.org', responses: ['127.0.0.10', '127.0.0.11'] })]);
+    const r = await withDnsbl.riskscore(PBL_ONLY);
+    expect(r.intelligence.verdict).toBe('clean');
+    expect(r.intelligence.tags).toEqual([]);
+    expect(r.intelligence.categories).toEqual([]);
+    expect(r.intelligence.threat.score).toBe(0);
+  });
+
+  it('a zone listing the address for abuse counts, a PBL code beside it or not', async () => {
+    const both = await withDnsbl.riskscore(SBL_AND_PBL);
+    expect(both.intelligence.tags).toEqual(['dnsbl:zen.spamhaus.org']);
+    expect(both.intelligence.categories).toEqual(['spam']);
+    expect(both.intelligence.threat.score).toBeGreaterThan(0);
+    const spamcop = await withDnsbl.riskscore(SPAMCOP);
+    expect(spamcop.intelligence.tags).toEqual(['dnsbl:bl.spamcop.net']);
+    expect(spamcop.intelligence.verdict).not.toBe('clean');
+  });
+
+  it('a zone definition in code marks its policy codes too, and a mark that is not true or false is refused', async () => {
+    const zone = { zone: 'policy.dnsbl.test', name: 'Policy list', listing_codes: [{ code: '127.0.0.2', meaning: 'dynamic range', policy: true }] };
+    const custom = createLookup({
+      dns: { servers: [dns.address], timeouts: { totalMs: 5_000 }, attempts: 1 },
+      dnsbl: { zones: [zone] },
+      riskscore: { dnsbl: true },
+    });
+    expect((await custom.engine('dnsbl')).zones[0]!.listing_codes).toEqual([{ code: '127.0.0.2', meaning: 'dynamic range', policy: true }]);
+    const wrong = { ...zone, listing_codes: [{ code: '127.0.0.2', meaning: 'dynamic range', policy: 'yes' }] };
+    expect(() => createLookup({ dnsbl: { zones: [wrong as never] } })).toThrow(/listing_codes\[0\] \(127\.0\.0\.2\): "policy" must be true or false/);
+    const onError = { ...zone, error_codes: [{ code: '127.255.255.254', meaning: 'refused', policy: true }] };
+    expect(() => createLookup({ dnsbl: { zones: [onError as never] } })).toThrow(/error_codes\[0\]: "policy" marks listing codes only/);
   });
 });
 

@@ -54,6 +54,12 @@ export interface DnsblCode {
   /** An IPv4 address, e.g. `127.0.0.2`. */
   code: string;
   meaning: string;
+  /**
+   * A listing code only: the listing is the address's network policy, not its behaviour
+   * (Spamhaus PBL: an end-user address its ISP says should not send mail directly). dnsbl reports
+   * it like any listing; riskscore does not count it as evidence of abuse. @default false
+   */
+  policy?: boolean;
 }
 
 /** One DNSBL zone: an entry of data/dnsbl/zones.json, or one given in code. */

@@ -90,10 +90,25 @@ function checkZoneList(zones: unknown, fail: (what: string) => never): DnsblZone
 /** Room left for the longest reversed IPv4 (`255.255.255.255.`) within a 253-character name. */
 const MAX_ZONE_LENGTH = 253 - 16;
 
-/** A checked copy of one zone definition (lib/blocklist-zone.ts); dnsbl zones are exact, never bitmask. */
+/**
+ * A checked copy of one zone definition (lib/blocklist-zone.ts), with each listing code's
+ * `policy` mark; dnsbl zones are exact, never bitmask.
+ */
 function checkZone(value: unknown, at: string, fail: (what: string) => never): DnsblZone {
   if (isObject(value) && value.bitmask !== undefined) fail(`${at}: "bitmask" is for domain zones; dnsbl zones answer exact codes`);
-  return checkZoneDefinition(value, at, fail, MAX_ZONE_LENGTH);
+  const checked = checkZoneDefinition(value, at, fail, MAX_ZONE_LENGTH);
+  const where = `${at} (${JSON.stringify(checked.zone)})`;
+  const raw = value as { listing_codes: Record<string, unknown>[]; error_codes?: Record<string, unknown>[] };
+  // checkZoneDefinition keeps the order of the codes.
+  const listing_codes = checked.listing_codes.map((code, j) => {
+    const policy = raw.listing_codes[j]!.policy;
+    if (policy === undefined) return code;
+    if (typeof policy !== 'boolean') return fail(`${where}: listing_codes[${j}] (${code.code}): "policy" must be true or false`);
+    return policy ? { ...code, policy } : code;
+  });
+  const marked = raw.error_codes?.findIndex((code) => code.policy !== undefined) ?? -1;
+  if (marked >= 0) fail(`${where}: error_codes[${marked}]: "policy" marks listing codes only`);
+  return { ...checked, listing_codes };
 }
 
 // --- copying ---------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import { createResultCache, type CachedResult } from '../../lib/result-cache.js'
 import { sharedFileData } from '../../lib/shared-file-data.js';
 import type { AsnRecord } from '../asn/types.js';
 import { createOrgClassifier } from '../asn/network-type.js';
+import type { DnsblEngine } from '../dnsbl/engine.js';
+import type { DnsblListing } from '../dnsbl/types.js';
 import type { Geo } from '../geoip/record.js';
 import type { EngineContext } from '../module.js';
 import { loadLocalData, localDataFiles, matchInput, rangeEvidence, type LocalData, type RangeEvidence } from './local.js';
@@ -105,7 +107,7 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   // Other engines, found on first use; one that is not available leaves its fields null.
   const geo = lazyEngine(() => deps.engine('geoip'));
   const asn = lazyEngine(() => deps.engine('asn'));
-  const dnsbl = options.dnsbl ? lazyEngine(() => deps.engine('dnsbl')) : () => null;
+  const dnsbl = options.dnsbl ? lazyEngine(() => withPolicyCodes(deps.engine('dnsbl'))) : () => null;
   const classify = createOrgClassifier(50_000);
   const intelligenceMemo = new WeakMap<object, Intelligence[]>();
 
@@ -187,18 +189,14 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
   function localLookup(data: LocalData, input: IpInput): MaybePromise<LookupOutcome<RiskScoreResult>> {
     const bl = input.version === 4 ? dnsbl() : null;
     if (!bl) return { result: localAnswer(data, input, NO_ZONES), cached: true, fetchedAt: data.snapshot };
-    let checked: MaybePromise<LookupOutcome<{ lists: { zone: string }[] }>>;
+    let checked: MaybePromise<LookupOutcome<{ lists: readonly DnsblListing[] }>>;
     try {
-      checked = bl.lookup(bl.prepare(input.ip));
+      checked = bl.engine.lookup(bl.engine.prepare(input.ip));
     } catch {
       checked = { result: { lists: [] }, cached: true };
     }
-    const withZones = (o: LookupOutcome<{ lists: { zone: string }[] }>): LookupOutcome<RiskScoreResult> => ({
-      result: localAnswer(
-        data,
-        input,
-        o.result.lists.map((l) => l.zone),
-      ),
+    const withZones = (o: LookupOutcome<{ lists: readonly DnsblListing[] }>): LookupOutcome<RiskScoreResult> => ({
+      result: localAnswer(data, input, abuseListings(o.result.lists, bl.policyCodes)),
       cached: o.cached,
       fetchedAt: data.snapshot,
     });
@@ -270,6 +268,26 @@ function locationOf(geo: Geo | null): RiskScoreLocation {
     longitude: geo?.longitude ?? null,
     timezone: geo?.timezoneId ?? null,
   };
+}
+
+/** The dnsbl engine, with each zone's policy listing codes (zones.json `"policy": true`). */
+function withPolicyCodes(engine: DnsblEngine): { engine: DnsblEngine; policyCodes: ReadonlyMap<string, ReadonlySet<string>> } {
+  const policyCodes = new Map(engine.zones.map((zone) => [zone.zone, new Set(zone.listing_codes.filter((c) => c.policy).map((c) => c.code))]));
+  return { engine, policyCodes };
+}
+
+/**
+ * The zones whose listing says the address misbehaved: a listing made only of policy codes
+ * (Spamhaus PBL: an end-user range that should not send mail directly, whatever it does) is
+ * no evidence of abuse. Most consumer addresses are on the PBL.
+ */
+function abuseListings(lists: readonly DnsblListing[], policyCodes: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const zones: string[] = [];
+  for (const { zone, responses } of lists) {
+    const policy = policyCodes.get(zone);
+    if (!policy || !responses.every((code) => policy.has(code))) zones.push(zone);
+  }
+  return zones;
 }
 
 /** An engine built on first use; null for good when it cannot be built (not installed, data missing). */

@@ -5,10 +5,12 @@
  * log them, and never cut off answers still owed to earlier requests on the same connection.
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Api, ApiResponse } from '../src/api/types.js';
 import type { ErrorCode } from '../src/errors.js';
+import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
 import { closeLingering, lingerAfterResponse } from './lingering-close.js';
 
 /** A connection's last two responses; the parser's error comes after both requests. */
@@ -113,8 +115,11 @@ export function answerConnectRequests(server: Server | HttpsServer, api: Api): v
   if (connectServers.has(server)) return;
   connectServers.add(server);
   trackResponses(server);
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+  server.on('connect', (req: IncomingMessage | Http2ServerRequest, stream: Socket | Http2ServerResponse) => {
     if (server.listenerCount('connect') > 1) return;
+    // Over HTTP/2 a CONNECT is one stream, handed over with its response: answered there.
+    if (isHttp2Request(req)) return answerHttp2Connect(api, req, stream as Http2ServerResponse);
+    const socket = stream as Socket;
     // Node has taken its own listeners off the socket: a reset must not become an uncaught error.
     socket.on('error', () => socket.destroy());
     afterFinished(connections.get(socket)?.last, () => {
@@ -129,6 +134,17 @@ export function answerConnectRequests(server: Server | HttpsServer, api: Api): v
       closeLingering(socket);
     });
   });
+}
+
+/** CONNECT over HTTP/2 (RFC 9113 8.5): 405 on its stream, which then closes; the connection carries on. */
+function answerHttp2Connect(api: Api, req: Http2ServerRequest, res: Http2ServerResponse): void {
+  const response = api.refuse('method_not_allowed', 'CONNECT is not supported: this server is not a proxy', {
+    method: req.method,
+    remoteAddress: req.socket?.remoteAddress,
+  });
+  res.writeHead(response.status, { ...response.headers, allow: CONNECT_ALLOW, 'content-length': Buffer.byteLength(response.body) });
+  res.end(response.body);
+  closeUnreadBodyAfterAnswer(req);
 }
 
 /** Run `then` once `res` has handed all of its bytes to the socket (at once if there is none). */

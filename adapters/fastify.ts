@@ -1,10 +1,13 @@
 import { isBodiless } from '../src/api/conditional.js';
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
+import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { inLine, untilFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -33,8 +36,13 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = isPromise(answer) ? await answer : answer;
   cork.send(turn, () => {
     try {
-      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering.
-      if (!request.raw.complete) {
+      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering;
+      // over HTTP/2, close its stream. `inject()` requests have no `complete`, and no connection.
+      const raw = request.raw as IncomingMessage | Http2ServerRequest;
+      if (isHttp2Request(raw)) {
+        delete response.headers.connection;
+        closeUnreadBodyAfterAnswer(raw);
+      } else if (raw.complete === false) {
         reply.header('connection', 'close');
         lingerAfterResponse(reply.raw);
       }

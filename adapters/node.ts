@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
 import { answeringHere, withClientGoneSignal } from './client-gone.js';
+import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
 import { lingerAfterResponse } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -23,7 +25,12 @@ export function writeResponse(res: ServerResponse, response: ApiResponse): void 
   // this answer, and Node drops the answers queued behind it: while a later request on the
   // connection is still owed its answer, the close is left to that answer, which carries it too.
   if (response.headers.connection === 'close' && laterRequestOnConnection(res)) delete response.headers.connection;
-  if (!res.req.complete) {
+  const req = res.req as IncomingMessage | Http2ServerRequest;
+  if (isHttp2Request(req)) {
+    // One stream of a shared connection: no Connection header, and an unread body ends with the stream.
+    delete response.headers.connection;
+    closeUnreadBodyAfterAnswer(req);
+  } else if (!req.complete) {
     response.headers.connection = 'close';
     lingerAfterResponse(res);
   }
@@ -75,14 +82,21 @@ export function writeCrash(res: ServerResponse): void {
   res.end(body);
 }
 
+/** A request listener for `http.createServer`, `https.createServer`, or HTTP/2's `createServer` and `createSecureServer`. */
+export interface ApiListener {
+  (req: IncomingMessage, res: ServerResponse): void;
+  (req: Http2ServerRequest, res: Http2ServerResponse): void;
+}
+
 /**
  * A Node `http` request listener serving the whole API (every path, including 404s). Pair it
- * with `handleClientErrors` so requests Node's parser refuses get the envelope too.
+ * with `handleClientErrors` so requests Node's HTTP/1.1 parser refuses get the envelope too.
  *
  * @example
  * handleClientErrors(http.createServer(createListener(api)), api).listen(8080);
+ * http2.createSecureServer({ key, cert, allowHTTP1: true }, createListener(api)).listen(8443);
  */
-export function createListener(api: Api): (req: IncomingMessage, res: ServerResponse) => void {
+export function createListener(api: Api): ApiListener {
   const cork = createTurnCork();
   const serve = (req: IncomingMessage, res: ServerResponse) =>
     serveRequest(api, cork, res, {
@@ -93,7 +107,9 @@ export function createListener(api: Api): (req: IncomingMessage, res: ServerResp
       remoteAddress: req.socket.remoteAddress,
     });
   // Pipelined requests one at a time (pipelining.ts); the usual request, first in line, costs no closure.
-  return (req, res) => (inLine(res) ? whenFirstInLine(req, res, () => serve(req, res)) : serve(req, res));
+  // An HTTP/2 request and response stand in for HTTP/1.1's: the same fields are read and written.
+  const listener = (req: IncomingMessage, res: ServerResponse) => (inLine(res) ? whenFirstInLine(req, res, () => serve(req, res)) : serve(req, res));
+  return listener as ApiListener;
 }
 
 export { handleClientErrors } from './client-errors.js';

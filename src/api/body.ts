@@ -94,6 +94,13 @@ function readStream(stream: Readable, limit: number): Promise<Buffer> {
 function abandon(stream: Readable): void {
   // Already destroyed (the client went away): nothing to let go of, as in Node's destroyer.
   if (stream.destroyed) return;
+  // An HTTP/2 request is one stream of the connection, and destroying it would cancel the answer
+  // too: what still arrives is discarded, and the adapter closes the stream once it has answered.
+  if ((stream as { httpVersionMajor?: number }).httpVersionMajor === 2) {
+    stream.on('error', () => {});
+    stream.resume();
+    return;
+  }
   // A server request (Node's IncomingMessage, as Express and Fastify hand it over too).
   if ('socket' in stream && 'complete' in stream) (stream as { socket: unknown }).socket = null;
   // Destroyed without an error, so nothing is emitted for a listener to miss; any later one is moot.

@@ -1,0 +1,197 @@
+/**
+ * The API over HTTP/2, as a host gets it with `http2.createServer(createListener(api))` or
+ * `Fastify({ http2: true })`: each request is a stream of one shared connection. A body over the
+ * limit (with or without a Content-Length), a request answered before its body is read, and a
+ * CONNECT stream are each answered on their stream, which then closes; the connection, and the
+ * process, carry on. Both used to kill the process with an uncaught TypeError (found by a reviewer).
+ * Last, Fastify's `inject()`, the other way a request arrives without an HTTP/1.1 connection.
+ */
+import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seclookup } from '../../adapters/fastify.js';
+import { createListener } from '../../adapters/node.js';
+import { createApiStack, type ApiStack } from '../api/harness.js';
+
+interface Answer {
+  status: number;
+  headers: http2.IncomingHttpHeaders;
+  body: string;
+  /** The stream was closed by the end of the answer (the server closed it, or both sides ended). */
+  closed: boolean;
+  /** The RST_STREAM code the stream closed with (0: NO_ERROR, or a clean end). */
+  rstCode: number;
+  /** Bytes of the body the client had written when the stream closed. */
+  sent: number;
+}
+
+/**
+ * One request on `session`. A `body` of type number is that many bytes of a JSON string, written
+ * in 16 KiB pieces as flow control lets them through, without a Content-Length; `endless` keeps
+ * writing until the stream closes.
+ */
+function send(session: ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body?: string | { bytes: number; endless?: boolean }): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const stream: ClientHttp2Stream = session.request(headers, { endStream: body === undefined });
+    let status = 0;
+    let responseHeaders: http2.IncomingHttpHeaders = {};
+    let text = '';
+    let sent = 0;
+    stream.on('response', (h) => {
+      responseHeaders = h;
+      status = Number(h[':status']);
+    });
+    stream.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    stream.on('error', reject);
+    const settle = () => {
+      stream.destroy();
+      resolve({ status, headers: responseHeaders, body: text, closed, rstCode: stream.rstCode ?? 0, sent });
+    };
+    let closed = false;
+    stream.on('close', () => {
+      closed = true;
+      settle();
+    });
+    // The whole answer read. A client still writing hears the server's RST_STREAM as `closed`
+    // without a 'close' event (its writes wait for a window that never opens): look for it.
+    stream.on('end', async () => {
+      for (let waited = 0; !stream.closed && waited < 2_000; waited += 10) await sleep(10);
+      closed = stream.closed;
+      settle();
+    });
+    if (typeof body === 'string') stream.end(body);
+    else if (body) {
+      const piece = Buffer.alloc(16 * 1024, 'x');
+      stream.write('{"ua":"');
+      const pump = () => {
+        while (!stream.closed && !stream.destroyed && (body.endless || sent < body.bytes)) {
+          sent += piece.length;
+          if (!stream.write(piece)) return void stream.once('drain', pump);
+        }
+        if (!stream.closed && !stream.destroyed) stream.end('"}');
+      };
+      pump();
+    }
+  });
+}
+
+const errorOf = (answer: Answer) => JSON.parse(answer.body) as { success: boolean; error_code: string };
+
+let stack: ApiStack;
+let key: string;
+let nodeServer: http2.Http2Server;
+let fastify: FastifyInstance<http2.Http2Server>;
+const warnings: string[] = [];
+const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+
+beforeAll(async () => {
+  stack = await createApiStack();
+  key = (await stack.keys('useragent')).secretKey;
+  // As docs/mounting.md has it: handleClientErrors is for HTTP/1.1's parser, not needed here.
+  nodeServer = http2.createServer(createListener(stack.api));
+  await new Promise<void>((resolve) => nodeServer.listen(0, '127.0.0.1', resolve));
+  fastify = Fastify({ http2: true });
+  await fastify.register(seclookup, { api: stack.api });
+  await fastify.listen({ port: 0, host: '127.0.0.1' });
+  process.on('warning', onWarning);
+});
+afterAll(async () => {
+  process.off('warning', onWarning);
+  await new Promise<void>((resolve) => nodeServer.close(() => resolve()));
+  await fastify.close();
+});
+
+const servers = {
+  'the Node adapter on http2.createServer': () => (nodeServer.address() as AddressInfo).port,
+  'Fastify with http2: true': () => (fastify.server.address() as AddressInfo).port,
+};
+
+describe.each(Object.entries(servers))('over HTTP/2: %s', (name, port) => {
+  let session: ClientHttp2Session;
+  beforeAll(() => {
+    session = http2.connect(`http://127.0.0.1:${port()}`);
+    session.on('error', () => {});
+  });
+  afterAll(() => session.close());
+
+  const lookup = (extra: http2.OutgoingHttpHeaders = {}) => ({
+    ':method': 'POST',
+    ':path': '/v1/useragent/lookup',
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+    ...extra,
+  });
+
+  it('answers a GET and a POST with no Connection header, and keeps the connection for the next request', async () => {
+    const get = await send(session, { ':path': '/v1/useragent/lookup?ua=curl/8.5.0', authorization: `Bearer ${key}` });
+    expect(get.status).toBe(200);
+    expect(JSON.parse(get.body)).toMatchObject({ success: true, user_agent: 'curl/8.5.0', is_bot: true });
+    expect(get.headers.connection).toBeUndefined();
+    const post = await send(session, lookup(), JSON.stringify({ ua: 'curl/8.5.0' }));
+    expect(post.status).toBe(200);
+    expect(post.headers.connection).toBeUndefined();
+    expect(session.closed).toBe(false);
+    expect(warnings.filter((w) => w.includes('onnection'))).toEqual([]);
+  });
+
+  it('a body over the limit without a Content-Length is 413 on its stream; the connection answers on', async () => {
+    const tooLarge = await send(session, lookup(), { bytes: 100 * 1024 });
+    expect(tooLarge.status).toBe(413);
+    expect(errorOf(tooLarge)).toMatchObject({ success: false, error_code: 'payload_too_large' });
+    const after = await send(session, lookup(), JSON.stringify({ ua: 'curl/8.5.0' }));
+    expect(after.status).toBe(200);
+  });
+
+  it('a body over the limit with its Content-Length is 413 before it is read', async () => {
+    const tooLarge = await send(session, lookup({ 'content-length': String(100 * 1024 + 9) }), { bytes: 100 * 1024 });
+    expect(tooLarge.status).toBe(413);
+    expect(errorOf(tooLarge).error_code).toBe('payload_too_large');
+  });
+
+  it('a client that would send for ever is told to stop (RST_STREAM NO_ERROR after the answer), and no key is needed for it', async () => {
+    const siteverify = await send(
+      session,
+      { ':method': 'POST', ':path': '/v1/captcha/siteverify', 'content-type': 'application/json' },
+      { bytes: 0, endless: true },
+    );
+    expect(siteverify.status).toBe(413);
+    expect(siteverify.closed).toBe(true);
+    expect(siteverify.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    expect(siteverify.sent).toBeLessThan(16 * 1024 * 1024);
+    // A 401 given before reading the body: the body is never read, and the stream still closes.
+    const noKey = await send(session, { ':method': 'POST', ':path': '/v1/useragent/lookup', 'content-type': 'application/json' }, { bytes: 0, endless: true });
+    expect(noKey.status).toBe(401);
+    expect(noKey.closed).toBe(true);
+    expect(noKey.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    expect((await send(session, { ':path': '/healthz' })).status).toBe(200);
+  });
+
+  it('a CONNECT stream is 405 (in the envelope, with Allow, where the plugin listens for CONNECT); the connection carries on', async () => {
+    const connect = await send(session, { ':method': 'CONNECT', ':authority': 'example.com:443' }, '');
+    expect(connect.status).toBe(405);
+    // Node answers it itself on a server with no 'connect' listener, as the Node adapter's is.
+    if (name.startsWith('Fastify')) {
+      expect(connect.headers.allow).toBe('GET, HEAD, POST');
+      expect(errorOf(connect).error_code).toBe('method_not_allowed');
+    }
+    expect((await send(session, { ':path': '/healthz' })).status).toBe(200);
+  });
+});
+
+describe("Fastify's inject(): no connection under the request", () => {
+  it('answers keep the connection (there is none to close): no Connection: close on a GET or a POST', async () => {
+    const get = await fastify.inject({ url: '/v1/useragent/lookup?ua=curl/8.5.0', headers: { authorization: `Bearer ${key}` } });
+    expect(get.statusCode).toBe(200);
+    expect(get.headers.connection).not.toBe('close');
+    const post = await fastify.inject({
+      method: 'POST',
+      url: '/v1/useragent/lookup',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ ua: 'curl/8.5.0' }),
+    });
+    expect(post.statusCode).toBe(200);
+    expect(post.headers.connection).not.toBe('close');
+  });
+});

@@ -33,6 +33,11 @@ describe('redactUserinfo', () => {
     ['got `http://admin:s3`cr@x/`', 'got `http://admin:***@x/`'],
     ['got "http://admin:s3cr et@x/"', 'got "http://admin:***@x/"'],
     ['no url here: a@b.c', 'no url here: a@b.c'],
+    // A password holding an unencoded `/`, `?` or `#`: the authority seems to end there (found by a reviewer).
+    ['redis://admin:hun/ter2@127.0.0.1:6479/0', 'redis://admin:***@127.0.0.1:6479/0'],
+    ['got "redis://u:4242/topsecret@h:1/0"', 'got "redis://u:***@h:1/0"'],
+    ['redis://u:4242#topsecret@h:1', 'redis://u:***@h:1'],
+    ['redis://:a?b@h:1 and http://example.com/c@d', 'redis://:***@h:1 and http://example.com/c@d'],
     // A hint's placeholder stays readable.
     ['give it in the URL, redis://:PASSWORD@host:port', 'give it in the URL, redis://:PASSWORD@host:port'],
     ['redis://USER:PASSWORD@host:port', 'redis://USER:PASSWORD@host:port'],
@@ -43,6 +48,13 @@ describe('redactUserinfo', () => {
 });
 
 describe('the CLI', () => {
+  it('a --redis URL whose password holds an unencoded "/" is refused without the password', async () => {
+    const result = await runCli(['keys', 'list', '--redis', 'redis://admin:hun/ter2@127.0.0.1:6479/0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('ter2');
+    expect(result.stderr).toContain('(got "redis://admin:***@127.0.0.1:6479/0")');
+  });
+
   it('keys and plans: a bad --redis or $SECLOOKUP_REDIS is quoted without its password, and points at the command help', async () => {
     for (const [args, env, name] of [
       [['keys', 'list', '--redis', BAD_REDIS], {}, '--redis'],

@@ -34,6 +34,9 @@ describe('Redis Cluster URLs', () => {
     expect(redactRedisUrl('redis://:hunter2@h1:6379/0')).toBe('redis://:***@h1:6379/0');
     expect(redactRedisUrl('redis://h1:6379/0?password=hunter2')).toBe('redis://h1:6379/0?***');
     expect(redactRedisUrl('redis://h1:bad port/0')).not.toContain('h1');
+    // A password with an unencoded '/' or '#' parses as a host, a port and a path: still hidden.
+    expect(redactRedisUrl('redis://u:4242/topsecret@h1:6379/0')).toBe('redis://u:***@h1:6379/0');
+    expect(redactRedisUrl('redis://u:4242#topsecret@h1:6379')).toBe('redis://u:***@h1:6379');
   });
 
   it('cluster seed nodes may be named with _, as Docker Compose names services', () => {

@@ -10,6 +10,7 @@
  * seclookup's own (a `?password=` too, which no redaction would know to hide). No message here
  * repeats the URL: it may hold a password.
  */
+import { redactUserinfo } from '../../lib/redact-url.js';
 
 /** One Redis server's address, credentials, database and TLS, as ioredis options take them. */
 export interface ServerUrl {
@@ -153,6 +154,9 @@ export function redactRedisUrl(url: string): string {
     return '(a Redis URL that does not parse)';
   }
   if (parsed.password) parsed.password = '***';
+  // An `@` after the host: a password with an unencoded `/`, `?` or `#` (`redis://u:pa/ss@h`)
+  // ended the authority early, and the rest of it is in the path, query or fragment.
+  if (`${parsed.pathname}${parsed.search}${parsed.hash}`.includes('@')) return redactUserinfo(url);
   // Refused anyway; hidden because ioredis would read ?password= (or any option) from it.
   if (parsed.search) parsed.search = '?***';
   return parsed.toString();

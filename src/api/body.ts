@@ -127,12 +127,15 @@ export async function parseBody(
   limit: number,
 ): Promise<Record<string, unknown>> {
   if (body !== undefined && typeof body === 'object' && 'parsed' in body) return parsedBody(body.parsed, headers, limit);
+  // Read whole first, as before any refusal here, so the connection can carry the next request.
   const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
-  const type = mediaType(headers);
-  if (type === FORM) return formFields(raw.toString('utf8'));
-  if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
-    throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
+  const type = checkedMediaType(headers);
+  // Decoded here, a compressed body would be read as its compressed bytes: 400 for valid JSON.
+  const encoding = firstHeader(headers['content-encoding']);
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    throw refusal('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send the body uncompressed`);
   }
+  if (type === FORM) return formFields(raw.toString('utf8'));
   if (raw.length === 0) return {};
   let text: string;
   try {
@@ -156,6 +159,15 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const FORM = 'application/x-www-form-urlencoded';
 
 /** The Content-Type's media type, lower-cased without parameters ('' when none is sent). */
+/** The body's media type: a form, JSON (`application/json`, `+json`) or none; anything else is 415. */
+function checkedMediaType(headers: Readonly<Record<string, string | string[] | undefined>>): string {
+  const type = mediaType(headers);
+  if (type !== FORM && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+    throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
+  }
+  return type;
+}
+
 function mediaType(headers: Readonly<Record<string, string | string[] | undefined>>): string {
   const contentType = firstHeader(headers['content-type']);
   // The usual header as it is, without a split, a trim and a lower-casing on every POST.
@@ -184,8 +196,10 @@ function parsedBody(parsed: unknown, headers: Readonly<Record<string, string | s
   const encoding = firstHeader(headers['content-encoding']);
   const inflated = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
   if ((declared === undefined || inflated) && contentBytes(parsed, limit) > limit) throw tooLarge(limit);
+  // The API's media types whoever parsed the body (an app parser for `*/*` takes text/plain too).
+  const type = checkedMediaType(headers);
   const fields = asObject(parsed);
-  return mediaType(headers) === FORM ? firstOfRepeated(fields) : fields;
+  return type === FORM ? firstOfRepeated(fields) : fields;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseBody, readRawBody } from '../../src/api/body.js';
@@ -104,6 +105,18 @@ describe('request bodies', () => {
   it('rejects other media types with unsupported_media_type', async () => {
     expect(await codeOf(parseBody('ua', { 'content-type': 'text/plain' }, 100))).toBe('unsupported_media_type');
     expect(await codeOf(parseBody('ua', { 'content-type': 'application/jsonx' }, 100))).toBe('unsupported_media_type');
+  });
+
+  it('holds to its media types on a body an app parser read for any type (express.json({ type: "*/*" }))', async () => {
+    expect(await codeOf(parseBody({ parsed: { ua: 'curl' } }, { 'content-type': 'text/plain' }, 100))).toBe('unsupported_media_type');
+    expect(await parseBody({ parsed: { ua: 'curl' } }, { 'content-type': 'application/json' }, 100)).toEqual({ ua: 'curl' });
+  });
+
+  it('refuses a compressed body it would read as its compressed bytes with unsupported_media_type, not invalid_json', async () => {
+    const gzipped = gzipSync('{"ua":"curl"}');
+    expect(await codeOf(parseBody(gzipped, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, 100))).toBe('unsupported_media_type');
+    expect(await codeOf(parseBody(gzipped, { 'content-type': 'application/json', 'content-encoding': ' GZIP ' }, 100))).toBe('unsupported_media_type');
+    expect(await parseBody('{"ua":"curl"}', { 'content-type': 'application/json', 'content-encoding': 'identity' }, 100)).toEqual({ ua: 'curl' });
   });
 
   it('reads JSON under any spelling of its media type: parameters, case, spaces, +json', async () => {

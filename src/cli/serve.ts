@@ -414,7 +414,7 @@ function parseSwitch(value: boolean | string | undefined, name: string, command:
   const text = value.trim().toLowerCase();
   if (['1', 'true', 'on', 'yes'].includes(text)) return true;
   if (['0', 'false', 'off', 'no', ''].includes(text)) return false;
-  throw new UsageError(`${name} must be on or off (true/false, 1/0; got ${JSON.stringify(value)})`, command);
+  throw new UsageError(`${name} must be on or off (true/false, yes/no, 1/0; got ${JSON.stringify(value)})`, command);
 }
 
 type Listener = (request: IncomingMessage, response: ServerResponse) => void;

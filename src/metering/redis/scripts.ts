@@ -54,12 +54,25 @@ local function parseLease(lease)
   return tonumber(units), period, field
 end
 local function reclaim(quotaKey, usageKey, leasesKey, now, quotaTtl, usageTtl)
-  local expired = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now, 'LIMIT', 0, 1000)
+  -- Every expired lease at once (after a crash, one per lookup that was in flight), summed by
+  -- month and day so each counter is written once.
+  local expired = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
+  if #expired == 0 then return end
+  local sums, order = {}, {}
   for _, lease in ipairs(expired) do
     local units, period, field = parseLease(lease)
-    giveBack(quotaKey, usageKey, period, field, units, quotaTtl, usageTtl)
-    redis.call('ZREM', leasesKey, lease)
+    local group = period .. '|' .. field
+    if not sums[group] then
+      sums[group] = {period, field, 0}
+      order[#order + 1] = group
+    end
+    sums[group][3] = sums[group][3] + units
   end
+  for _, group in ipairs(order) do
+    local sum = sums[group]
+    giveBack(quotaKey, usageKey, sum[1], sum[2], sum[3], quotaTtl, usageTtl)
+  end
+  redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
 end
 `;
 

@@ -455,6 +455,16 @@ export function describeMeterHotPathConformance(name: string, makeMeter: MeterFa
         expect(await meter.quota(sub.subscriptionId, 10, clock)).toMatchObject({ remaining: 9 });
       });
 
+      it('after a crash with 1,500 lookups in flight, one quota call gives every expired lease back', async () => {
+        const sub = await subscribe({ plan: 'crashed', limits: { rateLimitPerMinute: 10_000, monthlyQuota: 2_000 } });
+        for (let i = 0; i < 1_500; i++) await reserve(sub);
+        expect(await meter.quota(sub.subscriptionId, 2_000, T0 + LEASE - 1)).toMatchObject({ remaining: 500 });
+        // Redis gave back at most 1,000 a call (found by a reviewer): 1,500 remaining, then 2,000.
+        expect(await meter.quota(sub.subscriptionId, 2_000, T0 + LEASE)).toMatchObject({ remaining: 2_000 });
+        clock = T0 + LEASE;
+        expect(await lookups()).toEqual([0]);
+      });
+
       it('a lease that expires in the next month gives back to its own month only', async () => {
         const sub = await subscribe({ plan: 'small', limits: { rateLimitPerMinute: 100, monthlyQuota: 10 } });
         await reserve(sub, { now: FEB - 1_000 });

@@ -10,8 +10,8 @@ import { PRODUCTS, type ProductId } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
 import { DEFAULT_BATCH_LIMIT } from '../api/batch.js';
-import { bool, int, list, obj, str, type JsonSchema } from './schema.js';
-import type { ExtraRouteDoc, ParamDoc, ProductDoc, ResultDoc, ServiceRouteDoc } from './types.js';
+import { bool, FETCHED_AT_PATTERN, int, list, obj, str, type JsonSchema } from './schema.js';
+import type { AssetsDoc, ExtraRouteDoc, HeaderDoc, ParamDoc, ProductDoc, ResultDoc, ServiceRouteDoc } from './types.js';
 
 /** Marks an operation (and its tag) the spec does not have: ours. */
 export const BEYOND_SPEC = 'x-seclookup-beyond-spec';
@@ -21,6 +21,8 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 
 /** Every lookup and status route can answer these (SPEC: codes common to all lookup products). */
 const KEY_ERRORS: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'ip_not_allowed', 'rate_limit_exceeded', 'internal_error'];
+/** Answered before the meter counts the request (api/meter-gate.ts authenticate): no limit headers. */
+const BEFORE_METER: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed'];
 const LOOKUP_ERRORS: readonly ErrorCode[] = [...KEY_ERRORS, 'wrong_key_type', 'quota_exceeded'];
 /** What reading a request body can answer (api/body.ts). */
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
@@ -88,7 +90,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
         ...(route.method === 'POST' && doc.body ? { requestBody: requestBody(doc.body) } : {}),
         responses: {
           200: jsonResponse('The lookup result', { $ref: `#/components/schemas/${module.id}.Result` }, LIMIT_HEADERS),
-          ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])]),
+          ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])], { early: BEFORE_METER }),
         },
       });
     }
@@ -109,21 +111,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
       if (!routeDoc) throw new Error(`${service.id}: route ${route.method} ${route.path} has no doc`);
       add(`/v1/${service.id}/${route.path}`, route.method, serviceOperation(service.id, route.method, route.path, routeDoc));
     }
-    if (service.assets && service.doc.assets) {
-      add(`${service.assets.mount}{file}`, 'GET', {
-        operationId: `${service.id}_assets`,
-        summary: service.doc.assets.summary,
-        tags: [service.id],
-        security: [],
-        [BEYOND_SPEC]: true,
-        parameters: [parameter('file', 'path', { description: 'The file name.' })],
-        responses: {
-          200: { description: 'The file (JavaScript, CSS or HTML), with an ETag' },
-          304: { description: 'Not modified (If-None-Match matched the ETag)' },
-          ...errorResponses(['not_found']),
-        },
-      });
-    }
+    if (service.assets && service.doc.assets) add(`${service.assets.mount}{file}`, 'GET', assetsOperation(service.id, service.doc.assets));
   }
 
   return {
@@ -134,7 +122,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
       description:
         'Security lookups as JSON over HTTP: one auth scheme (a Bearer key per product), one error envelope, rate-limit and quota headers, a status route per product. ' +
         `Operations and tags marked \`${BEYOND_SPEC}: true\` are seclookup's own, beyond the API specification. ` +
-        'Any route can also answer 404 not_found (no such route) and 405 method_not_allowed (with Allow), and the server refuses malformed HTTP with 400 bad_request, 408, 417 or 431 before any route runs.',
+        'Any route can also answer 404 not_found (no such route) and 405 method_not_allowed (with Allow), and the server refuses malformed HTTP with 400 bad_request, 408, 417 or 431 before any route runs. ' +
+        'HEAD is answered on every GET operation (not listed separately): the same parameters and key, and the status and headers the GET would answer, with no body. A HEAD on a lookup route is a lookup, counted and billed as one.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
@@ -161,11 +150,15 @@ const SECRET = [{ bearer: [] }];
 const TRANSPORT_ERRORS = {
   description:
     'Refused before any route ran: 400 bad_request (malformed HTTP), 408 request_timeout, 417 expectation_failed, 431 request_header_fields_too_large',
+  headers: headerRefs([]),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 };
 
+/** Captcha's browser routes (SPEC Authentication 8). */
+const CORS_HEADERS = ['Access-Control-Allow-Origin', 'Vary'];
+
 const HEADERS: Record<string, unknown> = {
-  'X-Request-Id': { description: 'The request id, as in the body.', schema: str() },
+  'X-Request-Id': { description: 'The request id, as in the body.', required: true, schema: str() },
   'X-RateLimit-Limit': { description: "The key's requests per minute.", schema: int() },
   'X-RateLimit-Remaining': { description: 'Requests left in the current minute.', schema: int() },
   'X-RateLimit-Reset': { description: 'When the current minute window ends, in Unix seconds.', schema: int() },
@@ -173,7 +166,33 @@ const HEADERS: Record<string, unknown> = {
   'X-Quota-Remaining': { description: 'Lookups left this UTC month, or `unlimited`.', schema: str() },
   'X-Quota-Period': { description: 'The quota month, YYYY-MM.', schema: str() },
   'Retry-After': { description: 'Seconds to wait before retrying (429).', schema: int() },
+  'Access-Control-Allow-Origin': {
+    description: "The request's Origin, reflected when its host is allowed for the site key (SPEC); absent otherwise.",
+    schema: str(),
+  },
+  Vary: { description: '`Origin`: the answer depends on the Origin header.', schema: { const: 'Origin' } },
 };
+
+/** What a CORS preflight answers when the Origin is allowed (captcha service.ts preflight). */
+const PREFLIGHT_HEADERS: Record<string, HeaderDoc> = {
+  'Access-Control-Allow-Origin': { description: "The request's Origin, reflected.", required: true },
+  'Access-Control-Allow-Methods': { description: 'The methods the browser may use.', schema: { const: 'GET, POST, OPTIONS' }, required: true },
+  'Access-Control-Allow-Headers': { description: 'The request headers the browser may send.', schema: { const: 'Content-Type' }, required: true },
+  'Access-Control-Max-Age': { description: 'Seconds the browser may cache this preflight.', schema: { const: 600, type: 'integer' }, required: true },
+  Vary: { description: '`Origin`.', schema: { const: 'Origin' }, required: true },
+};
+
+/** Header objects by name: `$ref`s to the shared ones (X-Request-Id first, always), inline ones as given. */
+function headerRefs(names: readonly string[], inline: Readonly<Record<string, HeaderDoc>> = {}): Record<string, unknown> {
+  return {
+    ...Object.fromEntries(['X-Request-Id', ...names].map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+    ...Object.fromEntries(Object.entries(inline).map(([name, doc]) => [name, headerObject(doc)])),
+  };
+}
+
+function headerObject(doc: HeaderDoc): Record<string, unknown> {
+  return { description: doc.description, ...(doc.required ? { required: true } : {}), schema: doc.schema ?? str() };
+}
 
 /** `lookup/:ip` -> `lookup/{ip}` */
 function openApiPath(path: string): string {
@@ -199,11 +218,7 @@ function requestBody(schema: JsonSchema, required = true): Record<string, unknow
 }
 
 function jsonResponse(description: string, schema: JsonSchema, headers: readonly string[] = []): Record<string, unknown> {
-  return {
-    description,
-    headers: Object.fromEntries(['X-Request-Id', ...headers].map((name) => [name, { $ref: `#/components/headers/${name}` }])),
-    content: { 'application/json': { schema } },
-  };
+  return { description, headers: headerRefs(headers), content: { 'application/json': { schema } } };
 }
 
 /** The error envelope for these codes; `fields` are extra members some of them carry. */
@@ -220,8 +235,23 @@ function errorEnvelope(codes: readonly ErrorCode[], fields: Readonly<Record<stri
   );
 }
 
-/** One response per status, each listing the codes the route answers with it. */
-function errorResponses(codes: readonly ErrorCode[], fields?: Readonly<Record<string, JsonSchema>>): Record<string, unknown> {
+interface ErrorHeaders {
+  /** Codes answered before the request was counted (and before any CORS header was set): their answers carry neither. */
+  early?: readonly ErrorCode[];
+  /** False when no answer of the route carries limit headers. @default true */
+  metered?: boolean;
+  /** The CORS headers of the answers past `early`. */
+  cors?: readonly string[];
+  fields?: Readonly<Record<string, JsonSchema>>;
+}
+
+/**
+ * One response per status, each listing the codes the route answers with it. A status's
+ * limit (and CORS) headers are declared when one of its codes is answered after the request was
+ * counted: a 401 never carries them, a 400 that may be a bad body or bad input may.
+ */
+function errorResponses(codes: readonly ErrorCode[], options: ErrorHeaders = {}): Record<string, unknown> {
+  const early = new Set(options.early ?? []);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = ERROR_STATUS[code];
@@ -230,27 +260,37 @@ function errorResponses(codes: readonly ErrorCode[], fields?: Readonly<Record<st
   return Object.fromEntries(
     [...byStatus]
       .sort(([a], [b]) => a - b)
-      .map(([status, list]) => [
-        String(status),
-        jsonResponse(`error_code: ${list.sort().join(', ')}`, errorEnvelope(list, fields), status === 429 ? [...LIMIT_HEADERS, 'Retry-After'] : LIMIT_HEADERS),
-      ]),
+      .map(([status, list]) => {
+        const late = list.some((code) => !early.has(code));
+        const limits = late && options.metered !== false ? (status === 429 ? [...LIMIT_HEADERS, 'Retry-After'] : LIMIT_HEADERS) : [];
+        const cors = late ? (options.cors ?? []) : [];
+        return [String(status), jsonResponse(`error_code: ${list.sort().join(', ')}`, errorEnvelope(list, options.fields), [...limits, ...cors])];
+      }),
   );
 }
 
-/** The success envelope's fields joined with a result's (SPEC: the resource's fields sit beside `success`). */
-function lookupAnswer(product: ProductId, result: JsonSchema, options: { cached?: 'required' | 'optional'; requestId?: boolean } = {}): JsonSchema {
+/**
+ * The success envelope's fields joined with a result's (SPEC: the resource's fields sit beside
+ * `success`). `fetched_at` is on SPEC's seven products, always: each of their engines says when
+ * its data was retrieved on every answer (api/create-api.ts envelope). An extra route answers
+ * with its own outcome, which may not say: optional there.
+ */
+function lookupAnswer(product: ProductId, result: JsonSchema, options: { extraRoute?: boolean; requestId?: boolean } = {}): JsonSchema {
+  const fetchedAt = options.extraRoute
+    ? 'When the result was retrieved: YYYY-MM-DD HH:MM:SS.mmm, UTC; present when the route knows it.'
+    : 'When the result was retrieved (the data behind it: a DNS answer, a registry record, the build of a local database): YYYY-MM-DD HH:MM:SS.mmm, UTC.';
   const envelope: Record<string, JsonSchema> = {
     success: { const: true },
     ...(options.requestId === false ? {} : { request_id: str('Unique id of this request (also X-Request-Id).') }),
     cached: bool('True when a recent result for the same lookup was already held.'),
-    ...(PRODUCTS[product].hasFetchedAt ? { fetched_at: str('When the result was retrieved: YYYY-MM-DD HH:MM:SS.mmm, UTC.') } : {}),
+    ...(PRODUCTS[product].hasFetchedAt ? { fetched_at: str(fetchedAt, { pattern: FETCHED_AT_PATTERN }) } : {}),
   };
-  return merge(envelope, options.cached === 'optional' ? ['cached'] : [], result);
+  return merge(envelope, options.extraRoute ? ['cached', 'fetched_at'] : [], result);
 }
 
 function merge(envelope: Record<string, JsonSchema>, optional: readonly string[], result: JsonSchema): JsonSchema {
   const properties = { ...envelope, ...(result.properties as Record<string, JsonSchema>) };
-  const required = [...Object.keys(envelope).filter((name) => !optional.includes(name) && name !== 'fetched_at'), ...((result.required as string[]) ?? [])];
+  const required = [...Object.keys(envelope).filter((name) => !optional.includes(name)), ...((result.required as string[]) ?? [])];
   return { type: 'object', properties, required: [...new Set(required)] };
 }
 
@@ -278,7 +318,7 @@ function statusOperation(product: ProductId, extras: Readonly<Record<string, Jso
     tags: [product],
     security: SECRET,
     description: 'Takes the public or the secret key. Counts against the per-minute rate; never against the quota.',
-    responses: { 200: jsonResponse('The status resource', statusSchema(extras), LIMIT_HEADERS), ...errorResponses(KEY_ERRORS) },
+    responses: { 200: jsonResponse('The status resource', statusSchema(extras), LIMIT_HEADERS), ...errorResponses(KEY_ERRORS, { early: BEFORE_METER }) },
   };
 }
 
@@ -312,7 +352,7 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
         obj({ success: { const: true }, request_id: str(), results: list({ oneOf: [{ $ref: `#/components/schemas/${product}.BatchItem` }, itemError] }) }),
         LIMIT_HEADERS,
       ),
-      ...errorResponses([...LOOKUP_ERRORS, 'invalid_request', ...BODY_ERRORS]),
+      ...errorResponses([...LOOKUP_ERRORS, 'invalid_request', ...BODY_ERRORS], { early: BEFORE_METER }),
     },
   };
 }
@@ -332,10 +372,10 @@ function extraOperation(product: ProductId, route: { method: string; path: strin
   const success = isContentDoc(result)
     ? {
         description: doc.summary,
-        headers: Object.fromEntries(['X-Request-Id', ...LIMIT_HEADERS].map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+        headers: headerRefs(LIMIT_HEADERS),
         content: { [result.contentType]: { schema: result.schema, ...(result.example ? { example: result.example } : {}) } },
       }
-    : jsonResponse(doc.summary, lookupAnswer(product, result, { cached: 'optional' }), LIMIT_HEADERS);
+    : jsonResponse(doc.summary, lookupAnswer(product, result, { extraRoute: true }), LIMIT_HEADERS);
   return {
     operationId: operationId(product, route.method, route.path),
     summary: doc.summary,
@@ -345,15 +385,22 @@ function extraOperation(product: ProductId, route: { method: string; path: strin
     [BEYOND_SPEC]: true,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(doc.body ? { requestBody: requestBody(doc.body) } : {}),
-    responses: { 200: success, ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])]) },
+    responses: {
+      200: success,
+      ...errorResponses([...LOOKUP_ERRORS, route.inputError, ...doc.errors, ...(route.method === 'POST' ? BODY_ERRORS : [])], { early: BEFORE_METER }),
+    },
   };
 }
 
 function serviceOperation(product: ProductId, method: string, path: string, doc: ServiceRouteDoc): Operation {
+  const limits = doc.metered === false ? [] : LIMIT_HEADERS;
+  const cors = doc.cors === 'reflect' ? CORS_HEADERS : [];
   const answers = Object.fromEntries(
     Object.entries(doc.answers).map(([status, schema]) => [
       status,
-      schema === null ? { description: 'No body' } : jsonResponse(doc.summary, schema, LIMIT_HEADERS),
+      schema === null
+        ? { description: 'No body', headers: headerRefs([...limits, ...cors], doc.cors === 'preflight' ? PREFLIGHT_HEADERS : {}) }
+        : jsonResponse(doc.summary, schema, [...limits, ...cors]),
     ]),
   );
   const where = doc.keyIn ? (doc.bearer === false ? ` only in ${doc.keyIn} (a Bearer header is not read)` : ` (as Bearer or in ${doc.keyIn})`) : '';
@@ -364,11 +411,60 @@ function serviceOperation(product: ProductId, method: string, path: string, doc:
     ...(doc.description || keyNote ? { description: [keyNote, doc.description].filter(Boolean).join(' ') } : {}),
     tags: [product],
     // A key sent in the query or the body is not a security scheme OpenAPI can name: those
-    // routes say where it goes in their description and parameters.
-    security: doc.auth === 'none' || doc.keyIn ? [] : SECRET,
+    // routes say where it goes in their description and parameters. One that also reads a
+    // Bearer header lists the scheme as the alternative to none (`{}`: the key elsewhere).
+    security: doc.auth === 'none' ? [] : doc.keyIn ? (doc.bearer === false ? [] : [{}, ...SECRET]) : SECRET,
     ...(doc.beyondSpec ? { [BEYOND_SPEC]: true } : {}),
     ...(doc.query ? { parameters: queryParameters(doc.query) } : {}),
     ...(doc.body ? { requestBody: requestBody(doc.body, doc.bodyRequired ?? true) } : {}),
-    responses: { ...answers, ...errorResponses(doc.errors, doc.errorFields) },
+    responses: {
+      ...answers,
+      ...errorResponses(doc.errors, {
+        early: doc.early,
+        metered: doc.metered,
+        cors: doc.cors === 'reflect' ? CORS_HEADERS : doc.cors === 'preflight' ? ['Vary'] : [],
+        fields: doc.errorFields,
+      }),
+    },
+  };
+}
+
+/**
+ * A service's static files (api/create-api.ts asset): each with a strong ETag, cached 5 minutes,
+ * or a year under `?v=<version>`; 304 when If-None-Match matches. Never metered.
+ */
+function assetsOperation(service: ProductId, doc: AssetsDoc): Operation {
+  const cacheControl: HeaderDoc = {
+    description: '`public, max-age=31536000, immutable` when `v` is the current version, else `public, max-age=300`.',
+    schema: { enum: ['public, max-age=31536000, immutable', 'public, max-age=300'] },
+    required: true,
+  };
+  const fileHeaders: Record<string, HeaderDoc> = {
+    ETag: { description: "The file's strong entity tag (quoted).", required: true },
+    'Cache-Control': cacheControl,
+    ...doc.headers,
+  };
+  return {
+    operationId: `${service}_assets`,
+    summary: doc.summary,
+    tags: [service],
+    security: [],
+    [BEYOND_SPEC]: true,
+    parameters: [
+      parameter('file', 'path', { description: 'The file name.' }),
+      parameter('v', 'query', {
+        description: "The files' version (api.js puts it in the URLs it loads): the current one makes the answer cacheable for a year.",
+      }),
+      parameter('If-None-Match', 'header', { description: 'ETags held: 304 when one matches (compared weakly, or `*`).' }),
+    ],
+    responses: {
+      200: {
+        description: 'The file',
+        headers: headerRefs([], fileHeaders),
+        content: Object.fromEntries(doc.contentTypes.map((type) => [type, { schema: str() }])),
+      },
+      304: { description: 'Not modified (If-None-Match matched the ETag): the 200 headers, no body', headers: headerRefs([], fileHeaders) },
+      ...errorResponses(['not_found'], { metered: false }),
+    },
   };
 }

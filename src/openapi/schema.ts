@@ -31,6 +31,8 @@ export interface ObjectOptions {
   /** Fields that may be absent (SPEC: "when available", "present only for"). */
   optional?: readonly string[];
   description?: string;
+  /** No other fields: for a request body the server refuses unknown members of (400). */
+  closed?: boolean;
 }
 
 /** An object with these fields, all required but the `optional` ones. */
@@ -38,7 +40,10 @@ export function obj(properties: Readonly<Record<string, JsonSchema>>, options: O
   const optional = new Set(options.optional ?? []);
   for (const name of optional) if (!(name in properties)) throw new Error(`optional field ${name} is not a property`);
   const required = Object.keys(properties).filter((name) => !optional.has(name));
-  return described({ type: 'object', properties, ...(required.length > 0 ? { required } : {}) }, options.description);
+  return described(
+    { type: 'object', properties, ...(required.length > 0 ? { required } : {}), ...(options.closed ? { additionalProperties: false } : {}) },
+    options.description,
+  );
 }
 
 /** An object of any keys, each value of this schema (a map). */
@@ -53,6 +58,9 @@ const ISO_TIME_PATTERNS = {
   /** With an offset, fraction optional: `2026-11-26T10:00:00+00:00` (scamrisk). */
   offset: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$',
 } as const;
+
+/** SPEC's `fetched_at`: `YYYY-MM-DD HH:MM:SS.mmm`, UTC (src/lib/envelope.ts formatFetchedAt). */
+export const FETCHED_AT_PATTERN = '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\.\\d{3}$';
 
 /** An ISO 8601 timestamp of one of the shapes results use. */
 export const isoTime = (description: string, shape: keyof typeof ISO_TIME_PATTERNS): JsonSchema => str(description, { pattern: ISO_TIME_PATTERNS[shape] });

@@ -70,10 +70,42 @@ export interface ServiceRouteDoc {
   answers: Readonly<Record<number, JsonSchema | null>>;
   /** Every error_code the route can answer. */
   errors: readonly ErrorCode[];
+  /**
+   * The codes of `errors` answered before the route's own work began (reading the body, the
+   * key's checks): those answers carry neither limit headers nor CORS headers.
+   */
+  early?: readonly ErrorCode[];
+  /** False for a route that never counts against the rate (a CORS preflight): no limit headers at all. @default true */
+  metered?: boolean;
+  /**
+   * CORS headers: `reflect` (a browser route: Access-Control-Allow-Origin when the Origin is
+   * allowed for the site key, and Vary: Origin, on every answer past `early`), or `preflight`
+   * (an OPTIONS route: the Access-Control-Allow-* set on its success, Vary: Origin on its
+   * refusals past `early`).
+   */
+  cors?: 'reflect' | 'preflight';
   /** Fields some of its error envelopes carry beside `error_code` (`interactive_required`). */
   errorFields?: Readonly<Record<string, JsonSchema>>;
   /** The route is ours, not the spec's. */
   beyondSpec?: boolean;
+}
+
+/** A response header a route sends. */
+export interface HeaderDoc {
+  description: string;
+  /** @default a string */
+  schema?: JsonSchema;
+  /** Sent on every such answer. @default false */
+  required?: boolean;
+}
+
+/** A service's static files (the widget). The API adds ETag, Cache-Control and 304 itself (api/create-api.ts). */
+export interface AssetsDoc {
+  summary: string;
+  /** The content types of the files, as sent. */
+  contentTypes: readonly string[];
+  /** Headers the files carry beside the API's own (ServiceAsset.headers). */
+  headers: Readonly<Record<string, HeaderDoc>>;
 }
 
 export interface ServiceDoc {
@@ -81,5 +113,5 @@ export interface ServiceDoc {
   /** By `METHOD path`: `GET challenge`. */
   routes: Readonly<Record<string, ServiceRouteDoc>>;
   /** The service's static files (the widget), when it has them. */
-  assets?: { summary: string };
+  assets?: AssetsDoc;
 }

@@ -101,6 +101,7 @@ export async function call(api: Api, path: string, options: CallOptions = {}): P
     status: response.status,
     contentType: response.headers['content-type'] ?? null,
     body: response.body,
+    headers: response.headers,
   });
   // A text answer (pwbreach's range route) has no JSON body: read it from `raw`.
   const json = response.body !== '' && (response.headers['content-type'] ?? '').startsWith('application/json');

@@ -109,6 +109,7 @@ async function call(url: string, options: CallOptions = {}): Promise<Reply> {
     status: response.status,
     contentType: response.headers.get('content-type'),
     body: text,
+    headers: Object.fromEntries(response.headers),
   });
   return { status: response.status, headers: response.headers, body: parseJson(text) };
 }

@@ -2,6 +2,8 @@
  * Checks a real answer of the API against the OpenAPI document: the route must list the
  * status, the content type, and the body must validate against the route's schema with every
  * object closed (a field the code sends but the document lacks fails, as does a missing one).
+ * Its headers too: each of the API's own headers it carries must be declared on that response,
+ * and each header declared `required` must be there.
  * The conformance suite and the API harness call it on every answer they see.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -63,7 +65,35 @@ export interface SeenResponse {
   status: number;
   contentType: string | null;
   body: string;
+  /** The response headers, names in lower case. */
+  headers: Readonly<Record<string, string | undefined>>;
 }
+
+/**
+ * The headers the API itself sets (beside Content-Type, Content-Length and Cache-Control, which
+ * every answer has and the document leaves to HTTP): an answer carrying one must declare it.
+ * What an adapter's framework adds (Date, Connection, Keep-Alive) is not the document's.
+ */
+const API_HEADERS = [
+  'x-request-id',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'x-quota-limit',
+  'x-quota-remaining',
+  'x-quota-period',
+  'retry-after',
+  'access-control-allow-origin',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-max-age',
+  'vary',
+  'etag',
+  'cross-origin-resource-policy',
+  'cross-origin-embedder-policy',
+  'content-security-policy',
+  'x-content-type-options',
+];
 
 /** Throws, naming the route and what differs, when the answer is not what the document says. */
 export function checkResponse(seen: SeenResponse): void {
@@ -83,11 +113,52 @@ export function checkResponse(seen: SeenResponse): void {
   }
   const response = operation.responses[String(seen.status)];
   if (!response) throw new Error(`${where}: status not documented for ${route!.template} (documented: ${Object.keys(operation.responses).join(', ')})`);
-  if (method === 'HEAD' || !response.content) return;
+  checkHeaders(response, seen, where);
+  if (!response.content) {
+    // Bodiless (204, 304): no body, and no Content-Type describing none.
+    if (seen.body !== '') throw new Error(`${where}: the document declares no body, but one was sent: ${seen.body.slice(0, 200)}`);
+    if (seen.status === 204 && seen.contentType) throw new Error(`${where}: a 204 carries Content-Type ${seen.contentType}`);
+    return;
+  }
+  if (method === 'HEAD') return;
   const type = (seen.contentType ?? '').split(';')[0].trim();
   const media = response.content[type];
   if (!media) throw new Error(`${where}: content type ${type} not documented (documented: ${Object.keys(response.content).join(', ')})`);
   if (type === 'application/json') checkBody(media.schema, seen, where);
+}
+
+const declaredByResponse = new WeakMap<Schema, Map<string, Schema>>();
+
+/** The response's declared headers (names in lower case), `$ref`s resolved; made once per response (the validators are kept by schema). */
+function declaredHeaders(response: Schema): Map<string, Schema> {
+  let declared = declaredByResponse.get(response);
+  if (!declared) {
+    const headers = (response.headers ?? {}) as Record<string, Schema>;
+    declared = new Map(Object.entries(headers).map(([name, header]) => [name.toLowerCase(), resolve(header) as Schema]));
+    declaredByResponse.set(response, declared);
+  }
+  return declared;
+}
+
+function checkHeaders(response: Schema, seen: SeenResponse, where: string): void {
+  const declared = declaredHeaders(response);
+  const problems: string[] = [];
+  for (const name of API_HEADERS) {
+    const value = seen.headers[name];
+    if (value !== undefined && !declared.has(name)) problems.push(`${name}: ${value} is sent but not declared`);
+  }
+  for (const [name, header] of declared) {
+    const value = seen.headers[name];
+    if (value === undefined) {
+      if (header.required) problems.push(`${name} is declared required but not sent`);
+      continue;
+    }
+    const schema = header.schema as Schema;
+    const typed = schema.type === 'integer' || typeof schema.const === 'number' ? (/^-?\d+$/.test(value) ? Number(value) : value) : value;
+    const validate = validator(schema);
+    if (!validate(typed)) problems.push(`${name}: ${value} does not match ${JSON.stringify(schema)}`);
+  }
+  if (problems.length > 0) throw new Error(`${where}: headers differ from the document:\n  ${problems.join('\n  ')}`);
 }
 
 function checkBody(schema: Schema, seen: SeenResponse, where: string): void {

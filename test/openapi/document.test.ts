@@ -9,11 +9,17 @@ import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/errors.js';
 import { BEYOND_SPEC, buildOpenApiDocument } from '../../src/openapi/document.js';
-import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../../src/products/registry.js';
-import { createApiStack } from '../api/harness.js';
+import { readdirSync } from 'node:fs';
+import { createLookup } from '../../src/lookup.js';
+import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
+import { createSiteKey } from '../../src/products/captcha/site-keys.js';
+import { widgetDir } from '../../src/products/captcha/widget.js';
+import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
+import { SOFT_SOURCES } from '../../src/products/scamrisk/types.js';
+import { createApiStack, FROZEN_NOW, TEST_PLANS } from '../api/harness.js';
 import { runCli } from '../cli/harness.js';
-import { DOCUMENT } from './check-response.js';
+import { checkResponse, DOCUMENT } from './check-response.js';
 
 type Operation = { operationId: string; responses: Record<string, any>; security?: unknown[]; parameters?: any[]; [BEYOND_SPEC]?: boolean };
 const operations = (): [string, string, Operation][] =>
@@ -152,3 +158,223 @@ describe('the OpenAPI document', () => {
     expect((await runCli(['openapi', 'extra'])).code).toBe(2);
   });
 });
+
+/**
+ * What the document says beside the body schemas: HEAD, headers (CORS, the widget's, the
+ * limit headers only where they can be sent), parameters, fetched_at, the security of routes
+ * taking a key elsewhere too, and request bodies exactly as strict as the server. Each answer
+ * below also goes through checkResponse (the harness), headers included.
+ */
+describe('the OpenAPI document against the server', () => {
+  const LIMIT = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Quota-Limit', 'X-Quota-Remaining', 'X-Quota-Period', 'Retry-After'];
+  const OFFLINE_SCAMRISK = { disable: [...SOFT_SOURCES] };
+
+  it('says HEAD is answered on every GET operation, billed on lookups, without listing HEAD operations', async () => {
+    const info = DOCUMENT.info as { description: string };
+    expect(info.description).toMatch(/HEAD is answered on every GET operation/);
+    expect(info.description).toMatch(/billed/);
+    expect(operations().filter(([, method]) => method === 'head')).toEqual([]);
+    const stack = await createApiStack();
+    const { secretKey } = await stack.keys('useragent', { plan: TEST_PLANS.quota50.slug });
+    const head = await stack.call('/v1/useragent/lookup?ua=curl/8.5.0', { key: secretKey, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.raw).toBe('');
+    expect(head.headers['x-quota-remaining']).toBe('49');
+  });
+
+  it('declares the CORS headers of the captcha preflight and browser routes, and a preflight 204 has no Content-Type', async () => {
+    const stack = await createApiStack();
+    const key = await createSiteKey(stack.meter, { domains: ['example.com'] });
+    const origin = { origin: 'https://example.com' };
+    for (const route of ['challenge', 'verify', 'managed']) {
+      const preflight = await stack.call(`/v1/captcha/${route}?sitekey=${key.siteKey}`, { method: 'OPTIONS', headers: origin });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['content-type']).toBeUndefined();
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://example.com');
+      const declared = Object.keys((DOCUMENT.paths[`/v1/captcha/${route}`] as any).options.responses['204'].headers);
+      expect(declared).toEqual(
+        expect.arrayContaining([
+          'Access-Control-Allow-Origin',
+          'Access-Control-Allow-Methods',
+          'Access-Control-Allow-Headers',
+          'Access-Control-Max-Age',
+          'Vary',
+        ]),
+      );
+      expect(declared.filter((name) => LIMIT.includes(name))).toEqual([]);
+      const refused = await stack.call(`/v1/captcha/${route}?sitekey=${key.siteKey}`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+      expect([refused.status, refused.headers.vary]).toEqual([403, 'Origin']);
+    }
+    const challenge = await stack.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=example.com`, { headers: origin });
+    expect(challenge.status).toBe(200);
+    expect([challenge.headers['access-control-allow-origin'], challenge.headers.vary]).toEqual(['https://example.com', 'Origin']);
+    const refused = await stack.call(`/v1/captcha/challenge?sitekey=${key.siteKey}&hostname=evil.example`, { headers: origin });
+    expect([refused.status, refused.headers['access-control-allow-origin']]).toEqual([403, 'https://example.com']);
+  });
+
+  it('declares the widget files: their content types, ETag, Cache-Control, CORP, CORS, and 304', async () => {
+    const stack = await createApiStack();
+    const seen = new Set<string>();
+    for (const file of readdirSync(widgetDir())) {
+      const reply = await stack.call(`/widget/${file}`);
+      expect(reply.status, file).toBe(200);
+      seen.add(reply.headers['content-type'].split(';')[0]);
+      const again = await stack.call(`/widget/${file}`, { headers: { 'if-none-match': reply.headers.etag } });
+      expect([again.status, again.raw], file).toEqual([304, '']);
+    }
+    expect([...seen].sort()).toEqual(['text/css', 'text/html', 'text/javascript']);
+    expect((await stack.call('/widget/nope.js')).status).toBe(404);
+    const responses = (DOCUMENT.paths['/widget/{file}'] as any).get.responses;
+    expect(Object.keys(responses['200'].content).sort()).toEqual(['text/css', 'text/html', 'text/javascript']);
+    expect(Object.keys(responses['200'].headers)).toEqual(
+      expect.arrayContaining(['ETag', 'Cache-Control', 'Cross-Origin-Resource-Policy', 'Access-Control-Allow-Origin']),
+    );
+    expect(Object.keys(responses['404'].headers).filter((name) => LIMIT.includes(name))).toEqual([]);
+  });
+
+  it("gives tls's port no default: it is the host's :port when there is one, and another is 400", async () => {
+    const port = (DOCUMENT.paths['/v1/tls/lookup'] as any).get.parameters.find((p: any) => p.name === 'port');
+    expect(port.schema.default).toBeUndefined();
+    expect(port.description).toMatch(/the port in host, else 443/);
+    const stack = await createApiStack();
+    const { secretKey } = await stack.keys('tls');
+    const conflict = await stack.call('/v1/tls/lookup?host=example.com:8443&port=443', { key: secretKey });
+    expect([conflict.status, conflict.body.error_code]).toEqual([400, 'invalid_host']);
+  });
+
+  it('requires fetched_at, YYYY-MM-DD HH:MM:SS.mmm, on the seven products that carry it', async () => {
+    const schemas = DOCUMENT.components.schemas as Record<string, any>;
+    for (const id of PRODUCT_IDS) {
+      if (!PRODUCTS[id].hasFetchedAt) {
+        expect(schemas[`${id}.Result`]?.properties?.fetched_at, id).toBeUndefined();
+        continue;
+      }
+      for (const schema of [schemas[`${id}.Result`], schemas[`${id}.BatchItem`]]) {
+        expect(schema.required, id).toContain('fetched_at');
+        expect(schema.properties.fetched_at.pattern, id).toBeDefined();
+      }
+    }
+    // Answers made offline (the harness checks each against the document, fetched_at included).
+    const stack = await createApiStack();
+    const emailval = await stack.keys('emailval');
+    const invalid = await stack.call('/v1/emailval/lookup?email=not-an-email', { key: emailval.secretKey });
+    expect(invalid.status).toBe(200);
+    expect(String(invalid.body.fetched_at)).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/);
+    const batch = await stack.call('/v1/emailval/batch', { key: emailval.secretKey, json: { inputs: ['not-an-email', 'a@'] } });
+    expect(batch.status).toBe(200);
+    const geoip = await stack.keys('geoip');
+    expect((await stack.call('/v1/geoip/lookup?ip=8.8.8.8', { key: geoip.secretKey })).body.fetched_at).toMatch(/^\d{4}-/);
+    expect(() => checkResponse({ ...seenOf(invalid, '/v1/emailval/lookup'), body: invalid.raw.replace(/,"fetched_at":"[^"]*"/, '') })).toThrow(/fetched_at/);
+  });
+
+  it("lists the Bearer scheme as an alternative on captcha's status and usage, which read it", async () => {
+    for (const route of ['status', 'usage']) expect((DOCUMENT.paths[`/v1/captcha/${route}`] as any).get.security, route).toEqual([{}, { bearer: [] }]);
+    for (const route of ['challenge', 'verify', 'managed', 'siteverify']) {
+      const item = DOCUMENT.paths[`/v1/captcha/${route}`] as any;
+      expect((item.get ?? item.post).security, route).toEqual([]);
+    }
+    const status = (DOCUMENT.paths['/v1/captcha/status'] as any).get.parameters;
+    expect(status.find((p: any) => p.name === 'sitekey').description).toMatch(/tf_pub_.*tf_sec_/);
+    const stack = await createApiStack();
+    const key = await createSiteKey(stack.meter, { domains: ['example.com'] });
+    for (const token of [key.siteKey, key.secretKey]) expect((await stack.call('/v1/captcha/status', { key: token })).status).toBe(200);
+    expect((await stack.call(`/v1/captcha/status?sitekey=${key.secretKey}`)).status).toBe(200);
+    expect((await stack.call('/v1/captcha/usage', { key: key.secretKey })).status).toBe(200);
+    expect((await stack.call('/v1/captcha/usage', { key: key.siteKey })).body.error_code).toBe('wrong_key_type');
+  });
+
+  it('refuses exactly the request bodies the server refuses for their shape (scamrisk assess and report, pwbreach, useragent)', async () => {
+    const lookup = createLookup({ now: () => FROZEN_NOW, scamrisk: { ...OFFLINE_SCAMRISK, reports: createMemoryReportStore() } });
+    const stack = await createApiStack({ lookup });
+    const ajv = new Ajv2020({ strict: false });
+    const bodyOf = (path: string) => {
+      const schema = (DOCUMENT.paths[path] as any).post.requestBody.content['application/json'].schema;
+      return ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')));
+    };
+    ajv.addSchema(JSON.parse(JSON.stringify(DOCUMENT)), 'doc');
+    const cases: [string, string, unknown[]][] = [
+      [
+        '/v1/scamrisk/assess',
+        'scamrisk',
+        [
+          { type: 'username', value: 'someone' },
+          { type: 'phone', value: '+14155550123', region: 'US' },
+          { phone: '4155550123', region: 'US' },
+          { username: 'someone' },
+          { type: 'username', value: 'someone', extra: 1 },
+          { type: 'username', value: 'someone', email: 'a@example.com' },
+          { username: 'someone', email: 'a@example.com' },
+          { username: 'someone', region: 'US' },
+          { type: 'username', value: 'someone', region: 'US' },
+          { type: 'username', value: '' },
+          { username: '' },
+          { type: 'nope', value: 'x' },
+          { value: 'x' },
+          {},
+        ],
+      ],
+      [
+        '/v1/scamrisk/report',
+        'scamrisk',
+        [
+          { type: 'username', value: 'someone', category: 'scam' },
+          { type: 'username', value: 'someone', category: 'scam', reporter: 'me', note: 'n', region: 'US' },
+          { type: 'username', value: 'someone', category: 'scam', extra: true },
+          { type: 'username', value: 'someone', category: 'scam', reporter: '   ' },
+          { type: 'username', value: 'someone', category: 'nope' },
+          { type: 'username', value: '', category: 'scam' },
+        ],
+      ],
+      [
+        '/v1/pwbreach/lookup',
+        'pwbreach',
+        [
+          { password: 'hunter2' },
+          { sha1: '5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8' },
+          { password: 'hunter2', sha1: '' },
+          { password: null, sha1: '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8' },
+          { password: 'hunter2', other: 1 },
+          { password: 'hunter2', sha1: '5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8' },
+          { sha1: 'abc' },
+          { password: '' },
+          { password: 5 },
+          {},
+        ],
+      ],
+      [
+        '/v1/useragent/lookup',
+        'useragent',
+        [{ ua: 'curl/8.5.0' }, { user_agent: 'curl/8.5.0', other: 1 }, { ua: '', user_agent: 'curl/8.5.0' }, { ua: '' }, {}],
+      ],
+    ];
+    for (const [path, product, bodies] of cases) {
+      const { secretKey } = await stack.keys(product as never, { plan: TEST_PLANS.quota50.slug });
+      const validate = bodyOf(path);
+      for (const body of bodies) {
+        const reply = await stack.call(path, { key: secretKey, json: body });
+        expect({ path, body, valid: validate(body) }).toEqual({ path, body, valid: reply.status === 200 });
+      }
+    }
+  });
+
+  it('declares limit headers only on answers that can carry them: never on 401, on 403 ip_not_allowed, on a preflight or on the widget', () => {
+    for (const [path, method, operation] of operations()) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const codes: string[] = response.content?.['application/json']?.schema?.properties?.error_code?.enum ?? [];
+        const early = status === '401' || (codes.length > 0 && codes.every((code) => code === 'ip_not_allowed'));
+        if (early || method === 'options' || path === '/widget/{file}' || path === '/healthz' || path === '/v1/openapi.json')
+          expect(
+            Object.keys(response.headers ?? {}).filter((name) => LIMIT.includes(name)),
+            `${method} ${path} ${status}`,
+          ).toEqual([]);
+      }
+    }
+    // A 400 of siteverify may be a bad body (before the key: no limit headers) or a bad token (after: with them).
+    expect(Object.keys((DOCUMENT.paths['/v1/captcha/siteverify'] as any).post.responses['400'].headers)).toContain('X-RateLimit-Limit');
+    expect(Object.keys((DOCUMENT.paths['/v1/geoip/lookup'] as any).get.responses['200'].headers)).toContain('X-RateLimit-Limit');
+  });
+});
+
+function seenOf(reply: { status: number; headers: Record<string, string>; raw: string }, path: string) {
+  return { method: 'GET', path, status: reply.status, contentType: reply.headers['content-type'], headers: reply.headers, body: reply.raw };
+}

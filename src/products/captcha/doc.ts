@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../../errors.js';
 import { bool, int, isoTime, type JsonSchema, list, num, obj, oneOf, str } from '../../openapi/schema.js';
 import type { ParamDoc, ServiceDoc } from '../../openapi/types.js';
+import { FRAME_CSP } from './widget.js';
 import { CHALLENGE_TTL_S, PROOF_TTL_S } from './service.js';
 
 /** A success answer of a captcha route: the envelope's fields and the route's own. */
@@ -11,7 +12,11 @@ const RISK_SCORE = int('0-100, lower is safer.', { minimum: 0, maximum: 100 });
 const RISK_LEVEL = oneOf(['low', 'medium', 'high'], 'low (below 30), medium (30-59), high (60 and above).');
 const PROOF = str(`The response token: valid ${PROOF_TTL_S} s, for one successful siteverify (at most 2,048 characters).`);
 const ACTION = str('The action label sent (1-32 of A-Za-z0-9_-), echoed when one was sent.');
-const ACTION_IN = str('Optional label such as login or signup: 1-32 of A-Za-z0-9_-. Siteverify may check it.', { pattern: '^[A-Za-z0-9_-]{1,32}$' });
+const ACTION_IN = {
+  type: ['string', 'null'],
+  description: 'Optional label such as login or signup: 1-32 of A-Za-z0-9_-. Siteverify may check it. Empty or null: none.',
+  pattern: '^([A-Za-z0-9_-]{1,32})?$',
+};
 const HOSTNAME_IN = str("The page's hostname (the widget sends location.hostname); else the Origin header's host is used.");
 const SITEKEY_IN = str('The public key (tf_pub_).');
 
@@ -41,6 +46,12 @@ const KEY: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'wr
 const DOMAIN: readonly ErrorCode[] = ['domain_not_configured', 'domain_not_allowed', 'domain_required'];
 /** Reading a request body (api/body.ts). */
 const BODY: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
+/**
+ * Answered before the key passed (reading the body comes first where there is one): such
+ * answers carry no limit headers, and no CORS headers on the browser routes. Everything after
+ * is answered once the request was counted (service.ts: authenticate, then gate.admit).
+ */
+const EARLY: readonly ErrorCode[] = ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', ...BODY];
 
 const SITEKEY_QUERY: ParamDoc = { description: 'The public key (tf_pub_).', required: true };
 const PREFLIGHT = {
@@ -51,7 +62,11 @@ const PREFLIGHT = {
   query: { sitekey: SITEKEY_QUERY },
   answers: { 204: null },
   errors: ['domain_not_allowed', 'server_error'],
-} as const;
+  // A store failure reading the site key is answered before the Origin is looked at (no Vary).
+  early: ['server_error'],
+  metered: false,
+  cors: 'preflight',
+} as const satisfies ServiceDoc['routes'][string];
 
 /** Turnstile's codes (and our risk-too-high), beside ours on every siteverify failure. */
 const TURNSTILE_CODES = [
@@ -111,6 +126,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
         }),
       },
       errors: [...KEY, ...DOMAIN, 'invalid_request'],
+      early: EARLY,
+      cors: 'reflect',
     },
     'OPTIONS challenge': PREFLIGHT,
     'POST verify': {
@@ -138,6 +155,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
       ),
       answers: { 200: answer({ proof: PROOF, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
       errors: [...KEY, 'quota_exceeded', ...DOMAIN, ...BODY, 'invalid_request', 'invalid_token', 'challenge_failed'],
+      early: EARLY,
+      cors: 'reflect',
     },
     'OPTIONS verify': PREFLIGHT,
     'POST managed': {
@@ -154,6 +173,8 @@ export const CAPTCHA_DOC: ServiceDoc = {
       ),
       answers: { 200: answer({ proof: PROOF, mode: { const: 'managed' }, risk_score: RISK_SCORE, risk_level: RISK_LEVEL, action: ACTION }, ['action']) },
       errors: [...KEY, 'quota_exceeded', ...DOMAIN, ...BODY, 'invalid_request', 'interactive_required'],
+      early: EARLY,
+      cors: 'reflect',
       errorFields: { interactive_required: { const: true, description: 'On 422 interactive_required: a puzzle is needed.' } },
     },
     'OPTIONS managed': PREFLIGHT,
@@ -170,10 +191,15 @@ export const CAPTCHA_DOC: ServiceDoc = {
           secret: str('The secret key (tf_sec_).'),
           response: str('The value of the captcha-response field (the proof).'),
           remoteip: str("The end user's IPv4 or IPv6 address (recommended); anything else is 400 invalid_request."),
-          action: str('When sent, must match the action used at verify or managed (400 action_mismatch).'),
-          idempotency_key: str(
-            "A UUID of your choosing, the same on every retry of one verification (Turnstile's field): a retry with the key of a call that succeeded gets its success again instead of 400 token_already_used. Anything but a UUID is 400 invalid_request.",
-          ),
+          action: {
+            type: ['string', 'null'],
+            description: 'When sent (not empty or null), must match the action used at verify or managed (400 action_mismatch).',
+          },
+          idempotency_key: {
+            type: ['string', 'null'],
+            description:
+              "A UUID of your choosing, the same on every retry of one verification (Turnstile's field): a retry with the key of a call that succeeded gets its success again instead of 400 token_already_used. Anything but a UUID (or empty, or null: none) is 400 invalid_request.",
+          },
         },
         { optional: ['remoteip', 'action', 'idempotency_key'] },
       ),
@@ -203,6 +229,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
         'token_already_used',
         'risk_too_high',
       ],
+      early: EARLY,
       errorFields: {
         'error-codes': list(oneOf(TURNSTILE_CODES), "Turnstile's codes for the failure (every siteverify error carries it); risk-too-high is ours."),
         risk_score: { ...RISK_SCORE, description: 'On 403 risk_too_high: the score of the proof.' },
@@ -213,10 +240,12 @@ export const CAPTCHA_DOC: ServiceDoc = {
       summary: 'Key health and quota snapshot',
       description: "Counts against the site key's rate, not the quota.",
       auth: 'public or secret',
-      keyIn: 'the sitekey query parameter (public key) or the secret query parameter (secret key)',
+      keyIn: 'the sitekey or secret query parameter',
       query: {
-        sitekey: { description: 'The public key (tf_pub_), when not sent as Bearer.' },
-        secret: { description: 'The secret key (tf_sec_), when not sent as Bearer and no sitekey is given.' },
+        sitekey: {
+          description: 'The site key (tf_pub_) or the secret key (tf_sec_), when no Bearer header is sent: its prefix says which it is. Read before secret.',
+        },
+        secret: { description: 'Either key as well (tf_sec_ or tf_pub_), when neither a Bearer header nor sitekey is sent.' },
       },
       answers: {
         200: answer({
@@ -235,6 +264,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
       },
       // wrong_key_type cannot happen: the key's prefix decides which kind is asked for.
       errors: ['missing_credentials', 'invalid_api_key', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error'],
+      early: EARLY,
     },
     'GET usage': {
       summary: 'Usage for the subscription',
@@ -243,7 +273,9 @@ export const CAPTCHA_DOC: ServiceDoc = {
         'The body is optional: read only when neither Bearer nor ?secret= is sent.',
       auth: 'secret',
       keyIn: 'the secret query parameter, or the secret field of a JSON or form body',
-      query: { secret: { description: 'The secret key (tf_sec_), when not sent as Bearer.' } },
+      query: {
+        secret: { description: 'The secret key (tf_sec_), when no Bearer header is sent. A site key (tf_pub_), here or anywhere, is 401 wrong_key_type.' },
+      },
       body: obj({ secret: str('The secret key (tf_sec_), when neither Bearer nor ?secret= is sent.') }, { optional: ['secret'] }),
       bodyRequired: false,
       answers: {
@@ -261,7 +293,26 @@ export const CAPTCHA_DOC: ServiceDoc = {
         }),
       },
       errors: ['missing_credentials', 'invalid_api_key', 'wrong_key_type', 'ip_not_allowed', 'rate_limit_exceeded', 'server_error', ...BODY],
+      early: EARLY,
     },
   },
-  assets: { summary: 'The widget files (captcha.js, its CSS and frame page), beyond the spec' },
+  // As widget.ts serves them (TYPES, crossOriginHeaders).
+  assets: {
+    summary: 'The widget files (api.js, its scripts, CSS and frame page), beyond the spec',
+    contentTypes: ['text/javascript', 'text/css', 'text/html'],
+    headers: {
+      'X-Content-Type-Options': { description: '`nosniff`.', schema: { const: 'nosniff' }, required: true },
+      'Cross-Origin-Resource-Policy': {
+        description: '`cross-origin`: pages of other sites embed the widget.',
+        schema: { const: 'cross-origin' },
+        required: true,
+      },
+      'Access-Control-Allow-Origin': {
+        description: '`*` on scripts and styles (they may be fetched with CORS, for SRI); absent on the frame page.',
+        schema: { const: '*' },
+      },
+      'Content-Security-Policy': { description: 'The frame page only: it runs only its own files.', schema: { const: FRAME_CSP } },
+      'Cross-Origin-Embedder-Policy': { description: 'The frame page only: `require-corp`.', schema: { const: 'require-corp' } },
+    },
+  },
 };

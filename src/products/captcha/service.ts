@@ -503,6 +503,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
       'access-control-allow-headers': 'Content-Type',
       'access-control-max-age': '600',
     });
+    // A 204 has no body, so nothing for the API's default Content-Type to describe.
+    delete request.responseHeaders['content-type'];
     return { status: 204, body: '' };
   }
 

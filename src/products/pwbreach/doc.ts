@@ -16,13 +16,27 @@ export const PWBREACH_DOC: ProductDoc = {
       schema: str(undefined, SHA1),
     },
   },
-  body: obj(
-    {
-      password: str(`The password (at most ${MAX_PASSWORD_BYTES} UTF-8 bytes); also as an HTML form field. It is hashed and dropped.`),
-      sha1: str('Its SHA-1: 40 hexadecimal characters, either case.', SHA1),
-    },
-    { optional: ['password', 'sha1'], description: 'Exactly one of password and sha1 (an empty one counts as absent).' },
-  ),
+  // engine.ts prepare: one of the two, the other absent, null or empty; other members are not read.
+  body: {
+    ...obj(
+      {
+        password: {
+          type: ['string', 'null'],
+          maxLength: MAX_PASSWORD_BYTES,
+          description: `The password (at most ${MAX_PASSWORD_BYTES} UTF-8 bytes); also as an HTML form field. It is hashed and dropped.`,
+        },
+        sha1: { type: ['string', 'null'], pattern: '^([0-9A-Fa-f]{40})?$', description: 'Its SHA-1: 40 hexadecimal characters, either case.' },
+      },
+      {
+        optional: ['password', 'sha1'],
+        description: 'Exactly one of password and sha1; the other absent, null or empty (an HTML form sends empty fields). Other members are ignored.',
+      },
+    ),
+    oneOf: [
+      { required: ['password'], properties: { password: { type: 'string', minLength: 1 } } },
+      { required: ['sha1'], properties: { sha1: { type: 'string', minLength: 1 } } },
+    ],
+  },
   result: obj({
     breached: bool('True if the password appears in breach data.'),
     count: int('Occurrence count; 0 when not breached.', { minimum: 0 }),

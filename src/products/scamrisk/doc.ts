@@ -17,13 +17,24 @@ const REGION = 'Ours: region of a phone number given without + (ISO 3166 alpha-2
 const REGION_SCHEMA = str(REGION, { pattern: '^[A-Za-z]{2}$' });
 const identifier = obj({ type: TYPE, masked: str('Masked form of the input value.') });
 
-/** POST assess: { type, value } or the typed shorthand { "<type>": value }, each with an optional region. */
+/**
+ * POST assess: { type, value } or the typed shorthand { "<type>": value }, and region with a
+ * phone only; any other member is 400 invalid_request (engine.ts prepare).
+ */
 const ASSESS_BODY: JsonSchema = {
   description:
-    'type and value, or the typed shorthand: an object whose single key is the type name and whose value is the identifier. Either form may add region (phone only).',
+    'type and value, or the typed shorthand: an object whose single key is the type name and whose value is the identifier. A phone may add region. Any other member, an empty value, or region with another type is 400 invalid_request.',
   anyOf: [
-    obj({ type: TYPE, value: str(VALUE), region: REGION_SCHEMA }, { optional: ['region'] }),
-    ...IDENTIFIER_TYPES.map((type) => obj({ [type]: str(`The ${type} to assess.`), region: REGION_SCHEMA }, { optional: ['region'] })),
+    {
+      ...obj({ type: TYPE, value: str(VALUE, { minLength: 1 }), region: REGION_SCHEMA }, { optional: ['region'], closed: true }),
+      dependentSchemas: { region: { properties: { type: { const: 'phone' } } } },
+    },
+    ...IDENTIFIER_TYPES.map((type) =>
+      obj(
+        { [type]: str(`The ${type} to assess.`, { minLength: 1 }), ...(type === 'phone' ? { region: REGION_SCHEMA } : {}) },
+        { optional: type === 'phone' ? ['region'] : [], closed: true },
+      ),
+    ),
   ],
 };
 
@@ -85,13 +96,17 @@ export const SCAMRISK_DOC: ProductDoc = {
       body: obj(
         {
           type: TYPE,
-          value: str('The identifier.'),
+          value: str('The identifier.', { minLength: 1 }),
           category: oneOf(REPORT_CATEGORIES, 'What it was used for.'),
-          reporter: str('Who reports it, 1 to 100 characters (one reporter counts once in the score). Default api.', { minLength: 1, maxLength: 100 }),
+          reporter: str('Who reports it, 1 to 100 characters, not only spaces (one reporter counts once in the score). Default api.', {
+            minLength: 1,
+            maxLength: 100,
+            pattern: '\\S',
+          }),
           note: str('Free text, at most 500 characters.', { maxLength: 500 }),
           region: REGION_SCHEMA,
         },
-        { optional: ['reporter', 'note', 'region'] },
+        { optional: ['reporter', 'note', 'region'], closed: true },
       ),
       result: obj({
         report: obj({

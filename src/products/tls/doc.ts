@@ -7,8 +7,8 @@ export const TLS_DOC: ProductDoc = {
     host: { description: 'Hostname; a scheme, a path and a :port may be included.', required: true },
     port: {
       description:
-        'TLS port to check (ours: SPEC does not name the parameter). Default 443, or the port in host; a different port in host is 400 invalid_host.',
-      schema: int(undefined, { minimum: 1, maximum: 65535, default: 443 }),
+        'TLS port to check (ours: SPEC does not name the parameter). When absent: the port in host, else 443. When host carries a :port, this must be absent or the same port: another is 400 invalid_host (`?host=example.com:8443&port=443`).',
+      schema: int(undefined, { minimum: 1, maximum: 65535 }),
     },
   },
   result: obj(

@@ -9,7 +9,14 @@ const nameVersion = (what: string) =>
 export const USERAGENT_DOC: ProductDoc = {
   summary: 'Parses a User-Agent string into browser, OS, device class, bot flag and engine.',
   query: { ua: UA, user_agent: UA },
-  body: obj({ ua: str(UA.description), user_agent: str(UA.description) }, { optional: ['ua', 'user_agent'] }),
+  // The first non-empty string of the two (route.ts bodyString); other members are not read.
+  body: {
+    ...obj({ ua: str(UA.description), user_agent: str(UA.description) }, { optional: ['ua', 'user_agent'] }),
+    anyOf: [
+      { required: ['ua'], properties: { ua: { type: 'string', minLength: 1 } } },
+      { required: ['user_agent'], properties: { user_agent: { type: 'string', minLength: 1 } } },
+    ],
+  },
   result: obj(
     {
       user_agent: str(`The input, truncated to ${USER_AGENT_MAX_LENGTH} characters.`),

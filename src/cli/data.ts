@@ -3,13 +3,15 @@
  * `seclookup data import PRODUCT FILE...`: build a dataset from files the operator has. The
  * products with an updatable or importable dataset, and what each does, come from the registry.
  */
-import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { mayCreateFilesIn, statOrNull } from '../lib/file-access.js';
-import { basename, dirname, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { bundledDataDir } from '../lib/datasets.js';
 import { redactUserinfo } from '../lib/redact-url.js';
 import type { AnyProductModule, DatasetUpdateReport, ImportProgress, ProductDataset } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
+import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { DATA_DIR_OPTION, emptyValueMessage, expectPositionals, isBlank, parseCommand, parseInteger, parseProduct, resolveDataDir } from './args.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out } from './output.js';
@@ -24,7 +26,7 @@ export const DATA_HELP = `Usage:
   seclookup data init DIR
   seclookup data update PRODUCT [--data-dir DIR] [--mirror URL] [--timeout MS] [--source NAME]
   seclookup data import PRODUCT FILE|DIR... [--data-dir DIR] [--out FILE] [--skip-corrupt]
-                        [--tmp-dir DIR] [--progress]
+                        [--allow-partial] [--tmp-dir DIR] [--progress]
 
 init: copy the datasets bundled with seclookup into DIR (which must be empty or new),
 so that updates go there and survive reinstalls: then run serve and data update with
@@ -43,7 +45,8 @@ ${MODULES.filter((module) => module.dataset)
                      node_modules, where a reinstall would undo the update)
   --mirror URL       fetch each source https://HOST/PATH from URL/HOST/PATH instead
                      (an internal mirror or an offline copy)
-  --timeout MS       per-request timeout in milliseconds (default: the product's own)
+  --timeout MS       per-request timeout in milliseconds, at most 2147483647 (default: the
+                     product's own)
   --source NAME      update: only these sources of the product (comma-separated):
 ${UPDATABLE.flatMap(({ id, dataset }) => (dataset.sources ? [`                     ${id}: ${dataset.sources.names.join(', ')}`] : []))
   .sort()
@@ -52,6 +55,8 @@ ${UPDATABLE.flatMap(({ id, dataset }) => (dataset.sources ? [`                  
   --out FILE         import: write the dataset here instead of its place in the data folder
                      (a file, in a folder that exists)
   --skip-corrupt     import: import the good lines when some are corrupt (default: refuse)
+  --allow-partial    import: import input known to be incomplete, with a warning (pwbreach:
+                     a folder lacking some of the 1,048,576 prefix files; default: refuse)
   --tmp-dir DIR      import: folder for temporary files, which must exist (default: beside
                      the dataset)
   --progress         import: draw the progress bar even when stderr is not a terminal
@@ -94,7 +99,8 @@ async function update(argv: string[]): Promise<number> {
   const product = parseProduct(productName, command);
   const module = UPDATABLE.find((candidate) => candidate.id === product);
   if (!module) throw new UsageError(`${product} has no updatable dataset; updatable: ${UPDATABLE.map((m) => m.id).join(', ')}`, command);
-  const timeoutMs = values.timeout === undefined ? undefined : parseInteger(values.timeout, '--timeout', command, { min: 1 });
+  // Node's timers hold at most 2^31 - 1 ms: a longer one fires at once, failing every request.
+  const timeoutMs = values.timeout === undefined ? undefined : parseInteger(values.timeout, '--timeout', command, { min: 1, max: MAX_TIMER_MS });
   if (values.mirror !== undefined) assertHttpUrl(values.mirror, command);
   if (values.source !== undefined) checkSources(product, values.source, command);
   const dataDir = writableDataDir(values['data-dir'], command);
@@ -121,7 +127,14 @@ async function importFiles(argv: string[]): Promise<number> {
   const command = 'data import';
   const { values, positionals } = parseCommand(
     argv,
-    { out: { type: 'string' }, 'skip-corrupt': { type: 'boolean' }, 'tmp-dir': { type: 'string' }, progress: { type: 'boolean' }, ...DATA_DIR_OPTION },
+    {
+      out: { type: 'string' },
+      'skip-corrupt': { type: 'boolean' },
+      'allow-partial': { type: 'boolean' },
+      'tmp-dir': { type: 'string' },
+      progress: { type: 'boolean' },
+      ...DATA_DIR_OPTION,
+    },
     command,
   );
   if (values.help) {
@@ -138,6 +151,7 @@ async function importFiles(argv: string[]): Promise<number> {
   // Checked before any work: an import of gigabytes must not fail at its last step.
   const outFile = values.out === undefined ? undefined : cliPath(values.out);
   if (outFile !== undefined) checkOutFile(outFile);
+  else checkDataDir(dataDir);
   const tmpDir = values['tmp-dir'] === undefined ? undefined : cliPath(values['tmp-dir']);
   if (tmpDir !== undefined) checkTmpDir(tmpDir);
   const bar = values.progress || cliIo().stderr.isTTY ? createProgressBar() : undefined;
@@ -149,6 +163,7 @@ async function importFiles(argv: string[]): Promise<number> {
       files: files.map(cliPath),
       out: outFile,
       skipCorrupt: values['skip-corrupt'] ?? false,
+      allowPartial: values['allow-partial'] ?? false,
       tmpDir,
       onProgress: (line) => {
         bar?.clear();
@@ -198,6 +213,13 @@ function checkOutFile(path: string): void {
   if (!mayCreateFilesIn(folder)) throw new CommandError(`--out ${path}: this user may not create files in ${folder}`);
 }
 
+/** The data folder an import writes into must exist: a mistyped --data-dir must not grow a new folder tree that nothing reads. */
+function checkDataDir(path: string): void {
+  const stats = statOrNull(path);
+  if (!stats) throw new CommandError(`${path} does not exist: check --data-dir (seclookup data init makes a data folder)`);
+  if (!stats.isDirectory()) throw new CommandError(`--data-dir ${path} is not a folder`);
+}
+
 /** `--tmp-dir DIR`: an existing folder this user may write; never created (a mistyped one would be made anywhere, and left behind). */
 function checkTmpDir(path: string): void {
   const stats = statOrNull(path);
@@ -244,11 +266,33 @@ async function init(argv: string[]): Promise<number> {
   if (existing && readdirSync(target).length > 0) {
     throw new CommandError(`${target} is not empty: data init copies into a new or empty folder (to refresh a data folder, use data update)`);
   }
-  const source = bundledDataDir();
+  let copied: { files: number; bytes: number };
+  try {
+    copied = copyIntoPlace(bundledDataDir(), target);
+  } catch (error) {
+    throw new CommandError(`cannot copy the bundled data to ${target}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const { files, bytes } = copied;
+  out(`copied ${files} files (${formatSize(bytes)}) of bundled data to ${target}`);
+  const shown = shellQuote(dir);
+  note(`next: seclookup serve --data-dir ${shown}   (or SECLOOKUP_DATA_DIR=${shown})`);
+  note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${shown}`);
+  return EXIT_OK;
+}
+
+/**
+ * Copy `source` into a temporary folder beside `target`, then rename it into place (over an
+ * empty `target`): a copy that fails half-way (a full disk) leaves no half-filled `target`, so
+ * running the command again works. The temporary folder is removed on failure.
+ */
+function copyIntoPlace(source: string, target: string): { files: number; bytes: number } {
+  const parent = dirname(target);
+  mkdirSync(parent, { recursive: true });
+  const temporary = join(parent, `.${basename(target)}.init-${process.pid}-${randomBytes(4).toString('hex')}`);
   let files = 0;
   let bytes = 0;
   try {
-    cpSync(source, target, {
+    cpSync(source, temporary, {
       recursive: true,
       // The data's own times: doctor and the dataset-age metric tell how old the data is, not when it was copied.
       preserveTimestamps: true,
@@ -263,14 +307,15 @@ async function init(argv: string[]): Promise<number> {
         return true;
       },
     });
+    // An empty folder the operator made keeps its permissions.
+    const existing = statOrNull(target);
+    if (existing) chmodSync(temporary, existing.mode & 0o7777);
+    renameSync(temporary, target);
   } catch (error) {
-    throw new CommandError(`cannot copy the bundled data to ${target}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    rmSync(temporary, { recursive: true, force: true });
+    throw error;
   }
-  out(`copied ${files} files (${formatSize(bytes)}) of bundled data to ${target}`);
-  const shown = shellQuote(dir);
-  note(`next: seclookup serve --data-dir ${shown}   (or SECLOOKUP_DATA_DIR=${shown})`);
-  note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${shown}`);
-  return EXIT_OK;
+  return { files, bytes };
 }
 
 /** `path` as a shell takes it back: quoted when it holds anything but plain path characters. */

@@ -1,15 +1,15 @@
 /**
  * `seclookup doctor`: can each product answer here, and if not, why. Per product: does its
- * engine build (its data present and valid) and how old is that data; do the DNS servers answer
+ * engine build (its data present and valid) and how old is that data (the date the data records,
+ * never the files' modification times, which a copy or a checkout renews); do the DNS servers answer
  * (products that resolve names); can the host reach the upstream it needs (whois); what the
  * engine says of itself (pwbreach answering from the small bundled sample). Exits 1 when a
  * product cannot answer, so it can gate a deployment.
  */
 import { connect } from 'node:net';
-import { bundledDataDir } from '../lib/datasets.js';
 import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
 import { isSeclookupError } from '../errors.js';
-import { datasetAges } from '../metrics/datasets.js';
+import { datasetAges, type DatasetAge } from '../metrics/datasets.js';
 import type { AnyProductModule, DoctorFinding } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
@@ -29,7 +29,8 @@ export const DOCTOR_HELP = `Usage:
                    [--probe HOST:PORT]
 
 Says, per product, whether it can answer on this machine and why not: its dataset is
-present and valid (and how old), the DNS servers answer (products that resolve names),
+present and valid (and how old, by the date the data records; "undated" when it records
+none), the DNS servers answer (products that resolve names),
 the upstream it connects to is reachable (whois: TCP port 43; the host of an upstream API
 set for pwbreach or riskscore), and what the engine reports of itself (pwbreach: answering
 from the 7,534-hash sample).
@@ -77,17 +78,16 @@ export async function runDoctor(argv: string[]): Promise<number> {
   }
   const network = !values.offline;
   const reports: DoctorReport[] = [];
-  const ages = new Map<string, number>();
-  for (const age of datasetAges(options.dataDir ?? bundledDataDir(), lookup)) {
-    ages.set(age.product, Math.max(ages.get(age.product) ?? 0, age.builtAtMs));
-  }
+  const ages = new Map<string, DatasetAge[]>();
+  for (const age of datasetAges(lookup)) ages.set(age.product, [...(ages.get(age.product) ?? []), age]);
+  const checkedAt = Date.now();
   // Asked once the engines are built (datasetAges builds them, holding the event loop for
   // hundreds of ms): a deadline started before would run out with the answer unread.
   const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
   try {
     for (const module of MODULES) {
       const findings: DoctorFinding[] = [];
-      findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id)));
+      findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id) ?? [], checkedAt));
       if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
       const upstream = module.doctor?.upstream?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
       if (upstream) findings.push(await reachUpstream(upstream, probe, network, timeoutMs));
@@ -117,7 +117,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
   return reports.some((report) => report.level === 'fail') ? EXIT_FAILURE : EXIT_OK;
 }
 
-function engineFindings(module: AnyProductModule, engineOf: (id: string) => unknown, builtAtMs: number | undefined): DoctorFinding[] {
+function engineFindings(module: AnyProductModule, engineOf: (id: string) => unknown, ages: readonly DatasetAge[], now: number): DoctorFinding[] {
   let engine: unknown;
   try {
     engine = engineOf(module.id);
@@ -125,9 +125,7 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
     const message = redactUserinfo(tidyEngineLine(error instanceof Error ? error.message : String(error)));
     return [{ level: 'fail', check: 'data', message }];
   }
-  const findings: DoctorFinding[] = [
-    { level: 'ok', check: 'data', message: builtAtMs === undefined ? 'loaded' : `loaded, ${formatAge(Date.now() - builtAtMs)} old` },
-  ];
+  const findings: DoctorFinding[] = [{ level: 'ok', check: 'data', message: `loaded${describeAges(ages, now)}` }];
   if (module.doctor?.check) findings.push(...module.doctor.check(engine as never));
   return findings;
 }
@@ -204,6 +202,32 @@ function worst(findings: readonly DoctorFinding[]): DoctorFinding['level'] {
 function summary(report: DoctorReport): string {
   const notable = report.findings.filter((finding) => finding.level !== 'ok');
   return (notable.length > 0 ? notable : report.findings).map((finding) => `${finding.check}: ${finding.message}`).join('; ');
+}
+
+/**
+ * How old the loaded data is, by the dates it records: `, 12 days old`, or `, 5 to 98 days old`
+ * when its datasets differ (newest to oldest); `, undated` when none records a date (with the
+ * release it names, if any); datasets without a date beside dated ones are named. Empty for a
+ * product without datasets (its rules ship in code or a package).
+ */
+function describeAges(ages: readonly DatasetAge[], now: number): string {
+  if (ages.length === 0) return '';
+  const dated = ages.flatMap((age) => (age.builtAtMs === null ? [] : [age.builtAtMs]));
+  const undated = ages.filter((age) => age.builtAtMs === null);
+  const versions = undated.flatMap((age) => (age.version === undefined ? [] : [age.version]));
+  if (dated.length === 0) return `, undated${versions.length > 0 ? ` (${versions.join(', ')})` : ''}`;
+  const newest = formatAge(now - Math.max(...dated));
+  const oldest = formatAge(now - Math.min(...dated));
+  let text = newest === oldest ? `, ${oldest} old` : `, ${ageRange(newest, oldest)} old`;
+  if (undated.length > 0) text += ` (undated: ${undated.map((age) => age.dataset).join(', ')})`;
+  return text;
+}
+
+/** `5 to 98 days` rather than `5 days to 98 days`. */
+function ageRange(newest: string, oldest: string): string {
+  const unit = / (days?|h)$/.exec(newest)?.[1];
+  const sameUnit = unit !== undefined && oldest.endsWith(` ${unit === 'day' ? 'days' : unit}`);
+  return sameUnit ? `${newest.replace(/ (days?|h)$/, '')} to ${oldest}` : `${newest} to ${oldest}`;
 }
 
 function formatAge(ms: number): string {

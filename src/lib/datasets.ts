@@ -70,3 +70,37 @@ export function hostListProblem(entries: readonly string[], options: { mayBeEmpt
   }
   return null;
 }
+
+/**
+ * The date a dataset's own data records (a `"generated"` field, a header's `# Date:`, IANA's
+ * `publication`, a snapshot date), as the engine that loaded it read it; `date` null when the
+ * data carries none (undated). Never a file's modification time: a copy, a checkout or an
+ * untar gives the files new times, and the data stays as old as it was.
+ */
+export interface DatasetDate {
+  /** The dataset's name within its product: a file (`ranges.json`) or a group of files (`tor`). */
+  dataset: string;
+  /** `YYYY-MM-DD` or an ISO 8601 date-time, as the data writes it; null: the data carries no date. */
+  date: string | null;
+  /** A release name the data carries instead of a date (timezone's `tzdata` 2025b), for doctor. */
+  version?: string;
+}
+
+/** ms since the epoch of a date as a dataset writes it (`YYYY-MM-DD` is UTC midnight); null when absent or not a date. */
+export function datasetDateMs(date: string | null | undefined): number | null {
+  if (typeof date !== 'string' || date.trim() === '') return null;
+  const ms = Date.parse(date.trim());
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** The date a parsed JSON dataset records under `field` (default `"generated"`), when it is one; else null. */
+export function recordedDate(document: unknown, field = 'generated'): string | null {
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) return null;
+  const value = (document as Record<string, unknown>)[field];
+  return typeof value === 'string' && datasetDateMs(value) !== null ? value : null;
+}
+
+/** An engine's {@link DatasetDate}s as a module's `datasetAges` answers them: ms since the epoch, null for undated. */
+export function datasetAgesOf(dates: readonly DatasetDate[]): { dataset: string; builtAtMs: number | null; version?: string }[] {
+  return dates.map(({ dataset, date, version }) => ({ dataset, builtAtMs: datasetDateMs(date), ...(version === undefined ? {} : { version }) }));
+}

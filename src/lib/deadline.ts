@@ -31,9 +31,16 @@ export function resolveTimeouts(
   return { connectMs: Math.min(connectMs, totalMs), totalMs };
 }
 
-/** A positive whole number of milliseconds, or SeclookupError `invalid_option`. */
+/**
+ * The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days): a longer one fires
+ * after 1 ms, so a timeout of 2^31 would fail every call at once.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A positive whole number of milliseconds no longer than MAX_TIMER_MS, or SeclookupError `invalid_option`. */
 export function checkMs(value: number, label: string): number {
   if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(`${label} must be a positive whole number of milliseconds (got ${String(value)})`);
+  if (value > MAX_TIMER_MS) throw invalidOption(`${label} must be at most ${MAX_TIMER_MS} milliseconds, about 24.8 days (got ${String(value)})`);
   return value;
 }
 

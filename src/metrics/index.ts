@@ -3,12 +3,13 @@
  * one). Requests by product, route pattern and status with latency histograms (from the API's
  * `onResponse` event); meter store calls, errors and latency (`instrumentMeter`); result-cache
  * hits and misses per product and upstream calls, failures and latency per kind (the lookup's
- * `observer`); dataset ages (at scrape time). Every label value comes from a fixed set (product
+ * `observer`); the age of the data the watched lookups loaded (`watchDatasets`, read at scrape
+ * time from the engines, never from the files). Every label value comes from a fixed set (product
  * ids, route patterns, status codes, operation names, upstream kinds): never a key, an address,
  * a hostname or an input.
  *
  * @example
- * const metrics = createMetrics({ dataDir });
+ * const metrics = createMetrics();
  * const lookup = createLookup({ observer: metrics.observer });
  * const api = createApi({ lookup, meter: metrics.instrumentMeter(meter), onResponse: metrics.onResponse });
  * metrics.watchDatasets(lookup);
@@ -32,7 +33,11 @@ export const METER_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0
 export const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
 
 export interface MetricsOptions {
-  /** The data directory whose files' ages `seclookup_dataset_age_seconds` reports. @default none */
+  /**
+   * @deprecated Not read: `seclookup_dataset_age_seconds` reports the data the lookups given to
+   * `watchDatasets` loaded, dated by the data itself, never the files in a folder (whose times
+   * say when they were copied, and which a `data update` replaces under a running process).
+   */
   dataDir?: string;
   /** Also Node's process metrics (CPU, memory, event-loop lag, GC; prom-client's defaults). @default false */
   processMetrics?: boolean;
@@ -51,7 +56,11 @@ export interface Metrics {
   readonly observer: LookupObserver;
   /** The same meter, every store call timed and its failures counted. */
   instrumentMeter<M extends Meter>(meter: M): M;
-  /** Report dataset ages of this lookup's engines too (geoip's and asn's build times). */
+  /**
+   * Report the age of the data this lookup's engines loaded (`seclookup_dataset_age_seconds`):
+   * the date each dataset records (MMDB build time, `"generated"`, snapshot dates), as loaded,
+   * so a `data update` under a running process does not reset it. Builds the engines not built yet.
+   */
   watchDatasets(lookup: EngineSource): void;
   /** The exposition text, Prometheus format. */
   metrics(): Promise<string>;
@@ -127,14 +136,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const engineSources: EngineSource[] = [];
   new Gauge({
     name: 'seclookup_dataset_age_seconds',
-    help: 'Seconds since each dataset was built or last written (file modification time; MaxMind build time for geoip and asn), by product and dataset.',
+    help: 'Seconds since the loaded data of each dataset was built or published, as the data records it (undated data has no series), by product and dataset.',
     labelNames: ['product', 'dataset'],
     registers: [registry],
     collect() {
       this.reset();
       const at = now();
-      const ages = [...datasetAges(options.dataDir, undefined), ...engineSources.flatMap((source) => datasetAges(undefined, source))];
-      for (const age of ages) this.set({ product: age.product, dataset: age.dataset }, Math.max(0, Math.round((at - age.builtAtMs) / 1000)));
+      // The oldest wins when two watched lookups load the same dataset: either may answer from it.
+      const oldest = new Map<string, { product: string; dataset: string; builtAtMs: number }>();
+      for (const age of engineSources.flatMap((source) => datasetAges(source))) {
+        if (age.builtAtMs === null) continue; // undated: no age to report
+        const key = `${age.product}\0${age.dataset}`;
+        const known = oldest.get(key);
+        if (!known || age.builtAtMs < known.builtAtMs) oldest.set(key, { product: age.product, dataset: age.dataset, builtAtMs: age.builtAtMs });
+      }
+      for (const age of oldest.values()) this.set({ product: age.product, dataset: age.dataset }, Math.max(0, Math.round((at - age.builtAtMs) / 1000)));
     },
   });
 

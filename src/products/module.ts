@@ -120,6 +120,8 @@ export interface DatasetImportOptions {
   skipCorrupt?: boolean;
   /** Folder for temporary files. @default beside the dataset */
   tmpDir?: string;
+  /** Import input known to be incomplete (pwbreach: a folder lacking some prefix files). @default false: refuse */
+  allowPartial?: boolean;
   /** Progress lines, for stderr. */
   onProgress: (line: string) => void;
   /** Progress of the current phase (called often; the caller throttles), for a progress bar. */
@@ -189,11 +191,16 @@ export type QueryOf<Engine> = Engine extends { prepare(...args: never[]): infer 
 /** The result an engine's `lookup` answers with. */
 export type ResultOf<Engine> = Engine extends { lookup(query: never): MaybePromise<LookupOutcome<infer Result>> } ? Result : never;
 
-/** A dataset's build or last-write time, as the engine knows it (an MMDB file's build date). */
+/**
+ * When a dataset the engine loaded was built or published, as its data records it (an MMDB
+ * file's build date, a `"generated"` field, a snapshot date): never a file's modification time.
+ */
 export interface EngineDatasetAge {
   dataset: string;
-  /** ms since the epoch. */
-  builtAtMs: number;
+  /** ms since the epoch; null when the data carries no date (undated). */
+  builtAtMs: number | null;
+  /** A release name the data carries instead of a date (timezone's tzdata `2025b`), said by doctor. */
+  version?: string;
 }
 
 /**
@@ -236,7 +243,12 @@ export interface ProductModuleFields<Id extends ProductId, Engine extends Produc
   batch?: ProductBatch<ArgsOf<Engine>>;
   /** Fields the status resource adds for this product (`database_records`, ...). */
   statusExtras?(engine: Engine, key: ResolvedKey): Record<string, unknown>;
-  /** Build times its data carries inside (MMDB metadata), for the dataset-age metric; the file ages are read apart. */
+  /**
+   * The dates of the data this engine loaded, as the data records them (MMDB build time, a
+   * file's `"generated"`, a snapshot date; null for data that carries none): `seclookup doctor`
+   * and `seclookup_dataset_age_seconds` read them, never the files' modification times. Cheap:
+   * what the engine kept when it loaded its data.
+   */
   datasetAges?(engine: Engine): EngineDatasetAge[];
   /** What the OpenAPI document says of the routes: parameters, result schema, the product's error codes. */
   doc: ProductDoc;

@@ -3,13 +3,32 @@
  * (never the indexes an earlier run compiled), refuses a folder that holds something, and a data
  * folder with missing datasets is reported one product per line with the way out.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
-import { createTempDirs, runCli } from './harness.js';
+import { cliEnv, createTempDirs, REPO_ROOT, runCli, type CliResult } from './harness.js';
 
 const dirs = createTempDirs();
+
+/**
+ * `seclookup data init DIR` from the sources (tsx) in a child process whose files may grow to
+ * `blocks` 512-byte blocks (`ulimit -f`; Node ignores SIGXFSZ, so a larger write fails EFBIG).
+ */
+function initWithFileSizeLimit(dir: string, blocks: number): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const script = 'ulimit -f "$1"; shift; exec "$@"';
+    const args = ['-c', script, 'sh', String(blocks), process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src/cli/bin.ts'), 'data', 'init', dir];
+    const child = spawn('sh', args, { env: cliEnv(), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 afterAll(() => dirs.cleanup());
 
 describe('seclookup data init', () => {
@@ -54,6 +73,26 @@ describe('seclookup data init', () => {
     expect(result.stderr).toBe(`seclookup: ${target} is a file: data init copies into a new or empty folder\n`);
     expect(readFileSync(target, 'utf8')).toBe('keep me');
   });
+
+  it('a copy that fails half-way (no room) leaves no half-filled folder, so the same command then works', async () => {
+    const parent = dirs.make();
+    const target = join(parent, 'data');
+    const full = await initWithFileSizeLimit(target, 64); // 32 KB per file, as on a nearly full disk: EFBIG
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(new RegExp(`^seclookup: cannot copy the bundled data to ${target}: EFBIG: file too large`));
+    expect(readdirSync(parent)).toEqual([]); // neither the folder nor the temporary copy is left
+
+    // An empty folder made beforehand stays empty too.
+    mkdirSync(target);
+    expect((await initWithFileSizeLimit(target, 64)).code).toBe(1);
+    expect(readdirSync(parent)).toEqual(['data']);
+    expect(readdirSync(target)).toEqual([]);
+
+    const again = await runCli(['data', 'init', target]);
+    expect(again.code).toBe(0);
+    expect(readdirSync(target).sort()).toEqual(readdirSync(bundledDataDir()).sort());
+    expect(readdirSync(parent)).toEqual(['data']);
+  }, 30_000);
 
   it('needs DIR', async () => {
     const result = await runCli(['data', 'init']);

@@ -93,6 +93,17 @@ describe('seclookup data update webhookip', () => {
     expect(readFileSync(rangesPath, 'utf8')).toBe(before);
   });
 
+  it('refuses a --timeout of 2^31 ms or more as a usage error, before fetching anything', async () => {
+    const dataDir = copyOfData();
+    const before = [...mirror.hits.values()].reduce((sum, n) => sum + n, 0);
+    for (const timeout of ['2147483648', '99999999999']) {
+      const result = await runCli(['data', 'update', 'webhookip', '--data-dir', dataDir, '--mirror', mirror.url, '--timeout', timeout]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--timeout must be a whole number from 1 to 2147483647 (got "${timeout}")`);
+    }
+    expect([...mirror.hits.values()].reduce((sum, n) => sum + n, 0)).toBe(before);
+  });
+
   it('exits 1 with the reason when the data folder holds no dataset', async () => {
     const result = await runCli(['data', 'update', 'webhookip', '--data-dir', temp.make(), '--mirror', mirror.url]);
     expect(result.code).toBe(1);

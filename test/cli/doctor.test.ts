@@ -3,7 +3,7 @@
  * does not, a TCP listener standing in for the WHOIS upstream and a closed port, a data folder
  * missing one product's dataset, and pwbreach on its bundled sample.
  */
-import { readdirSync, symlinkSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,43 @@ describe('seclookup doctor', () => {
     expect(lines.find((line) => line.startsWith('geoip '))).toMatch(/^geoip\s+ok\s+data: loaded, \d+ days? old$/);
     expect(lines.find((line) => line.startsWith('useragent '))).toMatch(/^useragent\s+ok\s+data: loaded$/);
     expect(lines.find((line) => line.startsWith('dnsbl '))).toContain('dns: not checked (--offline)');
+  });
+
+  it("dates the data by what it records, not by the files' times: a copy made now (fresh clone, data init) reports the data as old as it is", async () => {
+    // A copy whose files were all written just now, as a fresh clone or an untar leaves them.
+    const dataDir = dirs.make();
+    cpSync(bundledDataDir(), dataDir, { recursive: true, filter: (path) => !path.endsWith('.idx') });
+    const ranges = join(dataDir, 'webhookip', 'ranges.json');
+    expect(Date.now() - statSync(ranges).mtimeMs).toBeLessThan(60_000);
+    const json = (path: string) => JSON.parse(readFileSync(join(dataDir, path), 'utf8'));
+    const before = Date.now();
+    const result = await runCli(['doctor', '--json', '--offline', '--data-dir', dataDir]);
+    const after = Date.now();
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as DoctorJson;
+    const data = (product: string) => byProduct(report, product).findings.find((finding) => finding.check === 'data')?.message;
+    // Whole days since a date the data records, as doctor counts them (either end of the run).
+    const daysSince = (date: string) => [before, after].map((at) => Math.floor((at - Date.parse(date)) / 86_400_000));
+    const oneOf = (format: (days: number) => string, date: string) => daysSince(date).map((days) => format(days));
+    const daysOld = (days: number) => `${days} day${days === 1 ? '' : 's'}`;
+
+    expect(oneOf((days) => `loaded, ${daysOld(days)} old`, json('webhookip/ranges.json').generated)).toContain(data('webhookip'));
+    expect(oneOf((days) => `loaded, ${daysOld(days)} old`, json('dnsbl/zones.json').generated)).toContain(data('dnsbl'));
+    const disposableDate = /^# Date: (\S+)$/m.exec(readFileSync(join(dataDir, 'emailval', 'disposable-domains.txt'), 'utf8'))![1];
+    expect(oneOf((days) => `loaded, ${daysOld(days)} old (undated: role-based-local-parts.tsv)`, disposableDate)).toContain(data('emailval'));
+    // riskscore: each group's snapshot (the newest is what its answers' fetched_at say), newest to oldest.
+    const snapshots = Object.values(json('riskscore/snapshots.json') as Record<string, string>).map(Date.parse);
+    const [newest, oldest] = [Math.max(...snapshots), Math.min(...snapshots)].map((ms) => new Date(ms).toISOString());
+    const riskscore = /^loaded, (\d+) to (\d+) days old$/.exec(data('riskscore') ?? '');
+    expect(riskscore, data('riskscore')).not.toBeNull();
+    expect(daysSince(newest)).toContain(Number(riskscore![1]));
+    expect(daysSince(oldest)).toContain(Number(riskscore![2]));
+    // A table that names its tzdata release and no date, and a breach sample with no date at all: undated, never "under an hour".
+    expect(data('timezone')).toBe(`loaded, undated (tzdata ${json('timezone/abbreviations.json').tzdata})`);
+    expect(data('pwbreach')).toBe('loaded, undated');
+    for (const product of ['webhookip', 'dnsbl', 'emailval', 'whois', 'scamrisk', 'domainrep', 'riskscore']) {
+      expect(data(product), product).toMatch(/^loaded, \d+ (to \d+ )?days? old/);
+    }
   });
 
   it('refuses a bad --probe with a usage error; a bad port is said to be the port', async () => {

@@ -6,10 +6,11 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { writeHashFile } from '../../src/products/pwbreach/testdata.js';
 import { CLI_PATH, cliEnv, createTempDirs, REPO_ROOT, runCli, runCliJson, type CliResult } from './harness.js';
 
 const SAMPLE = join(REPO_ROOT, 'data', 'pwbreach', 'pwned-sample.txt');
@@ -19,6 +20,28 @@ const countIn = (lines: string[], hash: string) => Number(lines.find((line) => l
 
 const temp = createTempDirs();
 afterAll(() => temp.cleanup());
+
+/**
+ * Run the CLI from the sources (tsx, not the built dist/) in a child process whose stdin is a
+ * pipe fed by `cat FILE`, as in `cat FILE | seclookup ...` (Node's own stdio pipes are sockets,
+ * which /dev/stdin cannot open).
+ */
+function runSourceCliFromPipe(file: string, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const script = 'file=$1; shift; cat "$file" | exec "$@"';
+    const child = spawn('sh', ['-c', script, 'sh', file, process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src/cli/bin.ts'), ...args], {
+      env: cliEnv(),
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /** Run the CLI with `input` on its stdin. */
 function runWithStdin(args: string[], input: string): Promise<CliResult> {
@@ -71,7 +94,8 @@ describe('seclookup data import pwbreach', () => {
     const lines = sampleLines.slice(0, 200);
     for (const line of lines) writeFileSync(join(folder, `${line.slice(0, 5)}.txt`), `${line.slice(5)}\r\n`, { flag: 'a' });
     const out = join(temp.make(), 'breach.pwb');
-    const result = await runCli(['data', 'import', 'pwbreach', folder, '--out', out, '--progress']);
+    // 200 of the 1,048,576 prefixes: a partial folder, imported only with --allow-partial.
+    const result = await runCli(['data', 'import', 'pwbreach', folder, '--out', out, '--progress', '--allow-partial']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/\r\[#+\.*\] +\d+% reading [\d.]+ KB of [\d.]+ KB/);
     expect(result.stderr).toMatch(/100% reading/);
@@ -161,6 +185,58 @@ describe('seclookup data import pwbreach: --out and --tmp-dir checked before any
     expect(result.code).toBe(0);
     expect(readdirSync(cwd).sort()).toEqual(['out.pwb', 'scratch', 'shuffled.txt']);
     expect(readdirSync(join(cwd, 'scratch'))).toEqual([]);
+  });
+});
+
+describe('seclookup data import pwbreach: input that would import part of the corpus', () => {
+  it('refuses a folder lacking prefixes in one line, naming --allow-partial; with it the import says how many are missing', async () => {
+    const folder = temp.make();
+    const lines = sampleLines.slice(0, 20);
+    for (const line of lines) writeFileSync(join(folder, `${line.slice(0, 5)}.txt`), `${line.slice(5)}\n`, { flag: 'a' });
+    const missing = (2 ** 20 - new Set(lines.map((line) => line.slice(0, 5))).size).toLocaleString('en-US');
+    const dataDir = temp.make();
+    const refused = await runCli(['data', 'import', 'pwbreach', folder, '--data-dir', dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `seclookup: pwbreach import failed, dataset left unchanged: ${folder} lacks ${missing} of the 1,048,576 prefix files (first missing: 00000, 00001, 00002, ...): every password under a missing prefix would read "not breached"; download the rest, or import it as it is with --allow-partial\n`,
+    );
+    expect(readdirSync(dataDir)).toEqual([]);
+
+    const allowed = await runCli(['data', 'import', 'pwbreach', folder, '--data-dir', dataDir, '--allow-partial']);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr).toContain(`warning: ${folder} lacks ${missing} of the 1,048,576 prefix files`);
+    expect(allowed.stdout).toMatch(/20 hashes/);
+    expect((await runCli(['data', '--help'])).stdout).toMatch(/--allow-partial +import: import input known to be incomplete/);
+  });
+
+  it('refuses unsorted input from a pipe (/dev/stdin), which cannot be read a second time, in one line; sorted input from a pipe imports', async () => {
+    const folder = temp.make();
+    const input = join(folder, 'hashes.txt');
+    // About 4 MB: far more than a pipe holds, so the first pass stops with most of it still unread.
+    writeHashFile(input, { records: 100_000, seed: 5 });
+    const sorted = readFileSync(input, 'utf8').split('\n');
+    const unsorted = join(folder, 'unsorted.txt');
+    writeFileSync(unsorted, [sorted[1], sorted[0], ...sorted.slice(2)].join('\n'));
+    const dataDir = temp.make();
+
+    const refused = await runSourceCliFromPipe(unsorted, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
+    expect(refused.stderr.trim().split('\n').at(-1)).toBe(
+      'seclookup: pwbreach import failed, dataset left unchanged: /dev/stdin:2: hashes are not in ascending order, and /dev/stdin is not a regular file, which unsorted input must be (it is read twice): sort the input first (LC_ALL=C sort) or save it to a file and import that',
+    );
+    expect(refused.code).toBe(1);
+    expect(readdirSync(join(dataDir, 'pwbreach'))).toEqual([]); // no store, no leftovers
+
+    const imported = await runSourceCliFromPipe(input, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/ 100,\d{3} hashes/);
+  }, 30_000);
+
+  it('refuses a --data-dir that does not exist instead of creating it', async () => {
+    const typo = join(temp.make(), 'dta');
+    const result = await runCli(['data', 'import', 'pwbreach', SAMPLE, '--data-dir', typo]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`seclookup: ${typo} does not exist: check --data-dir (seclookup data init makes a data folder)\n`);
+    expect(existsSync(typo)).toBe(false);
   });
 });
 

@@ -59,7 +59,7 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
     [['lookup', 'captcha', '8.8.8.8'], 'product captcha is not a lookup (see `seclookup sitekeys --help`); lookups: ', 'seclookup lookup --help'],
     [['lookup', 'useragent', 'curl/8', '--provider', 'github'], '--provider applies to webhookip only', 'seclookup lookup --help'],
     [['data', 'update', 'useragent'], 'useragent has no updatable dataset', 'seclookup data --help'],
-    [['data', 'update', 'webhookip', '--timeout', '5s'], '--timeout must be a whole number >= 1', 'seclookup data --help'],
+    [['data', 'update', 'webhookip', '--timeout', '5s'], '--timeout must be a whole number from 1 to 2147483647', 'seclookup data --help'],
     [['data', 'update', 'webhookip', '--mirror', 'ftp://example.test/'], '--mirror must be an http(s) URL', 'seclookup data --help'],
   ])('%j', async (args, message, hint) => {
     const result = await runCli(args);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../../src/errors.js';
-import { createDeadlineGroup, resolveTimeouts, withDeadline } from '../../src/lib/deadline.js';
+import { checkMs, createDeadlineGroup, MAX_TIMER_MS, resolveTimeouts, withDeadline } from '../../src/lib/deadline.js';
 
 const never = () => new Promise<never>(() => {});
 const later = <T>(value: T, ms: number) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
@@ -54,6 +54,17 @@ describe('resolveTimeouts', () => {
       }
       expect(isSeclookupError(thrown, 'invalid_option')).toBe(true);
       expect((thrown as Error).message).toMatch(/^dns\./);
+    }
+  });
+});
+
+describe('checkMs', () => {
+  it("refuses 2^31 ms or more, which Node's timers would fire at once (every request timing out)", () => {
+    expect(MAX_TIMER_MS).toBe(2_147_483_647);
+    expect(checkMs(MAX_TIMER_MS, 'x')).toBe(MAX_TIMER_MS);
+    for (const value of [2 ** 31, 2 ** 40]) {
+      expect(() => checkMs(value, 'timeouts.totalMs')).toThrow(`timeouts.totalMs must be at most 2147483647 milliseconds, about 24.8 days (got ${value})`);
+      expect(() => resolveTimeouts({ totalMs: value })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
     }
   });
 });

@@ -184,15 +184,6 @@ describe('upstream kinds', () => {
 });
 
 describe('createMetrics', () => {
-  it('reports dataset ages from the data directory, and never the docs beside the data', async () => {
-    const metrics = createMetrics({ dataDir: new URL('../../data', import.meta.url).pathname });
-    const text = await metrics.metrics();
-    expect(sample(text, 'seclookup_dataset_age_seconds', { product: 'webhookip', dataset: 'ranges.json' })).toBeGreaterThanOrEqual(0);
-    expect(text).toMatch(/seclookup_dataset_age_seconds\{product="webhookip",dataset="ranges.json"\} \d+/);
-    expect(text).not.toContain('SOURCES.md');
-    expect(text).not.toContain('LICENSE');
-  });
-
   it('keeps its metrics in a private registry: two sets count apart', async () => {
     const a = createMetrics();
     const b = createMetrics();

@@ -5,13 +5,13 @@
  * idempotent re-runs, and a generated file of two million lines.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { parseSha1Hex } from '../../src/products/pwbreach/hash.js';
-import { ImportRefused, importBreachFiles, type ImportOptions } from '../../src/products/pwbreach/import.js';
+import { ImportRefused, importBreachFiles, LineReader, MAX_LINE_BYTES, type ImportOptions } from '../../src/products/pwbreach/import.js';
 import { openStoreFile, RECORD_BYTES, RECORDS_OFFSET } from '../../src/products/pwbreach/store.js';
 import { writeHashFile } from '../../src/products/pwbreach/testdata.js';
 
@@ -93,7 +93,8 @@ describe('pwbreach import: formats', () => {
     writeFileSync(join(folder, 'README.md'), 'not a range');
     mkdirSync(join(folder, 'nested'));
     const out = join(dir(), 'passwords.pwb');
-    const report = await importBreachFiles([folder], { out });
+    // A tenth of the prefixes: a partial folder, imported only when allowed.
+    const report = await importBreachFiles([folder], { out, allowPartial: true });
     expect(report).toMatchObject({ hashes: lines.length, corrupt: 0, sorted: true });
     expect(report.ignored.map((p) => p.slice(folder.length + 1)).sort()).toEqual(['README.md', 'nested']);
     const single = join(dir(), 'hashes.txt');
@@ -304,4 +305,96 @@ describe('pwbreach import: a generated file of two million lines', () => {
       store.close();
     }
   }, 30_000);
+});
+
+describe('pwbreach import: a line longer than any valid one', () => {
+  const source = { path: 'one-line.txt', kind: 'hash' as const, prefix: -1, size: 0, regular: true };
+
+  it('is counted as corrupt as soon as it passes the longest valid line, before its newline arrives, in memory that does not grow', () => {
+    const records: string[] = [];
+    const reader = new LineReader((hash, count) => records.push(`${Buffer.from(hash).toString('hex').toUpperCase()}:${count}`));
+    reader.begin(source);
+    const chunk = Buffer.alloc(64 * 1024, 0x41); // "AAAA...", no line break
+    reader.feed(chunk, chunk.length);
+    expect(reader).toMatchObject({ corrupt: 1, lines: 1, corruptAt: ['one-line.txt:1'] });
+    // 12.5 MB more of the same line: nothing is kept of it (it was kept whole, copied again per chunk).
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 200; i++) reader.feed(chunk, chunk.length);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
+    expect(reader.corrupt).toBe(1);
+    // The next line is read as usual, with its own line number.
+    const next = Buffer.from(`AAAA\n${sampleLines[0]}\n${sampleLines[1].slice(0, 20)}`);
+    reader.feed(next, next.length);
+    const rest = Buffer.from(`${sampleLines[1].slice(20)}\n`);
+    reader.feed(rest, rest.length);
+    reader.end();
+    expect(reader).toMatchObject({ corrupt: 1, lines: 3 });
+    expect(records).toEqual([sampleLines[0], sampleLines[1]]);
+  });
+
+  it('takes a valid line of the longest length split across chunks, and refuses one byte more', () => {
+    const hash = sampleLines[0].split(':')[0];
+    const longest = `${hash}:${'9'.repeat(15)}\r`;
+    expect(longest.length).toBe(MAX_LINE_BYTES);
+    const reader = new LineReader(() => {});
+    reader.begin(source);
+    for (const text of [longest.slice(0, 30), longest.slice(30), '\n', `0${longest}`.slice(0, 50), `0${longest}`.slice(50), '\n']) {
+      reader.feed(Buffer.from(text), text.length);
+    }
+    reader.end();
+    expect(reader).toMatchObject({ lines: 2, corrupt: 1, corruptAt: ['one-line.txt:2'] });
+  });
+
+  it('a file of a few MB without a line break is refused as one corrupt line; --skip-corrupt imports the lines after it', async () => {
+    const folder = dir();
+    const input = join(folder, 'no-breaks.txt');
+    writeFileSync(input, `${'A'.repeat(6 * 1024 * 1024)}\n${sampleLines.slice(0, 3).join('\n')}\n`);
+    const out = join(folder, 'passwords.pwb');
+    const error = await refused([input], { out });
+    expect(error.report).toMatchObject({ corrupt: 1, corruptAt: [`${input}:1`], lines: 4 });
+    const report = await importBreachFiles([input], { out, skipCorrupt: true });
+    expect(report).toMatchObject({ corrupt: 1, hashes: 3 });
+    expect(dump(out, sampleLines.slice(0, 3))).toEqual(sampleLines.slice(0, 3));
+  });
+});
+
+describe('pwbreach import: a folder of per-prefix files lacking some prefixes', () => {
+  it('is refused before any work, naming how many prefixes are missing; allowPartial imports it and reports the gap', async () => {
+    const folder = dir();
+    const lines = sampleLines.slice(0, 50);
+    splitByPrefix(folder, lines);
+    const prefixes = new Set(lines.map((line) => line.slice(0, 5))).size;
+    const out = join(dir(), 'passwords.pwb');
+    const missing = (2 ** 20 - prefixes).toLocaleString('en-US');
+    await expect(importBreachFiles([folder], { out })).rejects.toThrow(
+      `${folder} lacks ${missing} of the 1,048,576 prefix files (first missing: 00000, 00001, 00002, ...): every password under a missing prefix would read "not breached"; download the rest, or import it as it is with --allow-partial`,
+    );
+    expect(readdirSync(join(out, '..'))).toEqual([]);
+
+    const report = await importBreachFiles([folder], { out, allowPartial: true });
+    expect(report).toMatchObject({ hashes: lines.length, partial: [{ path: folder, missing: 2 ** 20 - prefixes, firstMissing: ['00000', '00001', '00002'] }] });
+    expect(dump(out, lines)).toEqual(lines);
+  });
+});
+
+describe('pwbreach import: where the store goes', () => {
+  it("refuses a store whose data folder does not exist, creating nothing; the store's own folder is made", async () => {
+    const typo = join(dir(), 'no-such-data');
+    const out = join(typo, 'pwbreach', 'passwords.pwb');
+    await expect(importBreachFiles([SAMPLE], { out })).rejects.toThrow(`cannot write ${out}: the folder ${typo} does not exist`);
+    expect(existsSync(typo)).toBe(false);
+    mkdirSync(typo);
+    await importBreachFiles([SAMPLE], { out });
+    expect(readdirSync(join(typo, 'pwbreach'))).toEqual(['passwords.pwb']);
+  });
+
+  it("keeps the store's permissions when it replaces it (an operator's 0600 stays 0600); a new store is 0644", async () => {
+    const folder = dir();
+    const out = join(folder, 'passwords.pwb');
+    await importBreachFiles([SAMPLE], { out });
+    expect(statSync(out).mode & 0o777).toBe(0o644 & ~process.umask());
+    chmodSync(out, 0o600);
+    await importBreachFiles([SAMPLE], { out });
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+  });
 });

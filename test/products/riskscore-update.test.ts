@@ -3,7 +3,7 @@
  * refreshed from its official URL's shape, a failing group keeps its files, Spamhaus DROP
  * installed with --source (private entries filtered at load) and then used by the engine.
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { viaMirror } from '../../src/lib/source-update.js';
 import { createLookup } from '../../src/lookup.js';
 import { LOCAL_SOURCES, TOR_URL, APPLE_RELAY_URL } from '../../src/products/riskscore/sources.js';
 import { updateRiskScoreData } from '../../src/products/riskscore/update.js';
+import { runCli } from '../cli/harness.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 
 const pathOf = (url: string) => new URL(viaMirror(url, 'http://x')).pathname;
@@ -146,5 +147,80 @@ describe('riskscore data update via --mirror', () => {
       message: expect.stringContaining(`${join(typo, 'riskscore')} does not exist`),
     });
     expect(existsSync(typo)).toBe(false);
+  });
+});
+
+describe('riskscore data update: snapshots.json', () => {
+  const IPSUM_URL = 'https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt';
+  const IPSUM = '# IPsum\n45.9.148.7\t8\n45.9.148.8\t3\n';
+
+  /** A data folder of its own, with one-entry Tor and IPsum lists on file and no dates. */
+  function freshDataDir(): string {
+    const copy = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-dates-'));
+    cpSync(join(dataDir, 'riskscore'), join(copy, 'riskscore'), { recursive: true });
+    writeFileSync(join(copy, 'riskscore/tor/tor-exits.csv'), 'fingerprint, ipaddr, port\nBBBB, 45.9.150.9, 443\n');
+    writeFileSync(join(copy, 'riskscore/abuse/ipsum.txt'), '# IPsum\n45.9.148.7\t8\n');
+    writeFileSync(join(copy, 'riskscore/snapshots.json'), '{}\n');
+    return copy;
+  }
+  const snapshotsOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'riskscore/snapshots.json'), 'utf8'));
+
+  it('two updates of different groups at once keep both dates (snapshots.json is read again under the write)', async () => {
+    const dir = freshDataDir();
+    // The Tor answer waits until the IPsum update has finished: the Tor update ends last.
+    let release!: () => void;
+    const ipsumDone = new Promise<void>((resolve) => (release = resolve));
+    const tor = respond.json({ version: '8.0', relays: [{ fingerprint: 'AAAA', or_addresses: ['45.9.150.1:443'] }] });
+    server.routes.set(pathOf(TOR_URL), (req, res) => void ipsumDone.then(() => tor(req, res)));
+    server.routes.set(pathOf(IPSUM_URL), respond.text(IPSUM));
+    try {
+      const torUpdate = updateRiskScoreData({
+        dataDir: dir,
+        mirror: server.url,
+        timeoutMs: 5000,
+        sources: ['tor'],
+        now: () => new Date('2026-12-02T08:00:00Z'),
+      });
+      const ipsum = await updateRiskScoreData({
+        dataDir: dir,
+        mirror: server.url,
+        timeoutMs: 5000,
+        sources: ['ipsum'],
+        now: () => new Date('2026-12-03T09:00:00Z'),
+      });
+      expect(ipsum.updated).toEqual(['ipsum']);
+      release();
+      expect((await torUpdate).updated).toEqual(['tor']);
+      expect(snapshotsOf(dir)).toEqual({ tor: '2026-12-02T08:00:00Z', ipsum: '2026-12-03T09:00:00Z' });
+    } finally {
+      release();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what was written when snapshots.json cannot be, never "update failed, dataset left unchanged"', async () => {
+    const dir = freshDataDir();
+    const snapshots = join(dir, 'riskscore/snapshots.json');
+    // Once the update has started, snapshots.json becomes a folder: the files can be written, the dates not.
+    const ipsum = respond.text(IPSUM);
+    server.routes.set(pathOf(IPSUM_URL), (req, res) => {
+      rmSync(snapshots);
+      mkdirSync(snapshots);
+      writeFileSync(join(snapshots, 'in-the-way'), '');
+      ipsum(req, res);
+    });
+    try {
+      const result = await runCli(['data', 'update', 'riskscore', '--source', 'ipsum', '--data-dir', dir, '--mirror', server.url, '--timeout', '5000']);
+      expect(result.stdout).toBe(`riskscore: 1 updated (ipsum), 0 failed; ${join(dir, 'riskscore')}\n`);
+      expect(result.stderr).toMatch(
+        new RegExp(`^${snapshots}: not written \\(.*\\): the files of ipsum were updated, but it still gives their previous dates$`, 'm'),
+      );
+      expect(result.stderr).not.toContain('left unchanged');
+      expect(result.code).toBe(0);
+      expect(readFileSync(join(dir, 'riskscore/abuse/ipsum.txt'), 'utf8')).toBe(IPSUM);
+      expect(readdirSync(join(dir, 'riskscore')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

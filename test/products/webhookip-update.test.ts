@@ -257,6 +257,24 @@ describe('updateWebhookRanges: failing feeds keep their previous values', () => 
     expect(loadWebhookRanges(dataDir)).toEqual(snapshot);
   });
 
+  it('refuses a feed listing fewer than half the ranges on file, as the other updaters do; half is enough', async () => {
+    // GitHub's six ranges shrunk to one public range: a truncated or tampered feed.
+    server.routes.set(pathOf('https://api.github.com/meta'), respond.json({ ...fixture('github-meta.json'), hooks: ['45.33.32.0/24'] }));
+    const stripe = fixture('stripe-ips_webhooks.json');
+    stripe.WEBHOOKS = stripe.WEBHOOKS.slice(0, Math.ceil(stripe.WEBHOOKS.length / 2));
+    server.routes.set(pathOf('https://stripe.com/files/ips/ips_webhooks.json'), respond.json(stripe));
+    const report = await update();
+    expect(report.failed).toEqual([
+      { id: 'github', reason: 'refusing the download: 1 range, fewer than half of the 6 on file (a truncated or broken source?)' },
+    ]);
+    expect(progress).toContain(
+      'github: failed (refusing the download: 1 range, fewer than half of the 6 on file (a truncated or broken source?)), kept 6 ranges',
+    );
+    expect(cidrsOf(onFile(), 'github')).toEqual(cidrsOf(snapshot, 'github'));
+    expect(report.updated).toEqual(['stripe']);
+    expect(cidrsOf(onFile(), 'stripe')).toHaveLength(8);
+  });
+
   it('refuses a body over the size cap, with or without Content-Length', async () => {
     const big = JSON.stringify({ ...fixture('github-meta.json'), padding: 'x'.repeat(20_000) });
     server.routes.set(pathOf('https://api.github.com/meta'), respond.text(big, { contentType: 'application/json' }));

@@ -13,6 +13,7 @@
  */
 import { invalidOption, LookupError, quoteInput } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
+import type { DatasetDate } from '../../lib/datasets.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsResolver } from '../../lib/dns/index.js';
 import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
@@ -50,6 +51,8 @@ export interface DnsblEngine {
   lookup(query: DnsblQuery): MaybePromise<LookupOutcome<DnsblResult>>;
   /** The configured zones, in order (copies). */
   readonly zones: DnsblZone[];
+  /** The dates of the data files its zones were read from (zones.json's `generated`); empty for zones given in code. */
+  readonly dataDates: readonly DatasetDate[];
 }
 
 export interface DnsblEngineDeps {
@@ -62,6 +65,8 @@ export interface DnsblEngineDeps {
   now: () => number;
   /** Per-zone deadline in ms; undefined leaves it to the resolver. */
   zoneTimeoutMs?: number;
+  /** The dates of the data files the zones were read from. @default none */
+  dataDates?: readonly DatasetDate[];
 }
 
 /** Entries of the dnsbl result cache unless `cacheSize` says otherwise. */
@@ -119,6 +124,7 @@ export function createDnsblEngine(deps: DnsblEngineDeps): DnsblEngine {
     get zones() {
       return deps.zones.map(copyZone);
     },
+    dataDates: [...(deps.dataDates ?? [])],
   };
 }
 

@@ -1,3 +1,4 @@
+import { datasetAgesOf, type DatasetDate } from '../../lib/datasets.js';
 import { checkOptionalMs } from '../../lib/option-checks.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
@@ -23,19 +24,23 @@ export default defineProduct({
     checkOptionalMs(options.zoneTimeoutMs, 'dnsbl zoneTimeoutMs');
     checkCacheSize(options.cacheSize);
   },
-  createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<DnsblEngineOptions>) =>
-    createDnsblEngine({
-      zones: configuredZones(dataDir, options),
+  createEngine: ({ dataDir, options, cache, dns, now }: EngineContext<DnsblEngineOptions>) => {
+    const dataDates: DatasetDate[] = [];
+    return createDnsblEngine({
+      zones: configuredZones(dataDir, options, dataDates),
+      dataDates,
       dns,
       cache: cache<CachedDnsbl>({ maxEntries: checkCacheSize(options?.cacheSize) }),
       now,
       zoneTimeoutMs: options?.zoneTimeoutMs,
-    }),
+    });
+  },
   // SPEC: GET ?ip= and GET /lookup/{ip}. Every configured zone is checked: no zone choice over HTTP.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip): [string, DnsblOptions?] => [ip]),
   batch: { input: 'ip', args: (value): [string, DnsblOptions?] => [value] },
   // The number of zones configured: the "records" a DNSBL check consults.
   statusExtras: (engine) => ({ database_records: engine.zones.length }),
+  datasetAges: (engine) => datasetAgesOf(engine.dataDates),
   doc: DNSBL_DOC,
   doctor: { dns: true },
   cli: {

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
-import { readJsonDataset } from '../../lib/datasets.js';
+import { type DatasetDate, readJsonDataset } from '../../lib/datasets.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
 import type { DnsblEngineOptions, DnsblZone, DnsblZonesDataset } from './types.js';
 
@@ -33,9 +33,15 @@ export function loadDnsblZones(dataDir: string): DnsblZonesDataset {
  * The zones an engine checks: `options.zones` (definitions, or names of zones in the data
  * file), else every zone of the data file. The file is read only when needed, so zones given
  * in full in code work without it. Option mistakes throw TypeError `invalid_option`.
+ * @param dates receives the data file's `generated` date when the file is read
  */
-export function configuredZones(dataDir: string, options: DnsblEngineOptions | undefined): DnsblZone[] {
-  if (options?.zones === undefined) return loadDnsblZones(dataDir).zones;
+export function configuredZones(dataDir: string, options: DnsblEngineOptions | undefined, dates?: DatasetDate[]): DnsblZone[] {
+  const fromData = () => {
+    const dataset = loadDnsblZones(dataDir);
+    dates?.push({ dataset: 'zones.json', date: dataset.generated });
+    return dataset.zones;
+  };
+  if (options?.zones === undefined) return fromData();
   const fail = (what: string): never => {
     throw invalidOption(`dnsbl zones option: ${what}`);
   };
@@ -43,7 +49,7 @@ export function configuredZones(dataDir: string, options: DnsblEngineOptions | u
   let fromFile: DnsblZone[] | undefined;
   const entries = options.zones.map((entry: unknown, i: number) => {
     if (typeof entry !== 'string') return entry;
-    fromFile ??= loadDnsblZones(dataDir).zones;
+    fromFile ??= fromData();
     const name = canonicalZoneName(entry);
     return (
       fromFile.find((zone) => zone.zone === name) ??

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
-import { hostListProblem, readJsonDataset } from '../../lib/datasets.js';
+import { type DatasetDate, hostListProblem, readJsonDataset, recordedDate } from '../../lib/datasets.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
 import type { DomainRepEngineOptions, DomainZone } from './types.js';
 
@@ -23,18 +23,22 @@ export function domainZonesPath(dataDir: string): string {
   return join(dataDir, 'domainrep', 'zones.json');
 }
 
-/** Read and check `<dataDir>/domainrep/zones.json`. */
-export function loadDomainZones(dataDir: string): DomainZone[] {
+/**
+ * Read and check `<dataDir>/domainrep/zones.json`.
+ * @param dates receives the file's `generated` date (null when it records none)
+ */
+export function loadDomainZones(dataDir: string, dates?: DatasetDate[]): DomainZone[] {
   const path = domainZonesPath(dataDir);
   const fail = (what: string): never => datasetError(path, what);
   const data = readJsonDataset<unknown>(path);
   if (!isObject(data)) return fail('expected a JSON object');
+  dates?.push({ dataset: 'zones.json', date: recordedDate(data) });
   return checkZoneList(data.zones, fail);
 }
 
 /** The zones an engine checks: `options.zones` (definitions or names from the file), else the file's. */
-export function configuredDomainZones(dataDir: string, options: DomainRepEngineOptions | undefined): DomainZone[] {
-  if (options?.zones === undefined) return loadDomainZones(dataDir);
+export function configuredDomainZones(dataDir: string, options: DomainRepEngineOptions | undefined, dates?: DatasetDate[]): DomainZone[] {
+  if (options?.zones === undefined) return loadDomainZones(dataDir, dates);
   const fail = (what: string): never => {
     throw invalidOption(`domainrep zones option: ${what}`);
   };
@@ -42,7 +46,7 @@ export function configuredDomainZones(dataDir: string, options: DomainRepEngineO
   let fromFile: DomainZone[] | undefined;
   const entries = options.zones.map((entry: unknown, i: number) => {
     if (typeof entry !== 'string') return entry;
-    fromFile ??= loadDomainZones(dataDir);
+    fromFile ??= loadDomainZones(dataDir, dates);
     const name = canonicalZoneName(entry);
     return fromFile.find((zone) => zone.zone === name) ?? fail(`zones[${i}] ${JSON.stringify(entry)} is not defined in ${domainZonesPath(dataDir)}`);
   });
@@ -119,10 +123,11 @@ export interface TldRiskTable {
   listedDomains: number;
 }
 
-export function loadTldRisk(dataDir: string): TldRiskTable {
+export function loadTldRisk(dataDir: string, dates?: DatasetDate[]): TldRiskTable {
   const path = join(dataDir, 'domainrep', 'tld-risk.json');
   const data = readJsonDataset<unknown>(path);
   if (!isObject(data) || !Array.isArray(data.tlds)) return datasetError(path, 'expected { "tlds": [...] }');
+  dates?.push({ dataset: 'tld-risk.json', date: recordedDate(data) });
   if (typeof data.min_listed !== 'number' || typeof data.listed_domains !== 'number')
     return datasetError(path, '"min_listed" and "listed_domains" must be numbers');
   const byTld = new Map<string, TldRisk>();
@@ -155,10 +160,11 @@ export interface Brand {
   match: 'substring' | 'token';
 }
 
-export function loadBrands(dataDir: string): Brand[] {
+export function loadBrands(dataDir: string, dates?: DatasetDate[]): Brand[] {
   const path = join(dataDir, 'domainrep', 'brands.json');
   const data = readJsonDataset<unknown>(path);
   if (!isObject(data) || !Array.isArray(data.brands)) return datasetError(path, 'expected { "brands": [...] }');
+  dates?.push({ dataset: 'brands.json', date: recordedDate(data) });
   return data.brands.map((entry: unknown, i: number) => {
     if (!isObject(entry) || typeof entry.brand !== 'string' || !/^[a-z0-9]{3,}$/.test(entry.brand))
       return datasetError(path, `brands[${i}]: "brand" must be 3 or more lower-case letters or digits`);

@@ -21,6 +21,7 @@ import { parse } from 'tldts';
 import { invalidOption, isSeclookupError, LookupError, SeclookupError } from '../../errors.js';
 import { classifyAnswer, classifyFailure, compileZone, type ZoneVerdict } from '../../lib/blocklist-zone.js';
 import type { ProductCache } from '../../lib/cache.js';
+import type { DatasetDate } from '../../lib/datasets.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsAnswer, type DnsRecordType, type DnsResolver } from '../../lib/dns/index.js';
 import { parseDomainName } from '../../lib/domain.js';
@@ -51,6 +52,8 @@ export interface DomainRepEngine {
   lookup(query: DomainRepQuery): MaybePromise<LookupOutcome<DomainRepResult>>;
   /** The configured blocklist zones (copies). */
   readonly zones: DomainZone[];
+  /** The dates its data files record (zones.json, tld-risk.json, brands.json: `generated`). */
+  readonly dataDates: readonly DatasetDate[];
 }
 
 export interface DomainRepEngineDeps {
@@ -65,6 +68,8 @@ export interface DomainRepEngineDeps {
   now: () => number;
   signalTimeoutMs?: number;
   maxTtlMs?: number;
+  /** The dates the data files read record. @default none */
+  dataDates?: readonly DatasetDate[];
 }
 
 export const DOMAINREP_CACHE_SIZE = 10_000;
@@ -312,6 +317,7 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
     get zones() {
       return zones.map((zone) => copyDomainZone(zone.definition));
     },
+    dataDates: [...(deps.dataDates ?? [])],
   };
 }
 

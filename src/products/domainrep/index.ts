@@ -1,3 +1,4 @@
+import { datasetAgesOf, type DatasetDate } from '../../lib/datasets.js';
 import { checkOptionalMs } from '../../lib/option-checks.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
@@ -25,12 +26,15 @@ export default defineProduct({
     checkOptionalMs(options.maxTtlMs, 'domainrep maxTtlMs');
     checkCacheSize(options.cacheSize);
   },
-  createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions, 'whois' | 'emailauth'>) =>
-    createDomainRepEngine({
-      zones: configuredDomainZones(dataDir, options),
-      tldRisk: loadTldRisk(dataDir),
-      brands: loadBrands(dataDir),
+  createEngine: ({ dataDir, options, cache, dns, now, engine }: EngineContext<DomainRepEngineOptions, 'whois' | 'emailauth'>) => {
+    const dataDates: DatasetDate[] = [];
+    return createDomainRepEngine({
+      zones: configuredDomainZones(dataDir, options, dataDates),
+      tldRisk: loadTldRisk(dataDir, dataDates),
+      brands: loadBrands(dataDir, dataDates),
+      // The phishing lists record no date; scamrisk, which updates them, reports theirs.
       phishing: loadPhishingLists(dataDir),
+      dataDates,
       dns,
       // The whois and emailauth products' own engines (and caches), built on first use.
       whois: () => engine('whois'),
@@ -39,10 +43,12 @@ export default defineProduct({
       now,
       signalTimeoutMs: options?.signalTimeoutMs,
       maxTtlMs: options?.maxTtlMs,
-    }),
+    });
+  },
   // SPEC: GET ?domain= and GET /lookup/{domain}.
   routes: getLookupRoutes('domain', 'invalid_domain', (domain): [string] => [domain]),
   doc: DOMAINREP_DOC,
+  datasetAges: (engine) => datasetAgesOf(engine.dataDates),
   doctor: { dns: true },
   batch: { input: 'domain', args: (value): [string] => [value] },
   cli: {

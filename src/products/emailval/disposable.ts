@@ -15,6 +15,8 @@ export interface DisposableList {
   matches(domain: string): boolean;
   /** Entries in the list. */
   readonly size: number;
+  /** The `# Date:` of the file's header (YYYY-MM-DD), or null when it has none. */
+  readonly date: string | null;
 }
 
 /** What the header of the list file records. */
@@ -39,7 +41,7 @@ export function disposableListPath(dataDir: string): string {
 const REGISTRABLE = { allowPrivateDomains: false, extractHostname: false, detectIp: false, validateHostname: false } as const;
 
 /** A matcher over a set of lower-case ASCII domains. */
-export function createDisposableList(domains: ReadonlySet<string>): DisposableList {
+export function createDisposableList(domains: ReadonlySet<string>, date: string | null = null): DisposableList {
   function matches(domain: string): boolean {
     if (domains.has(domain)) return true;
     const registrable = getDomain(domain, REGISTRABLE);
@@ -52,7 +54,7 @@ export function createDisposableList(domains: ReadonlySet<string>): DisposableLi
     }
     return false;
   }
-  return { matches, size: domains.size };
+  return { matches, size: domains.size, date };
 }
 
 /**
@@ -61,13 +63,28 @@ export function createDisposableList(domains: ReadonlySet<string>): DisposableLi
  * `dataset_invalid` (naming the first bad line).
  */
 export function loadDisposableDomains(path: string): Set<string> {
+  return loadDisposableFile(path).domains;
+}
+
+/** The list file's domains and its header's `# Date:` (null when absent), read once; throws as {@link loadDisposableDomains}. */
+export function loadDisposableFile(path: string): { domains: Set<string>; date: string | null } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new SeclookupError('dataset_missing', `seclookup: cannot read dataset ${path}: ${(error as Error).message}`, { cause: error });
   }
-  return parseDisposableDomains(text, path);
+  return { domains: parseDisposableDomains(text, path), date: disposableListDate(text) };
+}
+
+/** The `# Date: YYYY-MM-DD` line of the header (the `#` lines the file starts with), or null. */
+export function disposableListDate(text: string): string | null {
+  for (const line of text.split('\n', 32)) {
+    if (!line.startsWith('#')) break;
+    const match = /^#\s*Date:\s*(\d{4}-\d{2}-\d{2})\s*$/.exec(line);
+    if (match) return match[1];
+  }
+  return null;
 }
 
 /** Lower-case LDH labels joined by dots: the cheap shape check run on every line at load. */

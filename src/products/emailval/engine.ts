@@ -11,7 +11,7 @@ import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
-import { createDisposableList, disposableListPath, loadDisposableDomains, type DisposableList } from './disposable.js';
+import { createDisposableList, disposableListPath, loadDisposableFile, type DisposableList } from './disposable.js';
 import { checkMx } from './mx.js';
 import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
 import { assessRisk, invalidFormatRisk } from './risk.js';
@@ -58,6 +58,8 @@ export interface EmailValEngine {
   readonly disposableCount: number;
   /** Entries in the role list. */
   readonly roleCount: number;
+  /** The disposable list's header date (YYYY-MM-DD), or null; the role list carries none. */
+  readonly disposableDate: string | null;
 }
 
 /** Entries of the emailval cache unless `cacheSize` says otherwise. */
@@ -72,10 +74,10 @@ export function loadEmailLists(dataDir: string): EmailLists {
   const disposablePath = disposableListPath(dataDir);
   const rolePath = roleListPath(dataDir);
   // A tenth of a second to read: shared by this process's engines while the files are unchanged.
-  return sharedFileData('emailval-lists', [disposablePath, rolePath], () => ({
-    disposable: createDisposableList(loadDisposableDomains(disposablePath)),
-    roles: createRoleList(loadRoleLocalParts(rolePath)),
-  }));
+  return sharedFileData('emailval-lists', [disposablePath, rolePath], () => {
+    const disposable = loadDisposableFile(disposablePath);
+    return { disposable: createDisposableList(disposable.domains, disposable.date), roles: createRoleList(loadRoleLocalParts(rolePath)) };
+  });
 }
 
 /** The `cacheSize` option, checked. */
@@ -127,6 +129,7 @@ export function createEmailValEngine({ lists, dns, cache, now = Date.now }: Emai
     isRoleLike,
     disposableCount: lists.disposable.size,
     roleCount: lists.roles.size,
+    disposableDate: lists.disposable.date ?? null,
   };
 }
 

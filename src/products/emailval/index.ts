@@ -1,3 +1,4 @@
+import { datasetDateMs } from '../../lib/datasets.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { createEmailValEngine, emailCacheSize, loadEmailLists, type CachedEmailResult } from './engine.js';
@@ -27,6 +28,11 @@ export default defineProduct({
   batch: { input: 'email', args: (value): [string] => [value] },
   // database_records: the domains on the disposable list (the product's only database).
   statusExtras: (engine) => ({ database_records: engine.disposableCount }),
+  datasetAges: (engine) => [
+    { dataset: 'disposable-domains.txt', builtAtMs: datasetDateMs(engine.disposableDate) },
+    // A fixed list of role names from a pinned commit: its file records no date.
+    { dataset: 'role-based-local-parts.tsv', builtAtMs: null },
+  ],
   doc: EMAILVAL_DOC,
   doctor: { dns: true },
   cli: {

@@ -6,7 +6,8 @@
  *   single-file mode (and the bundled sample is): any file whose name is not a prefix.
  * - Per-prefix files of `SUFFIX:COUNT` lines (35 hex digits), named by their prefix (`00000`
  *   or `00000.txt`, any case), as the downloader writes by default; given one by one or as the
- *   folder holding them (other entries of the folder are ignored and reported).
+ *   folder holding them (other entries of the folder are ignored and reported). A folder must
+ *   hold every prefix, unless `allowPartial`: a missing one would make its passwords "not breached".
  *
  * Inputs are read in the order given (a folder's files by prefix). Hex is read in either case;
  * CRLF and LF line endings, blank lines and a UTF-8 byte order mark are accepted; a line with
@@ -14,20 +15,36 @@
  *
  * Sorted input (the downloader's output is) is written straight to the store in one pass. The
  * first hash out of order switches to the unsorted path, which starts again from the first
- * input: records go to bucket files by their leading bits (about two million records, 48 MB,
- * per bucket), then each bucket is sorted in memory and appended to the store.
+ * input (refused when an input is a pipe, which cannot be read twice): records go to bucket files
+ * by their leading bits (about two million records, 48 MB, per bucket), then each bucket is
+ * sorted in memory and appended to the store.
  *
- * A corrupt line (anything else) is counted, with the file and line number of the first few (never
- * the line's text: a wrong file could hold plaintext passwords). By default any corrupt line
+ * A corrupt line (anything else; one longer than MAX_LINE_BYTES is cut off there) is counted,
+ * with the file and line number of the first few (never the line's text: a wrong file could
+ * hold plaintext passwords). By default any corrupt line
  * refuses the import; with `skipCorrupt` the good lines are imported. The store is written to
  * a temporary file beside it and renamed over it only when complete, so it is never seen
  * half-written; a refused or failed import leaves the previous store as it was.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { mayCreateFilesIn, statOrNull } from '../../lib/file-access.js';
-import { HASH_BYTES as HASH_LENGTH, HEX_VALUE } from './hash.js';
+import { HASH_BYTES as HASH_LENGTH, HEX_VALUE, PREFIX_COUNT } from './hash.js';
 import { memorySink, StoreWriter, type StoreSink } from './store.js';
 
 export interface ImportSource {
@@ -36,6 +53,17 @@ export interface ImportSource {
   kind: 'hash' | 'suffix';
   prefix: number;
   size: number;
+  /** A regular file, which can be read twice (a pipe or a terminal cannot). */
+  regular: boolean;
+}
+
+/** A folder of per-prefix files that lacks some of the 2^20 prefixes. */
+export interface PartialFolder {
+  path: string;
+  /** Prefixes with no file in the folder. */
+  missing: number;
+  /** The first few missing prefixes, as 5 hex digits. */
+  firstMissing: string[];
 }
 
 export interface ImportOptions {
@@ -51,6 +79,12 @@ export interface ImportOptions {
   onProgressBar?: (progress: { phase: string; done: number; total: number; unit: 'bytes' | 'buckets' }) => void;
   /** Records per bucket aimed at on the unsorted path (tests make it small). @default 2,097,152 */
   bucketRecords?: number;
+  /**
+   * Import a folder of per-prefix files that lacks some prefixes. Every password under a
+   * missing prefix would read "not breached", so such a folder is refused by default.
+   * @default false
+   */
+  allowPartial?: boolean;
 }
 
 export interface ImportReport {
@@ -58,6 +92,8 @@ export interface ImportReport {
   files: number;
   /** Entries of the folders given that are not per-prefix files (ignored). */
   ignored: string[];
+  /** Folders of per-prefix files that lack some prefixes (imported with `allowPartial`). */
+  partial: PartialFolder[];
   bytes: number;
   /** Non-blank lines read. */
   lines: number;
@@ -106,42 +142,91 @@ const MAX_BUCKET_INDEX_BITS = 26;
 const BUCKET_BUFFER_TOTAL = 64 * 1024 * 1024;
 const CORRUPT_SAMPLES = 5;
 const PREFIX_FILE = /^([0-9a-f]{5})(?:\.txt)?$/i;
+const MISSING_SAMPLES = 3;
 
-/** The inputs named on the command line: files and folders of per-prefix files. Throws when one cannot be read. */
-export function resolveSources(paths: readonly string[]): { sources: ImportSource[]; ignored: string[] } {
+/**
+ * The inputs named on the command line: files and folders of per-prefix files, and the folders
+ * that lack some prefixes. Throws when one cannot be read.
+ */
+export function resolveSources(paths: readonly string[]): { sources: ImportSource[]; ignored: string[]; partial: PartialFolder[] } {
   const sources: ImportSource[] = [];
   const ignored: string[] = [];
+  const partial: PartialFolder[] = [];
   for (const path of paths) {
     const stat = statSync(path);
     if (stat.isDirectory()) {
-      const found: ImportSource[] = [];
-      for (const entry of readdirSync(path, { withFileTypes: true })) {
-        const match = PREFIX_FILE.exec(entry.name);
-        if (!match || !entry.isFile()) {
-          ignored.push(join(path, entry.name));
-          continue;
-        }
-        const file = join(path, entry.name);
-        found.push({ path: file, kind: 'suffix', prefix: parseInt(match[1], 16), size: statSync(file).size });
-      }
-      found.sort((a, b) => a.prefix - b.prefix || (a.path < b.path ? -1 : 1));
+      const found = prefixFilesIn(path, ignored);
       sources.push(...found);
+      const gap = missingPrefixes(path, found);
+      if (gap) partial.push(gap);
     } else {
       const match = PREFIX_FILE.exec(basename(path));
-      sources.push(match ? { path, kind: 'suffix', prefix: parseInt(match[1], 16), size: stat.size } : { path, kind: 'hash', prefix: -1, size: stat.size });
+      const regular = stat.isFile();
+      sources.push(
+        match
+          ? { path, kind: 'suffix', prefix: parseInt(match[1], 16), size: stat.size, regular }
+          : { path, kind: 'hash', prefix: -1, size: stat.size, regular },
+      );
     }
   }
-  return { sources, ignored };
+  return { sources, ignored, partial };
+}
+
+/** The per-prefix files of a folder, by prefix; its other entries go to `ignored`. */
+function prefixFilesIn(folder: string, ignored: string[]): ImportSource[] {
+  const found: ImportSource[] = [];
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const match = PREFIX_FILE.exec(entry.name);
+    if (!match || !entry.isFile()) {
+      ignored.push(join(folder, entry.name));
+      continue;
+    }
+    const file = join(folder, entry.name);
+    found.push({ path: file, kind: 'suffix', prefix: parseInt(match[1], 16), size: statSync(file).size, regular: true });
+  }
+  return found.sort((a, b) => a.prefix - b.prefix || (a.path < b.path ? -1 : 1));
+}
+
+/** The prefixes a folder's files (sorted by prefix) do not cover, or null when it has them all. */
+function missingPrefixes(folder: string, files: readonly ImportSource[]): PartialFolder | null {
+  const present = new Uint8Array(PREFIX_COUNT);
+  for (const file of files) present[file.prefix] = 1;
+  let missing = 0;
+  const firstMissing: string[] = [];
+  for (let prefix = 0; prefix < PREFIX_COUNT; prefix++) {
+    if (present[prefix]) continue;
+    missing++;
+    if (firstMissing.length < MISSING_SAMPLES) firstMissing.push(prefix.toString(16).toUpperCase().padStart(5, '0'));
+  }
+  return missing === 0 ? null : { path: folder, missing, firstMissing };
+}
+
+/** Why a partial folder is refused (or, allowed, what it means), in one line. */
+export function describePartialFolder(gap: PartialFolder): string {
+  return (
+    `${gap.path} lacks ${gap.missing.toLocaleString('en-US')} of the ${PREFIX_COUNT.toLocaleString('en-US')} prefix files ` +
+    `(first missing: ${gap.firstMissing.join(', ')}${gap.missing > gap.firstMissing.length ? ', ...' : ''}): ` +
+    'every password under a missing prefix would read "not breached"'
+  );
 }
 
 /** Thrown by the sorted path at the first hash out of order. */
 class OutOfOrder extends Error {}
 
 /**
- * Splits chunks into lines and lines into hashes and counts. Lines may straddle chunks.
- * `onRecord` gets a scratch array it must copy from before returning.
+ * The longest line that can be valid: 40 hex digits, `:`, a count of at most 15 digits and a
+ * CR. A longer one is corrupt whatever follows, so it is cut off there (see LineReader).
  */
-class LineReader {
+export const MAX_LINE_BYTES = 2 * HASH_BYTES + 1 + 15 + 1;
+
+/**
+ * Splits chunks into lines and lines into hashes and counts. Lines may straddle chunks: the
+ * start of one waits in a buffer of MAX_LINE_BYTES, and a line longer than that (a file with
+ * no line breaks) is counted as corrupt at once and skipped to its newline, so memory and time
+ * stay bounded whatever the input. `onRecord` gets a scratch array it must copy from before
+ * returning.
+ */
+export class LineReader {
   readonly hash = new Uint8Array(HASH_BYTES);
   lines = 0;
   padding = 0;
@@ -149,7 +234,13 @@ class LineReader {
   readonly corruptAt: string[] = [];
   private source!: ImportSource;
   private lineNumber = 0;
-  private carry: Buffer | null = null;
+  /** The start of a line that continues in the next chunk. */
+  private readonly carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
+  private carried = 0;
+  /** A line began in an earlier chunk (held in `carry`, or being skipped). */
+  private partial = false;
+  /** The partial line is too long: already counted as corrupt, skipped to its newline. */
+  private skipping = false;
   private atStart = true;
 
   constructor(private readonly onRecord: (hash: Uint8Array, count: number) => void) {}
@@ -157,7 +248,7 @@ class LineReader {
   begin(source: ImportSource): void {
     this.source = source;
     this.lineNumber = 0;
-    this.carry = null;
+    this.resetPartial();
     this.atStart = true;
   }
 
@@ -167,24 +258,56 @@ class LineReader {
       this.atStart = false;
       if (length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) start = 3;
     }
-    let newline = chunk.indexOf(10, start);
-    if (this.carry !== null) {
-      if (newline < 0 || newline >= length) {
-        this.carry = Buffer.concat([this.carry, chunk.subarray(start, length)]);
-        return;
-      }
-      const line = Buffer.concat([this.carry, chunk.subarray(start, newline)]);
-      this.carry = null;
-      this.line(line, 0, line.length);
+    let newline = this.nextNewline(chunk, start, length);
+    if (this.partial) {
+      this.extend(chunk, start, newline < 0 ? length : newline);
+      if (newline < 0) return;
+      this.endPartial();
       start = newline + 1;
-      newline = chunk.indexOf(10, start);
+      newline = this.nextNewline(chunk, start, length);
     }
-    while (newline >= 0 && newline < length) {
+    while (newline >= 0) {
       this.line(chunk, start, newline);
       start = newline + 1;
-      newline = chunk.indexOf(10, start);
+      newline = this.nextNewline(chunk, start, length);
     }
-    if (start < length) this.carry = Buffer.from(chunk.subarray(start, length));
+    if (start < length) {
+      this.partial = true;
+      this.extend(chunk, start, length);
+    }
+  }
+
+  /** The next LF at or after `from` within the chunk's `length` bytes, or -1. */
+  private nextNewline(chunk: Buffer, from: number, length: number): number {
+    const at = chunk.indexOf(10, from);
+    return at >= 0 && at < length ? at : -1;
+  }
+
+  /** Add `chunk[from, to)` to the partial line; past MAX_LINE_BYTES it is corrupt, counted now. */
+  private extend(chunk: Buffer, from: number, to: number): void {
+    if (this.skipping) return;
+    if (this.carried + (to - from) > MAX_LINE_BYTES) {
+      this.lineNumber++;
+      this.lines++;
+      this.bad();
+      this.skipping = true;
+      this.carried = 0;
+      return;
+    }
+    chunk.copy(this.carry, this.carried, from, to);
+    this.carried += to - from;
+  }
+
+  /** The partial line's newline arrived (or its file ended). */
+  private endPartial(): void {
+    if (!this.skipping) this.line(this.carry, 0, this.carried);
+    this.resetPartial();
+  }
+
+  private resetPartial(): void {
+    this.carried = 0;
+    this.partial = false;
+    this.skipping = false;
   }
 
   /** `file:line` of the line being read. */
@@ -193,8 +316,7 @@ class LineReader {
   }
 
   end(): void {
-    if (this.carry !== null) this.line(this.carry, 0, this.carry.length);
-    this.carry = null;
+    if (this.partial) this.endPartial();
   }
 
   private line(buf: Buffer, start: number, end: number): void {
@@ -417,10 +539,14 @@ interface FileTarget {
 
 function fileTarget(out: string): FileTarget {
   const dir = dirname(out);
-  mkdirSync(dir, { recursive: true });
+  // The store's own folder only (DATA_DIR/pwbreach): a data folder that does not exist is refused before.
+  if (!statOrNull(dir)) mkdirSync(dir);
   removeStale(dir, basename(out));
   const temp = join(dir, `.${basename(out)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const fd = openSync(temp, 'wx');
+  // The store keeps its permissions (an operator's 0600 stays 0600); a new one is 0644.
+  const previous = statOrNull(out);
+  const fd = openSync(temp, 'wx', 0o644);
+  if (previous) fchmodSync(fd, previous.mode & 0o777);
   let open = true;
   const close = () => {
     if (open) closeSync(fd);
@@ -486,6 +612,7 @@ function isAlive(pid: number): boolean {
 interface Run {
   sources: readonly ImportSource[];
   ignored: string[];
+  partial: PartialFolder[];
   options: ImportOptions;
   newSink(): { sink: StoreSink; commit(): void; abort(): void };
   newBuckets(count: number): Buckets;
@@ -502,8 +629,22 @@ function* importSteps(run: Run): Generator<void, ImportReport> {
     return yield* attempt(run, total, started, 'sorted');
   } catch (error) {
     if (!(error instanceof OutOfOrder)) throw error;
+    refuseSecondRead(run.sources, error);
     run.options.onProgress?.(`${error.message}: sorting through buckets (reading the input again)`);
     return yield* attempt(run, total, started, 'unsorted');
+  }
+}
+
+/**
+ * Unsorted input is read twice; a pipe (or a FIFO, a terminal) gives only what is left the
+ * second time, which would import part of the input without a word.
+ */
+function refuseSecondRead(sources: readonly ImportSource[], error: OutOfOrder): void {
+  const stream = sources.find((source) => !source.regular);
+  if (stream) {
+    throw new Error(
+      `${error.message}, and ${stream.path} is not a regular file, which unsorted input must be (it is read twice): sort the input first (LC_ALL=C sort) or save it to a file and import that`,
+    );
   }
 }
 
@@ -587,6 +728,7 @@ function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'un
     const report: ImportReport = {
       files: run.sources.length,
       ignored: run.ignored,
+      partial: run.partial,
       bytes: done,
       lines: lines.lines,
       hashes: writer.records,
@@ -634,11 +776,15 @@ export async function importBreachFiles(paths: readonly string[], options: Impor
   // Before any work: an import of gigabytes must not end in a rename that cannot succeed.
   const problem = importTargetProblem(options.out, options.tmpDir);
   if (problem) throw new Error(problem);
-  const { sources, ignored } = resolveSources(paths);
+  const { sources, ignored, partial } = resolveSources(paths);
+  // Before any work too: a missing prefix is a hole in the store that nothing would show.
+  if (partial.length > 0 && !options.allowPartial)
+    throw new Error(`${describePartialFolder(partial[0])}; download the rest, or import it as it is with --allow-partial`);
   const bucketDir = join(options.tmpDir ?? dirname(options.out), `.${basename(options.out)}.buckets-${process.pid}-${randomBytes(4).toString('hex')}`);
   const steps = importSteps({
     sources,
     ignored,
+    partial,
     options,
     newSink: () => fileTarget(options.out),
     newBuckets: (count) => fileBuckets(count, bucketDir),
@@ -653,9 +799,9 @@ export async function importBreachFiles(paths: readonly string[], options: Impor
 /**
  * Why an import could not write its store to `out` or its bucket files to `tmpDir`, in one line,
  * or null: `out` is a folder (or not a file), the folder it goes in (or, when that is still to be
- * made, its nearest existing parent) is not a folder this user may write, or `tmpDir` is not an
- * existing folder this user may write (it is never created: a mistyped one would be made
- * anywhere, and left behind).
+ * made, its parent: the data folder) does not exist or is not a folder this user may write, or
+ * `tmpDir` is not an existing folder this user may write. Only the store's own folder is ever
+ * created: a mistyped data folder or `tmpDir` would be made anywhere, and left behind.
  */
 export function importTargetProblem(out: string, tmpDir?: string): string | null {
   const target = statOrNull(out);
@@ -663,11 +809,12 @@ export function importTargetProblem(out: string, tmpDir?: string): string | null
   if (target && !target.isFile()) return `${out} is not a regular file`;
   let folder = dirname(out);
   let stats = statOrNull(folder);
-  while (stats === null && dirname(folder) !== folder) {
+  if (stats === null) {
     folder = dirname(folder);
     stats = statOrNull(folder);
+    if (stats === null) return `cannot write ${out}: the folder ${folder} does not exist`;
   }
-  if (!stats?.isDirectory()) return `cannot write ${out}: ${folder} is not a folder`;
+  if (!stats.isDirectory()) return `cannot write ${out}: ${folder} is not a folder`;
   if (!mayCreateFilesIn(folder)) return `cannot write ${out}: this user may not create files in ${folder}`;
   if (tmpDir !== undefined) {
     const temp = statOrNull(tmpDir);
@@ -683,11 +830,12 @@ export function importTargetProblem(out: string, tmpDir?: string): string | null
  * ImportRefused on a corrupt line.
  */
 export function buildStoreInMemory(paths: readonly string[]): Buffer {
-  const { sources, ignored } = resolveSources(paths);
+  const { sources, ignored, partial } = resolveSources(paths);
   let built = memorySink();
   const steps = importSteps({
     sources,
     ignored,
+    partial,
     options: { out: '(memory)' },
     newSink: () => {
       built = memorySink();

@@ -5,7 +5,7 @@ import type { QueryParams } from '../../lib/query.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute } from '../route.js';
 import { checkPwbreachOptions, createPwbreachEngine, STORE_FILE, type PwbreachEngine, type RangeQuery } from './engine.js';
-import { formatBytes, ImportRefused, importBreachFiles, type ImportReport } from './import.js';
+import { describePartialFolder, formatBytes, ImportRefused, importBreachFiles, type ImportReport } from './import.js';
 import { RECORD_BYTES } from './store.js';
 import type { PwbreachEngineOptions, PwbreachInput } from './types.js';
 import { checkUpstreamUrl } from './upstream.js';
@@ -82,6 +82,9 @@ export default defineProduct({
   // SHA-1 hashes only: a password never goes into a batch.
   batch: { input: 'sha1', args: (value): [PwbreachInput] => [{ sha1: value }] },
   extraRoutes: [RANGE_ROUTE],
+  // Neither the sample nor a store written by `data import` records the corpus's date: undated.
+  datasetAges: (engine) =>
+    engine.source === 'upstream' ? [] : [{ dataset: engine.source === 'sample' ? 'pwned-sample.txt' : 'passwords.pwb', builtAtMs: null }],
   doc: PWBREACH_DOC,
   doctor: {
     upstream: (options) => {
@@ -125,11 +128,16 @@ SUFFIX:COUNT lines named by their prefix (00000.txt, ...) or the folder holding 
 Sorted or not, CRLF or LF. It writes DATA_DIR/${STORE_FILE} (or --out FILE), 21 bytes
 per hash plus a 4 MB index, replacing the previous store atomically. A hash listed twice
 keeps its largest count. Corrupt lines refuse the import (the store is unchanged) unless
---skip-corrupt; either way their count and first line numbers are printed.`,
-    async import({ dataDir, files, out, skipCorrupt, tmpDir, onProgress, onProgressBar }) {
+--skip-corrupt; either way their count and first line numbers are printed. A folder
+of per-prefix files must hold all 1,048,576 prefixes (a missing one would make every
+password under it read "not breached"); --allow-partial imports one that does not, with a
+warning. Unsorted input is read twice: from a pipe it is refused (sort it, or save it to a
+file).`,
+    async import({ dataDir, files, out, skipCorrupt, tmpDir, allowPartial, onProgress, onProgressBar }) {
       const target = out ?? join(dataDir, STORE_FILE);
       try {
-        return describeImport(await importBreachFiles(files, { out: target, skipCorrupt, tmpDir, onProgress, onProgressBar }), out !== undefined);
+        const report = await importBreachFiles(files, { out: target, skipCorrupt, tmpDir, allowPartial, onProgress, onProgressBar });
+        return describeImport(report, out !== undefined);
       } catch (error) {
         if (!(error instanceof ImportRefused)) throw error;
         return { summary: `pwbreach: ${summaryOf(error.report)}; nothing imported`, ok: false, notes: [error.message, ...ignoredNotes(error.report)] };
@@ -158,7 +166,7 @@ function ignoredNotes(report: ImportReport): string[] {
 /** The importer's report as the CLI prints it. */
 function describeImport(report: ImportReport, customOut: boolean): DatasetUpdateReport {
   const summary = `pwbreach: ${summaryOf(report)}; wrote ${report.out} (${formatBytes(report.storeBytes)}: ${RECORD_BYTES} bytes per hash + 4 MB index)`;
-  const notes = [...ignoredNotes(report)];
+  const notes = [...report.partial.map((gap) => `warning: ${describePartialFolder(gap)} (imported as it is: --allow-partial)`), ...ignoredNotes(report)];
   if (report.corrupt > 0) notes.push(`skipped ${report.corrupt} corrupt line(s), first at ${report.corruptAt.join(', ')}`);
   if (report.capped > 0) notes.push(`${report.capped} count(s) above 268,435,455 stored as 268,435,455`);
   notes.push(customOut ? `Serve it with \`seclookup serve --pwbreach-store ${report.out}\`.` : 'Restart `seclookup serve` to use the new store.');

@@ -1,4 +1,5 @@
 import { invalidOption } from '../../errors.js';
+import { datasetDateMs } from '../../lib/datasets.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
 import { checkRiskScoreOptions, createRiskScoreEngine } from './engine.js';
@@ -36,6 +37,8 @@ export default defineProduct({
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
+  // Each group of the local data as loaded, dated by snapshots.json (the newest is `fetched_at`); none with an upstream.
+  datasetAges: (engine) => (engine.local?.groups ?? []).map((group) => ({ dataset: group.group, builtAtMs: datasetDateMs(group.snapshot) })),
   doc: RISKSCORE_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',

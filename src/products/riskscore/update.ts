@@ -6,7 +6,7 @@
  * bundled: `--source spamhaus-drop` installs it (its terms are the operator's to accept), and a
  * plain update refreshes it once installed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -80,7 +80,9 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
     return body;
   };
 
-  const snapshots = readSnapshots(options.dataDir);
+  // A broken snapshots.json refuses the update before any file is written; it is read again at the end.
+  readSnapshots(options.dataDir);
+  const dated: Record<string, string> = {};
   for (const group of groups) {
     const sources = LOCAL_SOURCES.filter((s) => s.group === group);
     try {
@@ -96,7 +98,7 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
         files.push({ source, text, count });
       }
       await writeGroup(files.map(({ source, text }) => ({ path: join(dir, source.file), text })));
-      snapshots[group] = (options.now ?? (() => new Date()))()
+      dated[group] = (options.now ?? (() => new Date()))()
         .toISOString()
         .replace(/\.\d{3}Z$/, 'Z');
       report.updated.push(group);
@@ -108,8 +110,28 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
       progress(`${group}: failed (${reason}), ${kept ? 'previous data kept' : 'its files are part new, part old: run the update again'}`);
     }
   }
-  if (report.updated.length > 0) await writeFileAtomically(join(dir, 'snapshots.json'), `${JSON.stringify(snapshots, null, 2)}\n`);
+  if (report.updated.length > 0) writeDates(options.dataDir, dated, progress);
   return report;
+}
+
+/**
+ * Record the updated groups' dates in `snapshots.json`: read again and written (atomically) in
+ * one synchronous step, so that an update of other groups running meanwhile keeps its dates. The
+ * groups' files are written by then: a failure here is only reported (the files are new, their
+ * dates old), never thrown as if nothing had changed.
+ */
+function writeDates(dataDir: string, dated: Record<string, string>, progress: (line: string) => void): void {
+  const path = join(riskscoreDir(dataDir), 'snapshots.json');
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const snapshots = { ...readSnapshots(dataDir), ...dated };
+    writeFileSync(temporary, `${JSON.stringify(snapshots, null, 2)}\n`, { flag: 'wx' });
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '');
+    progress(`${path}: not written (${reason}): the files of ${Object.keys(dated).join(', ')} were updated, but it still gives their previous dates`);
+  }
 }
 
 /** The file's new text: most are written as downloaded; Tor and Apple are converted. */
@@ -201,8 +223,4 @@ async function writeGroup(files: { path: string; text: string }[]): Promise<void
       throw new PartlyWritten(`${why}; already replaced: ${replaced.join(', ')}`);
     }
   }
-}
-
-async function writeFileAtomically(path: string, content: string): Promise<void> {
-  await writeGroup([{ path, text: content }]);
 }

@@ -1,4 +1,5 @@
 import { invalidOption, LookupError } from '../../errors.js';
+import { datasetDateMs } from '../../lib/datasets.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import type { ExtraRoute, RouteInput } from '../route.js';
 import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
@@ -109,6 +110,13 @@ export default defineProduct({
   ],
   extraRoutes: [REPORT_ROUTE],
   statusExtras: () => ({ supported_types: [...IDENTIFIER_TYPES] }),
+  // Each list's date as its signals' `last_seen` says it: snapshots.json, else the bundled snapshot's (lists.ts).
+  datasetAges: ({ lists: { dates } }) => [
+    { dataset: 'phishing/metamask', builtAtMs: datasetDateMs(dates.metamask) },
+    { dataset: 'phishing/polkadot', builtAtMs: datasetDateMs(dates.polkadot) },
+    { dataset: 'polkadot', builtAtMs: datasetDateMs(dates.polkadotAddresses) },
+    { dataset: 'ofac', builtAtMs: datasetDateMs(dates.ofac) },
+  ],
   doc: SCAMRISK_DOC,
   cli: {
     input: 'the identifier (with --type)',

@@ -26,6 +26,8 @@ export interface TimezoneEngine {
   lookup(input: IpInput): LookupOutcome<TimezoneResult>;
   /** The zone's offset and abbreviation at `ms` (default: now). */
   clock(zone: string, ms?: number): { utcOffset: string | null; abbreviation: string | null };
+  /** The tzdata release of the abbreviation table it loaded (`2025b`); null with the bundled default. */
+  readonly tzdata: string | null;
 }
 
 export interface TimezoneEngineDeps {
@@ -64,5 +66,6 @@ export function createTimezoneEngine({ geoip, now, abbreviations }: TimezoneEngi
       const { utcOffset, abbreviation } = clocks.at(zone, ms);
       return { utcOffset, abbreviation };
     },
+    tzdata: abbreviations?.version ?? null,
   };
 }

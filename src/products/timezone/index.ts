@@ -30,6 +30,8 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   doc: TIMEZONE_DOC,
+  // The table names its tzdata release, not a date: undated (the location is geoip's, dated there).
+  datasetAges: (engine) => [{ dataset: 'abbreviations.json', builtAtMs: null, ...(engine.tzdata === null ? {} : { version: `tzdata ${engine.tzdata}` }) }],
   batch: { input: 'ip', args: (value): [string] => [value] },
   cli: {
     input: 'a public IPv4 or IPv6 address',

@@ -33,6 +33,8 @@ export interface WebhookIpEngine {
   readonly providers: (WebhookProvider & { aliases: string[] })[];
   /** Total CIDRs across all providers. */
   readonly cidrCount: number;
+  /** The dataset's `generated` date (YYYY-MM-DD): the date of the ranges it answers from. */
+  readonly generated: string;
 }
 
 /** A checked webhookip query: canonical IP text, the parsed address, the allowed providers. */
@@ -175,6 +177,7 @@ export function createWebhookIpEngine(dataset: WebhookRangesDataset): WebhookIpE
   return {
     providers: sources.map((p) => ({ id: p.id, name: p.name, aliases: [...(p.aliases ?? [])] })),
     cidrCount: table.size,
+    generated: dataset.generated,
     prepare,
     lookup: match,
   };

@@ -1,4 +1,5 @@
 import { invalidOption, isSeclookupError } from '../../errors.js';
+import { datasetDateMs } from '../../lib/datasets.js';
 import { describeValue, invalidOptionFrom, isOptionsObject } from '../../lib/option-checks.js';
 import { WEBHOOKIP_DOC } from './doc.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
@@ -33,6 +34,7 @@ export default defineProduct({
   // SPEC: GET ?ip= and GET /lookup/{ip}, each with an optional `provider` query parameter.
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
   doc: WEBHOOKIP_DOC,
+  datasetAges: (engine) => [{ dataset: 'ranges.json', builtAtMs: datasetDateMs(engine.generated) }],
   // Every provider's ranges (no `provider` filter in a batch).
   batch: { input: 'ip', args: (value): [string, WebhookIpOptions?] => [value] },
   cli: {

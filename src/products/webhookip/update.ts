@@ -8,8 +8,8 @@ import type { WebhookRangesDataset } from './types.js';
  * Refresh data/webhookip/ranges.json from the providers' official machine-readable feeds.
  *
  * Safety rules: one bad feed never wipes a provider (it keeps its previous ranges and is
- * reported as failed); every request has a timeout and a size cap; the file is rewritten
- * atomically and only when something changed.
+ * reported as failed), nor shrinks it to fewer than half its ranges on file; every request has
+ * a timeout and a size cap; the file is rewritten atomically and only when something changed.
  */
 
 /** Request limits default to 15 s per request and 5 MB per response. */
@@ -118,6 +118,7 @@ export async function updateWebhookRanges(options: WebhookUpdateOptions): Promis
     let fresh: string[];
     try {
       fresh = normalizeFeedRanges(feed.providers[provider.id](await bodies.get(feed.url)));
+      checkPlausible(fresh, provider.cidrs);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       report.failed.push({ id: provider.id, reason });
@@ -209,6 +210,18 @@ function normalizeFeedRanges(entries: unknown[]): string[] {
   }
   if (out.size === 0) throw new FeedError('feed lists no ranges');
   return [...out];
+}
+
+/**
+ * A feed listing fewer than half the provider's ranges on file is refused, as every updater
+ * does: a truncated or tampered feed must not shrink an allowlist to one range, refusing the
+ * provider's real webhooks.
+ */
+function checkPlausible(fresh: readonly string[], onFile: readonly string[]): void {
+  const before = new Set(onFile.map(canonicalCidr)).size;
+  if (fresh.length < before / 2) {
+    throw new FeedError(`refusing the download: ${plural(fresh.length, 'range')}, fewer than half of the ${before} on file (a truncated or broken source?)`);
+  }
 }
 
 /** The snapshot's CIDRs compared in the same canonical form as fresh ones. */

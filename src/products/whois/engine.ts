@@ -22,6 +22,7 @@
 import { performance } from 'node:perf_hooks';
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
+import type { DatasetDate } from '../../lib/datasets.js';
 import { checkMs, resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
 import { parseDomainName } from '../../lib/domain.js';
 import { checkCacheSizeLimit, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
@@ -73,6 +74,8 @@ export interface WhoisEngine {
   readonly knownTlds: number;
   /** IANA's `publication` of the bootstrap in use. */
   readonly bootstrapPublication: string | null;
+  /** The dates its data files record (rdap-bootstrap.json's `publication`, the tables' `updated`). */
+  readonly dataDates: readonly DatasetDate[];
 }
 
 export interface WhoisEngineDeps {
@@ -292,6 +295,7 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     lookup,
     knownTlds: knownTldCount(tables),
     bootstrapPublication: tables.publication,
+    dataDates: [...tables.dates],
   };
 }
 

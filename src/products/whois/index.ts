@@ -1,4 +1,5 @@
 import { invalidOption } from '../../errors.js';
+import { datasetAgesOf } from '../../lib/datasets.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { createWhoisEngine, resolveWhoisOptions, type CachedWhois } from './engine.js';
@@ -48,6 +49,7 @@ export default defineProduct({
   batch: { input: 'domain', args: (value): [string] => [value] },
   // database_records (ours): the TLDs with a known RDAP or WHOIS server.
   statusExtras: (engine) => ({ database_records: engine.knownTlds }),
+  datasetAges: (engine) => datasetAgesOf(engine.dataDates),
   doc: WHOIS_DOC,
   doctor: { dns: true, outbound: { host: 'whois.iana.org', port: 43, why: "TCP port 43 to the registries' WHOIS servers" } },
   cli: {

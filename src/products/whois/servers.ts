@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
-import { readJsonDataset } from '../../lib/datasets.js';
+import { type DatasetDate, readJsonDataset, recordedDate } from '../../lib/datasets.js';
 import { describeValue } from '../../lib/option-checks.js';
 import type { RdapBootstrap } from './types.js';
 import { redactUserinfo } from '../../lib/redact-url.js';
@@ -40,6 +40,8 @@ export interface ServerTables {
   privateSuffixes: ReadonlySet<string>;
   /** When the bootstrap was published (IANA's `publication`), if it says. */
   publication: string | null;
+  /** The dates the data files read record: the bootstrap's `publication`, the two tables' `updated`. */
+  dates: DatasetDate[];
 }
 
 /** Longest-suffix match (RFC 9224 section 4): `example.co.uk` tries `co.uk`, then `uk`. */
@@ -97,9 +99,10 @@ export function loadBootstrap(dataDir: string): RdapBootstrap {
   return document;
 }
 
-function loadMap(dataDir: string, file: string, field: string, optional = false): Record<string, string> {
+function loadMap(dataDir: string, file: string, field: string, optional = false, dates?: DatasetDate[]): Record<string, string> {
   const path = whoisDataPath(dataDir, file);
   const document = readJsonDataset<Record<string, unknown>>(path);
+  dates?.push({ dataset: file, date: recordedDate(document, 'updated') });
   const map = document?.[field];
   if (optional && map === undefined) return {};
   if (typeof map !== 'object' || map === null || Array.isArray(map) || !Object.values(map).every((v) => typeof v === 'string')) {
@@ -122,9 +125,11 @@ export interface TableOptions {
 export function buildServerTables(dataDir: string, options: TableOptions = {}): ServerTables {
   checkTableOptions(options);
   const bootstrap = options.rdapBootstrap ?? loadBootstrap(dataDir);
+  const publication = typeof bootstrap.publication === 'string' ? bootstrap.publication : null;
+  const dates: DatasetDate[] = [{ dataset: BOOTSTRAP_FILE, date: publication }];
   const rdap = new Map<string, readonly string[] | null>();
   for (const [tlds, urls] of bootstrap.services) for (const tld of tlds) rdap.set(tld.toLowerCase(), preferHttps(urls));
-  for (const [tld, url] of Object.entries(loadMap(dataDir, OVERRIDES_FILE, 'services'))) {
+  for (const [tld, url] of Object.entries(loadMap(dataDir, OVERRIDES_FILE, 'services', false, dates))) {
     if (!isHttpUrl(url))
       throw new SeclookupError('dataset_invalid', `seclookup: dataset ${whoisDataPath(dataDir, OVERRIDES_FILE)}: ${tld} is not an http(s) URL`);
     rdap.set(tld.toLowerCase(), [baseUrl(url)]);
@@ -139,7 +144,7 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
 
   const whois = new Map<string, ServerAddress | null>();
   const privateSuffixes = new Set<string>();
-  const servers = loadMap(dataDir, SERVERS_FILE, 'servers');
+  const servers = loadMap(dataDir, SERVERS_FILE, 'servers', false, dates);
   const privates = loadMap(dataDir, SERVERS_FILE, 'privateSuffixes', true);
   for (const [tld, server] of [...Object.entries(servers), ...Object.entries(privates)]) {
     let address: ServerAddress;
@@ -154,7 +159,7 @@ export function buildServerTables(dataDir: string, options: TableOptions = {}): 
   for (const [tld, server] of Object.entries(options.whoisServers ?? {})) {
     whois.set(checkSuffix(tld, 'whoisServers'), server === null ? null : parseServerAddress(server, `whois whoisServers.${tld}`));
   }
-  return { rdap, whois, privateSuffixes, publication: typeof bootstrap.publication === 'string' ? bootstrap.publication : null };
+  return { rdap, whois, privateSuffixes, publication, dates };
 }
 
 /** The table options, checked without reading the bundled files (createLookup checks them at construction). */

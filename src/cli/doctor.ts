@@ -7,6 +7,7 @@
  * product cannot answer, so it can gate a deployment.
  */
 import { connect } from 'node:net';
+import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
 import { isSeclookupError } from '../errors.js';
 import { datasetAges, type DatasetAge } from '../metrics/datasets.js';
@@ -66,7 +67,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   expectPositionals(positionals, [], command);
-  const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseInteger(values.timeout, '--timeout', command, { min: 1 });
+  const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseInteger(values.timeout, '--timeout', command, { min: 1, max: MAX_TIMER_MS });
   const probe = values.probe === undefined ? undefined : parseProbe(values.probe, command);
   const options = lookupOptionsFrom(MODULES, values, command);
   let lookup: ReturnType<typeof createLookup>;

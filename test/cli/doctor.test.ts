@@ -157,6 +157,10 @@ describe('seclookup doctor', () => {
     const port = await runCli(['doctor', '--probe', '127.0.0.1:0']);
     expect(port.code).toBe(2);
     expect(port.stderr).toContain('--probe: the port must be a whole number from 1 to 65535 (got "127.0.0.1:0")');
+    // Node's timers hold at most 2^31 - 1 ms; a longer one fires at once and fails every check.
+    const timeout = await runCli(['doctor', '--timeout', '2147483648']);
+    expect(timeout.code).toBe(2);
+    expect(timeout.stderr).toContain('--timeout must be a whole number from 1 to 2147483647 (got "2147483648")');
   });
 
   it('reaches the host of an upstream API set for riskscore or pwbreach, naming host and port only', async () => {

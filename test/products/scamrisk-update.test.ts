@@ -183,14 +183,14 @@ describe('failing sources keep their previous file', () => {
     server.routes.set(routeOf(ofacFile('XBT')), respond.text(xbt));
     const before = Object.fromEntries(ALL_FILES.map((file) => [file, onFile(file)]));
 
-    const started = Date.now();
-    const report = await update({ timeoutMs: 300 });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Long enough that the answering mirror is never cut off on a loaded machine; the hang is
+    // cut at it (the reason says so), and a hang the timeout missed would hit the test's own.
+    const report = await update({ timeoutMs: 1_500 });
     const xbtOnFile = before[ofacFile('XBT')].trim().split('\n').length;
     expect(report.failed).toEqual([
       { file: METAMASK, source: 'phishing', reason: 'response is not valid JSON' },
       { file: POLKADOT_ALL, source: 'phishing', reason: 'HTTP 500' },
-      { file: ADDRESSES, source: 'polkadot-addresses', reason: 'timeout after 300 ms' },
+      { file: ADDRESSES, source: 'polkadot-addresses', reason: 'timeout after 1500 ms' },
       {
         file: ofacFile('XBT'),
         source: 'ofac',

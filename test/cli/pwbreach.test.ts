@@ -22,14 +22,13 @@ const temp = createTempDirs();
 afterAll(() => temp.cleanup());
 
 /**
- * Run the CLI from the sources (tsx, not the built dist/) in a child process whose stdin is a
- * pipe fed by `cat FILE`, as in `cat FILE | seclookup ...` (Node's own stdio pipes are sockets,
- * which /dev/stdin cannot open).
+ * Run `node dist/cli.js` in a child process whose stdin is a pipe fed by `cat FILE`, as in
+ * `cat FILE | seclookup ...` (Node's own stdio pipes are sockets, which /dev/stdin cannot open).
  */
-function runSourceCliFromPipe(file: string, args: string[]): Promise<CliResult> {
+function runCliFromPipe(file: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const script = 'file=$1; shift; cat "$file" | exec "$@"';
-    const child = spawn('sh', ['-c', script, 'sh', file, process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src/cli/bin.ts'), ...args], {
+    const child = spawn('sh', ['-c', script, 'sh', file, process.execPath, CLI_PATH, ...args], {
       env: cliEnv(),
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -219,14 +218,14 @@ describe('seclookup data import pwbreach: input that would import part of the co
     writeFileSync(unsorted, [sorted[1], sorted[0], ...sorted.slice(2)].join('\n'));
     const dataDir = temp.make();
 
-    const refused = await runSourceCliFromPipe(unsorted, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
+    const refused = await runCliFromPipe(unsorted, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
     expect(refused.stderr.trim().split('\n').at(-1)).toBe(
       'seclookup: pwbreach import failed, dataset left unchanged: /dev/stdin:2: hashes are not in ascending order, and /dev/stdin is not a regular file, which unsorted input must be (it is read twice): sort the input first (LC_ALL=C sort) or save it to a file and import that',
     );
     expect(refused.code).toBe(1);
     expect(readdirSync(join(dataDir, 'pwbreach'))).toEqual([]); // no store, no leftovers
 
-    const imported = await runSourceCliFromPipe(input, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
+    const imported = await runCliFromPipe(input, ['data', 'import', 'pwbreach', '/dev/stdin', '--data-dir', dataDir]);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/ 100,\d{3} hashes/);
   }, 30_000);

@@ -228,11 +228,13 @@ export function resolveDataDir(flag: string | undefined): string | undefined {
  * `[IPv6]:port`. Undefined when not given (the system's resolvers are used).
  */
 export function parseDnsServers(values: string[] | undefined, command: string): string[] | undefined {
-  const items = (values ?? [])
+  if (values === undefined) return undefined;
+  const items = values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter((v) => v !== '');
-  if (items.length === 0) return undefined;
+  // `--dns ,` names no server: refused, as `--trust-proxy ,` is, rather than read as "the system's".
+  if (items.length === 0) throw new UsageError('--dns names no DNS server (give IP, IP:port or [IPv6]:port, comma-separated)', command);
   return items.map((item) => {
     try {
       return parseDnsServer(item).text;

@@ -22,17 +22,35 @@ export interface ServeConfig {
   products: Record<string, Record<string, unknown>>;
 }
 
+/**
+ * JSON.parse's reason without the text it quotes around the error, which may be a secret (a key,
+ * a Redis URL's password): `Unexpected token 'o'`, and where it is, when the message says.
+ */
+function jsonErrorWithoutText(error: Error, text: string): string {
+  const reason = error.message.replace(/, (\.\.\.)?"[\s\S]*"(\.\.\.)? is not valid JSON$/, '').replace(/ in JSON at position \d+.*$/s, '');
+  const position = /at position (\d+)/.exec(error.message);
+  if (!position) return reason;
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split('\n').length;
+  return `${reason} at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
+}
+
 /** Flags that make no sense in a file. */
 const NOT_IN_FILE = new Set(['help', 'config']);
 
 export function readServeConfig(path: string, options: Readonly<Record<string, OptionSpec>>, command: string): ServeConfig {
-  let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(readFileSync(cliPath(path), 'utf8'));
+    text = readFileSync(cliPath(path), 'utf8');
   } catch (error) {
-    // JSON.parse quotes the text around the error, which may be a Redis URL with its password.
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : redactUserinfo((error as Error).message);
     throw new UsageError(`--config ${path}: ${reason}`, command);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--config ${path}: not valid JSON (${jsonErrorWithoutText(error as Error, text)})`, command);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new UsageError(`--config ${path}: the file must hold one JSON object of settings`, command);

@@ -31,8 +31,9 @@ import {
 import { describeMeter, loadRedis, openMeter } from './db.js';
 import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
+import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
-import { settingsHelp } from './settings.js';
+import { engineOptionsFrom, settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
@@ -232,10 +233,13 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
 
   // Every engine is built at start, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(MODULES, values, command);
-  // The config file's per-product options, under what the flags set.
-  for (const [product, options] of Object.entries(config.products)) {
-    const fromFlags = (lookupOptions as Record<string, object | undefined>)[product];
-    (lookupOptions as Record<string, object>)[product] = { ...options, ...fromFlags };
+  // Per-product options by precedence, as for every setting: the flags, then the file (its flat
+  // settings and its "products" section), then the environment.
+  const fromEnvironment = engineOptionsFrom(MODULES, {}, command);
+  const fromFlagsAndFile = engineOptionsFrom(MODULES, { ...config.values, ...definedOnly(parsed.values) }, command, {});
+  const products = new Set([...Object.keys(fromEnvironment), ...Object.keys(config.products), ...Object.keys(fromFlagsAndFile)]);
+  for (const product of products) {
+    (lookupOptions as Record<string, object>)[product] = { ...fromEnvironment[product], ...config.products[product], ...fromFlagsAndFile[product] };
   }
   // Data products keep beside the meter (scamrisk's reports) live in the --db file unless a flag names another.
   for (const { id, dbFileOption } of PRODUCT_MODULES) {
@@ -463,7 +467,8 @@ function parseLogLevel(flag: string | undefined, command: string): LogLevel {
 /** `$SECLOOKUP_SHUTDOWN_DEADLINE_MS` (the tests shorten it), else 10 s. */
 function resolveShutdownDeadline(command: string): number {
   const value = cliEnv().SECLOOKUP_SHUTDOWN_DEADLINE_MS;
-  return value ? parseInteger(value, 'SECLOOKUP_SHUTDOWN_DEADLINE_MS', command, { min: 1 }) : DEFAULT_SHUTDOWN_DEADLINE_MS;
+  // Node's timers hold at most 2^31 - 1 ms: a longer deadline would fire at once and cut every request.
+  return value ? parseInteger(value, 'SECLOOKUP_SHUTDOWN_DEADLINE_MS', command, { min: 1, max: MAX_TIMER_MS }) : DEFAULT_SHUTDOWN_DEADLINE_MS;
 }
 
 /** `--port`, else `$PORT`, else 8080; 0 lets the OS pick a free port (printed once listening). */

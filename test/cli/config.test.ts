@@ -81,6 +81,30 @@ describe('seclookup serve --config', () => {
     expect(fromFile.serve.requestLines().length).toBeGreaterThan(0);
   });
 
+  it('product options: a flag wins over the file\'s "products" section, which wins over the environment (found by a reviewer)', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const key = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'scamrisk', '--json', '--db', db]);
+    const path = configFile({ products: { scamrisk: { defaultRegion: 'US' } } });
+    // A national number is read in the default region: its masked form says which one was used.
+    const masked = async (args: string[], env: Record<string, string>) => {
+      const { serve, baseUrl } = await startServe(db, { args: ['--config', path, ...args], env });
+      const answer = await fetch(`${baseUrl}/v1/scamrisk/assess?type=phone&value=2025550123`, { headers: { authorization: `Bearer ${key.secret_key}` } });
+      await serve.stop('SIGTERM');
+      return ((await answer.json()) as { identifier: { masked: string } }).identifier.masked;
+    };
+    expect(await masked([], { SECLOOKUP_SCAMRISK_REGION: 'GB' })).toMatch(/^\+1\*/);
+    expect(await masked(['--scamrisk-region', 'GB'], {})).toMatch(/^\+44\*/);
+  });
+
+  it('a broken file is named with where it breaks, never with the text around it (a key or a password may be there)', async () => {
+    const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile('{"riskscore-key": tok_SUPERSECRET123}')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("not valid JSON (Unexpected token 'o')");
+    expect(result.stderr).not.toContain('SUPERSE');
+    const trailing = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile('{\n  "port": 0,\n}')]);
+    expect(trailing.stderr).toContain('not valid JSON (Expected double-quoted property name at line 3, column 1)');
+  });
+
   it.each([
     ['an unknown setting', { prot: 8080 }, 'setting "prot" is unknown'],
     ['a value of the wrong type', { port: true }, 'setting "port" must be a string or a number (got boolean)'],
@@ -95,6 +119,7 @@ describe('seclookup serve --config', () => {
     ['an option of a product that has none', { products: { timezone: { cacheSize: 5 } } }, "timezone.cacheSize is unknown; timezone's options are none"],
     ['not a JSON object', '[1, 2]', 'the file must hold one JSON object of settings'],
     ['broken JSON', '{"port": ', '--config'],
+    ['a DNS list naming no server', { dns: [','] }, 'names no DNS server'],
   ])('refuses %s at start (exit 2), naming it', async (_name, settings, message) => {
     const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile(settings)]);
     expect(result.code).toBe(2);
@@ -113,6 +138,12 @@ describe('seclookup serve --config', () => {
     ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('riskscore cacheSize must be a whole number >= 0');
+  });
+
+  it('refuses a shutdown deadline no timer can hold (2^31 ms or more), which cut every request at SIGTERM', async () => {
+    const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db')], { env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '99999999999' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('SECLOOKUP_SHUTDOWN_DEADLINE_MS must be a whole number from 1 to 2147483647 (got "99999999999")');
   });
 
   it('refuses a missing file', async () => {

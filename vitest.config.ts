@@ -43,8 +43,10 @@ class SlowFirstSequencer extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    // Generous: the limits only matter when something hangs, and a shared, loaded 2-core machine
+    // can take over 10 s to start a `serve` child (tests wait up to 30 s for its first line).
+    testTimeout: 45_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Vitest's default is one worker per core but one: a single worker on 2 cores. Most files
     // wait on servers and child processes as much as they compute, so one per core is faster

@@ -84,9 +84,12 @@ export abstract class ServeRun {
     return result;
   }
 
-  /** Wait for the "listening on" line: the base URL. */
+  /**
+   * Wait for the "listening on" line: the base URL. A start builds every engine (1.5 s of CPU on a
+   * quiet machine); on a shared, loaded one it has taken over 10 s, so it gets 30.
+   */
   protected async listening(): Promise<string> {
-    const match = await this.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stderr));
+    const match = await this.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stderr), 30_000);
     return match[1];
   }
 }

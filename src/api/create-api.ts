@@ -254,7 +254,8 @@ export function createApi(givenOptions: ApiOptions): Api {
   function lookupAs(route: Extract<RouteMatch, { kind: 'lookup' }>, context: RequestContext, pass: GatePass): MaybePromise<string> {
     const { request, search, headers } = context;
     const engine = lookup.engine(route.product as never) as ProductEngine;
-    const prepare = (input: RouteInput) => ('prepare' in route.route ? route.route.prepare(engine, input) : engine.prepare(...route.route.args(input)));
+    const prepare = (input: RouteInput) =>
+      'prepare' in route.route ? route.route.prepare(engine, input, { subscriptionId: pass.key.subscriptionId }) : engine.prepare(...route.route.args(input));
     const rejected = (error: unknown) => rejectInput(error, pass, route.product, headers);
     let query: unknown;
     try {

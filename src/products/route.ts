@@ -34,14 +34,22 @@ export interface LookupRoute<Args extends unknown[]> {
  * in place of the module's `prepare` and `lookup`. The API treats it as a lookup in every other
  * way: secret key, rate limit, quota (billed on success, refunded on failure), request log.
  */
+/** Who sent a request to an extra route: a route that records it (scamrisk's reports) says so. */
+export interface RouteCaller {
+  subscriptionId: string;
+}
+
 export interface ExtraRoute<Engine = unknown, Query = unknown> {
   method: 'GET' | 'POST';
   /** Below `/v1/<product>/`, with at most one trailing `:name` segment: `range/:prefix`. */
   path: string;
   /** The product's code for bad input, used when the path value cannot be URL-decoded. */
   inputError: ErrorCode;
-  /** Validation and normalization, as a module's `prepare`: synchronous, free of I/O, throws LookupError. */
-  prepare(engine: Engine, input: RouteInput): Query;
+  /**
+   * Validation and normalization, as a module's `prepare`: synchronous, free of I/O, throws
+   * LookupError. `caller` is who asked: the subscription of the key that authenticated.
+   */
+  prepare(engine: Engine, input: RouteInput, caller: RouteCaller): Query;
   /** The answer, as a module's `lookup`. */
   lookup(engine: Engine, query: Query): MaybePromise<LookupOutcome<object>>;
 }

@@ -194,6 +194,26 @@ describe('reports in the score', () => {
   });
 });
 
+describe("a domain's reports and the addresses and pages on it", () => {
+  it('only a verified domain report counts for an e-mail or a URL on it: one unverified report on gmail.com no longer flags every mailbox (found by a reviewer)', async () => {
+    fresh();
+    await store.add({ type: 'domain', identifier: 'gmail.com', category: 'scam', source: 'someone' });
+    expect((await assess({ domain: 'gmail.com' })).report_summary.total_reports).toBe(1);
+    for (const request of [{ email: 'alice.smith@gmail.com' }, { url: 'https://gmail.com/' }]) {
+      const result = await assess(request);
+      expect(result.report_summary.total_reports).toBe(0);
+      expect(result.assessment.risk_score).toBe(0);
+    }
+    await store.add({ type: 'domain', identifier: 'gmail.com', category: 'phishing', source: 'abuse-desk', verified: true });
+    // Other addresses than above: those answers are in the result cache.
+    for (const request of [{ email: 'bob.jones@gmail.com' }, { url: 'https://gmail.com/login' }]) {
+      const result = await assess(request);
+      expect(result.report_summary).toMatchObject({ total_reports: 1, categories: ['phishing'] });
+      expect(result.signals.map((s) => s.code)).toContain('reported_verified');
+    }
+  });
+});
+
 describe('HTTP', () => {
   let stack: ApiStack;
   let secret: string;
@@ -282,5 +302,32 @@ describe('HTTP', () => {
     expect([bad.status, bad.body.error_code]).toEqual([400, 'invalid_request']);
     const noAuth = await stack.call('/v1/scamrisk/report', { key: publicKey, json: { type: 'email', value: 'x@example.com', category: 'scam' } });
     expect(noAuth.body.error_code).toBe('wrong_key_type');
+  });
+
+  it('POST /report: one subscription counts as one reporter, whatever names it gives; another subscription is another (found by a reviewer)', async () => {
+    const flood = async (key: string, names: string[]) => {
+      for (const reporter of names) {
+        const reply = await stack.call('/v1/scamrisk/report', { key, json: { type: 'domain', value: 'flooded-shop.com', category: 'scam', reporter } });
+        expect(reply.body).toMatchObject({ success: true });
+      }
+    };
+    // Four names from one key used to be four independent reporters: 75 points, high, manual_review.
+    await flood(secret, ['a', 'b', 'c', 'd']);
+    const once = await stack.call('/v1/scamrisk/assess', { key: secret, json: { domain: 'flooded-shop.com' } });
+    const reports = (body: Record<string, unknown>) => (body.signals as { source: string; detail?: string }[]).find((signal) => signal.source === 'reports');
+    expect(reports(once.body)?.detail).toBe('1 reporter(s); scam');
+    expect(once.body.report_summary).toMatchObject({ total_reports: 4 });
+    const other = await stack.keys('scamrisk');
+    await flood(other.secretKey, ['a']);
+    const twice = await stack.call('/v1/scamrisk/assess', { key: secret, json: { domain: 'flooded-shop.com' } });
+    expect(reports(twice.body)?.detail).toBe('2 reporter(s); scam');
+    expect((twice.body.assessment as { risk_score: number }).risk_score).toBeGreaterThan((once.body.assessment as { risk_score: number }).risk_score);
+  });
+
+  it('POST /report refuses a reporter name with a control character (an escape or a newline would reach `reports list` on a terminal)', async () => {
+    for (const reporter of ['desk\u001b[31m', 'desk\n999 email fake@row.com']) {
+      const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'x@example.com', category: 'scam', reporter } });
+      expect([reply.status, reply.body.error_code]).toEqual([400, 'invalid_request']);
+    }
   });
 });

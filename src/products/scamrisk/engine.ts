@@ -271,8 +271,10 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     let found: StoredReport[];
     try {
       found = [...(await reports.find(identifier.type, identifier.normalized))];
-      if (identifier.type === 'url' && host) found.push(...(await reports.find('domain', host)));
-      if (identifier.type === 'email' && identifier.email) found.push(...(await reports.find('domain', identifier.email.domain)));
+      // A report on a domain speaks for every address and page on it (gmail.com: every mailbox),
+      // so only a verified one (an operator's) carries over to them; unverified ones stay its own.
+      const domainOf = identifier.type === 'url' ? host : identifier.type === 'email' ? identifier.email?.domain : undefined;
+      if (domainOf) found.push(...(await reports.find('domain', domainOf)).filter((report) => report.verified));
     } catch (error) {
       throw new LookupError('assessment_failed', 'the report database failed; retry with backoff', { cause: error });
     }

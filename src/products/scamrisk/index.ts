@@ -4,7 +4,7 @@ import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../
 import type { ExtraRoute, RouteInput } from '../route.js';
 import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
-import { REPORT_CATEGORIES, type ReportCategory } from './reports.js';
+import { apiReporter, REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
 import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, SCAMRISK_SOURCES, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 import { SCAMRISK_DOC } from './doc.js';
@@ -31,11 +31,15 @@ interface ReportQuery {
   value: string;
   category: ReportCategory;
   source: string;
+  /** The reporter name the caller gave (its own label, shown back). */
+  label: string;
   note?: string;
   region?: string;
 }
 
 const REPORT_FIELDS = new Set(['type', 'value', 'category', 'reporter', 'note', 'region']);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them (ESC, newlines: a forged row in `reports list`).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Beyond SPEC (ours): `POST /v1/scamrisk/report` files an unverified report, authenticated and
@@ -46,7 +50,7 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
   method: 'POST',
   path: 'report',
   inputError: 'invalid_request',
-  prepare(engine, { body }) {
+  prepare(engine, { body }, caller) {
     if (!body) throw new LookupError('invalid_request', 'send a JSON body: type, value, category');
     const extra = Object.keys(body).find((k) => !REPORT_FIELDS.has(k));
     if (extra) throw new LookupError('invalid_request', `unknown field ${JSON.stringify(extra)}`);
@@ -56,8 +60,8 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
     if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required');
     if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category))
       throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
-    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100)
-      throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters');
+    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100 || CONTROL.test(reporter))
+      throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters, none of them a control character');
     if (note !== undefined && (typeof note !== 'string' || note.length > 500))
       throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
@@ -68,7 +72,9 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
       type: type as IdentifierType,
       value,
       category: category as ReportCategory,
-      source: reporter.trim(),
+      // The reporter who counts is the caller's subscription; the name it gives is its own label.
+      source: apiReporter(caller.subscriptionId, reporter.trim()),
+      label: reporter.trim(),
       note: note as string | undefined,
       region: region as string | undefined,
     };
@@ -82,7 +88,7 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
           id: stored.id,
           identifier: { type: stored.type, masked: identifier.masked },
           category: stored.category,
-          reporter: stored.source,
+          reporter: query.label,
           verified: stored.verified,
           disputed: stored.disputed,
           reported_at: new Date(stored.reportedAt).toISOString().replace('Z', '+00:00'),

@@ -76,6 +76,11 @@ export interface ReportStore {
 export const REPORT_CLOCK_SKEW_MS = 5 * 60_000;
 const MAX_NOTE = 500;
 const MAX_SOURCE = 100;
+/** An API report's source: a name of up to 100 characters behind `api:<subscription>/`. */
+const MAX_API_SOURCE = 160;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * A report as stored, checked: every store applies exactly these rules (and `reports import`
@@ -85,8 +90,14 @@ export function checkNewReport(report: NewReport, now: number): Required<Omit<Ne
   if (!(IDENTIFIER_TYPES as readonly string[]).includes(report.type)) throw new TypeError(`type must be one of ${IDENTIFIER_TYPES.join(', ')}`);
   if (typeof report.identifier !== 'string' || report.identifier === '') throw new TypeError('identifier must be a non-empty string');
   if (!(REPORT_CATEGORIES as readonly string[]).includes(report.category)) throw new TypeError(`category must be one of ${REPORT_CATEGORIES.join(', ')}`);
-  if (typeof report.source !== 'string' || report.source.trim() === '' || report.source.length > MAX_SOURCE)
+  if (
+    typeof report.source !== 'string' ||
+    report.source.trim() === '' ||
+    report.source.length > (report.source.startsWith('api:') ? MAX_API_SOURCE : MAX_SOURCE)
+  )
     throw new TypeError(`source must be 1 to ${MAX_SOURCE} characters`);
+  // An escape or a newline in a reporter would reach the operator's terminal in `reports list`.
+  if (CONTROL_CHARACTER.test(report.source)) throw new TypeError('source must hold no control characters');
   if (report.verified !== undefined && typeof report.verified !== 'boolean') throw new TypeError('verified must be true or false');
   if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > MAX_NOTE))
     throw new TypeError(`note must be at most ${MAX_NOTE} characters (got ${typeof report.note === 'string' ? report.note.length : typeof report.note})`);
@@ -108,6 +119,26 @@ export function checkNewReport(report: NewReport, now: number): Required<Omit<Ne
 }
 
 const byNewest = (a: StoredReport, b: StoredReport) => b.reportedAt - a.reportedAt || b.id - a.id;
+
+/**
+ * The source of a report filed over the API: `api:<subscription>/<name>`. The subscription of the
+ * key that filed it is who reported; the name the caller gave is its own label (its end user,
+ * its desk), which it can make up at will.
+ */
+export function apiReporter(subscriptionId: string, name: string): string {
+  return `api:${subscriptionId}/${name}`;
+}
+
+/**
+ * Who a report counts as, for "each reporter counts once": a report filed over the API as the
+ * subscription that filed it, whatever name it gave; any other (an operator's `reports add` or
+ * `import`) as its source.
+ */
+export function reporterOf(source: string): string {
+  if (!source.startsWith('api:')) return source;
+  const slash = source.indexOf('/');
+  return slash === -1 ? source : source.slice(0, slash);
+}
 
 export function createMemoryReportStore(options: { now?: () => number } = {}): ReportStore {
   const now = options.now ?? Date.now;

@@ -4,7 +4,7 @@
  * evidence: score = 100 * (1 - prod(1 - source_i / 100)).
  */
 import type { Identifier } from './identifiers.js';
-import type { StoredReport } from './reports.js';
+import { reporterOf, type StoredReport } from './reports.js';
 import { LIMITATIONS, SEVERITY_POINTS, SIGNAL_SEVERITY, type Recommendation, type RiskLevel, type ScamriskResult, type Signal } from './types.js';
 import { createIsoFormatter } from '../../lib/iso-time.js';
 
@@ -55,7 +55,8 @@ export function reportFinding(reports: readonly StoredReport[], now: number): Fi
   for (const report of live) {
     const ageDays = Math.max(0, (now - report.reportedAt) / DAY_MS);
     const weight = (report.verified ? REPORT_POINTS.verified : REPORT_POINTS.unverified) * 0.5 ** (ageDays / REPORT_HALF_LIFE_DAYS);
-    byReporter.set(report.source, Math.max(byReporter.get(report.source) ?? 0, weight));
+    const reporter = reporterOf(report.source);
+    byReporter.set(reporter, Math.max(byReporter.get(reporter) ?? 0, weight));
     newest = Math.max(newest, report.reportedAt);
     anyVerified ||= report.verified;
   }

@@ -97,6 +97,22 @@ describe('reports import: all or nothing, by the store own rules', () => {
       'line 2: reported_at is in the future (2999-01-01T00:00:00.000Z; at most 5 minutes ahead of this clock)',
     ],
     ['verified that is not a boolean', line({ verified: 'yes' }), 'line 2: verified must be true or false'],
+    // Date.parse took these (found by a reviewer): a day that does not exist, no offset (read in this machine's zone), not ISO.
+    [
+      'a day that does not exist',
+      line({ reported_at: '2024-02-30' }),
+      'line 2: reported_at is not an ISO 8601 date or time with its offset (got "2024-02-30")',
+    ],
+    [
+      'a time without its offset',
+      line({ reported_at: '2024-01-01T10:00' }),
+      'line 2: reported_at is not an ISO 8601 date or time with its offset (got "2024-01-01T10:00")',
+    ],
+    [
+      'a time that is not ISO 8601',
+      line({ reported_at: '2024-01-01 12:00 PM' }),
+      'line 2: reported_at is not an ISO 8601 date or time with its offset (got "2024-01-01 12:00 PM")',
+    ],
     ['an empty source', line({ source: '' }), 'line 2: source must be 1 to 100 characters'],
     ['a source over 100 characters', line({ source: 's'.repeat(101) }), 'line 2: source must be 1 to 100 characters'],
     [

@@ -324,6 +324,11 @@ describe('HTTP', () => {
     expect((twice.body.assessment as { risk_score: number }).risk_score).toBeGreaterThan((once.body.assessment as { risk_score: number }).risk_score);
   });
 
+  it('POST /report refuses a region for anything but a phone number, as an assessment does', async () => {
+    const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'a@b.com', category: 'scam', region: 'GB' } });
+    expect([reply.status, reply.body.error_code, reply.body.error]).toEqual([400, 'invalid_request', 'region applies to phone numbers only']);
+  });
+
   it('POST /report refuses a reporter name with a control character (an escape or a newline would reach `reports list` on a terminal)', async () => {
     for (const reporter of ['desk\u001b[31m', 'desk\n999 email fake@row.com']) {
       const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'x@example.com', category: 'scam', reporter } });

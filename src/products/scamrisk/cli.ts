@@ -223,6 +223,21 @@ async function importFile(argv: string[]): Promise<number> {
   return EXIT_OK;
 }
 
+/**
+ * `reported_at`: an ISO 8601 date (`2024-01-31`, midnight UTC) or date-time with its offset
+ * (`Z` or `+01:00`), of a day that exists; NaN for anything else. Date.parse alone takes
+ * `2024-02-30` as March 1 and reads a time without an offset in this machine's zone.
+ */
+export function parseReportedAt(value: unknown): number {
+  if (typeof value !== 'string') return Number.NaN;
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/.exec(value);
+  if (!match) return Number.NaN;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return Number.NaN;
+  return Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+}
+
 /** The fields an import line may have. */
 const LINE_FIELDS = ['type', 'value', 'category', 'source', 'verified', 'note', 'region', 'reported_at'];
 
@@ -267,8 +282,8 @@ function readImportLine(line: string, defaults: { source: string; verified: bool
   if (fields.verified !== undefined && typeof fields.verified !== 'boolean') throw new Error('verified must be true or false');
   let reportedAt: number | undefined;
   if (fields.reported_at !== undefined) {
-    reportedAt = typeof fields.reported_at === 'string' && /^\d{4}-\d{2}-\d{2}/.test(fields.reported_at) ? Date.parse(fields.reported_at) : Number.NaN;
-    if (Number.isNaN(reportedAt)) throw new Error(`reported_at is not an ISO 8601 time (got ${JSON.stringify(fields.reported_at)})`);
+    reportedAt = parseReportedAt(fields.reported_at);
+    if (Number.isNaN(reportedAt)) throw new Error(`reported_at is not an ISO 8601 date or time with its offset (got ${JSON.stringify(fields.reported_at)})`);
   }
   const report: NewReport = {
     type,

@@ -66,6 +66,8 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
       throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
       throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
+    // As an assessment says: a region reads a national phone number, nothing else.
+    if (region !== undefined && type !== 'phone') throw new LookupError('invalid_request', 'region applies to phone numbers only');
     // Validates the value now, before quota: invalid_identifier.
     engine.normalize(type as IdentifierType, value, region as string | undefined);
     return {

@@ -6,12 +6,13 @@
  * upstream URLs and keys). Precedence: a flag, then the file, then the environment, then the
  * default. Unknown settings and values of the wrong type are refused at start, naming the setting.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { unknownOptionNames } from '../products/module.js';
 import { BUILT_PRODUCT_IDS, productModule, type BuiltProductId } from '../products/registry.js';
 import { redactUserinfo } from '../lib/redact-url.js';
 import { emptyValueMessage, envName, isBlank } from './args.js';
 import { UsageError } from './errors.js';
+import { note } from './output.js';
 import { cliEnv, cliPath } from './io.js';
 
 type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
@@ -35,6 +36,41 @@ function jsonErrorWithoutText(error: Error, text: string): string {
   return `${reason} at line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
 }
 
+/**
+ * Where a settings object holds a secret: a `key` or `*-key` setting (an upstream's API key), or
+ * a URL with a password (`redis://:PASS@host`, an upstream's `https://user:token@...`).
+ */
+function secretSettings(settings: Record<string, unknown>, prefix = ''): string[] {
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      found.push(...secretSettings(value as Record<string, unknown>, `${prefix}${name}.`));
+    else if (typeof value === 'string' && value !== '' && (/(^|-)key$/i.test(name) || /\/\/[^/@\s]*:[^/@\s]*@/.test(value))) found.push(`${prefix}${name}`);
+  }
+  return found;
+}
+
+/**
+ * A config file holding a secret that every user of the machine may read is used, with a warning
+ * naming the settings (as the operator secret file is; a config file is not made 0600 behind the
+ * operator's back: it often lives in /etc, managed by other tools).
+ */
+function warnIfSecretsReadable(path: string, settings: Record<string, unknown>): void {
+  let mode: number;
+  try {
+    mode = statSync(cliPath(path)).mode;
+  } catch {
+    return;
+  }
+  if ((mode & 0o004) === 0) return;
+  const secrets = secretSettings(settings);
+  if (secrets.length === 0) return;
+  const shown = (mode & 0o777).toString(8).padStart(4, '0');
+  note(
+    `seclookup: warning: --config ${path} has mode ${shown} and holds secrets (${secrets.join(', ')}): every user of this machine may read them; make it 0600, or 0640 for the service's group`,
+  );
+}
+
 /** Flags that make no sense in a file. */
 const NOT_IN_FILE = new Set(['help', 'config']);
 
@@ -54,6 +90,7 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new UsageError(`--config ${path}: the file must hold one JSON object of settings`, command);
+  warnIfSecretsReadable(path, parsed as Record<string, unknown>);
 
   const config: ServeConfig = { values: {}, products: {} };
   for (const [name, value] of Object.entries(parsed)) {

@@ -1,5 +1,5 @@
 /** `seclookup serve --config FILE`: one JSON file for every setting, flags winning over it, bad settings refused at start by name. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
@@ -144,6 +144,21 @@ describe('seclookup serve --config', () => {
     const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db')], { env: { SECLOOKUP_SHUTDOWN_DEADLINE_MS: '99999999999' } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('SECLOOKUP_SHUTDOWN_DEADLINE_MS must be a whole number from 1 to 2147483647 (got "99999999999")');
+  });
+
+  it('warns when a file every user may read holds a secret (an upstream key, a URL password), naming the settings, not their values', async () => {
+    const path = configFile({ 'riskscore-key': 'tok_SUPERSECRET123', 'log-level': 'warn' });
+    chmodSync(path, 0o644);
+    const readable = await startServe(join(temp.make(), 'x.db'), { args: ['--config', path] });
+    await readable.serve.stop('SIGTERM');
+    expect(readable.serve.stderr).toContain(
+      `seclookup: warning: --config ${path} has mode 0644 and holds secrets (riskscore-key): every user of this machine may read them`,
+    );
+    expect(readable.serve.stderr).not.toContain('SUPERSECRET');
+    chmodSync(path, 0o600);
+    const own = await startServe(join(temp.make(), 'x.db'), { args: ['--config', path] });
+    await own.serve.stop('SIGTERM');
+    expect(own.serve.stderr).not.toContain('holds secrets');
   });
 
   it('refuses a missing file', async () => {

@@ -8,26 +8,18 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
-import { cliEnv, createTempDirs, REPO_ROOT, runCli, type CliResult } from './harness.js';
+import { CLI_PATH, cliEnv, createTempDirs, outcomeOf, REPO_ROOT, runCli, type CliResult } from './harness.js';
 
 const dirs = createTempDirs();
 
 /**
- * `seclookup data init DIR` from the sources (tsx) in a child process whose files may grow to
- * `blocks` 512-byte blocks (`ulimit -f`; Node ignores SIGXFSZ, so a larger write fails EFBIG).
+ * `node dist/cli.js data init DIR` in a child process whose files may grow to `blocks` 512-byte
+ * blocks (`ulimit -f`; Node ignores SIGXFSZ, so a larger write fails EFBIG).
  */
 function initWithFileSizeLimit(dir: string, blocks: number): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const script = 'ulimit -f "$1"; shift; exec "$@"';
-    const args = ['-c', script, 'sh', String(blocks), process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src/cli/bin.ts'), 'data', 'init', dir];
-    const child = spawn('sh', args, { env: cliEnv(), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const script = 'ulimit -f "$1"; shift; exec "$@"';
+  const args = ['-c', script, 'sh', String(blocks), process.execPath, CLI_PATH, 'data', 'init', dir];
+  return outcomeOf(spawn('sh', args, { env: cliEnv(), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 afterAll(() => dirs.cleanup());
 

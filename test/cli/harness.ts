@@ -4,11 +4,12 @@
  * `serve`, signals and exit), and as the built `dist/cli.js` (produced by tsup before the tests)
  * in a real child process wherever a test asks for one.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -68,17 +69,21 @@ export async function runCliInProcess(args: string[], options: RunOptions = {}):
 
 /** Run `node dist/cli.js ...args` to completion, as a child process. */
 export function runCliProcess(args: string[], options: RunOptions = {}): Promise<CliResult> {
-  return new Promise((resolvePromise, reject) => {
-    const command = [process.execPath, CLI_PATH, ...args];
-    if (options.filePermissionsBind && process.getuid?.() === 0)
-      command.unshift('setpriv', `--bounding-set=${FILE_OVERRIDE_CAPS}`, `--inh-caps=${FILE_OVERRIDE_CAPS}`);
-    const child = spawn(command[0], command.slice(1), { env: cliEnv(options.env), cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [process.execPath, CLI_PATH, ...args];
+  if (options.filePermissionsBind && process.getuid?.() === 0)
+    command.unshift('setpriv', `--bounding-set=${FILE_OVERRIDE_CAPS}`, `--inh-caps=${FILE_OVERRIDE_CAPS}`);
+  return outcomeOf(spawn(command[0], command.slice(1), { env: cliEnv(options.env), cwd: options.cwd ?? tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** A child process's exit code and all it wrote on stdout and stderr, once it has closed them. */
+export function outcomeOf(child: ChildProcessByStdio<Writable | null, Readable, Readable>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

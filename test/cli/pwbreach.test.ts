@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeHashFile } from '../../src/products/pwbreach/testdata.js';
-import { CLI_PATH, cliEnv, createTempDirs, REPO_ROOT, runCli, runCliJson, type CliResult } from './harness.js';
+import { CLI_PATH, cliEnv, createTempDirs, outcomeOf, REPO_ROOT, runCli, runCliJson, type CliResult } from './harness.js';
 
 const SAMPLE = join(REPO_ROOT, 'data', 'pwbreach', 'pwned-sample.txt');
 const sampleLines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
@@ -26,34 +26,17 @@ afterAll(() => temp.cleanup());
  * `cat FILE | seclookup ...` (Node's own stdio pipes are sockets, which /dev/stdin cannot open).
  */
 function runCliFromPipe(file: string, args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const script = 'file=$1; shift; cat "$file" | exec "$@"';
-    const child = spawn('sh', ['-c', script, 'sh', file, process.execPath, CLI_PATH, ...args], {
-      env: cliEnv(),
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const script = 'file=$1; shift; cat "$file" | exec "$@"';
+  return outcomeOf(
+    spawn('sh', ['-c', script, 'sh', file, process.execPath, CLI_PATH, ...args], { env: cliEnv(), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
 }
 
 /** Run the CLI with `input` on its stdin. */
 function runWithStdin(args: string[], input: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.end(input);
+  return outcomeOf(child);
 }
 
 describe('seclookup data import pwbreach', () => {

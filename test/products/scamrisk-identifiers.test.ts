@@ -139,6 +139,9 @@ describe('url and domain', () => {
     expect(norm('url', 'https://bücher.example.com/').domain?.name).toBe('xn--bcher-kva.example.com');
     expect(norm('url', 'http://user:pw@example.com/').url?.hasCredentials).toBe(true);
     expect(norm('url', 'http://203.0.113.9/login').ip?.ip).toBe('203.0.113.9');
+    // A host's trailing dot, as the domain type drops it: one page, one identifier for its reports (found by a reviewer).
+    expect(norm('url', 'https://evil-shop.com./login').normalized).toBe('https://evil-shop.com/login');
+    expect(norm('url', 'https://evil-shop.com.:8443/login').normalized).toBe('https://evil-shop.com:8443/login');
     refused('url', 'javascript:alert(1)');
     refused('url', 'ftp://example.com/');
     refused('url', 'http://foo.notatld/');

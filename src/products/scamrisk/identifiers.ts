@@ -200,6 +200,8 @@ function url(text: string): Identifier {
   } catch (error) {
     throw refuse('url', `the host: ${error instanceof Error ? error.message : 'not a domain'}`);
   }
+  // The host as the domain type has it (`evil-shop.com.` is `evil-shop.com`): one page, one identifier.
+  if (parsed.hostname !== name.name) parsed.hostname = name.name;
   return {
     type: 'url',
     normalized: parsed.href,

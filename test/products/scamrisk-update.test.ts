@@ -98,8 +98,16 @@ function serveAll(): void {
   server.hits.clear();
 }
 
+/** A timeout no answering mirror misses on a loaded machine (2 s failed there); the hang's own test sets a short one. */
 function update(options: Partial<ScamriskUpdateOptions> = {}) {
-  return updateScamriskData({ dataDir, mirror: server.url, timeoutMs: 2_000, onProgress: (line) => progress.push(line), now: () => new Date(NOW), ...options });
+  return updateScamriskData({
+    dataDir,
+    mirror: server.url,
+    timeoutMs: 15_000,
+    onProgress: (line) => progress.push(line),
+    now: () => new Date(NOW),
+    ...options,
+  });
 }
 
 /** scamrisk on the data folder as it is now (the lists are read when the engine is made), every engine-backed (networked) source off. */

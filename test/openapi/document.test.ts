@@ -318,7 +318,10 @@ describe('the OpenAPI document against the server', () => {
         'scamrisk',
         [
           { type: 'username', value: 'someone', category: 'scam' },
-          { type: 'username', value: 'someone', category: 'scam', reporter: 'me', note: 'n', region: 'US' },
+          { type: 'username', value: 'someone', category: 'scam', reporter: 'me', note: 'n' },
+          { type: 'phone', value: '4155550123', category: 'scam', reporter: 'me', region: 'US' },
+          { type: 'username', value: 'someone', category: 'scam', region: 'US' },
+          { type: 'username', value: 'someone', category: 'scam', reporter: 'desk\nforged row' },
           { type: 'username', value: 'someone', category: 'scam', extra: true },
           { type: 'username', value: 'someone', category: 'scam', reporter: '   ' },
           { type: 'username', value: 'someone', category: 'nope' },

@@ -93,21 +93,24 @@ export const SCAMRISK_DOC: ProductDoc = {
       summary: 'File a report against an identifier',
       description:
         'Ours: files an unverified report, which the next assessments of the identifier count (its cached assessment is dropped). Authenticated and billed like an assessment. Unknown body fields are 400 invalid_request.',
-      body: obj(
-        {
-          type: TYPE,
-          value: str('The identifier.', { minLength: 1 }),
-          category: oneOf(REPORT_CATEGORIES, 'What it was used for.'),
-          reporter: str('Who reports it, 1 to 100 characters, not only spaces (one reporter counts once in the score). Default api.', {
-            minLength: 1,
-            maxLength: 100,
-            pattern: '\\S',
-          }),
-          note: str('Free text, at most 500 characters.', { maxLength: 500 }),
-          region: REGION_SCHEMA,
-        },
-        { optional: ['reporter', 'note', 'region'], closed: true },
-      ),
+      body: {
+        ...obj(
+          {
+            type: TYPE,
+            value: str('The identifier.', { minLength: 1 }),
+            category: oneOf(REPORT_CATEGORIES, 'What it was used for.'),
+            reporter: str(
+              "The caller's own name for who reports it (its end user, its desk), 1 to 100 characters, not only spaces, no control characters. The reporter that counts in the score is the subscription of the key: one subscription counts once, whatever names it gives. Default api.",
+              { minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' },
+            ),
+            note: str('Free text, at most 500 characters.', { maxLength: 500 }),
+            region: REGION_SCHEMA,
+          },
+          { optional: ['reporter', 'note', 'region'], closed: true },
+        ),
+        // As on assess: a region reads a national phone number, nothing else.
+        dependentSchemas: { region: { properties: { type: { const: 'phone' } } } },
+      },
       result: obj({
         report: obj({
           id: int('The report id.'),

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
+import { coveringDomains } from '../../src/products/scamrisk/engine.js';
+import { parseIdentifier } from '../../src/products/scamrisk/identifiers.js';
 import { createMemoryReportStore, type ReportStore } from '../../src/products/scamrisk/reports.js';
 import { LIMITATIONS, SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
 import { createApiStack, FROZEN_NOW, type ApiStack } from '../api/harness.js';
@@ -211,6 +213,25 @@ describe("a domain's reports and the addresses and pages on it", () => {
       expect(result.report_summary).toMatchObject({ total_reports: 1, categories: ['phishing'] });
       expect(result.signals.map((s) => s.code)).toContain('reported_verified');
     }
+  });
+});
+
+describe("a domain's verified reports and its subdomains", () => {
+  it("count for a subdomain and the pages and mailboxes under it; an unverified one stays the domain's own (found by a reviewer: rotating subdomains got around reports)", async () => {
+    fresh();
+    await store.add({ type: 'domain', identifier: 'evil-shop.com', category: 'scam', source: 'someone' });
+    expect((await assess({ domain: 'login.evil-shop.com' })).report_summary.total_reports).toBe(0);
+    await store.add({ type: 'domain', identifier: 'evil-shop.com', category: 'phishing', source: 'abuse-desk', verified: true });
+    for (const request of [{ domain: 'pay.login.evil-shop.com' }, { url: 'https://www.evil-shop.com/checkout' }, { email: 'billing@mail.evil-shop.com' }]) {
+      const result = await assess(request);
+      expect(result.report_summary, JSON.stringify(request)).toMatchObject({ total_reports: 1, categories: ['phishing'] });
+    }
+    // Not a sibling, not the suffix above it.
+    expect((await assess({ domain: 'evil-shop.co' })).report_summary.total_reports).toBe(0);
+    expect(coveringDomains(parseIdentifier('domain', 'a.b.evil-shop.co.uk'))).toEqual(['b.evil-shop.co.uk', 'evil-shop.co.uk']);
+    expect(coveringDomains(parseIdentifier('url', 'https://evil-shop.com/'))).toEqual(['evil-shop.com']);
+    expect(coveringDomains(parseIdentifier('url', 'http://203.0.113.9/'))).toEqual([]);
+    expect(coveringDomains(parseIdentifier('username', 'someone'))).toEqual([]);
   });
 });
 

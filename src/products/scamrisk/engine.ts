@@ -14,6 +14,7 @@ import type { EmailAuthResult } from '../emailauth/types.js';
 import type { EmailValResult } from '../emailval/types.js';
 import type { RiskScoreResult } from '../riskscore/types.js';
 import type { WhoisResult } from '../whois/types.js';
+import { parseDomainName } from '../../lib/domain.js';
 import { parseIdentifier, unicodeHost, type Identifier } from './identifiers.js';
 import { levenshtein, type ScamLists } from './lists.js';
 import { createMemoryReportStore, createSqliteReportStore, type NewReport, type ReportStore, type StoredReport } from './reports.js';
@@ -271,10 +272,10 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     let found: StoredReport[];
     try {
       found = [...(await reports.find(identifier.type, identifier.normalized))];
-      // A report on a domain speaks for every address and page on it (gmail.com: every mailbox),
-      // so only a verified one (an operator's) carries over to them; unverified ones stay its own.
-      const domainOf = identifier.type === 'url' ? host : identifier.type === 'email' ? identifier.email?.domain : undefined;
-      if (domainOf) found.push(...(await reports.find('domain', domainOf)).filter((report) => report.verified));
+      // A report on a domain speaks for every address, page and subdomain under it (gmail.com:
+      // every mailbox), so only a verified one (an operator's) carries over to them; unverified
+      // ones stay the domain's own.
+      for (const name of coveringDomains(identifier)) found.push(...(await reports.find('domain', name)).filter((report) => report.verified));
     } catch (error) {
       throw new LookupError('assessment_failed', 'the report database failed; retry with backoff', { cause: error });
     }
@@ -491,4 +492,30 @@ function riskscoreSignals({ intelligence }: RiskScoreResult, seen: string, add: 
   if (flags.is_tor) add('tor_exit', 'riskscore', 0.9, seen);
   if (flags.is_vpn || flags.is_proxy) add('vpn_or_proxy', 'riskscore', 0.8, seen);
   if (flags.is_hosting) add('hosting_network', 'riskscore', 0.8, seen, intelligence.tags.join(', '));
+}
+
+/**
+ * The domains whose verified reports count for an identifier beyond its own reports: a URL's
+ * host or an e-mail's domain and their parents, a domain's parents, each up to its registrable
+ * domain (`login.evil-shop.com` -> `evil-shop.com`; never a public suffix).
+ */
+export function coveringDomains(identifier: Identifier): string[] {
+  const own = identifier.type === 'domain';
+  let name = identifier.domain;
+  if (!name && identifier.type === 'email' && identifier.email) {
+    try {
+      name = parseDomainName(identifier.email.domain);
+    } catch {
+      return [identifier.email.domain]; // not a name under a known suffix: its own reports only
+    }
+  }
+  if (!name || (identifier.type !== 'url' && identifier.type !== 'email' && !own)) return [];
+  const names: string[] = [];
+  let current = name.name;
+  if (!own) names.push(current);
+  while (current !== name.registrable && current.includes('.')) {
+    current = current.slice(current.indexOf('.') + 1);
+    names.push(current);
+  }
+  return names;
 }

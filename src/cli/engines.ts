@@ -2,9 +2,9 @@ import type { Lookup, LookupOptions } from '../lookup.js';
 import { createLookupOf } from '../lookup-of.js';
 import type { AnyProductModule } from '../products/module.js';
 import type { BuiltProductId } from '../products/registry.js';
-import { DATA_DIR_OPTION, DNS_OPTION, parseCidrList, parseDnsServers, resolveDataDir } from './args.js';
+import { DATA_DIR_OPTION, DNS_OPTION, envName, parseCidrList, parseDnsServers, resolveDataDir } from './args.js';
 import { isSeclookupError } from '../errors.js';
-import { CommandError } from './errors.js';
+import { CommandError, UsageError } from './errors.js';
 import { note } from './output.js';
 import { engineOptionsFrom, settingOptions } from './settings.js';
 
@@ -35,6 +35,28 @@ export function lookupOptionsFrom(modules: readonly AnyProductModule[], values: 
     dns: dnsServers ? { servers: dnsServers } : undefined,
     outbound: allowPrivateTargets.length > 0 ? { allowPrivateTargets } : undefined,
   };
+}
+
+/**
+ * Each product's options checked as `createLookup` checks them (types, ranges, URLs, a provider
+ * without its key), before any engine is built: a value the product refuses is a usage error
+ * (exit 2) naming where the product's settings come from, not a failure to load the engines.
+ */
+export function checkProductOptions(modules: readonly AnyProductModule[], options: LookupOptions, command: string): void {
+  for (const module of modules) {
+    const given = (options as Record<string, unknown>)[module.id];
+    if (given === undefined || given === null || typeof given !== 'object' || !module.checkOptions) continue;
+    try {
+      module.checkOptions(given as Readonly<Record<string, unknown>>);
+    } catch (error) {
+      const flag = `--${module.id}-*`;
+      const variable = `$${envName(`${module.id}-*`)}`;
+      throw new UsageError(
+        `${tidyEngineLine(error instanceof Error ? error.message : String(error))} (from ${flag}, ${variable} or the config file's "products".${module.id})`,
+        command,
+      );
+    }
+  }
 }
 
 /**

@@ -32,7 +32,7 @@ import { describeMeter, loadRedis, openMeter } from './db.js';
 import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
 import { MAX_TIMER_MS } from '../lib/deadline.js';
-import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, checkProductOptions, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { engineOptionsFrom, settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
@@ -241,6 +241,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
   for (const product of products) {
     (lookupOptions as Record<string, object>)[product] = { ...fromEnvironment[product], ...config.products[product], ...fromFlagsAndFile[product] };
   }
+  checkProductOptions(MODULES, lookupOptions, command);
   // Data products keep beside the meter (scamrisk's reports) live in the --db file unless a flag names another.
   for (const { id, dbFileOption } of PRODUCT_MODULES) {
     const options = lookupOptions as Record<string, object | undefined>;

@@ -126,7 +126,7 @@ describe('seclookup serve --config', () => {
     expect(result.stderr).toContain(message);
   });
 
-  it('refuses a bad product option at start (exit 1), naming the product and the option', async () => {
+  it('refuses a bad product option at start (exit 2, before any engine is built), naming the product and the option', async () => {
     const result = await runCli([
       'serve',
       '--port',
@@ -136,8 +136,18 @@ describe('seclookup serve --config', () => {
       '--config',
       configFile({ products: { riskscore: { cacheSize: -1 } } }),
     ]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('riskscore cacheSize must be a whole number >= 0');
+    expect(result.stderr).toContain('(from --riskscore-*, $SECLOOKUP_RISKSCORE_* or the config file\'s "products".riskscore)');
+    // The same for values flags give that only the product can judge (found by a reviewer: they exited 1 at engine build).
+    for (const [args, message] of [
+      [['--riskscore-provider', 'ipinfo', '--riskscore-key', 'k', '--riskscore-url', 'notaurl'], 'riskscore url must be an http(s) URL (got "notaurl")'],
+      [['--riskscore-provider', 'ipinfo'], 'riskscore provider ipinfo needs a key'],
+      [['--tls-timeout', '99999999999'], 'tls timeouts.totalMs must be at most 2147483647 milliseconds'],
+    ] as const) {
+      const refused = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), ...args]);
+      expect([refused.code, refused.stderr], args.join(' ')).toEqual([2, expect.stringContaining(message)]);
+    }
   });
 
   it('refuses a shutdown deadline no timer can hold (2^31 ms or more), which cut every request at SIGTERM', async () => {

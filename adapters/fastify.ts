@@ -7,8 +7,7 @@ import type { Api, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
-import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
-import { lingerAfterResponse } from './lingering-close.js';
+import { endUnreadBody } from './lingering-close.js';
 import { inLine, untilFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 import { isPromise } from '../src/lib/outcome.js';
@@ -36,16 +35,8 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   const response = isPromise(answer) ? await answer : answer;
   cork.send(turn, () => {
     try {
-      // As in writeResponse (node.ts): a body not fully arrived is left unread, so close, lingering;
-      // over HTTP/2, close its stream. `inject()` requests have no `complete`, and no connection.
-      const raw = request.raw as IncomingMessage | Http2ServerRequest;
-      if (isHttp2Request(raw)) {
-        delete response.headers.connection;
-        closeUnreadBodyAfterAnswer(raw);
-      } else if (raw.complete === false) {
-        reply.header('connection', 'close');
-        lingerAfterResponse(reply.raw);
-      }
+      // As in writeResponse (node.ts).
+      endUnreadBody(request.raw as IncomingMessage | Http2ServerRequest, reply.raw, response.headers);
       // Nothing, not '', for a 204 or 304: Fastify gives an empty string body a Content-Length.
       reply
         .code(response.status)

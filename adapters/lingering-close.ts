@@ -7,8 +7,10 @@
  * answer. So after the answer the server half-closes (FIN), keeps reading and discarding what
  * the client still sends, and closes once the client has closed its side or a bound is reached.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
+import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
 
 export interface LingerBounds {
   /** Most bytes read and discarded after the answer; a client sending more is cut off. */
@@ -43,6 +45,27 @@ export function lingerAfterResponse(res: ServerResponse): void {
   const socket = res.socket ?? res.req.socket;
   if (socket) lingerOnClose(socket);
   else res.once('socket', (assigned: Socket) => lingerOnClose(assigned));
+}
+
+/**
+ * Before an answer is written (its `headers` still open to change): a request whose body has not
+ * fully arrived leaves that body unread. Over HTTP/1.1 its connection then closes, lingering
+ * (the next request on it could never be found); over HTTP/2 its stream ends after the answer,
+ * and no answer carries a Connection header. A request with no `complete` (Fastify's inject) has
+ * no connection to close.
+ */
+export function endUnreadBody(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse,
+  headers: Record<string, string | string[] | number | undefined>,
+): void {
+  if (isHttp2Request(req)) {
+    delete headers.connection;
+    closeUnreadBodyAfterAnswer(req);
+  } else if (req.complete === false) {
+    headers.connection = 'close';
+    lingerAfterResponse(res);
+  }
 }
 
 /**

@@ -3,8 +3,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
 import { answeringHere, withClientGoneSignal } from './client-gone.js';
-import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
-import { lingerAfterResponse } from './lingering-close.js';
+import { endUnreadBody } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
 import { isPromise } from '../src/lib/outcome.js';
@@ -25,15 +24,7 @@ export function writeResponse(res: ServerResponse, response: ApiResponse): void 
   // this answer, and Node drops the answers queued behind it: while a later request on the
   // connection is still owed its answer, the close is left to that answer, which carries it too.
   if (response.headers.connection === 'close' && laterRequestOnConnection(res)) delete response.headers.connection;
-  const req = res.req as IncomingMessage | Http2ServerRequest;
-  if (isHttp2Request(req)) {
-    // One stream of a shared connection: no Connection header, and an unread body ends with the stream.
-    delete response.headers.connection;
-    closeUnreadBodyAfterAnswer(req);
-  } else if (!req.complete) {
-    response.headers.connection = 'close';
-    lingerAfterResponse(res);
-  }
+  endUnreadBody(res.req, res, response.headers);
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }

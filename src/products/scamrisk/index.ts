@@ -4,7 +4,7 @@ import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../
 import type { ExtraRoute, RouteInput } from '../route.js';
 import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
-import { apiReporter, REPORT_CATEGORIES, type ReportCategory } from './reports.js';
+import { apiReporter, CONTROL_CHARACTER, REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
 import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, SCAMRISK_SOURCES, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 import { SCAMRISK_DOC } from './doc.js';
@@ -38,8 +38,6 @@ interface ReportQuery {
 }
 
 const REPORT_FIELDS = new Set(['type', 'value', 'category', 'reporter', 'note', 'region']);
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them (ESC, newlines: a forged row in `reports list`).
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Beyond SPEC (ours): `POST /v1/scamrisk/report` files an unverified report, authenticated and
@@ -60,7 +58,7 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
     if (typeof value !== 'string' || value === '') throw new LookupError('invalid_request', 'value is required');
     if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category))
       throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
-    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100 || CONTROL.test(reporter))
+    if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100 || CONTROL_CHARACTER.test(reporter))
       throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters, none of them a control character');
     if (note !== undefined && (typeof note !== 'string' || note.length > 500))
       throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');

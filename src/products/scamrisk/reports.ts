@@ -79,8 +79,9 @@ const MAX_SOURCE = 100;
 /** An API report's source: a name of up to 100 characters behind `api:<subscription>/`. */
 const MAX_API_SOURCE = 160;
 
+/** A control character: refused in a reporter, where an escape or a newline would reach `reports list` on a terminal. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * A report as stored, checked: every store applies exactly these rules (and `reports import`

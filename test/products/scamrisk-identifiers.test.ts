@@ -169,6 +169,9 @@ describe('email, ip, username, address', () => {
     refused('ip', '300.1.1.1');
     expect(norm('username', '@Alice_99').normalized).toBe('alice_99');
     expect(norm('username', 'Telegram:@Alice').normalized).toBe('telegram:alice');
+    // One account, one identifier: Twitter is X.
+    expect(norm('username', 'Twitter:@Alice').normalized).toBe('x:alice');
+    expect(norm('username', 'twitter:alice').masked).toBe(norm('username', 'x:alice').masked);
     refused('username', 'bad name');
     refused('username', 'myspace:alice');
     refused('username', 'a'.repeat(65));

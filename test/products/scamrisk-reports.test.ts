@@ -127,3 +127,23 @@ it('the SQLite store keeps reports across reopening', async () => {
   expect((await second.find('username', 'alice')).length).toBe(1);
   await second.close();
 });
+
+it('the SQLite store files reports made under an old platform name (twitter:) under the current one (x:) when it opens', async () => {
+  const path = join(dir, 'aliases.db');
+  const first = createSqliteReportStore(path);
+  for (const identifier of ['twitter:alice', 'twitterfan', 'telegram:bob', 'x:carol'])
+    await first.add({ type: 'username', identifier, category: 'scam', source: 'desk' });
+  await first.add({ type: 'address', identifier: 'twitter:1 Main St', category: 'scam', source: 'desk' });
+  await first.close();
+  const second = createSqliteReportStore(path);
+  expect((await second.list()).map((r) => `${r.type} ${r.identifier}`).sort()).toEqual([
+    'address twitter:1 Main St',
+    'username telegram:bob',
+    'username twitterfan',
+    'username x:alice',
+    'username x:carol',
+  ]);
+  expect(await second.find('username', 'twitter:alice')).toEqual([]);
+  expect((await second.find('username', 'x:alice')).length).toBe(1);
+  await second.close();
+});

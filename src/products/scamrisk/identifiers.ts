@@ -115,6 +115,9 @@ function ip(text: string): Identifier {
   return { type: 'ip', normalized: parsed.ip, masked: maskIp(parsed), ip: parsed };
 }
 
+/** Platforms known by two names: the second is filed under the first (Twitter is X since 2023; one account, one identifier). */
+export const PLATFORM_ALIASES: Readonly<Record<string, string>> = { twitter: 'x' };
+
 function username(text: string): Identifier {
   let platform = '';
   let name = text.toLowerCase();
@@ -122,6 +125,7 @@ function username(text: string): Identifier {
   if (colon > 0) {
     platform = name.slice(0, colon);
     if (!(USERNAME_PLATFORMS as readonly string[]).includes(platform)) throw refuse('username', `unknown platform prefix ${JSON.stringify(platform)}`);
+    platform = PLATFORM_ALIASES[platform] ?? platform;
     name = name.slice(colon + 1);
   }
   name = name.replace(/^@/, '');

@@ -10,6 +10,7 @@ import { createReportedKeys } from './report-keys.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
+import { PLATFORM_ALIASES } from './identifiers.js';
 
 /** Ours: the categories a report may carry. */
 export const REPORT_CATEGORIES = ['phishing', 'scam', 'fraud', 'impersonation', 'spam', 'malware', 'extortion', 'other'] as const;
@@ -258,11 +259,21 @@ function openReportDatabase(path: string): Database.Database {
     if (missing.length > 0)
       return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
     db.exec('CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);');
+    fileUnderCurrentPlatformNames(db);
     return db;
   } catch (error) {
     if (error instanceof SeclookupError) throw error;
     return refuse(`cannot open the report database ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
+}
+
+/**
+ * Reports filed before a platform alias was known (`twitter:alice`) move to the name it is now
+ * filed under (`x:alice`), so they count for it. A range on the index: nothing to do costs a probe.
+ */
+function fileUnderCurrentPlatformNames(db: Database.Database): void {
+  const move = db.prepare("UPDATE scamrisk_reports SET identifier = ? || substr(identifier, ?) WHERE type = 'username' AND identifier >= ? AND identifier < ?");
+  for (const [alias, name] of Object.entries(PLATFORM_ALIASES)) move.run(`${name}:`, alias.length + 2, `${alias}:`, `${alias};`);
 }
 
 function missingColumns(db: Database.Database): string[] {

@@ -193,6 +193,25 @@ describe('reports in the score', () => {
     const result = await assess({ address: '1  Old Street ,Springfield' });
     expect(result.report_summary.total_reports).toBe(1);
     expect(result.assessment.risk_score).toBeLessThan(15);
+    // 65 points halved four times: it weighs about 4, and its signal no longer says high.
+    expect(result.signals).toMatchObject([{ code: 'reported_verified', severity: 'info', source: 'reports' }]);
+    expect(result.assessment.recommendation).toBe('allow');
+  });
+
+  it("a report's severity follows its decay: a verified one is high when fresh, medium at half a year, low at a year; an unverified one goes from medium to info", async () => {
+    fresh();
+    const day = 86_400_000;
+    const severityAt = async (ageDays: number, verified: boolean) => {
+      const identifier = `aged_${ageDays}_${verified}`;
+      await store.add({ type: 'username', identifier, category: 'scam', source: 'desk', verified, reportedAt: FROZEN_NOW - ageDays * day });
+      return (await assess({ username: identifier })).signals.find((s) => s.source === 'reports')?.severity;
+    };
+    expect(await severityAt(0, true)).toBe('high');
+    expect(await severityAt(180, true)).toBe('medium');
+    expect(await severityAt(365, true)).toBe('low');
+    expect(await severityAt(0, false)).toBe('medium');
+    expect(await severityAt(365, false)).toBe('low');
+    expect(await severityAt(730, false)).toBe('info');
   });
 });
 

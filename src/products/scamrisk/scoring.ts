@@ -5,7 +5,17 @@
  */
 import type { Identifier } from './identifiers.js';
 import { reporterOf, type StoredReport } from './reports.js';
-import { LIMITATIONS, SEVERITY_POINTS, SIGNAL_SEVERITY, type Recommendation, type RiskLevel, type ScamriskResult, type Signal } from './types.js';
+import {
+  LIMITATIONS,
+  SEVERITIES,
+  SEVERITY_POINTS,
+  SIGNAL_SEVERITY,
+  type Recommendation,
+  type RiskLevel,
+  type ScamriskResult,
+  type Severity,
+  type Signal,
+} from './types.js';
 import { createIsoFormatter } from '../../lib/iso-time.js';
 
 export interface Finding {
@@ -68,7 +78,8 @@ export function reportFinding(reports: readonly StoredReport[], now: number): Fi
     findings.push({
       signal: {
         code,
-        severity: SIGNAL_SEVERITY[code],
+        // Fresh reports are their code's severity; decayed ones say what they still weigh.
+        severity: minSeverity(SIGNAL_SEVERITY[code], severityNearest(points)),
         confidence,
         last_seen: isoWithOffset(newest),
         source: 'reports',
@@ -93,6 +104,15 @@ export function reportFinding(reports: readonly StoredReport[], now: number): Fi
   }
   return findings;
 }
+
+/** The severity whose points are nearest `points` (a tie goes to the lower). */
+export function severityNearest(points: number): Severity {
+  let nearest: Severity = 'info';
+  for (const severity of SEVERITIES) if (Math.abs(SEVERITY_POINTS[severity] - points) < Math.abs(SEVERITY_POINTS[nearest] - points)) nearest = severity;
+  return nearest;
+}
+
+const minSeverity = (a: Severity, b: Severity): Severity => (SEVERITY_POINTS[a] <= SEVERITY_POINTS[b] ? a : b);
 
 function combine(points: readonly number[]): number {
   return 100 * (1 - points.reduce((rest, p) => rest * (1 - Math.min(100, Math.max(0, p)) / 100), 1));

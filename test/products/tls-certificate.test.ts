@@ -4,6 +4,7 @@
  * fingerprints, and how long a result may be cached.
  */
 import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   certificateFacts,
@@ -199,6 +200,22 @@ describe('valid and days_remaining', () => {
       expect(toResult('h', 1, f, null, NOW + wait - 1)).toEqual(toResult('h', 1, f, null, NOW));
       expect(toResult('h', 1, f, null, NOW + wait)).not.toEqual(toResult('h', 1, f, null, NOW));
     }
+  });
+});
+
+describe('certificates made with openssl (test/fixtures/tls)', () => {
+  const fixture = (name: string) => new X509Certificate(readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url)));
+
+  it('reads a year below 1000, which OpenSSL prints unpadded (Go writes an unset NotBefore as year 1); it was a 502', () => {
+    const facts = certificateFacts(fixture('not-before-year-1.pem'));
+    expect(facts.notBefore).toBe(new Date('0001-01-01T00:00:00Z').getTime());
+    expect(toResult('d.test', 443, facts, null, NOW)).toMatchObject({ valid: true, not_before: '0001-01-01T00:00:00Z', not_after: '2099-12-31T23:59:59Z' });
+  });
+
+  it('writes a multi-valued RDN as RFC 4514 does, its attributes joined by a bare +', () => {
+    const facts = certificateFacts(fixture('multi-valued-rdn.pem'));
+    expect(facts.subject).toBe('street=\\ lead, emailAddress=a@b.c, serialNumber=42+O=A=B+OU=Sales, C=US');
+    expect(facts.issuer).toBe(facts.subject);
   });
 });
 

@@ -68,11 +68,12 @@ export function isoSeconds(ms: number): string {
 }
 
 const MONTHS: Readonly<Record<string, number>> = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 };
-const OPENSSL_TIME = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)? (\d{4}) GMT$/;
+const OPENSSL_TIME = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)? (\d{1,4}) GMT$/;
 
 /**
  * OpenSSL's printed ASN.1 time (`Nov  2 17:03:45 2026 GMT`, as X509Certificate's validFrom and
- * validTo give it) in ms since the epoch; a fraction of a second is dropped. Anything else
+ * validTo give it) in ms since the epoch; a fraction of a second is dropped. The year is not
+ * padded (`Jan  1 00:00:00 1 GMT`: Go writes an unset NotBefore as year 1). Anything else
  * (OpenSSL prints `Bad time value` for a malformed one) is the server's certificate at fault:
  * SeclookupError `upstream_failed`.
  */
@@ -88,13 +89,20 @@ export function parseCertificateTime(text: string): number {
 }
 
 /**
- * A distinguished name in RFC 4514 order and form: Node prints one attribute per line, most
- * general first, values already escaped as RFC 2253 wants (`\,`, `\"`, control characters as
- * `\0A`), so the lines are reversed and joined with `, `.
+ * A distinguished name in RFC 4514 order and form: Node prints one RDN per line, most general
+ * first, values already escaped as RFC 2253 wants (`\,`, `\"`, `\+`, control characters as
+ * `\0A`), so the lines are reversed and joined with `, `. A multi-valued RDN's attributes are
+ * joined with ` + ` on their line, and RFC 4514 joins them with a bare `+` (a `+` inside a value
+ * is escaped, so only the joins match).
  */
 export function distinguishedName(printed: string | undefined): string {
   if (!printed) return '';
-  return printed.split('\n').filter(Boolean).reverse().join(', ');
+  return printed
+    .split('\n')
+    .filter(Boolean)
+    .reverse()
+    .map((rdn) => rdn.replaceAll(' + ', '+'))
+    .join(', ');
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { LookupOptions } from '../lookup.js';
 import { isLookupError, isSeclookupError } from '../errors.js';
-import { isProductId, PRODUCT_IDS } from '../products/catalog.js';
+import { isProductId } from '../products/catalog.js';
 import type { ProductDescriptor } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import { loadProductModules } from '../products/load.js';
@@ -195,7 +195,7 @@ function withOneShotOptions(modules: readonly AnyProductModule[], options: Looku
 
 function moduleFor(modules: readonly AnyProductModule[], productName: string, command: string): AnyProductModule {
   if (!isProductId(productName)) {
-    throw new UsageError(`unknown product ${JSON.stringify(productName)}; products are: ${PRODUCT_IDS.join(', ')}`, command);
+    throw new UsageError(`unknown product ${JSON.stringify(productName)}; lookups: ${modules.map((m) => m.id).join(', ')}`, command);
   }
   const module = modules.find((candidate) => candidate.id === productName);
   if (!module) {

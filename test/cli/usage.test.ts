@@ -55,7 +55,12 @@ describe('seclookup usage errors exit 2 with a hint to --help', () => {
       'seclookup serve --help',
     ],
     [['lookup', 'useragent'], 'missing INPUT', 'seclookup lookup --help'],
-    [['lookup', 'nosuch', 'x'], 'unknown product "nosuch"', 'seclookup lookup --help'],
+    // The lookups only: captcha is a product but not a lookup.
+    [
+      ['lookup', 'nosuch', 'x'],
+      'unknown product "nosuch"; lookups: useragent, webhookip, geoip, timezone, emailauth, dnsbl, emailval, tls, whois, asn, pwbreach, scamrisk, domainrep, riskscore\n',
+      'seclookup lookup --help',
+    ],
     [['lookup', 'captcha', '8.8.8.8'], 'product captcha is not a lookup (see `seclookup sitekeys --help`); lookups: ', 'seclookup lookup --help'],
     [['lookup', 'useragent', 'curl/8', '--provider', 'github'], '--provider applies to webhookip only', 'seclookup lookup --help'],
     [['data', 'update', 'useragent'], 'useragent has no updatable dataset', 'seclookup data --help'],

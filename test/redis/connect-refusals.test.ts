@@ -101,7 +101,8 @@ describe('the CLI, refused by Redis or not reaching it', () => {
     for (const [url, shown, reason] of [
       [`redis://127.0.0.1:${port}/0`, `redis://127.0.0.1:${port}/0`, NOAUTH],
       [`redis://:not-the-${PASSWORD}@127.0.0.1:${port}/0`, `redis://:***@127.0.0.1:${port}/0`, WRONGPASS],
-      ['redis://:s3cret@127.0.0.1:1/0', 'redis://:***@127.0.0.1:1/0', 'redis is unreachable (the connection is down; reconnecting)'],
+      // The socket's error: nothing listens on port 1.
+      ['redis://:s3cret@127.0.0.1:1/0', 'redis://:***@127.0.0.1:1/0', 'redis is unreachable (ECONNREFUSED; reconnecting)'],
     ]) {
       for (const args of [
         ['keys', 'list'],

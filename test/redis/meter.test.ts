@@ -377,7 +377,8 @@ describe('createRedisMeter: Redis failures', () => {
         expect(failure).toMatchObject({
           name: 'SeclookupError',
           code: 'store_failed',
-          message: 'redis consume: redis is unreachable (the connection is down; reconnecting)',
+          // Down (the server reset the connection, then refused the next ones), said with the socket error once there is one.
+          message: expect.stringMatching(/^redis consume: redis is unreachable \((the connection is down|ECONNRESET|ECONNREFUSED); reconnecting\)$/),
         });
       expect(Math.max(...durations)).toBeLessThan(3_000);
       // Admin calls fail the same way, and no message carries the key's hash.
@@ -438,9 +439,21 @@ describe('createRedisMeter: Redis failures', () => {
         expect(reason.message).not.toMatch(/s3cret|ua_sec|127\.0\.0\.1/);
         expect(reason.message).not.toContain(hash);
         expect(reason.cause).toBeUndefined();
+        // Why, without where: the socket's error code.
+        expect(reason.message).toMatch(/redis is unreachable \((ECONNREFUSED|the connection is down); reconnecting\)$/);
       }
     } finally {
       await unreachable.close();
+    }
+    // A name that resolves to nothing says so, not only "unreachable".
+    const nowhere = createRedisMeter('redis://no-such-host.invalid:6379/0', { commandTimeoutMs: 2_000, maxReconnectDelayMs: 50 });
+    try {
+      await expect(nowhere.listPlans()).rejects.toMatchObject({
+        code: 'store_failed',
+        message: expect.stringMatching(/^redis connect: redis is unreachable \((ENOTFOUND|EAI_AGAIN); reconnecting\)$/),
+      });
+    } finally {
+      await nowhere.close();
     }
     expect(() => createRedisMeter('http://:s3cret@host/0')).toThrow(
       expect.objectContaining({ code: 'invalid_option', message: expect.not.stringContaining('s3cret') }),

@@ -110,8 +110,9 @@ export interface Connection {
   /** The wait for the connection in progress, shared by every call that needs it. */
   pendingReady?: Promise<void> | null;
   /**
-   * Why Redis refused the last connection attempt (NOAUTH, WRONGPASS, ...), until one succeeds:
-   * a connection seclookup opened that never comes up says why instead of "unreachable".
+   * Why the last connection attempt failed, until one succeeds: Redis refused it (NOAUTH,
+   * WRONGPASS, ...) or the socket did (ECONNREFUSED, ENOTFOUND, ...). A
+   * connection seclookup opened that never comes up says why instead of only "unreachable".
    */
   refusal?: string;
 }
@@ -136,6 +137,7 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   client.on('error', (error: unknown) => {
     const reply = replyErrorOf(error);
     if (reply) connection.refusal = replyReason(reply.message);
+    else connection.refusal = socketFailure(error) ?? connection.refusal;
     // ioredis goes on in database 0 when SELECT of the URL's database fails: another deployment's
     // keys. The connection is closed for good instead, and every call says why.
     if (reply && commandNameOf(reply) === 'select') {
@@ -194,6 +196,16 @@ export function whenReady(connection: Connection): Promise<void> {
     if (client.status === 'wait') (client as Redis).connect().catch(() => undefined);
   });
   return connection.pendingReady;
+}
+
+/**
+ * A socket error's code (`ECONNREFUSED`: nothing listens there; `ENOTFOUND`: no such host;
+ * `ETIMEDOUT`) as the reason a connection is down; undefined for any other error. Its address
+ * stays out, as the URL does: the caller knows which store it opened (the CLI names it, redacted).
+ */
+function socketFailure(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? `redis is unreachable (${code}; reconnecting)` : undefined;
 }
 
 /** whenReady's failure: the connection is down (refused by Redis, when it said why), or did not come up in time. */

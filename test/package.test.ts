@@ -58,7 +58,9 @@ describe('npm pack, then npm install of the tarball into a fresh app', () => {
       `seclookup-${pkg.version}.tgz: ${(packed.size / 1e6).toFixed(2)} MB packed, ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${files.length} files`,
     );
     expect(packed.filename).toBe(`seclookup-${pkg.version}.tgz`);
-    expect(files).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/index.js', 'data/webhookip/ranges.json', 'src/products/captcha/widget/api.js']));
+    expect(files).toEqual(
+      expect.arrayContaining(['LICENSE', 'dist/cli.js', 'dist/index.js', 'data/webhookip/ranges.json', 'src/products/captcha/widget/api.js']),
+    );
     for (const target of Object.values(pkg.exports)) if (typeof target !== 'string') expect(files).toContain(target.types.replace(/^\.\//, ''));
     expect(files.filter((file) => /\.(idx|tmp)$/.test(file) || /(^|\/)\./.test(file) || /\.db(-wal|-shm)?$/.test(file))).toEqual([]);
     expect(files.filter((file) => GENERATED.includes(file))).toEqual([]);
@@ -85,6 +87,20 @@ console.log(JSON.stringify({
     const result = spawnSync(process.execPath, ['check.mjs'], { cwd: app, encoding: 'utf8', timeout: 30_000 });
     expect(result.stderr).toBe('');
     expect(JSON.parse(result.stdout)).toEqual({ listener: 'function', clientErrors: 'function', client: 'function', error: 400, webhook: ['github'] });
+  });
+
+  it('loads from CommonJS with import(), as the README says', () => {
+    writeFileSync(
+      join(app, 'check.cjs'),
+      `import('seclookup').then(async ({ createLookup }) => {
+  const answer = await createLookup().useragent('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)');
+  console.log(JSON.stringify({ bot: answer.is_bot }));
+});
+`,
+    );
+    const result = spawnSync(process.execPath, ['check.cjs'], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({ bot: true });
   });
 
   it('runs the installed CLI: seclookup --help', () => {

@@ -37,7 +37,10 @@ const SHARED_SECRET = { SECLOOKUP_SECRET: 'redis-serve-operator-secret-012345678
 /** A fresh Redis database for one test, and two serve instances on it. */
 async function twoInstances(extra: string[] = []): Promise<{ url: string; a: string; b: string; serves: ServeRun[] }> {
   const url = redis.url(++db);
-  const started = await Promise.all([0, 1].map(() => startServe(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra], env: SHARED_SECRET })));
+  // One after the other: both run in this process, and one loading its engines (a second or more
+  // of synchronous work) would hold up the other's Redis commands past their 1 s timeout.
+  const started: Awaited<ReturnType<typeof startServe>>[] = [];
+  for (let i = 0; i < 2; i++) started.push(await startServe(join(temp.make(), 'local.db'), { args: ['--redis', url, ...extra], env: SHARED_SECRET }));
   return { url, a: started[0].baseUrl, b: started[1].baseUrl, serves: started.map((s) => s.serve) };
 }
 

@@ -195,10 +195,22 @@ export function vectorZone(vector: DmarcVector): Zone {
 /** The DMARC part of the result the vector calls for. */
 export function expectedDmarc(vector: DmarcVector): DmarcResult {
   const { expected } = vector;
-  if (!expected) return { found: false, record: null, records: [], valid: false, source: null, policy_domain: null };
+  if (!expected) return { found: false, record: null, records: [], valid: false, error: null, source: null, policy_domain: null };
   const records = vector.records[expected.policyDomain];
   const valid = expected.valid ?? true;
-  return { found: true, record: records[0], records: valid ? [records[0]] : records, valid, source: expected.source, policy_domain: expected.policyDomain };
+  // The only invalid vectors are several records at the domain with none above.
+  const error = valid
+    ? null
+    : `${records.length} v=DMARC1 records at _dmarc.${vector.domain} and none above (several at a name are discarded: no policy applies)`;
+  return {
+    found: true,
+    record: records[0],
+    records: valid ? [records[0]] : records,
+    valid,
+    error,
+    source: expected.source,
+    policy_domain: expected.policyDomain,
+  };
 }
 
 export interface VectorRun {

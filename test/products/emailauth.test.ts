@@ -95,7 +95,7 @@ async function rejection(promise: Promise<unknown>): Promise<LookupError> {
 const NONE = {
   spf: { found: false, record: null, records: [], valid: false, error: null },
   dkim: { found: false, selectors: [], failed_selectors: [] },
-  dmarc: { found: false, record: null, records: [], valid: false, source: null, policy_domain: null },
+  dmarc: { found: false, record: null, records: [], valid: false, error: null, source: null, policy_domain: null },
 };
 const SPF_EXAMPLE = 'v=spf1 include:_spf.example.net ~all';
 const DMARC_EXAMPLE = 'v=DMARC1; p=reject; rua=mailto:dmarc-reports@example.test; adkim=s; aspf=s';
@@ -118,7 +118,7 @@ describe('emailauth lookups', () => {
         ],
         failed_selectors: [],
       },
-      dmarc: { found: true, record: DMARC_EXAMPLE, records: [DMARC_EXAMPLE], valid: true, source: 'domain', policy_domain: 'example.com' },
+      dmarc: { found: true, record: DMARC_EXAMPLE, records: [DMARC_EXAMPLE], valid: true, error: null, source: 'domain', policy_domain: 'example.com' },
     } satisfies EmailAuthResult);
     expect(result.dkim.selectors[1].record.length).toBeGreaterThan(255);
     // One TXT query per name: the domain, _dmarc, and the nine selectors in parallel.
@@ -176,7 +176,7 @@ describe('emailauth lookups', () => {
       ...NONE,
       domain: 'mail.sub.example.org',
       score: 40,
-      dmarc: { found: true, record: DMARC_ORG, records: [DMARC_ORG], valid: true, source: 'organizational', policy_domain: 'example.org' },
+      dmarc: { found: true, record: DMARC_ORG, records: [DMARC_ORG], valid: true, error: null, source: 'organizational', policy_domain: 'example.org' },
     });
     // The domain's own _dmarc, then every parent up to the TLD: the walk stops only at a psd tag.
     for (const name of ['mail.sub.example.org', 'sub.example.org', 'example.org', 'org']) expect(server.queries.get(`_dmarc.${name} TXT`)).toBe(1);
@@ -190,6 +190,7 @@ describe('emailauth lookups', () => {
       record: 'v=DMARC1; p=none',
       records: ['v=DMARC1; p=none'],
       valid: true,
+      error: null,
       source: 'domain',
       policy_domain: 'own.example.org',
     });

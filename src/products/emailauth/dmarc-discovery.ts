@@ -6,6 +6,7 @@
  * with a `psd=y` or `psd=n` tag. Where the two disagree (docs/emailauth-standards.md) this follows
  * DMARCbis.
  */
+import { dmarcSyntaxError } from './dmarc-syntax.js';
 import { isDmarcRecord } from './records.js';
 import type { DmarcResult } from './types.js';
 
@@ -72,8 +73,11 @@ export async function discoverDmarc(txt: TxtQuery, domain: string): Promise<Dmar
 
   if (found.length === 0) {
     // Several records at the domain and nothing above: report them, as no policy applies.
-    if (own.length > 1) return { found: true, record: own[0], records: own, valid: false, source: 'domain', policy_domain: domain };
-    return { found: false, record: null, records: [], valid: false, source: null, policy_domain: null };
+    if (own.length > 1) {
+      const error = `${own.length} v=DMARC1 records at _dmarc.${domain} and none above (several at a name are discarded: no policy applies)`;
+      return { found: true, record: own[0], records: own, valid: false, error, source: 'domain', policy_domain: domain };
+    }
+    return { found: false, record: null, records: [], valid: false, error: null, source: null, policy_domain: null };
   }
   const last = found[found.length - 1];
   if (psdTag(last.record) !== 'y') return applied(last.record, 'organizational', last.name);
@@ -87,6 +91,8 @@ export async function discoverDmarc(txt: TxtQuery, domain: string): Promise<Dmar
   return org ? applied(org.record, 'organizational', org.name) : applied(last.record, 'public_suffix', last.name);
 }
 
+/** The one record at a name, which applies: valid unless it breaks RFC 7489's syntax (dmarc-syntax.ts). */
 function applied(record: string, source: 'domain' | 'organizational' | 'public_suffix', policyDomain: string): DmarcResult {
-  return { found: true, record, records: [record], valid: true, source, policy_domain: policyDomain };
+  const error = dmarcSyntaxError(record);
+  return { found: true, record, records: [record], valid: error === null, error, source, policy_domain: policyDomain };
 }

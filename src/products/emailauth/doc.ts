@@ -40,7 +40,14 @@ export const EMAILAUTH_DOC: ProductDoc = {
       ),
       record: nullable(str('Raw record that applies (with several at the domain and none above, the first of them); null when none.')),
       records: list(str(), 'Ours: every v=DMARC1 record at the name the record came from, in answer order.'),
-      valid: bool('Ours: exactly one record where it was found (several at a name are discarded; with none above, no policy applies).'),
+      valid: bool(
+        'Ours: exactly one record where it was found (several at a name are discarded; with none above, no policy applies) and it follows the RFC 7489 syntax (a valid p=; sp, pct, adkim, aspf, rua, ruf, fo, rf, ri valid when present; unknown tags ignored).',
+      ),
+      error: nullable(
+        str(
+          'Ours: why valid is false when a record was found (several records, or the syntax error and its tag; for a missing or invalid p= or sp=, also whether receivers apply it as p=none, RFC 7489 6.6.3); null when valid or when none was found.',
+        ),
+      ),
       source: nullable(oneOf(['domain', 'organizational', 'public_suffix'], 'Ours: where the record was found (DMARCbis policy discovery); null when none.')),
       policy_domain: nullable(str('Ours: the domain whose _dmarc record applies; null when none.')),
     }),

@@ -1,6 +1,7 @@
 /**
- * Which TXT records are SPF, DMARC and DKIM key records. Only the version/key markers are
- * read: emailauth reports presence, never policy, so nothing else of a record is parsed.
+ * Which TXT records are SPF, DMARC and DKIM key records. Only the version markers, and a DKIM
+ * key record's tag-list and key, are read here: emailauth reports presence, never policy. (The
+ * SPF and DMARC grammar checks behind `valid` are in spf-syntax.ts and dmarc-syntax.ts.)
  */
 
 /** RFC 7208 4.5: exactly `v=spf1`, ended by a space or the end of the record (case-insensitive, as ABNF strings are). */
@@ -27,22 +28,40 @@ export interface DkimKey {
 
 /** Folding white space inside a tag-list (RFC 6376 3.2). */
 const FWS = /[ \t\r\n]+/g;
+/** Folding white space around a tag name. */
+const EDGE_FWS = /^[ \t\r\n]+|[ \t\r\n]+$/g;
+/** RFC 6376 3.2: `tag-name = ALPHA *ALNUMPUNC` (ALNUMPUNC: letters, digits, `_`). */
+const TAG_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+/**
+ * RFC 6376 3.6.1 and 2.4: `p=` is a base64string once its folding white space is removed:
+ * base64 characters, then at most two `=` pads; empty for a revoked key.
+ */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * The key of a DKIM key record (RFC 6376 3.6.1), or null when `text` is not one: it must carry
- * the REQUIRED `p=` tag, and a `v=` tag, if any, must be the first and say `DKIM1`. This
- * rejects what else lives at such names, such as a wildcard SPF or verification TXT record.
+ * The key of a DKIM key record (RFC 6376 3.6.1), or null when `text` is not a valid one: a
+ * tag-list (RFC 6376 3.2: `name=value` pairs split by `;`, names case-sensitive, no tag twice,
+ * which would make the whole list invalid) carrying the REQUIRED `p=` tag with a base64 value
+ * (empty: a revoked key), and a `v=` tag, if any, first and saying `DKIM1`. This rejects what
+ * else lives at such names (a wildcard SPF or verification TXT record) and the key records a
+ * verifier must ignore as a key syntax error (RFC 6376 6.1.2: PERMFAIL).
  */
 export function dkimKey(text: string): DkimKey | null {
-  let key: string | undefined;
-  const tags = text.split(';');
-  for (let i = 0; i < tags.length; i++) {
-    const equals = tags[i].indexOf('=');
-    if (equals < 0) continue;
-    const name = tags[i].slice(0, equals).trim();
-    const value = tags[i].slice(equals + 1).replace(FWS, '');
+  const tags = new Map<string, string>();
+  const specs = text.split(';');
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i];
+    // An empty spec: the optional trailing `;` (and, leniently, a doubled one).
+    if (spec.replace(FWS, '') === '') continue;
+    const equals = spec.indexOf('=');
+    if (equals < 0) return null;
+    const name = spec.slice(0, equals).replace(EDGE_FWS, '');
+    if (!TAG_NAME.test(name) || tags.has(name)) return null;
+    const value = spec.slice(equals + 1).replace(FWS, '');
     if (name === 'v' && (i !== 0 || value !== 'DKIM1')) return null;
-    if (name === 'p' && key === undefined) key = value;
+    tags.set(name, value);
   }
-  return key === undefined ? null : { revoked: key === '' };
+  const key = tags.get('p');
+  if (key === undefined || !BASE64.test(key)) return null;
+  return { revoked: key === '' };
 }

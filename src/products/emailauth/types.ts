@@ -62,8 +62,19 @@ export interface DmarcResult {
   record: string | null;
   /** Ours: every `v=DMARC1` record at the name the record came from, in answer order (several only at the domain itself). */
   records: string[];
-  /** Ours: exactly one record where it was found (several at a name are discarded, DMARCbis; with none above, no policy applies). */
+  /**
+   * Ours: exactly one record where it was found (several at a name are discarded, DMARCbis; with
+   * none above, no policy applies) and it follows RFC 7489's syntax (6.3, 6.4): a valid `p=`
+   * (none, quarantine, reject), and valid `sp=`, `pct=`, `adkim=`, `aspf=`, `rua=`, `ruf=`, `fo=`,
+   * `rf=`, `ri=` when present, no tag twice; unknown tags are ignored. Nothing is evaluated.
+   */
   valid: boolean;
+  /**
+   * Ours: why `valid` is false when a record was found (several records, or the syntax error and
+   * its tag; for a missing or invalid `p=`/`sp=`, also what RFC 7489 6.6.3 has receivers do: apply
+   * `p=none` when `rua=` is valid, else no policy); null when valid or none found.
+   */
+  error: string | null;
   /**
    * Ours: where the record was found: `_dmarc.<domain>`, the organizational domain's (the walk's
    * highest record, or the one a `psd=n` marks, or the name below a `psd=y`), or the public

@@ -76,35 +76,72 @@ describe('updateDisposableDomains', () => {
       ['ddns.net', 'wild.example'],
     );
     const report = await update();
-    expect(report).toEqual({ path: file, before: 6, after: 8, added: 3, removed: 1, dropped: 3, changed: true });
+    // Entries added: new-one, the IDN one, wild.example, and the *. lines of ddns.net and wild.example.
+    expect(report).toEqual({ path: file, before: 6, after: 8, added: 5, removed: 1, dropped: 3, changed: true });
     expect(readFileSync(file, 'utf8')).toBe(
       [
         '# Disposable e-mail domains for seclookup emailval: one per line, lower-case ASCII (IDN as punycode).',
-        '# A subdomain of a listed domain counts as listed, down to the registrable domain.',
-        `# Source: ${DISPOSABLE_SOURCE_URLS.index} + wildcard.json, merged`,
+        '# A plain line matches that domain only (the source\'s index.json); a "*." line matches the',
+        "# subdomains of the domain after it, down to the registrable domain (the source's wildcard.json).",
+        `# Source: ${DISPOSABLE_SOURCE_URLS.index} (exact) + wildcard.json (with subdomains)`,
         '# Version: master branch as fetched on the date below',
         '# Date: 2026-12-01',
         '# Licence: MIT (disposable-email-domains, github.com/ivolo/disposable-email-domains; see SOURCES.md)',
-        '# Entries: 8',
+        '# Entries: 8 domains, 2 of them with their subdomains ("*." lines)',
         'ddns.net',
+        '*.ddns.net',
         'guerrillamail.com',
         'mailinator.com',
         'new-one.example',
         'trashmail.example',
         'wild.example',
+        '*.wild.example',
         'xn--bcher-mail-9db.example',
         'yopmail.com',
         '',
       ].join('\n'),
     );
-    expect(progress).toEqual(['index.json: 9 entries; wildcard.json: 2 entries', 'left out 3 entries that are not a domain name', '8 domains (+3 -1)']);
+    expect(progress).toEqual(['index.json: 9 entries; wildcard.json: 2 entries', 'left out 3 entries that are not a domain name', '8 domains (+5 -1 entries)']);
     expect(Object.fromEntries(server.hits)).toEqual({ [INDEX_PATH]: 1, [WILDCARD_PATH]: 1 });
-    // The engine loads the new file: a subdomain of a new entry is disposable, a removed one is not.
+    // The engine loads the new file: a subdomain of a new wildcard entry is disposable, one of an
+    // index.json entry is not, a removed entry is not.
     const engine = createLookup({ dataDir }).engine('emailval');
-    expect([engine.disposableCount, engine.isDisposable('x.wild.example'), engine.isDisposable('old-gone.example')]).toEqual([8, true, false]);
+    expect([
+      engine.disposableCount,
+      engine.isDisposable('x.wild.example'),
+      engine.isDisposable('new-one.example'),
+      engine.isDisposable('x.new-one.example'),
+      engine.isDisposable('old-gone.example'),
+    ]).toEqual([8, true, true, false, false]);
   });
 
-  it('leaves the file untouched when the set of domains is the same (order and case aside)', async () => {
+  it('rewrites a file whose domains are the same but whose wildcard entries are not marked (written before "*." lines)', async () => {
+    // ON_FILE as the old format wrote it: every domain a plain line, ddns.net included.
+    const old = [
+      '# Disposable e-mail domains for seclookup emailval: one per line, lower-case ASCII (IDN as punycode).',
+      '# A subdomain of a listed domain counts as listed, down to the registrable domain.',
+      '# Source: test',
+      '# Version: test',
+      '# Date: 2026-11-23',
+      '# Licence: MIT',
+      `# Entries: ${ON_FILE.length}`,
+      ...[...ON_FILE].sort(),
+    ];
+    writeFileSync(file, `${old.join('\n')}\n`);
+    serve(ON_FILE, ['ddns.net']);
+    // Read as it was meant (each domain with its subdomains): all but ddns.net lose their subdomains.
+    expect(await update()).toEqual({ path: file, before: 6, after: 6, added: 0, removed: 5, dropped: 0, changed: true });
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain('\nddns.net\n*.ddns.net\n');
+    expect(text).not.toContain('*.mailinator.com');
+    // Then the same source again changes nothing.
+    expect((await update()).changed).toBe(false);
+    const engine = createLookup({ dataDir }).engine('emailval');
+    expect([engine.isDisposable('foo.ddns.net'), engine.isDisposable('foo.mailinator.com')]).toEqual([true, false]);
+  });
+
+  it('leaves the file untouched when the list is the same (order and case aside)', async () => {
+    writeFileSync(file, formatDisposableFile([...ON_FILE, '*.ddns.net'], { source: 'test', version: 'test', date: '2026-11-23', licence: 'MIT' }));
     const before = readFileSync(file, 'utf8');
     serve([...ON_FILE].reverse().map((d) => d.toUpperCase()));
     expect(await update()).toEqual({ path: file, before: 6, after: 6, added: 0, removed: 0, dropped: 0, changed: false });
@@ -112,7 +149,7 @@ describe('updateDisposableDomains', () => {
   });
 
   it('takes a mirror URL with a trailing slash', async () => {
-    serve(ON_FILE);
+    serve(ON_FILE, []); // the file on hand has no "*." lines
     expect((await update({ mirror: `${server.url}/` })).changed).toBe(false);
     expect(server.hits.get(INDEX_PATH)).toBe(1);
   });
@@ -179,7 +216,7 @@ describe('seclookup data update emailval (built CLI)', () => {
   it('updates from the mirror and exits 0; a refused update exits 1 and changes nothing', async () => {
     serve([...ON_FILE, 'new-one.example']);
     const ok = await runCli(['data', 'update', 'emailval', '--data-dir', dataDir, '--mirror', server.url, '--timeout', '2000']);
-    expect([ok.code, ok.stdout.trim()]).toEqual([0, `emailval: 7 disposable domains (+1 -0); wrote ${file}`]);
+    expect([ok.code, ok.stdout.trim()]).toEqual([0, `emailval: 7 disposable domains (+2 -0 entries); wrote ${file}`]);
     expect(ok.stderr).toContain('Restart `seclookup serve` to load the new list.');
     expect(readFileSync(file, 'utf8')).toContain('\nnew-one.example\n');
 

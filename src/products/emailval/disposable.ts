@@ -1,8 +1,11 @@
 /**
  * The disposable-domain list: the file format of `data/emailval/disposable-domains.txt`, its
- * loader, and the matcher. A subdomain of a listed domain counts as listed: the matcher checks
- * the domain and each parent down to the registrable domain (ICANN public suffix rules,
- * tldts), never a public suffix itself, with one Set lookup per step.
+ * loader, and the matcher. The file keeps the source's two kinds of entry apart, as upstream
+ * means them: a plain line (`index.json`) matches that domain exactly; a `*.` line
+ * (`wildcard.json`, `*.33mail.com`) matches the subdomains of the domain after the `*.`. A
+ * wildcard.json entry is written as both lines, so the domain itself counts too. For a wildcard
+ * entry the matcher checks each parent of the domain down to the registrable domain (ICANN
+ * public suffix rules, tldts), never a public suffix itself, with one Set lookup per step.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +14,12 @@ import { SeclookupError } from '../../errors.js';
 import { normalizeDomain } from './normalize.js';
 
 export interface DisposableList {
-  /** Is `domain` (lower-case ASCII, as normalizeEmail makes it) or a parent up to its registrable domain listed? */
+  /**
+   * Is `domain` (lower-case ASCII, as normalizeEmail makes it) listed exactly, or is a parent of
+   * it, down to its registrable domain, listed with its subdomains (a `*.` entry)?
+   */
   matches(domain: string): boolean;
-  /** Entries in the list. */
+  /** Distinct domains in the list (a domain listed both exactly and with its subdomains counts once). */
   readonly size: number;
   /** The `# Date:` of the file's header (YYYY-MM-DD), or null when it has none. */
   readonly date: string | null;
@@ -40,26 +46,42 @@ export function disposableListPath(dataDir: string): string {
  */
 const REGISTRABLE = { allowPrivateDomains: false, extractHostname: false, detectIp: false, validateHostname: false } as const;
 
-/** A matcher over a set of lower-case ASCII domains. */
-export function createDisposableList(domains: ReadonlySet<string>, date: string | null = null): DisposableList {
+/** The prefix of a list entry that covers the subdomains of the domain after it (upstream's wildcard.json). */
+export const WILDCARD_PREFIX = '*.';
+
+/**
+ * A matcher over a set of list entries: lower-case ASCII domains, matched exactly, and
+ * `*.`-prefixed ones, whose subdomains match.
+ */
+export function createDisposableList(entries: ReadonlySet<string>, date: string | null = null): DisposableList {
+  const exact = new Set<string>();
+  const wildcard = new Set<string>();
+  for (const entry of entries) {
+    if (entry.startsWith(WILDCARD_PREFIX)) wildcard.add(entry.slice(WILDCARD_PREFIX.length));
+    else exact.add(entry);
+  }
   function matches(domain: string): boolean {
-    if (domains.has(domain)) return true;
+    if (exact.has(domain)) return true;
+    if (wildcard.size === 0) return false;
     const registrable = getDomain(domain, REGISTRABLE);
     // null: the domain is itself a public suffix (or has none); only the exact match counts.
     if (!registrable || registrable.length >= domain.length) return false;
     let parent = domain;
     while (parent.length > registrable.length) {
       parent = parent.slice(parent.indexOf('.') + 1);
-      if (domains.has(parent)) return true;
+      if (wildcard.has(parent)) return true;
     }
     return false;
   }
-  return { matches, size: domains.size, date };
+  let size = exact.size;
+  for (const domain of wildcard) if (!exact.has(domain)) size++;
+  return { matches, size, date };
 }
 
 /**
  * Read the list file: `#` comment lines and blank lines are skipped, every other line must be
- * one lower-case ASCII domain. Throws SeclookupError `dataset_missing` (unreadable) or
+ * one lower-case ASCII domain, or `*.` and one (its subdomains). Returns the entries as written.
+ * Throws SeclookupError `dataset_missing` (unreadable) or
  * `dataset_invalid` (naming the first bad line).
  */
 export function loadDisposableDomains(path: string): Set<string> {
@@ -90,8 +112,16 @@ export function disposableListDate(text: string): string | null {
 /** Lower-case LDH labels joined by dots: the cheap shape check run on every line at load. */
 const LISTED_DOMAIN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
-/** The domains of a list file's text; `source` names it in errors. */
+/**
+ * The header line of a list written before `*.` lines existed (a folder `data init` filled then):
+ * each of its domains covered its subdomains, and still does until `data update emailval`
+ * rewrites it, so an upgrade does not quietly stop flagging them.
+ */
+const LEGACY_HEADER = '# A subdomain of a listed domain counts as listed, down to the registrable domain.';
+
+/** The entries of a list file's text (`*.` ones with their prefix); `source` names it in errors. */
 export function parseDisposableDomains(text: string, source: string): Set<string> {
+  const legacy = text.startsWith('#') && text.slice(0, 1024).includes(`\n${LEGACY_HEADER}\n`);
   const domains = new Set<string>();
   let start = 0;
   for (let lineNumber = 1; start < text.length; lineNumber++) {
@@ -100,13 +130,14 @@ export function parseDisposableDomains(text: string, source: string): Set<string
     const line = text.slice(start, end).trim();
     start = end + 1;
     if (line === '' || line.startsWith('#')) continue;
-    if (!LISTED_DOMAIN.test(line)) {
+    if (!LISTED_DOMAIN.test(line.startsWith(WILDCARD_PREFIX) ? line.slice(WILDCARD_PREFIX.length) : line)) {
       throw new SeclookupError(
         'dataset_invalid',
-        `seclookup: dataset ${source} line ${lineNumber}: ${JSON.stringify(line.slice(0, 80))} is not a lower-case ASCII domain`,
+        `seclookup: dataset ${source} line ${lineNumber}: ${JSON.stringify(line.slice(0, 80))} is not a lower-case ASCII domain (or one after "*.")`,
       );
     }
     domains.add(line);
+    if (legacy) domains.add(`${WILDCARD_PREFIX}${line}`);
   }
   if (domains.size === 0) throw new SeclookupError('dataset_invalid', `seclookup: dataset ${source} lists no domains`);
   return domains;
@@ -121,17 +152,29 @@ export function normalizeListEntry(entry: string): string | null {
   return typeof domain === 'string' ? domain : null;
 }
 
-/** The list file's text: the header, then the domains sorted, one per line. */
-export function formatDisposableFile(domains: Iterable<string>, header: DisposableListHeader): string {
-  const sorted = [...new Set(domains)].sort();
+/**
+ * The list file's text: the header, then the entries sorted (by domain, a `*.` entry right after
+ * the plain one), one per line. `entries` are plain domains and `*.` ones, as
+ * {@link parseDisposableDomains} returns them.
+ */
+export function formatDisposableFile(entries: Iterable<string>, header: DisposableListHeader): string {
+  const bare = (entry: string) => (entry.startsWith(WILDCARD_PREFIX) ? entry.slice(WILDCARD_PREFIX.length) : entry);
+  const unique = [...new Set(entries)];
+  const sorted = unique
+    .map((entry) => ({ entry, domain: bare(entry) }))
+    .sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : a.entry.length - b.entry.length))
+    .map((e) => e.entry);
+  const wildcards = sorted.filter((entry) => entry.startsWith(WILDCARD_PREFIX)).length;
+  const domains = new Set(sorted.map(bare)).size;
   const lines = [
     '# Disposable e-mail domains for seclookup emailval: one per line, lower-case ASCII (IDN as punycode).',
-    '# A subdomain of a listed domain counts as listed, down to the registrable domain.',
+    '# A plain line matches that domain only (the source\'s index.json); a "*." line matches the',
+    "# subdomains of the domain after it, down to the registrable domain (the source's wildcard.json).",
     `# Source: ${header.source}`,
     `# Version: ${header.version}`,
     `# Date: ${header.date}`,
     `# Licence: ${header.licence}`,
-    `# Entries: ${sorted.length}`,
+    `# Entries: ${domains} domains, ${wildcards} of them with their subdomains ("*." lines)`,
     ...sorted,
   ];
   return `${lines.join('\n')}\n`;

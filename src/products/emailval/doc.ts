@@ -18,14 +18,18 @@ export const EMAILVAL_DOC: ProductDoc = {
     email: str('Normalized address (domain lower-cased ASCII); for a malformed one, the trimmed input.'),
     domain: str('Domain part (normalized when valid); empty when none can be found.'),
     valid_format: bool('Whether the address passed format normalization. A malformed address is still a 200 answer, with false here.'),
-    disposable: bool('The domain (or a parent up to the registrable domain) is on the disposable list; false when the format is invalid.'),
-    has_mx: bool('MX records found (a null MX does not count); false when the format is invalid.'),
-    mx: list(str(), 'Each "priority host", sorted by priority then host; empty when none or the format is invalid.'),
+    disposable: bool(
+      'The domain is on the disposable list, or a parent up to the registrable domain is listed with its subdomains; false when the format is invalid.',
+    ),
+    has_mx: bool(
+      'MX records found (a null MX, and an exchange that is an IP address rather than a host name, do not count); false when the format is invalid.',
+    ),
+    mx: list(str(), 'Each "priority host", sorted by priority then host (host names only); empty when none or the format is invalid.'),
     risk: obj({
       level: oneOf(['low', 'medium', 'high'], 'high: invalid format, disposable domain or no MX; medium: role-like local part; low: none of these.'),
       reasons: list(
         oneOf(REASONS),
-        'Machine-readable codes: invalid_format then the format reason; or disposable_domain, the MX reason (no_mx, no_mx_implicit_a, null_mx, domain_not_found) and role_account, each when it applies. Empty when low.',
+        'Machine-readable codes: invalid_format then the format reason; or disposable_domain, the MX reason (no_mx, no_mx_implicit_a, null_mx, no_mx_hostname, domain_not_found) and role_account, each when it applies. Empty when low.',
       ),
     }),
     limits_note: str('Present on every success; restates that only format, disposable domains and MX are checked.', { const: EMAIL_LIMITS_NOTE }),

@@ -43,8 +43,8 @@ export default defineProduct({
   dataset: {
     help: `emailval fetches the disposable-domain list (index.json and wildcard.json of
 github.com/ivolo/disposable-email-domains, the source of the npm package
-disposable-email-domains) and rewrites data/emailval/disposable-domains.txt when the set of
-domains changed. A failed or malformed download, or one with fewer than half of the domains
+disposable-email-domains) and rewrites data/emailval/disposable-domains.txt when the list
+changed (index.json entries match exactly, wildcard.json ones their subdomains too). A failed or malformed download, or one with fewer than half of the domains
 on file, changes nothing. Default per-request timeout: ${DISPOSABLE_DEFAULT_TIMEOUT_MS} ms.`,
     async update({ dataDir, mirror, timeoutMs, onProgress }) {
       return describeUpdate(await updateDisposableDomains({ dataDir, mirror, timeoutMs, onProgress }));
@@ -54,7 +54,7 @@ on file, changes nothing. Default per-request timeout: ${DISPOSABLE_DEFAULT_TIME
 
 function describeUpdate(report: DisposableUpdateReport): DatasetUpdateReport {
   const summary = report.changed
-    ? `emailval: ${report.after} disposable domains (+${report.added} -${report.removed}); wrote ${report.path}`
+    ? `emailval: ${report.after} disposable domains (+${report.added} -${report.removed} entries); wrote ${report.path}`
     : `emailval: ${report.after} disposable domains, unchanged; ${report.path} not changed`;
   return { summary, ok: true, notes: report.changed ? ['Restart `seclookup serve` to load the new list.'] : [] };
 }

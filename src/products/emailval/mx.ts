@@ -1,9 +1,11 @@
 /**
  * The MX check of a domain through the shared resolver: MX records found (`has_mx`), RFC 7505
- * null MX, NODATA with or without the A/AAAA records of RFC 5321 5.1's implicit MX, NXDOMAIN.
+ * null MX, MX records whose exchanges are IP addresses rather than host names, NODATA with or
+ * without the A/AAAA records of RFC 5321 5.1's implicit MX, NXDOMAIN.
  * A resolver failure (timeout, SERVFAIL, REFUSED, malformed answers) is a LookupError
  * `lookup_failed` (502) whose message names the domain and nothing about the servers.
  */
+import { isIP } from 'node:net';
 import { isSeclookupError, LookupError } from '../../errors.js';
 import type { DnsAnswer, DnsRecordType, DnsResolver, MxData } from '../../lib/dns/index.js';
 import type { EmailMxReason } from './types.js';
@@ -32,8 +34,12 @@ export async function checkMx(resolver: DnsResolver, domain: string): Promise<Mx
   if (mx.status === 'ok') {
     // RFC 7505: a null MX is the exchange "." (the resolver gives ''). Beside real hosts it is
     // a misconfiguration; the real hosts still receive mail, so only a null MX alone counts.
-    const hosts = mx.records.filter((record) => record.exchange !== '');
-    return hosts.length === 0 ? finish('null_mx') : finish(null, formatMx(hosts));
+    // An exchange that is an IP address is no host name (RFC 5321 5.1), so no mail goes there;
+    // it is left out too, and with no host name left the domain has no usable MX. Either way the
+    // MX records exist, so the A/AAAA implicit MX does not apply (RFC 5321 5.1).
+    const hosts = mx.records.filter((record) => record.exchange !== '' && isHostName(record.exchange));
+    if (hosts.length > 0) return finish(null, formatMx(hosts));
+    return finish(mx.records.some((record) => record.exchange === '') ? 'null_mx' : 'no_mx_hostname');
   }
   for (const type of ['A', 'AAAA'] as const) {
     const address = await ask(resolver, domain, type);
@@ -41,6 +47,17 @@ export async function checkMx(resolver: DnsResolver, domain: string): Promise<Mx
     if (address.status === 'ok') return finish('no_mx_implicit_a');
   }
   return finish('no_mx');
+}
+
+/**
+ * Whether an MX exchange can name a host: not an IP address written as a name (`192.0.2.1`,
+ * `2001:db8::1`) nor any name whose last label is all digits, which no top-level domain is
+ * (RFC 5321 2.3.5 and 5.1, RFC 3696 2). A trailing dot is ignored.
+ */
+export function isHostName(exchange: string): boolean {
+  const name = exchange.endsWith('.') ? exchange.slice(0, -1) : exchange;
+  if (name === '' || isIP(name) !== 0) return false;
+  return !/^[0-9]+$/.test(name.slice(name.lastIndexOf('.') + 1));
 }
 
 /** `"10 mx1.example.com"`, by priority then host, each once. */

@@ -41,6 +41,12 @@ export const EMAIL_MX_REASONS = [
   'no_mx_implicit_a',
   /** RFC 7505 null MX (`MX 0 .`): the domain declares that it accepts no mail. */
   'null_mx',
+  /**
+   * MX records, but none names a host: each exchange is an IP address (`MX 10 192.0.2.1`) or ends
+   * in an all-numeric label, which RFC 5321 5.1 does not allow; senders find no server to use, and
+   * the MX records rule out the implicit MX of an A record.
+   */
+  'no_mx_hostname',
   /** The domain does not exist (DNS NXDOMAIN). */
   'domain_not_found',
 ] as const;
@@ -69,11 +75,11 @@ export interface EmailValResult {
   /** The domain part (normalized when valid); empty string when none can be found. */
   domain: string;
   valid_format: boolean;
-  /** The domain or one of its parents up to the registrable domain is on the disposable list; false when the format is invalid. */
+  /** The domain is on the disposable list, or one of its parents up to the registrable domain is listed with its subdomains; false when the format is invalid. */
   disposable: boolean;
-  /** MX records found (a null MX does not count); false when the format is invalid. */
+  /** MX records found (a null MX, and an exchange that is an IP address, do not count); false when the format is invalid. */
   has_mx: boolean;
-  /** `"priority host"`, sorted by priority then host; empty when there are none or the format is invalid. */
+  /** `"priority host"`, sorted by priority then host (host names only); empty when there are none or the format is invalid. */
   mx: string[];
   risk: EmailRisk;
   /** Always {@link EMAIL_LIMITS_NOTE}. */

@@ -2,8 +2,8 @@
  * Refresh data/emailval/disposable-domains.txt from its official machine-readable source: the
  * `index.json` and `wildcard.json` arrays of github.com/ivolo/disposable-email-domains (branch
  * master), the repository the npm package `disposable-email-domains` is published from. The
- * two are merged (every entry also covers its subdomains here, so the wildcard list is a list
- * of domains like the other).
+ * two are kept apart as upstream means them: an index.json entry is one exact domain; a
+ * wildcard.json entry is written as the domain itself plus a `*.` line for its subdomains.
  *
  * Safety rules: each request has a timeout and a size cap; both documents must arrive and
  * parse, or nothing changes; an answer that would leave fewer than half of the domains on file
@@ -11,7 +11,15 @@
  * and only when the set of domains changed.
  */
 import { createSourceFetcher, writeAtomically, type SourceFetcher, type SourceRequestOptions } from '../../lib/source-update.js';
-import { disposableListPath, formatDisposableFile, loadDisposableDomains, normalizeListEntry, parseDisposableDomains } from './disposable.js';
+import {
+  createDisposableList,
+  disposableListPath,
+  formatDisposableFile,
+  loadDisposableDomains,
+  normalizeListEntry,
+  parseDisposableDomains,
+  WILDCARD_PREFIX,
+} from './disposable.js';
 
 export const DISPOSABLE_SOURCE_URLS = {
   index: 'https://raw.githubusercontent.com/ivolo/disposable-email-domains/master/index.json',
@@ -33,11 +41,13 @@ export interface DisposableUpdateOptions extends SourceRequestOptions {
 
 export interface DisposableUpdateReport {
   path: string;
-  /** Domains on file before. */
+  /** Domains on file before (distinct: a domain listed exactly and with its subdomains counts once). */
   before: number;
   /** Domains on file after (equal to `before` when nothing changed). */
   after: number;
+  /** Lines of the list added: a domain, or a `*.` entry (a domain now covering its subdomains). */
   added: number;
+  /** Lines of the list removed, counted as `added`. */
   removed: number;
   /** Source entries that are not host names, left out. */
   dropped: number;
@@ -71,28 +81,42 @@ export async function updateDisposableDomains(options: DisposableUpdateOptions):
   const [index, wildcard] = await Promise.all([fetchList(DISPOSABLE_SOURCE_URLS.index), fetchList(DISPOSABLE_SOURCE_URLS.wildcard)]);
   progress(`index.json: ${index.length} entries; wildcard.json: ${wildcard.length} entries`);
 
+  // index.json: exact domains. wildcard.json: the domain and (a `*.` entry) its subdomains.
   const fresh = new Set<string>();
   let dropped = 0;
-  for (const entry of [...index, ...wildcard]) {
-    const domain = normalizeListEntry(entry);
-    if (domain === null) dropped++;
-    else fresh.add(domain);
+  for (const [entries, isWildcard] of [
+    [index, false],
+    [wildcard, true],
+  ] as const) {
+    for (const entry of entries) {
+      const domain = normalizeListEntry(entry);
+      if (domain === null) {
+        dropped++;
+        continue;
+      }
+      fresh.add(domain);
+      if (isWildcard) fresh.add(`${WILDCARD_PREFIX}${domain}`);
+    }
   }
   if (dropped > 0) progress(`left out ${dropped} ${dropped === 1 ? 'entry that is' : 'entries that are'} not a domain name`);
-  if (fresh.size < current.size / 2) {
+  const before = createDisposableList(current).size;
+  const after = createDisposableList(fresh).size;
+  if (after < before / 2) {
     throw new DisposableUpdateError(
-      `refusing the new list: ${fresh.size} ${fresh.size === 1 ? 'domain' : 'domains'}, fewer than half of the ${current.size} on file (a truncated or broken source?)`,
+      `refusing the new list: ${after} ${after === 1 ? 'domain' : 'domains'}, fewer than half of the ${before} on file (a truncated or broken source?)`,
     );
   }
 
-  const added = [...fresh].filter((domain) => !current.has(domain)).length;
+  // Compared line by line, so a domain that gains or loses its subdomains is a change too (and a
+  // file written before the `*.` lines existed is rewritten).
+  const added = [...fresh].filter((entry) => !current.has(entry)).length;
   const removed = current.size - (fresh.size - added);
-  const report: DisposableUpdateReport = { path, before: current.size, after: fresh.size, added, removed, dropped, changed: false };
-  progress(`${fresh.size} domains (+${added} -${removed})`);
-  if (added === 0 && removed === 0) return { ...report, after: current.size };
+  const report: DisposableUpdateReport = { path, before, after, added, removed, dropped, changed: false };
+  progress(`${after} domains (+${added} -${removed} entries)`);
+  if (added === 0 && removed === 0) return { ...report, after: before };
 
   const text = formatDisposableFile(fresh, {
-    source: `${DISPOSABLE_SOURCE_URLS.index} + wildcard.json, merged`,
+    source: `${DISPOSABLE_SOURCE_URLS.index} (exact) + wildcard.json (with subdomains)`,
     version: 'master branch as fetched on the date below',
     date: (options.now ?? (() => new Date()))().toISOString().slice(0, 10),
     licence: DISPOSABLE_LICENCE,

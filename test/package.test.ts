@@ -89,6 +89,15 @@ console.log(JSON.stringify({
     expect(JSON.parse(result.stdout)).toEqual({ listener: 'function', clientErrors: 'function', client: 'function', error: 400, webhook: ['github'] });
   });
 
+  it("names no path of the machine it was built on (a user's copy has no ../shared)", () => {
+    const installed = join(app, 'node_modules', 'seclookup');
+    const named = packed.files
+      .map((f) => f.path)
+      .filter((path) => /\.(md|js|json|txt|tsv|ts)$/.test(path) && !path.endsWith('.map'))
+      .filter((path) => /\/work\/|\.\.\/shared\//.test(readFileSync(join(installed, path), 'utf8')));
+    expect(named).toEqual([]);
+  });
+
   it('loads from CommonJS with import(), as the README says', () => {
     writeFileSync(
       join(app, 'check.cjs'),

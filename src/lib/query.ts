@@ -10,6 +10,8 @@ export interface QueryParams {
    * under either, in the order the query gives them.
    */
   getEither(name: string, otherName: string): string | null;
+  /** Every parameter's name, decoded, in query order (repeats kept). */
+  names(): string[];
 }
 
 /**
@@ -23,7 +25,13 @@ export interface QueryParams {
 export function parseQuery(search: string): QueryParams {
   // URLSearchParams drops one leading `?`, so `/x??a=1` reads `a` there too.
   const text = search.startsWith('?') ? search.slice(1) : search;
-  return { get: (name) => firstValue(text, name, name), getEither: (name, otherName) => firstValue(text, name, otherName) };
+  return { get: (name) => firstValue(text, name, name), getEither: (name, otherName) => firstValue(text, name, otherName), names: () => namesOf(text) };
+}
+
+function namesOf(text: string): string[] {
+  const names: string[] = [];
+  for (const pair of text.split('&')) if (pair !== '') names.push(decodeComponent(pair.split('=', 1)[0]));
+  return names;
 }
 
 function firstValue(text: string, name: string, otherName: string): string | null {

@@ -18,10 +18,13 @@ declare module '../module.js' {
   }
 }
 
-/** A password in a URL ends up in access logs, proxies and browser history: refused wherever it appears. */
-function refusePasswordInUrl(query: QueryParams): void {
-  if (query.get('password') !== null) {
-    throw new LookupError('invalid_password', 'passwords must never be sent in a URL: POST them in the body, or send their SHA-1 as ?sha1=');
+/**
+ * A password in a URL ends up in access logs, proxies and browser history: refused wherever it
+ * appears, on every pwbreach route, under any case of its name (`?Password=`).
+ */
+function refusePasswordInUrl(query: QueryParams, code: 'invalid_password' | 'invalid_request' = 'invalid_password'): void {
+  if (query.names().some((name) => name.toLowerCase() === 'password')) {
+    throw new LookupError(code, 'passwords must never be sent in a URL: POST them in the body, or send their SHA-1 as ?sha1=');
   }
 }
 
@@ -40,6 +43,8 @@ const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
   path: 'range/:prefix',
   inputError: 'invalid_request',
   prepare(engine, { pathValue, query, headers }) {
+    // The range route's input error is invalid_request (it takes no password at all).
+    refusePasswordInUrl(query, 'invalid_request');
     const mode = query.get('mode');
     if (mode !== null && mode.toLowerCase() !== 'sha1') throw new LookupError('invalid_request', 'only SHA-1 ranges are served (mode=sha1)');
     return engine.prepareRange(pathValue ?? '', wantsPadding(headers['add-padding']));

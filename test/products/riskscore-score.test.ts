@@ -106,4 +106,41 @@ describe('riskscore scoring', () => {
       categories: ['tor'],
     });
   });
+
+  it('a clean verdict never comes with a high or critical risk, and names any provider score behind its risk', () => {
+    fc.assert(
+      // Random evidence is almost never clean: each case also runs with the provider's score alone.
+      fc.property(evidence, fc.integer({ min: 1, max: 10 }), fc.integer({ min: 0, max: 100 }), (e, threshold, score) => {
+        for (const i of [intelligenceOf(e, threshold), intelligenceOf({ ...NO_EVIDENCE, providerScore: score }, threshold)]) check(i);
+      }),
+      { numRuns: 2000 },
+    );
+    function check(i: ReturnType<typeof intelligenceOf>): void {
+      if (i.verdict !== 'clean') return;
+      expect(['low', 'medium']).toContain(i.risk.level);
+      if (i.risk.score > 0) expect(i.description).toContain(`provider's own risk score is ${i.risk.score}/100`);
+      else expect(i.description).toBe('Clean: on none of the lists checked.');
+    }
+  });
+
+  it('a provider score in the high band makes the verdict suspicious, with the score in the description', () => {
+    expect(intelligenceOf({ ...NO_EVIDENCE, providerScore: 90 })).toMatchObject({
+      verdict: 'suspicious',
+      description: "Suspicious: the provider's own risk score is 90/100.",
+      risk: { score: 90, level: 'critical' },
+    });
+    expect(intelligenceOf({ ...NO_EVIDENCE, providerScore: 50 }).verdict).toBe('suspicious');
+    expect(intelligenceOf({ ...NO_EVIDENCE, providerScore: 49 }).verdict).toBe('clean');
+    expect(intelligenceOf({ ...NO_EVIDENCE, hostingAsn: true, providerScore: 75 }).verdict).toBe('suspicious');
+    expect(intelligenceOf({ ...NO_EVIDENCE, ipsumLists: 1, providerScore: 80 }).description).toBe(
+      "Suspicious: seen on 1 public blocklist (IPsum), below the malicious threshold; the provider's own risk score is 80/100.",
+    );
+    // Anonymizer and malicious verdicts come first, as before.
+    expect(intelligenceOf({ ...NO_EVIDENCE, tor: true, providerScore: 100 }).verdict).toBe('anonymizer');
+    expect(intelligenceOf({ ...NO_EVIDENCE, reportedAbuse: true, providerScore: 100 }).verdict).toBe('malicious');
+    // No provider score (the local provider): descriptions as before.
+    expect(intelligenceOf({ ...NO_EVIDENCE, ipsumLists: 2 }).description).toBe(
+      'Suspicious: seen on 2 public blocklists (IPsum), below the malicious threshold.',
+    );
+  });
 });

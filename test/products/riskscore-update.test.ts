@@ -4,6 +4,7 @@
  * installed with --source (private entries filtered at load) and then used by the engine.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -219,6 +220,101 @@ describe('riskscore data update: snapshots.json', () => {
       expect(result.code).toBe(0);
       expect(readFileSync(join(dir, 'riskscore/abuse/ipsum.txt'), 'utf8')).toBe(IPSUM);
       expect(readdirSync(join(dir, 'riskscore')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('riskscore data update: Tor exit addresses', () => {
+  /** Exit relays whose exit traffic leaves from another address than their OR address, a relay exiting from its OR address, and one without the Exit flag. */
+  const RELAYS = [
+    { fingerprint: 'E1', flags: ['Exit', 'Fast', 'Running', 'Valid'], or_addresses: ['45.9.150.1:443'], exit_addresses: ['45.9.150.101'] },
+    {
+      fingerprint: 'E2',
+      flags: ['Exit', 'Running'],
+      or_addresses: ['[2a0e:1c80::2]:9001', '45.9.150.2:9001'],
+      exit_addresses: ['45.9.150.2', '2a0e:1c80:0:0:0:0:0:102'],
+    },
+    { fingerprint: 'E3', flags: ['Exit', 'Running'], or_addresses: ['45.9.150.4:443'] },
+    { fingerprint: 'G1', flags: ['Fast', 'Guard', 'Running'], or_addresses: ['45.9.150.3:443'], exit_addresses: ['45.9.150.103'] },
+  ];
+  const CSV = [
+    'fingerprint, ipaddr, port',
+    'E1, 45.9.150.1, 443',
+    'E1, 45.9.150.101,',
+    'E2, 2a0e:1c80::2, 9001',
+    'E2, 45.9.150.2, 9001',
+    'E2, 2a0e:1c80::102,',
+    'E3, 45.9.150.4, 443',
+    '',
+  ].join('\n');
+
+  /** Onionoo as it answers: the `flag` filter applied, each relay cut down to the `fields` asked for. */
+  const onionoo = (requested: string[]) => (req: IncomingMessage, res: ServerResponse) => {
+    requested.push(req.url ?? '');
+    const query = new URL(req.url ?? '/', 'http://x').searchParams;
+    const fields = query.get('fields')?.split(',');
+    const flag = query.get('flag');
+    const relays = RELAYS.filter((r) => !flag || r.flags.includes(flag)).map((r) =>
+      fields ? Object.fromEntries(Object.entries(r).filter(([k]) => fields.includes(k))) : r,
+    );
+    respond.json({ version: '8.0', relays })(req, res);
+  };
+
+  function torDataDir(): string {
+    const copy = mkdtempSync(join(tmpdir(), 'seclookup-riskscore-tor-'));
+    cpSync(join(dataDir, 'riskscore'), join(copy, 'riskscore'), { recursive: true });
+    writeFileSync(join(copy, 'riskscore/tor/tor-exits.csv'), 'fingerprint, ipaddr, port\nBBBB, 45.9.150.9, 443\n');
+    return copy;
+  }
+
+  it('asks Onionoo for exit_addresses and lists them beside the OR addresses, each once per relay; the engine flags an exit address', async () => {
+    const dir = torDataDir();
+    const requested: string[] = [];
+    server.routes.set(pathOf(TOR_URL), onionoo(requested));
+    try {
+      const report = await updateRiskScoreData({ dataDir: dir, mirror: server.url, timeoutMs: 2000, sources: ['tor'] });
+      expect(report).toMatchObject({ updated: ['tor'], failed: [] });
+      expect(new URL(requested[0], 'http://x').searchParams.get('fields')?.split(',')).toEqual(
+        expect.arrayContaining(['or_addresses', 'exit_addresses', 'flags']),
+      );
+      expect(readFileSync(join(dir, 'riskscore/tor/tor-exits.csv'), 'utf8')).toBe(CSV);
+      const lookup = createLookup({ dataDir: dir });
+      for (const ip of ['45.9.150.1', '45.9.150.101', '2a0e:1c80::102']) {
+        const r = await lookup.riskscore(ip);
+        expect(r.intelligence.flags.is_tor, ip).toBe(true);
+        expect(r.intelligence.tags, ip).toContain('tor_exit');
+      }
+      expect((await lookup.riskscore('45.9.150.103')).intelligence.flags.is_tor).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a mirror that ignores the query (every relay, every field): relays without the Exit flag are left out', async () => {
+    const dir = torDataDir();
+    server.routes.set(pathOf(TOR_URL), respond.json({ version: '8.0', relays: RELAYS }));
+    try {
+      const report = await updateRiskScoreData({ dataDir: dir, mirror: server.url, timeoutMs: 2000, sources: ['tor'] });
+      expect(report).toMatchObject({ updated: ['tor'], failed: [] });
+      expect(readFileSync(join(dir, 'riskscore/tor/tor-exits.csv'), 'utf8')).toBe(CSV);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an exit address that does not read and keeps the old list', async () => {
+    const dir = torDataDir();
+    const before = readFileSync(join(dir, 'riskscore/tor/tor-exits.csv'), 'utf8');
+    server.routes.set(
+      pathOf(TOR_URL),
+      respond.json({ version: '8.0', relays: [{ fingerprint: 'E9', flags: ['Exit'], or_addresses: ['45.9.150.9:443'], exit_addresses: ['45.9.150.300'] }] }),
+    );
+    try {
+      const report = await updateRiskScoreData({ dataDir: dir, mirror: server.url, timeoutMs: 2000, sources: ['tor'] });
+      expect(report.failed).toEqual([{ group: 'tor', reason: 'Onionoo exit_address "45.9.150.300" does not read', kept: true }]);
+      expect(readFileSync(join(dir, 'riskscore/tor/tor-exits.csv'), 'utf8')).toBe(before);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

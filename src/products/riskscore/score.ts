@@ -159,11 +159,27 @@ export function anonymousConfidence(e: Evidence): number {
   return Math.round(100 * (1 - none));
 }
 
-/** The first that applies: malicious, anonymizer, suspicious, relay, hosting, clean. */
+/**
+ * A provider's own score from which the address is `suspicious` though nothing else is listed:
+ * the score that makes the risk level `high` (the risk score is never below the provider's).
+ */
+export const PROVIDER_SUSPICIOUS_SCORE = 50;
+
+/** The provider's score, clamped, when it makes the address suspicious by itself; else null. */
+function suspiciousProviderScore(e: Evidence): number | null {
+  if (e.providerScore === null) return null;
+  const score = clampScore(e.providerScore);
+  return score >= PROVIDER_SUSPICIOUS_SCORE ? score : null;
+}
+
+/**
+ * The first that applies: malicious, anonymizer, suspicious (IPsum below the threshold, a DNSBL,
+ * or the provider's own score at PROVIDER_SUSPICIOUS_SCORE or more), relay, hosting, clean.
+ */
 export function verdictOf(e: Evidence, flags: Flags): Verdict {
   if (flags.is_malicious) return 'malicious';
   if (flags.is_tor || flags.is_vpn || flags.is_proxy) return 'anonymizer';
-  if (e.ipsumLists > 0 || e.dnsblZones.length > 0) return 'suspicious';
+  if (e.ipsumLists > 0 || e.dnsblZones.length > 0 || suspiciousProviderScore(e) !== null) return 'suspicious';
   if (flags.is_relay) return 'relay';
   if (flags.is_hosting || flags.is_network_service) return 'hosting';
   return 'clean';
@@ -220,10 +236,15 @@ function describe(verdict: Verdict, e: Evidence, flags: Flags): string {
     }
     case 'anonymizer':
       return flags.is_tor ? 'Anonymizer: a Tor exit relay.' : flags.is_vpn ? 'Anonymizer: a VPN network or server.' : 'Anonymizer: an anonymising proxy.';
-    case 'suspicious':
-      return e.ipsumLists > 0
-        ? `Suspicious: seen on ${e.ipsumLists} public blocklist${e.ipsumLists === 1 ? '' : 's'} (IPsum), below the malicious threshold.`
-        : `Suspicious: listed by ${e.dnsblZones.length} DNS blocklist${e.dnsblZones.length === 1 ? '' : 's'}.`;
+    case 'suspicious': {
+      const provider = suspiciousProviderScore(e);
+      if (e.ipsumLists === 0 && e.dnsblZones.length === 0) return `Suspicious: the provider's own risk score is ${provider}/100.`;
+      const listed =
+        e.ipsumLists > 0
+          ? `Suspicious: seen on ${e.ipsumLists} public blocklist${e.ipsumLists === 1 ? '' : 's'} (IPsum), below the malicious threshold`
+          : `Suspicious: listed by ${e.dnsblZones.length} DNS blocklist${e.dnsblZones.length === 1 ? '' : 's'}`;
+      return provider === null ? `${listed}.` : `${listed}; the provider's own risk score is ${provider}/100.`;
+    }
     case 'relay':
       return "Privacy relay: an iCloud Private Relay egress address (ordinary consumers behind Apple's relay).";
     case 'hosting':
@@ -231,7 +252,10 @@ function describe(verdict: Verdict, e: Evidence, flags: Flags): string {
         ? 'Hosting: a datacenter, cloud or hosting network, not a residential or mobile user.'
         : 'Hosting: a crawler, monitor or platform service address.';
     default:
-      return 'Clean: on none of the lists checked.';
+      // A provider's score below PROVIDER_SUSPICIOUS_SCORE still raises the risk score: say so.
+      return e.providerScore !== null && clampScore(e.providerScore) > 0
+        ? `Clean: on none of the lists checked; the provider's own risk score is ${clampScore(e.providerScore)}/100.`
+        : 'Clean: on none of the lists checked.';
   }
 }
 

@@ -12,7 +12,7 @@ import type ipaddr from 'ipaddr.js';
 export type SourceFormat =
   /** One CIDR (or bare address) per line; `#` comments and blank lines skipped. */
   | 'cidr-lines'
-  /** `fingerprint, ipaddr, port` CSV with a header (the Onionoo-derived mirror format). */
+  /** `fingerprint, ipaddr, port` CSV with a header (the Onionoo-derived mirror format; port empty for an exit address). */
   | 'tor-csv'
   /** IPsum: `IP<TAB>count`, `#` comments. */
   | 'ipsum'
@@ -60,7 +60,13 @@ export const SOURCE_GROUPS: readonly SourceGroup[] = ['tor', 'hosting-vpn', 'clo
 
 const X4B = 'https://raw.githubusercontent.com/X4BNet/lists_vpn/main';
 const IPRANGES = 'https://raw.githubusercontent.com/lord-alfred/ipranges/main';
-export const TOR_URL = 'https://onionoo.torproject.org/details?type=relay&running=true&flag=Exit&fields=fingerprint,or_addresses';
+/**
+ * Onionoo's running relays with the Exit flag: their `or_addresses` (where they accept Tor
+ * connections) and `exit_addresses` (where their exit traffic was seen coming from in the past
+ * 24 hours, which can differ: Tor's own bulk exit list is made of those), with `flags` so the
+ * converter can check the Exit flag itself.
+ */
+export const TOR_URL = 'https://onionoo.torproject.org/details?type=relay&running=true&flag=Exit&fields=fingerprint,flags,or_addresses,exit_addresses';
 export const APPLE_RELAY_URL = 'https://mask-api.icloud.com/egress-ip-ranges.csv';
 
 /** Cloud-folder providers, by what their ranges mean (data/riskscore/SOURCES.md). */

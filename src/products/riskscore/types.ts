@@ -14,7 +14,7 @@ export interface RiskScoreEngineOptions {
   provider?: ProviderName;
   /** The upstream's base URL. @default https://ipinfo.io, or https://ipqualityscore.com/api/json/ip */
   url?: string;
-  /** The upstream's API key (ipinfo token, IPQualityScore key). Sent only to `url`; never logged. */
+  /** The upstream's API key (ipinfo token of a plan with privacy detection, IPQualityScore key). Sent only to `url`; never logged. */
   key?: string;
   /** Per upstream request. @default { connectMs: 2000, totalMs: 5000 } */
   timeouts?: TimeoutOptions;

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { httpGet } from '../../lib/http-get.js';
+import { formatIp, parseIp } from '../../lib/ip.js';
 import { viaMirror } from '../../lib/source-update.js';
 import { readSnapshots, riskscoreDir } from './local.js';
 import { APPLE_RELAY_URL, LOCAL_SOURCES, SOURCE_GROUPS, TOR_URL, parseSource, type LocalSource, type SourceGroup } from './sources.js';
@@ -141,7 +142,13 @@ async function contentFor(source: LocalSource, fetchText: (url: string) => Promi
   return fetchText(source.url);
 }
 
-/** Onionoo details (`relays[].fingerprint`, `or_addresses` "ip:port" / "[ip6]:port") as the mirror's CSV. */
+/**
+ * Onionoo details as the mirror's CSV: per relay with the Exit flag (`flags`; the query asks for
+ * `flag=Exit` already, so a relay without a `flags` field is taken as the query's), a row per
+ * `or_addresses` entry ("ip:port" / "[ip6]:port"), then a row per `exit_addresses` entry (a bare
+ * address, where the relay's exit traffic comes from) that is not one of the relay's OR
+ * addresses, with an empty port.
+ */
 function torCsv(body: string): string {
   let doc: unknown;
   try {
@@ -153,11 +160,23 @@ function torCsv(body: string): string {
   if (!Array.isArray(relays)) throw new Error('Onionoo answer has no "relays" array');
   const lines = ['fingerprint, ipaddr, port'];
   for (const relay of relays) {
+    if (Array.isArray(relay?.flags) && !relay.flags.includes('Exit')) continue;
     const fingerprint = typeof relay?.fingerprint === 'string' ? relay.fingerprint : '';
+    const seen = new Set<string>();
     for (const address of Array.isArray(relay?.or_addresses) ? relay.or_addresses : []) {
       const match = typeof address === 'string' ? /^\[?([^\]]+?)\]?:(\d+)$/.exec(address) : null;
-      if (!match) throw new Error(`Onionoo or_address ${JSON.stringify(address)} does not read`);
+      const ip = match ? parseIp(match[1]) : null;
+      if (!match || !ip) throw new Error(`Onionoo or_address ${JSON.stringify(address)} does not read`);
+      seen.add(formatIp(ip));
       lines.push(`${fingerprint}, ${match[1]}, ${match[2]}`);
+    }
+    for (const address of Array.isArray(relay?.exit_addresses) ? relay.exit_addresses : []) {
+      const ip = typeof address === 'string' ? parseIp(address) : null;
+      if (!ip) throw new Error(`Onionoo exit_address ${JSON.stringify(address)} does not read`);
+      const text = formatIp(ip);
+      if (seen.has(text)) continue;
+      seen.add(text);
+      lines.push(`${fingerprint}, ${text},`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -68,6 +68,8 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
         if (!isRecord(body)) throw failed('the answer is not a JSON object');
         if (body.bogon === true) throw new LookupError('ip_not_found', `${name} has no data for ${ip} (bogon)`);
         if (typeof body.ip !== 'string') throw failed('the answer has no "ip"');
+        const missing = missingIpinfoPrivacy(body);
+        if (missing) throw failed(missing);
         return fromIpinfo(body);
       }
       const { status, body } = await get(`${base}/${encodeURIComponent(key)}/${encodeURIComponent(ip)}`, {});
@@ -79,6 +81,8 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
         if (/invalid ip|not found|no data/i.test(message)) throw new LookupError('ip_not_found', `${name} has no data for ${ip}`);
         throw failed(message ? `the provider said: ${message.slice(0, 120)}` : 'success is not true');
       }
+      const missing = missingIpqsFields(body);
+      if (missing) throw failed(missing);
       return fromIpqs(body);
     },
   };
@@ -86,14 +90,40 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
 
 type Loose = Record<string, unknown>;
 
-/** ipinfo.io's `/{ip}` answer: `country`, `loc` "lat,lon", `org` "AS15169 Google LLC", `asn{}`, `privacy{}`. */
+/** The privacy fields ipinfo documents (`service` aside); every one must be a boolean. */
+const IPINFO_PRIVACY_FIELDS = ['vpn', 'proxy', 'tor', 'relay', 'hosting'] as const;
+/** IPQualityScore's fields the evidence rests on; `active_vpn` / `active_tor` (premium plans) only add to them. */
+const IPQS_BOOLEAN_FIELDS = ['proxy', 'vpn', 'tor', 'recent_abuse'] as const;
+
+/**
+ * Why an ipinfo answer cannot be scored, or null. ipinfo sends `privacy` only to tokens whose
+ * plan includes privacy detection: an answer without it (a basic token) says nothing about
+ * VPN, proxy, Tor or relay, and must never read as "none of them" (a clean verdict).
+ */
+function missingIpinfoPrivacy(body: Loose): string | null {
+  if (!isRecord(body.privacy)) return 'the answer has no "privacy" data (the token\'s ipinfo plan does not include privacy detection, which riskscore needs)';
+  const absent = IPINFO_PRIVACY_FIELDS.filter((field) => typeof (body.privacy as Loose)[field] !== 'boolean');
+  return absent.length > 0 ? `the answer's "privacy" data has no ${absent.map((f) => `"${f}"`).join(', ')}` : null;
+}
+
+/** Why an IPQualityScore answer cannot be scored, or null: its score and flags are all needed (absent is not "no"). */
+function missingIpqsFields(body: Loose): string | null {
+  const absent: string[] = IPQS_BOOLEAN_FIELDS.filter((field) => typeof body[field] !== 'boolean');
+  if (typeof body.fraud_score !== 'number' || !Number.isFinite(body.fraud_score)) absent.unshift('fraud_score');
+  return absent.length > 0 ? `the answer has no ${absent.map((f) => `"${f}"`).join(', ')}` : null;
+}
+
+/**
+ * ipinfo.io's `/{ip}` answer: `country`, `loc` "lat,lon", `org` "AS15169 Google LLC", `asn{}`,
+ * `privacy{}` (checked present and complete by missingIpinfoPrivacy first).
+ */
 function fromIpinfo(body: Loose): UpstreamAnswer {
   const code = countryCode(body.country);
   const [lat, lon] = typeof body.loc === 'string' ? body.loc.split(',').map(Number) : [NaN, NaN];
   const asnObject = isRecord(body.asn) ? body.asn : {};
   const orgMatch = typeof body.org === 'string' ? /^AS(\d+)\s*(.*)$/.exec(body.org) : null;
   const asn = asnNumber(asnObject.asn) ?? (orgMatch ? Number(orgMatch[1]) : null);
-  const privacy = isRecord(body.privacy) ? body.privacy : {};
+  const privacy = body.privacy as Loose;
   const company = isRecord(body.company) ? body.company : {};
   const type = text(asnObject.type) ?? text(company.type);
   const service = text(privacy.service);
@@ -120,7 +150,7 @@ function fromIpinfo(body: Loose): UpstreamAnswer {
   };
 }
 
-/** IPQualityScore's `/api/json/ip/{key}/{ip}` answer: `fraud_score`, `proxy`, `vpn`, `tor`, `recent_abuse`, ... */
+/** IPQualityScore's `/api/json/ip/{key}/{ip}` answer: `fraud_score`, `proxy`, `vpn`, `tor`, `recent_abuse`, ... (checked present by missingIpqsFields first). */
 function fromIpqs(body: Loose): UpstreamAnswer {
   const code = countryCode(body.country_code);
   const connection = text(body.connection_type);

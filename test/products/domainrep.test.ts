@@ -155,7 +155,7 @@ describe('network signals', () => {
     expect(byCode(missing, 'domain_age')).toEqual([
       { code: 'domain_age', detail: 'never-registered.com is not registered: the registry has no record of it', weight: 40 },
     ]);
-    expect(byCode(missing, 'email_auth')).toEqual([{ code: 'email_auth', detail: 'not applicable: the domain does not exist in DNS', weight: 0 }]);
+    expect(byCode(missing, 'email_auth')).toEqual([{ code: 'email_auth', detail: 'not applicable: never-registered.com does not exist in DNS', weight: 0 }]);
     expect([missing.score, missing.level]).toEqual([90, 'high']);
   });
 

@@ -4,6 +4,8 @@
  * Every mistake names the file and the field; nothing here reads outside `dataDir`.
  */
 import { join } from 'node:path';
+import { domainToASCII } from 'node:url';
+import { parse } from 'tldts';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
 import { type DatasetDate, hostListProblem, readJsonDataset, recordedDate } from '../../lib/datasets.js';
@@ -154,7 +156,10 @@ export function loadTldRisk(dataDir: string, dates?: DatasetDate[]): TldRiskTabl
 
 export interface Brand {
   brand: string;
-  /** The brand's own registrable domains: never flagged. */
+  /**
+   * The brand's own registrable domains: never flagged. The file's `domains`, then the brand's
+   * name under each of its `country_suffixes` (`amazon.com.br` for `com.br`).
+   */
   domains: readonly string[];
   /** `substring`: the brand inside a longer label counts; `token`: only as a whole hyphen- or digit-separated part. */
   match: 'substring' | 'token';
@@ -171,7 +176,27 @@ export function loadBrands(dataDir: string, dates?: DatasetDate[]): Brand[] {
     if (!Array.isArray(entry.domains) || !entry.domains.every((d) => typeof d === 'string'))
       return datasetError(path, `brands[${i}]: "domains" must be an array of domain names`);
     if (entry.match !== 'substring' && entry.match !== 'token') return datasetError(path, `brands[${i}]: "match" must be "substring" or "token"`);
-    return { brand: entry.brand, domains: entry.domains as string[], match: entry.match };
+    const domains = [...(entry.domains as string[])];
+    const suffixes = entry.country_suffixes ?? [];
+    if (!Array.isArray(suffixes) || !suffixes.every((s) => typeof s === 'string'))
+      return datasetError(path, `brands[${i}] (${entry.brand}): "country_suffixes" must be an array of public suffixes`);
+    for (const suffix of suffixes as string[]) {
+      // Only a real ICANN suffix under a country-code TLD: `<brand>.<suffix>` must be a registrable domain there.
+      const domain = `${entry.brand}.${suffix}`;
+      const parsed = parse(domain, { allowPrivateDomains: false, extractHostname: false });
+      if (
+        parsed.isIcann !== true ||
+        parsed.publicSuffix !== suffix ||
+        parsed.domain !== domain ||
+        !/^[a-z]{2}$/.test(suffix.slice(suffix.lastIndexOf('.') + 1))
+      )
+        return datasetError(
+          path,
+          `brands[${i}] (${entry.brand}): country_suffixes entry ${JSON.stringify(suffix)} is not a public suffix under a country-code TLD`,
+        );
+      domains.push(domain);
+    }
+    return { brand: entry.brand, domains, match: entry.match };
   });
 }
 
@@ -185,6 +210,8 @@ export interface PhishingLists {
   /** polkadot{.js} `allow`: exact names, and `*.parent` wildcards (names one label below). */
   allowedExact: ReadonlySet<string>;
   allowedWildcard: ReadonlySet<string>;
+  /** Entries left out because they have no ASCII form (`url.domainToASCII` refuses them): they could never match a checked name. */
+  skipped: number;
 }
 
 export const METAMASK_LIST = 'MetaMask eth-phishing-detect blacklist (2023-08-31 snapshot)';
@@ -198,16 +225,43 @@ export function loadPhishingLists(dataDir: string): PhishingLists {
   return sharedFileData('domainrep-phishing', [metamaskPath, polkadotPath], () => readPhishingLists(metamaskPath, polkadotPath));
 }
 
+/** Printable ASCII without upper-case letters: already in the form `asciiEntry` would give (on the bundled lists, exactly). */
+const PLAIN_ASCII = /^[\x21-\x40\x5b-\x7e]+$/;
+
+/**
+ * A list entry in the form the checked names have (lib/domain.ts: lower-case, IDN to punycode by
+ * `url.domainToASCII`, no trailing dot), a `*.` prefix kept; null when it has no ASCII form.
+ * polkadot's deny list writes some names in Unicode (`aavè.com`), and the name checked is
+ * `xn--aav-8la.com`. Entries already in plain ASCII skip the conversion (a tenth of a second
+ * for the 110,000 entries; on the bundled lists it changes none of them).
+ */
+export function asciiEntry(raw: string): string | null {
+  let entry = raw.trim().toLowerCase();
+  if (entry.endsWith('.')) entry = entry.slice(0, -1);
+  if (PLAIN_ASCII.test(entry)) return entry;
+  const wildcard = entry.startsWith('*.');
+  const ascii = domainToASCII(wildcard ? entry.slice(2) : entry);
+  if (ascii === '') return null;
+  return wildcard ? `*.${ascii}` : ascii;
+}
+
 function readPhishingLists(metamaskPath: string, polkadotPath: string): PhishingLists {
   const metamask = readJsonDataset<unknown>(metamaskPath);
   const polkadot = readJsonDataset<unknown>(polkadotPath);
+  let skipped = 0;
   // Blocklists must list something; allowlists may be empty (the same rules as scamrisk's loader).
   const strings = (path: string, value: unknown, key: string, mayBeEmpty = true): string[] => {
     const list = isObject(value) ? value[key] : undefined;
     if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) return datasetError(path, `"${key}" must be an array of strings`);
     const problem = hostListProblem(list, { mayBeEmpty });
     if (problem) datasetError(path, `"${key}" ${problem}`);
-    return list.map((s: string) => s.trim().toLowerCase().replace(/\.$/, ''));
+    const names: string[] = [];
+    for (const raw of list as string[]) {
+      const name = asciiEntry(raw);
+      if (name === null) skipped++;
+      else names.push(name);
+    }
+    return names;
   };
   const blocked = new Map<string, string>();
   for (const name of strings(polkadotPath, polkadot, 'deny', false)) blocked.set(name, POLKADOT_LIST);
@@ -218,5 +272,6 @@ function readPhishingLists(metamaskPath: string, polkadotPath: string): Phishing
     if (name.startsWith('*.')) allowedWildcard.add(name.slice(2));
     else allowedExact.add(name);
   }
-  return { blocked, allowed: new Set(strings(metamaskPath, metamask, 'whitelist')), allowedExact, allowedWildcard };
+  const allowed = new Set(strings(metamaskPath, metamask, 'whitelist'));
+  return { blocked, allowed, allowedExact, allowedWildcard, skipped };
 }

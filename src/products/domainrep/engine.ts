@@ -39,11 +39,8 @@ import type { DomainRepResult, DomainRepSignal, DomainZone } from './types.js';
 
 export type CachedDomainRep = CachedResult<DomainRepResult>;
 
-/** A checked query: the normalized name and its parts. */
-export interface DomainRepQuery extends NameParts {
-  /** The registrable domain under the ICANN section (what whois looks up). */
-  registrable: string;
-}
+/** A checked query: the normalized name and its parts (`registrable` is what whois looks up). */
+export interface DomainRepQuery extends NameParts {}
 
 export interface DomainRepEngine {
   /** Normalize the input (lib/domain.ts); LookupError `invalid_domain`. No I/O. */
@@ -119,15 +116,18 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
   function prepare(input: string): DomainRepQuery {
     const known = typeof input === 'string' ? memo.get(input) : undefined;
     if (known) return known;
-    const { name, registrable } = parseDomainName(input);
+    const { name, registrable, publicSuffix } = parseDomainName(input);
     const withPrivate = parse(name, { allowPrivateDomains: true, extractHostname: false });
+    // A name that is itself a private suffix (github.io, vercel.app, s3.amazonaws.com) has no
+    // site under the whole list: its site is then its ICANN registrable domain, whose own suffix
+    // is the ICANN one (github.io: label github, not github.io minus its private suffix).
     const site = withPrivate.domain ?? registrable;
-    const suffix = withPrivate.publicSuffix ?? name.slice(name.lastIndexOf('.') + 1);
+    const siteSuffix = withPrivate.domain !== null && withPrivate.publicSuffix !== null ? withPrivate.publicSuffix : publicSuffix;
     const query: DomainRepQuery = Object.freeze({
       name,
       registrable,
       site,
-      label: site.slice(0, site.length - suffix.length - 1),
+      label: site.slice(0, site.length - siteSuffix.length - 1),
       subdomain: name.length > site.length ? name.slice(0, name.length - site.length - 1) : '',
       tld: name.slice(name.lastIndexOf('.') + 1),
     });
@@ -164,7 +164,7 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
       );
     }
     if (!resolution.failed && resolution.signal.weight === WEIGHTS.resolution.nxdomain && !auth.failed) {
-      auth.signal = { code: 'email_auth', detail: 'not applicable: the domain does not exist in DNS', weight: 0 };
+      await notApplicableWhenMissing(query, auth);
     }
     const signals: DomainRepSignal[] = [
       ...network.map((outcome) => outcome.signal),
@@ -248,8 +248,31 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
     const { spf, dmarc } = outcome.result;
     const missing = [!spf.found && 'no SPF record', !dmarc.found && 'no DMARC record'].filter(Boolean);
     const weight = (spf.found ? 0 : WEIGHTS.emailAuth.noSpf) + (dmarc.found ? 0 : WEIGHTS.emailAuth.noDmarc);
-    const detail = missing.length ? `${query.site}: ${missing.join(', ')}` : `${query.site} publishes SPF and DMARC (emailauth score ${outcome.result.score})`;
+    // The site's records; for a subdomain the detail says whose they are.
+    const whose = query.name === query.site ? query.site : `${query.site} (the site of ${query.name})`;
+    const detail = missing.length ? `${whose}: ${missing.join(', ')}` : `${whose} publishes SPF and DMARC (emailauth score ${outcome.result.score})`;
     return { signal: { code: 'email_auth', detail, weight }, failed: false, expiresAt: outcome.expiresAt };
+  }
+
+  /**
+   * The name does not exist: email_auth, which reads the site's records, is "not applicable" when
+   * the site does not exist either (its missing SPF and DMARC would count the same fact twice).
+   * The site of a missing subdomain (www.example.com) is asked again, from the resolver's cache
+   * after emailauth's queries; when it exists, the signal stays what it measured there.
+   */
+  async function notApplicableWhenMissing(query: DomainRepQuery, auth: SignalOutcome): Promise<void> {
+    if (query.name !== query.site) {
+      let answer: DnsAnswer<'TXT'>;
+      try {
+        answer = await withDeadline(deps.dns().resolve(query.site, 'TXT'), signalTimeoutMs, 'domainrep site existence check');
+      } catch (error) {
+        if (!(error instanceof LookupError) && !isSeclookupError(error)) throw error;
+        return; // the site's records were read; whether the site exists is unknown: keep them
+      }
+      auth.answers = [...(auth.answers ?? []), answer];
+      if (answer.status !== 'nxdomain') return;
+    }
+    auth.signal = { code: 'email_auth', detail: `not applicable: ${query.site} does not exist in DNS`, weight: 0 };
   }
 
   async function resolutionSignal(query: DomainRepQuery): Promise<SignalOutcome> {

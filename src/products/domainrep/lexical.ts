@@ -8,6 +8,7 @@
  * included: `paypal-login` for `paypal-login.pages.dev`, `example` for `www.example.co.uk`.
  */
 import { domainToUnicode } from 'node:url';
+import { parse } from 'tldts';
 import type { Brand, PhishingLists, TldRiskTable } from './data.js';
 import type { DomainRepSignal } from './types.js';
 
@@ -15,9 +16,15 @@ import type { DomainRepSignal } from './types.js';
 export interface NameParts {
   /** The normalized name (ASCII, punycode for IDN). */
   name: string;
-  /** Its site: the registrable domain under the whole public suffix list (private suffixes included). */
+  /** Its registrable domain under the ICANN section (`github.io` for `alice.github.io`). */
+  registrable: string;
+  /**
+   * Its site: the registrable domain under the whole public suffix list (private suffixes
+   * included); for a name that is itself a private suffix (`github.io`, `s3.amazonaws.com`),
+   * which has none, its ICANN registrable domain (`github.io`, `amazonaws.com`).
+   */
   site: string;
-  /** The site's label: `site` without its suffix. */
+  /** The site's label: `site` without its own public suffix (`github` for `github.io`, `alice` for `alice.github.io`). */
   label: string;
   /** The labels in front of the site (`www`, `login.secure`), empty when none. */
   subdomain: string;
@@ -265,8 +272,15 @@ export interface BrandMatcher {
 export function createBrandMatcher(brands: readonly Brand[]): BrandMatcher {
   const compiled = brands.map((b) => ({ ...b, skeleton: skeleton(b.brand), own: new Set(b.domains) }));
 
+  /**
+   * Whether the name is the brand's own: its site is one of the brand's domains, or the name is
+   * at or under one of them with no private suffix in between. A customer's site on a hosting
+   * platform (`amazon-login.s3.amazonaws.com`: site and registrable differ) belongs to the
+   * customer, not to the platform that listed `amazonaws.com`.
+   */
   function ownedBy(brand: (typeof compiled)[number], parts: NameParts): boolean {
     if (brand.own.has(parts.site)) return true;
+    if (parts.site !== parts.registrable) return false;
     for (const domain of brand.own) if (parts.name === domain || parts.name.endsWith(`.${domain}`)) return true;
     return false;
   }
@@ -340,6 +354,13 @@ export function tldSignal(parts: NameParts, table: TldRiskTable): DomainRepSigna
 
 export const PHISHING_LIST_WEIGHT = 60;
 
+/**
+ * The bundled lists' verdict on a name: listed itself, or under a listed parent; the allowlists
+ * win. A parent that is the name's public suffix or above it (ICANN or private section, as
+ * tldts knows them: `org.in`, `gb.net`, `servebeer.com`, `alwaysdata.net`) never matches: such a
+ * listing would flag every site under the suffix, registered by anyone. It still matches the
+ * name itself (`alwaysdata.net`, the hosting company's own host, as listed).
+ */
 export function phishingSignal(name: string, lists: PhishingLists): DomainRepSignal {
   const labels = name.split('.');
   const suffixes = labels.map((_, i) => labels.slice(i).join('.'));
@@ -348,10 +369,16 @@ export function phishingSignal(name: string, lists: PhishingLists): DomainRepSig
   if (lists.allowedExact.has(name) || wildcard || suffixes.some((s) => lists.allowed.has(s))) {
     return { code: 'phishing_list', detail: 'on an allowlist of the bundled phishing lists (allowlists win)', weight: 0 };
   }
+  let publicSuffix: string | undefined;
   for (const suffix of suffixes) {
     const list = lists.blocked.get(suffix);
-    if (list)
-      return { code: 'phishing_list', detail: `${suffix === name ? name : `${suffix}, a parent of ${name},`} is on the ${list}`, weight: PHISHING_LIST_WEIGHT };
+    if (!list) continue;
+    if (suffix !== name) {
+      // Only on a hit, so one parse at most per lookup; the name's suffix, private section included.
+      publicSuffix ??= parse(name, { allowPrivateDomains: true, extractHostname: false }).publicSuffix ?? labels[labels.length - 1];
+      if (suffix.length <= publicSuffix.length) break; // the suffix or a parent of it: so is every later one
+    }
+    return { code: 'phishing_list', detail: `${suffix === name ? name : `${suffix}, a parent of ${name},`} is on the ${list}`, weight: PHISHING_LIST_WEIGHT };
   }
   return { code: 'phishing_list', detail: 'not on the bundled phishing lists (MetaMask eth-phishing-detect, polkadot{.js} phishing)', weight: 0 };
 }

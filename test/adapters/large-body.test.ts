@@ -38,6 +38,7 @@ beforeAll(() => {
   writeFileSync(uploadFile, upload);
 });
 afterAll(async () => {
+  if (sharedServe) await (await sharedServe).stop();
   // A failed test must not leave a server behind.
   for (const serve of running) await serve.stop('SIGKILL');
   temp.cleanup();
@@ -127,8 +128,12 @@ async function startServe(): Promise<Target> {
   };
 }
 
+/** One `seclookup serve` process for the whole file (a start loads every engine): stopped in the file's afterAll. */
+let sharedServe: Promise<Target> | undefined;
+const serveForFile = (): Promise<Target> => (sharedServe ??= startServe());
+
 const TARGETS: readonly { name: string; start(): Promise<Target> }[] = [
-  { name: 'seclookup serve', start: startServe },
+  { name: 'seclookup serve', start: async () => ({ ...(await serveForFile()), stop: async () => {} }) },
   ...ADAPTER_VARIANTS.map((name) => ({ name, start: () => startAdapterProcess(name) })),
 ];
 
@@ -147,7 +152,7 @@ describe.each(TARGETS)('an 8 MiB POST to $name', (target) => {
 
 describe('seclookup serve: lingering close after a 413', () => {
   it('reads on after the answer, then cuts off a client that keeps sending once it has sent 16 MiB more', async () => {
-    const server = await startServe();
+    const server = await serveForFile();
     // Half-open allowed: the server's FIN after its answer must not stop this client sending.
     const socket = connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
     await once(socket, 'connect');
@@ -169,7 +174,6 @@ describe('seclookup serve: lingering close after a 413', () => {
     // The server read past the bound before it cut the connection: the client got that much out.
     expect(written).toBeGreaterThan(LINGER_MAX_BYTES);
     expect(written).toBeLessThan(2 ** 30);
-    await server.stop();
   });
 });
 

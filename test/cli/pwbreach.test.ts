@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeHashFile } from '../../src/products/pwbreach/testdata.js';
 import { CLI_PATH, cliEnv, createTempDirs, outcomeOf, REPO_ROOT, runCli, runCliJson, type CliResult } from './harness.js';
+import { running, startServe } from './serve-process.js';
 
 const SAMPLE = join(REPO_ROOT, 'data', 'pwbreach', 'pwned-sample.txt');
 const sampleLines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
@@ -260,23 +261,9 @@ describe('seclookup serve: pwbreach', () => {
     const dir = temp.make();
     const db = join(dir, 'serve.db');
     const { secret_key: key } = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'pwbreach', '--json', '--db', db]);
-    const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', db], { env: cliEnv(), cwd: tmpdir() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // In this process: its log and stderr are serve's own, read as the binary's would be.
+    const { serve, baseUrl } = await startServe(db);
     try {
-      const baseUrl = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 15_000);
-        child.stderr.on('data', () => {
-          const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]);
-          }
-        });
-      });
       const password = 'hunter2-serve-secret';
       const hash = sha1(password);
       const known = sha1('123456');
@@ -304,12 +291,8 @@ describe('seclookup serve: pwbreach', () => {
       expect(range.status).toBe(200);
       expect(range.text.split('\r\n')).toContain(`${known.slice(5)}:${countIn(sampleLines, known)}`);
 
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      const lines = stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      const lines = serve.logLines();
       expect(lines.filter((line) => line.product === 'pwbreach').map((line) => `${line.method} ${line.route} ${line.status}`)).toEqual([
         'POST /v1/pwbreach/lookup 200',
         'POST /v1/pwbreach/lookup 200',
@@ -320,11 +303,10 @@ describe('seclookup serve: pwbreach', () => {
         'GET unmatched 404',
         'GET /v1/pwbreach/range/:prefix 200',
       ]);
-      const everything = `${stdout}\n${stderr}\n${answers.join('\n')}`.toUpperCase();
+      const everything = `${serve.stdoutLines.join('\n')}\n${serve.stderr}\n${answers.join('\n')}`.toUpperCase();
       for (const secret of [password.toUpperCase(), hash, hash.slice(5)]) expect(everything).not.toContain(secret);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
+      for (const left of running) await left.stop('SIGKILL');
     }
   });
 });

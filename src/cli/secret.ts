@@ -12,7 +12,7 @@
  * database files are (src/lib/sqlite-file.ts): one of this user's with a wider mode is made
  * 0600; another user's that others may read is used with a warning.
  */
-import { chmodSync, linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isSeclookupError } from '../errors.js';
 import { createOperatorSecret, newOperatorSecretText, type OperatorSecret } from '../lib/operator-secret.js';
@@ -69,6 +69,12 @@ export async function resolveOperatorSecret(
   if (inline !== undefined && inline !== '') return { secret: fromText(inline, 'SECLOOKUP_SECRET', command), source: 'SECLOOKUP_SECRET' };
   if (dbPath === null) return { secret: null, source: 'none' };
   const path = defaultSecretPath(dbPath);
+  // Whoever may write the database's folder could plant a link there to a file whose text they
+  // know (or to one the mode check below would change): the default key file is a file.
+  if (isSymbolicLink(path))
+    throw new CommandError(
+      `the key file ${path} is a symbolic link: the default key file must be a regular file (name a linked secret, such as a mounted one, with --secret-file)`,
+    );
   if (!exists(path)) {
     if (!store) return { secret: null, source: 'none' };
     if (await holdsWrappedSigningKeys(store)) throw new CommandError(missingKeyFile(dbPath, path));
@@ -88,6 +94,14 @@ function missingKeyFile(dbPath: string, path: string): string {
     'pass the secret the server uses (--secret-file FILE, or SECLOOKUP_SECRET); no new key file is made, as a new secret could not unwrap them ' +
     '(if that secret is lost: write a new one with `openssl rand -base64 32 > FILE`, then run `seclookup sitekeys rotate-signing-key --secret-file FILE --force`)'
   );
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false; // absent, or said when the file is read
+  }
 }
 
 function exists(path: string): boolean {
@@ -131,12 +145,16 @@ function fromText(text: string, where: string, command: string): OperatorSecret 
  * A key file others may read is held like a database file: one of this user's is made 0600
  * (its group and other permissions dropped); another user's (a file provisioned by root) that
  * every user may read, or others may write, is used with a warning naming it and its mode. A
- * file readable by its group only (0640, the service's group) is left alone.
+ * file readable by its group only (0640, the service's group) is left alone. A file reached
+ * through a symbolic link (a `--secret-file` on a mounted secret) is never changed: the link
+ * may lead anywhere; it is only warned about.
  */
 function guardMode(path: string): void {
   let mode: number;
   let uid: number;
+  let linked: boolean;
   try {
+    linked = lstatSync(path).isSymbolicLink();
     const stats = statSync(path);
     if (!stats.isFile()) return;
     ({ mode, uid } = stats);
@@ -146,6 +164,11 @@ function guardMode(path: string): void {
   if ((mode & 0o077) === 0) return;
   const shown = (mode & 0o777).toString(8).padStart(4, '0');
   const me = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if (linked) {
+    if ((mode & 0o027) !== 0)
+      note(`seclookup: warning: the operator secret file ${path} leads to a file of mode ${shown}: other users may read it; make that file 0600`);
+    return;
+  }
   if (me === undefined || me === uid) {
     try {
       chmodSync(path, mode & 0o600);

@@ -6,7 +6,7 @@
  * (exit 1); another application's database is refused untouched; `keys create --product
  * captcha` points to `sitekeys create`.
  */
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -158,6 +158,34 @@ describe('secrets at rest under seclookup serve', () => {
     chmodSync(given, 0o666);
     expect((await runCli(['sitekeys', 'rotate-signing-key', '--secret-file', given, '--force', '--db', db])).code).toBe(0);
     expect(modeOf(given)).toBe('600');
+  });
+
+  it('a default key file that is a symbolic link is refused, its target untouched; a linked --secret-file is read, warned about, never chmod-ed (found by a reviewer)', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    await runCliJson(['keys', 'create', '--product', 'asn', '--json', '--db', db]);
+    // Text someone else knows, at a mode the old check would have "tightened" through the link.
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'text whoever planted the link knows, long enough to pass as a secret\n');
+    chmodSync(victim, 0o644);
+    symlinkSync(victim, `${db}.secret`);
+    const planted = await runCli(['sitekeys', 'rotate-signing-key', '--db', db]);
+    expect([planted.code, planted.stderr]).toEqual([
+      1,
+      `seclookup: the key file ${db}.secret is a symbolic link: the default key file must be a regular file (name a linked secret, such as a mounted one, with --secret-file)\n`,
+    ]);
+    expect(modeOf(victim)).toBe('644');
+    expect((await runCliJson<unknown[]>(['sitekeys', 'list', '--json', '--db', db])).length).toBe(0);
+
+    // Named on purpose (a mounted secret is a link): read, and its target only warned about.
+    const mounted = join(dir, 'mounted.secret');
+    symlinkSync(victim, mounted);
+    const given = await runCli(['sitekeys', 'rotate-signing-key', '--secret-file', mounted, '--db', db]);
+    expect([given.code, given.stderr]).toEqual([
+      0,
+      `seclookup: warning: the operator secret file ${mounted} leads to a file of mode 0644: other users may read it; make that file 0600\n`,
+    ]);
+    expect(modeOf(victim)).toBe('644');
   });
 
   it.runIf(process.getuid?.() === 0)(

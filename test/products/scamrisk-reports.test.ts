@@ -133,11 +133,15 @@ it('the SQLite store files reports made under an old platform name (twitter:) un
   const first = createSqliteReportStore(path);
   for (const identifier of ['twitter:alice', 'twitterfan', 'telegram:bob', 'x:carol'])
     await first.add({ type: 'username', identifier, category: 'scam', source: 'desk' });
-  await first.add({ type: 'address', identifier: 'twitter:1 Main St', category: 'scam', source: 'desk' });
+  await first.add({ type: 'address', identifier: 'twitter:1 main st', category: 'scam', source: 'desk' });
   await first.close();
+  // As a database written before normalization versions (scamrisk-normalization.test.ts has more).
+  const old = new Database(path);
+  old.exec('DROP TABLE scamrisk_reports_meta');
+  old.close();
   const second = createSqliteReportStore(path);
   expect((await second.list()).map((r) => `${r.type} ${r.identifier}`).sort()).toEqual([
-    'address twitter:1 Main St',
+    'address twitter:1 main st',
     'username telegram:bob',
     'username twitterfan',
     'username x:alice',

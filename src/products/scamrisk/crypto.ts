@@ -14,7 +14,10 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 export type Chain = 'btc' | 'evm' | 'trx' | 'ltc' | 'doge' | 'dash' | 'zec' | 'bch' | 'btg' | 'xmr' | 'xrp' | 'dot';
 
 export interface CryptoAddress {
-  /** The address as compared: EVM lower-cased with 0x, bech32 lower-cased, others as given. */
+  /**
+   * The address as compared: EVM lower-cased with 0x, bech32 lower-cased, cashaddr lower-cased
+   * with its `bitcoincash:` prefix, SS58 as its generic Substrate (prefix 42) address, others as given.
+   */
   normalized: string;
   chain: Chain;
   /** False when the format is the chain's but the checksum does not hold (the identifier is then refused). */
@@ -47,6 +50,22 @@ export function base58Decode(text: string, alphabet: ReadonlyMap<string, number>
     bytes.unshift(0);
   }
   return Uint8Array.from(bytes);
+}
+
+/** Base58 encode (Bitcoin alphabet): leading zero bytes as `1`s. */
+function base58Encode(bytes: Uint8Array): string {
+  let value = 0n;
+  for (const b of bytes) value = (value << 8n) | BigInt(b);
+  let out = '';
+  while (value > 0n) {
+    out = B58[Number(value % 58n)] + out;
+    value /= 58n;
+  }
+  for (const b of bytes) {
+    if (b !== 0) break;
+    out = `1${out}`;
+  }
+  return out;
 }
 
 function base58CheckOk(text: string, alphabet: ReadonlyMap<string, number> = B58_MAP): boolean {
@@ -112,6 +131,19 @@ export function ss58PublicKey(text: string): { key: string; checksumValid: boole
   return { key, checksumValid: hash[0] === bytes[bytes.length - 2] && hash[1] === bytes[bytes.length - 1] };
 }
 
+/** The SS58 address format's network prefix for generic Substrate (any chain): `5...` addresses. */
+export const SS58_GENERIC_PREFIX = 42;
+
+/**
+ * The SS58 address of a 32-byte public key (hex) under the generic Substrate prefix (42): one
+ * account has one such address whatever network prefix (Polkadot 0, Kusama 2, ...) it was written with.
+ */
+export function ss58Generic(keyHex: string): string {
+  const body = Uint8Array.from([SS58_GENERIC_PREFIX, ...Buffer.from(keyHex, 'hex')]);
+  const hash = blake2b(Uint8Array.from([...new TextEncoder().encode('SS58PRE'), ...body]), { dkLen: 64 });
+  return base58Encode(Uint8Array.from([...body, hash[0], hash[1]]));
+}
+
 const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
 const BECH32_MAP = new Map([...BECH32].map((c, i) => [c, i]));
 
@@ -173,6 +205,46 @@ function witnessProgramLength(groups: readonly number[]): number | null {
 export function canonicalCashaddr(text: string): string | null {
   const payload = /^(?:bitcoincash:)?([qp][02-9ac-hj-np-z]{41})$/i.exec(text)?.[1];
   return payload === undefined ? null : `bitcoincash:${payload.toLowerCase()}`;
+}
+
+/**
+ * The script a Bitcoin-family address pays to, as `p2pkh:<hash160 hex>` or `p2sh:<hash160 hex>`:
+ * for a mainnet legacy base58check address (version 0x00 `1...`, 0x05 `3...`; the same on
+ * Bitcoin, Bitcoin Cash and Bitcoin SV) and for a Bitcoin Cash cashaddr of a 160-bit hash (type
+ * 0 or 1). The two spellings of one Bitcoin Cash address (OFAC's BCH list mixes them) meet on it.
+ * Null for anything else (a bad base58 checksum, testnet, P2SH32, other chains).
+ */
+export function bitcoinScriptKey(text: string): string | null {
+  const cash = canonicalCashaddr(text);
+  if (cash !== null) {
+    if (!cashaddrChecksumOk(cash)) return null;
+    const bytes = fromFiveBit(bech32Values(cash.slice('bitcoincash:'.length))?.slice(0, -8) ?? []);
+    // Version byte: type in bits 3-6 (0 P2PKH, 1 P2SH), hash size in bits 0-2 (0: 160 bits).
+    if (bytes === null || bytes.length !== 21 || (bytes[0] & 0x87) !== 0) return null;
+    const type = bytes[0] >> 3;
+    return type > 1 ? null : `${type === 0 ? 'p2pkh' : 'p2sh'}:${Buffer.from(bytes.subarray(1)).toString('hex')}`;
+  }
+  if (!/^[13][1-9A-HJ-NP-Za-km-z]{25,34}$/.test(text) || !base58CheckOk(text)) return null;
+  const bytes = base58Decode(text)!;
+  if (bytes.length !== 25 || (bytes[0] !== 0x00 && bytes[0] !== 0x05)) return null;
+  return `${bytes[0] === 0 ? 'p2pkh' : 'p2sh'}:${Buffer.from(bytes.subarray(1, 21)).toString('hex')}`;
+}
+
+/** 5-bit groups regrouped as bytes; null when the padding is not zero bits (fewer than 5). */
+function fromFiveBit(groups: readonly number[]): Uint8Array | null {
+  let acc = 0;
+  let bits = 0;
+  const out: number[] = [];
+  for (const g of groups) {
+    acc = ((acc << 5) | g) & 0xfff;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push((acc >> bits) & 0xff);
+    }
+  }
+  if (bits >= 5 || (acc & ((1 << bits) - 1)) !== 0) return null;
+  return Uint8Array.from(out);
 }
 
 /** Bitcoin Cash cashaddr: the 40-bit BCH checksum over the prefix (default `bitcoincash`) and payload. */
@@ -251,7 +323,7 @@ export function parseCryptoAddress(input: string): CryptoAddress | null {
     return { normalized: '0x' + lower, chain: 'evm', checksumValid: uniform || eip55Holds(hex) };
   }
   const ss58 = ss58PublicKey(text);
-  if (ss58 && !/^[13]/.test(text)) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
+  if (ss58 && !/^[13]/.test(text)) return ss58Address(text, ss58);
   for (const { chain, pattern, check } of FORMATS) {
     if (!pattern.test(text)) continue;
     const normalized = chain === 'bch' ? canonicalCashaddr(text)! : /^ltc1/i.test(text) ? text.toLowerCase() : text;
@@ -261,6 +333,15 @@ export function parseCryptoAddress(input: string): CryptoAddress | null {
   if (new RegExp(`^[13]${BASE58}{25,34}$`).test(text) || /^(?:bc|tb)1[02-9ac-hj-np-z]{8,87}$/i.test(text)) {
     return { normalized: /^(?:bc|tb)1/i.test(text) ? text.toLowerCase() : text, chain: 'btc', checksumValid: false };
   }
-  if (ss58) return { normalized: text, chain: 'dot', checksumValid: ss58.checksumValid };
+  if (ss58) return ss58Address(text, ss58);
   return null;
+}
+
+/**
+ * An SS58 address, normalized to its public key's generic Substrate (prefix 42) address: the
+ * Polkadot, Kusama and other network spellings of one account are one identifier (the
+ * polkadot-js scam list is compared by public key too). One with a bad checksum keeps its text.
+ */
+function ss58Address(text: string, ss58: { key: string; checksumValid: boolean }): CryptoAddress {
+  return { normalized: ss58.checksumValid ? ss58Generic(ss58.key) : text, chain: 'dot', checksumValid: ss58.checksumValid };
 }

@@ -139,12 +139,17 @@ const cacheKeys = new WeakMap<Identifier, string>();
 /**
  * The cache key of an identifier: its type and the normalized form reports are filed under. The
  * same string object for a remembered identifier, so the cache does not hash a new string each time.
+ * A URL with user information (dropped from its normalized form) is its own entry, marked but
+ * without the credentials: its assessment has the credentials_in_url signal the bare URL's lacks.
  */
 function cacheKey(identifier: Identifier): string {
   let key = cacheKeys.get(identifier);
-  if (key === undefined) cacheKeys.set(identifier, (key = `${identifier.type}:${identifier.normalized}`));
+  if (key === undefined) cacheKeys.set(identifier, (key = plainCacheKey(identifier) + (identifier.url?.hasCredentials ? CREDENTIALS_MARK : '')));
   return key;
 }
+
+const CREDENTIALS_MARK = '\n+credentials';
+const plainCacheKey = (identifier: Identifier) => `${identifier.type}:${identifier.normalized}`;
 
 export function createScamriskEngine({ lists, options = {}, now, engine, cache = null }: ScamriskEngineDeps): ScamriskEngine {
   const { cacheTtlMs, disable, sourceTimeoutMs: timeoutMs, defaultRegion } = checkScamriskOptions(options);
@@ -398,8 +403,10 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
       const identifier = normalize(rest.type, value, region);
       try {
         const stored = await reports.add({ ...rest, identifier: identifier.normalized });
-        // The next assessment of this identifier shows the report at once (others on its domain: after the TTL).
-        cache?.delete?.(cacheKey(identifier));
+        // The next assessment of this identifier shows the report at once (others on its domain: after the TTL),
+        // a URL's with and without user information alike.
+        cache?.delete?.(plainCacheKey(identifier));
+        if (identifier.type === 'url') cache?.delete?.(plainCacheKey(identifier) + CREDENTIALS_MARK);
         return stored;
       } catch (error) {
         if (error instanceof TypeError) throw new LookupError('invalid_request', error.message);

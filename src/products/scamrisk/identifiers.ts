@@ -34,6 +34,15 @@ export interface Identifier {
   url?: { href: string; hasCredentials: boolean };
 }
 
+/**
+ * The version of the normalized forms below. Bump it whenever one changes: the SQLite report
+ * database then re-files its stored reports under the new forms, once, when it next opens for
+ * writing (reports.ts), so reports filed before still count. 1: `twitter:` filed as `x:`; URLs
+ * without user information, with RFC 3986 percent-encoding normalization and an IPv4-mapped IPv6
+ * host as IPv4; e-mail local parts and addresses in NFC; SS58 addresses by public key.
+ */
+export const NORMALIZATION_VERSION = 1;
+
 const MAX_INPUT = 2048;
 const USERNAME = /^[a-z0-9._-]{1,64}$/;
 /** Ours: optional platform prefixes of a username (`telegram:alice`), kept in the normalized form. */
@@ -89,7 +98,8 @@ export function parseIdentifier(type: IdentifierType, value: string, options: { 
 function email(text: string): Identifier {
   const parsed = normalizeEmail(text);
   if (!parsed.valid) throw refuse('email', parsed.reason);
-  const local = parsed.local.toLowerCase();
+  // NFC first (RFC 6532 3.1): `jöe` typed precomposed or with a combining diaeresis is one mailbox.
+  const local = parsed.local.normalize('NFC').toLowerCase();
   // Masked from the normalized form: results are cached by it, so the first caller's casing must not show in another's answer.
   return { type: 'email', normalized: `${local}@${parsed.domain}`, masked: maskEmail(local, parsed.domain), email: parsed };
 }
@@ -140,6 +150,7 @@ const SPACES_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f]+/g;
 
 function address(value: string): Identifier {
   const normalized = value
+    .normalize('NFC')
     .replace(SPACES_AND_CONTROLS, ' ')
     .trim()
     .toLowerCase()
@@ -180,6 +191,15 @@ function url(text: string): Identifier {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw refuse('url', 'only http and https URLs');
   parsed.hash = '';
   const hasCredentials = parsed.username !== '' || parsed.password !== '';
+  // User information is no part of the page (`https://paypal.com:login@evil.com/` is evil.com's):
+  // out of the key, so one page is one identifier and no password reaches the report database
+  // or the cache key. The credentials_in_url signal comes from hasCredentials.
+  parsed.username = '';
+  parsed.password = '';
+  // RFC 3986 6.2.2.2 (an empty query is dropped too: `?` alone adds nothing). Order, case and
+  // trailing slashes otherwise stay: a server may tell them apart.
+  parsed.pathname = normalizePercentEncoding(parsed.pathname);
+  parsed.search = normalizePercentEncoding(parsed.search);
   const host = parsed.hostname;
   const tail = parsed.pathname === '/' && parsed.search === '' ? '' : '/...';
   if (host.startsWith('[') || /^[0-9.]+$/.test(host)) {
@@ -190,6 +210,8 @@ function url(text: string): Identifier {
     } catch {
       throw refuse('url', 'the host is not a valid address');
     }
+    // The address as the ip type writes it: an IPv4-mapped IPv6 host (`[::ffff:93.184.216.34]`) is the IPv4 host.
+    parsed.hostname = ipInput.version === 4 ? ipInput.ip : `[${ipInput.ip}]`;
     return {
       type: 'url',
       normalized: parsed.href,
@@ -213,6 +235,22 @@ function url(text: string): Identifier {
     domain: name,
     url: { href: parsed.href, hasCredentials },
   };
+}
+
+/** Unreserved characters (RFC 3986 2.3): percent-encoding one changes nothing. */
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+/**
+ * RFC 3986 6.2.2.1-2: a percent-encoded unreserved character decoded (`%7E` -> `~`, `%41` ->
+ * `A`), every other escape with upper-case hex (`%2f` -> `%2F`). Reserved characters stay
+ * encoded (`%2F` is not `/`).
+ */
+function normalizePercentEncoding(text: string): string {
+  if (!text.includes('%')) return text;
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
 }
 
 // Masking (README: masking). Each keeps enough to recognise the identifier, never all of it.

@@ -5,10 +5,12 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { domainToASCII } from 'node:url';
+import { parse as parseHost } from 'tldts';
 import { SeclookupError } from '../../errors.js';
 import { bundledDataDir, hostListProblem, readJsonDataset } from '../../lib/datasets.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
-import { canonicalCashaddr, ss58PublicKey } from './crypto.js';
+import { bitcoinScriptKey, canonicalCashaddr, ss58PublicKey } from './crypto.js';
 
 /**
  * Snapshot dates of the bundled lists (their READMEs): a list signal's `last_seen`, unless
@@ -29,7 +31,13 @@ export interface ScamLists {
   phishing(host: string): PhishingMatch[];
   /** The MetaMask fuzzylist entries within its tolerance of the host (genuine ones excluded): look-alikes. */
   fuzzy(host: string): string[];
-  /** Assets under which OFAC lists the address (normalized: EVM lower case). */
+  /**
+   * Assets under which OFAC lists the address (normalized: EVM lower case). A Bitcoin Cash
+   * address is compared by its script (type and hash160), so its legacy and cashaddr spellings
+   * meet: a cashaddr matches the BCH list in either spelling (and any list's cashaddr entries); a
+   * legacy `1...`/`3...` address, the spelling of one script on Bitcoin, Bitcoin Cash and Bitcoin
+   * SV alike, matches every list that lists it, and the BCH list's cashaddr entries of its script.
+   */
   sanctioned(address: string): string[];
   /** Sites or campaigns polkadot-js lists the address under (SS58 compared by public key). */
   scamCampaigns(address: string): string[];
@@ -84,13 +92,29 @@ export const BRANDS = [
   'adobe',
 ] as const;
 
-/** A host list of a phishing file: an array of strings, mostly host names; empty only when `mayBeEmpty` (allowlists). */
+/**
+ * A host list of a phishing file: an array of strings, mostly host names; empty only when
+ * `mayBeEmpty` (allowlists). Each entry as hosts are compared: trimmed, lower case, no trailing
+ * dot, and an IDN in its ASCII (punycode) form, as parseDomainName makes a host (polkadot-js lists
+ * some in Unicode: `blåst.org`); a `*.` wildcard keeps its star. An entry that is not a valid name
+ * stays as written (it matches nothing).
+ */
 function stringArray(value: unknown, path: string, key: string, mayBeEmpty = true): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
     throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
   const problem = hostListProblem(value as string[], { mayBeEmpty });
   if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
-  return (value as string[]).map((v) => v.trim().toLowerCase().replace(/\.$/, '')).filter((v) => v !== '');
+  return (value as string[]).map(listedHost).filter((v) => v !== '');
+}
+
+/** A phishing-list entry as hosts are compared (stringArray). */
+function listedHost(entry: string): string {
+  const text = entry.trim().toLowerCase().replace(/\.$/, '');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character beyond ASCII
+  if (!/[^\u0000-\u007f]/.test(text)) return text;
+  const wild = text.startsWith('*.') ? '*.' : '';
+  const ascii = domainToASCII(text.slice(wild.length));
+  return ascii === '' ? text : wild + ascii.replace(/\.$/, '');
 }
 
 /** One address per line: letters and digits (base58, bech32, hex, CashAddr with its prefix), 20 to 130 of them. */
@@ -156,13 +180,24 @@ function bundledAssetRemedy(asset: string): string {
   return `the bundled data lists sanctioned ${asset} addresses, and without them every ${asset} wallet would pass the sanctions check; copy the file back from ${bundled} (then \`seclookup data update scamrisk --source ofac\` refreshes it)`;
 }
 
-/** The host and each parent domain: `a.b.c` -> `a.b.c`, `b.c`, `c`. */
+/** tldts over the whole public suffix list: its private section (`alwaysdata.net`, `github.io`) too. */
+const WITH_PRIVATE_SUFFIXES = { extractHostname: false, allowPrivateDomains: true, detectIp: false } as const;
+
+/**
+ * The host and each parent domain down to its registrable domain under the whole public suffix
+ * list, private section included: `a.b.example.com` -> `a.b.example.com`, `b.example.com`,
+ * `example.com`. A public suffix is never a parent: a list entry that is one (`org.in`,
+ * `alwaysdata.net`, names of unrelated owners) speaks for that name alone, not for every site
+ * under it. A host under no known suffix yields itself only.
+ */
 function* selfAndParents(host: string): Generator<string> {
-  let at = 0;
-  while (at !== -1) {
+  yield host;
+  const suffix = parseHost(host, WITH_PRIVATE_SUFFIXES).publicSuffix;
+  if (!suffix || suffix === host || !host.endsWith(`.${suffix}`)) return;
+  let at = host.indexOf('.') + 1;
+  while (at > 0 && host.length - at > suffix.length) {
     yield host.slice(at);
-    const dot = host.indexOf('.', at);
-    at = dot === -1 ? -1 : dot + 1;
+    at = host.indexOf('.', at) + 1;
   }
 }
 
@@ -278,6 +313,7 @@ function readScamLists(dataDir: string): ScamLists {
   if (scamAddresses === 0) throw new SeclookupError('dataset_invalid', `${addressPath}: lists no addresses`);
 
   const assetsByAddress = new Map<string, string[]>();
+  const cashaddrAssets = new Map<string, string[]>();
   let files: string[];
   try {
     files = readdirSync(ofacDir).filter((f) => OFAC_FILE.test(f));
@@ -307,9 +343,11 @@ function readScamLists(dataDir: string): ScamLists {
       throw new SeclookupError('dataset_invalid', `scamrisk OFAC list ${path} lists no addresses: ${bundledAssetRemedy(asset)}`);
     for (const raw of listed) {
       const key = sanctionKey(raw);
-      const assets = assetsByAddress.get(key) ?? [];
-      if (!assets.includes(asset)) assets.push(asset);
-      assetsByAddress.set(key, assets);
+      addAsset(assetsByAddress, key, asset);
+      // What a cashaddr (a Bitcoin Cash address, nothing else) matches: the BCH list in either
+      // spelling, and a cashaddr entry wherever listed. Not another asset's legacy entry of the
+      // same script: that sanctions the Bitcoin (or Bitcoin SV) address.
+      if (asset === 'BCH' || canonicalCashaddr(raw) !== null) addAsset(cashaddrAssets, key, asset);
       sanctioned++;
     }
   }
@@ -319,35 +357,28 @@ function readScamLists(dataDir: string): ScamLists {
       `scamrisk OFAC folder ${ofacDir} lists no sanctioned addresses (no sanctioned_addresses_<ASSET>.txt with entries): every wallet would pass the sanctions check`,
     );
 
-  const allowedByMetamask = (host: string) => {
-    for (const name of selfAndParents(host)) if (mmAllow.has(name)) return true;
+  const allowedByMetamask = (names: Iterable<string>) => {
+    for (const name of names) if (mmAllow.has(name)) return true;
     return false;
   };
 
   return {
     phishing(host) {
-      if (allowedByMetamask(host)) return [];
+      const names = [...selfAndParents(host)];
+      if (allowedByMetamask(names)) return [];
       const matches: PhishingMatch[] = [];
-      for (const name of selfAndParents(host)) {
-        if (mmBlock.has(name) && !guarded(name)) {
-          matches.push({ source: 'metamask', entry: name });
-          break;
-        }
-      }
-      for (const name of selfAndParents(host)) {
-        if (pdDeny.has(name) && !guarded(name)) {
-          matches.push({ source: 'polkadot', entry: name });
-          break;
-        }
-      }
+      const metamask = names.find((name) => mmBlock.has(name) && !guarded(name));
+      if (metamask !== undefined) matches.push({ source: 'metamask', entry: metamask });
+      const polkadot = names.find((name) => pdDeny.has(name) && !guarded(name));
+      if (polkadot !== undefined) matches.push({ source: 'polkadot', entry: polkadot });
       return matches;
     },
     fuzzy(host) {
-      if (allowedByMetamask(host) || tolerance <= 0) return [];
+      if (allowedByMetamask(selfAndParents(host)) || tolerance <= 0) return [];
       const key = fuzzyKey(host);
       return mmFuzzy.filter((_, i) => levenshtein(key, fuzzyKeys[i], tolerance) <= tolerance);
     },
-    sanctioned: (address) => assetsByAddress.get(sanctionKey(address)) ?? [],
+    sanctioned: (address) => (canonicalCashaddr(address) === null ? assetsByAddress : cashaddrAssets).get(sanctionKey(address)) ?? [],
     scamCampaigns: (address) => campaignsByAddress.get(ss58PublicKey(address)?.key ?? address) ?? [],
     brands: BRANDS,
     dates: readListDates(dataDir),
@@ -375,8 +406,19 @@ export function readListDates(dataDir: string): Record<ListName, string> {
   return dates;
 }
 
-/** EVM addresses compare case-insensitively; bech32 ones are lower case; cashaddr with its prefix; base58 ones keep their case. */
+function addAsset(map: Map<string, string[]>, key: string, asset: string): void {
+  const assets = map.get(key) ?? [];
+  if (!assets.includes(asset)) assets.push(asset);
+  map.set(key, assets);
+}
+
+/**
+ * The key an address is compared under: EVM addresses case-insensitively; bech32 ones lower
+ * case; a mainnet legacy `1...`/`3...` address and a cashaddr by the script they pay to
+ * (`p2pkh:<hash160>`, bitcoinScriptKey), so the two spellings of a Bitcoin Cash address meet;
+ * another cashaddr with its prefix; other base58 ones keep their case.
+ */
 export function sanctionKey(address: string): string {
   if (/^0x[0-9a-f]{40}$/i.test(address) || /^(?:bc|ltc|tb)1/i.test(address)) return address.toLowerCase();
-  return canonicalCashaddr(address) ?? address;
+  return bitcoinScriptKey(address) ?? canonicalCashaddr(address) ?? address;
 }

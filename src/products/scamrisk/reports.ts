@@ -10,7 +10,7 @@ import { createReportedKeys } from './report-keys.js';
 import { SeclookupError } from '../../errors.js';
 import type { MaybePromise } from '../../lib/outcome.js';
 import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
-import { PLATFORM_ALIASES } from './identifiers.js';
+import { NORMALIZATION_VERSION, parseIdentifier } from './identifiers.js';
 
 /** Ours: the categories a report may carry. */
 export const REPORT_CATEGORIES = ['phishing', 'scam', 'fraud', 'impersonation', 'spam', 'malware', 'extortion', 'other'] as const;
@@ -243,6 +243,7 @@ function openReportDatabase(path: string): Database.Database {
   };
   try {
     db = openSeclookupDatabase(path, 'report database');
+    const existed = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scamrisk_reports'").get() !== undefined;
     db.exec(`CREATE TABLE IF NOT EXISTS scamrisk_reports (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       type TEXT NOT NULL,
@@ -259,7 +260,7 @@ function openReportDatabase(path: string): Database.Database {
     if (missing.length > 0)
       return refuse(`the report database ${path} has a scamrisk_reports table of another schema (missing columns: ${missing.join(', ')})`);
     db.exec('CREATE INDEX IF NOT EXISTS scamrisk_reports_identifier ON scamrisk_reports (type, identifier);');
-    fileUnderCurrentPlatformNames(db);
+    fileUnderCurrentNormalization(db, existed);
     return db;
   } catch (error) {
     if (error instanceof SeclookupError) throw error;
@@ -268,12 +269,63 @@ function openReportDatabase(path: string): Database.Database {
 }
 
 /**
- * Reports filed before a platform alias was known (`twitter:alice`) move to the name it is now
- * filed under (`x:alice`), so they count for it. A range on the index: nothing to do costs a probe.
+ * Table `scamrisk_reports_meta`: the NORMALIZATION_VERSION the stored identifiers are written in,
+ * as row `normalization` (not PRAGMA user_version: the metering database, which the reports
+ * share by default, has its own).
  */
-function fileUnderCurrentPlatformNames(db: Database.Database): void {
-  const move = db.prepare("UPDATE scamrisk_reports SET identifier = ? || substr(identifier, ?) WHERE type = 'username' AND identifier >= ? AND identifier < ?");
-  for (const [alias, name] of Object.entries(PLATFORM_ALIASES)) move.run(`${name}:`, alias.length + 2, `${alias}:`, `${alias};`);
+const META_TABLE = 'CREATE TABLE IF NOT EXISTS scamrisk_reports_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);';
+
+/** The normalization version of a database's stored identifiers: 0 when none is recorded (written before versions). */
+export function storedNormalizationVersion(db: Database.Database): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scamrisk_reports_meta'").get();
+  if (table === undefined) return 0;
+  const row = db.prepare("SELECT value FROM scamrisk_reports_meta WHERE key = 'normalization'").get() as { value: number } | undefined;
+  return row?.value ?? 0;
+}
+
+/**
+ * Reports filed before a normalized form changed (NORMALIZATION_VERSION) move to the current
+ * form, so they count for the identifier as assessments now normalize it (`twitter:alice` to
+ * `x:alice`, a URL without its password, an SS58 address under its public key's generic form).
+ * Once per version: each distinct stored identifier is parsed again by its type, in one
+ * transaction that also records the version, and its rows updated when the form differs; one
+ * that no longer parses, or of an unknown type, stays as it is. A table just created is current.
+ * A database recorded at a newer version (a newer seclookup) is left alone.
+ */
+function fileUnderCurrentNormalization(db: Database.Database, existed: boolean): void {
+  db.exec(META_TABLE);
+  const record = db.prepare(
+    "INSERT INTO scamrisk_reports_meta (key, value) VALUES ('normalization', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+  );
+  const stored = storedNormalizationVersion(db);
+  if (stored >= NORMALIZATION_VERSION) return;
+  if (!existed) {
+    record.run(NORMALIZATION_VERSION);
+    return;
+  }
+  const distinct = db.prepare('SELECT DISTINCT type, identifier FROM scamrisk_reports');
+  const move = db.prepare('UPDATE scamrisk_reports SET identifier = ? WHERE type = ? AND identifier = ?');
+  db.transaction(() => {
+    // Again inside the write lock: another process may have done it meanwhile.
+    if (storedNormalizationVersion(db) >= NORMALIZATION_VERSION) return;
+    const moves: [string, string, string][] = [];
+    for (const { type, identifier } of distinct.iterate() as Iterable<{ type: string; identifier: string }>) {
+      const current = renormalized(type, identifier);
+      if (current !== null && current !== identifier) moves.push([current, type, identifier]);
+    }
+    for (const args of moves) move.run(...args);
+    record.run(NORMALIZATION_VERSION);
+  }).immediate();
+}
+
+/** A stored identifier as `parseIdentifier` now writes it; null when it no longer parses or its type is unknown. */
+function renormalized(type: string, identifier: string): string | null {
+  if (!(IDENTIFIER_TYPES as readonly string[]).includes(type)) return null;
+  try {
+    return parseIdentifier(type as IdentifierType, identifier).normalized;
+  } catch {
+    return null;
+  }
 }
 
 function missingColumns(db: Database.Database): string[] {

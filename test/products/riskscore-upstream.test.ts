@@ -47,6 +47,8 @@ beforeAll(async () => {
     [`/ipqs/${KEY}/9.9.9.12`]: respond.json({ ...ipqsAnswer(60), connection_type: 'Data Center' }),
     [`/ipqs/${KEY}/9.9.9.13`]: respond.json(without(ipqsAnswer(0), 'fraud_score', 'proxy', 'vpn', 'tor', 'recent_abuse')),
     [`/ipqs/${KEY}/9.9.9.14`]: respond.json(without(ipqsAnswer(0), 'vpn')),
+    // A refusal that repeats the request path, key and all.
+    [`/ipqs/${KEY}/9.9.9.15`]: respond.json({ success: false, message: `Invalid key for request /ipqs/${KEY}/9.9.9.15` }),
   });
 });
 afterAll(() => server.close());
@@ -83,6 +85,17 @@ describe('riskscore upstream answers missing what the scoring needs', () => {
       message: 'IPQualityScore lookup failed: the answer has no "fraud_score", "proxy", "vpn", "tor", "recent_abuse"',
     });
     await expect(ipqs().riskscore('9.9.9.14')).rejects.toMatchObject({ code: 'lookup_failed', message: expect.stringContaining('no "vpn"') });
+  });
+});
+
+describe("riskscore: the provider's own error message", () => {
+  it("is passed on without the operator's key, which IPQualityScore has in its request path (found by a reviewer)", async () => {
+    const stack = await createApiStack({ lookup: ipqs() });
+    const keys = await stack.keys('riskscore');
+    const reply = await stack.call('/v1/riskscore/lookup?ip=9.9.9.15', { key: keys.secretKey });
+    expect(reply.status).toBe(502);
+    expect(reply.body.error).toBe('IPQualityScore lookup failed: the provider said: Invalid key for request /ipqs/***/9.9.9.15');
+    expect(reply.raw).not.toContain(KEY);
   });
 });
 

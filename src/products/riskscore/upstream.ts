@@ -79,13 +79,21 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
       if (body.success !== true) {
         const message = typeof body.message === 'string' ? body.message : '';
         if (/invalid ip|not found|no data/i.test(message)) throw new LookupError('ip_not_found', `${name} has no data for ${ip}`);
-        throw failed(message ? `the provider said: ${message.slice(0, 120)}` : 'success is not true');
+        // The provider's words go to the caller: never with the operator's key in them (IPQualityScore
+        // has it in the request path, which an error message may repeat).
+        throw failed(message ? `the provider said: ${withoutKey(message, key).slice(0, 120)}` : 'success is not true');
       }
       const missing = missingIpqsFields(body);
       if (missing) throw failed(missing);
       return fromIpqs(body);
     },
   };
+}
+
+/** `text` with every copy of `key`, as sent or URL-encoded, written `***`. */
+export function withoutKey(text: string, key: string): string {
+  if (key === '') return text;
+  return text.split(key).join('***').split(encodeURIComponent(key)).join('***');
 }
 
 type Loose = Record<string, unknown>;

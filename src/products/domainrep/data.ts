@@ -4,7 +4,7 @@
  * Every mistake names the file and the field; nothing here reads outside `dataDir`.
  */
 import { join } from 'node:path';
-import { domainToASCII } from 'node:url';
+import { listEntryToAscii } from '../../lib/domain.js';
 import { parse } from 'tldts';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
@@ -225,26 +225,6 @@ export function loadPhishingLists(dataDir: string): PhishingLists {
   return sharedFileData('domainrep-phishing', [metamaskPath, polkadotPath], () => readPhishingLists(metamaskPath, polkadotPath));
 }
 
-/** Printable ASCII without upper-case letters: already in the form `asciiEntry` would give (on the bundled lists, exactly). */
-const PLAIN_ASCII = /^[\x21-\x40\x5b-\x7e]+$/;
-
-/**
- * A list entry in the form the checked names have (lib/domain.ts: lower-case, IDN to punycode by
- * `url.domainToASCII`, no trailing dot), a `*.` prefix kept; null when it has no ASCII form.
- * polkadot's deny list writes some names in Unicode (`aavè.com`), and the name checked is
- * `xn--aav-8la.com`. Entries already in plain ASCII skip the conversion (a tenth of a second
- * for the 110,000 entries; on the bundled lists it changes none of them).
- */
-export function asciiEntry(raw: string): string | null {
-  let entry = raw.trim().toLowerCase();
-  if (entry.endsWith('.')) entry = entry.slice(0, -1);
-  if (PLAIN_ASCII.test(entry)) return entry;
-  const wildcard = entry.startsWith('*.');
-  const ascii = domainToASCII(wildcard ? entry.slice(2) : entry);
-  if (ascii === '') return null;
-  return wildcard ? `*.${ascii}` : ascii;
-}
-
 function readPhishingLists(metamaskPath: string, polkadotPath: string): PhishingLists {
   const metamask = readJsonDataset<unknown>(metamaskPath);
   const polkadot = readJsonDataset<unknown>(polkadotPath);
@@ -257,7 +237,7 @@ function readPhishingLists(metamaskPath: string, polkadotPath: string): Phishing
     if (problem) datasetError(path, `"${key}" ${problem}`);
     const names: string[] = [];
     for (const raw of list as string[]) {
-      const name = asciiEntry(raw);
+      const name = listEntryToAscii(raw);
       if (name === null) skipped++;
       else names.push(name);
     }

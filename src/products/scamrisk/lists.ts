@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { domainToASCII } from 'node:url';
+import { listEntryToAscii } from '../../lib/domain.js';
 import { parse as parseHost } from 'tldts';
 import { SeclookupError } from '../../errors.js';
 import { bundledDataDir, hostListProblem, readJsonDataset } from '../../lib/datasets.js';
@@ -104,17 +104,8 @@ function stringArray(value: unknown, path: string, key: string, mayBeEmpty = tru
     throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
   const problem = hostListProblem(value as string[], { mayBeEmpty });
   if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
-  return (value as string[]).map(listedHost).filter((v) => v !== '');
-}
-
-/** A phishing-list entry as hosts are compared (stringArray). */
-function listedHost(entry: string): string {
-  const text = entry.trim().toLowerCase().replace(/\.$/, '');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character beyond ASCII
-  if (!/[^\u0000-\u007f]/.test(text)) return text;
-  const wild = text.startsWith('*.') ? '*.' : '';
-  const ascii = domainToASCII(text.slice(wild.length));
-  return ascii === '' ? text : wild + ascii.replace(/\.$/, '');
+  // An entry with no ASCII form could match no checked name: it is kept as written.
+  return (value as string[]).map((entry) => listEntryToAscii(entry) ?? entry.trim().toLowerCase()).filter((v) => v !== '');
 }
 
 /** One address per line: letters and digits (base58, bech32, hex, CashAddr with its prefix), 20 to 130 of them. */

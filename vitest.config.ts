@@ -9,20 +9,24 @@ import { defineConfig } from 'vitest/config';
  * durations of its last run when it has them (node_modules/.vite); this is for a fresh clone.
  */
 const SLOW_FILES: Record<string, number> = {
-  'test/cli/serve.test.ts': 51,
-  'test/browser/captcha-widget.test.ts': 33,
-  'test/fuzz/fuzz.test.ts': 24,
-  'test/adapters/large-body.test.ts': 18,
-  'test/cli/billing-follows-answers.test.ts': 17,
-  'test/adapters/transport-abuse.test.ts': 17,
+  'test/cli/serve.test.ts': 53,
+  'test/browser/captcha-widget.test.ts': 51,
+  'test/adapters/large-body.test.ts': 21,
+  'test/cli/billing-follows-answers.test.ts': 21,
+  'test/architecture/add-a-product.test.ts': 21,
+  'test/readme.test.ts': 14,
+  'test/adapters/transport-abuse.test.ts': 14,
+  'test/products/captcha.test.ts': 13,
   'test/browser/captcha-risk.test.ts': 13,
-  'test/readme.test.ts': 13,
-  'test/architecture/add-a-product.test.ts': 12,
-  'test/cli/allowance-billing.test.ts': 11,
-  'test/products/riskscore.test.ts': 10,
-  'test/redis/cluster.test.ts': 9,
-  'test/products/captcha.test.ts': 9,
-  'test/cli/database-access.test.ts': 8,
+  'test/cli/security.test.ts': 13,
+  'test/products/riskscore.test.ts': 11,
+  'test/conformance/http-conformance.test.ts': 10,
+  'test/cli/allowance-billing.test.ts': 10,
+  'test/fuzz/fuzz.test.ts': 10,
+  'test/cli/pwbreach.test.ts': 10,
+  'test/products/scamrisk-datasets.test.ts': 9,
+  'test/cli/database-access.test.ts': 9,
+  'test/redis/cluster.test.ts': 8,
 };
 
 class SlowFirstSequencer extends BaseSequencer {

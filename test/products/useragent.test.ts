@@ -94,6 +94,15 @@ describe('useragent engine: real User-Agents', () => {
     expect(parse(UA.tizenTv).device_type).toBe('smarttv');
   });
 
+  it("a Google Android app's UA is Android with the version it says, never ua-parser's `android` `.` (found by a reviewer)", () => {
+    const youtube = 'com.google.android.youtube/19.02.39 (Linux; U; Android 13; en_US; SM-S918B; Build/TP1A.220624.014) gzip';
+    expect(parse(youtube)).toMatchObject({ os: { name: 'Android', version: '13' }, device_type: 'mobile' });
+    const maps = 'com.google.android.apps.maps/11.112.0101 (Linux; U; Android 14; en_US; Pixel 7; Build/AP1A.240305.019.A1; Cronet/121.0.6167.178)';
+    expect(parse(maps).os).toEqual({ name: 'Android', version: '14' });
+    // No version at all in the UA: none reported, rather than a guess.
+    expect(parse('com.google.android.gm/2024.01.01 (Linux; U; en_US)').os).not.toHaveProperty('version', '.');
+  });
+
   it('Googlebot is a bot; unrecognised fields are omitted, not null', () => {
     const r = parse(UA.googlebot);
     expect(r.is_bot).toBe(true);

@@ -91,7 +91,7 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
   const result: UserAgentResult = {
     user_agent: ua,
     browser: nameAndVersion(browser.name, browser.version),
-    os: onAMac ? { name: 'Mac OS' } : nameAndVersion(os.name, os.version),
+    os: onAMac ? { name: 'Mac OS' } : osOf(os.name, os.version, text),
     device_type: onAMac ? 'desktop' : deviceType(device.type, os.name, text),
     is_bot: isBot(ua, device),
   };
@@ -99,13 +99,25 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
   return result;
 }
 
-/** Only the fields ua-parser recognised: no nulls, no empty strings. */
+/** Only the fields ua-parser recognised: no nulls, no empty strings, no version without a digit. */
 function nameAndVersion(name: string | undefined, version: string | undefined): { name?: string; version?: string } {
   const out: { name?: string; version?: string } = {};
   if (name) out.name = name;
-  if (version) out.version = version;
+  if (version && /\d/.test(version)) out.version = version;
   return out;
 }
+
+/**
+ * The OS, as nameAndVersion, with one correction: a Google Android app's UA
+ * (`com.google.android.youtube/19.02.39 (Linux; U; Android 13; ...)`) reads as OS `android`,
+ * version `.` to ua-parser 1.x; the UA says `Android 13`, so that is what is reported.
+ */
+function osOf(name: string | undefined, version: string | undefined, text: string): { name?: string; version?: string } {
+  if (name === 'android' && !(version && /\d/.test(version))) return nameAndVersion('Android', ANDROID_VERSION.exec(text)?.[1]);
+  return nameAndVersion(name, version);
+}
+
+const ANDROID_VERSION = /\bAndroid[ /]?(\d+(?:\.\d+)*)/i;
 
 /**
  * OS names (lower-cased) that mean a desktop or laptop when ua-parser found no device type.

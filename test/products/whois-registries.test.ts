@@ -33,6 +33,9 @@ const ANSWERS: Record<string, string> = {
   'busy.fr': 'whois.nic.fr/fr/response_throttled.txt',
   'busy.nl': 'whois.domain-registry.nl/nl/response_throttled.txt',
   'refused.bo': 'whois.nic.bo/bo/status_available.txt',
+  // KISA's answers in their current form (test/fixtures/whois/kisa, from pywhois2).
+  'nosuch.kr': '../../kisa/kr_no_match.txt',
+  'google.co.kr': '../../kisa/google_co_kr_whois.txt',
 };
 
 let whois: WhoisTestServer;
@@ -60,6 +63,7 @@ beforeAll(async () => {
         fr: null,
         nl: null,
         bo: null,
+        kr: null,
         com: 'http://10.0.0.1/rdap/',
       },
       whoisServers: {
@@ -74,6 +78,7 @@ beforeAll(async () => {
         fr: server,
         nl: server,
         bo: server,
+        kr: server,
         'br.com': server,
         'uk.com': server,
       },
@@ -110,6 +115,8 @@ describe('"not registered" answers are 404 domain_not_found', () => {
     ['.it, "Status: AVAILABLE"', 'nosuch.it'],
     ['.it, "Status: UNASSIGNABLE" (no one may register it)', 'la.it'],
     ['CentralNic uk.com, "DOMAIN NOT FOUND"', 'nosuch.uk.com'],
+    // It was 502 "answered nothing we can read" (found by a reviewer): only KISA's old wording was known.
+    ['.kr, KISA\'s "The requested domain was not found in the Registry or Registrar’s WHOIS Server."', 'nosuch.kr'],
   ])('%s', async (_what, domain) => {
     const error = await failure(lookup.whois(domain));
     expect([error.code, error.message]).toEqual(['domain_not_found', `${domain} is not registered (the registry's WHOIS service says so)`]);
@@ -138,6 +145,19 @@ describe('.pt', () => {
       expires_at: '2015-02-28T00:00:00Z',
       status: ['ACTIVE'],
       nameservers: ['ns4.google.com', 'ns2.google.com', 'ns1.google.com', 'ns3.google.com'],
+      source: 'whois',
+    });
+  });
+});
+
+describe('.kr', () => {
+  it("reads KISA's record, the registrar without the link to its page that KISA writes after it", async () => {
+    expect(await lookup.whois('google.co.kr')).toMatchObject({
+      domain: 'google.co.kr',
+      registrar: 'Whois Corp.',
+      created_at: '1999-07-28T00:00:00Z',
+      expires_at: '2026-07-28T00:00:00Z',
+      nameservers: ['ns1.google.com', 'ns2.google.com', 'ns3.google.com', 'ns4.google.com'],
       source: 'whois',
     });
   });

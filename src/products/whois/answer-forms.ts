@@ -168,7 +168,9 @@ export const NOT_FOUND: readonly AnswerForm[] = [
     },
   },
   {
-    pattern: /^(?:domain |object )?not found\b|\bnot found(?: in database)?[.!]*$|^no found$|\bobject_not_found\b/im,
+    // KISA's answer since its old `not registered to KRNIC`: `The requested domain was not found in
+    // the Registry or Registrar’s WHOIS Server.` (test/fixtures/whois/kisa; no corpus copy).
+    pattern: /^(?:domain |object )?not found\b|\bnot found(?: in database)?[.!]*$|^no found$|\bobject_not_found\b|\bwas not found in the registry\b/im,
     servers: {
       'ccwhois.ksregistry.net': `${W}/ccwhois.ksregistry.net/vg/status_available.txt`,
       'whois.afilias-grs.info': `${W}/whois.afilias-grs.info/bz/status_available.txt`,

@@ -444,7 +444,8 @@ function findRegistrar(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>
 
 /**
  * A registrar's name without the registry's identifiers for it: `MarkMonitor Inc. (R22-LRCC)`,
- * `MarkMonitor Inc. (292)`, `MarkMonitor Inc R45-ME`, `NetNames Limited [Tag = NETNAMES]`, and
+ * `MarkMonitor Inc. (292)`, `MarkMonitor Inc R45-ME`, `NetNames Limited [Tag = NETNAMES]`, a
+ * link to the registrar's page in brackets (`Gabia, Inc.(http://www.gabia.co.kr)`), and
  * Nominet's trading name after `t/a`.
  */
 function registrarName(value: string): string {
@@ -452,6 +453,8 @@ function registrarName(value: string): string {
   // run's length, and a registry's answer is anyone's text.
   const name = withoutTag(value.replace(/\s+/g, ' '))
     .replace(/\s*\((?:R\d+-[A-Z0-9]+|\d+)\)$/, '')
+    // The registrar's page in brackets: `MarkMonitor Inc. ( https://nic.at/registrar/434 )`, `Gabia, Inc.(http://www.gabia.co.kr)`.
+    .replace(/\s?\( ?https?:\/\/[^\s()]* ?\)$/i, '')
     .replace(/\s+R\d+-[A-Z0-9]+$/, '')
     .replace(/\s+t\/a\s+.*$/i, '')
     .trim();

@@ -9,11 +9,15 @@
  * guessed: leading zeros (`010.0.0.1` is octal to some parsers), integers (`3232235777`,
  * `0xC0A80001`), shortened IPv4 (`10.1`), zone ids (`fe80::1%eth0`), brackets (`[::1]`),
  * ports, CIDR suffixes.
+ *
+ * A 6to4, Teredo or NAT64 well-known-prefix address is an IPv6 address (its `ip` is the IPv6
+ * text) that stands for an IPv4 one: `lookupAddress` gives the address whose location, network
+ * and reputation answer for it (geoip, timezone, asn, riskscore).
  */
 import type ipaddr from 'ipaddr.js';
 import { LookupError, quoteInput } from '../errors.js';
 import { formatIp, parseIp, parseIPv4Number } from './ip.js';
-import { ipv4NotRoutable, ipv6NotRoutable, type NotRoutable } from './ip-special.js';
+import { embeddedLookupIPv4, ipv4NotRoutable, ipv6NotRoutable, type NotRoutable } from './ip-special.js';
 
 /** A well-formed address read from input: its canonical text and parsed form. */
 export type IpInput = IPv4Input | IPv6Input;
@@ -77,4 +81,22 @@ function describe({ block, embedded }: NotRoutable): string {
 /** parseIpInput then requireRoutable: the usual prepare of an IP product. */
 export function readRoutableIp(input: unknown): IpInput {
   return requireRoutable(parseIpInput(input));
+}
+
+/**
+ * The address whose location, network and reputation answer for this one: for 6to4
+ * (`2002:0808:0808::1`), Teredo (`2001:0:...`, the client's public IPv4, not the server's) and
+ * the NAT64 well-known prefix (`64:ff9b::808:808`), the IPv4 address it carries (`8.8.8.8`);
+ * any other address is itself. The geoip, timezone, asn and riskscore lookups ask for this
+ * address and answer with the input's `ip`; the routability check already follows the embedded
+ * IPv4 (ip-special.ts). Without it, a 6to4 or Teredo address is the relay operator's single
+ * 2002::/16 or 2001::/32 record (DB-IP: Hurricane Electric, Los Angeles) and a NAT64 one is in
+ * no database, while MaxMind's files alias those blocks to the IPv4 tree: answers would depend
+ * on the file loaded.
+ */
+export function lookupAddress(input: IpInput): IpInput {
+  if (input.version === 4) return input;
+  const value = embeddedLookupIPv4(input.address.parts);
+  if (value < 0) return input;
+  return { ip: `${value >>> 24}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`, version: 4, value };
 }

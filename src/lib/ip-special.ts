@@ -7,6 +7,8 @@
  * Three IPv6 blocks embed an IPv4 address and are as routable as what they embed: 6to4
  * (2002::/16), Teredo (2001::/32: the server and the client address, both must be routable)
  * and the NAT64 well-known prefix (64:ff9b::/96). IPv4-mapped IPv6 is the IPv4 it carries.
+ * The location, network and reputation of such an address are those of the IPv4 it stands for
+ * (`embeddedLookupIPv4`; lib/ip-input's `lookupAddress`).
  *
  * Differences from ipaddr.js `range() === 'unicast'` (the previous rule), all deliberate:
  * blocks the registry marks globally reachable are routable here (AS112 192.31.196.0/24,
@@ -136,6 +138,21 @@ export function ipv6NotRoutable(addr: ipaddr.IPv6): NotRoutable | null {
     if (inner) return { block, embedded: inner.block };
   }
   return null;
+}
+
+/**
+ * The IPv4 address (unsigned 32-bit) that a 6to4, Teredo or NAT64 well-known-prefix address
+ * stands for, or -1 for any other address: 6to4 (RFC 3056) the site's own public IPv4 in bits
+ * 16-47, Teredo (RFC 4380) the client's public (mapped) IPv4 in the last 32 bits with every bit
+ * inverted (not the server's, which only relays), NAT64 (RFC 6052) the IPv4 in the last 32 bits
+ * of 64:ff9b::/96 (not 64:ff9b:1::/48, local use). These are the blocks `reachable: 'embedded'`
+ * above. No table walk: the geoip, asn and riskscore lookups ask it for every IPv6 address.
+ */
+export function embeddedLookupIPv4(p: readonly number[]): number {
+  if (p[0] === 0x2002) return p[1] * 0x10000 + p[2];
+  if (p[0] === 0x2001 && p[1] === 0) return (p[6] ^ 0xffff) * 0x10000 + (p[7] ^ 0xffff);
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0) return p[6] * 0x10000 + p[7];
+  return -1;
 }
 
 /** The IPv4 addresses a 6to4, Teredo or NAT64 address carries. */

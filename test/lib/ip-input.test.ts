@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isLookupError } from '../../src/errors.js';
-import { parseIpInput, readRoutableIp, requireRoutable } from '../../src/lib/ip-input.js';
+import { lookupAddress, parseIpInput, readRoutableIp, requireRoutable } from '../../src/lib/ip-input.js';
 
 function codeOf(run: () => unknown): string | null {
   try {
@@ -85,5 +85,45 @@ describe('requireRoutable', () => {
   it('reads an IPv4-mapped address as its IPv4 for routability', () => {
     expect(codeOf(() => readRoutableIp('::ffff:127.0.0.1'))).toBe('ip_not_routable');
     expect(codeOf(() => readRoutableIp('::ffff:10.0.0.1'))).toBe('ip_not_routable');
+  });
+});
+
+describe('lookupAddress: the address whose location, network and reputation answer', () => {
+  it.each([
+    // 6to4 (RFC 3056): bits 16-47.
+    ['2002:808:808::1', '8.8.8.8'],
+    ['2002:0808:0808:1234:5678:9abc:def0:1', '8.8.8.8'],
+    ['2002:5db8:d822::', '93.184.216.34'],
+    ['2002:101:100::1', '1.1.1.0'],
+    // Teredo (RFC 4380): the client's address, the last 32 bits inverted; RFC 4380's example client is 192.0.2.45.
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '192.0.2.45'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', '8.8.8.8'],
+    ['2001::fefe:fefe', '1.1.1.1'],
+    // NAT64 well-known prefix (RFC 6052): the last 32 bits.
+    ['64:ff9b::808:808', '8.8.8.8'],
+    ['64:ff9b::1.1.1.1', '1.1.1.1'],
+  ])('%s is %s', (text, ipv4) => {
+    const input = lookupAddress(parseIpInput(text));
+    expect(input.ip).toBe(ipv4);
+    expect(input).toEqual(parseIpInput(ipv4));
+  });
+
+  it.each([
+    '2001:4860:4860::8888', // 2001:4860::/32, not Teredo 2001:0::/32
+    '2001:1::1', // PCP anycast, inside 2001::/23 but not Teredo
+    '2003::1',
+    '64:ff9b:1::808:808', // local-use translation prefix: no fixed place for the IPv4
+    '64:ff9b:0:0:1::808:808', // outside 64:ff9b::/96
+    '::808:808', // IPv4-compatible (deprecated): not a lookup of 8.8.8.8
+    '2606:4700:4700::1111',
+  ])('%s is itself', (text) => {
+    const input = parseIpInput(text);
+    expect(lookupAddress(input)).toBe(input);
+  });
+
+  it('an IPv4 address (IPv4-mapped included) is itself', () => {
+    const input = parseIpInput('::ffff:8.8.8.8');
+    expect(lookupAddress(input)).toBe(input);
+    expect(input).toEqual({ ip: '8.8.8.8', version: 4, value: 0x08080808 });
   });
 });

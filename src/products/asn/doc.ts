@@ -8,7 +8,9 @@ export const ASN_DOC: ProductDoc = {
     ip: ipString(),
     asn: nullable(int('The origin AS; null when no source knows the address.')),
     as_org: nullable(str('AS organization name.')),
-    network: nullable(str('Announced prefix (CIDR) covering the IP.')),
+    network: nullable(
+      str('Announced prefix (CIDR) covering the IP; for a 6to4, Teredo or NAT64 (64:ff9b::/96) address, the IPv4 prefix covering the IPv4 address it carries.'),
+    ),
     country_code: nullable(str('ISO country code of the allocation (only from the DNS source).')),
     registry: nullable(str('Regional registry label, lowercase (only from the DNS source).')),
     allocated: nullable(str('Allocation date, YYYY-MM-DD (only from the DNS source).')),

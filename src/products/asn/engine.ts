@@ -8,12 +8,17 @@
  * answer is fresh. When the DNS source fails (timeout, SERVFAIL, garbage) the answer comes from
  * the local data with those three fields null, and is not cached; with no local record either,
  * the lookup fails with 502 `lookup_failed` **(ours)**.
+ *
+ * A 6to4, Teredo or NAT64 well-known-prefix address is answered for the IPv4 address it carries
+ * (lib/ip-input `lookupAddress`: the relay's 2002::/16 or 2001::/32 route says nothing about the
+ * host): `ip` is the input, `asn`, `as_org` and `network` (an IPv4 prefix) the IPv4's, and the
+ * DNS source is asked about the IPv4. `record(input)` does the same, for geoip and riskscore.
  */
 import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, withDeadline } from '../../lib/deadline.js';
 import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
-import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { lookupAddress, readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo, JSON_MEMO_SIZE, LazyJsonOutcome } from '../../lib/json-memo.js';
 import { checkCacheSizeLimit, checkKnownNames, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome } from '../../lib/outcome.js';
@@ -63,7 +68,13 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
     return TYPE_CODES[code];
   };
 
-  function localResult(query: IpInput): AsnResult {
+  function localResult(given: IpInput): AsnResult {
+    const query = lookupAddress(given);
+    if (query !== given) {
+      const result = localResult(query);
+      result.ip = given.ip;
+      return result;
+    }
     if (index) {
       if (query.version === 4) {
         const block = ipv4!.find(query.value);
@@ -127,7 +138,8 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
     lookup = (query) => results.lookup(query.ip, () => withDnsSource(query));
   }
 
-  async function withDnsSource(query: IpInput): Promise<Computed<AsnResult>> {
+  async function withDnsSource(given: IpInput): Promise<Computed<AsnResult>> {
+    const query = lookupAddress(given);
     const record = local.find(query);
     const question = deps.dns().resolve(cymruName(query, cymru!.zone, cymru!.zone6), 'TXT');
     let answer;
@@ -135,18 +147,18 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
       answer = await (cymru!.timeoutMs === undefined ? question : withDeadline(question, cymru!.timeoutMs, 'asn DNS source'));
     } catch (error) {
       if (!isSeclookupError(error, 'timeout') && !isSeclookupError(error, 'upstream_failed')) throw error;
-      return fallback(query, record, (error as Error).message);
+      return fallback(given, record, (error as Error).message);
     }
     const { fetchedAt, ttlMs } = freshnessOf([answer], deps.now());
     if (answer.status !== 'ok') {
       // The DNS source has no route for it: the local data's answer, which the DNS answer confirms as current.
-      return { result: record ? fromRecord(query.ip, record) : emptyResult(query.ip), fetchedAt, ttlMs };
+      return { result: record ? fromRecord(given.ip, record) : emptyResult(given.ip), fetchedAt, ttlMs };
     }
     const origin = parseCymruAnswer(answer.records, query);
-    if (!origin) return fallback(query, record, `the DNS source answered ${answer.records.length} TXT record(s), none usable`);
+    if (!origin) return fallback(given, record, `the DNS source answered ${answer.records.length} TXT record(s), none usable`);
     const org = record && record.asn === origin.asn ? record.org : local.orgOf(origin.asn);
     const result: AsnResult = {
-      ip: query.ip,
+      ip: given.ip,
       asn: origin.asn,
       as_org: org,
       network: origin.network,
@@ -167,7 +179,7 @@ export function createAsnEngine(deps: AsnEngineDeps): AsnEngine {
   return {
     prepare: (ip) => readRoutableIp(ip),
     lookup: (query) => lookup(query),
-    record: (input) => local.find(input),
+    record: (input) => local.find(lookupAddress(input)),
     databaseRecords: local.records,
     source: local.info,
     cymru: cymru ? { zone: cymru.zone, zone6: cymru.zone6 } : null,

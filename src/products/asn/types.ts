@@ -15,7 +15,8 @@ export interface AsnEngine {
   /**
    * What the local data says about an address: `{ asn, org, network }`, or null when it has no
    * record. Synchronous, no DNS, no cache. Takes any parsed address (`parseIpInput`) and does
-   * not check that it is public (`prepare` does).
+   * not check that it is public (`prepare` does). A 6to4, Teredo or NAT64 well-known-prefix
+   * address is the IPv4 it carries (`lookupAddress`): the record, network included, is that IPv4's.
    */
   record(input: IpInput): AsnRecord | null;
   /** SPEC's database_records: ranges in the index (IPv4 + IPv6), or networks in a MaxMind DB. */

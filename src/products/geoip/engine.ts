@@ -1,7 +1,8 @@
 /**
  * The geoip engine: geolocation and network metadata for a public IP, from local MMDB files.
  *
- * Routing by family: an IPv4 address (IPv4-mapped IPv6 included: parseIpInput makes it IPv4) is
+ * Routing by family: an IPv4 address (IPv4-mapped IPv6 included: parseIpInput makes it IPv4;
+ * and the IPv4 a 6to4, Teredo or NAT64 well-known-prefix address carries: lookupAddress) is
  * asked of the IPv4 file, an IPv6 address of the IPv6 file; with one file for both, of that
  * file (an IPv6 address in an IPv4-only file is not found). Never an IPv6 address to an IPv4
  * file: maxmind's reader answers that with a wrong record rather than an error.
@@ -19,7 +20,7 @@
  */
 import { invalidOption, LookupError } from '../../errors.js';
 import type { DnsResolver } from '../../lib/dns/index.js';
-import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { lookupAddress, readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { createJsonMemo } from '../../lib/json-memo.js';
 import { checkCacheSizeLimit, checkOptionalBoolean, checkOptionalFunction, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
@@ -50,8 +51,9 @@ export interface GeoIpEngine {
    */
   lookup(input: IpInput): MaybePromise<LookupOutcome<GeoIpResult>>;
   /**
-   * What the local database says about an address (no ASN source, no DNS), for products built
-   * on geoip (timezone): null when it has no record, or one that says nothing about the
+   * What the local database says about an address (no ASN source, no DNS; for a 6to4, Teredo
+   * or NAT64 well-known-prefix address, about the IPv4 it carries), for products built on geoip
+   * (timezone, riskscore): null when it has no record, or one that says nothing about the
    * location or the network. Throws
    * LookupError `lookup_failed` (502) when the file cannot be read.
    */
@@ -203,7 +205,8 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
 
   // --- lookups --------------------------------------------------------------------------------
 
-  function locate(input: IpInput): Geo | null {
+  function locate(given: IpInput): Geo | null {
+    const input = lookupAddress(given); // 6to4, Teredo, NAT64: the IPv4 inside, whatever file is loaded
     const opened = current.family(input.version);
     if (!opened) return null;
     // The walk is only needed to key the memo; without one, maxmind's own walk is enough.
@@ -229,13 +232,14 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
     const set = current;
     const geo = locate(input);
     if (!geo) throw new LookupError('ip_not_found', `no location is known for ${input.ip}`);
+    const located = lookupAddress(input); // the address the records are for; `ip` and connection.type stay the input's
     let asn: AsnRecord | null = null;
     let asnFailed = false;
     if (geo.asn === null || geo.org === null) {
-      if (set.hasAsnFile) asn = configuredAsn(set, input);
+      if (set.hasAsnFile) asn = configuredAsn(set, located);
       else {
         try {
-          asn = otherAsn(input);
+          asn = otherAsn(located);
         } catch {
           asn = null; // the asn product or an AsnSource failing never fails the geo answer
           asnFailed = true;
@@ -262,7 +266,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
       },
       is_eu: geo.isEu,
     };
-    const fetchedAt = set.family(input.version)!.info.builtAt;
+    const fetchedAt = set.family(located.version)!.info.builtAt;
     if (reverseBudget === null || geo.domain !== null) {
       // Ready JSON for the API from an address's second lookup on (the first is only noted: an
       // in-process caller looking up many addresses once pays no serialization). An answer

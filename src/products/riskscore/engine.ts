@@ -6,11 +6,18 @@
  * data must load (a missing or broken list fails the build, naming the file); with an upstream
  * it is not read at all. With neither (`local: false` and no upstream), lookups are 503
  * `upstream_unconfigured` (checked in prepare: never billed).
+ *
+ * A 6to4, Teredo or NAT64 well-known-prefix address is judged by the IPv4 address it carries
+ * (lib/ip-input `lookupAddress`), which is the IPv4 the traffic comes from: the 6to4 site's own
+ * public address, the Teredo client's public (mapped) address, the IPv4 sender behind a NAT64
+ * translator. Lists, ASN, location, the DNSBL zones and an upstream are all asked about that
+ * IPv4; `ip` stays the input. Matching the IPv6 text instead judged every 6to4 address by the
+ * 2002::/16 block (a cloud list has it whole; the relay's ASN made each one "hosting").
  */
 import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
-import { readRoutableIp, type IpInput } from '../../lib/ip-input.js';
+import { lookupAddress, readRoutableIp, type IpInput } from '../../lib/ip-input.js';
 import { checkCacheSizeLimit, checkOptionalBoolean, checkOptionalString, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type LookupOutcome, type MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
@@ -180,18 +187,20 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
 
   /** The local answer from the lists, the ASN facts and the location, with the DNSBL zones given. */
   function localAnswer(data: LocalData, input: IpInput, dnsblZones: readonly string[]): RiskScoreResult {
-    const record = asnRecord(input);
+    const sender = lookupAddress(input); // 6to4, Teredo, NAT64: the IPv4 inside
+    const record = asnRecord(sender);
     const networkType = record ? classify(record.org) : 'unknown';
-    return localResult(data, input, rangeEvidence(matchInput(data.table, input)), record, networkType, geoRecord(input), dnsblZones);
+    return localResult(data, input, rangeEvidence(matchInput(data.table, sender)), record, networkType, geoRecord(sender), dnsblZones);
   }
 
   /** The local answer, computed; asks the dnsbl engine first when enabled (IPv4). */
   function localLookup(data: LocalData, input: IpInput): MaybePromise<LookupOutcome<RiskScoreResult>> {
-    const bl = input.version === 4 ? dnsbl() : null;
+    const sender = lookupAddress(input);
+    const bl = sender.version === 4 ? dnsbl() : null;
     if (!bl) return { result: localAnswer(data, input, NO_ZONES), cached: true, fetchedAt: data.snapshot };
     let checked: MaybePromise<LookupOutcome<{ lists: readonly DnsblListing[] }>>;
     try {
-      checked = bl.engine.lookup(bl.engine.prepare(input.ip));
+      checked = bl.engine.lookup(bl.engine.prepare(sender.ip));
     } catch {
       checked = { result: { lists: [] }, cached: true };
     }
@@ -207,7 +216,7 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
 
   function upstreamLookup(client: UpstreamClient, kind: ProviderName, input: IpInput): MaybePromise<LookupOutcome<RiskScoreResult>> {
     return resultCache!.lookup(`${kind}:${input.ip}`, async () => {
-      const answer = await client.lookup(input.ip);
+      const answer = await client.lookup(lookupAddress(input).ip);
       const intelligence = intelligenceOf(answer.evidence, threshold);
       for (const tag of answer.extraTags) if (!intelligence.tags.includes(tag)) intelligence.tags.push(tag);
       const result: RiskScoreResult = { ip: input.ip, provider: kind, location: answer.location, network: answer.network, intelligence, is_eu: answer.isEu };

@@ -42,6 +42,8 @@ const ZONE: Zone = {
   // Unusable: not the format; a prefix that does not hold the address.
   [nameOf('5.0.0.1')]: txt('hello world'),
   [nameOf('53.0.0.1')]: txt('31399 | 54.0.0.0/8 | DE | ripencc | 1992-01-01'),
+  // A private AS as the origin names no network: unusable as well.
+  [nameOf('9.9.9.10')]: txt('64512 | 9.9.9.0/24 | US | arin | 2020-01-01'),
   [nameOf('1.0.8.1')]: txt('not | usable'), // no local record either
 };
 
@@ -154,6 +156,7 @@ describe('asn with the DNS source answering', () => {
     for (const [ip, asn] of [
       ['5.0.0.1', 29256],
       ['53.0.0.1', 31399],
+      ['9.9.9.10', 19281],
     ] as const) {
       const outcome = await fresh.detailed.asn(ip);
       expect(outcome.result).toMatchObject({ asn, country_code: null, registry: null, allocated: null });

@@ -35,6 +35,7 @@ import { createLookup } from '../../src/lookup.js';
 import { INDEX_FORMAT, loadAsnIndex } from '../../src/products/asn/csv-index.js';
 import { formatIPv6BigInt, ipv6Network, ipv6PrefixInRange } from '../../src/products/asn/network.js';
 import { ASN_PACKAGE, ASN_PACKAGE_VERSION, locateAsnPackage, openLocalSource, versionDate } from '../../src/products/asn/sources.js';
+import { isReservedAsn } from '../../src/products/asn/reserved.js';
 import type { AsnEngine, AsnResult } from '../../src/products/asn/types.js';
 
 const temp = realpathSync(mkdtempSync(join(tmpdir(), 'seclookup-asn-'))); // index paths are real paths
@@ -107,13 +108,21 @@ describe('asn over the npm package @ip-location-db/asn (the default)', () => {
     expect(outcome.fetchedAt?.toISOString()).toBe('2026-06-17T19:00:00.000Z');
   });
 
-  it('counts every range of both files as database_records, and says where the data came from', () => {
+  it('counts every range of both files but those of a reserved AS as database_records, and says where the data came from', () => {
     const { files, version } = locateAsnPackage();
-    const rows = files.map((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean).length).reduce((a, b) => a + b, 0);
+    const lines = files.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean));
+    // Rows whose AS is 0, private, documentation or reserved (32 in the pinned data) are left out.
+    const reserved = lines.filter((line) => isReservedAsn(Number(/^[^,]*,[^,]*,(\d+),/.exec(line)![1]))).length;
+    expect(reserved).toBe(32);
     expect(version).toBe(ASN_PACKAGE_VERSION);
-    expect(engine.databaseRecords).toBe(rows);
+    expect(engine.databaseRecords).toBe(lines.length - reserved);
     expect(engine.source).toMatchObject({ kind: 'npm', package: `${ASN_PACKAGE}@${ASN_PACKAGE_VERSION}`, files, databaseType: null });
     expect(engine.cymru).toBeNull();
+  });
+
+  it('gives no AS for an address whose data names a private, documentation or reserved AS (found by a reviewer)', async () => {
+    for (const ip of ['23.26.105.5', '103.138.210.1', '41.106.160.1', '164.115.251.1', '2604:e840::1'])
+      expect(await lookup.asn(ip), ip).toMatchObject({ asn: null, as_org: null, network: null });
   });
 
   it('record(): the local data for any parsed address, synchronously; null where there is none', () => {
@@ -195,10 +204,16 @@ describe('asn over the npm package @ip-location-db/asn (the default)', () => {
 const IPV4_CSV = [
   '1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."',
   '2.26.200.0,2.26.215.255,201907,"LLC ""SPUTNIK"""', // not one CIDR: two /21s
-  '5.0.0.0,5.0.0.255,64500,', // no name
+  '5.0.0.0,5.0.0.255,39000,', // no name
   '9.9.9.0,9.9.9.255,0,Reserved AS0', // AS 0 is left out
+  // Private, documentation and AS_TRANS numbers name no network: left out too (found by a reviewer).
+  '9.9.10.0,9.9.10.255,64512,AS64512',
+  '9.9.11.0,9.9.11.255,64496,Documentation',
+  '9.9.12.0,9.9.12.255,4294967294,AS4294967294',
+  '9.9.13.0,9.9.13.255,23456,AS_TRANS',
+  '9.9.14.0,9.9.14.255,131072,First public 32-bit AS',
   '3.0.0.0,3.0.255.255,16509,Amazon Hosting', // out of order
-  '3.0.128.0,3.0.128.255,64501,Inner Telecom', // inside the previous one: wins where it is
+  '3.0.128.0,3.0.128.255,39001,Inner Telecom', // inside the previous one: wins where it is
 ].join('\r\n'); // CRLF line ends
 const IPV6_CSV =
   ['2a00:1450::,2a00:1450:ffff:ffff:ffff:ffff:ffff:ffff,15169,Google LLC', '2c0f:f000::,2c0f:f000:0:5::ffff,37100,Seacom University'].join('\n') + '\n';
@@ -220,10 +235,15 @@ describe('asn over CSV files given by path', () => {
     ['1.0.0.9', local('1.0.0.9', 13335, 'Cloudflare, Inc.', '1.0.0.0/24', 'hosting')],
     ['2.26.200.1', local('2.26.200.1', 201907, 'LLC "SPUTNIK"', '2.26.200.0/21', 'unknown')],
     ['2.26.215.1', local('2.26.215.1', 201907, 'LLC "SPUTNIK"', '2.26.208.0/21', 'unknown')],
-    ['5.0.0.5', local('5.0.0.5', 64500, null, '5.0.0.0/24', 'unknown')],
+    ['5.0.0.5', local('5.0.0.5', 39000, null, '5.0.0.0/24', 'unknown')],
     ['9.9.9.9', local('9.9.9.9', null, null, null, 'unknown')],
+    ['9.9.10.1', local('9.9.10.1', null, null, null, 'unknown')],
+    ['9.9.11.1', local('9.9.11.1', null, null, null, 'unknown')],
+    ['9.9.12.1', local('9.9.12.1', null, null, null, 'unknown')],
+    ['9.9.13.1', local('9.9.13.1', null, null, null, 'unknown')],
+    ['9.9.14.1', local('9.9.14.1', 131072, 'First public 32-bit AS', '9.9.14.0/24', 'unknown')],
     ['3.0.0.1', local('3.0.0.1', 16509, 'Amazon Hosting', '3.0.0.0/17', 'hosting')],
-    ['3.0.128.1', local('3.0.128.1', 64501, 'Inner Telecom', '3.0.128.0/24', 'isp')],
+    ['3.0.128.1', local('3.0.128.1', 39001, 'Inner Telecom', '3.0.128.0/24', 'isp')],
     ['3.0.129.1', local('3.0.129.1', 16509, 'Amazon Hosting', '3.0.129.0/24', 'hosting')],
     ['3.0.200.1', local('3.0.200.1', 16509, 'Amazon Hosting', '3.0.192.0/18', 'hosting')],
     ['2a00:1450:4001::1', local('2a00:1450:4001::1', 15169, 'Google LLC', '2a00:1450::/32', 'unknown')],
@@ -236,9 +256,9 @@ describe('asn over CSV files given by path', () => {
     expect(await lookup.asn(ip)).toEqual(expected);
   });
 
-  it('counts the ranges it kept (AS0 left out, the outer range cut in two), and uses the newest file mtime as fetched_at', async () => {
+  it('counts the ranges it kept (reserved ASes left out, the outer range cut in two), and uses the newest file mtime as fetched_at', async () => {
     const engine = lookup.engine('asn') as AsnEngine;
-    expect(engine.databaseRecords).toBe(8); // 1.0.0/24, SPUTNIK, 5.0.0/24, Amazon x2 + Inner, two IPv6
+    expect(engine.databaseRecords).toBe(9); // 1.0.0/24, SPUTNIK, 5.0.0/24, 9.9.14/24, Amazon x2 + Inner, two IPv6
     expect(engine.source.kind).toBe('csv');
     const newest = Math.max(...files.map((file) => Math.floor(statSync(file).mtimeMs)));
     expect((await lookup.detailed.asn('1.0.0.1')).fetchedAt?.getTime()).toBe(newest);
@@ -425,11 +445,11 @@ describe('the index file', () => {
     const files = writeCsv(dir);
     const first = build(files);
     expect(answer(first.engine, '1.0.0.9').asn).toBe(13335);
-    writeFileSync(files[0], IPV4_CSV.replace('13335,"Cloudflare, Inc."', '64999,"Changed, Inc."'));
+    writeFileSync(files[0], IPV4_CSV.replace('13335,"Cloudflare, Inc."', '39999,"Changed, Inc."'));
     const second = build(files);
     expect(second.info.origin).toBe('compiled');
     expect(second.info.rejected).toEqual([`${first.info.path}: stale: the source data changed (package version, or a file size or mtime)`]);
-    expect(answer(second.engine, '1.0.0.9')).toMatchObject({ asn: 64999, as_org: 'Changed, Inc.' });
+    expect(answer(second.engine, '1.0.0.9')).toMatchObject({ asn: 39999, as_org: 'Changed, Inc.' });
     expect(build(files).info.origin).toBe('cache');
   });
 

@@ -5,8 +5,8 @@
  *
  * CSV: `start,end,asn,org` per line, no header, inclusive ranges of IPv4 or IPv6 addresses in
  * text form (the `-num` variants are refused with a message), the name quoted when it holds a
- * comma or a quote (`"LLC ""SPUTNIK"""`). IPv4 and IPv6 rows may share a file. Rows with AS 0
- * (RFC 7607: never announced) are left out. Rows are sorted if needed, and overlapping ranges are
+ * comma or a quote (`"LLC ""SPUTNIK"""`). IPv4 and IPv6 rows may share a file. Rows with a
+ * reserved AS (0, private, documentation: reserved.ts) are left out. Rows are sorted if needed, and overlapping ranges are
  * cut so that the later-starting one wins (see paintRanges).
  *
  * The index file (`seclookup-asn-v<format>-<hash of the source paths>.idx`, written and checked
@@ -17,6 +17,7 @@
  * null: no name).
  */
 import { createHash } from 'node:crypto';
+import { isReservedAsn } from './reserved.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type ipaddr from 'ipaddr.js';
@@ -28,7 +29,8 @@ import { partsToWords, wordsToBigInt } from './network.js';
 import type { AsnIndexInfo } from './types.js';
 
 /** Bumped whenever the layout or the meaning of the index changes. */
-export const INDEX_FORMAT = 2;
+/** 3: rows with a reserved AS left out (2 dropped AS 0 only): an index of format 2 is compiled again. */
+export const INDEX_FORMAT = 3;
 const KIND = { magic: 'SLASNIDX', format: INDEX_FORMAT };
 const STALE = 'the source data changed (package version, or a file size or mtime)';
 
@@ -190,7 +192,7 @@ function parseCsv(text: string, file: string, v4: Builder, v6: Builder, orgNumbe
     const end4 = start4 >= 0 ? parseIPv4Number(endText) : -1;
     if (start4 >= 0 && end4 >= 0) {
       if (end4 < start4) throw invalid(file, lineNumber, `range ends before it starts (${startText} > ${endText})`);
-      if (asn === 0) continue;
+      if (isReservedAsn(asn)) continue;
       v4.starts.push(start4);
       v4.ends.push(end4);
       v4.asns.push(asn);
@@ -207,7 +209,7 @@ function parseCsv(text: string, file: string, v4: Builder, v6: Builder, orgNumbe
     const end = parseIp(endText);
     if (!start || !end) throw invalid(file, lineNumber, `not an IP address range: ${JSON.stringify(`${startText},${endText}`)}`);
     if (start.kind() !== end.kind()) throw invalid(file, lineNumber, `range mixes IPv4 and IPv6 (${startText}, ${endText})`);
-    if (asn === 0) continue;
+    if (isReservedAsn(asn)) continue;
     if (start.kind() === 'ipv4') {
       // IPv4-mapped IPv6 text: the IPv4 addresses it carries.
       const s = parseIPv4Number(start.toString());

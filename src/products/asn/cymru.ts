@@ -17,6 +17,7 @@
 import type ipaddr from 'ipaddr.js';
 import type { IpInput } from '../../lib/ip-input.js';
 import { formatCidr, networkOf, parseCidr } from '../../lib/ip.js';
+import { isReservedAsn } from './reserved.js';
 
 export const CYMRU_ZONE = 'origin.asn.cymru.com';
 export const CYMRU_ZONE6 = 'origin6.asn.cymru.com';
@@ -68,7 +69,7 @@ export function parseCymruRecord(record: string, input: IpInput): CymruOrigin | 
   const firstAsn = asnField.split(/\s+/)[0];
   if (!/^\d{1,10}$/.test(firstAsn)) return null;
   const asn = Number(firstAsn);
-  if (asn === 0 || asn > 0xffffffff) return null;
+  if (asn > 0xffffffff || isReservedAsn(asn)) return null;
   let cidr;
   try {
     cidr = networkOf(parseCidr(prefixField));

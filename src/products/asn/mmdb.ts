@@ -19,6 +19,7 @@ import { SeclookupError } from '../../errors.js';
 import type { IpInput } from '../../lib/ip-input.js';
 import { ipv4Network, ipv6Network, wordsToBigInt, partsToWords } from './network.js';
 import type { AsnRecord } from './types.js';
+import { isReservedAsn } from './reserved.js';
 
 /** MaxMind DB metadata starts after this marker, near the end of the file. */
 const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex'); // \xAB\xCD\xEF MaxMind.com
@@ -61,7 +62,7 @@ export function openAsnMmdb(path: string): MmdbAsnData {
     if (input.version === 6 && ipVersion === 4) return null; // an IPv4-only tree says nothing about IPv6
     const [data, prefix] = reader.getWithPrefixLength(input.ip);
     const asn = data?.autonomous_system_number;
-    if (typeof asn !== 'number') return null;
+    if (typeof asn !== 'number' || isReservedAsn(asn)) return null;
     const org =
       typeof data!.autonomous_system_organization === 'string' && data!.autonomous_system_organization !== '' ? data!.autonomous_system_organization : null;
     const network = input.version === 4 ? ipv4Network(input.value, prefix) : ipv6Network(wordsToBigInt(...partsToWords(input.address.parts)), prefix);

@@ -12,9 +12,11 @@
  *
  * What a record leaves out is filled only where it follows from what it gives: the continent
  * and country name from the country code, the EU flag from the EU list, the time zone from the
- * coordinates (tz-lookup). Everything else stays null.
+ * coordinates (tz-lookup), kept to one of the country's own zones (tzdata's zone.tab:
+ * country-zones.ts). Everything else stays null.
  */
 import tzlookup from '@photostructure/tz-lookup';
+import { bundledCountryZones } from './country-zones.js';
 import { CONTINENT_NAMES, continentOf, countryNameOf, EU_MEMBERS, isKnownCountry } from './countries.js';
 
 /** The location part of a result, made once per database record and shared (read-only). */
@@ -61,7 +63,7 @@ function readFlat(rec: Loose): Geo {
     postal: text(rec.postcode),
     latitude,
     longitude,
-    timezoneId: text(rec.timezone) ?? zoneAt(latitude, longitude),
+    timezoneId: text(rec.timezone) ?? zoneAt(latitude, longitude, code),
     isEu: code ? EU_MEMBERS.has(code) : null,
     isp: null,
     org: null,
@@ -90,7 +92,7 @@ function readMaxMind(rec: Loose): Geo {
     postal: text(objectAt(rec, 'postal')?.code),
     latitude,
     longitude,
-    timezoneId: (location ? text(location.time_zone) : null) ?? zoneAt(latitude, longitude),
+    timezoneId: (location ? text(location.time_zone) : null) ?? zoneAt(latitude, longitude, code),
     // MaxMind sets the flag only when true; a record without it falls back on the EU list.
     isEu: code ? (typeof euFlag === 'boolean' ? euFlag : EU_MEMBERS.has(code)) : null,
     isp: text(traits.isp),
@@ -143,9 +145,19 @@ function finish(fields: Omit<Geo, 'located' | 'known'>): Geo {
   return new GeoValue(fields);
 }
 
-/** tz-lookup for coordinates (both present), else null. */
-function zoneAt(latitude: number | null, longitude: number | null): string | null {
+/**
+ * The zone at the coordinates (both present), else null: tz-lookup's, kept within the record's
+ * country when tzdata lists zones for it (country-zones.ts: a coordinate near a border can fall
+ * in the neighbour's zone). Run once per record while the engine's record memo holds it; the
+ * country check is one Set lookup, the search for a replacement only runs on a mismatch.
+ */
+function zoneAt(latitude: number | null, longitude: number | null, country: string | null): string | null {
   if (latitude === null || longitude === null) return null;
+  const found = lookupZone(latitude, longitude);
+  return country === null ? found : bundledCountryZones().zoneFor(country, latitude, longitude, found, lookupZone);
+}
+
+function lookupZone(latitude: number, longitude: number): string | null {
   try {
     return tzlookup(latitude, longitude);
   } catch {

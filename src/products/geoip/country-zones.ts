@@ -15,9 +15,9 @@
  * most often on the smallest ring of points around the coordinates where it finds any of them
  * (rings out to about 55 km), which follows the real boundaries between the country's own zones
  * (Sault Ste. Marie, Michigan, is America/Detroit, not America/Menominee, whose principal
- * location is nearer); or, when none is that near, the zone whose principal location is nearest. A zone Node's ICU does not know
- * is never chosen as a replacement (it would have no offset); if the country has none it knows,
- * tz-lookup's zone stands.
+ * location is nearer); or, when none is that near, the zone whose principal location is
+ * nearest. A zone Node's ICU does not know is never chosen as a replacement (it would have no
+ * offset); if the country has none it knows, tz-lookup's zone stands.
  *
  * Names: zone.tab gives each country its own name even where zones are shared (SI
  * Europe/Ljubljana and HR Europe/Zagreb, both links to Europe/Belgrade), and tz-lookup answers

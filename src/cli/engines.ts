@@ -49,12 +49,11 @@ export function checkProductOptions(modules: readonly AnyProductModule[], option
     try {
       module.checkOptions(given as Readonly<Record<string, unknown>>);
     } catch (error) {
-      const flag = `--${module.id}-*`;
-      const variable = `$${envName(`${module.id}-*`)}`;
-      throw new UsageError(
-        `${tidyEngineLine(error instanceof Error ? error.message : String(error))} (from ${flag}, ${variable} or the config file's "products".${module.id})`,
-        command,
-      );
+      // Flags and variables only for a product that has them (`--geoip-db`); the config file's section always.
+      const where = module.cli.settings
+        ? `--${module.id}-*, $${envName(`${module.id}-*`)} or the config file's "products".${module.id}`
+        : `the config file's "products".${module.id}`;
+      throw new UsageError(`${tidyEngineLine(error instanceof Error ? error.message : String(error))} (from ${where})`, command);
     }
   }
 }

@@ -15,7 +15,7 @@ import { formatIpAllow, formatTable, out, outDelivered, printJson } from './outp
 export const KEYS_HELP = `Usage:
   seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE | --redis URL]
   seclookup keys list [--json] [--db FILE | --redis URL]
-  seclookup keys revoke KEY [--db FILE | --redis URL]
+  seclookup keys revoke KEY|ID [--db FILE | --redis URL]
 
 Manage API keys in the metering database.
 

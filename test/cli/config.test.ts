@@ -139,6 +139,20 @@ describe('seclookup serve --config', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('riskscore cacheSize must be a whole number >= 0');
     expect(result.stderr).toContain('(from --riskscore-*, $SECLOOKUP_RISKSCORE_* or the config file\'s "products".riskscore)');
+    // A product with no flags or variables of its own is not said to have them (found by a reviewer).
+    const useragent = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      join(temp.make(), 'x.db'),
+      '--config',
+      configFile({ products: { useragent: { cacheSize: -1 } } }),
+    ]);
+    expect([useragent.code, useragent.stderr.trim().split('\n').at(-2)]).toEqual([
+      2,
+      'seclookup: useragent cacheSize must be a non-negative integer, got -1 (from the config file\'s "products".useragent)',
+    ]);
     // The same for values flags give that only the product can judge (found by a reviewer: they exited 1 at engine build).
     for (const [args, message] of [
       [['--riskscore-provider', 'ipinfo', '--riskscore-key', 'k', '--riskscore-url', 'notaurl'], 'riskscore url must be an http(s) URL (got "notaurl")'],

@@ -114,6 +114,20 @@ describe('emailval: a list file with "*." lines', () => {
     expect(engine.disposableCount).toBe(2);
   });
 
+  it.each([
+    ['CRLF line ends (a checkout that converts them)', '\r\n', ''],
+    ['a byte-order mark', '\n', '\uFEFF'],
+  ])('reads such a list with %s the same way (found by a reviewer)', (_what, eol, bom) => {
+    const lines = [
+      '# Disposable e-mail domains for seclookup emailval: one per line, lower-case ASCII (IDN as punycode).',
+      '# A subdomain of a listed domain counts as listed, down to the registrable domain.',
+      '# Entries: 1',
+      'za.com',
+    ];
+    writeFileSync(join(dataDir, 'emailval', 'disposable-domains.txt'), bom + lines.join(eol) + eol);
+    expect(createLookup({ dataDir }).engine('emailval').isDisposable('acme.za.com')).toBe(true);
+  });
+
   it('refuses a "*." line that is not followed by a domain, naming the line', () => {
     writeFileSync(join(dataDir, 'emailval', 'disposable-domains.txt'), '# test list\nexact.example\n*.\n');
     expect(() => createLookup({ dataDir }).engine('emailval')).toThrow(

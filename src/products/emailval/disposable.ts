@@ -121,7 +121,8 @@ const LEGACY_HEADER = '# A subdomain of a listed domain counts as listed, down t
 
 /** The entries of a list file's text (`*.` ones with their prefix); `source` names it in errors. */
 export function parseDisposableDomains(text: string, source: string): Set<string> {
-  const legacy = text.startsWith('#') && text.slice(0, 1024).includes(`\n${LEGACY_HEADER}\n`);
+  // In the header, whatever its line ends (CRLF from a checkout) or a byte-order mark before it.
+  const legacy = text.slice(0, 1024).includes(LEGACY_HEADER);
   const domains = new Set<string>();
   let start = 0;
   for (let lineNumber = 1; start < text.length; lineNumber++) {

@@ -287,34 +287,45 @@ export function storedNormalizationVersion(db: Database.Database): number {
  * Reports filed before a normalized form changed (NORMALIZATION_VERSION) move to the current
  * form, so they count for the identifier as assessments now normalize it (`twitter:alice` to
  * `x:alice`, a URL without its password, an SS58 address under its public key's generic form).
- * Once per version: each distinct stored identifier is parsed again by its type, in one
- * transaction that also records the version, and its rows updated when the form differs; one
- * that no longer parses, or of an unknown type, stays as it is. A table just created is current.
- * A database recorded at a newer version (a newer seclookup) is left alone.
+ * Each distinct identifier is parsed again by its type and its rows updated when the form
+ * differs; one that no longer parses, or of an unknown type, stays as it is. Every report, once
+ * per version; then, on each later open, the reports filed since the last one (`normalized_through`,
+ * the highest id looked at): a seclookup of an older version may have filed them in its own forms
+ * (a rollback and back), and this code's own rows come out unchanged. One transaction under the
+ * write lock, which re-reads the marks first (another process may have done it meanwhile). A
+ * table just created is current. A database recorded at a newer version is left alone.
  */
 function fileUnderCurrentNormalization(db: Database.Database, existed: boolean): void {
   db.exec(META_TABLE);
-  const record = db.prepare(
-    "INSERT INTO scamrisk_reports_meta (key, value) VALUES ('normalization', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-  );
-  const stored = storedNormalizationVersion(db);
-  if (stored >= NORMALIZATION_VERSION) return;
+  const record = db.prepare('INSERT INTO scamrisk_reports_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const highestId = () => (db.prepare('SELECT max(id) FROM scamrisk_reports').pluck().get() as number | null) ?? 0;
+  const through = () => (db.prepare("SELECT value FROM scamrisk_reports_meta WHERE key = 'normalized_through'").pluck().get() as number | undefined) ?? 0;
+  /** Where the pass starts: null when there is nothing to do. */
+  const startAfter = (): number | null => {
+    const stored = storedNormalizationVersion(db);
+    if (stored > NORMALIZATION_VERSION) return null;
+    if (stored < NORMALIZATION_VERSION) return 0;
+    return highestId() > through() ? through() : null;
+  };
   if (!existed) {
-    record.run(NORMALIZATION_VERSION);
+    record.run('normalization', NORMALIZATION_VERSION);
     return;
   }
-  const distinct = db.prepare('SELECT DISTINCT type, identifier FROM scamrisk_reports');
+  if (startAfter() === null) return;
+  const distinct = db.prepare('SELECT DISTINCT type, identifier FROM scamrisk_reports WHERE id > ?');
   const move = db.prepare('UPDATE scamrisk_reports SET identifier = ? WHERE type = ? AND identifier = ?');
   db.transaction(() => {
-    // Again inside the write lock: another process may have done it meanwhile.
-    if (storedNormalizationVersion(db) >= NORMALIZATION_VERSION) return;
+    const after = startAfter();
+    if (after === null) return;
+    const highest = highestId();
     const moves: [string, string, string][] = [];
-    for (const { type, identifier } of distinct.iterate() as Iterable<{ type: string; identifier: string }>) {
+    for (const { type, identifier } of distinct.iterate(after) as Iterable<{ type: string; identifier: string }>) {
       const current = renormalized(type, identifier);
       if (current !== null && current !== identifier) moves.push([current, type, identifier]);
     }
     for (const args of moves) move.run(...args);
-    record.run(NORMALIZATION_VERSION);
+    record.run('normalization', NORMALIZATION_VERSION);
+    record.run('normalized_through', highest);
   }).immediate();
 }
 

@@ -7,6 +7,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLookup } from '../../src/lookup.js';
+import { dmarcSyntaxError } from '../../src/products/emailauth/dmarc-syntax.js';
+import { dkimKey, trimBlanks } from '../../src/products/emailauth/records.js';
 import { startDnsServer, type DnsRecord, type Zone } from '../servers/dns-server.js';
 import { DKIM_KEYS } from '../servers/email-zone.js';
 
@@ -139,5 +141,29 @@ describe('emailauth: invalid DKIM key records are not keys', () => {
   it('an invalid key record beside a valid one at the same selector: the valid one counts', async () => {
     const { dkim } = await fresh().emailauth('both.example.com');
     expect(dkim.selectors).toEqual([{ selector: 'default', record: VALID_KEY, revoked: false }]);
+  });
+});
+
+describe('emailauth: records of hostile size (a TXT record may be 64 KB, and anyone may publish one)', () => {
+  const blanks = ' \t'.repeat(32_000);
+  it('a DMARC record with long runs of blanks inside a tag is read, and the error quotes at most 80 characters of it', () => {
+    const error = dmarcSyntaxError(`v=DMARC1; p=none; rua=mailto:a@example.com${blanks}x`);
+    expect(error).toMatch(
+      /^rua= "mailto:a@example\.com[ \\t]+\.\.\." is not a URI \(such as mailto:dmarc@example\.com\) in "rua=mailto:a@example\.com[ \\t]+\.\.\."$/,
+    );
+    expect(error!.length).toBeLessThan(300);
+    expect(dmarcSyntaxError(`v=DMARC1;${blanks}p${blanks}=${blanks}reject${blanks}`)).toBeNull();
+  });
+
+  it('a DKIM key record with long runs of blanks around a tag name is read as a key', () => {
+    expect(dkimKey(`v=DKIM1; k${blanks}=rsa;${blanks}p=${DKIM_KEYS.rsa2048}`)).toEqual({ revoked: false });
+    expect(dkimKey(`v=DKIM1; x${blanks}y=1; p=AAAA`)).toBeNull(); // a tag name with blanks inside is no tag name
+  });
+
+  it('trimBlanks trims only the blanks it is given, from both ends', () => {
+    expect(trimBlanks(' \t a b \t ', ' \t')).toBe('a b');
+    expect(trimBlanks('\r\n a \r\n', ' \t')).toBe('\r\n a \r\n');
+    expect(trimBlanks('\r\n a \r\n', ' \t\r\n')).toBe('a');
+    expect(trimBlanks('   ', ' ')).toBe('');
   });
 });

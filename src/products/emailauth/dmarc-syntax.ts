@@ -13,12 +13,16 @@
  * requires, but must still be `name=value`; an empty part (a trailing or doubled `;`) is allowed.
  */
 
+import { trimBlanks } from './records.js';
+
 /** RFC 7489 6.3 `p` and `sp` values. */
 const POLICIES = new Set(['none', 'quarantine', 'reject']);
 /** RFC 6376 3.2 tag-name: a letter, then letters, digits and `_`. */
 const TAG_NAME = /^[a-z][a-z0-9_]*$/i;
-/** `*WSP` around a tag name and value (RFC 7489 6.4). */
-const EDGE_WSP = /^[ \t]+|[ \t]+$/g;
+/** `*WSP` around a tag name and value (RFC 7489 6.4), trimmed by trimBlanks (linear). */
+const WSP = ' \t';
+/** A part of a record as quoted in a message: at most 80 characters (a record may be 64 KB). */
+const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
 /** RFC 7489 6.4 `dmarc-uri`: an RFC 3986 URI (scheme ":" then URI characters; `,` and `;` percent-encoded), then an optional `!` size limit. */
 const DMARC_URI = /^[a-z][a-z0-9+.-]*:[a-z0-9\-._~:/?#[\]@!$&'()*+=%]+$/i;
 const SIZE_LIMIT = /![0-9]+[kmgt]?$/i;
@@ -44,12 +48,12 @@ export function dmarcSyntaxError(record: string): string | null {
   const parts = record.split(';');
   // parts[0] is the `v=DMARC1` isDmarcRecord checked.
   for (let i = 1; i < parts.length; i++) {
-    const part = parts[i].replace(EDGE_WSP, '');
+    const part = trimBlanks(parts[i]!, WSP);
     if (part === '') continue;
     const equals = part.indexOf('=');
-    const name = equals < 0 ? '' : part.slice(0, equals).replace(EDGE_WSP, '').toLowerCase();
+    const name = equals < 0 ? '' : trimBlanks(part.slice(0, equals), WSP).toLowerCase();
     if (!TAG_NAME.test(name)) {
-      otherError ??= `"${part}" is not a tag=value pair`;
+      otherError ??= `${quoted(part)} is not a tag=value pair`;
       continue;
     }
     if (seen.has(name)) {
@@ -57,12 +61,12 @@ export function dmarcSyntaxError(record: string): string | null {
       continue;
     }
     seen.add(name);
-    const value = part.slice(equals + 1).replace(EDGE_WSP, '');
+    const value = trimBlanks(part.slice(equals + 1), WSP);
     if (name === 'rua') validRua = uriListError(value) === null;
     const tagError = valueError(name, value);
     if (tagError === null) continue;
-    if (name === 'p' || name === 'sp') policyError ??= `${tagError} in "${part}"`;
-    else otherError ??= `${tagError} in "${part}"`;
+    if (name === 'p' || name === 'sp') policyError ??= `${tagError} in ${quoted(part)}`;
+    else otherError ??= `${tagError} in ${quoted(part)}`;
   }
   if (!seen.has('p')) policyError ??= 'no p= tag (RFC 7489 6.3: required)';
   if (policyError === null) return otherError;
@@ -98,8 +102,8 @@ function valueError(name: string, value: string): string | null {
 /** A `rua`/`ruf` value: one or more URIs, comma-separated (RFC 7489 6.4 `dmarc-uri`). */
 function uriListError(value: string, name = 'rua'): string | null {
   for (const item of value.split(',')) {
-    const uri = item.replace(EDGE_WSP, '').replace(SIZE_LIMIT, '');
-    if (!DMARC_URI.test(uri)) return `${name}= "${item.trim()}" is not a URI (such as mailto:dmarc@example.com)`;
+    const uri = trimBlanks(item, WSP).replace(SIZE_LIMIT, '');
+    if (!DMARC_URI.test(uri)) return `${name}= ${quoted(trimBlanks(item, WSP))} is not a URI (such as mailto:dmarc@example.com)`;
   }
   return null;
 }

@@ -28,8 +28,21 @@ export interface DkimKey {
 
 /** Folding white space inside a tag-list (RFC 6376 3.2). */
 const FWS = /[ \t\r\n]+/g;
-/** Folding white space around a tag name. */
-const EDGE_FWS = /^[ \t\r\n]+|[ \t\r\n]+$/g;
+/**
+ * `text` without the given white space at either end. A loop, not `/^[ \t]+|[ \t]+$/`: that
+ * pattern rescans a run of blanks from each of its positions when the run does not end the text,
+ * quadratic in a 64 KB TXT record anyone may publish (8 s for one DMARC record).
+ */
+export function trimBlanks(text: string, blanks: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && blanks.includes(text[start]!)) start++;
+  while (end > start && blanks.includes(text[end - 1]!)) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
+}
+
+/** Folding white space (RFC 6376 3.2). */
+const FWS_CHARS = ' \t\r\n';
 /** RFC 6376 3.2: `tag-name = ALPHA *ALNUMPUNC` (ALNUMPUNC: letters, digits, `_`). */
 const TAG_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 /**
@@ -55,7 +68,7 @@ export function dkimKey(text: string): DkimKey | null {
     if (spec.replace(FWS, '') === '') continue;
     const equals = spec.indexOf('=');
     if (equals < 0) return null;
-    const name = spec.slice(0, equals).replace(EDGE_FWS, '');
+    const name = trimBlanks(spec.slice(0, equals), FWS_CHARS);
     if (!TAG_NAME.test(name) || tags.has(name)) return null;
     const value = spec.slice(equals + 1).replace(FWS, '');
     if (name === 'v' && (i !== 0 || value !== 'DKIM1')) return null;

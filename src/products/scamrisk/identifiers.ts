@@ -99,7 +99,8 @@ function email(text: string): Identifier {
   const parsed = normalizeEmail(text);
   if (!parsed.valid) throw refuse('email', parsed.reason);
   // NFC first (RFC 6532 3.1): `jöe` typed precomposed or with a combining diaeresis is one mailbox.
-  const local = parsed.local.normalize('NFC').toLowerCase();
+  // NFC again after lower-casing, which can leave a letter and a mark NFC composes (`T\u0308`).
+  const local = parsed.local.normalize('NFC').toLowerCase().normalize('NFC');
   // Masked from the normalized form: results are cached by it, so the first caller's casing must not show in another's answer.
   return { type: 'email', normalized: `${local}@${parsed.domain}`, masked: maskEmail(local, parsed.domain), email: parsed };
 }
@@ -154,6 +155,7 @@ function address(value: string): Identifier {
     .replace(SPACES_AND_CONTROLS, ' ')
     .trim()
     .toLowerCase()
+    .normalize('NFC') // again: lower-casing can leave a letter and a mark NFC composes
     .replace(/\s*,\s*/g, ', ');
   if (normalized.length < 8) throw refuse('address', 'shorter than 8 characters');
   if (normalized.length > 300) throw refuse('address', 'longer than 300 characters');
@@ -247,7 +249,9 @@ const UNRESERVED = /^[A-Za-z0-9._~-]$/;
  */
 function normalizePercentEncoding(text: string): string {
   if (!text.includes('%')) return text;
-  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
+  // A `%` that starts no escape is the character itself, `%25`: written so, a decoded character
+  // after it cannot make a new escape (`%%341` would become `%41`, then `A`: two keys for one URL).
+  return text.replace(/%(?![0-9A-Fa-f]{2})/g, '%25').replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
     return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
   });

@@ -283,50 +283,56 @@ export function storedNormalizationVersion(db: Database.Database): number {
   return row?.value ?? 0;
 }
 
+/** Reports re-filed per transaction: each is short, so a meter sharing the file is never held up long. */
+export const REFILE_BATCH = 2_000;
+
 /**
  * Reports filed before a normalized form changed (NORMALIZATION_VERSION) move to the current
  * form, so they count for the identifier as assessments now normalize it (`twitter:alice` to
  * `x:alice`, a URL without its password, an SS58 address under its public key's generic form).
- * Each distinct identifier is parsed again by its type and its rows updated when the form
- * differs; one that no longer parses, or of an unknown type, stays as it is. Every report, once
- * per version; then, on each later open, the reports filed since the last one (`normalized_through`,
- * the highest id looked at): a seclookup of an older version may have filed them in its own forms
- * (a rollback and back), and this code's own rows come out unchanged. One transaction under the
- * write lock, which re-reads the marks first (another process may have done it meanwhile). A
- * table just created is current. A database recorded at a newer version is left alone.
+ * Each stored identifier is parsed again by its type and its row updated when the form differs;
+ * one that no longer parses, or of an unknown type, stays as it is. Every report once per
+ * version; then, on each later open, the reports filed since (`normalized_through`, the highest
+ * id looked at): an older seclookup may have filed them in its own forms (a rollback and back),
+ * and this code's own rows come out unchanged. In id order, REFILE_BATCH reports a transaction,
+ * each advancing `normalized_through`: memory stays bounded, other writers get the lock between
+ * batches, and a start cut short goes on where it stopped. A table just created is current; a
+ * database recorded at a newer version is left alone.
  */
 function fileUnderCurrentNormalization(db: Database.Database, existed: boolean): void {
   db.exec(META_TABLE);
   const record = db.prepare('INSERT INTO scamrisk_reports_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const highestId = () => (db.prepare('SELECT max(id) FROM scamrisk_reports').pluck().get() as number | null) ?? 0;
   const through = () => (db.prepare("SELECT value FROM scamrisk_reports_meta WHERE key = 'normalized_through'").pluck().get() as number | undefined) ?? 0;
-  /** Where the pass starts: null when there is nothing to do. */
-  const startAfter = (): number | null => {
-    const stored = storedNormalizationVersion(db);
-    if (stored > NORMALIZATION_VERSION) return null;
-    if (stored < NORMALIZATION_VERSION) return 0;
-    return highestId() > through() ? through() : null;
-  };
   if (!existed) {
     record.run('normalization', NORMALIZATION_VERSION);
     return;
   }
-  if (startAfter() === null) return;
-  const distinct = db.prepare('SELECT DISTINCT type, identifier FROM scamrisk_reports WHERE id > ?');
-  const move = db.prepare('UPDATE scamrisk_reports SET identifier = ? WHERE type = ? AND identifier = ?');
-  db.transaction(() => {
-    const after = startAfter();
-    if (after === null) return;
-    const highest = highestId();
-    const moves: [string, string, string][] = [];
-    for (const { type, identifier } of distinct.iterate(after) as Iterable<{ type: string; identifier: string }>) {
+  const stored = storedNormalizationVersion(db);
+  if (stored > NORMALIZATION_VERSION || (stored === NORMALIZATION_VERSION && highestId() <= through())) return;
+  if (stored < NORMALIZATION_VERSION) {
+    // Every report again, from the first: recorded before the work, so a start cut short resumes.
+    db.transaction(() => {
+      if (storedNormalizationVersion(db) >= NORMALIZATION_VERSION) return; // another process did
+      record.run('normalization', NORMALIZATION_VERSION);
+      record.run('normalized_through', 0);
+    }).immediate();
+  }
+  const batch = db.prepare('SELECT id, type, identifier FROM scamrisk_reports WHERE id > ? ORDER BY id LIMIT ?');
+  const move = db.prepare('UPDATE scamrisk_reports SET identifier = ? WHERE id = ?');
+  const refileBatch = db.transaction((): boolean => {
+    // Read again under the write lock: another process may be doing the same.
+    const rows = batch.all(through(), REFILE_BATCH) as { id: number; type: string; identifier: string }[];
+    for (const { id, type, identifier } of rows) {
       const current = renormalized(type, identifier);
-      if (current !== null && current !== identifier) moves.push([current, type, identifier]);
+      if (current !== null && current !== identifier) move.run(current, id);
     }
-    for (const args of moves) move.run(...args);
-    record.run('normalization', NORMALIZATION_VERSION);
-    record.run('normalized_through', highest);
-  }).immediate();
+    if (rows.length > 0) record.run('normalized_through', rows[rows.length - 1]!.id);
+    return rows.length === REFILE_BATCH;
+  });
+  while (refileBatch.immediate()) {
+    // next batch
+  }
 }
 
 /** A stored identifier as `parseIdentifier` now writes it; null when it no longer parses or its type is unknown. */

@@ -89,7 +89,7 @@ console.log(JSON.stringify({
     expect(JSON.parse(result.stdout)).toEqual({ listener: 'function', clientErrors: 'function', client: 'function', error: 400, webhook: ['github'] });
   });
 
-  it("names no path of the machine it was built on (a user's copy has no ../shared)", () => {
+  it('names no path of the machine it was built on (a clone elsewhere has none of them)', () => {
     const installed = join(app, 'node_modules', 'seclookup');
     const named = packed.files
       .map((f) => f.path)

@@ -99,6 +99,16 @@ export function createBatchHandler(setup: BatchSetup) {
       entry.at.push(i);
       if (entry.item === undefined) valid++;
     }
+    // As for the rate above: more valid inputs than the whole month's quota can never be admitted,
+    // so waiting (429 with a Retry-After of weeks) would not help.
+    const monthlyQuota = pass.metered ? pass.key.plan.monthlyQuota : null;
+    if (monthlyQuota !== null && valid > monthlyQuota) {
+      await gate.countRejected(pass, product, headers);
+      throw new LookupError(
+        'invalid_request',
+        `a batch of ${valid} valid inputs can never fit the key's monthly quota of ${monthlyQuota}: send at most ${monthlyQuota}`,
+      );
+    }
 
     // Every input against the rate, every valid one against the quota: all or none.
     const { reservation } = await gate.admit(pass, product, { reserveQuota: valid > 0, lenient: true, units: { rate: inputs.length, quota: valid } }, headers);

@@ -180,14 +180,16 @@ describe('POST /v1/<product>/batch', () => {
     ])('refuses a batch that does not fit the remaining quota whole: 429 quota_exceeded, no quota used (%s meter)', async (_name, makeMeter) => {
       const stack = await createApiStack({ meter: makeMeter() });
       const key = await geoipKey(stack, TEST_PLANS.quota50.slug);
-      const over = await stack.call('/v1/geoip/batch', { key, json: { inputs: IPS.slice(0, 60) } });
+      expect((await stack.call('/v1/geoip/batch', { key, json: { inputs: IPS.slice(0, 20) } })).status).toBe(200);
+      // 40 would fit the month's 50, not the 30 left.
+      const over = await stack.call('/v1/geoip/batch', { key, json: { inputs: IPS.slice(0, 40) } });
       expect([over.status, over.body.error_code]).toEqual([429, 'quota_exceeded']);
       expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
-      expect(over.headers['x-quota-remaining']).toBe('50');
-      expect(await quotaRemaining(stack, 'geoip', key)).toBe(50);
-      expect(await stack.meter.usage()).toEqual([]);
-      // Invalid inputs need no quota: 50 valid ones and 10 bad ones fit.
-      const fits = await stack.call('/v1/geoip/batch', { key, json: { inputs: [...IPS.slice(0, 50), ...Array(10).fill('bad')] } });
+      expect(over.headers['x-quota-remaining']).toBe('30');
+      expect(await quotaRemaining(stack, 'geoip', key)).toBe(30);
+      expect((await stack.meter.usage()).map((row) => row.lookups)).toEqual([20]);
+      // Invalid inputs need no quota: 30 valid ones and 10 bad ones fit.
+      const fits = await stack.call('/v1/geoip/batch', { key, json: { inputs: [...IPS.slice(0, 30), ...Array(10).fill('bad')] } });
       expect(fits.status).toBe(200);
       expect(fits.headers['x-quota-remaining']).toBe('0');
       expect((await stack.call('/v1/geoip/batch', { key, json: { inputs: ['8.8.8.8'] } })).body.error_code).toBe('quota_exceeded');
@@ -236,6 +238,21 @@ describe('POST /v1/<product>/batch', () => {
       const reply = await stack.call('/v1/geoip/batch', { key, json: { inputs: IPS.slice(0, 11) } });
       expect([reply.status, reply.body.error_code]).toEqual([400, 'invalid_request']);
       expect(reply.body.error).toMatch(/rate limit of 10 per minute/);
+    });
+
+    it("refuses a batch with more valid inputs than the key's whole monthly quota with 400 invalid_request, as it could never fit", async () => {
+      const stack = await createApiStack();
+      await stack.meter.setPlan({ slug: 'test-quota5', product: '*', rateLimitPerMinute: 1_000, monthlyQuota: 5 });
+      const key = await geoipKey(stack, 'test-quota5');
+      const reply = await stack.call('/v1/geoip/batch', { key, json: { inputs: IPS.slice(0, 6) } });
+      expect([reply.status, reply.body.error_code]).toEqual([400, 'invalid_request']);
+      expect(reply.body.error).toMatch(/monthly quota of 5/);
+      expect(reply.headers['retry-after']).toBeUndefined();
+      // One rate unit, no quota; and invalid inputs do not count towards the quota: 5 valid fit.
+      expect(reply.headers).toMatchObject({ 'x-ratelimit-remaining': '999', 'x-quota-remaining': '5' });
+      const fits = await stack.call('/v1/geoip/batch', { key, json: { inputs: [...IPS.slice(0, 5), 'not-an-ip', 'nor-this'] } });
+      expect(fits.status).toBe(200);
+      expect(fits.headers).toMatchObject({ 'x-quota-remaining': '0' });
     });
   });
 

@@ -251,13 +251,17 @@ describe('a log destination that stops taking lines', () => {
           }
         }
       };
-      // The reader catches up: it reads until the backlog has all reached it (nothing new for 200 ms).
-      for (let quiet = 0; quiet < 40; ) {
-        const before = read.length;
-        readAll();
-        quiet = read.length === before ? quiet + 1 : 0;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      // The reader catches up: it reads until every line not dropped has reached it (a pause in
+      // the flow proves nothing on a loaded machine).
+      const kept = 4_000 - dropped;
+      const linesRead = () => read.split('\n').length - 1;
+      await vi.waitFor(
+        () => {
+          readAll();
+          expect(linesRead()).toBe(kept);
+        },
+        { timeout: 10_000, interval: 5 },
+      );
       expect(read.length).toBeGreaterThan(256 * 1024);
       // Writing again: a line logged now arrives whole, after the backlog.
       log.request(requestEvent(9_999));

@@ -9,7 +9,7 @@
  */
 import { LookupError, type ErrorCode } from '../errors.js';
 import type { RemoteOutcome } from './index.js';
-import { failedToConnect, parseRetryAfter, retryKind, type CallScope, type RetryKind } from './retry.js';
+import { blockedPort, failedToConnect, parseRetryAfter, retryKind, type CallScope, type RetryKind } from './retry.js';
 
 export type Attempt =
   | { ok: true; outcome: RemoteOutcome<object> }
@@ -42,6 +42,7 @@ export async function attemptOnce(fetchFn: typeof fetch, url: string, init: Requ
     });
   } catch (cause) {
     if (scope.signal.aborted) throw scope.failure();
+    if (blockedPort(cause)) return portBlocked(where, url, cause);
     return transportFailure(where, cause, !failedToConnect(cause));
   }
   let text: string | undefined;
@@ -59,6 +60,13 @@ function transportFailure(where: string, cause: unknown, outcomeUnknown: boolean
   const detail = cause instanceof Error ? (cause.cause instanceof Error ? `${cause.message}: ${cause.cause.message}` : cause.message) : String(cause);
   const error = new LookupError('lookup_failed', `${where}: ${detail}`, { cause });
   return outcomeUnknown ? { ok: false, error, retry: 'transient', outcomeUnknown } : { ok: false, error, retry: 'transient' };
+}
+
+/** fetch refused the port: nothing was sent (so a batch was not billed), and every retry would be refused too. */
+function portBlocked(where: string, url: string, cause: unknown): Attempt {
+  const { port } = new URL(url);
+  const message = `${where}: fetch refuses port ${port}, one the Fetch standard blocks: serve the API on another port (nothing was sent)`;
+  return { ok: false, error: new LookupError('lookup_failed', message, { cause }), retry: 'never' };
 }
 
 /**

@@ -23,7 +23,11 @@ export type { BuiltProductId } from '../products/registry.js';
 export { CLIENT_DEFAULTS } from './retry.js';
 export type { BatchProductId } from './requests.js';
 
-/** A product's secret key (captcha: the site's `tf_sec_` key), from a map or a function (which may look it up asynchronously). */
+/**
+ * A product's secret key (captcha: the site's `tf_sec_` key), from a map or a function (which may
+ * look it up asynchronously). What the function throws or rejects with is the call's rejection,
+ * unchanged: it is the caller's own error, not a LookupError.
+ */
 export type ClientKeys = Readonly<Partial<Record<ProductId, string>>> | ((product: ProductId) => string | undefined | Promise<string | undefined>);
 
 /** Settings that `client.with(...)` can change for the calls made through it. */
@@ -47,6 +51,7 @@ export interface ClientOptions extends CallOptions {
   /**
    * The service's root URL, where `/v1/<product>/...` is found: `http://127.0.0.1:8080`, or the
    * prefix the API is mounted under. A trailing `/v1` is dropped (`http://host/v1` means the root).
+   * No query string, fragment, user name or password.
    */
   baseUrl: string | URL;
   /** The secret key of each product called: `{ useragent: 'ua_sec_...', geoip: 'geo_sec_...' }`, or `(product) => key`. */
@@ -105,7 +110,8 @@ export type BatchItem<Result> = { success: true; result: Result; cached: boolean
  * `client.batch.<product>(inputs)`: one `POST /v1/<product>/batch` (retried and bounded as a
  * call, but never after an attempt the service may have answered and billed: a connection lost
  * mid-answer, a proxy's 502), one item per input. The call itself throws only when the whole
- * batch is refused (429 rate or quota, 400 for a bad batch, 401, ...) or fails.
+ * batch is refused (429 rate or quota, 400 for a bad batch, 401, ...) or fails, or its answer
+ * has not one result per input (`lookup_failed`, not retried).
  */
 export type RemoteBatchCalls = { [Id in BatchProductId]: (inputs: readonly string[]) => Promise<BatchItem<LookupResult<Id>>[]> };
 
@@ -204,8 +210,10 @@ function build(settings: Settings): SeclookupClient {
   }
   const batch: Record<string, (inputs: readonly string[]) => Promise<BatchItem<unknown>[]>> = {};
   for (const id of Object.keys(BATCH_INPUTS) as BatchProductId[]) {
-    batch[id] = async (inputs) =>
-      batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs: batchInputs(inputs, BATCH_INPUTS[id]) } }, true));
+    batch[id] = async (inputs) => {
+      const sent = batchInputs(inputs, BATCH_INPUTS[id]);
+      return batchItems(await call(settings, id, { method: 'POST', path: 'batch', body: { inputs: sent } }, true), sent.length);
+    };
   }
   const result = async <T>(product: ProductId, request: ProductRequest) => (await call(settings, product, request)).result as T;
   // A product's own calls (captcha's siteverify and usage), from its descriptor.
@@ -314,6 +322,11 @@ function rootUrl(baseUrl: unknown): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidOption(`createClient: baseUrl must be http or https (got ${url.protocol})`);
   if (url.search || url.hash) throw invalidOption('createClient: baseUrl must have no query string or fragment');
+  // fetch refuses a URL holding them, so they would be dropped: refused instead, and not shown.
+  if (url.username || url.password)
+    throw invalidOption(
+      'createClient: baseUrl must hold no user name or password (the key is sent as a Bearer header; give a proxy its credentials through options.fetch)',
+    );
   // `http://host/v1` is a natural guess for an API whose routes start with /v1: the root is meant.
   return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
@@ -405,10 +418,19 @@ function requestUrl(root: string, product: ProductId, request: ProductRequest): 
   return url;
 }
 
-/** A batch answer's `results`, as items: each a single lookup's envelope without `request_id`. */
-function batchItems({ result, requestId }: RemoteOutcome<object>): BatchItem<unknown>[] {
+/**
+ * A batch answer's `results`, as items: each a single lookup's envelope without `request_id`.
+ * Item i answers input i, so results of another count (a proxy's rewrite, another server
+ * version) cannot be paired with the inputs: the batch fails, 502, and is not retried (it was
+ * answered, so billed).
+ */
+function batchItems({ result, requestId }: RemoteOutcome<object>, inputCount: number): BatchItem<unknown>[] {
   const { results } = result as { results?: unknown };
   if (!Array.isArray(results)) throw new LookupError('lookup_failed', 'the batch answer has no results array', { requestId });
+  if (results.length !== inputCount) {
+    const message = `the batch answer has ${results.length} results for ${inputCount} inputs: they cannot be paired with the inputs`;
+    throw new LookupError('lookup_failed', message, { requestId });
+  }
   return results.map((item: Record<string, unknown>): BatchItem<unknown> => {
     if (item?.success === true) {
       const { success: _success, cached, fetched_at: fetchedAt, ...fields } = item;

@@ -52,6 +52,16 @@ export function failedToConnect(error: unknown): boolean {
   return isConnectFailure(cause);
 }
 
+/**
+ * Whether fetch refused the URL's port before connecting: the Fetch standard blocks some ports
+ * (6000, 6665-6669, 10080, ...) and undici's fetch (Node's) says so by its cause's message. Nothing
+ * was sent, and no retry can succeed.
+ */
+export function blockedPort(error: unknown): boolean {
+  const cause = (error as { cause?: { message?: unknown } | null } | null)?.cause;
+  return cause?.message === 'bad port';
+}
+
 function isConnectFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONNECT_FAILURES.has(code);

@@ -101,6 +101,49 @@ describe('retries that cannot bill twice', () => {
     expect(retries.map((event) => event.attempt)).toEqual([1, 2]);
   });
 
+  it('a port fetch blocks (6000, 10080) is refused once: nothing was sent, so nothing is retried and a batch was not billed', async () => {
+    for (const port of [6000, 10080]) {
+      const retries: RetryEvent[] = [];
+      const blocked = createClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        keys: { geoip: 'k' },
+        backoff: { baseMs: 1 },
+        onRetry: (event) => retries.push(event),
+      });
+      const single = (await blocked.geoip('8.8.8.8').catch((caught: unknown) => caught)) as LookupError;
+      expect(retries.map((event) => event.error.message)).toEqual([]);
+      const batch = (await blocked.batch.geoip(['8.8.8.8']).catch((caught: unknown) => caught)) as LookupError;
+      expect(batch.message).not.toMatch(/not retried/);
+      for (const error of [single, batch]) {
+        expect(error).toBeInstanceOf(LookupError);
+        expect([error.code, error.status, error.requestId]).toEqual(['lookup_failed', 502, undefined]);
+        expect(error.message).toMatch(new RegExp(`fetch refuses port ${port}, one the Fetch standard blocks: .* \\(nothing was sent\\)$`));
+      }
+    }
+  });
+
+  it('refuses a batch answer whose results are not one per input, without retrying it (it was answered, so billed)', async () => {
+    const answers = [[], [{ success: true, ip: '1.1.1.1' }], [1, 2, 3].map(() => ({ success: true, ip: '8.8.8.8' }))];
+    const hits: number[] = [];
+    const url = await listen((req, res) => {
+      hits.push(hits.length);
+      req.resume().on('end', () => envelope(res, 200, { success: true, request_id: `req_${hits.length}`, results: answers[hits.length - 1] }));
+    });
+    const retries: RetryEvent[] = [];
+    const client = createClient({ baseUrl: url, keys: { geoip: 'k' }, backoff: { baseMs: 1 }, onRetry: (event) => retries.push(event) });
+    for (const [i, results] of answers.entries()) {
+      const error = (await client.batch.geoip(['8.8.8.8', '1.1.1.1']).catch((caught: unknown) => caught)) as LookupError;
+      expect(error, `${results.length} results`).toBeInstanceOf(LookupError);
+      expect([error.code, error.status, error.requestId, error.message]).toEqual([
+        'lookup_failed',
+        502,
+        `req_${i + 1}`,
+        `the batch answer has ${results.length} results for 2 inputs: they cannot be paired with the inputs`,
+      ]);
+    }
+    expect([hits.length, retries]).toEqual([3, []]);
+  });
+
   it('a JSON 200 cut short (framed by the connection close) is a lost answer: retried alone, thrown at once in a batch', async () => {
     const cut = (_req: IncomingMessage, res: ServerResponse) => {
       res.socket!.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"success":true,"request_id":"r","ip":"8.8');
@@ -293,6 +336,40 @@ describe('what the caller gave', () => {
       expect(retries).toEqual([]);
     }
     expect(hits).toBe(0);
+  });
+
+  it("rejects with what the keys function throws or rejects with, unchanged, before any request: it is the caller's error", async () => {
+    let hits = 0;
+    const url = await listen((_req, res) => (hits++, envelope(res, 200, GEO)));
+    const vaultDown = new Error('vault down');
+    const retries: RetryEvent[] = [];
+    const failing = {
+      throwing: () => {
+        throw vaultDown;
+      },
+      rejecting: async () => Promise.reject(vaultDown),
+    };
+    for (const [what, keys] of Object.entries(failing)) {
+      const client = createClient({ baseUrl: url, keys, backoff: { baseMs: 1 }, onRetry: (event) => retries.push(event) });
+      expect(await client.geoip('8.8.8.8').catch((caught: unknown) => caught), what).toBe(vaultDown);
+      expect(await client.batch.geoip(['8.8.8.8']).catch((caught: unknown) => caught), what).toBe(vaultDown);
+    }
+    expect([hits, retries]).toEqual([0, []]);
+  });
+
+  it('refuses a baseUrl holding a user name or password, which would be dropped, without showing them', () => {
+    for (const baseUrl of ['http://user:s3cret@127.0.0.1:8080', 'https://user@example.com/api', new URL('http://:s3cret@example.com')]) {
+      const error = (() => {
+        try {
+          createClient({ baseUrl, keys: { geoip: 'k' } });
+        } catch (caught) {
+          return caught as Error & { code?: string };
+        }
+      })();
+      expect([error?.name, error?.code], String(baseUrl)).toEqual(['TypeError', 'invalid_option']);
+      expect(error?.message, String(baseUrl)).toMatch(/baseUrl must hold no user name or password/);
+      expect(error?.message, String(baseUrl)).not.toMatch(/s3cret|user@/);
+    }
   });
 
   it('ignores what onRetry throws or rejects with: the call goes on', async () => {

@@ -111,12 +111,32 @@ function refusedBody(error: unknown): RequestBody | undefined {
 /**
  * The body as a parser mounted earlier left it, or undefined when the stream is still unread.
  * body-parser 1 (Express 4) marks its work with `_body`; body-parser 2 (Express 5) only
- * consumes the stream.
+ * consumes the stream, and always leaves a value in `req.body`. A stream read to its end with
+ * nothing there was read by other code (a raw-body collector for webhook signatures): the body
+ * the client sent is gone, which is the server's fault, not a client that sent nothing.
  */
 function bodyReadEarlier(req: Request): RequestBody | undefined {
-  if ((req as Request & { _body?: boolean })._body !== true && !req.readableEnded) return undefined;
+  const parsedByBodyParser1 = (req as Request & { _body?: boolean })._body === true;
+  if (!parsedByBodyParser1 && !req.readableEnded) return undefined;
   const body: unknown = req.body;
+  if (!parsedByBodyParser1 && body === undefined && declaresBody(req)) return failingBody(consumedByOtherCode());
   return typeof body === 'string' || body instanceof Uint8Array ? body : { parsed: body };
+}
+
+/** Whether the request's head announces a body: chunked, or a Content-Length above 0. */
+function declaresBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0);
+}
+
+/**
+ * 500 for a body read by other code before the API, failing only when the core reads it: a
+ * route without a body (a GET) is still served, and the key is still checked first.
+ */
+function consumedByOtherCode(): LookupError {
+  const cause = new Error('seclookup/express: the request body was read by middleware mounted before seclookup(), which left nothing in req.body');
+  // As a cause, so the core passes it to onError; the client hears only "unexpected".
+  return new LookupError('internal_error', 'unexpected server error', { cause });
 }
 
 /** A body that fails with `error` as soon as the core reads it, for one the app's parser refused. */

@@ -73,6 +73,14 @@ function mountPath(prefix: string): string {
 }
 
 /**
+ * Fastify's refusals of a request on one of the plugin's routes before its handler runs, which
+ * the API answers itself, as on every other adapter: a Content-Type Fastify cannot parse
+ * (`garbage`, `/`; the API's 415 `unsupported_media_type`, after its key check) and a QUERY
+ * without one (the API's 405 `method_not_allowed`).
+ */
+const REFUSED_BEFORE_THE_HANDLER: ReadonlySet<string> = new Set(['FST_ERR_CTP_INVALID_MEDIA_TYPE', 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE']);
+
+/**
  * A Fastify plugin serving the API under `/v1/*`, the captcha widget under `/widget/*` and
  * `/healthz` (plus any `prefix` given to
  * `register`). It is encapsulated: its raw-body content-type parser does not leak into the
@@ -99,8 +107,15 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
 
   const cork = createTurnCork();
   const base = mountPath(fastify.prefix);
+  const apiUrl = (request: FastifyRequest) => withoutPrefix(request.url, base) ?? request.url;
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    forward(api, cork, request, reply, withoutPrefix(request.url, base) ?? request.url, request.body as AsyncIterable<Uint8Array> | undefined);
+    forward(api, cork, request, reply, apiUrl(request), request.body as AsyncIterable<Uint8Array> | undefined);
+  // Scoped to this plugin's routes: the application's own routes keep its error handler.
+  fastify.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (!REFUSED_BEFORE_THE_HANDLER.has(error.code)) throw error;
+    // The body is still unread: the core checks the key first, then reads it by its own rules.
+    return forward(api, cork, request, reply, apiUrl(request), request.raw);
+  });
   fastify.all('/v1/*', handler);
   for (const mount of api.assetMounts) fastify.all(`${mount}*`, handler);
   // Every method, as on the other adapters: the core answers the ones /healthz does not take with 405 and Allow.

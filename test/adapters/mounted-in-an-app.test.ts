@@ -5,14 +5,19 @@
  *   lookup is not billed and is logged as 499, and the core's late answer is dropped without
  *   cutting the keep-alive connection;
  * - the app's own paths below the widget's mount stay the app's;
+ * - Fastify: a request Fastify refuses before the handler (a Content-Type it cannot parse, a
+ *   method the app added) gets the API's answer on the API's paths, while the app's error
+ *   handler and 404 handler keep answering everywhere else, and errors of the app's own hooks;
  * - an app stopping the documented way (trackInFlight) closes its meter after the refunds.
  */
 import { once } from 'node:events';
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import Fastify, { type FastifyError } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seclookup } from '../../adapters/express.js';
+import { seclookup as seclookupFastify, seclookupFrameworkErrors } from '../../adapters/fastify.js';
 import { createListener } from '../../adapters/node.js';
 import { trackInFlight } from '../../src/api/in-flight.js';
 import { createApi } from '../../src/api/create-api.js';
@@ -134,6 +139,61 @@ describe("the app's own paths beside the API's", () => {
     expect((await fetch(`${base}/widget/api.js`)).headers.get('cross-origin-resource-policy')).toBe('cross-origin');
     expect((await fetch(`${base}/widget/settings`)).headers.get('cross-origin-resource-policy')).toBe('same-origin');
     expect((await answer('/widget/api.js', 'POST'))[0]).toBe(405);
+  });
+});
+
+describe("Fastify: what Fastify refuses before a route's handler", () => {
+  it("is the API's on its paths and the app's everywhere else", async () => {
+    const meter = createMemoryMeter();
+    const { secretKey } = await issueKeys(meter, { product: 'useragent', plan: 'starter' });
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, onResponse: (event) => void logged.push(event) });
+    const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api, { prefix: '/api' }) });
+    const appErrors: string[] = [];
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      appErrors.push(`${request.method} ${request.url} ${error.code ?? error.message}`);
+      return reply
+        .code(error.statusCode ?? 500)
+        .type('text/plain')
+        .send('app error');
+    });
+    app.setNotFoundHandler((_request, reply) => reply.code(404).type('text/plain').send('app 404'));
+    // The app's own hook, refusing on every path: its error stays the app's.
+    app.addHook('onRequest', async (request) => {
+      if (request.headers['x-app-refuses']) throw new Error('refused by the app');
+    });
+    app.post('/echo', async (request) => ({ got: request.body }));
+    // A method Fastify does not route, added by the app as docs/mounting.md says: then the API's.
+    app.addHttpMethod('PROPFIND', { hasBody: true });
+    await app.register(seclookupFastify, { api, prefix: '/api' });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const answer = async (method: string, path: string, headers: Record<string, string> = {}) => {
+        const response = await fetch(`${base}${path}`, { method, headers, body: method === 'POST' ? '{}' : undefined });
+        const text = await response.text();
+        return [response.status, text.startsWith('{') ? JSON.parse(text).error_code : text];
+      };
+      const lookup = '/api/v1/useragent/lookup';
+      expect(await answer('POST', lookup, { 'content-type': 'garbage' })).toEqual([401, 'missing_credentials']);
+      expect(await answer('POST', lookup, { 'content-type': 'garbage', authorization: `Bearer ${secretKey}` })).toEqual([415, 'unsupported_media_type']);
+      expect(await answer('QUERY', lookup)).toEqual([405, 'method_not_allowed']);
+      expect(await answer('PROPFIND', lookup)).toEqual([405, 'method_not_allowed']);
+      expect(logged.map((event) => `${event.method} ${event.status}`)).toEqual(['POST 401', 'POST 415', 'QUERY 405', 'PROPFIND 405']);
+      // One the app did not add stays Fastify's: the app's 404, on the API's paths too.
+      expect(await answer('PURGE', '/api/healthz')).toEqual([404, 'app 404']);
+      // The app's paths: its error handler, its 404.
+      expect(await answer('POST', '/echo', { 'content-type': 'garbage' })).toEqual([415, 'app error']);
+      expect(await answer('PROPFIND', '/echo')).toEqual([404, 'app 404']);
+      expect(await answer('PROPFIND', '/api/elsewhere')).toEqual([404, 'app 404']);
+      // The app's own hook refusing on the API's path.
+      expect(await answer('POST', lookup, { 'content-type': 'garbage', 'x-app-refuses': '1' })).toEqual([500, 'app error']);
+      expect(appErrors).toEqual(['POST /echo FST_ERR_CTP_INVALID_MEDIA_TYPE', 'POST /api/v1/useragent/lookup refused by the app']);
+      expect(logged).toHaveLength(4);
+    } finally {
+      await app.close();
+      await meter.close();
+    }
   });
 });
 

@@ -229,6 +229,56 @@ describe("express.json()'s and express.urlencoded()'s refusals on the API's path
   });
 });
 
+describe('a body the app read itself before the API (a raw-body collector for webhook signatures)', () => {
+  let stack: Stack;
+  let collectorApp: Running;
+  const collected: Buffer[] = [];
+
+  beforeAll(async () => {
+    stack = await createStack();
+    // Drains the raw stream and keeps the bytes for itself, leaving req.body unset.
+    collectorApp = await expressApp(stack.api, (app) =>
+      app.use((req, _res, next) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          collected.push(Buffer.concat(chunks));
+          next();
+        });
+      }),
+    );
+  });
+  afterAll(async () => {
+    await collectorApp.close();
+    await stack.meter.close();
+  });
+
+  it('answers 500 internal_error, reported to onError, after the key; never a client error', async () => {
+    const body = JSON.stringify({ ua: CHROME });
+    const errorsBefore = stack.errors.length;
+    expect(envelope(await post(collectorApp.port, body))).toEqual([401, 'missing_credentials']);
+    expect(envelope(await post(collectorApp.port, body, { key: stack.key }))).toEqual([500, 'internal_error']);
+    expect(envelope(await post(collectorApp.port, body, { key: stack.key, framing: 'chunked' }))).toEqual([500, 'internal_error']);
+    expect(stack.errors.slice(errorsBefore)).toMatchObject([
+      { code: 'internal_error', cause: { message: expect.stringContaining('read by middleware mounted before seclookup()') } },
+      { code: 'internal_error', cause: { message: expect.stringContaining('read by middleware mounted before seclookup()') } },
+    ]);
+    expect(collected.at(-1)?.toString()).toBe(body);
+  });
+
+  it('still serves what needs no body: an empty POST and a GET', async () => {
+    const errorsBefore = stack.errors.length;
+    expect(envelope(await post(collectorApp.port, '', { key: stack.key }))).toEqual([400, 'invalid_user_agent']);
+    const get = await exchange(
+      collectorApp.port,
+      `GET /v1/useragent/lookup?ua=${encodeURIComponent(CHROME)} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${stack.key}\r\n\r\n`,
+      { responses: 1 },
+    );
+    expect([get.responses[0].status, jsonOf(get.responses[0]).user_agent]).toEqual([200, CHROME]);
+    expect(stack.errors.slice(errorsBefore)).toEqual([]);
+  });
+});
+
 /** Every way a body reaches the core: read by the core itself, or parsed by the app first. */
 const VARIANTS: readonly { name: string; start(api: Api): Promise<Running> }[] = [
   { name: 'node', start: (api) => listenNode(handleClientErrors(createServer(createListener(api)), api)) },

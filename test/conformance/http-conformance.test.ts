@@ -869,5 +869,53 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       const text = JSON.stringify(logged);
       for (const secret of [secretKey, publicKey, SAFARI_MAC, encodeURIComponent(SAFARI_MAC), 'Macintosh']) expect(text).not.toContain(secret);
     });
+
+    // Fastify refuses these before its route runs unless the plugin hands them on. A method no
+    // route takes is logged under route `unmatched`.
+    it.each([
+      {
+        name: 'POST with Content-Type garbage and no key',
+        method: 'POST',
+        key: false,
+        contentType: 'garbage',
+        status: 401,
+        code: 'missing_credentials',
+        route: '/v1/useragent/lookup',
+      },
+      {
+        name: 'POST with Content-Type garbage',
+        method: 'POST',
+        key: true,
+        contentType: 'garbage',
+        status: 415,
+        code: 'unsupported_media_type',
+        route: '/v1/useragent/lookup',
+      },
+      {
+        name: 'QUERY without a Content-Type',
+        method: 'QUERY',
+        key: false,
+        contentType: undefined,
+        status: 405,
+        code: 'method_not_allowed',
+        route: 'unmatched',
+      },
+      // Fastify routes only the methods the app added (docs/mounting.md; test/adapters/mounted-in-an-app.test.ts).
+      ...(adapter.name.startsWith('fastify')
+        ? []
+        : [{ name: 'PROPFIND', method: 'PROPFIND', key: false, contentType: undefined, status: 405, code: 'method_not_allowed', route: 'unmatched' }]),
+    ])('answers $name in the envelope ($status $code) and logs it once', async ({ method, key, contentType, status, code, route }) => {
+      const { secretKey } = await withLog.keys('useragent');
+      const reply = await call(withLog.url('/v1/useragent/lookup'), {
+        method,
+        key: key ? secretKey : undefined,
+        headers: contentType ? { 'content-type': contentType } : {},
+        body: method === 'POST' ? JSON.stringify({ ua: SAFARI_MAC }) : undefined,
+      });
+      expectError(reply, status, code);
+      if (status === 405) expect(reply.headers.get('allow')).toBe('GET, POST');
+      const events = logged.filter((event) => event.request_id === reply.headers.get('x-request-id'));
+      expect(events.map((event) => [event.method, event.route, event.status, event.error_code])).toEqual([[method, route, status, code]]);
+    });
   });
 });

@@ -55,14 +55,21 @@ abstract class Family<Record> implements CustomMetric {
   }
 
   protected abstract create(): Record;
+  /** Back to a new record's state, in place. */
+  protected abstract zero(record: Record): void;
   protected abstract values(): MetricValue[];
 
   async get() {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.values() };
   }
 
+  /**
+   * prom-client's `registry.resetMetrics()`: every count back to 0. The records are zeroed, not
+   * dropped: callers keep them (`child()`, the request and meter paths), and a dropped one would
+   * go on counting where no scrape sees it.
+   */
   reset(): void {
-    this.records.clear();
+    for (const { record } of this.records.values()) this.zero(record);
   }
 }
 
@@ -86,6 +93,10 @@ export class FastCounter extends Family<{ value: number }> {
 
   protected create() {
     return { value: 0 };
+  }
+
+  protected zero(record: { value: number }): void {
+    record.value = 0;
   }
 
   protected values(): MetricValue[] {
@@ -134,6 +145,12 @@ export class FastHistogram extends Family<HistogramRecord> {
 
   protected create(): HistogramRecord {
     return { counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+  }
+
+  protected zero(record: HistogramRecord): void {
+    record.counts.fill(0);
+    record.sum = 0;
+    record.count = 0;
   }
 
   protected values(): MetricValue[] {

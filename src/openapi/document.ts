@@ -48,7 +48,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
   const schemas: Record<string, JsonSchema> = { ErrorEnvelope: errorEnvelope(Object.keys(ERROR_STATUS) as ErrorCode[]) };
   // Every operation also names the errors the server answers before any route runs.
   const add = (path: string, method: string, operation: Operation) => {
-    (operation.responses as Record<string, unknown>).default = TRANSPORT_ERRORS;
+    operation.responses = withTransportErrors(operation.responses as Record<string, Response>);
     (paths[path] ??= {})[method.toLowerCase()] = operation;
   };
 
@@ -146,13 +146,58 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): OpenApiDocum
 
 const SECRET = [{ bearer: [] }];
 
-/** Node's HTTP parser refuses malformed requests before any route runs (adapters/client-errors.ts). */
-const TRANSPORT_ERRORS = {
-  description:
-    'Refused before any route ran: 400 bad_request (malformed HTTP), 408 request_timeout, 417 expectation_failed, 431 request_header_fields_too_large',
+/** A response object: what this file reads of one (an error response's `error_code` enum). */
+interface Response {
+  description?: string;
+  content?: Record<string, { schema?: JsonSchema & { properties?: Record<string, JsonSchema & { enum?: unknown[] }> } }>;
+  [field: string]: unknown;
+}
+
+/** What the server answers when Node's HTTP parser refuses a request, before any route runs (adapters/client-errors.ts), and why. */
+export const TRANSPORT_REFUSALS: Readonly<Partial<Record<ErrorCode, string>>> = {
+  bad_request: 'malformed HTTP',
+  request_timeout: 'the request did not arrive in time',
+  payload_too_large: 'chunk extensions over the limit',
+  expectation_failed: 'an Expect other than 100-continue',
+  request_header_fields_too_large: 'the request line and headers over the limit',
+};
+
+const TRANSPORT_ERRORS: Response = {
+  description: `Refused before any route ran: ${Object.entries(TRANSPORT_REFUSALS)
+    .map(([code, reason]) => `${ERROR_STATUS[code as ErrorCode]} ${code} (${reason})`)
+    .join(', ')}`,
   headers: headerRefs([]),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 };
+
+/**
+ * The responses plus the parser's refusals. OpenAPI reads `default` only for a status the
+ * operation does not list, so a listed status (every route's 400) names its refusal code itself.
+ */
+function withTransportErrors(responses: Readonly<Record<string, Response>>): Record<string, Response> {
+  const out: Record<string, Response> = { ...responses };
+  for (const code of Object.keys(TRANSPORT_REFUSALS) as ErrorCode[]) {
+    const status = String(ERROR_STATUS[code]);
+    if (out[status]) out[status] = withRefusalCode(out[status], code);
+  }
+  out.default = TRANSPORT_ERRORS;
+  return out;
+}
+
+/** An error response (see `errorResponses`) that may also answer `code`, refused before any route ran. A copy: schemas may be a module's constants. */
+function withRefusalCode(response: Response, code: ErrorCode): Response {
+  const media = response.content?.['application/json'];
+  const properties = media?.schema?.properties;
+  const codes = properties?.error_code?.enum;
+  if (!media || !properties || !Array.isArray(codes)) throw new Error(`a ${ERROR_STATUS[code]} answer with no error_code enum cannot list ${code}`);
+  if (codes.includes(code)) return response;
+  const errorCode = { ...properties.error_code, enum: [...codes, code].sort() };
+  return {
+    ...response,
+    description: `${response.description}; and ${code} (${TRANSPORT_REFUSALS[code]}, refused before any route ran)`,
+    content: { ...response.content, 'application/json': { ...media, schema: { ...media.schema, properties: { ...properties, error_code: errorCode } } } },
+  };
+}
 
 /** Captcha's browser routes (SPEC Authentication 8). */
 const CORS_HEADERS = ['Access-Control-Allow-Origin', 'Vary'];
@@ -334,6 +379,7 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
     summary: `Look up many inputs in one request: ${product}`,
     description:
       `Up to ${batchLimit} inputs (this server's batch limit), each counted against the rate and billed like a single lookup; refused whole with 429 when they do not fit what is left of the minute or the month. ` +
+      'Each input is the value itself, as the JSON string holds it (not percent-encoded as in a query). ' +
       "Answers one item per input, in order: the single lookup's envelope without request_id. Identical inputs are looked up once.",
     tags: [product],
     security: SECRET,
@@ -342,7 +388,15 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
       required: true,
       content: {
         'application/json': {
-          schema: obj({ inputs: { type: 'array', minItems: 1, maxItems: batchLimit, items: str(doc.query?.[input]?.description ?? `One ${input}.`) } }),
+          schema: obj({
+            inputs: {
+              type: 'array',
+              minItems: 1,
+              maxItems: batchLimit,
+              description: `The ${input} values to look up, each a JSON string holding the value itself (no percent-encoding).`,
+              items: batchItem(product, doc),
+            },
+          }),
         },
       },
     },
@@ -355,6 +409,12 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
       ...errorResponses([...LOOKUP_ERRORS, 'invalid_request', ...BODY_ERRORS], { early: BEFORE_METER }),
     },
   };
+}
+
+/** One of a batch's inputs: its own doc, never the lookup's query parameter (whose value arrives percent-encoded). */
+function batchItem(product: ProductId, doc: ProductDoc): JsonSchema {
+  if (!doc.batchInput) throw new Error(`${product}: the batch route has no batchInput doc`);
+  return { ...(doc.batchInput.schema ?? str()), description: doc.batchInput.description };
 }
 
 function isContentDoc(result: ResultDoc): result is { contentType: string; schema: JsonSchema; example?: string } {

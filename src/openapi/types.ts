@@ -20,6 +20,11 @@ export interface ProductDoc {
   summary: string;
   /** Query parameters the GET routes read, by name; the path form (`lookup/:ip`) takes its own from the path. */
   query?: Readonly<Record<string, ParamDoc>>;
+  /**
+   * Each of the batch route's `inputs`, on a product that has one: the value itself, as a JSON
+   * string (never a query parameter's URL form), and its schema when narrower than a string.
+   */
+  batchInput?: { description: string; schema?: JsonSchema };
   /** The body of the POST lookup route, as JSON or an HTML form. */
   body?: JsonSchema;
   /** The result's fields (an `obj`), which the envelope's `success`, `request_id`, `cached` and `fetched_at` join. */

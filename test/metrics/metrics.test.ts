@@ -1,6 +1,7 @@
 /** seclookup/metrics in process: the meter wrapper, the lookup observer (caches, upstream calls against loopback servers), the request metrics. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/api/create-api.js';
+import type { RequestLogEvent } from '../../src/api/types.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpGet } from '../../src/lib/http-get.js';
@@ -201,5 +202,38 @@ describe('createMetrics', () => {
     expect(sample(await a.metrics(), 'seclookup_http_requests_total', { product: 'none', route: '/healthz', status: '200' })).toBe(1);
     expect(sample(await b.metrics(), 'seclookup_http_requests_total', { product: 'none', route: '/healthz', status: '200' })).toBe(0);
     expect(await a.metrics()).not.toContain('10.1.2.3');
+  });
+
+  it("counts again after prom-client's registry.resetMetrics(): requests, latency and meter calls start over from 0", async () => {
+    const metrics = createMetrics();
+    const meter = metrics.instrumentMeter(createMemoryMeter());
+    const event: RequestLogEvent = {
+      time: '',
+      request_id: 'r',
+      method: 'GET',
+      route: '/v1/useragent/lookup',
+      product: 'useragent',
+      status: 200,
+      error_code: null,
+      latency_ms: 3,
+      client_ip: '10.1.2.3',
+    };
+    metrics.onResponse(event);
+    await meter.getSetting('x');
+    metrics.registry.resetMetrics();
+    const zeroed = await metrics.metrics();
+    expect(sample(zeroed, 'seclookup_http_requests_total', { product: 'useragent', route: '/v1/useragent/lookup', status: '200' })).toBe(0);
+    expect(sample(zeroed, 'seclookup_http_request_duration_seconds_sum', { product: 'useragent', route: '/v1/useragent/lookup' })).toBe(0);
+
+    metrics.onResponse(event);
+    metrics.onResponse(event);
+    await meter.getSetting('x');
+    await meter.getSetting('x');
+    const text = await metrics.metrics();
+    expect(sample(text, 'seclookup_http_requests_total', { product: 'useragent', route: '/v1/useragent/lookup', status: '200' })).toBe(2);
+    expect(sample(text, 'seclookup_http_request_duration_seconds_count', { product: 'useragent', route: '/v1/useragent/lookup' })).toBe(2);
+    expect(sample(text, 'seclookup_http_request_duration_seconds_sum', { product: 'useragent', route: '/v1/useragent/lookup' })).toBeCloseTo(0.006);
+    expect(sample(text, 'seclookup_http_request_duration_seconds_bucket', { product: 'useragent', route: '/v1/useragent/lookup', le: '+Inf' })).toBe(2);
+    expect(sample(text, 'seclookup_meter_store_duration_seconds_count', { op: 'getSetting' })).toBe(2);
   });
 });

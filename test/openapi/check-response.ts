@@ -8,7 +8,8 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { buildOpenApiDocument, type OpenApiDocument } from '../../src/openapi/document.js';
+import { ERROR_STATUS, type ErrorCode } from '../../src/errors.js';
+import { buildOpenApiDocument, type OpenApiDocument, TRANSPORT_REFUSALS } from '../../src/openapi/document.js';
 
 // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
@@ -111,8 +112,7 @@ export function checkResponse(seen: SeenResponse): void {
     if (method !== 'HEAD') checkBody(DOCUMENT.components.schemas.ErrorEnvelope as Schema, seen, where);
     return;
   }
-  const response = operation.responses[String(seen.status)];
-  if (!response) throw new Error(`${where}: status not documented for ${route!.template} (documented: ${Object.keys(operation.responses).join(', ')})`);
+  const response = responseFor(operation, route!.template, seen, where);
   checkHeaders(response, seen, where);
   if (!response.content) {
     // Bodiless (204, 304): no body, and no Content-Type describing none.
@@ -125,6 +125,29 @@ export function checkResponse(seen: SeenResponse): void {
   const media = response.content[type];
   if (!media) throw new Error(`${where}: content type ${type} not documented (documented: ${Object.keys(response.content).join(', ')})`);
   if (type === 'application/json') checkBody(media.schema, seen, where);
+}
+
+/**
+ * The operation's response for the answer's status, as OpenAPI reads it: its own entry, else
+ * `default`, which describes only the refusals of Node's parser. Any other status missing, or
+ * another code under `default`, is undocumented.
+ */
+function responseFor(operation: { responses: Record<string, any> }, template: string, seen: SeenResponse, where: string): Record<string, any> {
+  const own = operation.responses[String(seen.status)];
+  if (own) return own;
+  const code = errorCodeOf(seen.body);
+  const refusal = code !== undefined && code in TRANSPORT_REFUSALS && ERROR_STATUS[code as ErrorCode] === seen.status;
+  if (refusal && operation.responses.default) return operation.responses.default;
+  throw new Error(`${where}: status not documented for ${template} (documented: ${Object.keys(operation.responses).join(', ')})`);
+}
+
+function errorCodeOf(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { error_code?: unknown }).error_code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const declaredByResponse = new WeakMap<Schema, Map<string, Schema>>();

@@ -11,6 +11,9 @@ import { ERROR_STATUS } from '../../src/errors.js';
 import { BEYOND_SPEC, buildOpenApiDocument } from '../../src/openapi/document.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../../src/products/registry.js';
 import { readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
 import { createLookup } from '../../src/lookup.js';
 import { PRODUCT_IDS, PRODUCTS } from '../../src/products/catalog.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
@@ -18,6 +21,7 @@ import { widgetDir } from '../../src/products/captcha/widget.js';
 import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
 import { SOFT_SOURCES } from '../../src/products/scamrisk/types.js';
 import { createApiStack, FROZEN_NOW, TEST_PLANS } from '../api/harness.js';
+import { exchange, jsonOf } from '../adapters/raw-http.js';
 import { runCli } from '../cli/harness.js';
 import { checkResponse, DOCUMENT } from './check-response.js';
 
@@ -129,6 +133,22 @@ describe('the OpenAPI document', () => {
       ['ip', 'path', true],
       ['provider', 'query', false],
     ]);
+  });
+
+  it("describes each batch input as the value itself, never with the query parameter's encoding", () => {
+    const items = PRODUCT_MODULES.filter((module) => module.batch).map((module) => {
+      const inputs = (DOCUMENT.paths[`/v1/${module.id}/batch`] as any).post.requestBody.content['application/json'].schema.properties.inputs;
+      return [module.id, inputs.items] as const;
+    });
+    expect(items).toHaveLength(13);
+    for (const [id, item] of items) {
+      expect(item.type, id).toBe('string');
+      expect(item.description, id).not.toMatch(/URL-encoded|query string|GET/);
+    }
+    const byId = Object.fromEntries(items);
+    expect(byId.useragent.description).toMatch(/not percent-encoded/);
+    expect(byId.emailval.description).toMatch(/a \+ is a plus/);
+    expect(byId.pwbreach.pattern).toBe('^[0-9A-Fa-f]{40}$');
   });
 
   it('is served at GET /v1/openapi.json without a key (and HEAD); other methods are 405', async () => {
@@ -358,6 +378,56 @@ describe('the OpenAPI document against the server', () => {
         expect({ path, body, valid: validate(body) }).toEqual({ path, body, valid: reply.status === 200 });
       }
     }
+  });
+
+  it("lists bad_request under every route's own 400, and answers Node's parser refuses match the document (a lookup and a batch route)", async () => {
+    for (const [path, method, operation] of operations()) {
+      const listed = operation.responses['400']?.content['application/json'].schema.properties.error_code.enum;
+      if (listed) expect(listed, `${method} ${path}`).toContain('bad_request');
+      expect(operation.responses.default, `${method} ${path}`).toBeDefined();
+    }
+    const stack = await createApiStack();
+    const server = handleClientErrors(createServer(createListener(stack.api)), stack.api);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const { secretKey } = await stack.keys('geoip');
+      const badHeader = `Authorization: Bearer ${secretKey}\r\nX-Note: a\x01b\r\n`;
+      const cases: [string, string, string, number, string][] = [
+        ['GET', '/v1/geoip/lookup', `GET /v1/geoip/lookup?ip=8.8.8.8 HTTP/1.1\r\nHost: test\r\n${badHeader}\r\n`, 400, 'bad_request'],
+        ['POST', '/v1/geoip/batch', `POST /v1/geoip/batch HTTP/1.1\r\nHost: test\r\n${badHeader}Content-Length: 2\r\n\r\n{}`, 400, 'bad_request'],
+        // A status the route does not list: the answer is the default response's.
+        [
+          'GET',
+          '/v1/geoip/lookup',
+          `GET /v1/geoip/lookup?ip=8.8.8.8 HTTP/1.1\r\nHost: test\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`,
+          431,
+          'request_header_fields_too_large',
+        ],
+      ];
+      for (const [method, path, bytes, status, code] of cases) {
+        const [answer] = (await exchange(port, bytes)).responses;
+        expect([answer?.status, jsonOf(answer).error_code], `${method} ${path}`).toEqual([status, code]);
+        checkResponse({ method, path, status: answer.status, contentType: answer.headers['content-type'], headers: answer.headers, body: answer.body });
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('takes a status missing from an operation only from default, and there only a refusal of the parser', () => {
+    const refusal = (status: number, code: string) => ({
+      method: 'GET',
+      path: '/healthz',
+      status,
+      contentType: 'application/json; charset=utf-8',
+      headers: { 'x-request-id': 'req_1' },
+      body: JSON.stringify({ success: false, error: 'refused', error_code: code, request_id: 'req_1' }),
+    });
+    expect(() => checkResponse(refusal(400, 'bad_request'))).not.toThrow();
+    expect(() => checkResponse(refusal(408, 'request_timeout'))).not.toThrow();
+    expect(() => checkResponse(refusal(400, 'invalid_ip'))).toThrow(/status not documented/);
+    expect(() => checkResponse(refusal(422, 'ip_not_routable'))).toThrow(/status not documented/);
   });
 
   it('declares limit headers only on answers that can carry them: never on 401, on 403 ip_not_allowed, on a preflight or on the widget', () => {

@@ -16,6 +16,7 @@ export const ASN_DOC: ProductDoc = {
     allocated: nullable(str('Allocation date, YYYY-MM-DD (only from the DNS source).')),
     network_type: oneOf(['hosting', 'isp', 'education', 'government', 'unknown'], 'Coarse heuristic from organization-name keywords.'),
   }),
+  batchInput: { description: 'A public IPv4 or IPv6 address, as is.' },
   errors: ['invalid_ip', 'ip_not_routable', 'lookup_failed'],
   status: { database_records: int('Ranges in the index (IPv4 and IPv6), or networks in a MaxMind database.') },
 };

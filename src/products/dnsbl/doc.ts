@@ -35,6 +35,7 @@ export const DNSBL_DOC: ProductDoc = {
       'Zones that gave no usable answer (neither listed nor clean); empty when every zone answered (beyond SPEC).',
     ),
   }),
+  batchInput: { description: 'A public IPv4 address, as is (an IPv6 one is the item error ip_not_routable).' },
   errors: ['invalid_ip', 'ip_not_routable', 'lookup_failed'],
   status: { database_records: int('Number of configured zones.') },
 };

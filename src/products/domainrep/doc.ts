@@ -38,5 +38,6 @@ export const DOMAINREP_DOC: ProductDoc = {
       'Every signal computed, with its weight.',
     ),
   }),
+  batchInput: { description: 'A domain name, as is (an IDN in Unicode or punycode).' },
   errors: ['invalid_domain', 'lookup_failed'],
 };

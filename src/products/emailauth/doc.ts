@@ -52,6 +52,7 @@ export const EMAILAUTH_DOC: ProductDoc = {
       policy_domain: nullable(str('Ours: the domain whose _dmarc record applies; null when none.')),
     }),
   }),
+  batchInput: { description: 'A domain name, as is (an IDN in Unicode or punycode).' },
   errors: ['invalid_domain', 'lookup_failed'],
   status: { database_records: int('Ours: the DKIM selectors every lookup probes (emailauth holds no database).') },
 };

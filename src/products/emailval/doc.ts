@@ -34,6 +34,7 @@ export const EMAILVAL_DOC: ProductDoc = {
     }),
     limits_note: str('Present on every success; restates that only format, disposable domains and MX are checked.', { const: EMAIL_LIMITS_NOTE }),
   }),
+  batchInput: { description: 'An e-mail address, exactly as written: not percent-encoded, and a + is a plus.' },
   errors: ['invalid_email', 'lookup_failed'],
   status: { database_records: int("Domains on the disposable list (the product's only database).") },
 };

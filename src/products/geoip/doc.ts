@@ -33,6 +33,7 @@ export const GEOIP_DOC: ProductDoc = {
     }),
     is_eu: nullable(bool('Country is in the European Union; null when the country is unknown.')),
   }),
+  batchInput: { description: 'An IPv4 or IPv6 address, as is.' },
   errors: ['invalid_ip', 'ip_not_found', 'ip_not_routable', 'lookup_failed'],
   status: { database_records: int('Search-tree nodes of the location database files.') },
 };

@@ -41,6 +41,7 @@ export const PWBREACH_DOC: ProductDoc = {
     breached: bool('True if the password appears in breach data.'),
     count: int('Occurrence count; 0 when not breached.', { minimum: 0 }),
   }),
+  batchInput: { description: 'The SHA-1 of a password: 40 hexadecimal characters, either case. Never the password itself.', schema: str(undefined, SHA1) },
   errors: ['invalid_password', 'lookup_failed'],
   extraRoutes: {
     'range/:prefix': {

@@ -47,6 +47,7 @@ export const RISKSCORE_DOC: ProductDoc = {
     }),
     is_eu: nullable(bool('Country is in the European Union; null when the country is unknown.')),
   }),
+  batchInput: { description: 'An IPv4 or IPv6 address, as is.' },
   errors: ['invalid_ip', 'ip_not_found', 'ip_not_routable', 'lookup_failed', 'upstream_unconfigured'],
   status: { database_records: int('Entries of the local datasets (0 when the local data is not loaded).') },
 };

@@ -15,5 +15,6 @@ export const TIMEZONE_DOC: ProductDoc = {
     country: obj({ code: nullable(str('ISO country code when available.')) }),
     city: nullable(str('City name when available.')),
   }),
+  batchInput: { description: 'A public IPv4 or IPv6 address, as is.' },
   errors: ['invalid_ip', 'ip_not_routable', 'lookup_failed'],
 };

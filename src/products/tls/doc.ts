@@ -27,5 +27,6 @@ export const TLS_DOC: ProductDoc = {
     },
     { optional: ['protocol'] },
   ),
+  batchInput: { description: 'A hostname, as is; a scheme, a path and a :port may be included (port 443 when it carries none).' },
   errors: ['invalid_host', 'host_not_allowed', 'lookup_failed'],
 };

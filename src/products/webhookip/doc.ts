@@ -15,5 +15,6 @@ export const WEBHOOKIP_DOC: ProductDoc = {
     matched: bool('The IP is in at least one provider range.'),
     providers: list(obj({ id: str(), name: str() }), 'Providers whose ranges hold the IP; empty when matched is false.'),
   }),
+  batchInput: { description: 'A public IPv4 or IPv6 address, as is, matched against every provider.' },
   errors: ['invalid_ip', 'ip_not_routable', 'invalid_provider'],
 };

@@ -15,6 +15,7 @@ export const WHOIS_DOC: ProductDoc = {
     nameservers: list(str(), 'Nameserver hostnames, lower case, no trailing dot.'),
     source: oneOf(['rdap', 'whois'], 'The protocol that answered (beyond SPEC).'),
   }),
+  batchInput: { description: 'A domain name, as is (a subdomain is looked up as its registrable domain).' },
   errors: ['invalid_domain', 'domain_not_found', 'lookup_failed'],
   status: { database_records: int('TLDs with a known RDAP or WHOIS server.') },
 };

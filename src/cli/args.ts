@@ -189,9 +189,11 @@ export function resolveDbPath(flag: string | undefined): string {
 /**
  * `--redis`, else `$SECLOOKUP_REDIS`, else undefined (the SQLite file). Only `redis://`,
  * `rediss://` URLs and `redis+cluster://` (`rediss+cluster://`) seed node lists: a typo must not
- * fall back to a local file that other instances cannot see.
+ * fall back to a local file that other instances cannot see. `null` is "not Redis, whatever the
+ * environment says": an admin command given `--db FILE` (see chooseAdminStore).
  */
-export function resolveRedisUrl(flag: string | undefined): string | undefined {
+export function resolveRedisUrl(flag: string | null | undefined): string | undefined {
+  if (flag === null) return undefined;
   if (flag !== undefined && isBlank(flag)) throw new UsageError(emptyValueMessage('--redis'));
   const url = flag ?? (cliEnv().SECLOOKUP_REDIS || undefined);
   if (url === undefined) return undefined;

@@ -5,13 +5,41 @@ import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { explainMeterError } from './db-errors.js';
-import { CommandError } from './errors.js';
+import { CommandError, UsageError } from './errors.js';
 import { cliEnv } from './io.js';
 
-/** Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`. */
+/**
+ * Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`,
+ * as serve takes them (its --db then holds scamrisk's reports). Admin commands pick one store
+ * with chooseAdminStore first.
+ */
 export interface MeterFlags {
   db?: string;
-  redis?: string;
+  /** `null`: the SQLite file even when `$SECLOOKUP_REDIS` is set (an admin command given `--db`). */
+  redis?: string | null;
+}
+
+/**
+ * The one store a keys, plans or sitekeys command works on. `--db FILE` and `--redis URL` name
+ * two stores, so both is a usage error; an explicit `--db` wins over `$SECLOOKUP_REDIS`, as every
+ * flag wins over the environment: a shell or container with the variable exported must not turn
+ * `keys create --db F` into a key in its Redis.
+ */
+export function chooseAdminStore(flags: MeterFlags, command: string): MeterFlags {
+  if (flags.db !== undefined && typeof flags.redis === 'string')
+    throw new UsageError('give --db FILE or --redis URL, not both: they name two different stores', command);
+  return flags.db !== undefined ? { db: flags.db, redis: null } : { redis: flags.redis };
+}
+
+/**
+ * When running servers see a key revoked or a plan changed in this store, for messages. On
+ * SQLite a server sees another process's commit on its next request; on Redis each server answers
+ * a key (and its plan) from memory for the meter's key cache time, which serve leaves at its default.
+ */
+export async function whenServersSeeChanges(flags: MeterFlags): Promise<string> {
+  if (!resolveRedisUrl(flags.redis)) return 'at once';
+  const { DEFAULT_KEY_CACHE_MS } = await loadRedis();
+  return `within ${DEFAULT_KEY_CACHE_MS / 1000} s (each server on this Redis keeps a key and its plan in memory that long)`;
 }
 
 /** The meter's location, for messages: the Redis URL without its password, or the database file. */

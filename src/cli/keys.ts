@@ -8,7 +8,7 @@ import { resolvePlan } from '../metering/plans.js';
 import type { KeyInfo, MeterAdmin, MeterHotPath } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
-import { withMeter } from './db.js';
+import { chooseAdminStore, describeMeter, whenServersSeeChanges, withMeter } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from './output.js';
 
@@ -35,19 +35,22 @@ keys list     List every key: id, product, kind, visible prefix, plan, status, I
               allowlist and creation time. Full keys are never shown.
   --json                print a JSON array instead of a table
 
-keys revoke   Revoke one key, at once, also for a running server. KEY is either the full
-              key (ua_sec_...) or the numeric id shown by \`keys list\`. The other key of the
-              pair stays active; revoke it separately if needed.
+keys revoke   Revoke one key. A running server refuses it at once on a --db file, and
+              within 1 s on Redis (each server keeps a key in memory that long). KEY is
+              either the full key (ua_sec_...) or the numeric id shown by \`keys list\`. The
+              other key of the pair stays active; revoke it separately if needed.
 
-Common options:
-  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+Common options (one store: --db and --redis together are refused):
+  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db); given,
+                it wins over $SECLOOKUP_REDIS
   --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
                 (redis://host:port/db or redis+cluster://h1:p1,h2:p2;
                 default: $SECLOOKUP_REDIS)
   -h, --help    show this help
 
 Exit codes: 0 done, 1 failed (unknown plan, key not found, database error),
-            2 usage error (unknown product, bad CIDR, missing or unknown option).`;
+            2 usage error (unknown product, bad CIDR, missing or unknown option,
+            both --db and --redis).`;
 
 export async function runKeys(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -87,12 +90,13 @@ async function createKeys(argv: string[]): Promise<number> {
     throw new UsageError('captcha keys are site keys, with a domain allowlist: use `seclookup sitekeys create --domain example.com` instead', command);
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const plan = values.plan ?? 'starter';
+  const store = chooseAdminStore(values, command);
 
-  await withMeter(values, { create: true }, async (meter: MeterAdmin) => {
+  await withMeter(store, { create: true }, async (meter: MeterAdmin) => {
     await assertPlanExists(meter, plan, product);
     const issued = await issueKeys(meter, { product, plan, ipAllow });
     try {
-      await outDelivered(values.json ? JSON.stringify(issuedToJson(issued), null, 2) : issuedText(issued));
+      await outDelivered(values.json ? JSON.stringify(issuedToJson(issued), null, 2) : issuedText(issued, describeMeter(store)));
     } catch (error) {
       // The secret exists only in this output: keys nobody saw must not stay active.
       throw await revokeUnseen(meter, issued, error);
@@ -145,11 +149,12 @@ function issuedToJson(issued: IssuedKeys): Record<string, unknown> {
   };
 }
 
-function issuedText(issued: IssuedKeys): string {
+/** The text output; `where` names the store written (the file, or the Redis URL without its password). */
+function issuedText(issued: IssuedKeys, where: string): string {
   const secret = issued.keys.find((k) => k.kind === 'secret');
   const pub = issued.keys.find((k) => k.kind === 'public');
   return [
-    `Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}).`,
+    `Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}) in ${where}.`,
     '',
     `  secret key  ${issued.secretKey}   (id ${secret?.id}; use it on servers only)`,
     `  public key  ${issued.publicKey}   (id ${pub?.id})`,
@@ -164,8 +169,9 @@ async function listKeys(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
+  const store = chooseAdminStore(values, command);
 
-  const keys = await withMeter(values, { create: false, write: false }, (meter: MeterAdmin) => meter.listKeys());
+  const keys = await withMeter(store, { create: false, write: false }, (meter: MeterAdmin) => meter.listKeys());
   if (values.json) {
     printJson(keys.map(keyToJson));
   } else if (keys.length === 0) {
@@ -201,8 +207,9 @@ async function revokeKey(argv: string[]): Promise<number> {
   // store knows only by its hash.
   const byId = /^[1-9]\d*$/.test(keyOrId);
   const target = byId ? keyOrId : hashKey(keyOrId);
+  const store = chooseAdminStore(values, command);
 
-  const { before, revoked } = await withMeter(values, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
+  const { before, revoked } = await withMeter(store, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
     const before = byId ? (await meter.listKeys()).find((k) => k.id === keyOrId)?.status : (await meter.resolveKey(target))?.status;
     return { before, revoked: await meter.revokeKey(target) };
   });
@@ -212,6 +219,6 @@ async function revokeKey(argv: string[]): Promise<number> {
     );
   }
   const what = `key ${revoked.id} (${revoked.product} ${revoked.kind}, ${revoked.prefix}...)`;
-  out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working at once.`);
+  out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working ${await whenServersSeeChanges(store)}.`);
   return EXIT_OK;
 }

@@ -1,13 +1,14 @@
 /**
  * `seclookup plans set | list`: the plan table. A plan slug has a '*' row (every product)
- * and optionally per-product rows that override it. Changes apply at once, also to a running
- * server, because the store reads plans on every key lookup.
+ * and optionally per-product rows that override it. A running server on the SQLite file applies
+ * a change at once (it sees the file's commits on its next request); on Redis within the key
+ * cache's time, since each server keeps a key and its plan in memory.
  */
 import { assertValidPlan } from '../metering/plans.js';
 import type { MeterAdmin, Plan } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCommand, parseInteger, parseProduct, parseQuota } from './args.js';
-import { withMeter } from './db.js';
+import { chooseAdminStore, describeMeter, withMeter } from './db.js';
 import { EXIT_OK, UsageError } from './errors.js';
 import { formatQuota, formatTable, out, printJson } from './output.js';
 
@@ -19,7 +20,8 @@ export const PLANS_HELP = `Usage:
 A plan sets a key's per-minute rate limit and its monthly lookup quota. Each plan has a
 row for '*' (every product) and may have rows for single products, which win over '*'.
 New databases start with "starter" and "enterprise" (starter has rows of its own for tls,
-domainrep, pwbreach and captcha). Changes apply at once, also to a running server.
+domainrep, pwbreach and captcha). A running server applies changes at once on a --db
+file, and within 1 s on Redis (each server keeps a key and its plan in memory that long).
 
 plans set     Create or change plan SLUG. Give --rate-limit, --monthly-quota or both;
               a limit you leave out keeps its current value. Say which products with
@@ -39,8 +41,9 @@ plans set     Create or change plan SLUG. Give --rate-limit, --monthly-quota or 
 plans list    Show every plan row.
   --json                          print a JSON array instead of a table
 
-Common options:
-  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+Common options (one store: --db and --redis together are refused):
+  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db); given,
+                it wins over $SECLOOKUP_REDIS
   --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
                 (redis://host:port/db or redis+cluster://h1:p1,h2:p2;
                 default: $SECLOOKUP_REDIS)
@@ -48,7 +51,8 @@ Common options:
 
 Exit codes: 0 done, 1 failed (no such database, database error), 2 usage error (bad
             number, bad slug, unknown product, neither or both of --product and
-            --all-products, missing limits for a new row, a flag given twice).`;
+            --all-products, missing limits for a new row, a flag given twice, both
+            --db and --redis).`;
 
 export async function runPlans(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -103,9 +107,10 @@ async function setPlan(argv: string[]): Promise<number> {
     throw new UsageError('nothing to set: give --rate-limit N, --monthly-quota N|unlimited, or both', command);
   }
   const scope = parseScope(values.product, values['all-products'], command);
+  const store = chooseAdminStore(values, command);
 
   // An existing database only: a mistyped --db must not make a new one and report a plan set in it.
-  const { rows, created } = await withMeter(values, { create: false }, async (meter: MeterAdmin) => {
+  const { rows, created } = await withMeter(store, { create: false }, async (meter: MeterAdmin) => {
     const sameSlug = (await meter.listPlans()).filter((p) => p.slug === slug);
     // Every row is worked out before the first write, so a refused change writes nothing.
     const targets = planRowsToWrite(slug, scope, sameSlug, change, command);
@@ -113,7 +118,7 @@ async function setPlan(argv: string[]): Promise<number> {
     return { rows: (await meter.listPlans()).filter((p) => p.slug === slug), created: sameSlug.length === 0 };
   });
   const which = scope === 'all' ? 'every product' : scope.products.join(', ');
-  out(`${created ? 'Created' : 'Updated'} plan "${slug}" for ${which}:`);
+  out(`${created ? 'Created' : 'Updated'} plan "${slug}" for ${which} in ${describeMeter(store)}:`);
   out(plansTable(rows));
   return EXIT_OK;
 }
@@ -185,8 +190,9 @@ async function listPlans(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   expectPositionals(positionals, [], command);
+  const store = chooseAdminStore(values, command);
 
-  const plans = await withMeter(values, { create: false, write: false }, (meter: MeterAdmin) => meter.listPlans());
+  const plans = await withMeter(store, { create: false, write: false }, (meter: MeterAdmin) => meter.listPlans());
   if (values.json) {
     printJson(plans.map((p) => ({ slug: p.slug, product: p.product, rate_limit_per_minute: p.rateLimitPerMinute, monthly_quota: p.monthlyQuota })));
   } else if (plans.length === 0) {

@@ -287,7 +287,7 @@ describe('seclookup plans', () => {
     const database = await newDatabase();
     const set = await runCli(['plans', 'set', 'starter', '--all-products', '--monthly-quota', '20000', '--db', database]);
     expect(set.code).toBe(0);
-    expect(set.stdout).toContain('Updated plan "starter" for every product:');
+    expect(set.stdout).toContain(`Updated plan "starter" for every product in ${database}:`);
     const rows = await plans(database);
     // Every starter row gets the quota; rate limits keep their per-product values.
     expect(rows.filter((p) => p.slug === 'starter')).toEqual([
@@ -337,7 +337,7 @@ describe('seclookup plans', () => {
       database,
     ]);
     expect(set.code).toBe(0);
-    expect(set.stdout).toContain('Updated plan "starter" for tls, geoip, asn:');
+    expect(set.stdout).toContain(`Updated plan "starter" for tls, geoip, asn in ${database}:`);
     expect((await plans(database)).filter((p) => p.slug === 'starter')).toEqual([
       { slug: 'starter', product: '*', rate_limit_per_minute: 120, monthly_quota: 10_000 },
       // New rows take the rate limit from the * row; tls keeps its own.

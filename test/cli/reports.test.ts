@@ -168,6 +168,17 @@ describe('reports import: all or nothing, by the store own rules', () => {
 });
 
 describe('reports add: the store rules, said in one line', () => {
+  it('counts a note in characters, not UTF-16 units: 500 emoji are taken, 501 refused', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const add = (note: string) => runCli(['reports', 'add', 'domain', 'evil.example.com', '--category', 'scam', '--note', note, '--json', '--db', db]);
+    const fits = await add('😀'.repeat(500));
+    expect([fits.code, fits.stderr]).toEqual([0, '']);
+    expect(JSON.parse(fits.stdout)).toMatchObject({ note: '😀'.repeat(500) });
+    const over = await add('😀'.repeat(501));
+    expect([over.code, over.stderr]).toEqual([1, 'seclookup: note must be at most 500 characters (got 501)\n']);
+    expect((await runCliJson<unknown[]>(['reports', 'list', '--json', '--db', db])).length).toBe(1);
+  });
+
   it('a note over 500 characters, a source over 100, or an empty source is refused without a stack, and nothing is written', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const add = (...extra: string[]) => runCli(['reports', 'add', 'domain', 'evil.example.com', '--category', 'scam', ...extra, '--db', db]);

@@ -22,7 +22,7 @@ async function post(url: string, json: unknown): Promise<{ status: number; body:
 }
 
 describe('seclookup sitekeys', () => {
-  it('create (--json: exactly site_key, secret_key, domains, plan), list, update, revoke; several site keys on one subscription', async () => {
+  it('create (--json), list, update, revoke; several site keys on one subscription', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const created = await runCliJson<Record<string, unknown>>([
       'sitekeys',
@@ -34,7 +34,16 @@ describe('seclookup sitekeys', () => {
       '--db',
       db,
     ]);
-    expect(Object.keys(created).sort()).toEqual(['domains', 'plan', 'secret_key', 'site_key']);
+    expect(Object.keys(created).sort()).toEqual([
+      'created_at',
+      'domains',
+      'plan',
+      'public_key_id',
+      'secret_key',
+      'secret_key_id',
+      'site_key',
+      'subscription_id',
+    ]);
     expect(created).toMatchObject({
       site_key: expect.stringMatching(/^tf_pub_/),
       secret_key: expect.stringMatching(/^tf_sec_/),
@@ -55,7 +64,7 @@ describe('seclookup sitekeys', () => {
 
     const second = await runCli(['sitekeys', 'create', '--subscription', String(listed[0].subscription_id), '--db', db]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain(`(subscription ${String(listed[0].subscription_id)})`);
+    expect(second.stdout).toContain(`(subscription ${String(listed[0].subscription_id)}) in ${db}.`);
     expect(second.stdout).toContain('No domains yet');
 
     const updated = await runCli([
@@ -78,6 +87,26 @@ describe('seclookup sitekeys', () => {
     const revoked = (await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db])).find((k) => k.site_key === created.site_key);
     expect(revoked?.status).toBe('revoked');
     expect((await runCli(['sitekeys', 'rotate-signing-key', '--db', db])).stdout).toMatch(/^New signing key /);
+  });
+
+  it('create --json names the subscription, the key ids and the creation time: those list, keys list and --subscription use', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    const created = await runCliJson<Record<string, string>>(['sitekeys', 'create', '--domain', 'example.com', '--json', '--db', db]);
+    const [listed] = await runCliJson<Record<string, unknown>[]>(['sitekeys', 'list', '--json', '--db', db]);
+    expect(created).toMatchObject({
+      subscription_id: listed.subscription_id,
+      public_key_id: listed.id,
+      created_at: listed.created_at,
+    });
+    const keys = await runCliJson<{ id: string; kind: string; subscription_id: string }[]>(['keys', 'list', '--json', '--db', db]);
+    expect(keys.map((k) => [k.kind, k.id, k.subscription_id])).toEqual([
+      ['public', created.public_key_id, created.subscription_id],
+      ['secret', created.secret_key_id, created.subscription_id],
+    ]);
+    // The rotation in docs/operators.md: a second site key on the same subscription, from the id printed.
+    const rotated = await runCliJson<Record<string, string>>(['sitekeys', 'create', '--subscription', created.subscription_id, '--json', '--db', db]);
+    expect(rotated.subscription_id).toBe(created.subscription_id);
+    expect(rotated.public_key_id).not.toBe(created.public_key_id);
   });
 
   it('the risk policy: on by default (block at 60, scaling on), set by create and update, shown by list; bad values exit 2', async () => {

@@ -364,6 +364,16 @@ describe('HTTP', () => {
     expect((twice.body.assessment as { risk_score: number }).risk_score).toBeGreaterThan((once.body.assessment as { risk_score: number }).risk_score);
   });
 
+  it('POST /report counts a note in characters, not UTF-16 units: 500 emoji are taken, 501 refused', async () => {
+    const report = (note: string) =>
+      stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'domain', value: 'emoji-note-shop.com', category: 'scam', note } });
+    const fits = await report('😀'.repeat(500));
+    expect([fits.status, fits.body.success]).toEqual([200, true]);
+    expect((await store.find('domain', 'emoji-note-shop.com')).map((r) => r.note)).toEqual(['😀'.repeat(500)]);
+    const over = await report('😀'.repeat(501));
+    expect([over.status, over.body.error_code, over.body.error]).toEqual([400, 'invalid_request', 'note must be a string of at most 500 characters']);
+  });
+
   it('POST /report refuses a region for anything but a phone number, as an assessment does', async () => {
     const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'a@b.com', category: 'scam', region: 'GB' } });
     expect([reply.status, reply.body.error_code, reply.body.error]).toEqual([400, 'invalid_request', 'region applies to phone numbers only']);

@@ -10,16 +10,18 @@ import { riskPolicyOf, type RiskPolicy } from './risk-policy.js';
 import {
   createSiteKey,
   describeKeyArgument,
+  findSiteKey,
   listSiteKeys,
   normalizeDomains,
   revokeSiteKey,
   updateSiteKey,
   type CreatedSiteKey,
   type SiteKeyChanges,
+  type SiteKeyStore,
 } from './site-keys.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from '../../cli/args.js';
 import { resolveOperatorSecret, SECRET_OPTIONS } from '../../cli/secret.js';
-import { describeMeter, withMeter, type MeterFlags } from '../../cli/db.js';
+import { chooseAdminStore, describeMeter, withMeter, type MeterFlags } from '../../cli/db.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from '../../cli/output.js';
 import { cliEnv } from '../../cli/io.js';
@@ -56,7 +58,8 @@ sitekeys create   Create a site key and print site_key and secret_key. The secre
   --plan SLUG           plan of the new subscription (default: starter)
   --subscription ID     add the site key to this captcha subscription instead: site keys of
                         one subscription share its monthly quota; each has its own rate limit
-  --json                print {"site_key", "secret_key", "domains", "plan"}
+  --json                print one JSON object: site_key, secret_key, domains, plan,
+                        subscription_id, secret_key_id, public_key_id, created_at
 
 sitekeys list     Every site key: the site key itself (it is public), subscription, plan,
                   status, domains, IP allowlist, managed mode, risk policy. Secrets are
@@ -66,8 +69,10 @@ sitekeys update   Change a site key's settings (running servers see them within 
                   KEY is the tf_pub_ key, its secret key (tf_sec_) or its id. --domain
                   replaces the whole list.
 
-sitekeys revoke   Revoke both keys of a site key, at once. KEY is the tf_pub_ key, its
-                  secret key (tf_sec_: after a leak, revoke by the key you hold) or its id.
+sitekeys revoke   Revoke both keys of a site key. Running servers refuse them at once on a
+                  --db file, and within 1 s on Redis (each server keeps a key in memory that
+                  long). KEY is the tf_pub_ key, its secret key (tf_sec_: after a leak,
+                  revoke by the key you hold) or its id.
 
 sitekeys rotate-signing-key
                   Sign new challenges and proofs with a fresh key; tokens already handed out
@@ -81,8 +86,9 @@ sitekeys rotate-signing-key
   --force               rotate anyway, dropping every key the secret cannot unwrap: how a new
                         operator secret takes over (then restart every instance with it)
 
-Common options:
-  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db)
+Common options (one store: --db and --redis together are refused):
+  --db FILE     metering database (default: $SECLOOKUP_DB, else ./seclookup.db); given,
+                it wins over $SECLOOKUP_REDIS
   --redis URL   keys, plans and usage in Redis instead, as serve --redis uses them
                 (redis://host:port/db or redis+cluster://h1:p1,h2:p2;
                 default: $SECLOOKUP_REDIS)
@@ -90,7 +96,7 @@ Common options:
 
 Exit codes: 0 done, 1 failed (no such site key, subscription or database, a database or key
             file error, a rotation that would drop the current signing key without --force),
-            2 usage error.`;
+            2 usage error (both --db and --redis among them).`;
 
 export async function runSitekeys(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -184,7 +190,8 @@ async function create(argv: string[]): Promise<number> {
   const risk: Partial<RiskPolicy> = {};
   if (values['risk-block-at'] !== undefined) risk.blockAt = parseBlockAt(values['risk-block-at'], command);
   if (values['no-risk-scaling']) risk.scaleDifficulty = false;
-  await run(values, { create: true }, async (meter) => {
+  const store = chooseAdminStore(values, command);
+  await run(store, { create: true }, async (meter) => {
     if (values.plan !== undefined && !(await meter.listPlans()).some((p) => p.slug === values.plan && (p.product === '*' || p.product === 'captcha'))) {
       throw invalidOption(`unknown plan "${values.plan}" for captcha (see \`seclookup plans list\`)`);
     }
@@ -196,29 +203,55 @@ async function create(argv: string[]): Promise<number> {
       plan: values.plan,
       subscriptionId: values.subscription,
     });
-    const shown = values.json
-      ? JSON.stringify({ site_key: created.siteKey, secret_key: created.secretKey, domains: created.domains, plan: created.plan }, null, 2)
-      : createdText(created);
+    // The secret key exists only in this output: a site key nobody saw must not stay active.
+    let shown: string;
+    try {
+      shown = values.json ? JSON.stringify(await createdJson(meter, created), null, 2) : createdText(created, describeMeter(store));
+    } catch (error) {
+      throw await revokeUnseen(meter, created, 'cannot read the new site key back', error);
+    }
     try {
       await outDelivered(shown);
     } catch (error) {
-      // The secret key exists only in this output: a site key nobody saw must not stay active.
-      await revokeSiteKey(meter, created.siteKey);
-      const why = error instanceof Error ? error.message : String(error);
-      throw new CommandError(
-        `cannot write the output (${why}): revoked the new site key ${created.siteKey}, since its secret key was never shown; run the command again`,
-        {
-          cause: error,
-        },
-      );
+      throw await revokeUnseen(meter, created, 'cannot write the output', error);
     }
   });
   return EXIT_OK;
 }
 
-function createdText(created: CreatedSiteKey): string {
+/** Revoke a new site key whose secret key was never shown, and the error saying so. */
+async function revokeUnseen(meter: SiteKeyStore, created: CreatedSiteKey, what: string, error: unknown): Promise<CommandError> {
+  await revokeSiteKey(meter, created.siteKey);
+  const why = error instanceof Error ? error.message : String(error);
+  return new CommandError(`${what} (${why}): revoked the new site key ${created.siteKey}, since its secret key was never shown; run the command again`, {
+    cause: error,
+  });
+}
+
+/**
+ * `sitekeys create --json`: the keys, and the ids a rotation or a revocation names (the key ids
+ * as `keys create --json` names them, the subscription that `--subscription` takes), read back
+ * from the site key's stored settings.
+ */
+async function createdJson(meter: SiteKeyStore, created: CreatedSiteKey): Promise<Record<string, unknown>> {
+  const config = await findSiteKey(meter, created.siteKey);
+  if (!config) throw new Error(`site key ${created.siteKey} is not in the store`);
+  return {
+    site_key: created.siteKey,
+    secret_key: created.secretKey,
+    domains: created.domains,
+    plan: created.plan,
+    subscription_id: created.subscriptionId,
+    secret_key_id: config.secretKeyId,
+    public_key_id: config.publicKeyId,
+    created_at: config.createdAt,
+  };
+}
+
+/** The text output; `where` names the store written (the file, or the Redis URL without its password). */
+function createdText(created: CreatedSiteKey, where: string): string {
   return [
-    `Created a captcha site key on plan "${created.plan}" (subscription ${created.subscriptionId}).`,
+    `Created a captcha site key on plan "${created.plan}" (subscription ${created.subscriptionId}) in ${where}.`,
     '',
     `  site key (pages):    ${created.siteKey}`,
     `  secret key (server): ${created.secretKey}`,
@@ -235,7 +268,7 @@ async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { json: { type: 'boolean' }, ...METER_OPTIONS }, command);
   if (values.help) return help();
   expectPositionals(positionals, [], command);
-  const keys = await run(values, { create: false, write: false }, (meter) => listSiteKeys(meter));
+  const keys = await run(chooseAdminStore(values, command), { create: false, write: false }, (meter) => listSiteKeys(meter));
   if (values.json) {
     printJson(
       keys.map((k) => ({
@@ -316,7 +349,7 @@ async function update(argv: string[]): Promise<number> {
       command,
     );
   }
-  const updated = await run(values, { create: false }, (meter) => updateSiteKey(meter, key, changes));
+  const updated = await run(chooseAdminStore(values, command), { create: false }, (meter) => updateSiteKey(meter, key, changes));
   out(
     `Updated site key ${updated.publicKeyId}: domains ${updated.domains.join(', ') || '(none)'}; IP allowlist ${formatIpAllow(updated.ipAllow)}; managed ${updated.managed ? 'on' : 'off'}; risk ${formatRisk(riskPolicyOf(updated.risk))}.`,
   );
@@ -328,7 +361,7 @@ async function revoke(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return help();
   const [key] = expectPositionals(positionals, ['KEY'], command);
-  const revoked = await run(values, { create: false }, (meter) => revokeSiteKey(meter, key));
+  const revoked = await run(chooseAdminStore(values, command), { create: false }, (meter) => revokeSiteKey(meter, key));
   if (!revoked)
     throw new CommandError(`no site key ${describeKeyArgument(key)} (give the tf_pub_ key, its tf_sec_ key or its id; see \`seclookup sitekeys list\`)`);
   out(revoked.alreadyRevoked ? `site key ${revoked.publicKeyId} was already revoked.` : `Revoked site key ${revoked.publicKeyId} and its secret key.`);
@@ -341,14 +374,15 @@ async function rotate(argv: string[]): Promise<number> {
   if (values.help) return help();
   expectPositionals(positionals, [], command);
   const secretFile = values['secret-file'] ?? (cliEnv().SECLOOKUP_SECRET_FILE || undefined);
-  const dbPath = resolveRedisUrl(values.redis) ? null : resolveDbPath(values.db);
+  const store = chooseAdminStore(values, command);
+  const dbPath = resolveRedisUrl(store.redis) ? null : resolveDbPath(store.db);
   const force = values.force === true;
   // An existing store only: a mistyped --db must not make a new database (and a key file beside it).
-  const { kid, dropped } = await run(values, { create: false }, async (meter) => {
+  const { kid, dropped } = await run(store, { create: false }, async (meter) => {
     const { secret, source } = await resolveOperatorSecret(secretFile, dbPath, command, { store: meter });
     if (!force && (await signingKeysProblem(meter, secret)))
       throw new CommandError(
-        `the current captcha signing key in ${describeMeter(values)} does not unwrap under the operator secret of ${source}: rotating would drop it and break captcha on every server still using it. Pass the secret the server uses (--secret-file FILE, or SECLOOKUP_SECRET), or --force to drop it (to move to this secret, or when the old one is lost)`,
+        `the current captcha signing key in ${describeMeter(store)} does not unwrap under the operator secret of ${source}: rotating would drop it and break captcha on every server still using it. Pass the secret the server uses (--secret-file FILE, or SECLOOKUP_SECRET), or --force to drop it (to move to this secret, or when the old one is lost)`,
       );
     return rotateSigningKey(meter, secret, Date.now(), { force });
   });

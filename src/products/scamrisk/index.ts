@@ -4,7 +4,7 @@ import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../
 import type { ExtraRoute, RouteInput } from '../route.js';
 import { checkScamriskOptions, createScamriskEngine, scamriskCacheSettings, type CachedScamrisk, type ScamriskEngine } from './engine.js';
 import { loadScamLists } from './lists.js';
-import { apiReporter, CONTROL_CHARACTER, REPORT_CATEGORIES, type ReportCategory } from './reports.js';
+import { apiReporter, CONTROL_CHARACTER, MAX_NOTE, noteLength, REPORT_CATEGORIES, type ReportCategory } from './reports.js';
 import { IDENTIFIER_TYPES, SOFT_SOURCES, type IdentifierType, type ScamriskEngineOptions, type ScamriskRequest, type SoftSource } from './types.js';
 import { parseScamriskSources, SCAMRISK_DEFAULT_TIMEOUT_MS, SCAMRISK_SOURCES, updateScamriskData, type ScamriskUpdateReport } from './update.js';
 import { SCAMRISK_DOC } from './doc.js';
@@ -60,8 +60,8 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
       throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
     if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100 || CONTROL_CHARACTER.test(reporter))
       throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters, none of them a control character');
-    if (note !== undefined && (typeof note !== 'string' || note.length > 500))
-      throw new LookupError('invalid_request', 'note must be a string of at most 500 characters');
+    if (note !== undefined && (typeof note !== 'string' || noteLength(note) > MAX_NOTE))
+      throw new LookupError('invalid_request', `note must be a string of at most ${MAX_NOTE} characters`);
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))
       throw new LookupError('invalid_request', 'region must be an ISO 3166 alpha-2 code');
     // As an assessment says: a region reads a national phone number, nothing else.

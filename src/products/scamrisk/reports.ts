@@ -75,10 +75,21 @@ export interface ReportStore {
  * (age 0) for as long as the future lasts: it would never decay.
  */
 export const REPORT_CLOCK_SKEW_MS = 5 * 60_000;
-const MAX_NOTE = 500;
+/** A note's limit in characters, counted as code points (noteLength): the API's and the CLI's alike. */
+export const MAX_NOTE = 500;
 const MAX_SOURCE = 100;
 /** An API report's source: a name of up to 100 characters behind `api:<subscription>/`. */
 const MAX_API_SOURCE = 160;
+
+/**
+ * A note's length in code points, not UTF-16 units: an emoji (or any character beyond U+FFFF)
+ * is one character to whoever writes the note, so 500 of them fit.
+ */
+export function noteLength(note: string): number {
+  let count = 0;
+  for (const _ of note) count++;
+  return count;
+}
 
 /** A control character: refused in a reporter, where an escape or a newline would reach `reports list` on a terminal. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
@@ -101,8 +112,8 @@ export function checkNewReport(report: NewReport, now: number): Required<Omit<Ne
   // An escape or a newline in a reporter would reach the operator's terminal in `reports list`.
   if (CONTROL_CHARACTER.test(report.source)) throw new TypeError('source must hold no control characters');
   if (report.verified !== undefined && typeof report.verified !== 'boolean') throw new TypeError('verified must be true or false');
-  if (report.note !== undefined && (typeof report.note !== 'string' || report.note.length > MAX_NOTE))
-    throw new TypeError(`note must be at most ${MAX_NOTE} characters (got ${typeof report.note === 'string' ? report.note.length : typeof report.note})`);
+  if (report.note !== undefined && (typeof report.note !== 'string' || noteLength(report.note) > MAX_NOTE))
+    throw new TypeError(`note must be at most ${MAX_NOTE} characters (got ${typeof report.note === 'string' ? noteLength(report.note) : typeof report.note})`);
   const reportedAt = report.reportedAt ?? now;
   if (!Number.isSafeInteger(reportedAt) || reportedAt < 0) throw new TypeError('reportedAt must be a time from 1970 on');
   if (reportedAt > now + REPORT_CLOCK_SKEW_MS)

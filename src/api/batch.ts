@@ -18,6 +18,8 @@ import type { ApiRequest } from './types.js';
 
 /** Inputs per batch at most, unless `createApi({ batchLimit })` says otherwise. */
 export const DEFAULT_BATCH_LIMIT = 100;
+/** The batch limits the CLI takes (`serve --batch-limit`, `openapi --batch-limit`). */
+export const BATCH_LIMIT_RANGE = { min: 1, max: 10_000 } as const;
 /** Lookups of one batch in flight at once: 100 domains never fire 100 DNS queries together. */
 export const BATCH_CONCURRENCY = 8;
 /**

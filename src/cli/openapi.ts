@@ -1,12 +1,9 @@
 /** `seclookup openapi`: print the OpenAPI 3.1 document, the one `serve` answers at /v1/openapi.json. */
-import { DEFAULT_BATCH_LIMIT } from '../api/batch.js';
+import { BATCH_LIMIT_RANGE, DEFAULT_BATCH_LIMIT } from '../api/batch.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
 import { EXIT_OK } from './errors.js';
 import { out } from './output.js';
-
-/** The range serve takes for --batch-limit (serve.ts), so a limit serve refuses is refused here too. */
-const BATCH_LIMIT_RANGE = { min: 1, max: 10_000 };
 
 export const OPENAPI_HELP = `Usage: seclookup openapi [--batch-limit N] [--compact]
 

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
+import { BATCH_LIMIT_RANGE } from '../api/batch.js';
 import { createApi } from '../api/create-api.js';
 import { bundledDataDir } from '../lib/datasets.js';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
@@ -229,7 +230,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
 
   const metricsAt = parseMetrics(values.metrics, values['metrics-port'], port, command);
   const bodyLimit = values['body-limit'] === undefined ? undefined : parseInteger(values['body-limit'], '--body-limit', command, { min: 1 });
-  const batchLimit = values['batch-limit'] === undefined ? undefined : parseInteger(values['batch-limit'], '--batch-limit', command, { min: 1, max: 10_000 });
+  const batchLimit = values['batch-limit'] === undefined ? undefined : parseInteger(values['batch-limit'], '--batch-limit', command, BATCH_LIMIT_RANGE);
 
   // Every engine is built at start, so a broken dataset stops serve before the port opens.
   const lookupOptions = lookupOptionsFrom(MODULES, values, command);

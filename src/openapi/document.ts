@@ -394,7 +394,7 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
               minItems: 1,
               maxItems: batchLimit,
               description: `The ${input} values to look up, each a JSON string holding the value itself (no percent-encoding).`,
-              items: batchItem(product, doc),
+              items: batchItem(input, doc),
             },
           }),
         },
@@ -411,10 +411,13 @@ function batchOperation(product: ProductId, input: string, doc: ProductDoc, batc
   };
 }
 
-/** One of a batch's inputs: its own doc, never the lookup's query parameter (whose value arrives percent-encoded). */
-function batchItem(product: ProductId, doc: ProductDoc): JsonSchema {
-  if (!doc.batchInput) throw new Error(`${product}: the batch route has no batchInput doc`);
-  return { ...(doc.batchInput.schema ?? str()), description: doc.batchInput.description };
+/**
+ * One of a batch's inputs: its own doc, never the lookup's query parameter (whose value arrives
+ * percent-encoded); a product that has none gets a plain one.
+ */
+function batchItem(input: string, doc: ProductDoc): JsonSchema {
+  const { description, schema } = doc.batchInput ?? { description: `One ${input}: the value itself, not percent-encoded.` };
+  return { ...(schema ?? str()), description };
 }
 
 function isContentDoc(result: ResultDoc): result is { contentType: string; schema: JsonSchema; example?: string } {

@@ -116,26 +116,34 @@ export function clientClosed(cause?: unknown): LookupError {
   return refusal('client_closed_request', 'the client closed the connection before the request body was complete', { cause });
 }
 
+/** What a route takes beyond JSON and a form. */
+export interface BodyOptions {
+  /**
+   * multipart/form-data text fields too (captcha's siteverify, as Turnstile's: Cloudflare's own
+   * example posts a FormData). Elsewhere multipart is 415.
+   */
+  multipart?: boolean;
+}
+
 /**
  * Decode a request body into a plain object: JSON (the default when no type is sent) or an
- * HTML form. Anything else is 415; JSON that does not parse, or is not an object, is 400. A
- * repeated form field reads as its first non-empty value, as a repeated query parameter does.
+ * HTML form (or multipart text fields, when `options.multipart`). Anything else is 415; JSON that
+ * does not parse, or is not an object, is 400. A repeated form field reads as its first non-empty
+ * value, as a repeated query parameter does.
  */
 export async function parseBody(
   body: RequestBody | undefined,
   headers: Readonly<Record<string, string | string[] | undefined>>,
   limit: number,
+  options: BodyOptions = {},
 ): Promise<Record<string, unknown>> {
-  if (body !== undefined && typeof body === 'object' && 'parsed' in body) return parsedBody(body.parsed, headers, limit);
+  if (body !== undefined && typeof body === 'object' && 'parsed' in body) return parsedBody(body.parsed, headers, limit, options);
   // Read whole first, as before any refusal here, so the connection can carry the next request.
   const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
-  const type = checkedMediaType(headers);
-  // Decoded here, a compressed body would be read as its compressed bytes: 400 for valid JSON.
-  const encoding = firstHeader(headers['content-encoding']);
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    throw refusal('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send the body uncompressed`);
-  }
+  const type = checkedMediaType(headers, options);
+  refuseCompressed(headers);
   if (type === FORM) return formFields(raw.toString('utf8'));
+  if (type === MULTIPART) return multipartFields(raw, headers);
   if (raw.length === 0) return {};
   let text: string;
   try {
@@ -157,17 +165,50 @@ export async function parseBody(
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const FORM = 'application/x-www-form-urlencoded';
+const MULTIPART = 'multipart/form-data';
 
-/** The Content-Type's media type, lower-cased without parameters ('' when none is sent). */
-/** The body's media type: a form, JSON (`application/json`, `+json`) or none; anything else is 415. */
-function checkedMediaType(headers: Readonly<Record<string, string | string[] | undefined>>): string {
+/**
+ * The body's media type: a form, JSON (`application/json`, `+json`) or none, and multipart when
+ * the route takes it; anything else is 415.
+ */
+function checkedMediaType(headers: Readonly<Record<string, string | string[] | undefined>>, options: BodyOptions): string {
   const type = mediaType(headers);
+  if (type === MULTIPART && options.multipart) return type;
   if (type !== FORM && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
     throw refusal('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(type)}; send application/json`);
   }
   return type;
 }
 
+/** Decoded here, a compressed body would be read as its compressed bytes: 400 for valid JSON. */
+function refuseCompressed(headers: Readonly<Record<string, string | string[] | undefined>>): void {
+  const encoding = firstHeader(headers['content-encoding']);
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    throw refusal('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; send the body uncompressed`);
+  }
+}
+
+/**
+ * A multipart body's text fields, decoded by Node's own parser (undici's, behind Response):
+ * a field given more than once keeps its first non-empty value, as in a form. A body that does
+ * not parse (no boundary, cut short) or holds a file is 400 `invalid_request`.
+ */
+async function multipartFields(raw: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<Record<string, unknown>> {
+  let form: FormData;
+  try {
+    form = await new Response(new Uint8Array(raw), { headers: { 'content-type': firstHeader(headers['content-type']) ?? MULTIPART } }).formData();
+  } catch {
+    throw refusal('invalid_request', 'request body is not valid multipart/form-data');
+  }
+  const fields = new Map<string, string>();
+  for (const [name, value] of form) {
+    if (typeof value !== 'string') throw refusal('invalid_request', `multipart part ${JSON.stringify(name.slice(0, 40))} is a file: send text fields only`);
+    if (!fields.get(name)) fields.set(name, value);
+  }
+  return Object.fromEntries(fields);
+}
+
+/** The Content-Type's media type, lower-cased without parameters ('' when none is sent). */
 function mediaType(headers: Readonly<Record<string, string | string[] | undefined>>): string {
   const contentType = firstHeader(headers['content-type']);
   // The usual header as it is, without a split, a trim and a lower-casing on every POST.
@@ -190,16 +231,22 @@ function formFields(text: string): Record<string, unknown> {
  * bytes that the parser inflated, by the bytes of what the parser made of it (see
  * `contentBytes`). A form parser's repeated fields (arrays) read as their first non-empty value.
  */
-function parsedBody(parsed: unknown, headers: Readonly<Record<string, string | string[] | undefined>>, limit: number): Record<string, unknown> {
+function parsedBody(
+  parsed: unknown,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  limit: number,
+  options: BodyOptions,
+): Record<string, unknown> {
   const declared = firstHeader(headers['content-length']);
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
   const encoding = firstHeader(headers['content-encoding']);
   const inflated = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
   if ((declared === undefined || inflated) && contentBytes(parsed, limit) > limit) throw tooLarge(limit);
   // The API's media types whoever parsed the body (an app parser for `*/*` takes text/plain too).
-  const type = checkedMediaType(headers);
+  const type = checkedMediaType(headers, options);
   const fields = asObject(parsed);
-  return type === FORM ? firstOfRepeated(fields) : fields;
+  // A multipart parser's (multer's `none()`) repeated fields are arrays too, as a form parser's.
+  return type === FORM || type === MULTIPART ? firstOfRepeated(fields) : fields;
 }
 
 /**

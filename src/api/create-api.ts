@@ -209,7 +209,7 @@ export function createApi(givenOptions: ApiOptions): Api {
       requestId,
       clientIp,
       ownHost: () => ownHostOf(request.remoteAddress, request.headers),
-      body: () => (body ??= parseBody(request.body, request.headers, bodyLimit)),
+      body: (options) => (body ??= parseBody(request.body, request.headers, bodyLimit, options)),
       clientGone: () => request.signal,
     });
   }

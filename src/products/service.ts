@@ -32,8 +32,12 @@ export interface ServiceRequest {
   clientIp(): IpAddress | null;
   /** The host the caller addressed (`host:port` as sent): `Host`, or `X-Forwarded-Host` when a trusted proxy sent the request. */
   ownHost(): string | undefined;
-  /** The body as an object: JSON or an HTML form, within the body limit (400 invalid_json, 413, 415). */
-  body(): Promise<Record<string, unknown>>;
+  /**
+   * The body as an object: JSON or an HTML form (and multipart/form-data text fields with
+   * `multipart`; a file part or a body that does not parse is 400 invalid_request), within the
+   * body limit (400 invalid_json, 413, 415). Read once: later calls get the first's.
+   */
+  body(options?: { multipart?: boolean }): Promise<Record<string, unknown>>;
   /**
    * ApiRequest's `signal`, aborted when the client is gone: an answer made for it is not billed.
    * A function, as the adapters make the signal only when it is read (an AbortController per
@@ -67,9 +71,10 @@ export interface ServiceGate {
   /** A presented key of this product, active: 401 missing_credentials / invalid_api_key. No kind or allowlist check. */
   resolve(token: string | undefined): MaybePromise<ServiceKey>;
   /**
-   * Count one request against the rate window of `rateKeyId` (captcha: the site key, whichever
-   * of its two keys was presented), and reserve a quota unit of the key's subscription when
-   * `reserveQuota`. Sets the limit headers; throws 429 rate_limit_exceeded / quota_exceeded.
+   * Count one request against the rate window of `rateKeyId` (captcha: the site key's for the
+   * browser routes, its secret key's for the site's server), and reserve a quota unit of the
+   * key's subscription when `reserveQuota`. Sets the limit headers; throws 429
+   * rate_limit_exceeded / quota_exceeded.
    */
   admit(
     key: ServiceKey,

@@ -193,17 +193,20 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(key.siteKey).toMatch(/^tf_pub_/);
   });
 
-  it('a burst mixing one real solution sent 50 times with 50 forged ones: exactly one proof, no 5xx, the forged ones burn nothing', async () => {
+  it('a burst mixing one real solution sent 50 times with 50 forged challenges: exactly one proof, no 5xx, the forged ones burn nothing', async () => {
     const s = await stack();
     await s.meter.setPlan({ slug: 'burst', product: '*', rateLimitPerMinute: 1_000, monthlyQuota: 1_000 });
     const key = await siteKey(s, { plan: 'burst' });
     const c = await challenge(s, key.siteKey);
     const solution = solvePow(c.body.params as PowParams);
     const real = { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` };
-    const forged = (i: number) => ({
-      ...real,
-      token: i % 2 ? `${c.body.challenge}.${solution.replace(/^\d+/, '4294967295')}` : `${String(c.body.challenge).slice(0, -3)}abc.${solution}`,
-    });
+    // The challenge's MAC altered (a character in its middle), with the right solution or a
+    // wrong one: refused before the challenge is spent. (A wrong solution to the real challenge
+    // would spend it: see below.)
+    const text = String(c.body.challenge);
+    const at = text.length - 10;
+    const altered = `${text.slice(0, at)}${text[at] === 'A' ? 'B' : 'A'}${text.slice(at + 1)}`;
+    const forged = (i: number) => ({ ...real, token: `${altered}.${i % 2 ? solution.replace(/^\d+/, '4294967295') : solution}` });
     const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => s.call('/v1/captcha/verify', { json: i % 2 ? real : forged(i / 2) })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter((r) => r.status >= 500)).toHaveLength(0);
@@ -224,23 +227,30 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(reply.body.success).toBe(true);
   });
 
-  it('a wrong solution is challenge_failed and burns nothing: the right one still passes; a replayed challenge is refused', async () => {
+  it('a wrong solution is challenge_failed and spends the challenge: the right one after it is invalid_token; a replayed challenge is refused', async () => {
     const s = await stack();
     const key = await siteKey(s);
-    const c = await challenge(s, key.siteKey);
-    const params = c.body.params as PowParams;
-    const right = solvePow(params);
-    const wrong = right
+    const attempt = async () => {
+      const c = await challenge(s, key.siteKey);
+      const right = solvePow(c.body.params as PowParams);
+      const send = (solution: string) =>
+        s.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` } });
+      return { right, send };
+    };
+    const first = await attempt();
+    const wrong = first.right
       .split(',')
       .map((n, i) => (i === 0 ? String(Number(n) + 1) : n))
       .join(',');
-    const send = (solution: string) =>
-      s.call('/v1/captcha/verify', { json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solution}` } });
     // One of the two neighbours might solve too (1 in 16384): find a counter that does not.
-    expectCode(await send(`${wrong},1`), 400, 'challenge_failed');
-    expectCode(await send('x,y'), 400, 'challenge_failed');
-    expect((await send(right)).status).toBe(200);
-    expectCode(await send(right), 400, 'invalid_token');
+    expectCode(await first.send(`${wrong},1`), 400, 'challenge_failed');
+    expectCode(await first.send(first.right), 400, 'invalid_token');
+    const second = await attempt();
+    expectCode(await second.send('x,y'), 400, 'challenge_failed');
+    expectCode(await second.send(second.right), 400, 'invalid_token');
+    const third = await attempt();
+    expect((await third.send(third.right)).status).toBe(200);
+    expectCode(await third.send(third.right), 400, 'invalid_token');
   });
 
   it('a forged, altered, foreign, misplaced or expired challenge is invalid_token', async () => {
@@ -334,8 +344,14 @@ describe('captcha: slider', () => {
   it('refuses the piece left off the notch, and accepts a keyboard trace', async () => {
     const s = await stack();
     const key = await siteKey(s);
+    const missed = await slider(s, key.siteKey);
+    expectCode(
+      await verify(s, key.siteKey, `${missed.challenge}.${missed.params.target + 20}`, humanTrace(missed.params.target + 20)),
+      400,
+      'challenge_failed',
+    );
+    // A wrong answer spent that challenge: the keyboard trace answers a new one.
     const { challenge: text, params } = await slider(s, key.siteKey);
-    expectCode(await verify(s, key.siteKey, `${text}.${params.target + 20}`, humanTrace(params.target + 20)), 400, 'challenge_failed');
     const keys = Array.from({ length: 6 }, (_, i) => ({ x: Math.round((params.target * (i + 1)) / 6), y: 0, t: i * 150, k: 1 }));
     expect((await verify(s, key.siteKey, `${text}.${params.target}`, keys)).status).toBe(200);
   });
@@ -524,10 +540,10 @@ describe('captcha: every code of the captcha table', () => {
     expect(second.subscriptionId).toBe(first.subscriptionId);
     expect((await solvePowChallenge(s, first.siteKey)).status).toBe(200);
     expect((await solvePowChallenge(s, second.siteKey)).status).toBe(200);
-    const telemetry = { pointer_moves: 4, focus: true, elapsed_ms: 2000, languages: 1 };
-    expect((await s.call('/v1/captcha/managed', { json: { sitekey: second.siteKey, hostname: HOST, telemetry } })).status).toBe(200);
     const c = await challenge(s, first.siteKey); // challenges are not billed
     expect(c.status).toBe(200);
+    const telemetry = { pointer_moves: 4, focus: true, elapsed_ms: 2000, languages: 1 };
+    expect((await s.call('/v1/captcha/managed', { json: { sitekey: second.siteKey, hostname: HOST, telemetry } })).status).toBe(200);
     expectCode(
       await s.call('/v1/captcha/verify', {
         json: { sitekey: first.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}` },
@@ -535,6 +551,8 @@ describe('captcha: every code of the captcha table', () => {
       429,
       'quota_exceeded',
     );
+    // With no quota left no challenge is issued either: nobody solves a puzzle only to be refused.
+    expectCode(await challenge(s, second.siteKey), 429, 'quota_exceeded');
     const status = await s.call(`/v1/captcha/status?sitekey=${second.siteKey}`);
     expect(status.body).toMatchObject({ monthly_quota: 3, quota_remaining: 0 });
   });

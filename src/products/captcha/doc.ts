@@ -125,7 +125,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
           expires_in: int(`Seconds the challenge may be answered in (${CHALLENGE_TTL_S}).`),
         }),
       },
-      errors: [...KEY, ...DOMAIN, 'invalid_request'],
+      errors: [...KEY, 'quota_exceeded', ...DOMAIN, 'invalid_request'],
       early: EARLY,
       cors: 'reflect',
     },
@@ -133,7 +133,7 @@ export const CAPTCHA_DOC: ServiceDoc = {
     'POST verify': {
       summary: 'Verify a puzzle solution',
       description:
-        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already solved challenge 400 invalid_token: fetch a new one. ' +
+        'Counts one verification against the monthly quota (given back when it fails). A wrong solution or an implausible trace is 400 challenge_failed; a bad, expired, foreign or already answered challenge 400 invalid_token (a wrong answer spends the challenge too): fetch a new one. ' +
         'risk_score is the higher of the score seen at challenge time and now.',
       auth: 'public',
       keyIn: 'the sitekey body field or query parameter',

@@ -5,8 +5,8 @@
  * (src/lib/operator-secret.ts): the store alone signs nothing, and an instance without the secret (or with
  * another one) refuses to sign rather than make keys of its own beside the others'. The first
  * instance to need a key makes one. Rotation (`seclookup sitekeys rotate-signing-key`) puts a
- * new key first; older keys keep verifying for an hour (far beyond the 120 s challenges and
- * 300 s proofs) and are then dropped.
+ * new key first; older keys keep verifying for an hour after they were replaced (far beyond the
+ * 120 s challenges and 300 s proofs), then no longer, and the next rotation drops them.
  *
  * Stores written before wrapping existed hold plaintext keys: they are not wrapped but
  * replaced by a fresh wrapped key on first use (whoever read the store may have copied them),
@@ -78,6 +78,20 @@ export async function signingKeysProblem(meter: SettingsStore, secret: OperatorS
 }
 
 /**
+ * The stored keys that still verify at `now`: the current one, and those replaced less than an
+ * hour ago. A replaced key's `created_at` is when it was replaced (rotateSigningKey sets it):
+ * it must not outlive the hour because no second rotation came to drop it (a leaked key would).
+ */
+function liveKeys(stored: readonly StoredKey[], now: number): StoredKey[] {
+  return stored.filter((entry, index) => index === 0 || now - entry.created_at < RETIRED_KEY_LIFETIME_MS);
+}
+
+/** When the first of these retired keys stops verifying (Infinity when none is retired). */
+function firstRetiredExpiry(live: readonly StoredKey[]): number {
+  return Math.min(...live.slice(1).map((entry) => entry.created_at + RETIRED_KEY_LIFETIME_MS));
+}
+
+/**
  * The ring these stored keys make under `secret`. The newest key must unwrap: an instance
  * whose secret differs from the one that wrapped it fails rather than sign with older keys.
  */
@@ -137,19 +151,21 @@ export async function rotateSigningKey(
 }
 
 /**
- * The ring as this instance sees it: read on first use, re-read every minute (elapsed time, not
- * a request clock), and at once (at most once a second) when a token names a key it does not
- * have: a key another instance just rotated in. The ring comes at once while it is fresh, and
- * as a promise when the store is read. Rejects with SeclookupError `secret_unavailable` when
- * `secret` is null or does not unwrap the store's current key.
+ * The ring as this instance sees it: read on first use, re-read every minute, at once (at most
+ * once a second) when a token names a key it does not have (a key another instance just rotated
+ * in), and when a retired key in it reaches the end of its hour (it then leaves the ring). `now`
+ * is wall-clock time in ms, as the stored `created_at` (the API's clock). The ring comes at once
+ * while it is fresh, and as a promise when the store is read. Rejects with SeclookupError
+ * `secret_unavailable` when `secret` is null or does not unwrap the store's current key.
  */
 export function createKeyRingSource(
   meter: SettingsStore,
   secret: OperatorSecret | null,
-  now: () => number = () => performance.now(),
+  now: () => number = Date.now,
 ): (kid?: string) => MaybePromise<KeyRing> {
   let ring: KeyRing | null = null;
   let readAt = 0;
+  let retiredExpiry = Number.POSITIVE_INFINITY;
   let pending: Promise<KeyRing> | null = null;
 
   async function load(): Promise<KeyRing> {
@@ -172,13 +188,16 @@ export function createKeyRingSource(
         stored = parseStored(first);
       }
     }
-    ring = unwrapRing(secret, stored.wrapped);
     readAt = now();
+    const live = liveKeys(stored.wrapped, readAt);
+    ring = unwrapRing(secret, live);
+    retiredExpiry = firstRetiredExpiry(live);
     return ring;
   }
 
   return (kid) => {
-    const stale = ring === null || now() - readAt >= REFRESH_MS || (kid !== undefined && !ring.byId.has(kid) && now() - readAt >= 1_000);
+    const at = now();
+    const stale = ring === null || at - readAt >= REFRESH_MS || at >= retiredExpiry || (kid !== undefined && !ring.byId.has(kid) && at - readAt >= 1_000);
     // The ring itself while it is fresh: a caller awaits only a read of the store.
     if (ring && !stale) return ring;
     return (pending ??= load().finally(() => {

@@ -3,9 +3,9 @@
  * riskscore data says of the visitor's address. Each signal adds a fixed weight; the sum is
  * capped at 100. Levels: low below 30, medium 30-59, high 60 and up.
  *
- * Managed mode passes a visitor without a puzzle only at low risk, and answers 422
- * `interactive_required` otherwise: no single signal ever blocks anyone, the worst it does is
- * ask for a puzzle.
+ * Managed mode passes a visitor without a puzzle only at low risk and with interaction counts in
+ * its telemetry, and answers 422 `interactive_required` otherwise: no single signal ever blocks
+ * anyone, the worst it does is ask for a puzzle.
  */
 import type { ServiceLookup } from '../service.js';
 import type { RiskScoreEngine } from '../riskscore/engine.js';
@@ -130,3 +130,13 @@ export function riskLevel(score: number): RiskLevel {
 
 /** Managed mode lets a visitor through without a puzzle below this score. */
 export const MANAGED_PASS_BELOW = 30;
+
+/**
+ * Telemetry with no interaction count: neither `pointer_moves` nor `keys` (the widget always
+ * sends both, 0 included). A lone `focus` flag does not count: it is the one field a script sets
+ * to silence the "no interaction" signal. Managed mode never passes such telemetry (a request
+ * without any scores low only because no signal can be judged).
+ */
+export function lacksInteractionCounts(t: Telemetry): boolean {
+  return t.pointer_moves === undefined && t.keys === undefined;
+}

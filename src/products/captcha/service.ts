@@ -2,16 +2,17 @@
  * The captcha routes (PROTOCOL.md): challenge, verify and managed for pages (public key), and
  * siteverify, status and usage for the site's server (secret key). Checks in SPEC's order: the
  * key (401), the site key's IP allowlist (403), rate and quota (429), the page's domain (403),
- * then the token and the solution (400), and only then the single-use nonce or proof id,
- * consumed atomically, so garbage never burns a real token and two racing submits cannot both
- * pass. A failed verify or managed call gives its quota unit back.
+ * then the token (400), and only then the single-use nonce or proof id, consumed atomically,
+ * so garbage never burns a real token and two racing submits cannot both pass. A challenge's
+ * nonce is consumed before its solution is checked: a wrong answer uses it up too. A failed
+ * verify or managed call gives its quota unit back.
  */
 import { LookupError, clientGoneRefusal, isLookupError, refusal, type ErrorCode } from '../../errors.js';
 import { andThen, isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody, successBodyOfMembers } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
-import { quotaPeriod } from '../../lib/calendar.js';
+import { quotaPeriod, quotaPeriodResetAt } from '../../lib/calendar.js';
 import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceHandler, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';
@@ -19,8 +20,18 @@ import { createPowPuzzle } from './puzzles/pow.js';
 import { randomHex } from '../../lib/random-hex.js';
 import { createSliderPuzzle } from './puzzles/slider.js';
 import type { Puzzle, TracePoint } from './puzzles/types.js';
-import { MANAGED_PASS_BELOW, addressSignals, readTelemetry, readTelemetryText, riskLevel, riskScore, telemetrySignals, type Telemetry } from './risk.js';
-import { powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
+import {
+  MANAGED_PASS_BELOW,
+  addressSignals,
+  lacksInteractionCounts,
+  readTelemetry,
+  readTelemetryText,
+  riskLevel,
+  riskScore,
+  telemetrySignals,
+  type Telemetry,
+} from './risk.js';
+import { POW_DIFFICULTY, powDifficulty, riskBlocked, riskPolicyOf } from './risk-policy.js';
 import { hostAllowed, normalizeHostname, publicKeyIdOfSecret, readSiteKey, type SiteKeyConfig } from './site-keys.js';
 import { checkToken, openToken, readToken, signToken, tokenKeyId, type KeyRing, type SigningKey, type TokenKind } from './signing.js';
 
@@ -199,15 +210,22 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   function issueChallenge(request: ServiceRequest): MaybePromise<ServiceAnswer> {
     return andThen(authenticate(request.query.get('sitekey') ?? undefined, 'public', request), ({ key, site }) => {
       allowOrigin(site, request);
-      return andThen(gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders), () => {
+      return andThen(gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders), ({ quota }) => {
+        // A puzzle solved with no quota left could only be refused at verify: refuse it before the work.
+        if (quota?.remaining === 0) throw quotaExhausted(request.responseHeaders);
         const hostname = pageHost(site, request.query.get('hostname'), request);
-        const chosen = choosePuzzle(request.query.get('puzzle_type'));
-        // The risk seen now sets the pow difficulty; both go into the signed challenge.
+        // The risk seen now sets the pow difficulty (and so the puzzle); both go into the signed challenge.
         const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
-        const puzzle = chosen === puzzles.pow ? powPuzzle(powDifficulty(riskPolicyOf(site.risk), riskLevel(risk))) : chosen;
+        const puzzle = choosePuzzle(request.query.get('puzzle_type'), powDifficulty(riskPolicyOf(site.risk), riskLevel(risk)));
         return andThen(ring(), (keys) => signedChallenge(request, keys, site, hostname, puzzle, risk));
       });
     });
+  }
+
+  /** 429 quota_exceeded as the gate answers it (the limit headers are set already): Retry-After until the month ends. */
+  function quotaExhausted(headers: Record<string, string>): LookupError {
+    headers['retry-after'] = String(Math.max(1, quotaPeriodResetAt(now()) - Math.floor(now() / 1000)));
+    return refusal('quota_exceeded', 'monthly quota exhausted: no challenge is issued until the quota period resets');
   }
 
   function signedChallenge(request: ServiceRequest, keys: KeyRing, site: SiteKeyConfig, hostname: string, puzzle: Puzzle<object>, risk: number): ServiceAnswer {
@@ -237,11 +255,19 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     return puzzle;
   }
 
-  function choosePuzzle(type: string | null): Puzzle<object> {
-    if (type === null || type === '' || type === 'pow') return puzzles.pow;
+  /**
+   * The puzzle `type` asks for, with the pow at `difficulty`. Once the risk has raised the
+   * difficulty above low's, the pow whatever the type: a script passes a slider in milliseconds,
+   * so picking one must never be cheaper than the work the risk asks for.
+   */
+  function choosePuzzle(type: string | null, difficulty: number): Puzzle<object> {
+    if (type !== null && type !== '' && type !== 'pow' && type !== 'slider' && type !== 'random')
+      throw refusal('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
+    const pow = powPuzzle(difficulty);
+    if (difficulty > POW_DIFFICULTY.low) return pow;
     if (type === 'slider') return puzzles.slider;
-    if (type === 'random') return Number.parseInt(randomHex(1), 16) & 1 ? puzzles.slider : puzzles.pow;
-    throw refusal('invalid_request', `puzzle_type must be pow, slider or random (got ${JSON.stringify(type).slice(0, 40)})`);
+    if (type === 'random') return Number.parseInt(randomHex(1), 16) & 1 ? puzzles.slider : pow;
+    return pow;
   }
 
   /**
@@ -298,11 +324,13 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
       const params = puzzle?.readParams(JSON.parse(challenge.params));
       if (!puzzle || !params) throw refusal('invalid_token', 'the challenge names an unknown puzzle');
       const trace = readTrace(body.trace);
+      // Used up before the answer is checked: a wrong answer spends the challenge as a right one
+      // does, so each try costs a new challenge (no guessing a slider's position on one).
+      if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
+        throw refusal('invalid_token', 'this challenge was already answered; fetch a new one');
+      }
       const problem = puzzle.check(params, token.slice(cut + 1), trace);
       if (problem) throw refusal('challenge_failed', `the puzzle was not solved: ${problem}; fetch a new challenge`);
-      if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
-        throw refusal('invalid_token', 'this challenge was already solved; fetch a new one');
-      }
       // The higher of the risk seen at challenge time and now: clean telemetry at one step does not wash out the other.
       const score = Math.max(Number(challenge.risk) || 0, riskScore(signalsOf(readTelemetry(body.telemetry), request)));
       const proof = issueProof(keys, site, hostname, action, 'puzzle', challenge.puzzle, score);
@@ -313,7 +341,10 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   function managed(request: ServiceRequest): Promise<ServiceAnswer> {
     return browserPost(request, async ({ body, site, hostname, action }) => {
       if (!site.managed) throw interactive('managed mode is off for this site key: solve a puzzle');
-      const signals = signalsOf(readTelemetry(body.telemetry), request);
+      const telemetry = readTelemetry(body.telemetry);
+      // No telemetry scores low only because nothing can be judged: never a pass.
+      if (lacksInteractionCounts(telemetry)) throw interactive('a puzzle is needed (no telemetry: send pointer_moves and keys, as the widget does)');
+      const signals = signalsOf(telemetry, request);
       const score = riskScore(signals);
       if (score >= MANAGED_PASS_BELOW) throw interactive(`a puzzle is needed (signals: ${signals.map((s) => s.name).join(', ')})`);
       const proof = issueProof(await ring(), site, hostname, action, 'managed', 'none', score);
@@ -341,6 +372,15 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     });
   }
 
+  /**
+   * The rate window a request counts in: the site key's for its pages, the secret key's own for
+   * the site's server, so page traffic (anyone holding the public key can send it) cannot lock
+   * siteverify out. Two windows per site key, each at the plan's per-minute rate.
+   */
+  function rateWindowOf(key: ServiceKey, site: SiteKeyConfig): string {
+    return key.kind === 'secret' ? key.id : site.publicKeyId;
+  }
+
   function siteverify(request: ServiceRequest): Promise<ServiceAnswer | LookupError> {
     // Its own refusals are returned, not thrown (see ServiceHandler): a forged or replayed proof,
     // refused request after request, costs no throw. One thrown on the way (the body, the key,
@@ -359,10 +399,10 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   }
 
   async function siteverifyChecked(request: ServiceRequest): Promise<ServiceAnswer | LookupError> {
-    const body = await request.body();
+    const body = await request.body({ multipart: true }).catch((error: unknown) => Promise.reject(asBadRequest(error)));
     const authenticated = authenticate(stringField(body.secret), 'secret', request);
     const { key, site } = isPromise(authenticated) ? await authenticated : authenticated;
-    const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const admitted = gate.admit(key, { rateKeyId: rateWindowOf(key, site), reserveQuota: false }, request.responseHeaders);
     if (isPromise(admitted)) await admitted;
     const response = stringField(body.response);
     if (!response) return siteverifyRefusal('invalid_request', 'send response: the value of the captcha-response field');
@@ -439,7 +479,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
     const token = bearerToken(request.headers) ?? request.query.get('sitekey') ?? request.query.get('secret') ?? undefined;
     const kind = token?.startsWith('tf_sec_') ? 'secret' : 'public';
     const { key, site } = await authenticate(token, kind, request);
-    const { quota } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const { quota } = await gate.admit(key, { rateKeyId: rateWindowOf(key, site), reserveQuota: false }, request.responseHeaders);
     return {
       body: successBody(
         {
@@ -463,7 +503,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   async function usage(request: ServiceRequest): Promise<ServiceAnswer> {
     const token = bearerToken(request.headers) ?? request.query.get('secret') ?? stringField((await request.body()).secret);
     const { key, site } = await authenticate(token, 'secret', request);
-    const { quota } = await gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders);
+    const { quota } = await gate.admit(key, { rateKeyId: rateWindowOf(key, site), reserveQuota: false }, request.responseHeaders);
     const period = quotaPeriod(now());
     const rows = (await meter.usage(period)).filter((row) => row.subscriptionId === key.subscriptionId && row.product === 'captcha');
     const siteKeys = (await meter.listKeys()).filter((k) => k.subscriptionId === key.subscriptionId && k.kind === 'public' && k.status === 'active').length;
@@ -578,6 +618,15 @@ function hostnameOf(field: unknown): string | null {
     }
   }
   return host;
+}
+
+/**
+ * A body refused whole for its form (multipart that does not parse, a file part: the only
+ * `invalid_request` a body read throws) is Turnstile's `bad-request`, not its "missing response".
+ */
+function asBadRequest(error: unknown): unknown {
+  if (!isLookupError(error) || error.code !== 'invalid_request') return error;
+  return refusal(error.code, error.message, { fields: { 'error-codes': ['bad-request'] } });
 }
 
 /** siteverify's optional `idempotency_key`: a UUID (lower-cased), undefined when absent, false when malformed. */

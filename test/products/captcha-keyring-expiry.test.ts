@@ -63,6 +63,18 @@ describe('captcha signing keys: a retired key expires an hour after its rotation
     expect(verifies(await ring(), old)).toBe(false);
   });
 
+  it("a wall clock stepped back (NTP) does not hide another instance's rotation: a token naming the new key is met with a re-read", async () => {
+    const meter = createMemoryMeter();
+    await rotateSigningKey(meter, SECRET, T0 - 10 * MINUTE);
+    const clock = { now: T0 };
+    const ring = createKeyRingSource(meter, SECRET, () => clock.now);
+    await ring();
+    clock.now = T0 - 30 * MINUTE;
+    const { kid } = await rotateSigningKey(meter, SECRET, T0 + 5 * MINUTE);
+    clock.now = T0 - 25 * MINUTE;
+    expect((await ring(kid)).byId.has(kid)).toBe(true);
+  });
+
   it('an instance started after the hour never takes the old key in', async () => {
     const clock = { now: T0 };
     const { meter, old, kid } = await rotatedOnce(clock);

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createListener } from '../../adapters/node.js';
+import { MAX_MULTIPART_PARTS } from '../../src/api/body.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
@@ -87,6 +88,21 @@ describe('captcha siteverify: multipart/form-data', () => {
     expect(reply.body.error).toBe('multipart part "upload" is a file: send text fields only');
     const again = await post('/v1/captcha/siteverify', { body: formOf({ secret: secretKey, response: proof }) });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
+  });
+
+  it(`more than ${MAX_MULTIPART_PARTS} parts (a thousand empty files, 40-60 ms for the parser) are refused before the parser runs; ${MAX_MULTIPART_PARTS} verify`, async () => {
+    const { secretKey, proof } = await siteKeyAndProof();
+    const files = '--b\r\nContent-Disposition: form-data; name="a"; filename="x"\r\n\r\n\r\n'.repeat(1_000);
+    const many = await post('/v1/captcha/siteverify', { headers: { 'content-type': 'multipart/form-data; boundary=b' }, body: `${files}--b--\r\n` });
+    expect([many.status, many.body.error_code, many.body['error-codes']]).toEqual([400, 'invalid_request', ['bad-request']]);
+    // The part limit, not the parser's refusal of a file: the parser never ran.
+    expect(many.body.error).toBe(`a multipart body may have at most ${MAX_MULTIPART_PARTS} parts`);
+    const form = formOf({ secret: secretKey, response: proof });
+    for (let i = 2; i < MAX_MULTIPART_PARTS; i++) form.append(`extra${i}`, 'x');
+    const atTheLimit = await post('/v1/captcha/siteverify', { body: form });
+    expect(atTheLimit.status, JSON.stringify(atTheLimit.body)).toBe(200);
+    form.append('one-more', 'x');
+    expect((await post('/v1/captcha/siteverify', { body: form })).body.error).toBe(`a multipart body may have at most ${MAX_MULTIPART_PARTS} parts`);
   });
 
   it('a multipart body over the body limit is 413 with Turnstile error-codes', async () => {

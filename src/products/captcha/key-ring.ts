@@ -197,7 +197,11 @@ export function createKeyRingSource(
 
   return (kid) => {
     const at = now();
-    const stale = ring === null || at - readAt >= REFRESH_MS || at >= retiredExpiry || (kid !== undefined && !ring.byId.has(kid) && at - readAt >= 1_000);
+    const elapsed = at - readAt;
+    // A wall clock stepped back (NTP) makes `elapsed` negative: re-read then, or the ring would
+    // stay as it is, a rotation unseen, for as long as the step.
+    const stale =
+      ring === null || elapsed < 0 || elapsed >= REFRESH_MS || at >= retiredExpiry || (kid !== undefined && !ring.byId.has(kid) && elapsed >= 1_000);
     // The ring itself while it is fresh: a caller awaits only a read of the store.
     if (ring && !stale) return ring;
     return (pending ??= load().finally(() => {

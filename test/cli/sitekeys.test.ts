@@ -153,6 +153,28 @@ describe('seclookup sitekeys', () => {
     expect((await runCli(['sitekeys', 'frobnicate', '--db', db])).code).toBe(2);
   });
 
+  it('refuses a public suffix as a domain (exit 2): each domain allows every site under it; names the list does not hold stay hosts', async () => {
+    const db = join(temp.make(), 'seclookup.db');
+    for (const suffix of ['com', 'co.uk', 'github.io', 'COM.']) {
+      const refused = await runCli(['sitekeys', 'create', '--domain', 'example.com', '--domain', suffix, '--db', db]);
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('is a public suffix: it would allow every site under it')]);
+    }
+    const created = await runCliJson<{ site_key: string; domains: string[] }>([
+      'sitekeys',
+      'create',
+      '--domain',
+      'shop.github.io',
+      '--domain',
+      'localhost',
+      '--json',
+      '--db',
+      db,
+    ]);
+    expect(created.domains).toEqual(['shop.github.io', 'localhost']);
+    const update = await runCli(['sitekeys', 'update', created.site_key, '--domain', 'org', '--db', db]);
+    expect([update.code, update.stderr]).toEqual([2, expect.stringContaining('org is a public suffix')]);
+  });
+
   it('revoke and update take the secret key (tf_sec_) of a site key too, and no message ever repeats one', async () => {
     const db = join(temp.make(), 'seclookup.db');
     const leaked = await runCliJson<{ site_key: string; secret_key: string }>(['sitekeys', 'create', '--domain', 'shop.example.com', '--json', '--db', db]);

@@ -8,6 +8,7 @@
  * keys (`--subscription ID`): they share its monthly quota; each has its own rate window.
  */
 import { domainToASCII } from 'node:url';
+import { parse as parseHost } from 'tldts';
 import { invalidOption } from '../../errors.js';
 import { formatIp, normalizeCidrs, parseIp } from '../../lib/ip.js';
 import { generateKey, hashKey, visiblePrefix } from '../../lib/api-keys.js';
@@ -96,9 +97,21 @@ export function normalizeDomains(domains: readonly string[]): string[] {
   for (const entry of domains) {
     const host = normalizeHostname(entry);
     if (!host) throw invalidOption(`not a hostname: ${JSON.stringify(entry)} (give names such as example.com, without scheme, port or path)`);
+    if (isListedPublicSuffix(host))
+      throw invalidOption(`${host} is a public suffix: it would allow every site under it (give your own domain, such as example.${host})`);
     if (!out.includes(host)) out.push(host);
   }
   return out;
+}
+
+/**
+ * A name the Public Suffix List holds, in its ICANN or its private section (`com`, `co.uk`,
+ * `github.io`): as a site key's domain it would take in every site under it. A name the list
+ * does not know (`localhost`, `test`) is a host like any other.
+ */
+function isListedPublicSuffix(host: string): boolean {
+  const parsed = parseHost(host, { extractHostname: false, allowPrivateDomains: true, detectIp: false });
+  return parsed.publicSuffix === host && (parsed.isIcann === true || parsed.isPrivate === true);
 }
 
 /** Create a site key (and its subscription, unless one is given). */

@@ -153,8 +153,9 @@ function issuedToJson(issued: IssuedKeys): Record<string, unknown> {
 function issuedText(issued: IssuedKeys, where: string): string {
   const secret = issued.keys.find((k) => k.kind === 'secret');
   const pub = issued.keys.find((k) => k.kind === 'public');
+  // "an asn", "an emailval"; "a useragent" (a u that sounds as "you", as every product's does).
   return [
-    `Created a ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}) in ${where}.`,
+    `Created ${/^[aeio]/.test(issued.product) ? 'an' : 'a'} ${issued.product} key pair on plan "${issued.plan}" (subscription ${issued.subscriptionId}) in ${where}.`,
     '',
     `  secret key  ${issued.secretKey}   (id ${secret?.id}; use it on servers only)`,
     `  public key  ${issued.publicKey}   (id ${pub?.id})`,

@@ -115,6 +115,7 @@ describe('seclookup keys create', () => {
   it('prints the keys with a shown-only-once note in the default human output', async () => {
     const result = await runCli(['keys', 'create', '--product', 'emailval', '--db', db]);
     expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Created an emailval key pair on plan "starter"/);
     expect(result.stdout).toMatch(/secret key\s+ev_sec_[A-Za-z0-9_-]{32}/);
     expect(result.stdout).toMatch(/public key\s+ev_pub_[A-Za-z0-9_-]{32}/);
     expect(result.stdout).toContain('shown only this once');

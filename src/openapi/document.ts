@@ -369,11 +369,9 @@ function statusOperation(product: ProductId, extras: Readonly<Record<string, Jso
 
 /** Beyond the spec: many inputs of a one-value product in one request (api/batch.ts). */
 function batchOperation(product: ProductId, input: string, doc: ProductDoc, batchLimit: number): Operation {
-  const itemError = obj({
-    success: { const: false },
-    error: str(),
-    error_code: { type: 'string', enum: [...new Set([...doc.errors, 'internal_error'])].sort() },
-  });
+  const notInBatch = new Set<ErrorCode>(doc.batchInput?.notInBatch);
+  const itemCodes = [...new Set<ErrorCode>([...doc.errors, 'internal_error'])].filter((code) => !notInBatch.has(code));
+  const itemError = obj({ success: { const: false }, error: str(), error_code: { type: 'string', enum: itemCodes.sort() } });
   return {
     operationId: `${product}_post_batch`,
     summary: `Look up many inputs in one request: ${product}`,

@@ -24,7 +24,12 @@ export interface ProductDoc {
    * Each of the batch route's `inputs`, on a product that has one: the value itself, as a JSON
    * string (never a query parameter's URL form), and its schema when narrower than a string.
    */
-  batchInput?: { description: string; schema?: JsonSchema };
+  batchInput?: {
+    description: string;
+    schema?: JsonSchema;
+    /** Codes of `errors` an input of a batch cannot get (one of a parameter a batch does not take). */
+    notInBatch?: readonly ErrorCode[];
+  };
   /** The body of the POST lookup route, as JSON or an HTML form. */
   body?: JsonSchema;
   /** The result's fields (an `obj`), which the envelope's `success`, `request_id`, `cached` and `fetched_at` join. */

@@ -151,6 +151,17 @@ describe('the OpenAPI document', () => {
     expect(byId.pwbreach.pattern).toBe('^[0-9A-Fa-f]{40}$');
   });
 
+  it("lists a batch item's error codes without those a batch cannot give (webhookip takes no provider in a batch)", () => {
+    const itemCodes = (id: string) => {
+      const ok = (DOCUMENT.paths[`/v1/${id}/batch`] as any).post.responses['200'].content['application/json'].schema.properties.results.items.oneOf;
+      return ok[1].properties.error_code.enum as string[];
+    };
+    expect(itemCodes('webhookip')).toEqual(['internal_error', 'invalid_ip', 'ip_not_routable']);
+    // The single lookup still lists it.
+    expect(JSON.stringify((DOCUMENT.paths['/v1/webhookip/lookup'] as any).get.responses['400'])).toContain('invalid_provider');
+    expect(itemCodes('geoip')).toContain('invalid_ip');
+  });
+
   it('is served at GET /v1/openapi.json without a key (and HEAD); other methods are 405', async () => {
     const stack = await createApiStack();
     const reply = await stack.call('/v1/openapi.json');

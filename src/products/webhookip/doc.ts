@@ -15,6 +15,7 @@ export const WEBHOOKIP_DOC: ProductDoc = {
     matched: bool('The IP is in at least one provider range.'),
     providers: list(obj({ id: str(), name: str() }), 'Providers whose ranges hold the IP; empty when matched is false.'),
   }),
-  batchInput: { description: 'A public IPv4 or IPv6 address, as is, matched against every provider.' },
+  // A batch takes no `provider` (every provider is matched), so none of its items is invalid_provider.
+  batchInput: { description: 'A public IPv4 or IPv6 address, as is, matched against every provider.', notInBatch: ['invalid_provider'] },
   errors: ['invalid_ip', 'ip_not_routable', 'invalid_provider'],
 };

@@ -185,6 +185,10 @@ async function create(argv: string[]): Promise<number> {
   expectPositionals(positionals, [], command);
   if (values.plan !== undefined && values.subscription !== undefined)
     throw new UsageError("give --plan or --subscription, not both: a site key shares its subscription's plan", command);
+  // Subscription ids are whole numbers on every store: anything else is a typo (or a key pasted
+  // in the wrong place, so the value is not repeated), not an unknown id.
+  if (values.subscription !== undefined && !/^[1-9]\d*$/.test(values.subscription))
+    throw new UsageError('--subscription takes a subscription id, a number (see seclookup sitekeys list)', command);
   const domains = parseDomains(values.domain, command) ?? [];
   const ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
   const risk: Partial<RiskPolicy> = {};

@@ -32,6 +32,7 @@ const CORE_COMMANDS: Record<string, CommandEntry> = {
   },
   keys: { help: [['keys create|list|revoke', 'manage API keys']], load: async () => (await import('./keys.js')).runKeys },
   plans: { help: [['plans set|list', 'manage plans (per-minute rate limit, monthly quota)']], load: async () => (await import('./plans.js')).runPlans },
+  usage: { help: [['usage', 'billed lookups per subscription and product, for a month']], load: async () => (await import('./usage.js')).runUsage },
   lookup: {
     help: [['lookup PRODUCT INPUT', 'run one lookup in this process and print the JSON result']],
     load: async () => (await import('./lookup.js')).runLookup,

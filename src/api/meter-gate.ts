@@ -46,6 +46,11 @@ export interface AdmitOptions {
   rateKeyId?: string;
   /** A batch: count `rate` requests and reserve `quota` units instead of one of each, all or none. */
   units?: { rate: number; quota: number };
+  /**
+   * Without reserving quota, refuse as over quota (429) when none is left: a request that hands
+   * out work only a later, billed one can redeem (captcha's challenge, before its verify).
+   */
+  needsQuotaLeft?: boolean;
 }
 
 /** What `admit` let through: a quota unit to refund if the lookup fails, and the quota left. */
@@ -129,7 +134,7 @@ export function createMeterGate(options: MeterGateOptions) {
    */
   function admit(pass: GatePass, product: ProductId, options: AdmitOptions, headers: Headers): MaybePromise<Admission> {
     if (!pass.metered) return UNMETERED;
-    const { reserveQuota, lenient, rateKeyId = pass.key.id, units } = options;
+    const { reserveQuota, lenient, rateKeyId = pass.key.id, units, needsQuotaLeft } = options;
     const afterFailure = (error: unknown): Admission => {
       storeFailed(error, lenient);
       return UNMETERED;
@@ -137,6 +142,7 @@ export function createMeterGate(options: MeterGateOptions) {
     const admitted = (outcome: ConsumeOutcome): Admission => {
       setLimitHeaders(headers, outcome);
       if (!outcome.allowed) throw limited(outcome, headers);
+      if (needsQuotaLeft && outcome.quota.remaining === 0) throw limited({ ...outcome, allowed: false, reason: 'quota_exceeded' }, headers);
       return { reservation: outcome.reservation, quota: outcome.quota };
     };
     let outcome: MaybePromise<ConsumeOutcome>;
@@ -220,7 +226,8 @@ export function createMeterGate(options: MeterGateOptions) {
   function forService(product: ProductId): ServiceGate {
     return {
       resolve: (token) => auth.resolve(token, product),
-      admit: (key, { rateKeyId, reserveQuota }, headers) => admit({ key, metered: true }, product, { reserveQuota, lenient: false, rateKeyId }, headers),
+      admit: (key, { rateKeyId, reserveQuota, needsQuotaLeft }, headers) =>
+        admit({ key, metered: true }, product, { reserveQuota, lenient: false, rateKeyId, needsQuotaLeft }, headers),
       refund,
       commit,
     };

@@ -4,7 +4,7 @@
  */
 import type { MeterAdmin, UsageRow } from '../metering/types.js';
 import { quotaPeriod } from '../lib/calendar.js';
-import { compareUsageRows } from '../metering/store-logic.js';
+import { compareUsageRows, isValidPeriod } from '../metering/store-logic.js';
 import { METER_OPTIONS, expectPositionals, parseCommand } from './args.js';
 import { chooseAdminStore, withMeter } from './db.js';
 import { EXIT_OK, UsageError } from './errors.js';
@@ -30,8 +30,6 @@ does once their lease has run out.
 Exit codes: 0 done, 1 failed (no such database, a store error), 2 usage error (a bad month,
             an unknown option, both --db and --redis).`;
 
-const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-
 export async function runUsage(argv: string[]): Promise<number> {
   const command = 'usage';
   const { values, positionals } = parseCommand(
@@ -45,7 +43,7 @@ export async function runUsage(argv: string[]): Promise<number> {
   }
   expectPositionals(positionals, [], command);
   const month = values.month ?? quotaPeriod(Date.now());
-  if (!MONTH.test(month)) throw new UsageError(`--month must be a month as YYYY-MM (got ${JSON.stringify(month.slice(0, 20))})`, command);
+  if (!isValidPeriod(month)) throw new UsageError(`--month must be a month as YYYY-MM (got ${JSON.stringify(month.slice(0, 20))})`, command);
   const store = chooseAdminStore(values, command);
 
   // Not read-only: expired holds are given back first, a write.

@@ -182,8 +182,13 @@ export function assertStorablePlan(plan: Plan): void {
 }
 
 /** Throws unless `period` is a `YYYY-MM` month. */
+/** A quota period: a month as `YYYY-MM`. */
+export function isValidPeriod(period: string): boolean {
+  return typeof period === 'string' && PERIOD.test(period);
+}
+
 export function assertValidPeriod(period: string): void {
-  if (typeof period !== 'string' || !PERIOD.test(period)) {
+  if (!isValidPeriod(period)) {
     throw invalidOption(`period must be a month as YYYY-MM (got ${JSON.stringify(period)})`);
   }
 }

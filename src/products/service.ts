@@ -78,7 +78,7 @@ export interface ServiceGate {
    */
   admit(
     key: ServiceKey,
-    options: { rateKeyId: string; reserveQuota: boolean },
+    options: { rateKeyId: string; reserveQuota: boolean; needsQuotaLeft?: boolean },
     headers: Record<string, string>,
   ): MaybePromise<{ reservation: Reservation | null; quota: QuotaState | null }>;
   /** Give back a reserved unit (the request failed). Never throws. */

@@ -12,7 +12,7 @@ import { andThen, isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { createCidrMatcher, parseIp, type IpAddress } from '../../lib/ip.js';
 import { successBody, successBodyOfMembers } from '../../lib/envelope.js';
 import { bearerToken, firstHeader } from '../../lib/headers.js';
-import { quotaPeriod, quotaPeriodResetAt } from '../../lib/calendar.js';
+import { quotaPeriod } from '../../lib/calendar.js';
 import type { Reservation } from '../../metering/types.js';
 import type { ServiceAnswer, ServiceContext, ServiceHandler, ServiceKey, ServiceRequest } from '../service.js';
 import { createKeyRingSource } from './key-ring.js';
@@ -210,9 +210,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   function issueChallenge(request: ServiceRequest): MaybePromise<ServiceAnswer> {
     return andThen(authenticate(request.query.get('sitekey') ?? undefined, 'public', request), ({ key, site }) => {
       allowOrigin(site, request);
-      return andThen(gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false }, request.responseHeaders), ({ quota }) => {
-        // A puzzle solved with no quota left could only be refused at verify: refuse it before the work.
-        if (quota?.remaining === 0) throw quotaExhausted(request.responseHeaders);
+      // A puzzle solved with no quota left could only be refused at verify: refused before the work.
+      const admitted = gate.admit(key, { rateKeyId: site.publicKeyId, reserveQuota: false, needsQuotaLeft: true }, request.responseHeaders);
+      return andThen(admitted, () => {
         const hostname = pageHost(site, request.query.get('hostname'), request);
         // The risk seen now sets the pow difficulty (and so the puzzle); both go into the signed challenge.
         const risk = riskScore(signalsOf(readTelemetryText(request.query.get('telemetry')), request));
@@ -220,12 +220,6 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
         return andThen(ring(), (keys) => signedChallenge(request, keys, site, hostname, puzzle, risk));
       });
     });
-  }
-
-  /** 429 quota_exceeded as the gate answers it (the limit headers are set already): Retry-After until the month ends. */
-  function quotaExhausted(headers: Record<string, string>): LookupError {
-    headers['retry-after'] = String(Math.max(1, quotaPeriodResetAt(now()) - Math.floor(now() / 1000)));
-    return refusal('quota_exceeded', 'monthly quota exhausted: no challenge is issued until the quota period resets');
   }
 
   function signedChallenge(request: ServiceRequest, keys: KeyRing, site: SiteKeyConfig, hostname: string, puzzle: Puzzle<object>, risk: number): ServiceAnswer {

@@ -125,6 +125,9 @@ export interface BodyOptions {
   multipart?: boolean;
 }
 
+/** The usual options, one object for every POST rather than a new one each. */
+const JSON_OR_FORM: BodyOptions = Object.freeze({});
+
 /**
  * Decode a request body into a plain object: JSON (the default when no type is sent) or an
  * HTML form (or multipart text fields, when `options.multipart`). Anything else is 415; JSON that
@@ -135,7 +138,7 @@ export async function parseBody(
   body: RequestBody | undefined,
   headers: Readonly<Record<string, string | string[] | undefined>>,
   limit: number,
-  options: BodyOptions = {},
+  options: BodyOptions = JSON_OR_FORM,
 ): Promise<Record<string, unknown>> {
   if (body !== undefined && typeof body === 'object' && 'parsed' in body) return parsedBody(body.parsed, headers, limit, options);
   // Read whole first, as before any refusal here, so the connection can carry the next request.

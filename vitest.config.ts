@@ -4,42 +4,52 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The files that take longest (seconds on the 2-core VM, summed test time), started first so the
- * workers stay busy to the end instead of one finishing a long file alone. Vitest orders by the
- * durations of its last run when it has them (node_modules/.vite); this is for a fresh clone.
+ * The files that take longest, in the order they start, so the two workers stay busy: measured
+ * one file at a time on the 2-core VM, some wait much of their time (a browser drawing, servers
+ * draining, Redis failing over: wall well over CPU) and some keep both cores busy (servers in
+ * child processes: CPU over wall). Two waiting files side by side leave a core idle, so the
+ * list alternates them with busy ones: the browser file at once, beside the busy files, and the
+ * next waiting one when those are done. Every other file follows, in Vitest's order (the
+ * durations of its last run when it has them, from node_modules/.vite). Seconds: wall, CPU.
  */
-const SLOW_FILES: Record<string, number> = {
-  'test/cli/serve.test.ts': 53,
-  'test/browser/captcha-widget.test.ts': 51,
-  'test/adapters/large-body.test.ts': 21,
-  'test/cli/billing-follows-answers.test.ts': 21,
-  'test/architecture/add-a-product.test.ts': 21,
-  'test/readme.test.ts': 14,
-  'test/adapters/transport-abuse.test.ts': 14,
-  'test/products/captcha.test.ts': 13,
-  'test/browser/captcha-risk.test.ts': 13,
-  'test/cli/security.test.ts': 13,
-  'test/products/riskscore.test.ts': 11,
-  'test/conformance/http-conformance.test.ts': 10,
-  'test/cli/allowance-billing.test.ts': 10,
-  'test/fuzz/fuzz.test.ts': 10,
-  'test/cli/pwbreach.test.ts': 10,
-  'test/products/scamrisk-datasets.test.ts': 9,
-  'test/cli/database-access.test.ts': 9,
-  'test/redis/cluster.test.ts': 8,
-};
+const FIRST: readonly string[] = [
+  'test/browser/captcha-widget.test.ts', // 47, 28
+  'test/adapters/large-body.test.ts', // 15, 23
+  'test/readme.test.ts', // 11, 17
+  'test/architecture/add-a-product.test.ts', // 10, 14
+  'test/package.test.ts', // 8, 10
+  'test/cli/serve.test.ts', // 35, 23
+  'test/products/riskscore.test.ts', // 9, 11
+  'test/cli/allowance-billing.test.ts', // 7, 10
+  'test/cli/pwbreach.test.ts', // 8, 10
+  'test/redis/cluster.test.ts', // 15, 9
+  'test/products/scamrisk-datasets.test.ts', // 8, 9
+  'test/fuzz/fuzz.test.ts', // 8, 9
+  'test/cli/billing-follows-answers.test.ts', // 14, 9
+  'test/cli/database-access.test.ts', // 7, 9
+  'test/cli/doctor.test.ts', // 7, 9
+  'test/browser/captcha-risk.test.ts', // 11, 6
+  'test/adapters/transport-abuse.test.ts', // 12, 9
+  'test/conformance/http-conformance.test.ts', // 6, 8
+  'test/redis/cluster-serve.test.ts', // 9, 3
+  'test/cli/billing-chaos.test.ts', // 6, 7
+  'test/redis/cluster-conformance.test.ts', // 10, 6
+  'test/products/scamrisk-update.test.ts', // 8, 7
+  'test/cli/config.test.ts', // 7, 1
+  'test/products/geoip-timezone-country.test.ts', // 6, 6
+];
 
 class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const path = (spec: TestSpecification) => relative(this.ctx.config.root, spec.moduleId);
-    const known = (spec: TestSpecification) => this.ctx.cache.getFileTestResults(`${spec.project.name}:${path(spec)}`) !== undefined;
-    // The last run's durations are better than this list.
-    if (sorted.every(known)) return sorted;
-    const weight = (spec: TestSpecification) => SLOW_FILES[path(spec)] ?? 0;
+    const rank = (spec: TestSpecification) => {
+      const index = FIRST.indexOf(path(spec));
+      return index === -1 ? FIRST.length : index;
+    };
     return sorted
       .map((spec, index) => ({ spec, index }))
-      .sort((a, b) => weight(b.spec) - weight(a.spec) || a.index - b.index)
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.index - b.index)
       .map(({ spec }) => spec);
   }
 }

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const STEPS = [
+export const STEPS = [
   { name: 'build (tsup, with declarations)', command: [process.execPath, 'scripts/build.mjs', '--dts'] },
   { name: 'type-check (tsc --noEmit)', command: [process.execPath, 'node_modules/typescript/bin/tsc', '--noEmit'] },
   { name: 'lint (npm run lint)', command: ['npm', 'run', '--silent', 'lint'] },

@@ -42,9 +42,16 @@ export const LIMITS = {
 `;
 
 describe('lint and format check', () => {
-  it('runs in npm test, after the build and the type check', () => {
+  it('runs in npm test, beside the build and the type check', async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(pkg.scripts.pretest).toBe('tsup && tsc --noEmit && npm run lint');
+    expect(pkg.scripts.pretest).toBe('node scripts/pretest.mjs');
+    // @ts-expect-error: a plain .mjs script, without declarations
+    const { STEPS } = (await import('../scripts/pretest.mjs')) as { STEPS: { command: string[] }[] };
+    expect(STEPS.map((step) => step.command.slice(1).join(' '))).toEqual([
+      'scripts/build.mjs --dts',
+      'node_modules/typescript/bin/tsc --noEmit',
+      'run --silent lint',
+    ]);
     expect(pkg.scripts.lint).toBe('biome check --error-on-warnings .');
     expect(pkg.scripts.format).toBe('biome format --write .');
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm install && npm test$/m);

@@ -26,7 +26,7 @@ describe('scripts/pretest.mjs', () => {
       { name: 'two', command: node('') },
     ]);
     expect(failed).toEqual([]);
-    expect(printed).toMatch(/^> one: ok after [\d.]+ s\nbuilt\n$/m);
+    expect(printed).toMatch(/^> one: ok after [\d.]+ s\nbuilt$/m);
     expect(printed).toMatch(/^> two: ok after [\d.]+ s$/m);
   });
 

@@ -548,18 +548,26 @@ window.captchaReady = function () {
     expect(await proofIn(page)).not.toBe(proof);
   });
 
-  it('loader: a data-api-base that is not http(s) renders nothing (invalid_api_base); callback names are looked up on window, never evaluated; api.js loaded twice runs each onload', async () => {
+  it("loader: a widget's data-api-base is ignored; an apiBase that is not http(s) renders nothing (invalid_api_base); callback names are the page's own globals, never evaluated; api.js loaded twice runs each onload", async () => {
     const key = await siteKey();
+    const hostile = "javascript:parent.document.title='pwned';//";
     addPage('/loader', {
       key,
       query: '?onload=firstReady',
-      // What a sanitizer keeps (class and data-*) is enough to set these.
-      body: `<div class="seclookup-captcha" id="js" data-sitekey="${key.siteKey}" data-api-base="javascript:parent.document.title='pwned';//" data-error-callback="onFailed"></div>
-<div class="seclookup-captcha" id="data" data-sitekey="${key.siteKey}" data-api-base="data:text/html,pwned" data-error-callback="onFailed"></div>
-<div class="seclookup-captcha" id="good" data-sitekey="${key.siteKey}" data-callback="setTimeout" data-error-callback="onFailed"></div>
+      // What a sanitizer keeps (class and data-*) is enough to set these: the frame would be the
+      // attacker's, its messages believed, its "proof" handed to window.open.
+      body: `<div class="seclookup-captcha" id="good" data-sitekey="${key.siteKey}" data-callback="setTimeout" data-error-callback="onFailed"></div>
+<div class="seclookup-captcha" id="js" data-sitekey="${key.siteKey}" data-api-base="${hostile}" data-error-callback="onFailed"></div>
+<div class="seclookup-captcha" id="evil" data-sitekey="${key.siteKey}" data-api-base="http://evil.example.test:1" data-callback="open"></div>
+<div id="explicit-js"></div><div id="explicit-data"></div>
 <script src="${apiOrigin}/widget/api.js?render=explicit&onload=secondReady" async></script>`,
       script: `${RECORDING}
-window.firstReady = function () { window.events.push(['onload', 'first']); };
+window.firstReady = function () {
+  window.events.push(['onload', 'first']);
+  // The page's own code may set apiBase; still http(s) only. "constructor" is inherited: refused, not thrown.
+  window.events.push(['render', String(seclookupCaptcha.render('#explicit-js', { sitekey: '${key.siteKey}', apiBase: "${hostile}", errorCallback: 'onFailed' }))]);
+  seclookupCaptcha.render('#explicit-data', { sitekey: '${key.siteKey}', apiBase: 'data:text/html,pwned', errorCallback: 'constructor' });
+};
 window.secondReady = function () { window.events.push(['onload', 'second']); };`,
     });
     const page = await newPage();
@@ -568,19 +576,23 @@ window.secondReady = function () { window.events.push(['onload', 'second']); };`
     page.on('pageerror', (e) => problems.push(e.message));
     page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
     await open('/loader', SHOP, page);
-    const frame = await widgetFrame(page);
+    await page.frameLocator('#good iframe').locator('#cb').waitFor();
+    const frame = (await (await page.$('#good iframe'))!.contentFrame())!;
     await page.waitForFunction(() => (window as unknown as { events: unknown[] }).events.length >= 4);
     expect(await page.title()).toBe('Shop');
-    expect(await page.locator('iframe').count()).toBe(1);
-    expect(await page.locator('#good iframe').count()).toBe(1);
+    // The three widgets' frames all come from the API: a widget's data-api-base counts for nothing.
+    const frames = await page.locator('iframe').evaluateAll((list) => list.map((f) => (f as HTMLIFrameElement).src.split('/widget/')[0]));
+    expect(frames).toEqual([apiOrigin, apiOrigin, apiOrigin]);
+    expect(consoleErrors.filter((line) => line.includes("a widget's data-api-base is ignored"))).toHaveLength(2);
     // Both copies' onload ran (in either order: both scripts are async).
     expect([...(await events(page))].sort()).toEqual([
       ['error', 'invalid_api_base'],
-      ['error', 'invalid_api_base'],
       ['onload', 'first'],
       ['onload', 'second'],
+      ['render', 'null'],
     ]);
     expect(consoleErrors.filter((line) => line.includes('is not http(s)'))).toHaveLength(2);
+    expect(consoleErrors).toContain('seclookup captcha: refused callback "constructor"');
 
     // data-callback="setTimeout" would run the proof as code: refused, said on the console.
     await frame.click('#cb');
@@ -589,6 +601,36 @@ window.secondReady = function () { window.events.push(['onload', 'second']); };`
     expect(problems).toEqual([]);
     expect(consoleErrors).toContain('seclookup captcha: refused callback "setTimeout"');
     expect((await events(page)).filter((e) => (e as string[])[0] === 'callback')).toEqual([]);
+    // Three widgets in one form: each wrote a field of its own, and the console said to name them apart.
+    expect(await page.locator('input[name="captcha-response"]').count()).toBe(3);
+    expect(consoleErrors.filter((line) => line.includes('two widgets in one form share the field "captcha-response"'))).toHaveLength(2);
+  });
+
+  it("a frame at the page's own apiBase is believed only for a proof's or an error code's characters: a javascript: URL or markup reaches no callback", async () => {
+    const key = await siteKey();
+    // A frame that answers as the widget's would, at the base the page's code named.
+    pages.set('/fake/widget/frame.html', {
+      html: `<!doctype html><script>
+var q = new URLSearchParams(location.hash.slice(1)), say = function (m) { m.seclookup = 'captcha'; m.id = q.get('id'); parent.postMessage(m, q.get('origin')); };
+say({ type: 'ready' });
+say({ type: 'success', proof: "javascript:opener.document.title='pwned'" });
+say({ type: 'error', code: '<img src=x onerror=document.title=1>' });
+</script>`,
+      secret: '',
+    });
+    addPage('/own-base', {
+      key,
+      query: '?render=explicit&onload=mount',
+      body: '<div id="w"></div>',
+      script: `${RECORDING}
+window.mount = function () { seclookupCaptcha.render('#w', { sitekey: '${key.siteKey}', apiBase: location.origin + '/fake', callback: 'onSolved', errorCallback: 'onFailed' }); };`,
+    });
+    const page = await open('/own-base');
+    await page.waitForFunction(() => (window as unknown as { events: unknown[] }).events.length >= 1);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(await events(page)).toEqual([['error', 'invalid_message']]);
+    expect(await page.locator(FIELD).inputValue()).toBe('');
+    expect(await page.title()).toBe('Shop');
   });
 
   it('a single-page app drops widgets without remove(): getResponse and execute skip them; their proofs still expire, with the expired-callback and no error', async () => {

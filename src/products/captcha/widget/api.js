@@ -21,8 +21,11 @@
     'responseFieldName',
     'apiBase',
   ];
-  // Globals that run a string as code: never a callback, whatever a data-*-callback names.
-  var EVALUATORS = /^(eval|Function|setTimeout|setInterval|setImmediate|execScript)$/;
+  // Globals that run a string as code, or open it as a URL: never a callback, whatever a data-*-callback names.
+  var EVALUATORS = /^(eval|Function|setTimeout|setInterval|setImmediate|execScript|open)$/;
+  // What a callback may be handed: a proof (base64url parts joined by dots) or an error code.
+  var PROOF = /^[\w-]+(?:\.[\w-]+){0,3}$/;
+  var CODE = /^[a-z0-9_]{1,64}$/;
 
   var script = doc.currentScript;
   if (!script) {
@@ -30,7 +33,10 @@
     for (var i = all.length - 1; i >= 0 && !script; i--) if (/\/widget\/api\.js(?:[?#]|$)/.test(all[i].src)) script = all[i];
   }
   var src = script ? script.src : '';
-  var defaultBase = src.replace(/\/widget\/api\.js(?:[?#].*)?$/, '');
+  // The API: the script tag's own data-api-base, else where api.js came from. Never a widget's
+  // data-api-base: a sanitizer keeps data-* (never a script tag), and the frame at the API's
+  // origin is the one whose messages are believed.
+  var defaultBase = (script && script.getAttribute('data-api-base')) || src.replace(/\/widget\/api\.js(?:[?#].*)?$/, '');
   var query = new URLSearchParams(src.split('#')[0].split('?')[1] || '');
 
   // api.js loaded again (say by two plugins): the first copy's widgets and API serve; this copy
@@ -53,7 +59,8 @@
   /** A callback option: a function, or a global function's name (data-* may come from sanitized markup: never evaluated). */
   function fire(fn, arg) {
     if (typeof fn === 'string') {
-      if (!/^[A-Za-z_$][\w$]*$/.test(fn) || EVALUATORS.test(fn)) return warn('refused callback ' + JSON.stringify(fn));
+      // The page's own globals only: not what window inherits ("constructor" is Window itself).
+      if (!/^[A-Za-z_$][\w$]*$/.test(fn) || EVALUATORS.test(fn) || !Object.hasOwn(win, fn)) return warn('refused callback ' + JSON.stringify(fn));
       fn = win[fn];
     }
     if (typeof fn === 'function') fn(arg);
@@ -140,8 +147,10 @@
     for (var i = 0; i < OPTIONS.length; i++) {
       var name = OPTIONS[i],
         value = given[name] !== undefined ? given[name] : given[dashed(name)];
-      o[name] = value !== undefined && value !== null ? value : el.getAttribute('data-' + dashed(name));
+      o[name] = value !== undefined && value !== null ? value : name === 'apiBase' ? null : el.getAttribute('data-' + dashed(name));
     }
+    if (o.apiBase === null && el.hasAttribute('data-api-base'))
+      warn("a widget's data-api-base is ignored: set it on the api.js script tag, or as render()'s apiBase");
     if (!o.sitekey) throw new Error('seclookupCaptcha.render: sitekey is required');
     var base = apiBase(o.apiBase || defaultBase || '.');
     if (!base) {
@@ -183,12 +192,21 @@
       input = null;
     var scope = form || el,
       inputs = scope.getElementsByTagName('input');
-    for (var j = 0; j < inputs.length; j++) if (inputs[j].name === field) input = inputs[j];
+    // The page's own field, never another widget's: two widgets writing one field would each
+    // blank the other's proof.
+    var shared = false;
+    for (var j = 0; j < inputs.length; j++) {
+      if (inputs[j].name !== field) continue;
+      if (inputs[j].hasAttribute('data-seclookup-field')) shared = true;
+      else input = inputs[j];
+    }
+    if (shared) warn('two widgets in one form share the field ' + JSON.stringify(field) + ': give each its own data-response-field-name');
     var created = !input;
     if (created) {
       input = doc.createElement('input');
       input.type = 'hidden';
       input.name = field;
+      input.setAttribute('data-seclookup-field', '');
     }
     input.value = '';
 
@@ -222,7 +240,7 @@
       // Our iframe, elsewhere than api.js's URL said (it redirects): trust nothing it says, but say why nothing works.
       if (!wd.mismatch) {
         wd.mismatch = true;
-        warn('the frame is at ' + e.origin + ', not ' + wd.origin + ': load api.js from the API origin, or set data-api-base');
+        warn('the frame is at ' + e.origin + ', not ' + wd.origin + ': load api.js from the API origin, or set data-api-base on its script tag');
         fire(wd.o.errorCallback, 'origin_mismatch');
       }
       return;
@@ -233,7 +251,7 @@
     } else if (m.type === 'size') {
       if (m.h > 0 && m.h < 1000) wd.iframe.style.height = Math.ceil(m.h) + 'px';
       wd.iframe.style.width = Math.max(320, Math.min(1000, m.w | 0)) + 'px';
-    } else if (m.type === 'success' && typeof m.proof === 'string') {
+    } else if (m.type === 'success' && typeof m.proof === 'string' && m.proof.length <= 4096 && PROOF.test(m.proof)) {
       setProof(wd, m.proof);
       wd.timer = setTimeout(function () {
         setProof(wd, '');
@@ -244,7 +262,7 @@
       fire(wd.o.callback, m.proof);
     } else if (m.type === 'error') {
       setProof(wd, '');
-      fire(wd.o.errorCallback, String(m.code));
+      fire(wd.o.errorCallback, CODE.test(m.code) ? m.code : 'invalid_message');
     }
   });
 

@@ -285,6 +285,18 @@ describe('pwbreach import: where it writes, checked before any work', () => {
     expect(report.sorted).toBe(false);
     expect(readdirSync(tmpDir)).toEqual([]);
   });
+
+  it("removes the bucket folder a dead import left in tmpDir (Ctrl-C), and nobody else's files there", async () => {
+    const folder = dir();
+    const tmpDir = join(folder, 'tmp');
+    mkdirSync(tmpDir);
+    // A pid far above any Linux pid_max: not alive. This process's own pid: alive, kept.
+    mkdirSync(join(tmpDir, '.passwords.pwb.buckets-99999999-abcd'));
+    mkdirSync(join(tmpDir, `.passwords.pwb.buckets-${process.pid}-abcd`));
+    writeFileSync(join(tmpDir, 'someone-else.txt'), 'kept');
+    await importBreachFiles([SAMPLE], { out: join(folder, 'passwords.pwb'), tmpDir });
+    expect(readdirSync(tmpDir).sort()).toEqual([`.passwords.pwb.buckets-${process.pid}-abcd`, 'someone-else.txt']);
+  });
 });
 
 describe('pwbreach import: a generated file of two million lines', () => {

@@ -780,6 +780,9 @@ export async function importBreachFiles(paths: readonly string[], options: Impor
   // Before any work too: a missing prefix is a hole in the store that nothing would show.
   if (partial.length > 0 && !options.allowPartial)
     throw new Error(`${describePartialFolder(partial[0])}; download the rest, or import it as it is with --allow-partial`);
+  // An import cut short (Ctrl-C) left its buckets in tmpDir, as large as the store: the store's
+  // own folder is swept by fileTarget, tmpDir here.
+  if (options.tmpDir !== undefined) removeStale(options.tmpDir, basename(options.out));
   const bucketDir = join(options.tmpDir ?? dirname(options.out), `.${basename(options.out)}.buckets-${process.pid}-${randomBytes(4).toString('hex')}`);
   const steps = importSteps({
     sources,

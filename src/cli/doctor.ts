@@ -6,7 +6,7 @@
  * engine says of itself (pwbreach answering from the small bundled sample). Exits 1 when a
  * product cannot answer, so it can gate a deployment.
  */
-import { connect } from 'node:net';
+import { connect, isIP } from 'node:net';
 import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
 import { isSeclookupError } from '../errors.js';
@@ -84,20 +84,22 @@ export async function runDoctor(argv: string[]): Promise<number> {
   const checkedAt = Date.now();
   // Asked once the engines are built (datasetAges builds them, holding the event loop for
   // hundreds of ms): a deadline started before would run out with the answer unread.
-  const dns = network && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(options.dns, timeoutMs) : undefined;
+  // The DNS servers serve resolves names with (--dns, else the system's): upstream hosts are found through them too.
+  const resolver = network ? doctorResolver(options.dns, timeoutMs) : undefined;
+  const dns = resolver && MODULES.some((module) => module.doctor?.dns) ? dnsCheck(resolver, timeoutMs) : undefined;
   try {
     for (const module of MODULES) {
       const findings: DoctorFinding[] = [];
       findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id) ?? [], checkedAt));
       if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
       const upstream = module.doctor?.upstream?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
-      if (upstream) findings.push(await reachUpstream(upstream, probe, network, timeoutMs));
+      if (upstream) findings.push(await reachUpstream(upstream, probe, resolver, timeoutMs));
       const outbound = module.doctor?.outbound;
       if (outbound) {
         const target = probe ?? outbound;
         findings.push(
-          network
-            ? await reach(target.host, target.port, outbound.why, timeoutMs)
+          resolver
+            ? await reach(target.host, target.port, outbound.why, resolver, timeoutMs)
             : { level: 'ok', check: 'outbound', message: `not checked (--offline); needs ${outbound.why}` },
         );
       }
@@ -131,16 +133,20 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
   return findings;
 }
 
-/** Any answer, NXDOMAIN included, proves a server answers; a timeout or a refusal does not. */
-async function dnsCheck(given: LookupOptions['dns'], timeoutMs: number): Promise<DoctorFinding> {
-  let resolver: DnsResolver;
+/** The resolver serve would build from `given`, each query one try within `timeoutMs`; the error when it cannot be built. */
+function doctorResolver(given: LookupOptions['dns'], timeoutMs: number): DnsResolver | Error {
   try {
-    resolver = isResolver(given)
+    return isResolver(given)
       ? given
       : createDnsResolver({ ...given, attempts: 1, timeouts: { totalMs: timeoutMs, connectMs: timeoutMs }, cache: { maxEntries: 0 } });
   } catch (error) {
-    return { level: 'fail', check: 'dns', message: error instanceof Error ? error.message : String(error) };
+    return error instanceof Error ? error : new Error(String(error));
   }
+}
+
+/** Any answer, NXDOMAIN included, proves a server answers; a timeout or a refusal does not. */
+async function dnsCheck(resolver: DnsResolver | Error, timeoutMs: number): Promise<DoctorFinding> {
+  if (resolver instanceof Error) return { level: 'fail', check: 'dns', message: resolver.message };
   try {
     await resolver.resolve(DNS_PROBE_NAME, 'A');
     return { level: 'ok', check: 'dns', message: 'the DNS servers answer' };
@@ -158,7 +164,7 @@ function isResolver(value: unknown): value is DnsResolver {
 async function reachUpstream(
   upstream: { url: string; why: string },
   probe: { host: string; port: number } | undefined,
-  network: boolean,
+  resolver: DnsResolver | Error | undefined,
   timeoutMs: number,
 ): Promise<DoctorFinding> {
   let target = probe;
@@ -166,13 +172,39 @@ async function reachUpstream(
     const url = new URL(upstream.url);
     target = { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
   }
-  if (!network) return { level: 'ok', check: 'upstream', message: `not checked (--offline); needs ${upstream.why} (${target.host}:${target.port})` };
-  return { ...(await reach(target.host, target.port, upstream.why, timeoutMs)), check: 'upstream' };
+  if (!resolver) return { level: 'ok', check: 'upstream', message: `not checked (--offline); needs ${upstream.why} (${target.host}:${target.port})` };
+  return { ...(await reach(target.host, target.port, upstream.why, resolver, timeoutMs)), check: 'upstream' };
 }
 
-function reach(host: string, port: number, why: string, timeoutMs: number): Promise<DoctorFinding> {
+/**
+ * Connect to `host` as serve would: a name is looked up through serve's DNS servers (A, then
+ * AAAA), not the system's getaddrinfo, whose verdict can differ either way (a container whose
+ * only working resolver is --dns).
+ */
+async function reach(host: string, port: number, why: string, resolver: DnsResolver | Error, timeoutMs: number): Promise<DoctorFinding> {
+  let address = host;
+  if (isIP(host) === 0) {
+    try {
+      address = await firstAddress(host, resolver);
+    } catch (error) {
+      return { level: 'fail', check: 'outbound', message: `cannot resolve ${host}: ${error instanceof Error ? error.message : String(error)} (needs ${why})` };
+    }
+  }
+  return connectOnce(host, address, port, why, timeoutMs);
+}
+
+async function firstAddress(host: string, resolver: DnsResolver | Error): Promise<string> {
+  if (resolver instanceof Error) throw resolver;
+  for (const type of ['A', 'AAAA'] as const) {
+    const answer = await resolver.resolve(host, type);
+    if (answer.records.length > 0) return answer.records[0];
+  }
+  throw new Error('the DNS servers know no address for it');
+}
+
+function connectOnce(host: string, address: string, port: number, why: string, timeoutMs: number): Promise<DoctorFinding> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
+    const socket = connect({ host: address, port });
     const done = (finding: DoctorFinding) => {
       socket.destroy();
       resolve(finding);

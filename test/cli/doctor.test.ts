@@ -25,7 +25,7 @@ let upstreamPort: number;
 let closedPort: number;
 
 beforeAll(async () => {
-  dns = await startDnsServer({ zone: { 'example.com': [{ type: 'A', address: '93.184.216.34' }] } });
+  dns = await startDnsServer({ zone: { 'example.com': [{ type: 'A', address: '93.184.216.34' }], 'whois.probe.test': [{ type: 'A', address: '127.0.0.1' }] } });
   silentDns = await startDnsServer({ behaviour: 'silent' });
   upstream = createServer((socket) => socket.end());
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -161,6 +161,22 @@ describe('seclookup doctor', () => {
     const timeout = await runCli(['doctor', '--timeout', '2147483648']);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain('--timeout must be a whole number from 1 to 2147483647 (got "2147483648")');
+  });
+
+  it("finds an upstream's host through serve's DNS servers (--dns), not the system's resolver", async () => {
+    // Neither name exists for the system's resolver: only the --dns server knows whois.probe.test.
+    const found = JSON.parse(
+      (await runCli(['doctor', '--json', '--dns', `127.0.0.1:${dns.port}`, '--probe', `whois.probe.test:${upstreamPort}`])).stdout,
+    ) as DoctorJson;
+    expect(byProduct(found, 'whois').findings).toContainEqual({ level: 'ok', check: 'outbound', message: `reached whois.probe.test:${upstreamPort}` });
+    const result = await runCli(['doctor', '--json', '--dns', `127.0.0.1:${dns.port}`, '--probe', `nowhere.probe.test:${upstreamPort}`]);
+    expect(result.code).toBe(1);
+    const unknown = byProduct(JSON.parse(result.stdout) as DoctorJson, 'whois').findings.find((finding) => finding.check === 'outbound');
+    expect(unknown).toEqual({
+      level: 'fail',
+      check: 'outbound',
+      message: expect.stringMatching(/^cannot resolve nowhere\.probe\.test: the DNS servers know no address for it \(needs .+\)$/),
+    });
   });
 
   it('reaches the host of an upstream API set for riskscore or pwbreach, naming host and port only', async () => {

@@ -44,7 +44,9 @@ export function createOwnHostResolver(
 ): (remoteAddress: string | undefined, headers: Readonly<Record<string, string | string[] | undefined>>) => string | undefined {
   const isTrusted = trustProxy.length > 0 ? createCidrMatcher(trustProxy) : null;
   return (remoteAddress, headers) => {
-    const host = first(headers.host);
+    // HTTP/2 clients name the host in :authority and may send no Host (RFC 9113, 8.3.1); Node's
+    // compatibility API does not copy one into the other.
+    const host = first(headers[':authority']) ?? first(headers.host);
     if (!isTrusted || !remoteAddress) return host;
     const peer = parseIp(remoteAddress);
     if (!peer || !isTrusted(peer)) return host;

@@ -13,6 +13,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seclookup } from '../../adapters/fastify.js';
 import { createListener } from '../../adapters/node.js';
+import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 
 interface Answer {
@@ -134,6 +135,18 @@ describe.each(Object.entries(servers))('over HTTP/2: %s', (name, port) => {
     expect(post.headers.connection).toBeUndefined();
     expect(session.closed).toBe(false);
     expect(warnings.filter((w) => w.includes('onnection'))).toEqual([]);
+  });
+
+  it("takes the API's own host from :authority (HTTP/2 sends no Host): the widget's calls from the API's origin are not a third party", async () => {
+    const site = await createSiteKey(stack.meter, { domains: ['shop.example'] });
+    const origin = `http://127.0.0.1:${port()}`;
+    const challenge = await send(session, { ':path': `/v1/captcha/challenge?sitekey=${site.siteKey}&hostname=shop.example`, origin });
+    expect(challenge.status).toBe(200);
+    expect(JSON.parse(challenge.body)).toMatchObject({ success: true, puzzle_type: 'pow' });
+    // Another origin is still a third party.
+    const other = await send(session, { ':path': `/v1/captcha/challenge?sitekey=${site.siteKey}&hostname=shop.example`, origin: 'http://127.0.0.2:1' });
+    expect(other.status).toBe(403);
+    expect(errorOf(other).error_code).toBe('domain_not_allowed');
   });
 
   it('a body over the limit without a Content-Length is 413 on its stream; the connection answers on', async () => {

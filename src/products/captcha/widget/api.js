@@ -26,6 +26,7 @@
   // What a callback may be handed: a proof (base64url parts joined by dots) or an error code.
   var PROOF = /^[\w-]+(?:\.[\w-]+){0,3}$/;
   var CODE = /^[a-z0-9_]{1,64}$/;
+  var OWN = Object.prototype.hasOwnProperty;
 
   var script = doc.currentScript;
   if (!script) {
@@ -60,7 +61,8 @@
   function fire(fn, arg) {
     if (typeof fn === 'string') {
       // The page's own globals only: not what window inherits ("constructor" is Window itself).
-      if (!/^[A-Za-z_$][\w$]*$/.test(fn) || EVALUATORS.test(fn) || !Object.hasOwn(win, fn)) return warn('refused callback ' + JSON.stringify(fn));
+      // (Object.hasOwn is ES2022: the widget stays ES2019.)
+      if (!/^[A-Za-z_$][\w$]*$/.test(fn) || EVALUATORS.test(fn) || !OWN.call(win, fn)) return warn('refused callback ' + JSON.stringify(fn));
       fn = win[fn];
     }
     if (typeof fn === 'function') fn(arg);

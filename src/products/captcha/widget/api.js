@@ -264,7 +264,7 @@
       fire(wd.o.callback, m.proof);
     } else if (m.type === 'error') {
       setProof(wd, '');
-      fire(wd.o.errorCallback, CODE.test(m.code) ? m.code : 'invalid_message');
+      fire(wd.o.errorCallback, typeof m.code === 'string' && CODE.test(m.code) ? m.code : 'invalid_message');
     }
   });
 

@@ -4,10 +4,12 @@
  * limit (with or without a Content-Length), a request answered before its body is read, and a
  * CONNECT stream are each answered on their stream, which then closes; the connection, and the
  * process, carry on. Both used to kill the process with an uncaught TypeError (found by a reviewer).
- * Last, Fastify's `inject()`, the other way a request arrives without an HTTP/1.1 connection.
+ * A stream reset before its body ends is the client gone, never a whole body. Last, Fastify's
+ * `inject()`, the other way a request arrives without an HTTP/1.1 connection.
  */
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +78,60 @@ function send(session: ClientHttp2Session, headers: http2.OutgoingHttpHeaders, b
       pump();
     }
   });
+}
+
+/** An HTTP/2 frame: 9 bytes of header (length, type, flags, stream id), then the payload. */
+function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/** An HPACK string literal (no Huffman): its length as a 7-bit-prefix integer, then the bytes. */
+function hpackString(text: string): Buffer {
+  const bytes = Buffer.from(text);
+  const length: number[] = [];
+  if (bytes.length < 127) length.push(bytes.length);
+  else {
+    length.push(127);
+    let rest = bytes.length - 127;
+    for (; rest >= 128; rest >>= 7) length.push((rest & 127) | 128);
+    length.push(rest);
+  }
+  return Buffer.concat([Buffer.from(length), bytes]);
+}
+
+/**
+ * What a browser or curl sends when it gives up mid-upload, written frame by frame (Node's own
+ * client cannot: its `stream.close(code)` ends the body, END_STREAM, before the RST_STREAM, so
+ * the server rightly reads a complete body): HEADERS, a DATA frame without END_STREAM, then
+ * RST_STREAM CANCEL. Resolves once the server has had time to handle it.
+ */
+async function cancelMidBody(port: number, path: string, headers: Record<string, string>, partialBody: string): Promise<void> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  socket.on('data', () => {});
+  await once(socket, 'connect');
+  // :method POST, :path /, :scheme http from the static table; the path and the rest as literals.
+  const block = Buffer.concat([
+    Buffer.from([0x83, 0x86, 0x04]),
+    hpackString(path),
+    Buffer.from([0x01]),
+    hpackString('127.0.0.1'),
+    ...Object.entries(headers).flatMap(([name, value]) => [Buffer.from([0x00]), hpackString(name), hpackString(value)]),
+  ]);
+  const END_HEADERS = 0x4;
+  const cancel = Buffer.alloc(4);
+  cancel.writeUInt32BE(http2.constants.NGHTTP2_CANCEL);
+  socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), frame(4, 0, 0, Buffer.alloc(0)), frame(1, END_HEADERS, 1, block)]));
+  socket.write(frame(0, 0, 1, Buffer.from(partialBody)));
+  await sleep(50);
+  socket.write(frame(3, 0, 1, cancel));
+  await sleep(100);
+  socket.destroy();
 }
 
 const errorOf = (answer: Answer) => JSON.parse(answer.body) as { success: boolean; error_code: string };
@@ -179,6 +235,23 @@ describe.each(Object.entries(servers))('over HTTP/2: %s', (name, port) => {
     expect(noKey.closed).toBe(true);
     expect(noKey.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
     expect((await send(session, { ':path': '/healthz' })).status).toBe(200);
+  });
+
+  it('a body cut off by RST_STREAM (no END_STREAM) is the client gone: not looked up, not billed, logged as 499', async () => {
+    const own = await stack.keys('useragent');
+    const logged = stack.logged.length;
+    // A form body that parses as it stands: only the missing END_STREAM says it is not whole.
+    await cancelMidBody(
+      port(),
+      '/v1/useragent/lookup',
+      { authorization: `Bearer ${own.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      'ua=curl%2F8',
+    );
+    const events = stack.logged.slice(logged).filter((event) => event.route === '/v1/useragent/lookup');
+    expect(events.map((event) => [event.status, event.error_code])).toEqual([[499, 'client_closed_request']]);
+    const billed = (await stack.meter.usage()).filter((row) => row.subscriptionId === own.subscriptionId);
+    expect(billed.reduce((sum, row) => sum + row.lookups, 0)).toBe(0);
+    expect(stack.errors).toEqual([]);
   });
 
   it('a CONNECT stream is 405 (in the envelope, with Allow, where the plugin listens for CONNECT); the connection carries on', async () => {

@@ -5,7 +5,7 @@
  * log them, and never cut off answers still owed to earlier requests on the same connection.
  */
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Api, ApiResponse } from '../src/api/types.js';
@@ -22,6 +22,13 @@ interface Connection {
 }
 
 const connections = new WeakMap<Socket, Connection>();
+
+/**
+ * A server whose HTTP/1.1 connections Node's HTTP/1.1 parser reads: HTTP, HTTPS, and HTTP/2 over
+ * TLS with `allowHTTP1` (Node hands its HTTP/1.1 connections to the same parser, which emits the
+ * same events on the HTTP/2 server).
+ */
+export type Http1CapableServer = Server | HttpsServer | Http2SecureServer;
 const trackedServers = new WeakSet<object>();
 
 function track(req: IncomingMessage, res: ServerResponse): void {
@@ -41,9 +48,11 @@ export function laterRequestOnConnection(res: ServerResponse): boolean {
 }
 
 /** Remember each connection's latest responses, so a parse error waits for them. Idempotent. */
-export function trackResponses(server: Server | HttpsServer): void {
+export function trackResponses(server: Http1CapableServer): void {
   if (trackedServers.has(server)) return;
   trackedServers.add(server);
+  // On an HTTP/2 server, its HTTP/2 requests come here too: keyed by their stream's own socket
+  // stand-in, they are never a connection's HTTP/1.1 requests.
   server.on('request', track);
 }
 
@@ -111,7 +120,7 @@ const connectServers = new WeakSet<object>();
  * and a request log line, after the answers still owed on the connection. An application with
  * its own 'connect' listener (a proxy) keeps CONNECT to itself. Idempotent per server.
  */
-export function answerConnectRequests(server: Server | HttpsServer, api: Api): void {
+export function answerConnectRequests(server: Http1CapableServer, api: Api): void {
   if (connectServers.has(server)) return;
   connectServers.add(server);
   trackResponses(server);
@@ -172,13 +181,14 @@ function httpMessage(response: ApiResponse): string {
  * Answer the requests Node's HTTP parser refuses, and CONNECT (405), in the API's envelope (with
  * `request_id`, `X-Request-Id` and `Connection: close`) and log them with route `unmatched`,
  * after every answer still owed on the connection. Works for any Node server: `http.createServer(...)`,
- * Express's `app.listen()`, or an HTTPS server. Returns the server.
+ * Express's `app.listen()`, an HTTPS server, or an HTTP/2 server over TLS with `allowHTTP1` (for its
+ * HTTP/1.1 connections; HTTP/2's own framing errors never reach a listener). Returns the server.
  *
  * @example
  * const server = handleClientErrors(http.createServer(createListener(api)), api);
  * server.listen(8080);
  */
-export function handleClientErrors<S extends Server | HttpsServer>(server: S, api: Api): S {
+export function handleClientErrors<S extends Http1CapableServer>(server: S, api: Api): S {
   trackResponses(server);
   server.on('clientError', (error: Error, socket: Socket) => answerClientError(api, error, socket));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(api, req, res));

@@ -85,9 +85,8 @@ export interface ApiListener {
  *
  * @example
  * handleClientErrors(http.createServer(createListener(api)), api).listen(8080);
- * // HTTP/2 (handleClientErrors takes no HTTP/2 server: with allowHTTP1, Node answers a malformed
- * // HTTP/1.1 request itself, outside the envelope).
- * http2.createSecureServer({ key, cert, allowHTTP1: true }, createListener(api)).listen(8443);
+ * // HTTP/2, with HTTP/1.1 for older clients (whose malformed requests get the envelope too).
+ * handleClientErrors(http2.createSecureServer({ key, cert, allowHTTP1: true }, createListener(api)), api).listen(8443);
  */
 export function createListener(api: Api): ApiListener {
   const cork = createTurnCork();

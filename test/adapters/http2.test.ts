@@ -9,12 +9,14 @@
  */
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { type AddressInfo, connect } from 'node:net';
+import tls from 'node:tls';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seclookup } from '../../adapters/fastify.js';
-import { createListener } from '../../adapters/node.js';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
+import { mintCertificate } from '../servers/tls-server.js';
 import { createSiteKey } from '../../src/products/captcha/site-keys.js';
 import { createApiStack, type ApiStack } from '../api/harness.js';
 
@@ -263,6 +265,75 @@ describe.each(Object.entries(servers))('over HTTP/2: %s', (name, port) => {
       expect(errorOf(connect).error_code).toBe('method_not_allowed');
     }
     expect((await send(session, { ':path': '/healthz' })).status).toBe(200);
+  });
+});
+
+describe('HTTP/2 over TLS with allowHTTP1, passed to handleClientErrors', () => {
+  let server: http2.Http2SecureServer;
+  let port: number;
+  const certificate = mintCertificate({ subject: 'localhost', dnsNames: ['localhost'] });
+  beforeAll(async () => {
+    server = handleClientErrors(
+      http2.createSecureServer({ key: certificate.key.pem, cert: certificate.pem, allowHTTP1: true }, createListener(stack.api)),
+      stack.api,
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /**
+   * `bytes` written on a TLS connection that offers HTTP/1.1 only, and what came back by the time
+   * the server closed it. Not ended after them: a TLS server closes a half-closed connection at once.
+   */
+  const http1 = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: certificate.pem, ALPNProtocols: ['http/1.1'] }, () =>
+        socket.write(bytes),
+      );
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+  const bodyOf = (message: string) => JSON.parse(message.slice(message.indexOf('\r\n\r\n') + 4)) as { error_code: string; request_id: string };
+
+  it("answers what HTTP/1.1's parser refuses in the envelope, and logs it: a malformed header (400), an Expect it cannot meet (417), CONNECT (405)", async () => {
+    const logged = stack.logged.length;
+    const malformed = await http1('GET /healthz HTTP/1.1\r\nHost: localhost\r\nBad Header\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(bodyOf(malformed).error_code).toBe('bad_request');
+    const expectation = await http1('GET /healthz HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\n\r\n');
+    expect(expectation).toMatch(/^HTTP\/1\.1 417 /);
+    expect(bodyOf(expectation).error_code).toBe('expectation_failed');
+    const connectRequest = await http1('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(connectRequest).toMatch(/^HTTP\/1\.1 405 /);
+    expect(connectRequest).toMatch(/\r\nallow: GET, HEAD, POST\r\n/);
+    expect(stack.logged.slice(logged).map((event) => [event.route, event.status, event.error_code])).toEqual([
+      ['unmatched', 400, 'bad_request'],
+      ['unmatched', 417, 'expectation_failed'],
+      ['unmatched', 405, 'method_not_allowed'],
+    ]);
+  });
+
+  it('serves HTTP/1.1 (two pipelined requests, in order) and HTTP/2 on the one port; an HTTP/2 CONNECT is 405 in the envelope', async () => {
+    const pipelined = await http1('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(pipelined.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: certificate.pem, servername: 'localhost' });
+    session.on('error', () => {});
+    try {
+      const get = await send(session, { ':path': '/v1/useragent/lookup?ua=curl/8.5.0', authorization: `Bearer ${key}` });
+      expect(get.status).toBe(200);
+      expect(JSON.parse(get.body)).toMatchObject({ success: true, user_agent: 'curl/8.5.0' });
+      const connectStream = await send(session, { ':method': 'CONNECT', ':authority': 'example.com:443' }, '');
+      expect(connectStream.status).toBe(405);
+      expect(connectStream.headers.allow).toBe('GET, HEAD, POST');
+      expect(errorOf(connectStream).error_code).toBe('method_not_allowed');
+      expect((await send(session, { ':path': '/healthz' })).status).toBe(200);
+    } finally {
+      session.close();
+    }
+    expect(stack.errors).toEqual([]);
   });
 });
 

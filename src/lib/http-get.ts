@@ -90,6 +90,47 @@ export function httpGet(url: string, options: HttpGetOptions = {}): Promise<Http
   });
 }
 
+/** The statuses that send a GET on to their Location. */
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/** Redirects a dataset download follows at most, as browsers and curl's own default limits do. */
+export const DEFAULT_MAX_REDIRECTS = 5;
+
+/**
+ * Where a redirect sends a GET next: its `location` resolved against `from`. A missing Location,
+ * a scheme other than http(s), or a step down from https to http (which would let anyone on the
+ * path read and change what follows) is `upstream_failed`.
+ */
+export function redirectTarget(from: string, status: number, location: string | string[] | undefined): URL {
+  if (typeof location !== 'string' || location === '') throw new SeclookupError('upstream_failed', `HTTP ${status} without a Location`);
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw new SeclookupError('upstream_failed', `HTTP ${status} to ${JSON.stringify(location.slice(0, 64))}, which is not a URL`);
+  }
+  if (next.protocol !== 'https:' && next.protocol !== 'http:') throw new SeclookupError('upstream_failed', `refusing a redirect to a ${next.protocol} URL`);
+  if (next.protocol === 'http:' && new URL(from).protocol === 'https:')
+    throw new SeclookupError('upstream_failed', `refusing a redirect from https down to http (${next.host})`);
+  return next;
+}
+
+/**
+ * GET `url` as `httpGet` does, following up to `maxRedirects` redirects (see `redirectTarget`),
+ * each hop with the same limits. Resolves with the final answer and the URL it came from.
+ */
+export async function httpGetFollowing(url: string, options: HttpGetOptions & { maxRedirects?: number } = {}): Promise<HttpGetResponse & { url: string }> {
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const response = await httpGet(current, options);
+    if (!REDIRECT_STATUSES.has(response.status)) return { ...response, url: current };
+    const next = redirectTarget(current, response.status, response.headers.location);
+    if (hop >= maxRedirects) throw new SeclookupError('upstream_failed', `more than ${maxRedirects} redirects (the last to ${next.host})`);
+    current = next.href;
+  }
+}
+
 /** Node's network errors carry the useful part (ECONNREFUSED, ENOTFOUND, ...) in `code`. */
 function describe(error: Error & { code?: string }): string {
   return error.code ?? error.message;

@@ -1,13 +1,14 @@
 /**
  * What every dataset updater (`seclookup data update <product>`) shares: the request limits,
- * fetching a JSON or text document from its official URL or an internal mirror, and rewriting
+ * fetching a JSON or text document from its official URL or an internal mirror (following up to
+ * five redirects, never from https down to http), and rewriting
  * the dataset file atomically. Each product keeps only what is its own: its sources, how to read
  * them, and its plausibility checks.
  */
 import { randomBytes } from 'node:crypto';
 import { rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
-import { httpGet, type HttpGetResponse } from './http-get.js';
+import { httpGetFollowing, type HttpGetResponse } from './http-get.js';
 
 /** The request options every updater takes. */
 export interface SourceRequestOptions {
@@ -45,7 +46,7 @@ export function createSourceFetcher(
     const target = options.mirror ? viaMirror(url, options.mirror) : url;
     let response: HttpGetResponse;
     try {
-      response = await httpGet(target, { timeouts, maxBytes, headers: { accept, 'user-agent': defaults.userAgent } });
+      response = await httpGetFollowing(target, { timeouts, maxBytes, headers: { accept, 'user-agent': defaults.userAgent } });
     } catch (error) {
       throw fail(error instanceof Error ? error.message : String(error), url, error);
     }

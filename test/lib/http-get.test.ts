@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type Server, type Socket } from 'node:
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSeclookupError, type SeclookupErrorCode } from '../../src/errors.js';
-import { httpGet } from '../../src/lib/http-get.js';
+import { httpGet, httpGetFollowing, redirectTarget } from '../../src/lib/http-get.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 
 let fixture: HttpFixture;
@@ -33,6 +33,11 @@ beforeAll(async () => {
     '/stall': respond.stallBody(),
     '/big': respond.text('x'.repeat(2_000)),
     '/big-chunked': respond.chunked('y'.repeat(2_000), 100),
+    '/moved': respond.redirect('/moved-again', 301),
+    '/moved-again': respond.redirect('ok', 307),
+    '/loop': respond.redirect('/loop'),
+    '/nowhere': respond.redirect(null),
+    '/to-ftp': respond.redirect('ftp://127.0.0.1/list'),
     '/cut': (_req, res) => {
       res.writeHead(200, { 'content-length': '100' });
       res.write('only part of it');
@@ -103,5 +108,33 @@ describe('httpGet', () => {
 
   it('refuses a URL that is not http(s)', async () => {
     expect((await failure(httpGet('ftp://127.0.0.1/'))).code).toBe('invalid_option');
+  });
+});
+
+describe('httpGetFollowing (what the dataset updaters fetch with)', () => {
+  it('follows redirects, relative ones too, to the answer, and says where it came from', async () => {
+    const answer = await httpGetFollowing(`${fixture.url}/moved`);
+    expect([answer.status, JSON.parse(answer.body.toString()), answer.url]).toEqual([200, { hello: 'world' }, `${fixture.url}/ok`]);
+  });
+
+  it('gives up after five redirects (a loop), and on a redirect without a Location or to another scheme', async () => {
+    expect(await failure(httpGetFollowing(`${fixture.url}/loop`))).toMatchObject({
+      code: 'upstream_failed',
+      message: 'more than 5 redirects (the last to 127.0.0.1:' + new URL(fixture.url).port + ')',
+    });
+    expect(await failure(httpGetFollowing(`${fixture.url}/loop`, { maxRedirects: 0 }))).toMatchObject({
+      message: expect.stringMatching(/^more than 0 redirects/),
+    });
+    expect(await failure(httpGetFollowing(`${fixture.url}/nowhere`))).toMatchObject({ code: 'upstream_failed', message: 'HTTP 302 without a Location' });
+    expect(await failure(httpGetFollowing(`${fixture.url}/to-ftp`))).toMatchObject({ code: 'upstream_failed', message: 'refusing a redirect to a ftp: URL' });
+  });
+
+  it('never steps down from https to http; up, or within a scheme, is fine', () => {
+    expect(() => redirectTarget('https://feed.example/list', 301, 'http://feed.example/list')).toThrow(
+      'refusing a redirect from https down to http (feed.example)',
+    );
+    expect(redirectTarget('http://feed.example/list', 301, 'https://feed.example/list').href).toBe('https://feed.example/list');
+    expect(redirectTarget('https://feed.example/a/list', 302, '../b/list?x=1').href).toBe('https://feed.example/b/list?x=1');
+    expect(() => redirectTarget('https://feed.example/', 302, 'http://[::1')).toThrow('which is not a URL');
   });
 });

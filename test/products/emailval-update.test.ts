@@ -154,6 +154,16 @@ describe('updateDisposableDomains', () => {
     expect(server.hits.get(INDEX_PATH)).toBe(1);
   });
 
+  it('follows a feed that moved (a redirect), and refuses a redirect loop, naming the document', async () => {
+    serve(['mailinator.com', 'yopmail.com', 'guerrillamail.com']);
+    const moved = server.routes.get(INDEX_PATH)!;
+    server.routes.set(INDEX_PATH, respond.redirect('/new-home/index.json', 301));
+    server.routes.set('/new-home/index.json', moved);
+    expect(await update()).toMatchObject({ after: 4, changed: true });
+    server.routes.set(INDEX_PATH, respond.redirect(INDEX_PATH));
+    await expectRefused('index.json: more than 5 redirects');
+  });
+
   it('refuses a list with fewer than half the domains on file', async () => {
     serve(['mailinator.com', 'yopmail.com']); // with wildcard.json's ddns.net: 3, exactly half, is accepted
     expect((await update()).after).toBe(3);

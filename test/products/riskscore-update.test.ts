@@ -95,6 +95,14 @@ describe('riskscore data update via --mirror', () => {
     expect(engine.local.filtered).toBeGreaterThanOrEqual(1); // 10.0.0.0/8 in the DROP copy
   });
 
+  it('follows a feed that moved (a redirect) to its new address', async () => {
+    server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.redirect('/ipsum-moved.txt', 308));
+    server.routes.set('/ipsum-moved.txt', respond.text('# IPsum\n203.0.113.9\t9\n45.9.148.7\t8\n'));
+    const report = await updateRiskScoreData({ dataDir, mirror: server.url, timeoutMs: 2000, sources: ['ipsum'] });
+    expect(report).toMatchObject({ updated: ['ipsum'], failed: [] });
+    expect(readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8')).toContain('45.9.148.7\t8');
+  });
+
   it('refuses a download that does not read and keeps the old files', async () => {
     server.routes.set(pathOf('https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt'), respond.text('<html>not the feed</html>'));
     const before = readFileSync(join(dataDir, 'riskscore/abuse/ipsum.txt'), 'utf8');

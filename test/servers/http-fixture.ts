@@ -87,6 +87,14 @@ export const respond = {
     };
   },
 
+  /** A redirect (`status`, default 302) to `location`, as given (relative or absolute). */
+  redirect(location: string | null, status = 302): FixtureHandler {
+    return (_req, res) => {
+      res.writeHead(status, location === null ? { 'content-length': 0 } : { location, 'content-length': 0 });
+      res.end();
+    };
+  },
+
   /** Run `handler` after `ms` milliseconds. */
   slow(ms: number, handler: FixtureHandler): FixtureHandler {
     return (req, res) => {

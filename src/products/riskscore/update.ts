@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
-import { httpGet } from '../../lib/http-get.js';
+import { httpGetFollowing } from '../../lib/http-get.js';
 import { formatIp, parseIp } from '../../lib/ip.js';
 import { viaMirror } from '../../lib/source-update.js';
 import { readSnapshots, riskscoreDir } from './local.js';
@@ -68,7 +68,7 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
     let body = fetched.get(url);
     if (!body) {
       body = (async () => {
-        const response = await httpGet(options.mirror ? viaMirror(url, options.mirror) : url, {
+        const response = await httpGetFollowing(options.mirror ? viaMirror(url, options.mirror) : url, {
           timeouts,
           maxBytes: MAX_BYTES,
           headers: { 'user-agent': 'seclookup-riskscore-updater' },

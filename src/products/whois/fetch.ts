@@ -10,7 +10,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SeclookupError } from '../../errors.js';
 import { withDeadline } from '../../lib/deadline.js';
-import { formatBytes, httpGet, type HttpGetResponse } from '../../lib/http-get.js';
+import { formatBytes, httpGet, REDIRECT_STATUSES, type HttpGetResponse } from '../../lib/http-get.js';
 import { upstreamEnd, upstreamStart } from '../../lib/observe.js';
 import type { CheckedTarget, OutboundGuard } from '../../lib/outbound.js';
 import { formatAddress, type ServerAddress } from './servers.js';
@@ -26,7 +26,6 @@ export interface CallContext {
   deadline: number;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const RDAP_ACCEPT = 'application/rdap+json, application/json;q=0.9';
 const USER_AGENT = 'seclookup-whois';
 
@@ -62,7 +61,7 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
       headers: { accept: RDAP_ACCEPT, 'user-agent': USER_AGENT },
       upstreamKind: 'rdap',
     });
-    if (!REDIRECTS.has(response.status)) return { ...response, url: current };
+    if (!REDIRECT_STATUSES.has(response.status)) return { ...response, url: current };
     const location = response.headers.location;
     if (typeof location !== 'string' || location === '')
       throw new SeclookupError('upstream_failed', `${target.host} answered HTTP ${response.status} without a Location`);

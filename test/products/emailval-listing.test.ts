@@ -22,6 +22,10 @@ const ZONE: Zone = {
   'ipmx.example.com': [mx('192.0.2.1'), { type: 'A', address: '192.0.2.1' }],
   'ip6mx.example.com': [mx('2001:db8::25')],
   'numeric.example.com': [mx('mx.123')],
+  'localhost-mx.example.com': [mx('localhost')],
+  'localhost-sub.example.com': [mx('mail.LOCALHOST.')],
+  'single-label-mx.example.com': [mx('mailhost')],
+  'invalid-mx.example.com': [mx('nothere.invalid')],
   'mixed-ip.example.com': [mx('192.0.2.1', 5), mx('mx.mixed-ip.example.com', 20)],
   'null-and-ip.example.com': [mx('.', 0), mx('192.0.2.1')],
   // A numeric label that is not the last is fine.
@@ -146,6 +150,11 @@ describe('emailval: an MX exchange must be a host name (RFC 5321 5.1)', () => {
   it.each([
     ['ip6mx.example.com', 'an IPv6 address'],
     ['numeric.example.com', 'a name whose last label is all digits'],
+    // Found by a reviewer: these counted as mail servers (has_mx true, risk low).
+    ['localhost-mx.example.com', 'localhost, the old way to say "no mail here" (mail sent there loops back)'],
+    ['localhost-sub.example.com', 'a name under localhost, in any case'],
+    ['single-label-mx.example.com', "a single label, which only the sender's own resolver might complete"],
+    ['invalid-mx.example.com', 'a name under .invalid, which never resolves (RFC 6761)'],
   ])('%s: %s is no host name either', async (domain) => {
     expect(await lookup.emailval(`jane@${domain}`)).toMatchObject({ has_mx: false, mx: [], risk: { reasons: ['no_mx_hostname'] } });
   });

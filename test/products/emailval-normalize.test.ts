@@ -15,6 +15,7 @@ import {
   ECHO_LENGTH,
 } from '../../src/products/emailval/normalize.js';
 import { EMAIL_FORMAT_REASONS } from '../../src/products/emailval/types.js';
+import { passesBidiAndJoinerRules } from '../../src/lib/idna.js';
 
 const RUNS = { numRuns: 3_000 };
 const CONTROL = /\p{Cc}/u;
@@ -164,6 +165,7 @@ function referenceDomain(text: string): string | { reason: string } {
   if (text === '' || /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/.test(text)) return { reason: 'invalid_domain' };
   const ascii = domainToASCII(text);
   const labels = ascii.split('.');
+  if (ascii !== '' && !passesBidiAndJoinerRules(text)) return { reason: 'invalid_domain' };
   if (ascii === '' || ascii.length > MAX_DOMAIN_OCTETS || /^(?:[0-9]+|0x[0-9a-f]*)$/.test(labels[labels.length - 1])) return { reason: 'invalid_domain' };
   if (!labels.every((l) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(l))) return { reason: 'invalid_domain' };
   return labels.length < 2 ? { reason: 'single_label_domain' } : ascii;
@@ -189,6 +191,10 @@ describe('normalizeDomain', () => {
     ['example。com', 'example.com'],
     ['ex\u00adample.com', 'example.com'],
     ['ab--cd.example', 'ab--cd.example'],
+    // Right-to-left labels that keep IDNA's Bidi rule, and a ZWJ where Devanagari spells with it.
+    ['אב.com', 'xn--4dbc.com'],
+    ['xn--4dbc.com', 'xn--4dbc.com'],
+    ['क्\u200dष.com', 'xn--11b2ezcw70k.com'],
   ])('%j -> %j', (input, expected) => {
     expect(normalizeDomain(input)).toBe(expected);
   });
@@ -206,6 +212,13 @@ describe('normalizeDomain', () => {
     ['example', 'single_label_domain'],
     ['123', 'invalid_domain'],
     ['example.0x1F', 'invalid_domain'],
+    // Found by a reviewer: domainToASCII converts these, but IDNA refuses them. Latin and Hebrew
+    // in one label, a right-to-left label starting with a digit (RFC 5893), either as punycode,
+    // and a ZWJ between two Latin letters (RFC 5892 CONTEXTJ).
+    ['aא.com', 'invalid_domain'],
+    ['1א.com', 'invalid_domain'],
+    ['xn--a-0hc.com', 'invalid_domain'],
+    ['a\u200db.com', 'invalid_domain'],
   ])('%j -> %s', (input, reason) => {
     expect(normalizeDomain(input)).toEqual({ reason });
   });

@@ -34,8 +34,8 @@ export async function checkMx(resolver: DnsResolver, domain: string): Promise<Mx
   if (mx.status === 'ok') {
     // RFC 7505: a null MX is the exchange "." (the resolver gives ''). Beside real hosts it is
     // a misconfiguration; the real hosts still receive mail, so only a null MX alone counts.
-    // An exchange that is an IP address is no host name (RFC 5321 5.1), so no mail goes there;
-    // it is left out too, and with no host name left the domain has no usable MX. Either way the
+    // An exchange that is an IP address, localhost or a single label is no mail host (RFC 5321
+    // 5.1; see isHostName), so no mail goes there; it is left out too, and with no host name left the domain has no usable MX. Either way the
     // MX records exist, so the A/AAAA implicit MX does not apply (RFC 5321 5.1).
     const hosts = mx.records.filter((record) => record.exchange !== '' && isHostName(record.exchange));
     if (hosts.length > 0) return finish(null, formatMx(hosts));
@@ -50,14 +50,19 @@ export async function checkMx(resolver: DnsResolver, domain: string): Promise<Mx
 }
 
 /**
- * Whether an MX exchange can name a host: not an IP address written as a name (`192.0.2.1`,
- * `2001:db8::1`) nor any name whose last label is all digits, which no top-level domain is
- * (RFC 5321 2.3.5 and 5.1, RFC 3696 2). A trailing dot is ignored.
+ * Whether an MX exchange can name a mail host elsewhere: not an IP address written as a name
+ * (`192.0.2.1`, `2001:db8::1`) nor any name whose last label is all digits, which no top-level
+ * domain is (RFC 5321 2.3.5 and 5.1, RFC 3696 2); not a single label (`mailhost`: a name only the
+ * sender's own resolver completes, if anything); not `localhost` or a name under it, the old way
+ * to say "no mail here" before null MX (mail sent there loops back to the sender); not a name
+ * under `.invalid`, which never resolves (RFC 6761 6.3 and 6.4). A trailing dot is ignored.
  */
 export function isHostName(exchange: string): boolean {
-  const name = exchange.endsWith('.') ? exchange.slice(0, -1) : exchange;
+  const name = (exchange.endsWith('.') ? exchange.slice(0, -1) : exchange).toLowerCase();
   if (name === '' || isIP(name) !== 0) return false;
-  return !/^[0-9]+$/.test(name.slice(name.lastIndexOf('.') + 1));
+  const dot = name.lastIndexOf('.');
+  if (dot < 0 || name === 'localhost' || name.endsWith('.localhost') || name.endsWith('.invalid')) return false;
+  return !/^[0-9]+$/.test(name.slice(dot + 1));
 }
 
 /** `"10 mx1.example.com"`, by priority then host, each once. */

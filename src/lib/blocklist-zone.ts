@@ -64,6 +64,12 @@ export interface CompiledZone {
   /** Documented error code -> meaning. */
   errors: ReadonlyMap<number, string>;
   bitmask: boolean;
+  /**
+   * In a bitmask zone, the bits of its one-bit error codes (URIBL's and SURBL's 127.0.0.1): an
+   * answer with any of them set is a refusal whatever other bits it carries (URIBL answers
+   * 127.0.0.255 to a blocked resolver). 0 in an exact zone.
+   */
+  errorBits: number;
 }
 
 export type ZoneVerdict =
@@ -86,6 +92,10 @@ export function isErrorRangeCode(value: number): boolean {
   return value >>> 8 === 0x7fffff;
 }
 
+function lowestBit(bits: number): number {
+  return bits & -bits;
+}
+
 /** 127.0.0.0/24 with one bit set: a listing code of a bitmask zone. */
 function isBitCode(value: number): boolean {
   const low = value & 0xff;
@@ -97,7 +107,8 @@ function isBitCode(value: number): boolean {
  * in this order: any address outside 127.0.0.0/8 is `invalid_answer`; any error code (the
  * zone's own, or anything in 127.255.255.0/24) is `zone_error`; listing codes make a listing
  * (other 127/8 answers beside them are left out); only undefined codes is `unknown_code`.
- * In a bitmask zone the listing codes are the documented bits of 127.0.0.x answers.
+ * In a bitmask zone the listing codes are the documented bits of 127.0.0.x answers, and a
+ * one-bit error code is a refusal bit: set in an answer, the answer is an error.
  */
 export function classifyAnswer(zone: CompiledZone, answer: Pick<DnsAnswer<'A'>, 'status' | 'records'>): ZoneVerdict {
   if (answer.status !== 'ok' || answer.records.length === 0) return { kind: 'clean' };
@@ -109,9 +120,15 @@ export function classifyAnswer(zone: CompiledZone, answer: Pick<DnsAnswer<'A'>, 
   if (foreign.length > 0) {
     return { kind: 'failed', reason: 'invalid_answer', message: `answered ${foreign.join(', ')}, outside 127.0.0.0/8: not a DNSBL answer`, responses };
   }
-  const errors = codes.filter((code) => zone.errors.has(code) || isErrorRangeCode(code));
+  const refusalBits = (code: number) => (code >>> 8 === 0x7f0000 ? code & zone.errorBits : 0);
+  const errors = codes.filter((code) => zone.errors.has(code) || isErrorRangeCode(code) || refusalBits(code) !== 0);
   if (errors.length > 0) {
-    const described = errors.map((code) => `${formatCode(code)} (${zone.errors.get(code) ?? 'an error code: 127.255.255.0/24 is never a listing'})`);
+    const meaning = (code: number) =>
+      zone.errors.get(code) ??
+      (refusalBits(code) !== 0
+        ? `${zone.errors.get(0x7f000000 | lowestBit(refusalBits(code)))}; other bits set beside it are no listing`
+        : 'an error code: 127.255.255.0/24 is never a listing');
+    const described = errors.map((code) => `${formatCode(code)} (${meaning(code)})`);
     return { kind: 'failed', reason: 'zone_error', message: `answered ${described.join(', ')}: not a listing`, responses };
   }
   if (zone.bitmask) {
@@ -236,5 +253,8 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 
 export function compileZone(zone: BlocklistZoneDefinition): CompiledZone {
   const table = (codes: ZoneCode[] | undefined) => new Map((codes ?? []).map((c) => [parseIPv4Number(c.code), c.meaning]));
-  return { zone: zone.zone, name: zone.name, listing: table(zone.listing_codes), errors: table(zone.error_codes), bitmask: zone.bitmask === true };
+  const errors = table(zone.error_codes);
+  const bitmask = zone.bitmask === true;
+  const errorBits = bitmask ? [...errors.keys()].filter(isBitCode).reduce((bits, code) => bits | (code & 0xff), 0) : 0;
+  return { zone: zone.zone, name: zone.name, listing: table(zone.listing_codes), errors, bitmask, errorBits };
 }

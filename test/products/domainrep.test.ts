@@ -60,8 +60,11 @@ const ZONE: Zone = {
   ...listed('errors.com', URIBL, '127.0.0.1'), // URIBL: query refused
   ...listed('errors.com', SURBL, '10.0.0.1'), // not a blocklist answer at all
   'undefined.com': [A()],
-  ...listed('undefined.com', SURBL, '127.0.0.1'), // bit 1: no documented SURBL meaning
+  ...listed('undefined.com', SURBL, '127.0.0.32'), // bit 32: no documented SURBL meaning
   ...listed('undefined.com', DBL, '127.0.1.77'), // not a DBL code
+  'blocked.com': [A()],
+  ...listed('blocked.com', URIBL, '127.0.0.255'), // URIBL to a blocked resolver: every bit, the refusal bit among them
+  ...listed('blocked.com', SURBL, '127.0.0.9'), // SURBL's refusal bit beside PH's
   'silentzone.com': [A()],
   ...listed('silentzone.com', DBL, '127.0.1.4'),
 };
@@ -78,6 +81,7 @@ beforeAll(async () => {
     'errors.com': registration('errors.com', 2 * 365),
     'undefined.com': registration('undefined.com', 2 * 365),
     'silentzone.com': registration('silentzone.com', 2 * 365),
+    'blocked.com': registration('blocked.com', 2 * 365),
     'nodate.com': registration('nodate.com', null),
   });
 });
@@ -204,10 +208,29 @@ describe('network signals', () => {
     const undefinedCodes = await lookup.domainrep('undefined.com');
     expect(byCode(undefinedCodes, 'blocklist').map((s) => s.detail.replace(/:.*?: /, ': '))).toEqual([
       expect.stringContaining('unknown_code: answered 127.0.1.77'),
-      expect.stringContaining('unknown_code: answered 127.0.0.1'),
+      expect.stringContaining('unknown_code: answered 127.0.0.32'),
       'not listed on URIBL multi (multi.uribl.com)',
     ]);
     expect((await lookup.detailed.domainrep('errors.com')).cached).toBe(false);
+  });
+
+  it('reads the refusal bit of a bitmask zone as a refusal whatever else is set: never a listing (found by a reviewer)', async () => {
+    const blocked = await lookupWith().domainrep('blocked.com');
+    expect(byCode(blocked, 'blocklist')).toEqual([
+      { code: 'blocklist', detail: 'not listed on Spamhaus DBL (dbl.spamhaus.org)', weight: 0 },
+      {
+        code: 'blocklist',
+        detail: expect.stringMatching(
+          /^unavailable: SURBL multi \(multi\.surbl\.org\): zone_error: answered 127\.0\.0\.9 \(query refused .*; other bits set beside it are no listing\)/,
+        ),
+        weight: 0,
+      },
+      {
+        code: 'blocklist',
+        detail: expect.stringMatching(/^unavailable: URIBL multi \(multi\.uribl\.com\): zone_error: answered 127\.0\.0\.255 \(query refused/),
+        weight: 0,
+      },
+    ]);
   });
 
   it('scores with the other signals when one zone never answers', async () => {

@@ -109,6 +109,27 @@ describe('brand look-alikes', () => {
     expect(brand('pineapple.com')).toBeNull();
     expect(brand('example.com')).toBeNull();
   });
+
+  // Found by a reviewer: each scored 10 or 25 as a look-alike of its own brand.
+  it.each([
+    'googlesyndication.com',
+    'www.googletagmanager.com',
+    'google-analytics.com',
+    'rr1.sn-abc.googlevideo.com',
+    'c.amazon-adsystem.com',
+    'login.microsoftonline-p.com',
+    'scontent.cdninstagram.com',
+    'dl.dropboxusercontent.com',
+    'media.discordapp.net',
+    'connect.facebook.net',
+    'telegram.me',
+    'www.apple.com.cn',
+    'www.icloud.com.cn',
+    'www.chase.co.uk',
+    'www.dhl.co.uk',
+  ])("%s: the brand's own service domain or country site", (input) => {
+    expect(brand(input)).toBeNull();
+  });
 });
 
 describe('TLD risk and the phishing lists', () => {

@@ -32,6 +32,7 @@ const PATIENT = { connectMs: 2_000, totalMs: 3_000 };
 const ZONE: Zone = {
   'valid.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'other.tls.test': [{ type: 'A', address: '127.0.0.1' }],
+  'mtls.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'sni-a.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'sni-b.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'xn--bcher-kva.tls.test': [{ type: 'A', address: '127.0.0.1' }],
@@ -192,6 +193,19 @@ describe('protocols', () => {
   ] as const)('reports %s from a server that speaks only it', async (protocol, versions) => {
     const server = await serve({ certificate: leaf('valid.tls.test', { keyType: 'rsa' }), ...versions });
     expect((await lookupFor().tls(`valid.tls.test:${server.port}`)).protocol).toBe(protocol);
+  });
+});
+
+describe('a server that demands a client certificate (mTLS)', () => {
+  it.each(['TLSv1.2', 'TLSv1.3'] as const)('%s: reports the certificate it presented before refusing ours', async (protocol) => {
+    const cert = leaf('mtls.tls.test');
+    const server = await serve({ certificate: cert, minVersion: protocol, maxVersion: protocol, requireClientCertificate: true });
+    expect(await lookupFor().tls(`mtls.tls.test:${server.port}`)).toMatchObject({
+      host: 'mtls.tls.test',
+      san: ['mtls.tls.test'],
+      fingerprint_sha256: cert.fingerprint256,
+      protocol,
+    });
   });
 });
 

@@ -215,6 +215,8 @@ export interface TlsServerOptions {
   ciphers?: string;
   /** @default '127.0.0.1' */
   host?: string;
+  /** Demand a client certificate, as an mTLS endpoint does (a client without one is refused with an alert). */
+  requireClientCertificate?: boolean;
 }
 
 export interface TlsTestServer {
@@ -249,6 +251,8 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsTest
     ...base,
     ...contextOptions(options.certificate, options.chain),
     SNICallback: contexts.size > 0 ? (name, callback) => callback(null, contexts.get(name.toLowerCase())) : undefined,
+    requestCert: options.requireClientCertificate === true,
+    rejectUnauthorized: options.requireClientCertificate === true,
   });
   server.on('connection', (socket: net.Socket) => {
     accepted++;

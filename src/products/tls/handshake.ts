@@ -75,7 +75,14 @@ export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessag
       if (!certificate) return finish(new SeclookupError('upstream_failed', 'the server presented no certificate'));
       finish(null, { certificate, protocol: socket.getProtocol() });
     });
-    socket.on('error', (error: Error & { code?: string }) => finish(new SeclookupError('upstream_failed', describeError(error), { cause: error })));
+    socket.on('error', (error: Error & { code?: string }) => {
+      // A server that demands a client certificate (mTLS) refuses ours with an alert, on TLS 1.2
+      // after its own certificate arrived (on TLS 1.3 the client is done first and sees no
+      // refusal): that certificate is still the one the host presents.
+      const presented = socket.getPeerX509Certificate();
+      if (presented) return finish(null, { certificate: presented, protocol: socket.getProtocol() });
+      finish(new SeclookupError('upstream_failed', describeError(error), { cause: error }));
+    });
     socket.once('close', () => finish(new SeclookupError('upstream_failed', 'the server closed the connection during the TLS handshake')));
   });
 }

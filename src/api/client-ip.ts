@@ -25,7 +25,7 @@ export function createClientIpResolver(trustProxy: readonly string[]): ClientIpR
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
     let client = peer;
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = parseIp(hops[i].trim());
+      const hop = parseHop(hops[i].trim());
       if (!hop) break;
       client = hop;
       if (!isTrusted(hop)) break;
@@ -53,6 +53,22 @@ export function createOwnHostResolver(
     const forwarded = first(headers['x-forwarded-host'])?.split(',')[0].trim();
     return forwarded || host;
   };
+}
+
+/** `ip:port` with an IPv4 address; `[ip]` or `[ip]:port` with any (RFC 7239's node forms, as some proxies write them). */
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/**
+ * One X-Forwarded-For entry: an address, or one written with a port (Azure Application Gateway
+ * sends `203.0.113.9:51234`) or in brackets (`[2001:db8::1]:51234`), the port dropped. A bare
+ * IPv6 address with a port cannot be told from an address and is refused, as anything else.
+ */
+function parseHop(text: string): IpAddress | null {
+  const plain = parseIp(text);
+  if (plain) return plain;
+  const address = IPV4_WITH_PORT.exec(text)?.[1] ?? BRACKETED.exec(text)?.[1];
+  return address === undefined ? null : parseIp(address);
 }
 
 function first(value: string | string[] | undefined): string | undefined {

@@ -31,6 +31,18 @@ describe('caller IP', () => {
     expect(clientIp(['10.0.0.0/8'], '10.0.0.1', 'garbage, 10.0.0.2')).toBe('10.0.0.2');
   });
 
+  it('reads an entry written with a port (Azure Application Gateway) or in brackets, dropping the port', () => {
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '203.0.113.9:51234')).toBe('203.0.113.9');
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '[2001:db8::1]:51234')).toBe('2001:db8::1');
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '[2001:db8::1]')).toBe('2001:db8::1');
+    // The walk is the same: a trusted hop with a port is passed over, the client's own entry ignored.
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '6.6.6.6, 203.0.113.9:443, 10.0.0.2:80')).toBe('203.0.113.9');
+    // Not an address with a port: a bad port, an unbracketed IPv6 address with one, a name.
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '203.0.113.9:123456')).toBe('10.0.0.1');
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', '2001:db8::1:51234')).toBe('10.0.0.1');
+    expect(clientIp(['10.0.0.0/8'], '10.0.0.1', 'client.example:80')).toBe('10.0.0.1');
+  });
+
   it('handles IPv6 proxies and clients', () => {
     expect(clientIp(['::1/128'], '::1', '2001:db8::1')).toBe('2001:db8::1');
   });

@@ -11,7 +11,7 @@ import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
 import { isSeclookupError } from '../errors.js';
 import { datasetAges, type DatasetAge } from '../metrics/datasets.js';
-import type { AnyProductModule, DoctorFinding } from '../products/module.js';
+import type { AnyProductModule, DoctorFinding, ProductDoctor } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
 import { redactUserinfo } from '../lib/redact-url.js';
@@ -19,6 +19,7 @@ import { engineOptions, lookupOptionsFrom, tidyEngineLine } from './engines.js';
 import { createLookup, type LookupOptions } from '../lookup.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { formatTable, out, printJson } from './output.js';
+import { cliIo } from './io.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -81,7 +82,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
   const reports: DoctorReport[] = [];
   const ages = new Map<string, DatasetAge[]>();
   for (const age of datasetAges(lookup)) ages.set(age.product, [...(ages.get(age.product) ?? []), age]);
-  const checkedAt = Date.now();
+  const checkedAt = (cliIo().now ?? Date.now)();
   // Asked once the engines are built (datasetAges builds them, holding the event loop for
   // hundreds of ms): a deadline started before would run out with the answer unread.
   // The DNS servers serve resolves names with (--dns, else the system's): upstream hosts are found through them too.
@@ -129,8 +130,25 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
     return [{ level: 'fail', check: 'data', message }];
   }
   const findings: DoctorFinding[] = [{ level: 'ok', check: 'data', message: `loaded${describeAges(ages, now)}` }];
+  const stale = module.doctor?.freshness ? staleness(module.doctor.freshness, ages, now) : null;
+  if (stale) findings.push(stale);
   if (module.doctor?.check) findings.push(...module.doctor.check(engine as never));
   return findings;
+}
+
+/**
+ * A warning naming the datasets older than their product allows (`freshness`), each with its
+ * age and limit, and how to refresh them; null when none is. Answers still come, from old data.
+ */
+function staleness(freshness: NonNullable<ProductDoctor<unknown>['freshness']>, ages: readonly DatasetAge[], now: number): DoctorFinding | null {
+  const stale = ages.flatMap((age) => {
+    const limit = freshness.maxAgeDays[age.dataset];
+    if (limit === undefined || age.builtAtMs === null) return [];
+    const days = Math.floor((now - age.builtAtMs) / 86_400_000);
+    return days > limit ? [`${age.dataset} ${days} days old (over ${limit})`] : [];
+  });
+  if (stale.length === 0) return null;
+  return { level: 'warn', check: 'data', message: `stale: ${stale.join(', ')}; refresh with ${freshness.refresh}` };
 }
 
 /** The resolver serve would build from `given`, each query one try within `timeoutMs`; the error when it cannot be built. */

@@ -29,6 +29,8 @@ export interface CliIo {
    * @default the process itself
    */
   host?: CliHost;
+  /** The clock `doctor` dates the data against (tests fix it, so ages do not drift with the calendar). @default Date.now */
+  now?: () => number;
 }
 
 /**

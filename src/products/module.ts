@@ -282,6 +282,12 @@ export interface ProductDoctor<Engine> {
   upstream?(options: Readonly<Record<string, unknown>> | undefined): { url: string; why: string } | undefined;
   /** What the engine knows about itself (pwbreach: answering from the small bundled sample); warnings are also printed when `serve` starts. */
   check?(engine: Engine): DoctorFinding[];
+  /**
+   * How many days old each dated dataset (`datasetAges`' names) may be before doctor warns that
+   * it is stale, from how often its source changes (a Tor exit list daily, DB-IP monthly), and
+   * how to refresh it (`seclookup data update riskscore`). Datasets not named are never stale.
+   */
+  freshness?: { maxAgeDays: Readonly<Record<string, number>>; refresh: string };
 }
 
 /** A module of any product, for code that handles them all alike. */

@@ -37,6 +37,8 @@ export interface RunOptions {
    * does), by dropping root's power to override them (util-linux `setpriv`).
    */
   filePermissionsBind?: boolean;
+  /** In this process only: the clock the command reads (`io.now`: doctor dates the data against it). */
+  now?: () => number;
 }
 
 /** What a root process loses to be held to file permissions like any user. */
@@ -62,6 +64,7 @@ export async function runCliInProcess(args: string[], options: RunOptions = {}):
     cwd: options.cwd ?? tmpdir(),
     // A serve that starts is stopped by its test, never by a signal to this process.
     host: { signals: new EventEmitter(), exit: () => {} },
+    now: options.now,
   };
   const code = await main(args, io);
   return { code, stdout, stderr };

@@ -42,6 +42,7 @@ export default defineProduct({
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   // The build time of the local data (the MMDB metadata, the npm package's or the CSV files').
   datasetAges: (engine) => [{ dataset: 'asn', builtAtMs: engine.source.builtAt.getTime() }],
+  doctor: { freshness: { maxAgeDays: { asn: 180 }, refresh: 'newer data (docs/products/asn.md)' } },
   doc: ASN_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',

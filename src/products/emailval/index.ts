@@ -34,7 +34,7 @@ export default defineProduct({
     { dataset: 'role-based-local-parts.tsv', builtAtMs: null },
   ],
   doc: EMAILVAL_DOC,
-  doctor: { dns: true },
+  doctor: { dns: true, freshness: { maxAgeDays: { 'disposable-domains.txt': 90 }, refresh: 'seclookup data update emailval' } },
   cli: {
     input: 'an e-mail address',
     example: 'postmaster@example.com',

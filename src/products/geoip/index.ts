@@ -45,6 +45,13 @@ export default defineProduct({
   statusExtras: (engine) => ({ database_records: engine.databaseRecords }),
   // Each MMDB file's build date, from its metadata.
   datasetAges: (engine) => engine.info().files.map((file) => ({ dataset: `mmdb-${file.role}`, builtAtMs: file.builtAt.getTime() })),
+  // DB-IP publishes monthly; MaxMind twice a week.
+  doctor: {
+    freshness: {
+      maxAgeDays: { 'mmdb-ipv4': 180, 'mmdb-ipv6': 180, 'mmdb-both': 180, 'mmdb-asn': 180 },
+      refresh: 'a newer database (docs/products/geoip.md)',
+    },
+  },
   doc: GEOIP_DOC,
   cli: {
     input: 'a public IPv4 or IPv6 address',

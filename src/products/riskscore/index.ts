@@ -24,6 +24,11 @@ export default defineProduct({
   optionNames: { provider: true, url: true, key: true, timeouts: true, cacheSize: true, cacheTtlMs: true, local: true, dnsbl: true, ipsumThreshold: true },
   checkOptions: (options) => void checkRiskScoreOptions(options),
   doctor: {
+    // The abuse lists turn over daily (Tor exits, IPsum, DROP), the ranges monthly or so.
+    freshness: {
+      maxAgeDays: { tor: 30, ipsum: 30, 'spamhaus-drop': 30, 'hosting-vpn': 90, cloud: 90, 'apple-private-relay': 90 },
+      refresh: 'seclookup data update riskscore',
+    },
     upstream: (options) => {
       const provider = options?.provider;
       if (typeof provider !== 'string' || !Object.hasOwn(UPSTREAM_URLS, provider)) return undefined;

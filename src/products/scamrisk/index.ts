@@ -116,6 +116,10 @@ export default defineProduct({
   ],
   extraRoutes: [REPORT_ROUTE],
   statusExtras: () => ({ supported_types: [...IDENTIFIER_TYPES] }),
+  // The phishing and scam lists grow daily; the sanctions lists change every few weeks.
+  doctor: {
+    freshness: { maxAgeDays: { 'phishing/metamask': 30, 'phishing/polkadot': 30, polkadot: 30, ofac: 90 }, refresh: 'seclookup data update scamrisk' },
+  },
   // Each list's date as its signals' `last_seen` says it: snapshots.json, else the bundled snapshot's (lists.ts).
   datasetAges: ({ lists: { dates } }) => [
     { dataset: 'phishing/metamask', builtAtMs: datasetDateMs(dates.metamask) },

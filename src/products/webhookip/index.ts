@@ -35,6 +35,7 @@ export default defineProduct({
   routes: getLookupRoutes('ip', 'invalid_ip', (ip, query): [string, WebhookIpOptions] => [ip, { provider: queryValue(query, 'provider') }]),
   doc: WEBHOOKIP_DOC,
   datasetAges: (engine) => [{ dataset: 'ranges.json', builtAtMs: datasetDateMs(engine.generated) }],
+  doctor: { freshness: { maxAgeDays: { 'ranges.json': 90 }, refresh: 'seclookup data update webhookip' } },
   // Every provider's ranges (no `provider` filter in a batch).
   batch: { input: 'ip', args: (value): [string, WebhookIpOptions?] => [value] },
   cli: {

@@ -3,7 +3,7 @@ import { datasetAgesOf } from '../../lib/datasets.js';
 import { defineProduct, type DatasetUpdateReport, type EngineContext } from '../module.js';
 import { getLookupRoutes } from '../route.js';
 import { createWhoisEngine, resolveWhoisOptions, type CachedWhois } from './engine.js';
-import { buildServerTables, checkTableOptions, parseServerAddress } from './servers.js';
+import { BOOTSTRAP_FILE, buildServerTables, checkTableOptions, parseServerAddress } from './servers.js';
 import type { WhoisEngineOptions } from './types.js';
 import { BootstrapUpdateError, updateRdapBootstrap } from './update.js';
 import { WHOIS_DOC } from './doc.js';
@@ -51,7 +51,11 @@ export default defineProduct({
   statusExtras: (engine) => ({ database_records: engine.knownTlds }),
   datasetAges: (engine) => datasetAgesOf(engine.dataDates),
   doc: WHOIS_DOC,
-  doctor: { dns: true, outbound: { host: 'whois.iana.org', port: 43, why: "TCP port 43 to the registries' WHOIS servers" } },
+  doctor: {
+    dns: true,
+    outbound: { host: 'whois.iana.org', port: 43, why: "TCP port 43 to the registries' WHOIS servers" },
+    freshness: { maxAgeDays: { [BOOTSTRAP_FILE]: 180 }, refresh: 'seclookup data update whois' },
+  },
   cli: {
     input: 'a domain name (a subdomain is looked up as its registrable domain)',
     example: 'example.com',

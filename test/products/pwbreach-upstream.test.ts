@@ -51,6 +51,9 @@ function logged(handler: FixtureHandler): FixtureHandler {
 
 /** A route per scenario, each under its own path so counts stay apart. */
 let failOnce = 0;
+let emptyOnce = 0;
+/** When each request to /throttled-once/ arrived. */
+const throttledAt: number[] = [];
 const ROUTES: Record<string, FixtureHandler> = {
   [`/ok/range/${PREFIX}`]: respond.text(ANSWER),
   [`/padded-only/range/${PREFIX}`]: respond.text(rangeAnswer([`${SUFFIX}:0`, `${NEIGHBOUR.slice(5)}:7`])),
@@ -64,6 +67,19 @@ const ROUTES: Record<string, FixtureHandler> = {
   [`/gone/range/${PREFIX}`]: respond.status(404),
   [`/huge/range/${PREFIX}`]: respond.text(rangeAnswer([`${SUFFIX}:42`], 40_000)),
   [`/chunked/range/${PREFIX}`]: respond.chunked(ANSWER, 100),
+  // Found by a reviewer: an empty 200 (a proxy or a captive portal in the way) was cached for a day as "not breached".
+  [`/empty-once/range/${PREFIX}`]: (req, res) => (emptyOnce++ === 0 ? respond.text('')(req, res) : respond.text(ANSWER)(req, res)),
+  [`/empty/range/${PREFIX}`]: respond.text('\r\n', { contentType: 'text/html' }),
+  [`/throttled-once/range/${PREFIX}`]: (req, res) => {
+    throttledAt.push(Date.now());
+    if (throttledAt.length > 1) return respond.text(ANSWER)(req, res);
+    res.writeHead(429, { 'retry-after': '1', 'content-length': 0 });
+    res.end();
+  },
+  [`/throttled-long/range/${PREFIX}`]: (_req, res) => {
+    res.writeHead(429, { 'retry-after': '3600', 'content-length': 0 });
+    res.end();
+  },
 };
 
 beforeAll(async () => {
@@ -132,6 +148,12 @@ describe('pwbreach upstream: an honest range API', () => {
     expect(hits('flaky')).toBe(2);
   });
 
+  it('waits as long as a 429 says (Retry-After) before trying again', async () => {
+    expect(await engineFor('throttled-once', { attempts: 3 }).pwbreach(PASSWORD)).toEqual({ breached: true, count: 42 });
+    expect(throttledAt).toHaveLength(2);
+    expect(throttledAt[1] - throttledAt[0]).toBeGreaterThanOrEqual(1_000);
+  });
+
   it('waits for a slow answer inside its deadline', async () => {
     expect(await engineFor('a-bit-slow', { timeouts: { totalMs: 5_000 } }).pwbreach(PASSWORD)).toEqual({ breached: true, count: 42 });
   });
@@ -164,6 +186,23 @@ describe('pwbreach upstream: hostile or broken range APIs answer lookup_failed',
 
   it('an answer with one malformed line is refused whole', async () => {
     await expect(engineFor('half-garbage').pwbreach(PASSWORD)).rejects.toMatchObject(failure);
+  });
+
+  it('an empty answer (no hash, not even padding): retried, never cached as "not breached"', async () => {
+    const lookup = engineFor('empty-once', { attempts: 2 });
+    expect(await lookup.detailed.pwbreach(PASSWORD)).toMatchObject({ result: { breached: true, count: 42 }, cached: false });
+    expect(hits('empty-once')).toBe(2);
+    const always = engineFor('empty', { attempts: 2 });
+    const error = await always.pwbreach(PASSWORD).catch((e: Error) => e);
+    expect(error).toMatchObject(failure);
+    expect((error as Error & { cause?: Error }).cause?.message).toBe('the range answer is empty (no hash, no padding)');
+    await expect(always.pwbreach(PASSWORD)).rejects.toMatchObject(failure);
+    expect(hits('empty')).toBe(4);
+  });
+
+  it('a 429 asking for longer than a retry may wait (Retry-After: 3600): failed after one request', async () => {
+    await expect(engineFor('throttled-long', { attempts: 3 }).pwbreach(PASSWORD)).rejects.toMatchObject(failure);
+    expect(hits('throttled-long')).toBe(1);
   });
 
   it('a 404: not retried', async () => {

@@ -88,17 +88,24 @@ function countLines(text: string): number {
   return n;
 }
 
+/** A range answer without a line: a failure that may pass (see `parseRangeAnswer`). */
+export class EmptyRangeError extends SeclookupError {}
+
 /**
  * Read a range API's answer: `SUFFIX:COUNT` lines (35 hex digits in either case, a decimal
  * count), separated by CRLF or LF, blank lines ignored. Lines with count 0 are padding and
  * dropped. Anything else makes the whole answer malformed (SeclookupError `upstream_failed`):
- * half an answer is never trusted. Returns the cacheable text (see `textRange`).
+ * half an answer is never trusted. So does an answer without a single line, padding included
+ * (`EmptyRangeError`): every request asks for padding, so only something broken on the way (a
+ * proxy, a captive portal, a mirror) answers nothing, and read as a range it would say "not
+ * breached" for a whole prefix. Returns the cacheable text (see `textRange`).
  */
 export function parseRangeAnswer(body: string): string {
   const out: string[] = [];
   let sorted = true;
   let previous = '';
   let lineNumber = 0;
+  let lines = 0;
   for (const raw of body.split('\n')) {
     lineNumber++;
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -112,6 +119,7 @@ export function parseRangeAnswer(body: string): string {
     ) {
       throw new SeclookupError('upstream_failed', `the range answer is malformed at line ${lineNumber}`);
     }
+    lines++;
     const count = Number(line.slice(SUFFIX_HEX + 1));
     if (count === 0) continue;
     const suffix = line.slice(0, SUFFIX_HEX).toUpperCase();
@@ -119,6 +127,7 @@ export function parseRangeAnswer(body: string): string {
     previous = suffix;
     out.push(`${suffix}:${count}`);
   }
+  if (lines === 0) throw new EmptyRangeError('upstream_failed', 'the range answer is empty (no hash, no padding)');
   if (!sorted) {
     out.sort();
     // A suffix listed twice keeps its largest count (the store's rule for duplicates).

@@ -15,7 +15,7 @@ import { httpGet } from '../../lib/http-get.js';
 import { checkKnownNames, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { prefixHex } from './hash.js';
-import { parseRangeAnswer, textRange, type BreachRange } from './range.js';
+import { EmptyRangeError, parseRangeAnswer, textRange, type BreachRange } from './range.js';
 import { redactUserinfo } from '../../lib/redact-url.js';
 
 export interface UpstreamOptions {
@@ -61,7 +61,23 @@ export function checkUpstreamUrl(url: string): string {
   return url;
 }
 
-class RetryableError extends Error {}
+/** A failure that may pass; `retryAfterMs` when the upstream said how long to wait (Retry-After). */
+class RetryableError extends Error {
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number | null } = {}) {
+    super(message, { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs ?? undefined;
+  }
+}
+
+/** A Retry-After header (RFC 9110 10.2.3: seconds, or an HTTP date) in ms from now; null when absent or unreadable. */
+function retryAfterMs(header: string | string[] | undefined): number | null {
+  if (typeof header !== 'string' || header.trim() === '') return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}
 
 const UPSTREAM_OPTION_NAMES = ['url', 'timeouts', 'attempts', 'backoffMs', 'maxBytes'] as const;
 
@@ -111,16 +127,23 @@ export function createUpstreamSource(options: UpstreamOptions, cache: ProductCac
       throw new RetryableError('request failed', { cause: error });
     }
     const { status } = response;
-    if (status >= 500 || status === 429 || status === 408) throw new RetryableError(`answered HTTP ${status}`);
+    if (status >= 500 || status === 429 || status === 408)
+      throw new RetryableError(`answered HTTP ${status}`, { retryAfterMs: retryAfterMs(response.headers['retry-after']) });
     if (status !== 200) throw new SeclookupError('upstream_failed', `the range API answered HTTP ${status}`);
-    return parseRangeAnswer(response.body.toString('latin1'));
+    try {
+      return parseRangeAnswer(response.body.toString('latin1'));
+    } catch (error) {
+      if (error instanceof EmptyRangeError) throw new RetryableError(error.message);
+      throw error;
+    }
   }
 
   async function fetchRange(prefix: number): Promise<SourcedRange> {
     const hex = prefixHex(prefix);
     let lastError: unknown;
+    let waitAtLeastMs = 0;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) await sleep(Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (attempt - 2)) * (0.5 + Math.random() / 2));
+      if (attempt > 1) await sleep(Math.max(waitAtLeastMs, Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (attempt - 2)) * (0.5 + Math.random() / 2)));
       try {
         const text = await fetchOnce(hex);
         cache?.set(hex, text);
@@ -128,6 +151,9 @@ export function createUpstreamSource(options: UpstreamOptions, cache: ProductCac
       } catch (error) {
         lastError = error instanceof RetryableError && error.cause !== undefined ? error.cause : error;
         if (!(error instanceof RetryableError)) break;
+        // The upstream said when to come back (429, 503): no sooner; later than a backoff could wait is too late to help.
+        waitAtLeastMs = error.retryAfterMs ?? 0;
+        if (waitAtLeastMs > MAX_BACKOFF_MS) break;
       }
     }
     // The client hears only that the lookup failed; the cause stays with the error.

@@ -40,12 +40,19 @@ export interface CliIo {
  */
 export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 
+/**
+ * The signals `serve` handles: its stop signals, SIGUSR1 (reopen the log file, as nginx does;
+ * Node's default would open its debugger, on which any local user could run code in serve) and
+ * SIGUSR2 (ignored; Node's default would kill it at once, losing the log's buffer).
+ */
+export type ServeSignal = StopSignal | 'SIGUSR1' | 'SIGUSR2';
+
 /** The signals and the exit `serve` would otherwise take from its process. */
 export interface CliHost {
   /** Emits 'SIGTERM', 'SIGINT' and 'SIGHUP' (an EventEmitter the caller emits on); `off`, when there, lets serve take its listeners back. */
   signals: {
-    on(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
-    off?(signal: StopSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+    on(signal: ServeSignal, listener: (signal: NodeJS.Signals) => void): unknown;
+    off?(signal: ServeSignal, listener: (signal: NodeJS.Signals) => void): unknown;
   };
   /** Called with serve's exit code once it has stopped (where the binary would end the process). */
   exit(code: number): void;

@@ -11,6 +11,7 @@
  * dropped and counted, so the service neither grows without bound nor stops.
  */
 import { EventEmitter } from 'node:events';
+import { closeSync, fstatSync, openSync, readlinkSync, statSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 // A CommonJS module: its default import is `module.exports`, which carries the class by name too.
 import sonicBoom from 'sonic-boom';
@@ -57,8 +58,13 @@ export interface ServeLog {
   fatal(error: unknown, context: string): void;
   /** Write out everything buffered and close the destination. Resolves within `timeoutMs` even if the reader is stuck. */
   close(timeoutMs?: number): Promise<void>;
-  /** Lines dropped so far because the destination held BACKLOG_BYTES it had not taken. */
+  /** Lines dropped so far: the destination held BACKLOG_BYTES it had not taken, or its reader went away. */
   readonly droppedLines: number;
+  /**
+   * Open the log file again by its name (after a rotation renamed it: SIGUSR1) and write there
+   * from now on; returns its path, or null when the log is not a file (a pipe, a terminal).
+   */
+  reopen(): string | null;
 }
 
 export interface ServeLogOptions {
@@ -69,22 +75,33 @@ export interface ServeLogOptions {
   onWriteError?: (error: Error) => void;
   /** Called once, when the first line is dropped because the destination is that far behind. */
   onBacklogFull?: (backlogBytes: number) => void;
+  /** Called once, when the log's reader has gone away (EPIPE): no line is written after. */
+  onReaderGone?: () => void;
   /** @internal the backlog's size, smaller in tests. @default BACKLOG_BYTES */
   backlogBytes?: number;
 }
 
-export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, backlogBytes = BACKLOG_BYTES }: ServeLogOptions): ServeLog {
-  const destination = typeof dest === 'object' ? writerDestination(dest) : fileDestination(dest, backlogBytes);
+export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, onReaderGone, backlogBytes = BACKLOG_BYTES }: ServeLogOptions): ServeLog {
+  // stdout redirected to a file is opened by its name: in append mode, and again on reopen.
+  const target = dest === 1 ? (stdoutFile() ?? 1) : dest;
+  const destination =
+    typeof target === 'object' ? writerDestination(target) : fileDestination(target, backlogBytes, (bytes) => (droppedLines += countLines(bytes)));
   // A writer (serve in process) gets each turn's lines at once; a file or pipe, 48 KiB at a time.
   const batch = createLineBatch(destination, typeof dest === 'object' ? 0 : MIN_WRITE_BYTES);
   let reportedWriteError = false;
+  let reportedReaderGone = false;
   let droppedLines = 0;
   let closing: Promise<void> | undefined;
   // A gone log reader (EPIPE) must not stop the service, as `main` does for stdout: the
   // destination stops writing. Any other failure (a full disk, a closed terminal) is reported
   // once, and writing is tried again with the next lines: a disk that frees up gets them.
   destination.on('error', (error: NodeJS.ErrnoException) => {
-    if (destination.readerGone() || reportedWriteError) return;
+    if (destination.readerGone()) {
+      if (!reportedReaderGone) onReaderGone?.();
+      reportedReaderGone = true;
+      return;
+    }
+    if (reportedWriteError) return;
     reportedWriteError = true;
     onWriteError?.(error);
   });
@@ -134,7 +151,33 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, b
     get droppedLines() {
       return droppedLines;
     },
+    reopen() {
+      if (typeof target !== 'string' || closing) return null;
+      (destination as ReturnType<typeof fileDestination>).reopen();
+      return target;
+    },
   };
+}
+
+/**
+ * Where file descriptor 1 leads when it is a regular file, by name (Linux's /proc), so the log
+ * opens the file itself: in append mode, so a `copytruncate` rotation (the file truncated under
+ * serve) leaves no run of NUL bytes up to serve's old offset as a shell's `>` would; and by name
+ * again on SIGUSR1, so a rename-and-signal rotation moves the log to the new file. Null for a
+ * pipe or a terminal, a deleted file, a file this process cannot open, or no /proc.
+ */
+export function stdoutFile(): string | null {
+  try {
+    const stdout = fstatSync(1);
+    if (!stdout.isFile()) return null;
+    const path = readlinkSync('/proc/self/fd/1');
+    const named = statSync(path);
+    if (named.ino !== stdout.ino || named.dev !== stdout.dev) return null;
+    closeSync(openSync(path, 'a'));
+    return path;
+  } catch {
+    return null;
+  }
 }
 
 function countLines(bytes: Buffer): number {
@@ -219,7 +262,7 @@ function quoted(value: string | null): string {
  * was a full disk or a closed terminal. sonic-boom 5 fixes that loop, and nothing flushes at
  * exit but `close`.
  */
-function fileDestination(dest: number | string, backlogBytes: number) {
+function fileDestination(dest: number | string, backlogBytes: number, onSkipped: (bytes: Buffer) => void) {
   const sonic = new sonicBoom.SonicBoom({
     dest,
     sync: false,
@@ -238,7 +281,8 @@ function fileDestination(dest: number | string, backlogBytes: number) {
     readerGone: () => readerGone,
     // sonic-boom's types know only strings; in buffer mode it takes buffers.
     writeBytes: (bytes: Buffer) => {
-      if (!readerGone) sonic.write(bytes as unknown as string);
+      if (readerGone) onSkipped(bytes);
+      else sonic.write(bytes as unknown as string);
     },
   });
 }

@@ -308,6 +308,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
       level: logLevel,
       dest: owner ? stdout : 1,
       onWriteError: (error) => note(`seclookup: cannot write the log: ${error.message}`),
+      onReaderGone: () => note("seclookup: the log's reader went away (a closed pipe): serve answers on, its request lines are dropped and counted"),
       onBacklogFull: (bytes) =>
         note(`seclookup: the log is ${bytes / 1024 / 1024} MiB behind (a stalled reader or a full disk): dropping lines until it catches up`),
     });

@@ -22,7 +22,7 @@ import type { Lookup } from '../lookup.js';
 import { EXIT_FAILURE, EXIT_OK } from './errors.js';
 import type { ServeLog } from './log.js';
 import { note } from './output.js';
-import { cliIo, withIo, type CliHost, type StopSignal } from './io.js';
+import { cliIo, withIo, type CliHost, type ServeSignal, type StopSignal } from './io.js';
 
 const STOP_SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
@@ -68,7 +68,10 @@ const catchers = new WeakMap<object, StopSignals>();
  * Catch the stop signals of the command running now (its io's host, else the process): SIGTERM,
  * SIGINT, and SIGHUP when it is a closing terminal (elsewhere SIGHUP is ignored, with a line on
  * stderr: serve has nothing to reload, and Node's default, dying at once, overrides even nohup's).
- * Called again for the same source before `release`, it returns the same catcher.
+ * And the two Node would otherwise act on: SIGUSR1 reopens the log file (log rotation), never
+ * Node's debugger (which would let any local user run code in serve), and SIGUSR2 is ignored
+ * (Node's default kills at once). Called again for the same source before `release`, it returns
+ * the same catcher.
  */
 export function catchStopSignals(): StopSignals {
   const io = cliIo();
@@ -101,7 +104,18 @@ export function catchStopSignals(): StopSignals {
     });
   const ignore = (signal: NodeJS.Signals) =>
     withIo(io, () => note(`${signal} ignored: serve is not on a terminal and has nothing to reload (SIGTERM stops it)`));
-  const listeners = STOP_SIGNALS.map((signal) => [signal, signal === 'SIGHUP' && !hangupStops ? ignore : stop] as const);
+  const reopenLog = (signal: NodeJS.Signals) =>
+    withIo(io, () => {
+      if (!running || stopping) return note(`${signal}: the log is not open yet or is closing: nothing to reopen`);
+      const reopened = running.options.log.reopen();
+      note(reopened ? `${signal}: reopening the log file ${reopened}` : `${signal} ignored: the log is not a file (a pipe or a terminal): nothing to reopen`);
+    });
+  const ignoreUser2 = (signal: NodeJS.Signals) => withIo(io, () => note(`${signal} ignored (SIGUSR1 reopens the log file, SIGTERM stops serve)`));
+  const listeners: (readonly [ServeSignal, (signal: NodeJS.Signals) => void])[] = [
+    ...STOP_SIGNALS.map((signal) => [signal, signal === 'SIGHUP' && !hangupStops ? ignore : stop] as const),
+    ['SIGUSR1', reopenLog],
+    ['SIGUSR2', ignoreUser2],
+  ];
   for (const [signal, listener] of listeners) signals.on(signal, listener);
 
   const catcher: StopSignals = {
@@ -155,7 +169,8 @@ async function stopGracefully({ server, api, meter, stores, lookup, log, deadlin
     code = EXIT_FAILURE;
   }
   await log.close();
-  if (log.droppedLines > 0) note(`seclookup: ${log.droppedLines.toLocaleString('en-US')} log line(s) were dropped while the log's destination was behind`);
+  if (log.droppedLines > 0)
+    note(`seclookup: ${log.droppedLines.toLocaleString('en-US')} log line(s) were dropped (the log's destination was behind, or its reader gone)`);
   return code;
 }
 

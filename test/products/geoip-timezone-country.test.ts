@@ -4,7 +4,7 @@
  * neighbour's zone, sometimes with another UTC offset. Real data throughout: the bundled DB-IP
  * City Lite files, tz-lookup, and data/timezone/zone.tab (tzdata 2025b).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tzlookup from '@photostructure/tz-lookup';
@@ -220,5 +220,32 @@ describe('the table: data/timezone/zone.tab', () => {
     const invalid = thrown(bad);
     expect(isSeclookupError(invalid) && invalid.code).toBe('dataset_invalid');
     expect((invalid as Error).message).toContain(bad);
+  });
+
+  it("is read from the engine's data folder (createLookup({ dataDir })), not the package's (found by a reviewer)", async () => {
+    const dataDir = join(temp, 'data');
+    cpSync(bundledDataDir(), dataDir, { recursive: true, filter: (path) => !path.endsWith('.idx') });
+    // The folder's table without Vietnam: its Hanoi record keeps the zone at its coordinates
+    // (tz-lookup's Asia/Bangkok), where the package's table makes it Asia/Ho_Chi_Minh.
+    const zoneTab = join(dataDir, 'timezone', 'zone.tab');
+    writeFileSync(zoneTab, readFileSync(zoneTab, 'utf8').replace(/^VN\t.*\n/m, ''));
+    const folder = createLookup({ dataDir, geoip: { asn: false, watch: false } });
+    expect((await folder.geoip('14.254.144.30')).timezone.id).toBe('Asia/Bangkok');
+    expect((await lookup.geoip('14.254.144.30')).timezone.id).toBe('Asia/Ho_Chi_Minh');
+    await folder.close();
+    // And a folder without the table fails the engine's build, naming the folder's file.
+    const bare = join(temp, 'data-without-zone-tab');
+    cpSync(dataDir, bare, { recursive: true });
+    rmSync(join(bare, 'timezone', 'zone.tab'));
+    const error = (() => {
+      try {
+        createLookup({ dataDir: bare, geoip: { asn: false, watch: false } }).engine('geoip');
+      } catch (thrown) {
+        return thrown;
+      }
+      return null;
+    })();
+    expect(isSeclookupError(error) && error.code).toBe('dataset_missing');
+    expect((error as Error).message).toContain(join(bare, 'timezone', 'zone.tab'));
   });
 });

@@ -71,12 +71,22 @@ const RING_POINTS = 16;
 /** ISO 6709 as zone.tab writes it: ±DDMM±DDDMM or ±DDMMSS±DDDMMSS. */
 const COORDINATES = /^([+-])(\d{2})(\d{2})(\d{2})?([+-])(\d{3})(\d{2})(\d{2})?$/;
 
-let bundled: CountryZones | undefined;
+/** The table of a data folder (its `timezone/zone.tab`), read once per process and folder. */
+const tables = new Map<string, CountryZones>();
 
-/** The bundled table, read on first use. Throws SeclookupError `dataset_missing` / `dataset_invalid` naming the file. */
+/**
+ * The table in `dataDir` (the engine's data folder: `createLookup({ dataDir })`, `--data-dir`),
+ * read on first use. Throws SeclookupError `dataset_missing` / `dataset_invalid` naming the file.
+ */
+export function countryZonesIn(dataDir: string): CountryZones {
+  let table = tables.get(dataDir);
+  if (!table) tables.set(dataDir, (table = readCountryZones(join(dataDir, ZONE_TAB_FILE))));
+  return table;
+}
+
+/** The bundled data folder's table. */
 export function bundledCountryZones(): CountryZones {
-  bundled ??= readCountryZones(join(bundledDataDir(), ZONE_TAB_FILE));
-  return bundled;
+  return countryZonesIn(bundledDataDir());
 }
 
 /** Read a zone.tab file. Throws SeclookupError `dataset_missing` (unreadable) / `dataset_invalid` (not such a file). */

@@ -37,6 +37,7 @@ import {
 } from './database.js';
 import { fileIdentity } from '../../lib/shared-file-data.js';
 import { readGeo, type Geo } from './record.js';
+import { bundledCountryZones, type CountryZones } from './country-zones.js';
 import { reverseDnsBudget, reverseDomain } from './reverse-dns.js';
 import type { AsnSource, GeoIpDatabaseInfo, GeoIpEngineOptions, GeoIpResult } from './types.js';
 
@@ -78,6 +79,8 @@ export interface GeoIpEngineDeps {
   dns: () => DnsResolver;
   /** Another product's engine (for `asn`); throws when that product is missing or broken. */
   engine: (id: 'asn') => AsnSource | null;
+  /** tzdata's zone.tab of the data folder: which zones a record's country may answer. @default the bundled data's */
+  countryZones?: CountryZones;
 }
 
 export const GEOIP_CACHE_SIZE = 10_000;
@@ -119,6 +122,7 @@ interface LoadedSet {
 export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
   const options = deps.options ?? {};
   const { cacheSize, watchIntervalMs, reverseBudget } = checkGeoIpOptions(options);
+  const countryZones = deps.countryZones ?? bundledCountryZones();
   const { slots, isDefault } = configuredSlots(options);
 
   // Lazy: a file is read by the first lookup that needs it, so a one-shot IPv4 lookup never
@@ -222,7 +226,7 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
         throw new LookupError('lookup_failed', `the geolocation database could not be read for ${input.ip}: ${(error as Error).message}`, { cause: error });
       }
       if (record === null) return null;
-      geo = readGeo(record);
+      geo = readGeo(record, countryZones);
       opened.memo?.set(offset, geo);
     }
     return geo.known ? geo : null;

@@ -1,7 +1,7 @@
 import { invalidOption } from '../../errors.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { IP_LOOKUP_ROUTES } from '../route.js';
-import { bundledCountryZones } from './country-zones.js';
+import { countryZonesIn } from './country-zones.js';
 import { checkGeoIpOptions, createGeoIpEngine } from './engine.js';
 import type { GeoIpEngineOptions } from './types.js';
 import { GEOIP_DOC } from './doc.js';
@@ -33,10 +33,9 @@ export default defineProduct({
     onReloadError: true,
   },
   checkOptions: (options) => void checkGeoIpOptions(options),
-  createEngine: ({ options, dns, engine }: EngineContext<GeoIpEngineOptions, 'asn'>) => {
-    bundledCountryZones(); // read now (once per process): a missing data/timezone/zone.tab fails the build, naming it
-    return createGeoIpEngine({ options, dns, engine });
-  },
+  createEngine: ({ options, dns, engine, dataDir }: EngineContext<GeoIpEngineOptions, 'asn'>) =>
+    // The data folder's zone.tab, read now (once per folder): a missing one fails the build, naming it.
+    createGeoIpEngine({ options, dns, engine, countryZones: countryZonesIn(dataDir) }),
   // SPEC: GET ?ip= and GET /lookup/{ip} (IPv6 URL-encoded).
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },

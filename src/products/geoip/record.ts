@@ -16,7 +16,7 @@
  * country-zones.ts). Everything else stays null.
  */
 import tzlookup from '@photostructure/tz-lookup';
-import { bundledCountryZones } from './country-zones.js';
+import { bundledCountryZones, type CountryZones } from './country-zones.js';
 import { CONTINENT_NAMES, continentOf, countryNameOf, EU_MEMBERS, isKnownCountry } from './countries.js';
 
 /** The location part of a result, made once per database record and shared (read-only). */
@@ -44,13 +44,17 @@ export interface Geo {
 
 type Loose = Record<string, unknown>;
 
-/** Read a record of either layout. Never throws on odd shapes: unknown fields read as null. */
-export function readGeo(record: unknown): Geo {
+/**
+ * Read a record of either layout; a zone worked out from coordinates stays within the record's
+ * country as `zones` (tzdata's zone.tab in the engine's data folder) lists them. Never throws on
+ * odd shapes: unknown fields read as null.
+ */
+export function readGeo(record: unknown, zones: CountryZones = bundledCountryZones()): Geo {
   const rec = (isObject(record) ? record : {}) as Loose;
-  return typeof rec.country_code === 'string' || typeof rec.state1 === 'string' ? readFlat(rec) : readMaxMind(rec);
+  return typeof rec.country_code === 'string' || typeof rec.state1 === 'string' ? readFlat(rec, zones) : readMaxMind(rec, zones);
 }
 
-function readFlat(rec: Loose): Geo {
+function readFlat(rec: Loose, zones: CountryZones): Geo {
   const code = countryCode(rec.country_code);
   const latitude = coordinate(rec.latitude, 90);
   const longitude = coordinate(rec.longitude, 180);
@@ -63,7 +67,7 @@ function readFlat(rec: Loose): Geo {
     postal: text(rec.postcode),
     latitude,
     longitude,
-    timezoneId: text(rec.timezone) ?? zoneAt(latitude, longitude, code),
+    timezoneId: text(rec.timezone) ?? zoneAt(latitude, longitude, code, zones),
     isEu: code ? EU_MEMBERS.has(code) : null,
     isp: null,
     org: null,
@@ -72,7 +76,7 @@ function readFlat(rec: Loose): Geo {
   });
 }
 
-function readMaxMind(rec: Loose): Geo {
+function readMaxMind(rec: Loose, zones: CountryZones): Geo {
   const country = objectAt(rec, 'country');
   const code = country ? countryCode(country.iso_code) : null;
   const continent = objectAt(rec, 'continent');
@@ -92,7 +96,7 @@ function readMaxMind(rec: Loose): Geo {
     postal: text(objectAt(rec, 'postal')?.code),
     latitude,
     longitude,
-    timezoneId: (location ? text(location.time_zone) : null) ?? zoneAt(latitude, longitude, code),
+    timezoneId: (location ? text(location.time_zone) : null) ?? zoneAt(latitude, longitude, code, zones),
     // MaxMind sets the flag only when true; a record without it falls back on the EU list.
     isEu: code ? (typeof euFlag === 'boolean' ? euFlag : EU_MEMBERS.has(code)) : null,
     isp: text(traits.isp),
@@ -151,10 +155,10 @@ function finish(fields: Omit<Geo, 'located' | 'known'>): Geo {
  * in the neighbour's zone). Run once per record while the engine's record memo holds it; the
  * country check is one Set lookup, the search for a replacement only runs on a mismatch.
  */
-function zoneAt(latitude: number | null, longitude: number | null, country: string | null): string | null {
+function zoneAt(latitude: number | null, longitude: number | null, country: string | null, zones: CountryZones): string | null {
   if (latitude === null || longitude === null) return null;
   const found = lookupZone(latitude, longitude);
-  return country === null ? found : bundledCountryZones().zoneFor(country, latitude, longitude, found, lookupZone);
+  return country === null ? found : zones.zoneFor(country, latitude, longitude, found, lookupZone);
 }
 
 function lookupZone(latitude: number, longitude: number): string | null {

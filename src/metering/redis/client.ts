@@ -5,7 +5,8 @@
  * message names neither a key nor a secret. This folder is the only place that loads ioredis.
  */
 import { createHash } from 'node:crypto';
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { SeclookupError, invalidOption } from '../../errors.js';
 import { isClusterUrl, parseClusterUrl, parseServerUrl, redisUrlProblem } from './url.js';
 
@@ -152,16 +153,32 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   return connection;
 }
 
+/**
+ * ioredis (a CommonJS package), required when a connection is opened rather than imported with
+ * the module: importing the Redis stores then needs no ioredis (an optional peer), a bundler
+ * leaves it out of an app that never opens one (an import would pull it into every bundle of
+ * `seclookup`, through the CLI's commands), and a missing one is said in words.
+ */
+function ioredis(): typeof import('ioredis') {
+  try {
+    return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND')
+      throw new SeclookupError('invalid_option', 'the Redis stores need the ioredis package: npm install ioredis', { cause: error });
+    throw error;
+  }
+}
+
 function openServer(url: string, settings: RedisOptions): Redis {
   const { host, port, username, password, db, tls } = parseServerUrl(url);
-  return new Redis({ ...settings, host, port, username, password, db, ...(tls ? { tls: {} } : {}) });
+  return new (ioredis().Redis)({ ...settings, host, port, username, password, db, ...(tls ? { tls: {} } : {}) });
 }
 
 function openCluster(url: string, options: RedisConnectionOptions): Cluster {
   const { nodes, username, password, tls } = parseClusterUrl(url);
   const clusterOptions = redisClusterOptions(options);
   clusterOptions.redisOptions = { ...clusterOptions.redisOptions, username, password, ...(tls ? { tls: {} } : {}) };
-  return new Cluster(nodes, clusterOptions);
+  return new (ioredis().Cluster)(nodes, clusterOptions);
 }
 
 /**

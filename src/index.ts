@@ -120,6 +120,8 @@ export type {
   ScamriskResult,
   ScamriskEngineOptions,
   ScamriskRequest,
+  ScamriskShorthandRequest,
+  ScamriskTypedRequest,
   Signal as ScamriskSignal,
   SignalCode as ScamriskSignalCode,
   RiskLevel as ScamriskRiskLevel,

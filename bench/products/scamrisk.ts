@@ -16,7 +16,7 @@ import { createScamriskEngine, SCAMRISK_CACHE_TTL_MS, type CachedScamrisk, type 
 import { eip55 } from '../../src/products/scamrisk/crypto.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
 import { createMemoryReportStore } from '../../src/products/scamrisk/reports.js';
-import { SOFT_SOURCES, type IdentifierType } from '../../src/products/scamrisk/types.js';
+import { SOFT_SOURCES, type IdentifierType, type ScamriskRequest } from '../../src/products/scamrisk/types.js';
 
 const SUITE = 'scamrisk engine';
 
@@ -91,7 +91,7 @@ export async function run(): Promise<BenchRow[]> {
 const ISSUE_ADDRESS = '0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf';
 
 /** What the API does per request: prepare, assess, the answer's JSON. */
-const answer = async (engine: Pick<ScamriskEngine, 'prepare' | 'lookup'>, request: Record<string, unknown>) => {
+const answer = async (engine: Pick<ScamriskEngine, 'prepare' | 'lookup'>, request: ScamriskRequest) => {
   const outcome = await engine.lookup(engine.prepare(request));
   return outcome.json ?? JSON.stringify(outcome.result);
 };
@@ -107,9 +107,12 @@ async function issueRoute(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-scamrisk-bench-'));
   try {
     const engine = await sqliteEngine('../../src', join(dir, 'now.db'));
-    const request = { type: 'crypto', value: ISSUE_ADDRESS };
+    const request: ScamriskRequest = { type: 'crypto', value: ISSUE_ADDRESS };
     // Distinct mixed-case addresses, each assessed once: no memo of parsed identifiers helps.
-    const distinct = Array.from({ length: 60_000 }, (_, i) => ({ type: 'crypto', value: eip55((i * 2654435761).toString(16).padStart(40, '7').slice(-40)) }));
+    const distinct = Array.from(
+      { length: 60_000 },
+      (_, i): ScamriskRequest => ({ type: 'crypto', value: eip55((i * 2654435761).toString(16).padStart(40, '7').slice(-40)) }),
+    );
     const options = { durationMs: 500, batch: 200, warmupBatches: 10 };
     const before = process.env.SECLOOKUP_BENCH_BASELINE;
     const baseline = before ? await sqliteEngine(resolve(before, 'src'), join(dir, 'before.db')) : null;

@@ -16,7 +16,7 @@ import { viaMirror } from '../../src/lib/source-update.js';
 import { createLookup } from '../../src/lookup.js';
 import scamriskModule from '../../src/products/scamrisk/index.js';
 import { LIST_DATES, loadScamLists } from '../../src/products/scamrisk/lists.js';
-import { SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
+import { SOFT_SOURCES, type ScamriskRequest, type ScamriskResult } from '../../src/products/scamrisk/types.js';
 import {
   METAMASK_CONFIG_URL,
   ofacListUrl,
@@ -111,7 +111,7 @@ function update(options: Partial<ScamriskUpdateOptions> = {}) {
 }
 
 /** scamrisk on the data folder as it is now (the lists are read when the engine is made), every engine-backed (networked) source off. */
-function engineOnData(): (request: Record<string, unknown>) => Promise<ScamriskResult> {
+function engineOnData(): (request: ScamriskRequest) => Promise<ScamriskResult> {
   const lookup = createLookup({ dataDir, scamrisk: { disable: [...SOFT_SOURCES] } });
   return (request) => lookup.scamrisk(request);
 }

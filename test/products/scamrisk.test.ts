@@ -11,7 +11,7 @@ import { createLookup, type Lookup } from '../../src/lookup.js';
 import { coveringDomains } from '../../src/products/scamrisk/engine.js';
 import { parseIdentifier } from '../../src/products/scamrisk/identifiers.js';
 import { createMemoryReportStore, type ReportStore } from '../../src/products/scamrisk/reports.js';
-import { LIMITATIONS, SOFT_SOURCES, type ScamriskResult } from '../../src/products/scamrisk/types.js';
+import { LIMITATIONS, SOFT_SOURCES, type ScamriskRequest, type ScamriskResult } from '../../src/products/scamrisk/types.js';
 import { createApiStack, FROZEN_NOW, type ApiStack } from '../api/harness.js';
 
 const DATA = join(bundledDataDir(), 'scamrisk');
@@ -37,11 +37,24 @@ function fresh(now = () => FROZEN_NOW, cacheSize?: number): void {
   lookup = createLookup({ now, scamrisk: { ...OFFLINE, reports: store, cacheSize } });
 }
 
+/** Any object, as an HTTP body or a JavaScript caller may send it: the engine checks every field. */
 async function assess(request: Record<string, unknown>): Promise<ScamriskResult> {
-  return lookup.scamrisk(request);
+  return lookup.scamrisk(request as ScamriskRequest);
 }
 
 beforeAll(() => fresh());
+
+describe('the input type (found by a reviewer: it was any object)', () => {
+  it('takes { type, value } and the shorthand; a misspelled field or an unknown type does not compile, and fails at run time too', async () => {
+    expect((await lookup.scamrisk({ type: 'email', value: 'someone@example.com' })).identifier.type).toBe('email');
+    expect((await lookup.scamrisk({ phone: '020 7946 0000', region: 'GB' })).identifier.type).toBe('phone');
+    // tsc (npm test's type check) fails if these lines ever type-check.
+    // @ts-expect-error: "tpye" is no field
+    await expect(lookup.scamrisk({ tpye: 'crypto', value: 'x' })).rejects.toMatchObject({ code: 'invalid_request' });
+    // @ts-expect-error: "wallet" is no identifier type
+    await expect(lookup.scamrisk({ type: 'wallet', value: 'x' })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+});
 
 describe('bundled lists', () => {
   it('a sanctioned ETH address (any letter case) is critical with its asset as evidence', async () => {

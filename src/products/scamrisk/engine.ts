@@ -182,9 +182,11 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     return identifier;
   }
 
-  function prepare(request: ScamriskRequest): ScamriskQuery {
-    if (typeof request !== 'object' || request === null || Array.isArray(request))
+  function prepare(given: ScamriskRequest): ScamriskQuery {
+    if (typeof given !== 'object' || given === null || Array.isArray(given))
       throw new LookupError('invalid_request', 'send { "type": ..., "value": ... } or { "<type>": value }');
+    // Read as any object: an HTTP body is whatever the client sent, whatever the type says.
+    const request = given as Readonly<Record<string, unknown>>;
     // The common shape, { type, value } with a known type and a value, straight to normalize:
     // what the general reading below would do with it, without its arrays.
     const { type: givenType, value: givenValue } = request;

@@ -18,12 +18,12 @@ declare module '../module.js' {
 
 /** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
 function fromQuery({ query }: RouteInput): ScamriskRequest {
-  const request: ScamriskRequest = {};
+  const request: Record<string, string> = {};
   for (const name of ['type', 'value', 'region']) {
     const value = query.get(name);
     if (value !== null) request[name] = value;
   }
-  return request;
+  return request as unknown as ScamriskRequest;
 }
 
 interface ReportQuery {
@@ -111,7 +111,7 @@ export default defineProduct({
     createScamriskEngine({ lists: loadScamLists(dataDir), options, now, engine, cache: cache<CachedScamrisk>(scamriskCacheSettings(options)) }),
   // SPEC: POST /assess with { type, value } or { <type>: value }; GET /assess?type=&value=.
   routes: [
-    { method: 'POST', path: 'assess', inputError: 'invalid_request', args: ({ body }): [ScamriskRequest] => [body ?? {}] },
+    { method: 'POST', path: 'assess', inputError: 'invalid_request', args: ({ body }): [ScamriskRequest] => [(body ?? {}) as unknown as ScamriskRequest] },
     { method: 'GET', path: 'assess', inputError: 'invalid_request', args: (input): [ScamriskRequest] => [fromQuery(input)] },
   ],
   extraRoutes: [REPORT_ROUTE],
@@ -132,7 +132,7 @@ export default defineProduct({
     input: 'the identifier (with --type)',
     example: '--type domain metamask-io.com',
     flags: { type: `scamrisk: the identifier type (${IDENTIFIER_TYPES.join(', ')})`, region: 'scamrisk: region of a phone number without + (US, GB, ...)' },
-    args: (input, flags): [ScamriskRequest] => [{ type: flags.type, value: input, region: flags.region }],
+    args: (input, flags): [ScamriskRequest] => [{ type: flags.type as IdentifierType, value: input, region: flags.region }],
     settings: {
       'scamrisk-reports': {
         help: 'report database (SQLite file; default for serve: the --db file, for lookup: none)',

@@ -112,5 +112,21 @@ export interface ScamriskEngineOptions {
   cacheTtlMs?: number;
 }
 
-/** What the API and in-process calls pass: `{ type, value }` or `{ email: '...' }`, with an optional phone `region`. */
-export type ScamriskRequest = Record<string, unknown>;
+/**
+ * An identifier as `{ type, value }`; `region` (ISO 3166 alpha-2) for phone numbers only. A type
+ * literal, not an interface: it is sent as a JSON body, which takes any string-keyed object.
+ */
+export type ScamriskTypedRequest = {
+  type: IdentifierType;
+  value: string;
+  region?: string;
+};
+
+/** The typed shorthand, the identifier's type as its one key: `{ email: '...' }`, `{ phone: '...', region: 'GB' }`. */
+export type ScamriskShorthandRequest = { [Type in IdentifierType]: { [Key in Type]: string } & { region?: string } }[IdentifierType];
+
+/**
+ * What in-process calls and the typed client pass. The HTTP route hands over whatever JSON
+ * object it was sent; the engine checks every field of it (`invalid_request` naming the field).
+ */
+export type ScamriskRequest = ScamriskTypedRequest | ScamriskShorthandRequest;

@@ -3,6 +3,7 @@
  * object per line (requests, errors), so it can go straight to a log collector; stderr is for
  * the operator (listening, the one-time starter key table, shutdown).
  */
+import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -36,7 +37,7 @@ import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, checkProductOptions, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { engineOptionsFrom, settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
-import { CommandError, EXIT_OK, UsageError } from './errors.js';
+import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
 import { formatTable, note, out } from './output.js';
 import { trackInFlight } from '../api/in-flight.js';
@@ -192,6 +193,8 @@ interface Started {
   lookup: ReturnType<typeof loadEngines>;
   log: ServeLog;
   deadlineMs: number;
+  /** The SQLite meter's file, watched while serve runs; null on Redis. */
+  meterFile: string | null;
 }
 
 /** Parse, check, build the engines, open the stores and listen: the started serve, or an exit code (help, or stopped by a signal). */
@@ -355,7 +358,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
     note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
     if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs };
+    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile };
   } catch (error) {
     await giveUp();
     if (!(error instanceof StoppedWhileStarting)) throw error;
@@ -367,8 +370,17 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
 
 /** Serve until a stop signal, then stop gracefully: the exit code. */
 async function run(started: Started, stopSignals: StopSignals): Promise<number> {
-  const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs } = started;
+  const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile } = started;
+  const stopWatching = meterFile
+    ? watchFileIdentity(meterFile, () =>
+        stopSignals.stopFor(
+          `seclookup: the database ${meterFile} was deleted or replaced while serve ran: what it answers would be billed to a file nobody reads, and keys created or revoked in the new one go unseen; stopping (exit 1) so it starts again on the file now there`,
+          EXIT_FAILURE,
+        ),
+      )
+    : () => {};
   const code = await stopSignals.untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
+  stopWatching();
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();
@@ -378,6 +390,36 @@ async function run(started: Started, stopSignals: StopSignals): Promise<number> 
   // 15 s). What they held is given back and the stores are closed: they must not hold the exit.
   exitSoon(code);
   return code;
+}
+
+/** How often serve checks that its database file is still the one it opened. */
+export const FILE_WATCH_INTERVAL_MS = 5_000;
+
+/**
+ * Call `onChanged` once if `path` stops being the file it is now (deleted, or replaced: a backup
+ * restored with `mv`, a clean-up by mistake), as PostgreSQL stops when its lock file goes: SQLite
+ * keeps writing to the unlinked file, with no error. Checked every FILE_WATCH_INTERVAL_MS
+ * (`$SECLOOKUP_FILE_WATCH_MS` in the tests); returns what stops the watch.
+ */
+function watchFileIdentity(path: string, onChanged: () => void): () => void {
+  // The device and inode: the file itself, whatever is written to it.
+  const identityOf = () => {
+    try {
+      const stats = statSync(path);
+      return `${stats.dev}:${stats.ino}`;
+    } catch {
+      return null;
+    }
+  };
+  const identity = identityOf();
+  if (identity === null) return () => {};
+  const intervalMs = Number(cliEnv().SECLOOKUP_FILE_WATCH_MS) || FILE_WATCH_INTERVAL_MS;
+  const timer = setInterval(() => {
+    if (identityOf() === identity) return;
+    clearInterval(timer);
+    onChanged();
+  }, intervalMs).unref();
+  return () => clearInterval(timer);
 }
 
 /** End the process (the binary) with `code` once this turn is done, whatever is still pending; in a process serve does not own, tell its host. */

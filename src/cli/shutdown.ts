@@ -59,6 +59,11 @@ export interface StopSignals {
   untilSignal(options: ShutdownOptions): Promise<number>;
   /** Stop listening for the signals (serve gave up before it listened). */
   release(): void;
+  /**
+   * Stop gracefully, as on SIGTERM, for a reason of serve's own (said on stderr first), and exit
+   * with `code`. Nothing once a stop has begun, or before serve listens.
+   */
+  stopFor(reason: string, code: number): void;
 }
 
 /** The catcher of each signal source (the process, or a test's emitter), so the one made before serve's modules load is the one serve uses. */
@@ -131,6 +136,15 @@ export function catchStopSignals(): StopSignals {
     release() {
       catchers.delete(signals);
       for (const [signal, listener] of listeners) signals.off?.(signal, listener);
+    },
+    stopFor(reason, code) {
+      withIo(io, () => {
+        if (!running || stopping) return;
+        const { options, resolve } = running;
+        stopping = true;
+        note(`${reason}: finishing ${options.api.pending} in-flight request(s), then exiting`);
+        void stopGracefully(options).then((exit) => resolve(exit === EXIT_OK ? code : exit));
+      });
     },
   };
   catchers.set(signals, catcher);

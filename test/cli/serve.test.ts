@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, openSync, renameSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -142,6 +142,25 @@ describe('seclookup serve', () => {
     expect(after).toMatchObject({ status: 401, body: { success: false, error_code: 'invalid_api_key' } });
     expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
+
+  it.each([
+    ['deleted', (path: string) => rmSync(path)],
+    // A backup restored with mv: another file at the same name.
+    ['replaced', (path: string) => renameSync(`${path}.restored`, path)],
+  ])(
+    'stops (exit 1, saying why) when its database file is %s under it: SQLite would go on billing to the old file (found by a reviewer)',
+    async (what, change) => {
+      const path = join(temp.make(), 'watched.db');
+      const { serve, baseUrl } = await startServe(path, { env: { SECLOOKUP_FILE_WATCH_MS: '50' } });
+      expect((await getJson(`${baseUrl}/healthz`)).status).toBe(200);
+      if (what === 'replaced') copyFileSync(path, `${path}.restored`);
+      change(path);
+      expect(await serve.exited).toEqual({ code: 1, signal: null });
+      running.delete(serve);
+      expect(serve.stderr).toContain(`the database ${path} was deleted or replaced while serve ran`);
+      expect(serve.stderr).toContain('seclookup stopped');
+    },
+  );
 
   it('keeps answering while another process holds the database write lock, and answers the lookups that waited once it is released', async () => {
     const { serve, baseUrl } = await startServe(db);

@@ -3,6 +3,7 @@
  * by the loopback DNS server: certificates of every kind, protocols, SNI, IDN, hostile servers
  * and their deadlines, the outbound guard, the cache, and the HTTP forms through the API.
  */
+import { type AddressInfo, connect as connectNet, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLookupError } from '../../src/errors.js';
 import { createLookup, type LookupOptions } from '../../src/lookup.js';
@@ -206,6 +207,30 @@ describe('a server that demands a client certificate (mTLS)', () => {
       fingerprint_sha256: cert.fingerprint256,
       protocol,
     });
+  });
+
+  it('only that refusal: garbage after the certificate is a failed handshake (502), as it was (found by a reviewer)', async () => {
+    const real = await serve({ certificate: leaf('mtls.tls.test'), minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' });
+    // Between client and server: the server's first flight (its certificate) goes through; once
+    // the client answers it, what the server sends next is replaced by bytes that are not TLS.
+    const proxy = createNetServer((client) => {
+      const upstream = connectNet(real.port, '127.0.0.1');
+      let clientChunks = 0;
+      let cut = false;
+      client.on('data', (chunk) => {
+        if (++clientChunks === 2) {
+          cut = true;
+          client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+        }
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk) => void (cut || client.write(chunk)));
+      for (const socket of [client, upstream]) socket.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => new Promise((resolve) => proxy.close(() => resolve())) });
+    const port = (proxy.address() as AddressInfo).port;
+    expect(await failure(lookupFor().tls(`mtls.tls.test:${port}`))).toMatchObject({ code: 'lookup_failed' });
   });
 });
 

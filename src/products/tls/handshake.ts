@@ -37,6 +37,9 @@ function clientContext(): tls.SecureContext {
 
 const skipIdentityCheck = (): undefined => undefined;
 
+/** The alerts a server sends when it wants a client certificate we did not give (OpenSSL's codes, as Node names them). */
+const CLIENT_CERTIFICATE_REFUSED = /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(?:HANDSHAKE_FAILURE|BAD_CERTIFICATE|CERTIFICATE_REQUIRED|ACCESS_DENIED)$/;
+
 /**
  * Handshake with `target` within `timeoutMs` (TCP connect and TLS handshake together).
  * Rejects with SeclookupError `timeout` (message `lateMessage`) or `upstream_failed` (refused,
@@ -77,9 +80,11 @@ export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessag
     });
     socket.on('error', (error: Error & { code?: string }) => {
       // A server that demands a client certificate (mTLS) refuses ours with an alert, on TLS 1.2
-      // after its own certificate arrived (on TLS 1.3 the client is done first and sees no
-      // refusal): that certificate is still the one the host presents.
-      const presented = socket.getPeerX509Certificate();
+      // after its own certificate and signed key exchange arrived (on TLS 1.3 the client is done
+      // first and sees no refusal): that certificate is still the one the host presents. Only
+      // that refusal: any other failure after the certificate (garbage, a key exchange that does
+      // not verify, another alert) is a failed handshake, as before.
+      const presented = CLIENT_CERTIFICATE_REFUSED.test(error.code ?? '') ? socket.getPeerX509Certificate() : undefined;
       if (presented) return finish(null, { certificate: presented, protocol: socket.getProtocol() });
       finish(new SeclookupError('upstream_failed', describeError(error), { cause: error }));
     });

@@ -2,26 +2,11 @@
  * The IDNA checks Node's `url.domainToASCII` leaves out (it follows the WHATWG URL parser, which
  * maps and converts but runs neither): the Bidi rule (RFC 5893, so `aא.com`, a Latin and a Hebrew
  * letter in one label, is no name) and the joiner rules (RFC 5892 CONTEXTJ: a zero-width joiner
- * only where a script spells with it). tr46, the reference UTS #46 implementation, runs both;
- * it is loaded on the first name that needs it, since most names are plain ASCII.
+ * only where a script spells with it). tr46, the reference UTS #46 implementation, runs both.
+ * Imported, not required when first needed: a bundler must see it (a lazy `require` left it out
+ * of single-file bundles, and every non-ASCII domain then failed).
  */
-import { createRequire } from 'node:module';
-
-interface Tr46 {
-  toASCII(
-    domain: string,
-    options: {
-      checkBidi: boolean;
-      checkJoiners: boolean;
-      checkHyphens: boolean;
-      useSTD3ASCIIRules: boolean;
-      processingOption: 'nontransitional';
-      verifyDNSLength: boolean;
-    },
-  ): string | null;
-}
-
-let tr46: Tr46 | undefined;
+import { toASCII } from 'tr46';
 
 /** Only these two checks: what else tr46 refuses is left to the caller's own rules, as before. */
 const MAPPING_ONLY = {
@@ -40,6 +25,5 @@ const BIDI_AND_JOINERS = { ...MAPPING_ONLY, checkBidi: true, checkJoiners: true 
  * own checks judge those).
  */
 export function passesBidiAndJoinerRules(name: string): boolean {
-  tr46 ??= createRequire(import.meta.url)('tr46') as Tr46;
-  return tr46.toASCII(name, BIDI_AND_JOINERS) !== null || tr46.toASCII(name, MAPPING_ONLY) === null;
+  return toASCII(name, BIDI_AND_JOINERS) !== null || toASCII(name, MAPPING_ONLY) === null;
 }

@@ -25,7 +25,9 @@ it('runs from a folder holding only the bundle, better-sqlite3 and the IP databa
 const lookup = createLookup({ dataDir: ${JSON.stringify(join(REPO_ROOT, 'data'))}, geoip: { watch: false } });
 const ua = await lookup.useragent('curl/8.5.0');
 const geo = await lookup.geoip('14.254.144.30');
-console.log(JSON.stringify({ bot: ua.is_bot, country: geo.country.code, zone: geo.timezone.id }));
+// An IDN domain against the Bidi rule: tr46 must be in the bundle to refuse it (refused, it asks no DNS server).
+const idn = await lookup.emailval('someone@a\u05d0.com');
+console.log(JSON.stringify({ bot: ua.is_bot, country: geo.country.code, zone: geo.timezone.id, idn: idn.risk.reasons }));
 await lookup.close();
 `,
   );
@@ -49,5 +51,5 @@ await lookup.close();
   }
   const stdout = execFileSync(process.execPath, [join(out, 'app.mjs')], { cwd: out, encoding: 'utf8' });
   // Hanoi's record: Asia/Ho_Chi_Minh by the data folder's zone.tab (tz-lookup alone says Asia/Bangkok).
-  expect(JSON.parse(stdout)).toEqual({ bot: true, country: 'VN', zone: 'Asia/Ho_Chi_Minh' });
+  expect(JSON.parse(stdout)).toEqual({ bot: true, country: 'VN', zone: 'Asia/Ho_Chi_Minh', idn: ['invalid_format', 'invalid_domain'] });
 });

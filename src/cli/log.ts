@@ -11,7 +11,7 @@
  * dropped and counted, so the service neither grows without bound nor stops.
  */
 import { EventEmitter } from 'node:events';
-import { closeSync, fstatSync, openSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 // A CommonJS module: its default import is `module.exports`, which carries the class by name too.
 import sonicBoom from 'sonic-boom';
@@ -62,9 +62,11 @@ export interface ServeLog {
   readonly droppedLines: number;
   /**
    * Open the log file again by its name (after a rotation renamed it: SIGUSR1) and write there
-   * from now on; returns its path, or null when the log is not a file (a pipe, a terminal).
+   * from now on: its path; null when the log is not a file opened by name (a pipe, a terminal,
+   * shared with stderr); or, when the name cannot be opened now, the error, the log going on in
+   * the file it has open.
    */
-  reopen(): string | null;
+  reopen(): string | null | Error;
 }
 
 export interface ServeLogOptions {
@@ -134,8 +136,11 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, o
     fatal: (error, context) => logger.fatal({ time: new Date().toISOString(), context, error: describeError(error) }),
     close(timeoutMs = CLOSE_TIMEOUT_MS) {
       closing ??= new Promise<void>((resolve) => {
-        // Nobody is reading any more: nothing to wait for.
-        if (destination.readerGone()) return resolve();
+        // Nobody is reading any more: nothing to wait for (what is still gathered is counted as dropped).
+        if (destination.readerGone()) {
+          batch.end();
+          return resolve();
+        }
         const done = () => {
           clearTimeout(timer);
           resolve();
@@ -153,6 +158,13 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, o
     },
     reopen() {
       if (typeof target !== 'string' || closing) return null;
+      // Tried first: sonic-boom's reopen of a name it cannot open reports it once, then keeps
+      // a listener per failed try that closes the old descriptor when one finally succeeds.
+      try {
+        closeSync(openSync(target, 'a'));
+      } catch (error) {
+        return error as Error;
+      }
       (destination as ReturnType<typeof fileDestination>).reopen();
       return target;
     },
@@ -164,12 +176,16 @@ export function createServeLog({ level, dest = 1, onWriteError, onBacklogFull, o
  * opens the file itself: in append mode, so a `copytruncate` rotation (the file truncated under
  * serve) leaves no run of NUL bytes up to serve's old offset as a shell's `>` would; and by name
  * again on SIGUSR1, so a rename-and-signal rotation moves the log to the new file. Null for a
- * pipe or a terminal, a deleted file, a file this process cannot open, or no /proc.
+ * pipe or a terminal, a deleted file, a file this process cannot open, or no /proc; and for a
+ * file stderr shares without append mode (`> file 2>&1`): stderr would go on writing at its own
+ * offset, over the lines the log appended (found by a reviewer).
  */
 export function stdoutFile(): string | null {
   try {
     const stdout = fstatSync(1);
     if (!stdout.isFile()) return null;
+    const stderr = fstatSync(2);
+    if (stderr.ino === stdout.ino && stderr.dev === stdout.dev && !appendMode(2)) return null;
     const path = readlinkSync('/proc/self/fd/1');
     const named = statSync(path);
     if (named.ino !== stdout.ino || named.dev !== stdout.dev) return null;
@@ -178,6 +194,12 @@ export function stdoutFile(): string | null {
   } catch {
     return null;
   }
+}
+
+/** Whether a file descriptor was opened in append mode (O_APPEND, octal 02000 in /proc's `flags`). */
+function appendMode(fd: number): boolean {
+  const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+  return flags !== undefined && (Number.parseInt(flags, 8) & 0o2000) !== 0;
 }
 
 function countLines(bytes: Buffer): number {
@@ -274,15 +296,40 @@ function fileDestination(dest: number | string, backlogBytes: number, onSkipped:
     contentMode: 'buffer',
   });
   let readerGone = false;
+  // What was handed over and not yet written (`writtenOfFirst` bytes of the first are): when the
+  // reader goes, those lines are lost too, and counted with the ones skipped after.
+  const unwritten: Buffer[] = [];
+  let writtenOfFirst = 0;
+  sonic.on('write', (bytes: number) => {
+    for (let left = bytes; left > 0 && unwritten.length > 0; ) {
+      const rest = unwritten[0].length - writtenOfFirst;
+      if (left < rest) {
+        writtenOfFirst += left;
+        return;
+      }
+      left -= rest;
+      unwritten.shift();
+      writtenOfFirst = 0;
+    }
+  });
+  // A chunk over the backlog is dropped at once (counted by the log as such): never written.
+  sonic.on('drop', (bytes: Buffer) => {
+    const at = unwritten.lastIndexOf(bytes);
+    if (at !== -1) unwritten.splice(at, 1);
+  });
   sonic.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') readerGone = true;
+    if (error.code !== 'EPIPE' || readerGone) return;
+    readerGone = true;
+    if (unwritten.length > 0) onSkipped(Buffer.concat([unwritten[0].subarray(writtenOfFirst), ...unwritten.slice(1)]));
+    unwritten.length = 0;
   });
   return Object.assign(sonic, {
     readerGone: () => readerGone,
     // sonic-boom's types know only strings; in buffer mode it takes buffers.
     writeBytes: (bytes: Buffer) => {
-      if (readerGone) onSkipped(bytes);
-      else sonic.write(bytes as unknown as string);
+      if (readerGone) return onSkipped(bytes);
+      unwritten.push(bytes);
+      sonic.write(bytes as unknown as string);
     },
   });
 }

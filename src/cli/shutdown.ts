@@ -113,7 +113,10 @@ export function catchStopSignals(): StopSignals {
     withIo(io, () => {
       if (!running || stopping) return note(`${signal}: the log is not open yet or is closing: nothing to reopen`);
       const reopened = running.options.log.reopen();
-      note(reopened ? `${signal}: reopening the log file ${reopened}` : `${signal} ignored: the log is not a file (a pipe or a terminal): nothing to reopen`);
+      if (reopened instanceof Error) note(`${signal}: cannot reopen the log file (${reopened.message}): still writing to the file it had open`);
+      else if (reopened === null)
+        note(`${signal} ignored: the log is not a file opened by name (a pipe, a terminal, or a file stderr shares without >>): nothing to reopen`);
+      else note(`${signal}: reopening the log file ${reopened}`);
     });
   const ignoreUser2 = (signal: NodeJS.Signals) => withIo(io, () => note(`${signal} ignored (SIGUSR1 reopens the log file, SIGTERM stops serve)`));
   const listeners: (readonly [ServeSignal, (signal: NodeJS.Signals) => void])[] = [

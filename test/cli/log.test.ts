@@ -281,6 +281,42 @@ describe('a log destination that stops taking lines', () => {
       fs.closeSync(reader);
     }
   });
+
+  it('says so once; every line it did not get is counted as dropped, the batch being written when it went included (found by a reviewer)', async () => {
+    const fifo = join(temp.make(), 'gone.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    let gone = 0;
+    const log = createServeLog({ level: 'info', dest: fifo, onReaderGone: () => gone++ });
+    const chunk = Buffer.alloc(64 * 1024);
+    let read = '';
+    const readAll = () => {
+      for (;;) {
+        try {
+          const n = fs.readSync(reader, chunk);
+          if (n === 0) return;
+          read += chunk.toString('utf8', 0, n);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return;
+          throw error;
+        }
+      }
+    };
+    // 1,000 lines read whole; then the reader leaves, and 3,000 more are logged.
+    await logLines(log, 1_000);
+    await vi.waitFor(
+      () => {
+        readAll();
+        expect(read.split('\n').length - 1).toBe(1_000);
+      },
+      { timeout: 10_000, interval: 5 },
+    );
+    fs.closeSync(reader);
+    await logLines(log, 3_000);
+    await log.close(5_000);
+    expect(gone).toBe(1);
+    expect(log.droppedLines).toBe(3_000);
+  });
 });
 
 describe('requestLine', () => {

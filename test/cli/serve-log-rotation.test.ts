@@ -6,10 +6,12 @@
  * old offset; a rename-and-signal rotation had no signal to give. One real process: signals and
  * file descriptors are what this is about.
  */
-import { closeSync, openSync, readFileSync, renameSync, truncateSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { createTempDirs } from './harness.js';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CLI_PATH, cliEnv, createTempDirs } from './harness.js';
 import { ServeProcess, running } from './serve-process.js';
 
 const temp = createTempDirs();
@@ -60,8 +62,64 @@ it('with stdout a file (as `>` opens it): copytruncate leaves no NULs, SIGUSR1 r
   serve.kill('SIGUSR2');
   await serve.waitFor(() => serve.stderr.includes('SIGUSR2 ignored'));
   await healthz(2);
+  await waitForLines(log, 5);
+
+  // A name that cannot be opened now (a folder in its place): said at each signal, the log going on where it was.
+  renameSync(log, `${log}.2`);
+  mkdirSync(log);
+  // One at a time: signals sent together arrive as one.
+  for (let i = 1; i <= 3; i++) {
+    serve.kill('SIGUSR1');
+    await serve.waitFor(() => (serve.stderr.match(/SIGUSR1: cannot reopen the log file \(EISDIR/g) ?? []).length === i);
+  }
+  await healthz(1);
+  await waitForLines(`${log}.2`, 6);
+  rmdirSync(log);
+  serve.kill('SIGUSR1');
+  await serve.waitFor(() => serve.stderr.split(`SIGUSR1: reopening the log file ${log}`).length === 3);
+  await healthz(1);
   expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-  // Every line written, none lost to a signal; and no debugger was ever opened.
-  expect(linesOf(log)).toHaveLength(5);
+  // Every line written once, none lost to a signal; no leak warning; and no debugger was ever opened.
+  expect(linesOf(`${log}.2`)).toHaveLength(6);
+  expect(linesOf(log)).toHaveLength(1);
+  expect(serve.stderr).not.toContain('MaxListenersExceededWarning');
   expect(serve.stderr).not.toContain('Debugger listening');
+});
+
+it('with stdout and stderr on one file opened by `> file 2>&1`: the notes never overwrite request lines (found by a reviewer)', async () => {
+  const dir = temp.make();
+  const log = join(dir, 'all.log');
+  const fd = openSync(log, 'w');
+  // Both on the one descriptor, as the shell's `2>&1` leaves them; serve's "listening" line is read from the file.
+  const child = spawn(process.execPath, [CLI_PATH, 'serve', '--port', '0', '--db', join(dir, 'serve.db')], { env: cliEnv(), stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  let baseUrl = '';
+  for (let waited = 0; !baseUrl; waited += 50) {
+    if (waited > 30_000) throw new Error(`serve did not start:\n${readFileSync(log, 'utf8')}`);
+    await sleep(50);
+    baseUrl = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(readFileSync(log, 'utf8'))?.[1] ?? '';
+  }
+  const ids: string[] = [];
+  const healthz = async (times: number) => {
+    for (let i = 0; i < times; i++) ids.push((await fetch(`${baseUrl}/healthz`)).headers.get('x-request-id')!);
+  };
+  const requestLines = () =>
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { request_id: string });
+  await healthz(30);
+  while (requestLines().length < 30) await sleep(50);
+  child.kill('SIGUSR2');
+  child.kill('SIGUSR1');
+  while (!readFileSync(log, 'utf8').includes('SIGUSR1 ignored')) await sleep(50);
+  await healthz(30);
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  const text = readFileSync(log, 'utf8');
+  expect(requestLines().map((line) => line.request_id)).toEqual(ids);
+  expect(text).toContain('SIGUSR2 ignored');
+  expect(text).toContain('SIGUSR1 ignored: the log is not a file opened by name');
+  expect(text).toContain('seclookup stopped');
 });

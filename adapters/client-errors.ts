@@ -104,6 +104,14 @@ export function answerExpectationFailed(api: Api, req: IncomingMessage, res: Ser
     method: req.method,
     remoteAddress: req.socket.remoteAddress,
   });
+  // Over HTTP/2 the request is one stream: it closes after the answer, and a Connection header is
+  // not allowed there (Node warns of it, on any client's say-so: found by a reviewer).
+  if (isHttp2Request(req)) {
+    res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body) });
+    res.end(response.body);
+    closeUnreadBodyAfterAnswer(req);
+    return;
+  }
   // The body was never read, so the connection cannot carry another request; the close lingers.
   lingerAfterResponse(res);
   res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close' });

@@ -132,6 +132,13 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
   const findings: DoctorFinding[] = [{ level: 'ok', check: 'data', message: `loaded${describeAges(ages, now)}` }];
   const stale = module.doctor?.freshness ? staleness(module.doctor.freshness, ages, now) : null;
   if (stale) findings.push(stale);
+  const future = ages.filter((age) => age.builtAtMs !== null && age.builtAtMs - now > 86_400_000);
+  if (future.length > 0)
+    findings.push({
+      level: 'warn',
+      check: 'data',
+      message: `dated in the future: ${future.map((age) => `${age.dataset} ${formatAge(age.builtAtMs! - now)} ahead`).join(', ')} (this machine's clock, or the data's date, is wrong)`,
+    });
   if (module.doctor?.check) findings.push(...module.doctor.check(engine as never));
   return findings;
 }

@@ -325,6 +325,12 @@ describe('HTTP/2 over TLS with allowHTTP1, passed to handleClientErrors', () => 
       const get = await send(session, { ':path': '/v1/useragent/lookup?ua=curl/8.5.0', authorization: `Bearer ${key}` });
       expect(get.status).toBe(200);
       expect(JSON.parse(get.body)).toMatchObject({ success: true, user_agent: 'curl/8.5.0' });
+      // An Expect it cannot meet, over HTTP/2: 417 in the envelope, without the Connection header
+      // HTTP/2 forbids (Node warned of it, on any client's say-so: found by a reviewer).
+      const expectation = await send(session, { ':path': '/healthz', expect: '200-ok' });
+      expect(expectation.status).toBe(417);
+      expect(errorOf(expectation).error_code).toBe('expectation_failed');
+      expect(warnings.filter((warning) => warning.includes('onnection'))).toEqual([]);
       const connectStream = await send(session, { ':method': 'CONNECT', ':authority': 'example.com:443' }, '');
       expect(connectStream.status).toBe(405);
       expect(connectStream.headers.allow).toBe('GET, HEAD, POST');

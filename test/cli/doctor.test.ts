@@ -168,6 +168,15 @@ describe('seclookup doctor', () => {
       expect(result.code).toBe(0);
       return byProduct(JSON.parse(result.stdout) as DoctorJson, 'webhookip');
     };
+    // Dated in the future (a clock behind, or a wrong date): said, not taken for fresh (found by a reviewer).
+    redate(-40);
+    expect(await webhookip()).toMatchObject({
+      level: 'warn',
+      findings: [
+        { level: 'ok', check: 'data' },
+        { level: 'warn', check: 'data', message: "dated in the future: ranges.json 39 days ahead (this machine's clock, or the data's date, is wrong)" },
+      ],
+    });
     redate(90);
     expect((await webhookip()).level).toBe('ok');
     redate(91);

@@ -413,7 +413,7 @@ function watchFileIdentity(path: string, onChanged: () => void): () => void {
   };
   const identity = identityOf();
   if (identity === null) return () => {};
-  const intervalMs = Number(cliEnv().SECLOOKUP_FILE_WATCH_MS) || FILE_WATCH_INTERVAL_MS;
+  const intervalMs = Math.max(10, Number(cliEnv().SECLOOKUP_FILE_WATCH_MS) || FILE_WATCH_INTERVAL_MS);
   const timer = setInterval(() => {
     if (identityOf() === identity) return;
     clearInterval(timer);

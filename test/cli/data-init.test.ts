@@ -102,8 +102,10 @@ describe('a data folder missing datasets', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines[0]).toBe('seclookup: cannot load the lookup engines:');
     const perProduct = lines.filter((line) => /^ {2}\w+: /.test(line));
+    // geoip's databases come from their package, its country zones from the folder (timezone/zone.tab).
     expect(perProduct.map((line) => line.trim().split(':')[0])).toEqual([
       'webhookip',
+      'geoip',
       'timezone',
       'dnsbl',
       'emailval',
@@ -116,6 +118,7 @@ describe('a data folder missing datasets', () => {
     expect(perProduct.find((line) => line.startsWith('  webhookip:'))).toBe(
       `  webhookip: cannot read dataset ${join(empty, 'webhookip', 'ranges.json')}: ENOENT: no such file or directory, open '${join(empty, 'webhookip', 'ranges.json')}'`,
     );
+    expect(perProduct.find((line) => line.startsWith('  geoip:'))).toContain(join(empty, 'timezone', 'zone.tab'));
     expect(result.stderr).not.toContain('seclookup: cannot read');
     expect(lines.at(-1)).toBe(`To fill a data folder with the bundled datasets: seclookup data init ${empty}`);
   });

@@ -188,6 +188,22 @@ describe('serve log', () => {
 
 describe('a log destination that stops taking lines', () => {
   /** Lines of about 250 bytes, handed over a turn at a time as serve's would be. */
+  /** Everything a non-blocking reader can read now (a FIFO's read end). */
+  function readAvailable(reader: number): string {
+    const chunk = Buffer.alloc(64 * 1024);
+    let text = '';
+    for (;;) {
+      try {
+        const n = fs.readSync(reader, chunk);
+        if (n === 0) return text;
+        text += chunk.toString('utf8', 0, n);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return text;
+        throw error;
+      }
+    }
+  }
+
   async function logLines(log: ReturnType<typeof createServeLog>, count: number, from = 0): Promise<void> {
     for (let i = from; i < from + count; i++) {
       log.request(requestEvent(i));
@@ -238,19 +254,7 @@ describe('a log destination that stops taking lines', () => {
       expect(backlogFull).toEqual([256 * 1024]);
       const dropped = log.droppedLines;
       let read = '';
-      const chunk = Buffer.alloc(64 * 1024);
-      const readAll = () => {
-        for (;;) {
-          try {
-            const n = fs.readSync(reader, chunk);
-            if (n === 0) return;
-            read += chunk.toString('utf8', 0, n);
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return;
-            throw error;
-          }
-        }
-      };
+      const readAll = () => void (read += readAvailable(reader));
       // The reader catches up: it reads until every line not dropped has reached it (a pause in
       // the flow proves nothing on a loaded machine).
       const kept = 4_000 - dropped;
@@ -288,20 +292,8 @@ describe('a log destination that stops taking lines', () => {
     const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     let gone = 0;
     const log = createServeLog({ level: 'info', dest: fifo, onReaderGone: () => gone++ });
-    const chunk = Buffer.alloc(64 * 1024);
     let read = '';
-    const readAll = () => {
-      for (;;) {
-        try {
-          const n = fs.readSync(reader, chunk);
-          if (n === 0) return;
-          read += chunk.toString('utf8', 0, n);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return;
-          throw error;
-        }
-      }
-    };
+    const readAll = () => void (read += readAvailable(reader));
     // 1,000 lines read whole; then the reader leaves, and 3,000 more are logged.
     await logLines(log, 1_000);
     await vi.waitFor(

@@ -434,7 +434,7 @@ export async function countDroppedLogLines(registry: Registry, log: Pick<ServeLo
   const { Counter } = await import('prom-client');
   new Counter({
     name: 'seclookup_log_lines_dropped_total',
-    help: 'Log lines dropped because the log destination (a stalled reader, a full disk) held 16 MiB it had not taken.',
+    help: 'Log lines dropped because the log destination held 16 MiB it had not taken (a stalled reader, a full disk) or its reader went away.',
     registers: [registry],
     collect() {
       this.reset();

@@ -32,6 +32,7 @@ const FIRST: readonly string[] = [
   'test/adapters/transport-abuse.test.ts', // 12, 9
   'test/conformance/http-conformance.test.ts', // 6, 8
   'test/redis/cluster-serve.test.ts', // 9, 3
+  'test/cli/serve-log-rotation.test.ts', // 13, 6
   'test/cli/billing-chaos.test.ts', // 6, 7
   'test/redis/cluster-conformance.test.ts', // 10, 6
   'test/products/scamrisk-update.test.ts', // 8, 7

@@ -11,7 +11,7 @@
  * dropped and counted, so the service neither grows without bound nor stops.
  */
 import { EventEmitter } from 'node:events';
-import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { pino, type Logger } from 'pino';
 // A CommonJS module: its default import is `module.exports`, which carries the class by name too.
 import sonicBoom from 'sonic-boom';
@@ -184,16 +184,18 @@ export function stdoutFile(): string | null {
   try {
     const stdout = fstatSync(1);
     if (!stdout.isFile()) return null;
-    const stderr = fstatSync(2);
-    if (stderr.ino === stdout.ino && stderr.dev === stdout.dev && !appendMode(2)) return null;
+    if (sameFile(fstatSync(2), stdout) && !appendMode(2)) return null;
     const path = readlinkSync('/proc/self/fd/1');
-    const named = statSync(path);
-    if (named.ino !== stdout.ino || named.dev !== stdout.dev) return null;
+    if (!sameFile(statSync(path), stdout)) return null;
     closeSync(openSync(path, 'a'));
     return path;
   } catch {
     return null;
   }
+}
+
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
 }
 
 /** Whether a file descriptor was opened in append mode (O_APPEND, octal 02000 in /proc's `flags`). */

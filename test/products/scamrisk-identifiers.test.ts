@@ -1,4 +1,5 @@
 /** Per-type validation and normalization tables, and the masking property. */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -7,6 +8,21 @@ import { describe, expect, it } from 'vitest';
 import { eip55, parseCryptoAddress } from '../../src/products/scamrisk/crypto.js';
 import { parseIdentifier } from '../../src/products/scamrisk/identifiers.js';
 import type { IdentifierType } from '../../src/products/scamrisk/types.js';
+
+const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+/** Base58check (Bitcoin's alphabet) of `payload`: the test's own encoder, not the product's. */
+function base58Check(payload: Buffer): string {
+  const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
+  const bytes = Buffer.concat([payload, sha(sha(payload)).subarray(0, 4)]);
+  let value = BigInt(`0x${bytes.toString('hex')}`);
+  let text = '';
+  for (; value > 0n; value /= 58n) text = BASE58_ALPHABET[Number(value % 58n)] + text;
+  for (const byte of bytes) {
+    if (byte !== 0) break;
+    text = `1${text}`;
+  }
+  return text;
+}
 
 const norm = (type: IdentifierType, value: string, region?: string) => parseIdentifier(type, value, { region });
 const refused = (type: IdentifierType, value: string, region?: string) =>
@@ -32,6 +48,34 @@ describe('phone', () => {
     refused('phone', '415 555 2671');
     refused('phone', '+1 23');
     refused('phone', 'call me');
+  });
+});
+
+describe('values copied from files and pages', () => {
+  it('a leading or trailing newline, tab or CR is trimmed for every type; one inside a value is still refused', () => {
+    const samples: [IdentifierType, string][] = [
+      ['crypto', '0x04DBA1194ee10112fE6C3207C0687DEf0e78baCf'],
+      ['email', 'Bob@Example.com'],
+      ['domain', 'coinstm.com'],
+      ['url', 'https://coinstm.com/login'],
+      ['ip', '8.8.8.8'],
+      ['phone', '+44 20 7946 0018'],
+      ['username', 'x:@someone'],
+    ];
+    for (const [type, value] of samples) {
+      const plain = norm(type, value).normalized;
+      expect(norm(type, `${value}\n`).normalized, `${type} with a newline`).toBe(plain);
+      expect(norm(type, `\t${value}\r\n`).normalized, `${type} with a tab and CRLF`).toBe(plain);
+    }
+    refused('domain', 'coin\nstm.com');
+    refused('email', 'bob@exa\tmple.com');
+    refused('crypto', '0x04DBA1194ee10112fE6C32\u00007C0687DEf0e78baCf');
+  });
+
+  it('a phone written with no-break spaces or Unicode dashes reads as with spaces and hyphens', () => {
+    expect(norm('phone', '+44\u00a020\u00a07946\u00a00018').normalized).toBe('+442079460018');
+    expect(norm('phone', '+1\u202f415\u2013555\u20112671').normalized).toBe('+14155552671');
+    expect(norm('phone', '(415) 555\u22122671', 'US').normalized).toBe('+14155552671');
   });
 });
 
@@ -80,6 +124,36 @@ describe('crypto', () => {
     const payload = 'qpf2cphc5dkuclkqur7lhj2yuqq9pk3hmukle77vhq';
     for (const value of [payload, `bitcoincash:${payload}`, `BITCOINCASH:${payload.toUpperCase()}`])
       expect(parseCryptoAddress(value), value).toMatchObject({ chain: 'bch', checksumValid: true, normalized: `bitcoincash:${payload}` });
+  });
+
+  it('base58check chains by their version byte: every P2PKH and P2SH form, and letters two chains share (A: Dogecoin and Bitcoin Gold P2SH)', () => {
+    const versions: [number, string][] = [
+      [0x41, 'trx'],
+      [0x30, 'ltc'],
+      [0x32, 'ltc'],
+      [0x1e, 'doge'],
+      [0x16, 'doge'],
+      [0x4c, 'dash'],
+      [0x10, 'dash'],
+      [0x26, 'btg'],
+      [0x17, 'btg'],
+    ];
+    const firstLetters = new Map<string, Set<string>>();
+    for (const [version, chain] of versions) {
+      for (const hashByte of [0x00, 0x5a, 0xff]) {
+        const address = base58Check(Buffer.from([version, ...new Array(20).fill(hashByte)]));
+        expect(parseCryptoAddress(address), `${address} (version ${version})`).toMatchObject({ chain, checksumValid: true, normalized: address });
+        expect(parseCryptoAddress(lastChanged(address, '23')), `${address} altered`).toMatchObject({ chain, checksumValid: false });
+        firstLetters.set(address[0], (firstLetters.get(address[0]) ?? new Set()).add(chain));
+      }
+    }
+    expect([...(firstLetters.get('A') ?? [])].sort()).toEqual(['btg', 'doge']);
+    // Made by an independent encoder (the reviewer's, @noble/hashes): Dogecoin and Dash P2SH.
+    expect(parseCryptoAddress('9szWbTqxXytjadcNwXRAdmURkoHYpkTR8m')).toMatchObject({ chain: 'doge', checksumValid: true });
+    expect(parseCryptoAddress('AEDdiRa1R8xhDsfXAMaBBsmyZuJu95t88F')).toMatchObject({ chain: 'doge', checksumValid: true });
+    expect(parseCryptoAddress('7Txtgp4EGu7Ug2mro1RFj1qhymjtZGGYoM')).toMatchObject({ chain: 'dash', checksumValid: true });
+    // A valid base58check of a version no listed chain uses is no supported address.
+    refused('crypto', base58Check(Buffer.from([0x22, ...new Array(20).fill(7)])));
   });
 
   it('a Bitcoin-shaped address with a broken checksum is btc with checksumValid false; other chains by format', () => {

@@ -70,7 +70,12 @@ function base58Encode(bytes: Uint8Array): string {
 
 function base58CheckOk(text: string, alphabet: ReadonlyMap<string, number> = B58_MAP): boolean {
   const bytes = base58Decode(text, alphabet);
-  if (!bytes || bytes.length < 5) return false;
+  return bytes !== null && checksumHolds(bytes);
+}
+
+/** Whether decoded base58check bytes end in the first 4 bytes of their body's double SHA-256. */
+function checksumHolds(bytes: Uint8Array): boolean {
+  if (bytes.length < 5) return false;
   const body = bytes.subarray(0, -4);
   const sum = sha256(sha256(body));
   return bytes.subarray(-4).every((b, i) => b === sum[i]);
@@ -266,16 +271,38 @@ function cashaddrChecksumOk(text: string): boolean {
 
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
 type Check = (text: string) => boolean;
+
+/**
+ * The chains whose base58check addresses (a version byte, a 20-byte hash, a 4-byte checksum)
+ * are told apart by their version byte, not their first letter: Dogecoin's and Bitcoin Gold's
+ * P2SH addresses both start with `A`, and Dogecoin's also with `9`.
+ */
+const BASE58_VERSIONS: ReadonlyMap<number, Chain> = new Map([
+  [0x41, 'trx'], // Tron, T...
+  [0x30, 'ltc'], // Litecoin P2PKH, L...
+  [0x32, 'ltc'], // Litecoin P2SH, M... (the older 3... is Bitcoin's version byte: named btc)
+  [0x1e, 'doge'], // Dogecoin P2PKH, D...
+  [0x16, 'doge'], // Dogecoin P2SH, 9... or A...
+  [0x4c, 'dash'], // Dash P2PKH, X...
+  [0x10, 'dash'], // Dash P2SH, 7...
+  [0x26, 'btg'], // Bitcoin Gold P2PKH, G... (OFAC lists one)
+  [0x17, 'btg'], // Bitcoin Gold P2SH, A...
+]);
+/** The first letters and lengths those version bytes give 25 bytes in base58. */
+const VERSIONED_SHAPE = new RegExp(`^[TLMD9AX7G]${BASE58}{32,34}$`);
+
+/** A base58check address of a chain in BASE58_VERSIONS; a bad checksum is reported for the chain its version byte names. */
+function versionedAddress(text: string): CryptoAddress | null {
+  if (!VERSIONED_SHAPE.test(text)) return null;
+  const bytes = base58Decode(text);
+  const chain = bytes?.length === 25 ? BASE58_VERSIONS.get(bytes[0]) : undefined;
+  return bytes && chain ? { normalized: text, chain, checksumValid: checksumHolds(bytes) } : null;
+}
+
 const FORMATS: readonly { chain: Chain; pattern: RegExp; check: Check | 'none' }[] = [
-  { chain: 'trx', pattern: new RegExp(`^T${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
-  { chain: 'ltc', pattern: new RegExp(`^[LM]${BASE58}{26,33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'ltc', pattern: /^ltc1[02-9ac-hj-np-z]{8,86}$/i, check: segwitAddressOk },
-  { chain: 'doge', pattern: new RegExp(`^D${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
-  { chain: 'dash', pattern: new RegExp(`^X${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'zec', pattern: new RegExp(`^t[13]${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   { chain: 'bch', pattern: /^(?:bitcoincash:)?(?:[qp][02-9ac-hj-np-z]{41}|[QP][02-9AC-HJ-NP-Z]{41})$/i, check: cashaddrChecksumOk },
-  // Bitcoin Gold: P2PKH (version 38, `G...`) and P2SH (23, `A...`); OFAC lists one.
-  { chain: 'btg', pattern: new RegExp(`^[GA]${BASE58}{33}$`), check: (t) => base58CheckOk(t) },
   // Monero's checksum (keccak over its block-wise base58) is not checked: format only.
   { chain: 'xmr', pattern: new RegExp(`^[48]${BASE58}{94}(?:${BASE58}{11})?$`), check: 'none' },
   { chain: 'xrp', pattern: /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/, check: (t) => base58CheckOk(t, XRP_B58_MAP) },
@@ -324,6 +351,8 @@ export function parseCryptoAddress(input: string): CryptoAddress | null {
   }
   const ss58 = ss58PublicKey(text);
   if (ss58 && !/^[13]/.test(text)) return ss58Address(text, ss58);
+  const versioned = versionedAddress(text);
+  if (versioned) return versioned;
   for (const { chain, pattern, check } of FORMATS) {
     if (!pattern.test(text)) continue;
     const normalized = chain === 'bch' ? canonicalCashaddr(text)! : /^ltc1/i.test(text) ? text.toLowerCase() : text;

@@ -71,9 +71,10 @@ function refuse(type: IdentifierType, why: string): LookupError {
 /** Normalize `value` as an identifier of `type`; throws LookupError `invalid_identifier`. */
 export function parseIdentifier(type: IdentifierType, value: string, options: { region?: string } = {}): Identifier {
   if (value.length > MAX_INPUT) throw refuse(type, `longer than ${MAX_INPUT} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is what this regex is for
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(value) && type !== 'address') throw refuse(type, 'control characters');
+  // Trimmed first: a value copied from a file or a spreadsheet often ends in a newline or CR.
   const text = value.trim();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is what this regex is for
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(text) && type !== 'address') throw refuse(type, 'control characters');
   if (text === '') throw refuse(type, 'empty');
   switch (type) {
     case 'email':
@@ -105,7 +106,12 @@ function email(text: string): Identifier {
   return { type: 'email', normalized: `${local}@${parsed.domain}`, masked: maskEmail(local, parsed.domain), email: parsed };
 }
 
-function phone(text: string, region: string | undefined): Identifier {
+/** No-break spaces and Unicode dashes, as a number copied from a web page has them: read as a space and a hyphen. */
+const TYPOGRAPHIC_SPACES = /[\u00a0\u2007\u202f]/g;
+const TYPOGRAPHIC_DASHES = /[\u2010-\u2015\u2212]/g;
+
+function phone(written: string, region: string | undefined): Identifier {
+  const text = written.replace(TYPOGRAPHIC_SPACES, ' ').replace(TYPOGRAPHIC_DASHES, '-');
   if (!/^\+?[0-9 ().\-/]{3,40}$/.test(text)) throw refuse('phone', 'digits, spaces, ()-./ and a leading + only');
   if (!text.startsWith('+') && !region) throw refuse('phone', 'no country: start with + and the country code, or give a region');
   const parsed = parsePhoneNumberFromString(text, region ? { defaultCountry: region.toUpperCase() as CountryCode } : undefined);

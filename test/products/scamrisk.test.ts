@@ -115,6 +115,27 @@ describe('bundled lists', () => {
     expect(result.signals.map((s) => s.code)).not.toContain('phishing_domain');
   });
 
+  it("polkadot-js's denySub pages (an impersonating account): the page and below it are phishing, in any case; the rest of the site is not", async () => {
+    const denySub = (JSON.parse(readFileSync(join(bundledDataDir(), 'phishing', 'polkadot', 'all.json'), 'utf8')) as { denySub: string[] }).denySub;
+    expect(denySub.length).toBeGreaterThan(0);
+    for (const entry of denySub) {
+      const [host, account] = [entry.slice(0, entry.indexOf('/')), entry.slice(entry.indexOf('/') + 1)];
+      for (const url of [`https://${entry}`, `https://www.${host}/${account.toUpperCase()}/status/1`, `${host}/${account}/`]) {
+        const result = await assess({ type: 'url', value: url });
+        expect(result.signals, url).toContainEqual(expect.objectContaining({ code: 'phishing_domain', source: 'polkadot', detail: `listed: ${entry}` }));
+      }
+      for (const url of [`https://${host}/`, `https://${host}/${account}x`, `https://${host}/other/${account}`]) {
+        const result = await assess({ type: 'url', value: url });
+        expect(
+          result.signals.map((s) => s.code),
+          url,
+        ).not.toContain('phishing_domain');
+      }
+      // A domain names no page: the site itself is not listed.
+      expect((await assess({ domain: host })).signals.map((s) => s.code)).not.toContain('phishing_domain');
+    }
+  });
+
   it('a fresh, valid identifier with no signals gets allow, minimal, and the limitations', async () => {
     const result = await assess({ type: 'username', value: '@Some.Fresh_User' });
     expect(result).toMatchObject({

@@ -295,7 +295,8 @@ export function createScamriskEngine({ lists, options = {}, now, engine, cache =
     if (hostToCheck) {
       local('metamask');
       local('polkadot');
-      for (const match of lists.phishing(hostToCheck)) add('phishing_domain', match.source, 0.95, lists.dates[match.source], `listed: ${match.entry}`);
+      const path = identifier.url ? new URL(identifier.url.href).pathname : undefined;
+      for (const match of lists.phishing(hostToCheck, path)) add('phishing_domain', match.source, 0.95, lists.dates[match.source], `listed: ${match.entry}`);
     }
     if (host && identifier.domain) {
       local('structure');

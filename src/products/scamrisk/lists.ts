@@ -27,8 +27,11 @@ export type ListName = keyof typeof LIST_DATES;
 export type PhishingMatch = { source: 'metamask' | 'polkadot'; entry: string; fuzzy?: boolean };
 
 export interface ScamLists {
-  /** Phishing matches of a lower-case ASCII host; empty when none or when an allowlist covers it. */
-  phishing(host: string): PhishingMatch[];
+  /**
+   * Phishing matches of a lower-case ASCII host, and of a page when `path` (a URL's path) is
+   * given; empty when none or when an allowlist covers the host.
+   */
+  phishing(host: string, path?: string): PhishingMatch[];
   /** The MetaMask fuzzylist entries within its tolerance of the host (genuine ones excluded): look-alikes. */
   fuzzy(host: string): string[];
   /**
@@ -106,6 +109,37 @@ function stringArray(value: unknown, path: string, key: string, mayBeEmpty = tru
   if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
   // An entry with no ASCII form could match no checked name: it is kept as written.
   return (value as string[]).map((entry) => listEntryToAscii(entry) ?? entry.trim().toLowerCase()).filter((v) => v !== '');
+}
+
+/** A listed page: a host and a path under it (`x.com/SomeAccount`). */
+interface DenyPage {
+  entry: string;
+  host: string;
+  /** Lower case, from its first `/`, without a trailing one. */
+  path: string;
+}
+
+/**
+ * polkadot-js's `denySub`: pages (an impersonating account on a social site) rather than
+ * whole hosts. Absent in older copies of the list.
+ */
+function denyPages(value: unknown, path: string): DenyPage[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw new SeclookupError('dataset_invalid', `${path}: denySub is not an array of strings`);
+  return (value as string[]).flatMap((written) => {
+    const entry = written.trim().toLowerCase();
+    const slash = entry.indexOf('/');
+    const host = slash > 0 ? listEntryToAscii(entry.slice(0, slash)) : null;
+    const pagePath = slash > 0 ? entry.slice(slash).replace(/\/+$/, '') : '';
+    return host && pagePath !== '' ? [{ entry: written.trim(), host, path: pagePath }] : [];
+  });
+}
+
+/** Whether a URL's path is the listed page's or below it, ignoring case (account names are). */
+function pathUnder(urlPath: string, pagePath: string): boolean {
+  const lower = urlPath.toLowerCase();
+  return lower === pagePath || lower.startsWith(`${pagePath}/`);
 }
 
 /** One address per line: letters and digits (base58, bech32, hex, CashAddr with its prefix), 20 to 130 of them. */
@@ -279,6 +313,7 @@ function readScamLists(dataDir: string): ScamLists {
     throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
   const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny', false));
   const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');
+  const pdDenyPages = denyPages(polkadot.denySub, polkadotPath);
   const pdAllowPlain = new Set(pdAllow.filter((a) => !a.startsWith('*.')));
   const pdAllowWild = pdAllow.filter((a) => a.startsWith('*.')).map((a) => a.slice(2));
 
@@ -354,14 +389,16 @@ function readScamLists(dataDir: string): ScamLists {
   };
 
   return {
-    phishing(host) {
+    phishing(host, path) {
       const names = [...selfAndParents(host)];
       if (allowedByMetamask(names)) return [];
       const matches: PhishingMatch[] = [];
       const metamask = names.find((name) => mmBlock.has(name) && !guarded(name));
       if (metamask !== undefined) matches.push({ source: 'metamask', entry: metamask });
       const polkadot = names.find((name) => pdDeny.has(name) && !guarded(name));
+      const page = polkadot === undefined && path !== undefined ? pdDenyPages.find((p) => names.includes(p.host) && pathUnder(path, p.path)) : undefined;
       if (polkadot !== undefined) matches.push({ source: 'polkadot', entry: polkadot });
+      else if (page !== undefined) matches.push({ source: 'polkadot', entry: page.entry });
       return matches;
     },
     fuzzy(host) {

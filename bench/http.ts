@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
+import { DKIM_KEYS } from '../test/servers/email-zone.js';
 import { ratioRow, type BenchRow } from './harness.js';
 import { autocannon, stopAll } from './load.js';
 
@@ -281,7 +282,7 @@ const PWBREACH_SHA1 = createHash('sha1').update(PWBREACH_PASSWORD).digest('hex')
 const EMAILAUTH_ZONE: Zone = {
   'example.com': [{ type: 'TXT', data: 'v=spf1 ip4:192.0.2.0/24 -all' }],
   '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
-  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${'A'.repeat(392)}` }],
+  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa2048}` }],
 };
 
 export async function run(): Promise<BenchRow[]> {

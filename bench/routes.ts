@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rdapAnswer, startRdapServer } from '../test/servers/rdap-server.js';
 import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
+import { DKIM_KEYS } from '../test/servers/email-zone.js';
 import { mintCertificate, startTlsServer } from '../test/servers/tls-server.js';
 import { issueKeys } from '../src/metering/keys.js';
 import { solvePow, type PowParams } from '../src/products/captcha/puzzles/pow.js';
@@ -263,7 +264,7 @@ const EMAIL_ZONE = (rdapHost: string): Zone => ({
   ],
   'mail.example.com': [{ type: 'A', address: '192.0.2.25' }],
   '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
-  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${'A'.repeat(392)}` }],
+  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa2048}` }],
   'bench.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   [rdapHost]: [{ type: 'A', address: '127.0.0.1' }],
 });

@@ -11,6 +11,7 @@ import { startDnsServer, type Zone } from '../servers/dns-server.js';
 import { collect, openSocket, rawGet } from '../adapters/raw-http.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 import { ServeProcess, running, startServe, type ServeExit, type ServeRun } from './serve-process.js';
+import { DKIM_KEYS } from '../servers/email-zone.js';
 
 const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const FIREFOX_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
@@ -524,7 +525,7 @@ const MAIL_ZONE: Zone = {
     { type: 'TXT', data: 'v=spf1 ip4:192.0.2.0/24 -all' },
   ],
   '_dmarc.example.com': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
-  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${'A'.repeat(300)}` }],
+  'selector1._domainkey.example.com': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa2048}` }],
   // 45.142.120.10 (a public address) is listed on the Spamhaus zone; the other bundled zones answer NXDOMAIN
   '10.120.142.45.zen.spamhaus.org': [{ type: 'A', address: '127.0.0.2' }],
 };

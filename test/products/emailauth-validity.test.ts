@@ -5,6 +5,7 @@
  * twice, 3.2; a `p=` that is not base64, 3.6.1) left out of `dkim.selectors`. Each record is served
  * at its own domain and read through createLookup, as a client would.
  */
+import { createPublicKey } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLookup } from '../../src/lookup.js';
 import { dmarcSyntaxError } from '../../src/products/emailauth/dmarc-syntax.js';
@@ -26,6 +27,8 @@ const VALID_DMARC: [string, string][] = [
   ['unknown tags ignored, whatever their value (DMARCbis np, psd, t; a made-up one)', 'v=DMARC1; p=none; np=bogus; psd=maybe; t=y; future=anything goes'],
   ['pct at the bounds', 'v=DMARC1; p=reject; pct=0'],
   ['a rua with white space around its comma, and a https URI', 'v=DMARC1; p=none; rua=mailto:a@example.com , https://report.example.com/dmarc'],
+  ['size limits with and without a unit', 'v=DMARC1; p=none; rua=mailto:a@example.com!50,mailto:b@example.com!10m'],
+  ['a ! percent-encoded inside an address', 'v=DMARC1; p=none; rua=mailto:a%21b@example.com'],
 ];
 
 /** DMARC records that break RFC 7489: [what is wrong, the record, the error]. */
@@ -45,6 +48,21 @@ const INVALID_DMARC: [string, string, string][] = [
     'no p= but a valid rua: p=none (6.6.3 step 6)',
     'v=DMARC1; rua=mailto:dmarc@example.com',
     'no p= tag (RFC 7489 6.3: required); RFC 7489 6.6.3: receivers apply it as p=none, as rua= is valid',
+  ],
+  [
+    'no p= and a rua with one valid address among bad ones: p=none (6.6.3 step 6: "at least one")',
+    'v=DMARC1; rua=mailto:d@example.com,notauri',
+    'no p= tag (RFC 7489 6.3: required); RFC 7489 6.6.3: receivers apply it as p=none, as rua= is valid',
+  ],
+  [
+    'a bare ! inside an address (6.4: percent-encoded; ! only starts the size)',
+    'v=DMARC1; p=reject; rua=mailto:a!b@example.com',
+    'rua= "mailto:a!b@example.com" is not a URI (such as mailto:dmarc@example.com) in "rua=mailto:a!b@example.com"',
+  ],
+  [
+    'a size limit with an unknown unit',
+    'v=DMARC1; p=reject; rua=mailto:a@example.com!10x',
+    'rua= "mailto:a@example.com!10x" is not a URI (such as mailto:dmarc@example.com) in "rua=mailto:a@example.com!10x"',
   ],
   [
     'an invalid sp=, reported before an earlier other error',
@@ -73,11 +91,28 @@ const INVALID_DMARC: [string, string, string][] = [
 ];
 
 const VALID_KEY = `v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa1024}`;
+/** The 1024-bit test key as a bare RSAPublicKey (PKCS#1 DER), not wrapped in a SubjectPublicKeyInfo. */
+const PKCS1_KEY = createPublicKey({ key: Buffer.from(DKIM_KEYS.rsa1024, 'base64'), format: 'der', type: 'spki' })
+  .export({ format: 'der', type: 'pkcs1' })
+  .toString('base64');
 const dkimDomain = (i: number) => `dkim${i}.example.net`;
 /** DKIM key records: [what they show, the record, counts as a key (revoked?) or null]. */
 const DKIM_CASES: [string, string, { revoked: boolean } | null][] = [
   ['a valid key', VALID_KEY, { revoked: false }],
-  ['base64 folded with white space, padded', 'v=DKIM1; p=MIGf MA0G\r\n CSqG Sw==', { revoked: false }],
+  [
+    'base64 folded with white space, padded',
+    `v=DKIM1; k=ed25519; p=${DKIM_KEYS.ed25519.slice(0, 8)} ${DKIM_KEYS.ed25519.slice(8, 20)}\r\n ${DKIM_KEYS.ed25519.slice(20)}`,
+    { revoked: false },
+  ],
+  ['an RSA key as a bare RSAPublicKey (PKCS#1), as some records publish it', `v=DKIM1; p=${PKCS1_KEY}`, { revoked: false }],
+  // A key no verifier can use: a key syntax error (RFC 6376 6.1.2), or a type it ignores (3.6.1).
+  ['an RSA key cut short', `v=DKIM1; p=${DKIM_KEYS.rsa1024.slice(0, 40)}`, null],
+  ['base64 of no key ("ABC")', 'v=DKIM1; p=QUJD', null],
+  ['a pad where none belongs', 'v=DKIM1; p=QUJD=', null],
+  ['an unknown key type', `v=DKIM1; k=foo; p=${DKIM_KEYS.rsa1024}`, null],
+  ['an RSA key named ed25519', `v=DKIM1; k=ed25519; p=${DKIM_KEYS.rsa1024}`, null],
+  ['an Ed25519 key of 31 bytes', `v=DKIM1; k=ed25519; p=${Buffer.alloc(31, 7).toString('base64')}`, null],
+  ['an Ed25519 key read as RSA (no k=)', `v=DKIM1; p=${DKIM_KEYS.ed25519}`, null],
   ['an empty p=: revoked', 'v=DKIM1; p=', { revoked: true }],
   ['a trailing ;', `v=DKIM1; p=${DKIM_KEYS.rsa1024};`, { revoked: false }],
   ['p= twice (RFC 6376 3.2: the tag-list is invalid)', `v=DKIM1; p=${DKIM_KEYS.rsa1024}; p=`, null],

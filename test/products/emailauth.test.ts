@@ -394,14 +394,15 @@ describe('emailauth record rules', () => {
   ])('DMARC %j: %s', (text, expected) => expect(isDmarcRecord(text)).toBe(expected));
 
   it.each([
-    ['v=DKIM1; k=rsa; p=MIGf', { revoked: false }],
-    ['k=rsa; p=MIGf', { revoked: false }],
+    [`v=DKIM1; k=rsa; p=${DKIM_KEYS.rsa1024}`, { revoked: false }],
+    [`k=RSA; p=${DKIM_KEYS.rsa2048}`, { revoked: false }],
     ['v=DKIM1; p=', { revoked: true }],
     ['v=DKIM1; p= ; t=y', { revoked: true }],
-    ['v=DKIM1; p=MIG f\r\n AB', { revoked: false }],
+    [`v=DKIM1; p=${DKIM_KEYS.rsa1024.slice(0, 100)} \r\n ${DKIM_KEYS.rsa1024.slice(100)}`, { revoked: false }],
+    ['v=DKIM1; k=rsa; p=MIGf', null],
     ['v=DKIM1; k=rsa', null],
-    ['v=DKIM2; p=MIGf', null],
-    ['k=rsa; v=DKIM1; p=MIGf', null],
+    [`v=DKIM2; p=${DKIM_KEYS.rsa1024}`, null],
+    [`k=rsa; v=DKIM1; p=${DKIM_KEYS.rsa1024}`, null],
     ['v=DMARC1; p=reject', null],
     ['v=spf1 -all', null],
     ['google-site-verification=abc', null],

@@ -23,8 +23,8 @@ const TAG_NAME = /^[a-z][a-z0-9_]*$/i;
 const WSP = ' \t';
 /** A part of a record as quoted in a message: at most 80 characters (a record may be 64 KB). */
 const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
-/** RFC 7489 6.4 `dmarc-uri`: an RFC 3986 URI (scheme ":" then URI characters; `,` and `;` percent-encoded), then an optional `!` size limit. */
-const DMARC_URI = /^[a-z][a-z0-9+.-]*:[a-z0-9\-._~:/?#[\]@!$&'()*+=%]+$/i;
+/** RFC 7489 6.4 `dmarc-uri`: an RFC 3986 URI (scheme ":" then URI characters; `,` and `!` percent-encoded, as `;`), then an optional `!` size limit. */
+const DMARC_URI = /^[a-z][a-z0-9+.-]*:[a-z0-9\-._~:/?#[\]@$&'()*+=%]+$/i;
 const SIZE_LIMIT = /![0-9]+[kmgt]?$/i;
 /** RFC 7489 6.4 `dmarc-fo`: `0`, `1`, `d` or `s`, colon-separated. */
 const FAILURE_OPTIONS = /^[01ds](?:[ \t]*:[ \t]*[01ds])*$/i;
@@ -62,7 +62,8 @@ export function dmarcSyntaxError(record: string): string | null {
     }
     seen.add(name);
     const value = trimBlanks(part.slice(equals + 1), WSP);
-    if (name === 'rua') validRua = uriListError(value) === null;
+    // RFC 7489 6.6.3 step 6: one valid address in rua= is enough for receivers to apply p=none.
+    if (name === 'rua') validRua = value.split(',').some((item) => DMARC_URI.test(ruaUri(item)));
     const tagError = valueError(name, value);
     if (tagError === null) continue;
     if (name === 'p' || name === 'sp') policyError ??= `${tagError} in ${quoted(part)}`;
@@ -100,9 +101,14 @@ function valueError(name: string, value: string): string | null {
 }
 
 /** A `rua`/`ruf` value: one or more URIs, comma-separated (RFC 7489 6.4 `dmarc-uri`). */
+/** An item of a `rua=`/`ruf=` list without its blanks and its `!size` suffix. */
+function ruaUri(item: string): string {
+  return trimBlanks(item, WSP).replace(SIZE_LIMIT, '');
+}
+
 function uriListError(value: string, name = 'rua'): string | null {
   for (const item of value.split(',')) {
-    const uri = trimBlanks(item, WSP).replace(SIZE_LIMIT, '');
+    const uri = ruaUri(item);
     if (!DMARC_URI.test(uri)) return `${name}= ${quoted(trimBlanks(item, WSP))} is not a URI (such as mailto:dmarc@example.com)`;
   }
   return null;

@@ -4,6 +4,8 @@
  * SPF and DMARC grammar checks behind `valid` are in spf-syntax.ts and dmarc-syntax.ts.)
  */
 
+import { createPublicKey } from 'node:crypto';
+
 /** RFC 7208 4.5: exactly `v=spf1`, ended by a space or the end of the record (case-insensitive, as ABNF strings are). */
 const SPF_VERSION = /^v=spf1(?: |$)/i;
 
@@ -52,10 +54,34 @@ const TAG_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
+ * Whether `p=` (base64, not empty) holds a key of type `k=` a verifier can use: one it cannot
+ * is a key syntax error (RFC 6376 6.1.2: PERMFAIL), and a type it does not know is ignored
+ * (3.6.1). RSA: a DER public key; RFC 6376 names the SubjectPublicKeyInfo that records carry,
+ * and a bare RSAPublicKey (PKCS#1, as 3.6.1's text once read) is taken too, as verifiers
+ * take it. Ed25519 (RFC 8463 4.2): the raw 32-byte key.
+ */
+function usableKey(type: string, base64: string): boolean {
+  const der = Buffer.from(base64, 'base64');
+  // Node's decoder skips what is not base64: only text that encodes back to itself was whole.
+  if (der.toString('base64') !== base64) return false;
+  if (type === 'ed25519') return der.length === 32;
+  if (type !== 'rsa') return false;
+  for (const form of ['spki', 'pkcs1'] as const) {
+    try {
+      if (createPublicKey({ key: der, format: 'der', type: form }).asymmetricKeyType === 'rsa') return true;
+    } catch {
+      // not this form
+    }
+  }
+  return false;
+}
+
+/**
  * The key of a DKIM key record (RFC 6376 3.6.1), or null when `text` is not a valid one: a
  * tag-list (RFC 6376 3.2: `name=value` pairs split by `;`, names case-sensitive, no tag twice,
  * which would make the whole list invalid) carrying the REQUIRED `p=` tag with a base64 value
- * (empty: a revoked key), and a `v=` tag, if any, first and saying `DKIM1`. This rejects what
+ * that decodes to a usable key of its `k=` type (see usableKey; empty: a revoked key), and a
+ * `v=` tag, if any, first and saying `DKIM1`. This rejects what
  * else lives at such names (a wildcard SPF or verification TXT record) and the key records a
  * verifier must ignore as a key syntax error (RFC 6376 6.1.2: PERMFAIL).
  */
@@ -76,5 +102,6 @@ export function dkimKey(text: string): DkimKey | null {
   }
   const key = tags.get('p');
   if (key === undefined || !BASE64.test(key)) return null;
+  if (key !== '' && !usableKey((tags.get('k') ?? 'rsa').toLowerCase(), key)) return null;
   return { revoked: key === '' };
 }

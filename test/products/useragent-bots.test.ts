@@ -112,6 +112,24 @@ describe('what the narrower rules still call a bot or a phone', () => {
     expect((await engine.lookup(engine.prepare(ua))).result.device_type).toBe('mobile');
   });
 
+  it("today's LG webOS TVs are TVs, and a version that does not start with a digit is left out (a reviewer's strings)", async () => {
+    const engine = createUserAgentEngine({ cacheSize: 0 });
+    const webos6 =
+      'Mozilla/5.0 (Web0S; Linux/SmartTV) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/79.0.3945.79 Safari/537.36 DMOST/2.0.0 (; LGE; webOSTV; WEBOS6.3.2 03.34.95; W6_lm21a;)';
+    const hbbtv = 'HbbTV/1.5.1 (+DRM;LGE;OLED55C14LB;WEBOS6.0 03.20.82;W6_lm21u;DTV_W21U;)';
+    expect((await engine.lookup(engine.prepare(webos6))).result).toMatchObject({ device_type: 'smarttv', is_bot: false, browser: { name: 'Chrome' } });
+    const { result } = await engine.lookup(engine.prepare(hbbtv));
+    expect([result.device_type, result.is_bot, result.os]).toEqual(['smarttv', false, { name: 'WEBOS' }]);
+  });
+
+  it('a phone whose app names a TV brand in passing stays a phone; a desktop browser stays a desktop', async () => {
+    const engine = createUserAgentEngine({ cacheSize: 0 });
+    const phone = 'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
+    expect((await engine.lookup(engine.prepare(phone))).result.device_type).toBe('mobile');
+    const desktop = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+    expect((await engine.lookup(engine.prepare(desktop))).result.device_type).toBe('desktop');
+  });
+
   it('a Mac app on CFNetwork reads as Mac OS, not the iOS ua-parser assumes', async () => {
     const engine = createUserAgentEngine({ cacheSize: 0 });
     const { result } = await engine.lookup(engine.prepare('Safari/9537.71 CFNetwork/673.0.2 Darwin/13.0.1 (x86_64) (MacBookPro11,1)'));

@@ -32,9 +32,9 @@ export const NARROWED_PATTERNS: Readonly<Record<string, string>> = {
  * isbot patterns that guess from the shape of a UA (a bare product token, no space, a
  * `/1.0;`, a `|`) or a word that devices use too (`java` in J2ME phones, Nokia's `Radar`
  * phone), rather than from a bot's own name. When ua-parser finds a person's device (a phone,
- * tablet, TV, console or watch, with its vendor or model) and only these match, the UA is a
- * browser or app on that device: feature phones send `SAMSUNG-SGH-Z400V`, HbbTV sets
- * `CE-HTML/1.0;`.
+ * tablet, TV, console or watch, with its vendor or model), or the UA names a TV, and only these
+ * match, the UA is a browser or app on that device: feature phones send `SAMSUNG-SGH-Z400V`,
+ * HbbTV sets `CE-HTML/1.0;`.
  */
 export const SHAPE_PATTERNS: readonly string[] = [
   '^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)',
@@ -75,6 +75,16 @@ const PERSONAL_DEVICES: ReadonlySet<string> = new Set(['mobile', 'tablet', 'wear
  */
 const NAMES_AN_APPLE_DEVICE = /\((?:iPad|iPhone|iPod(?: touch)?);|\biP(?:ad|hone|od)\d+,\d+\b|\bCFNetwork\/[\d.]+ Darwin\/\d/;
 
+/**
+ * A television or set-top box, named as TV browsers name themselves: the HbbTV standard's
+ * `HbbTV/1.1.1`, CEA-2014's `CE-HTML/1.0`, `SmartTV` / `SMART-TV`, LG's `Web0S`, `webOS.TV`,
+ * `NetCast` and `LG Browser/`, Philips' `NETTV/`, Sony's `BRAVIA`, Google TV's `Large Screen`,
+ * and `TV Safari/`. ua-parser 1.x calls many of these phones, or finds no device at all (uap-core's
+ * test strings: tests/test_device.yaml).
+ */
+export const NAMES_A_TV =
+  /HbbTV\/\d|CE-HTML\/|smart-?tv|\bWeb0S\b|\bwebOS\.?TV|\bNetCast\b|\bLG Browser\/|\bNETTV\/|\bBRAVIA\b|\bGoogle ?TV\b|\bLarge Screen\b|\bTV Safari\//i;
+
 /** What ua-parser says about the device, as the shape rule reads it. */
 export interface ParsedDevice {
   type?: string;
@@ -109,7 +119,7 @@ export function isBot(ua: string, device?: ParsedDevice): boolean {
   const text = restoreSpaces(ua);
   if (namesABot(text)) return true;
   if (!hasABotShape(text)) return false;
-  if (NAMES_AN_APPLE_DEVICE.test(text)) return false;
+  if (NAMES_AN_APPLE_DEVICE.test(text) || NAMES_A_TV.test(text)) return false;
   const { type, vendor, model } = device ?? deviceOf(text);
   return !(type !== undefined && PERSONAL_DEVICES.has(type) && (vendor !== undefined || model !== undefined));
 }

@@ -4,7 +4,7 @@ import { createMemoryCache, createProductCache, type ProductCache } from '../../
 import { checkCacheSizeLimit, describeValue } from '../../lib/option-checks.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult } from '../../lib/result-cache.js';
-import { isBot, restoreSpaces } from './bots.js';
+import { isBot, NAMES_A_TV, restoreSpaces } from './bots.js';
 import { USER_AGENT_MAX_LENGTH, type UserAgentEngineOptions, type UserAgentResult } from './types.js';
 
 /** What the cache keeps per User-Agent: the result and its JSON, made once. */
@@ -103,7 +103,8 @@ function parse(parser: UAParser.UAParserInstance, ua: string): UserAgentResult {
 function nameAndVersion(name: string | undefined, version: string | undefined): { name?: string; version?: string } {
   const out: { name?: string; version?: string } = {};
   if (name) out.name = name;
-  if (version && /\d/.test(version)) out.version = version;
+  // A version starts with a digit: ua-parser reads `WEBOS6.0` as WEBOS version `.0`.
+  if (version && /^\d/.test(version)) out.version = version;
   return out;
 }
 
@@ -205,6 +206,7 @@ function deviceType(parsedType: string | undefined, osName: string | undefined, 
   if ((osName === 'iOS' || osName === undefined) && (parsedType === 'mobile' || parsedType === undefined) && NAMES_AN_IPAD.test(ua)) return 'tablet';
   const puffin = PUFFIN_DEVICE.exec(ua);
   if (puffin) return puffin[1].endsWith('T') ? 'tablet' : 'mobile';
+  if ((parsedType === undefined || parsedType === 'mobile' || parsedType === 'tablet') && NAMES_A_TV.test(ua)) return 'smarttv';
   if (parsedType) return parsedType;
   if (osName && DESKTOP_OSES.has(osName.toLowerCase())) return 'desktop';
   return 'unknown';

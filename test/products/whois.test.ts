@@ -108,6 +108,37 @@ beforeAll(async () => {
     }),
   );
 
+  // RFC 9083 5.1 lets entities nest: here the registrar is inside the registrant.
+  const vcard = (fn: string) => [
+    'vcard',
+    [
+      ['version', {}, 'text', '4.0'],
+      ['fn', {}, 'text', fn],
+    ],
+  ];
+  rdap.set(
+    'nested.com',
+    rdapAnswer.json({
+      ...fixture('domain/themarquetry.com.registry-verisign.json'),
+      ldhName: 'NESTED.COM',
+      links: [],
+      entities: [
+        {
+          objectClassName: 'entity',
+          roles: ['registrant'],
+          vcardArray: vcard('Someone'),
+          entities: [{ objectClassName: 'entity', roles: ['registrar'], vcardArray: vcard('GoDaddy.com, LLC') }],
+        },
+      ],
+    }),
+  );
+  // RFC 8259 8.1: a parser may ignore a byte order mark before the JSON.
+  const withBom = Buffer.from(`\ufeff${JSON.stringify({ ...fixture('domain/themarquetry.com.registry-verisign.json'), ldhName: 'BOM.COM', links: [] })}`);
+  rdap.set('bom.com', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/rdap+json', 'content-length': withBom.length });
+    res.end(withBom);
+  });
+
   const registry = (query: string, behaviour: WhoisBehaviour) => WHOIS_ANSWERS.set(`127.0.0.1 ${query}`, behaviour);
   registry('-T dn,ace google.de', whoisAnswer.sample('google.de'));
   registry('yahoo.co.jp/e', whoisAnswer.sample('yahoo.co.jp'));
@@ -246,6 +277,16 @@ describe('RDAP', () => {
   it('gives a redacted registrar as null, never the placeholder', async () => {
     expect((await lookupWith().whois('redacted.com')).registrar).toBeNull();
     expect((await lookupWith().whois('example.com')).registrar).toBe('Example Registrar Inc.');
+  });
+
+  it('finds a registrar entity nested in another entity (RFC 9083 5.1), without following any link', async () => {
+    const result = await lookupWith().whois('nested.com');
+    expect(result.registrar).toBe('GoDaddy.com, LLC');
+  });
+
+  it('reads an answer that starts with a byte order mark (RFC 8259 8.1)', async () => {
+    const result = await lookupWith().whois('bom.com');
+    expect(result).toMatchObject({ domain: 'bom.com', registrar: 'Hosting Concepts B.V. d/b/a Registrar.eu' });
   });
 
   it('follows the registrar link of a thin answer: the registrar fills gaps, registry facts stay', async () => {

@@ -225,7 +225,9 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
   function readRdap(body: Buffer, host: string, domain: string) {
     let json: unknown;
     try {
-      json = JSON.parse(body.toString('utf8'));
+      // A byte order mark before the JSON may be ignored (RFC 8259 8.1); JSON.parse would refuse it.
+      const text = body.toString('utf8');
+      json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     } catch {
       throw upstream(`the RDAP server ${host} answered something that is not JSON`);
     }

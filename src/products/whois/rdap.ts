@@ -100,9 +100,28 @@ export function readRdapDomain(json: unknown): RdapDomainAnswer {
   return { record, name, registrarLink: registrarLink(arrayOf(json.links)) };
 }
 
+/** How deep registrarEntities looks into entities held by entities (RFC 9083 5.1 lets them nest). */
+const ENTITY_DEPTH = 3;
+
+/**
+ * The registrar entities of a domain, the domain's own first, then those nested in its other
+ * entities (a registrar inside the registrant), breadth first.
+ */
+function* registrarEntities(entities: unknown[]): Generator<Record<string, unknown>> {
+  let level = entities;
+  for (let depth = 0; depth < ENTITY_DEPTH && level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const entity of level) {
+      if (!isObject(entity)) continue;
+      if (arrayOf(entity.roles).some((role) => typeof role === 'string' && role.toLowerCase() === 'registrar')) yield entity;
+      else next.push(...arrayOf(entity.entities));
+    }
+    level = next;
+  }
+}
+
 function registrarName(entities: unknown[]): string | null {
-  for (const entity of entities) {
-    if (!isObject(entity) || !arrayOf(entity.roles).some((role) => typeof role === 'string' && role.toLowerCase() === 'registrar')) continue;
+  for (const entity of registrarEntities(entities)) {
     const name = shownValue(vcardText(entity.vcardArray, 'fn')) ?? shownValue(vcardText(entity.vcardArray, 'org'));
     if (name) return name;
     const handle = typeof entity.handle === 'string' ? shownValue(entity.handle) : null;

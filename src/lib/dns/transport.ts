@@ -26,6 +26,19 @@ function failed(server: DnsServer, why: string, cause?: unknown): SeclookupError
   return new SeclookupError('upstream_failed', `DNS server ${server.text}: ${why}`, { cause });
 }
 
+/** Errors of this machine, not of the DNS server: out of file descriptors, buffers or memory. */
+const LOCAL_ERRORS: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM']);
+
+/**
+ * A socket's error: the server's failure (`upstream_failed`), or, for a local one, a plain Error
+ * that the API answers as its own 500 and logs: no DNS server is to blame for it.
+ */
+function socketFailed(server: DnsServer, error: NodeJS.ErrnoException, transport: 'UDP' | 'TCP'): Error {
+  if (error.code && LOCAL_ERRORS.has(error.code))
+    return new Error(`cannot open a DNS socket to ${server.text}: ${error.code} (this process is out of file descriptors or memory)`, { cause: error });
+  return failed(server, transport === 'TCP' ? `TCP ${error.code ?? error.message}` : (error.code ?? error.message), error);
+}
+
 /** Is `message` the answer to `exchange`? */
 function answers(message: WireMessage, exchange: Exchange): boolean {
   return message.id === exchange.id && message.question !== null && message.question.type === exchange.type && message.question.name === exchange.name;
@@ -42,7 +55,7 @@ export function udpExchange(server: DnsServer, exchange: Exchange, timeoutMs: nu
       else resolve(message!);
     };
     const timer = setTimeout(() => finish(timeout(server, timeoutMs)), timeoutMs);
-    socket.on('error', (error) => finish(failed(server, (error as NodeJS.ErrnoException).code ?? error.message, error)));
+    socket.on('error', (error) => finish(socketFailed(server, error, 'UDP')));
     socket.on('message', (packet, from) => {
       if (from.port !== server.port || from.address !== server.host) return;
       let message: WireMessage;
@@ -79,7 +92,7 @@ export function tcpExchange(server: DnsServer, exchange: Exchange, connectMs: nu
       exchange.query.copy(frame, 2);
       socket.write(frame);
     });
-    socket.on('error', (error: NodeJS.ErrnoException) => finish(failed(server, `TCP ${error.code ?? error.message}`, error)));
+    socket.on('error', (error: NodeJS.ErrnoException) => finish(socketFailed(server, error, 'TCP')));
     socket.on('close', () => finish(failed(server, 'closed the TCP connection before answering')));
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);

@@ -3,6 +3,7 @@
  * object per line (requests, errors), so it can go straight to a log collector; stderr is for
  * the operator (listening, the one-time starter key table, shutdown).
  */
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +15,7 @@ import { bundledDataDir } from '../lib/datasets.js';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteSingleUseStore } from '../metering/sqlite/single-use.js';
 import { issueKeys, type IssuedKeys } from '../metering/keys.js';
-import type { Meter, MeterAdmin, SettingsStore } from '../metering/types.js';
+import type { KeyInfo, Meter, MeterAdmin, SettingsStore } from '../metering/types.js';
 import { PRODUCT_IDS } from '../products/catalog.js';
 import type { AnyProductModule } from '../products/module.js';
 import { PRODUCT_MODULES, SERVICE_MODULES } from '../products/registry.js';
@@ -47,8 +48,15 @@ import { holdTickEntryShape } from './tick-shape.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
-/** Meter setting written once the starter keys exist, so they are created only on the first start. */
+/**
+ * Meter setting for the first start: claimed ("issuing since <time> <id>") before the starter keys
+ * are made, so that of several instances started together on one store only one makes them, and
+ * then the time they were done, so they are made only once.
+ */
 const BOOTSTRAP_SETTING = 'bootstrap';
+const BOOTSTRAP_CLAIM = 'issuing since ';
+/** A claim this old that left no keys was made by a start that stopped first: the next start makes them. */
+export const BOOTSTRAP_CLAIM_GRACE_MS = 60_000;
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 /** What products keep in the --db file beside the meter (scamrisk's reports), for the help. */
@@ -527,21 +535,59 @@ function resolvePort(flag: string | undefined, command: string): number {
 /**
  * First start (no bootstrap setting and no keys yet): create and print a starter key pair per
  * product. Later starts, or a database whose keys were made with `keys create`: only a count.
+ * Instances started together on one store: the one whose claim is stored first creates them.
+ * @internal exported for its tests, which also give `now`
  */
-async function announceKeys(meter: MeterAdmin & SettingsStore, where: string): Promise<void> {
-  const bootstrapped = (await meter.getSetting(BOOTSTRAP_SETTING)) !== null;
+export async function announceKeys(meter: MeterAdmin & SettingsStore, where: string, now: () => number = Date.now): Promise<void> {
+  const firstStart = await claimFirstStart(meter, now());
   const keys = await meter.listKeys();
-  if (!bootstrapped && keys.length === 0) {
-    const issued: IssuedKeys[] = [];
-    for (const product of PRODUCT_IDS) {
-      const starterKeys = SERVICE_MODULES.find((module) => module.id === product)?.starterKeys;
-      issued.push(starterKeys ? await starterKeys(meter) : await issueKeys(meter, { product }));
-    }
-    await meter.setSetting(BOOTSTRAP_SETTING, new Date().toISOString());
-    printStarterKeys(issued);
+  if (firstStart === 'mine' && keys.length === 0) {
+    // Printed before the claim is marked done: keys made and never shown would be lost.
+    printStarterKeys(await issueStarterKeys(meter));
+    await meter.setSetting(BOOTSTRAP_SETTING, new Date(now()).toISOString());
     return;
   }
-  if (!bootstrapped) await meter.setSetting(BOOTSTRAP_SETTING, new Date().toISOString());
+  if (firstStart === 'mine') await meter.setSetting(BOOTSTRAP_SETTING, new Date(now()).toISOString());
+  if (firstStart === 'theirs') note('Another instance is creating the starter keys now: they are printed once, on its stderr.');
+  noteKeyCount(keys, where);
+}
+
+/**
+ * Whether this start makes the starter keys ('mine'), another one started with it is making
+ * them ('theirs'), or the first start is long done ('done'). The claim is set-if-absent, atomic
+ * on every store; a claim left by a start that stopped before making any key is taken over once
+ * it is older than the grace, by one start only (a second set-if-absent, named after that claim).
+ */
+async function claimFirstStart(meter: MeterAdmin & SettingsStore, at: number): Promise<'mine' | 'theirs' | 'done'> {
+  const claim = `${BOOTSTRAP_CLAIM}${new Date(at).toISOString()} ${randomUUID()}`;
+  const stored = await meter.setSettingIfAbsent(BOOTSTRAP_SETTING, claim);
+  if (stored === claim) return 'mine';
+  if (!stored.startsWith(BOOTSTRAP_CLAIM)) return 'done';
+  if (!isAbandoned(stored, at)) return 'theirs';
+  // Keys there: the claimant got as far as making some, or an operator made them since.
+  if ((await meter.listKeys()).length > 0) return 'done';
+  if ((await meter.setSettingIfAbsent(`${BOOTSTRAP_SETTING}:takeover:${stored}`, claim)) !== claim) return 'theirs';
+  await meter.setSetting(BOOTSTRAP_SETTING, claim);
+  return 'mine';
+}
+
+/** A claim older than the grace (one whose time does not read is never taken over). */
+function isAbandoned(claim: string, at: number): boolean {
+  const claimedAt = Date.parse(claim.slice(BOOTSTRAP_CLAIM.length).split(' ')[0]);
+  return at - claimedAt >= BOOTSTRAP_CLAIM_GRACE_MS;
+}
+
+/** A starter key pair for every product (captcha's is a site key). */
+async function issueStarterKeys(meter: MeterAdmin & SettingsStore): Promise<IssuedKeys[]> {
+  const issued: IssuedKeys[] = [];
+  for (const product of PRODUCT_IDS) {
+    const starterKeys = SERVICE_MODULES.find((module) => module.id === product)?.starterKeys;
+    issued.push(starterKeys ? await starterKeys(meter) : await issueKeys(meter, { product }));
+  }
+  return issued;
+}
+
+function noteKeyCount(keys: readonly KeyInfo[], where: string): void {
   const active = keys.filter((k) => k.status === 'active').length;
   note(`${keys.length} keys in ${where} (${active} active); use \`seclookup keys list\` to see them`);
 }

@@ -4,9 +4,17 @@
  * it. Limits, quotas and captcha tokens hold exactly across both; a revoked key is refused by
  * both within the key cache's bound; Redis stopped mid-load gives the configured answer with no
  * hang or crash, and counting is exact again once it is back, with no restart of seclookup.
+ * Instances started together on an empty store (Redis, or one SQLite file) make one set of
+ * starter keys between them, shown by the one that made it.
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { announceKeys, BOOTSTRAP_CLAIM_GRACE_MS } from '../../src/cli/serve.js';
+import { withIo } from '../../src/cli/io.js';
+import { createRedisMeter } from '../../src/metering/redis/index.js';
+import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
+import type { Meter } from '../../src/metering/types.js';
+import { PRODUCT_IDS } from '../../src/products/catalog.js';
 import { solvePow, type PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import { startRedisServer, type RedisServer } from '../servers/redis-server.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
@@ -283,3 +291,80 @@ async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): P
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** One instance's start on `meter`, as serve makes it once listening: its stderr. */
+async function firstStartOf(meter: Meter, now: () => number = Date.now): Promise<string> {
+  let stderr = '';
+  const io = { stdout: { write: () => true }, stderr: { write: (text: string) => (stderr += text) }, env: {}, cwd: temp.make() };
+  await withIo(io, () => announceKeys(meter, 'the store', now));
+  return stderr;
+}
+
+/** The rows of the one-time starter table in `stderr`: product, secret key, public key. */
+function starterRows(stderr: string): string[] {
+  return stderr.split('\n').filter((line) => /^\w+\s+\w+_sec_[\w-]+\s+\w+_pub_[\w-]+$/.test(line));
+}
+
+/** What the starts said, and what the store holds afterwards. */
+async function outcome(meter: Meter, said: string[]) {
+  const keys = await meter.listKeys();
+  return {
+    keys: keys.length,
+    secretKeys: keys.filter((key) => key.kind === 'secret').length,
+    tables: said.filter((stderr) => stderr.includes('First start: created a "starter" key pair')).length,
+    rows: said.map((stderr) => starterRows(stderr).length).sort(),
+  };
+}
+
+const PAIRS = PRODUCT_IDS.length;
+
+/** Three connections to one fresh store, as three instances started together have. */
+const FRESH_STORES: Record<string, () => Meter[]> = {
+  Redis: () => {
+    const url = redis.url(++db);
+    return [1, 2, 3].map(() => createRedisMeter(url));
+  },
+  'one SQLite file': () => {
+    const file = join(temp.make(), 'shared.db');
+    return [1, 2, 3].map(() => createSqliteMeter(file));
+  },
+};
+
+describe('the first start, several instances started together on an empty store', () => {
+  for (const [store, open] of Object.entries(FRESH_STORES)) {
+    it(`${store}: one set of starter keys (${PAIRS} pairs), printed by one of three; the others count them`, async () => {
+      const meters = open();
+      try {
+        // Connected and read first, as serve reads the store long before it announces the keys.
+        await Promise.all(meters.map((meter) => meter.listPlans()));
+        const said = await Promise.all(meters.map((meter) => firstStartOf(meter)));
+        expect(await outcome(meters[0], said)).toEqual({ keys: 2 * PAIRS, secretKeys: PAIRS, tables: 1, rows: [0, 0, PAIRS] });
+        for (const stderr of said.filter((text) => starterRows(text).length === 0)) expect(stderr).toMatch(/^\d+ keys in the store \(\d+ active\)/m);
+        // A later start: a count, no new keys.
+        expect(await firstStartOf(meters[1])).toBe(`${2 * PAIRS} keys in the store (${2 * PAIRS} active); use \`seclookup keys list\` to see them\n`);
+      } finally {
+        await Promise.all(meters.map((meter) => meter.close()));
+      }
+    });
+  }
+
+  it('Redis: a first start that stopped after its claim, before any key: within the grace no start makes them; after it, one of two does', async () => {
+    const [meter, ...later] = FRESH_STORES.Redis();
+    // The first instance claims the first start, then dies making its first key.
+    const dying: Meter = { ...meter, createSubscription: () => Promise.reject(new Error('killed')) };
+    try {
+      await expect(firstStartOf(dying)).rejects.toThrow('killed');
+      const claimedAt = Date.now();
+      const soon = await firstStartOf(later[0], () => claimedAt + BOOTSTRAP_CLAIM_GRACE_MS - 1_000);
+      expect(soon).toBe(
+        'Another instance is creating the starter keys now: they are printed once, on its stderr.\n0 keys in the store (0 active); use `seclookup keys list` to see them\n',
+      );
+      const past = () => claimedAt + BOOTSTRAP_CLAIM_GRACE_MS + 1_000;
+      const said = await Promise.all(later.map((instance) => firstStartOf(instance, past)));
+      expect(await outcome(meter, said)).toEqual({ keys: 2 * PAIRS, secretKeys: PAIRS, tables: 1, rows: [0, PAIRS] });
+      expect((await firstStartOf(meter, past)).startsWith(`${2 * PAIRS} keys in the store`)).toBe(true);
+    } finally {
+      await Promise.all([meter, ...later].map((instance) => instance.close()));
+    }
+  });
+});

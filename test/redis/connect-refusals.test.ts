@@ -2,9 +2,11 @@
  * A Redis that refuses the connection says why: a real redis-server with a password
  * (`requirepass`), reached without one and with a wrong one. Before, every such failure read
  * "redis is unreachable", sending the operator after the network; and the CLI's key and plan
- * commands crashed with a stack on any Redis failure. No message repeats the password.
+ * commands crashed with a stack on any Redis failure. No message repeats the password. A URL
+ * naming a database read every refusal as "no database N", and closed its connection for good.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRedisMeter } from '../../src/metering/redis/index.js';
 import type { ConsumeRequest } from '../../src/metering/types.js';
 import { startRedisCluster } from '../servers/redis-cluster.js';
@@ -58,6 +60,39 @@ describe('the Redis stores, refused by Redis', () => {
       expect(failure).toMatchObject({ code: 'store_failed', message: `redis connect: ${WRONGPASS}` });
       expect(failure?.cause).toBeUndefined();
     } finally {
+      await meter.close();
+    }
+  });
+
+  it('with a wrong password and a database (/1): WRONGPASS, not "no database 1"', async () => {
+    const meter = createRedisMeter(`redis://:not-the-${PASSWORD}@127.0.0.1:${port}/1`, { commandTimeoutMs: 500, maxReconnectDelayMs: 50 });
+    try {
+      await expect(meter.consume(request)).rejects.toMatchObject({ code: 'store_failed', message: `redis connect: ${WRONGPASS}` });
+    } finally {
+      await meter.close();
+    }
+  });
+
+  it('with the right password and a database Redis does not have (/99): "no database 99"', async () => {
+    const meter = createRedisMeter(`redis://:${PASSWORD}@127.0.0.1:${port}/99`, { commandTimeoutMs: 500, maxReconnectDelayMs: 50 });
+    try {
+      await expect(meter.consume(request)).rejects.toMatchObject({ code: 'store_failed', message: expect.stringContaining('redis has no database 99') });
+    } finally {
+      await meter.close();
+    }
+  });
+
+  it('refused with a database (/1), then given the password it sends: it connects, with no restart', async () => {
+    const next = `next-${PASSWORD}`;
+    const meter = createRedisMeter(`redis://:${next}@127.0.0.1:${port}/1`, { commandTimeoutMs: 500, maxReconnectDelayMs: 50 });
+    const admin = new Redis({ port, host: '127.0.0.1', password: PASSWORD });
+    try {
+      await expect(meter.consume(request)).rejects.toMatchObject({ code: 'store_failed' });
+      await admin.config('SET', 'requirepass', next);
+      await vi.waitFor(async () => expect(await meter.consume(request)).toMatchObject({ allowed: true }), { timeout: 10_000, interval: 50 });
+    } finally {
+      await admin.config('SET', 'requirepass', PASSWORD);
+      admin.disconnect();
       await meter.close();
     }
   });

@@ -137,20 +137,38 @@ export function openConnection(urlOrClient: string | RedisClient, options: Redis
   // Without a listener ioredis prints every failed reconnection attempt.
   client.on('error', (error: unknown) => {
     const reply = replyErrorOf(error);
-    if (reply) connection.refusal = replyReason(reply.message);
+    if (reply && commandNameOf(reply) === 'select') onSelectFailed(connection, reply);
+    else if (reply) connection.refusal = replyReason(reply.message);
     else connection.refusal = socketFailure(error) ?? connection.refusal;
-    // ioredis goes on in database 0 when SELECT of the URL's database fails: another deployment's
-    // keys. The connection is closed for good instead, and every call says why.
-    if (reply && commandNameOf(reply) === 'select') {
-      connection.refusal = `redis has no database ${String((client as Redis).options.db)} (${replyReason(reply.message)}): use one below its "databases" setting`;
-      client.disconnect();
-    }
     options.onError?.(toStoreError(error, 'connection'));
   });
   client.on('ready', () => {
     connection.refusal = undefined;
   });
   return connection;
+}
+
+/**
+ * ioredis goes on in database 0 when SELECT of the URL's database fails: another deployment's
+ * keys. A database Redis does not have closes the connection for good, and every call says why.
+ * Any other refusal (NOAUTH, LOADING) may pass: the connection is made again, and selects again.
+ */
+function onSelectFailed(connection: Connection, reply: Error): void {
+  const client = connection.client as Redis;
+  if (isNoSuchDatabase(reply)) {
+    connection.refusal = `redis has no database ${String(client.options.db)}: use one below its "databases" setting`;
+    client.disconnect();
+    return;
+  }
+  // With a password in the URL, a SELECT refused for want of AUTH follows the AUTH's own refusal
+  // (WRONGPASS), which came just before and says more.
+  if (!(replyCode(reply.message) === 'NOAUTH' && client.options.password)) connection.refusal = replyReason(reply.message);
+  client.disconnect(true);
+}
+
+/** Redis's answer to SELECT of an index at or above its "databases" setting. */
+function isNoSuchDatabase(reply: Error): boolean {
+  return /^ERR DB index is out of range/i.test(reply.message);
 }
 
 /**
@@ -313,17 +331,17 @@ function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
 }
 
-/**
- * The error reply behind a failure: the error itself, or for a Cluster that could not load its
- * slot map (ClusterAllFailedError, "Failed to refresh slots cache"), the last node's reply, which
- * says why (NOAUTH, WRONGPASS) where the wrapper does not.
- */
 /** The command a reply error answered, as ioredis records it on the error. */
 function commandNameOf(reply: Error): string | undefined {
   const name = (reply as { command?: { name?: unknown } }).command?.name;
   return typeof name === 'string' ? name.toLowerCase() : undefined;
 }
 
+/**
+ * The error reply behind a failure: the error itself, or for a Cluster that could not load its
+ * slot map (ClusterAllFailedError, "Failed to refresh slots cache"), the last node's reply, which
+ * says why (NOAUTH, WRONGPASS) where the wrapper does not.
+ */
 function replyErrorOf(error: unknown): Error | undefined {
   if (isReplyError(error)) return error;
   const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
@@ -335,10 +353,15 @@ function replyErrorOf(error: unknown): Error | undefined {
  * arguments). The two a new deployment meets first say what to change.
  */
 function replyReason(message: string): string {
-  const code = /^[A-Z]{2,}\b/.exec(message)?.[0];
+  const code = replyCode(message);
   if (code === 'NOAUTH') return 'redis wants a password (NOAUTH): give it in the URL, redis://:PASSWORD@host:port';
   if (code === 'WRONGPASS') return "redis refused the URL's user or password (WRONGPASS)";
   return `redis answered ${code ?? 'an error'}`;
+}
+
+/** An error reply's code: its first word (NOAUTH, WRONGPASS, ERR). */
+function replyCode(message: string): string | undefined {
+  return /^[A-Z]{2,}\b/.exec(message)?.[0];
 }
 
 function checkMs(value: number, name: string): number {

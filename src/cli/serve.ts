@@ -45,6 +45,7 @@ import { trackInFlight } from '../api/in-flight.js';
 import { catchStopSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, type StopSignals } from './shutdown.js';
 import { cliEnv, cliIo } from './io.js';
 import { holdTickEntryShape } from './tick-shape.js';
+import { connectionLimit, type DropReport, limitConnections, openFilesInUse, openFilesLimit } from './connection-limit.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -203,6 +204,8 @@ interface Started {
   deadlineMs: number;
   /** The SQLite meter's file, watched while serve runs; null on Redis. */
   meterFile: string | null;
+  /** Connections refused at the limit the open-files limit sets; null where that limit is unknown. */
+  drops: DropReport | null;
 }
 
 /** Parse, check, build the engines, open the stores and listen: the started serve, or an exit code (help, or stopped by a signal). */
@@ -350,6 +353,9 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     opened.metricsServer = metricsServer;
     // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
     handleClientErrors(server, api);
+    const openFiles = openFilesLimit();
+    const drops = openFiles === null ? null : limitConnections(server, connectionLimit(openFiles, openFilesInUse()), openFiles, note);
+    if (metrics && drops) await countDroppedConnections(metrics.registry, drops);
     try {
       // Port first: if it is taken, fail before creating (and printing) any starter keys.
       await listen(server, port, host, log);
@@ -366,7 +372,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
     note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
     if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile };
+    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile, drops };
   } catch (error) {
     await giveUp();
     if (!(error instanceof StoppedWhileStarting)) throw error;
@@ -378,7 +384,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
 
 /** Serve until a stop signal, then stop gracefully: the exit code. */
 async function run(started: Started, stopSignals: StopSignals): Promise<number> {
-  const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile } = started;
+  const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile, drops } = started;
   const stopWatching = meterFile
     ? watchFileIdentity(meterFile, () =>
         stopSignals.stopFor(
@@ -389,6 +395,7 @@ async function run(started: Started, stopSignals: StopSignals): Promise<number> 
     : () => {};
   const code = await stopSignals.untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
   stopWatching();
+  drops?.flush();
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();
@@ -438,15 +445,35 @@ function exitSoon(code: number): void {
 }
 
 /** `seclookup_log_lines_dropped_total`, read from the log at each scrape. @internal exported for its test */
-export async function countDroppedLogLines(registry: Registry, log: Pick<ServeLog, 'droppedLines'>): Promise<void> {
+export function countDroppedLogLines(registry: Registry, log: Pick<ServeLog, 'droppedLines'>): Promise<void> {
+  return scrapedCounter(
+    registry,
+    'seclookup_log_lines_dropped_total',
+    'Log lines dropped because the log destination held 16 MiB it had not taken (a stalled reader, a full disk) or its reader went away.',
+    () => log.droppedLines,
+  );
+}
+
+/** `seclookup_connections_dropped_total`, read from the connection limit at each scrape. @internal exported for its test */
+export function countDroppedConnections(registry: Registry, drops: Pick<DropReport, 'dropped'>): Promise<void> {
+  return scrapedCounter(
+    registry,
+    'seclookup_connections_dropped_total',
+    'Client connections closed unanswered because serve held as many as its open-files limit allows (less a reserve for lookups).',
+    () => drops.dropped,
+  );
+}
+
+/** A counter whose value is read from `read` at each scrape (a count kept elsewhere). */
+async function scrapedCounter(registry: Registry, name: string, help: string, read: () => number): Promise<void> {
   const { Counter } = await import('prom-client');
   new Counter({
-    name: 'seclookup_log_lines_dropped_total',
-    help: 'Log lines dropped because the log destination held 16 MiB it had not taken (a stalled reader, a full disk) or its reader went away.',
+    name,
+    help,
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(log.droppedLines);
+      this.inc(read());
     },
   });
 }

@@ -9,7 +9,7 @@
  * - A file that already holds another application's tables (and none of seclookup's) is
  *   refused with a `foreign_database` error, instead of silently getting our tables added.
  */
-import { chmodSync, closeSync, constants, existsSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync, type Stats, statSync } from 'node:fs';
 import { mayAccess, mayCreateFilesIn } from './file-access.js';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -45,9 +45,6 @@ export function openSeclookupDatabase(path: string, what: string, options: { tim
     throw new SeclookupError('store_failed', `cannot open ${what} "${path}": ${reason}`, { cause: error });
   }
 }
-
-/** The first 16 bytes of every SQLite 3 database file. */
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /**
  * Why this process cannot use `path` as a seclookup database, in words an operator can act on,
@@ -92,16 +89,25 @@ function companionsWritable(path: string): boolean {
   return ['-wal', '-shm'].every((suffix) => mayAccess(path + suffix, constants.R_OK | constants.W_OK));
 }
 
+/**
+ * Whether SQLite reads the file as a database. Asked of SQLite itself, never through a file
+ * descriptor of our own: closing any descriptor on a file drops every POSIX lock this process
+ * holds on it (fcntl locks belong to the process), so checking a file that a store here has open
+ * would leave that store unlocked. Another process's SQLite then takes itself for the last user,
+ * checkpoints and deletes the -wal under the store, which goes on in an unlinked file: revoked
+ * keys keep working, and its last checkpoint corrupts the database. SQLite's own files share one
+ * lock state per file within the process, so its connections never do this to each other.
+ */
 function startsLikeSqlite(path: string): boolean {
-  const head = Buffer.alloc(SQLITE_HEADER.length);
-  let fd: number | undefined;
+  let db: Database.Database | undefined;
   try {
-    fd = openSync(path, 'r');
-    return readSync(fd, head, 0, head.length, 0) === head.length && head.equals(SQLITE_HEADER);
-  } catch {
-    return true; // unreadable for another reason: SQLite says what
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('schema_version'); // reads the header and page 1
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code !== 'SQLITE_NOTADB'; // unreadable for another reason: SQLite says what
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    db?.close();
   }
 }
 

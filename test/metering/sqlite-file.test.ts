@@ -3,7 +3,8 @@
  * and wrapped signing keys), an existing wider file of ours tightened, and another
  * application's database refused untouched by every store that opens the --db file.
  */
-import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createSqliteSingleUseStore } from '../../src/metering/sqlite/single-use.js';
 import { isSeclookupSchema } from '../../src/lib/sqlite-file.js';
 import { createSqliteReportStore } from '../../src/products/scamrisk/reports.js';
-import { createTempDirs } from '../cli/harness.js';
+import { createTempDirs, REPO_ROOT } from '../cli/harness.js';
 
 const temp = createTempDirs();
 afterAll(() => temp.cleanup());
@@ -94,5 +95,46 @@ describe('SQLite database files', () => {
     createSqliteReportStore(path).close();
     expect(() => createSqliteMeter(path).close()).not.toThrow();
     expect(tablesOf(path)).toEqual(expect.arrayContaining(['scamrisk_reports', 'plans', 'keys', 'settings']));
+  });
+});
+
+/** The ranges of POSIX locks this process holds on `file`, from /proc/locks (Linux, as CI). */
+function locksHeldOn(file: string): string[] {
+  const { dev, ino } = statSync(file);
+  // /proc/locks names the file MAJOR:MINOR:INODE, the numbers in hex, 2 digits each at least.
+  const device = `${(dev >> 8).toString(16).padStart(2, '0')}:${(dev & 0xff).toString(16).padStart(2, '0')}:${ino}`;
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[1] === 'POSIX' && fields[4] === String(process.pid) && fields[5] === device)
+    .map((fields) => `${fields[6]}-${fields[7]}`);
+}
+
+describe('several stores on one file in one process (serve: the meter, single-use tokens, reports)', () => {
+  it('keep their locks when the file is checked and opened again: another process that reads and closes it leaves the -wal alone', async () => {
+    const path = join(temp.make(), 'shared.db');
+    const meter = createSqliteMeter(path);
+    await issueKeys(meter, { product: 'useragent' });
+    const held = locksHeldOn(path);
+    expect(held.length).toBeGreaterThan(0); // SQLite's SHARED lock while the connection reads in WAL mode
+    // What serve does next: the other stores check the file's header and open it too.
+    const singleUse = createSqliteSingleUseStore(path);
+    const reports = createSqliteReportStore(path);
+    try {
+      expect(locksHeldOn(path)).toEqual(held);
+      // An operator's sqlite3 shell, a backup tool: it reads and closes. Were this process's locks
+      // gone, that close would take itself for the last user, checkpoint and delete the -wal.
+      const reader = spawnSync(
+        process.execPath,
+        ['-e', `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.prepare('SELECT count(*) FROM keys').get(); db.close();`],
+        { cwd: REPO_ROOT, encoding: 'utf8' },
+      );
+      expect(reader.stderr).toBe('');
+      expect(existsSync(`${path}-wal`)).toBe(true);
+    } finally {
+      await reports.close();
+      await singleUse.close();
+      await meter.close();
+    }
   });
 });

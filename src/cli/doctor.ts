@@ -11,7 +11,7 @@ import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { createDnsResolver, type DnsResolver } from '../lib/dns/index.js';
 import { isSeclookupError } from '../errors.js';
 import { datasetAges, type DatasetAge } from '../metrics/datasets.js';
-import type { AnyProductModule, DoctorFinding, ProductDoctor } from '../products/module.js';
+import type { AnyProductModule, DoctorFinding } from '../products/module.js';
 import { PRODUCT_MODULES } from '../products/registry.js';
 import { expectPositionals, parseCommand, parseInteger } from './args.js';
 import { redactUserinfo } from '../lib/redact-url.js';
@@ -54,6 +54,20 @@ export interface DoctorReport {
   /** The worst level of its findings. */
   level: DoctorFinding['level'];
   findings: DoctorFinding[];
+  /** Its datasets' dates, for a script to read (the findings say the same in words). */
+  datasets: DoctorDataset[];
+}
+
+/** One dataset a product loaded, as `doctor --json` gives it. */
+export interface DoctorDataset {
+  dataset: string;
+  /** When the data says it was built or published (ISO 8601), or null when it records no date. */
+  built_at: string | null;
+  /** Whole days since then, at the check; null when undated. */
+  age_days: number | null;
+  /** The age past which doctor warns (the product's limit for it), or null for data that does not go stale. */
+  max_age_days: number | null;
+  stale: boolean;
 }
 
 export async function runDoctor(argv: string[]): Promise<number> {
@@ -104,7 +118,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
             : { level: 'ok', check: 'outbound', message: `not checked (--offline); needs ${outbound.why}` },
         );
       }
-      reports.push({ product: module.id, level: worst(findings), findings });
+      reports.push({ product: module.id, level: worst(findings), findings, datasets: datasetDates(module, ages.get(module.id) ?? [], checkedAt) });
     }
   } finally {
     await lookup.close();
@@ -130,7 +144,7 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
     return [{ level: 'fail', check: 'data', message }];
   }
   const findings: DoctorFinding[] = [{ level: 'ok', check: 'data', message: `loaded${describeAges(ages, now)}` }];
-  const stale = module.doctor?.freshness ? staleness(module.doctor.freshness, ages, now) : null;
+  const stale = staleness(module, ages, now);
   if (stale) findings.push(stale);
   const future = ages.filter((age) => age.builtAtMs !== null && age.builtAtMs - now > 86_400_000);
   if (future.length > 0)
@@ -143,19 +157,30 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
   return findings;
 }
 
+/** Each dataset's date, age and limit, as `doctor --json` gives them. */
+function datasetDates(module: AnyProductModule, ages: readonly DatasetAge[], now: number): DoctorDataset[] {
+  return ages.map((age) => {
+    const limit = module.doctor?.freshness?.maxAgeDays[age.dataset] ?? null;
+    const days = age.builtAtMs === null ? null : Math.floor((now - age.builtAtMs) / 86_400_000);
+    return {
+      dataset: age.dataset,
+      built_at: age.builtAtMs === null ? null : new Date(age.builtAtMs).toISOString(),
+      age_days: days,
+      max_age_days: limit,
+      stale: days !== null && limit !== null && days > limit,
+    };
+  });
+}
+
 /**
  * A warning naming the datasets older than their product allows (`freshness`), each with its
  * age and limit, and how to refresh them; null when none is. Answers still come, from old data.
  */
-function staleness(freshness: NonNullable<ProductDoctor<unknown>['freshness']>, ages: readonly DatasetAge[], now: number): DoctorFinding | null {
-  const stale = ages.flatMap((age) => {
-    const limit = freshness.maxAgeDays[age.dataset];
-    if (limit === undefined || age.builtAtMs === null) return [];
-    const days = Math.floor((now - age.builtAtMs) / 86_400_000);
-    return days > limit ? [`${age.dataset} ${days} days old (over ${limit})`] : [];
-  });
+function staleness(module: AnyProductModule, ages: readonly DatasetAge[], now: number): DoctorFinding | null {
+  const stale = datasetDates(module, ages, now).filter((date) => date.stale);
   if (stale.length === 0) return null;
-  return { level: 'warn', check: 'data', message: `stale: ${stale.join(', ')}; refresh with ${freshness.refresh}` };
+  const named = stale.map((date) => `${date.dataset} ${date.age_days} days old (over ${date.max_age_days})`);
+  return { level: 'warn', check: 'data', message: `stale: ${named.join(', ')}; refresh with ${module.doctor!.freshness!.refresh}` };
 }
 
 /** The resolver serve would build from `given`, each query one try within `timeoutMs`; the error when it cannot be built. */

@@ -34,9 +34,17 @@ export function datasetAges(lookup: EngineSource): DatasetAge[] {
   for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
     if (!module.datasetAges) continue;
     const engine = engineOf(lookup, module.id);
-    if (engine) for (const age of module.datasetAges(engine)) ages.push({ product: module.id, ...age });
+    if (engine) for (const age of module.datasetAges(engine)) ages.push({ product: module.id, ...age, builtAtMs: recordedDate(age.builtAtMs) });
   }
   return ages;
+}
+
+/**
+ * A recorded date, or null for none: a time at or before the epoch is the zero an MMDB writer
+ * leaves in `build_epoch` when it records no build time, not a build 56 years ago.
+ */
+function recordedDate(builtAtMs: number | null): number | null {
+  return builtAtMs === null || !Number.isFinite(builtAtMs) || builtAtMs <= 0 ? null : builtAtMs;
 }
 
 function engineOf(lookup: EngineSource, id: string): ProductEngine | null {

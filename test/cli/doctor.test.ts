@@ -149,6 +149,17 @@ describe('seclookup doctor', () => {
     // A table that names its tzdata release and no date, and a breach sample with no date at all: undated, never "under an hour".
     expect(data('timezone')).toBe(`loaded, undated (tzdata ${json('timezone/abbreviations.json').tzdata})`);
     expect(data('pwbreach')).toBe('loaded, undated');
+    // In --json, each dataset too: an undated one with nulls; a curated table with no limit never stale.
+    const datasets = (product: string) => (byProduct(report, product) as unknown as { datasets: Record<string, unknown>[] }).datasets;
+    expect(datasets('emailval')).toContainEqual({ dataset: 'role-based-local-parts.tsv', built_at: null, age_days: null, max_age_days: null, stale: false });
+    expect(datasets('emailval')).toContainEqual({
+      dataset: 'disposable-domains.txt',
+      built_at: new Date(disposableDate).toISOString(),
+      age_days: daysSince(disposableDate)[0],
+      max_age_days: 90,
+      stale: daysSince(disposableDate)[0] > 90,
+    });
+    expect(datasets('useragent')).toEqual([]);
     for (const product of ['webhookip', 'dnsbl', 'emailval', 'whois', 'scamrisk', 'domainrep', 'riskscore']) {
       expect(data(product), product).toMatch(/^loaded, \d+ (to \d+ )?days? old/);
     }
@@ -178,14 +189,20 @@ describe('seclookup doctor', () => {
       ],
     });
     redate(90);
-    expect((await webhookip()).level).toBe('ok');
+    expect(await webhookip()).toMatchObject({
+      level: 'ok',
+      datasets: [{ dataset: 'ranges.json', age_days: 90, max_age_days: 90, stale: false }],
+    });
     redate(91);
+    const builtAt = new Date(new Date(ON_THE_DAY - 91 * 86_400_000).toISOString().slice(0, 10)).toISOString();
     expect(await webhookip()).toMatchObject({
       level: 'warn',
       findings: [
         { level: 'ok', check: 'data', message: 'loaded, 91 days old' },
         { level: 'warn', check: 'data', message: 'stale: ranges.json 91 days old (over 90); refresh with seclookup data update webhookip' },
       ],
+      // The same for a script, without parsing the words.
+      datasets: [{ dataset: 'ranges.json', built_at: builtAt, age_days: 91, max_age_days: 90, stale: true }],
     });
     // The bundled abuse lists, months old on that day: each named with its own limit.
     const table = (await doctor(['doctor', '--offline', '--data-dir', dataDir])).stdout;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup } from '../../src/lookup.js';
+import { datasetAges } from '../../src/metrics/datasets.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { LIST_DATES } from '../../src/products/scamrisk/lists.js';
 import { createTempDirs, runCli } from '../cli/harness.js';
@@ -113,6 +114,25 @@ describe('seclookup_dataset_age_seconds', () => {
     }
   });
 
+  it('an MMDB whose build_epoch is 0 (written without a build time) is undated: no series, and doctor says so, not "56 years old"', async () => {
+    const file = join(dirs.make(), 'undated.mmdb');
+    writeFileSync(file, withBuildEpochZero(readFileSync(new URL('../fixtures/maxmind/GeoIP2-Country-Test.mmdb', import.meta.url))));
+    const lookup = createLookup({ geoip: { database: file } });
+    try {
+      expect(datasetAges(lookup).filter((entry) => entry.product === 'geoip')).toEqual([{ product: 'geoip', dataset: 'mmdb-both', builtAtMs: null }]);
+      const metrics = createMetrics({ now: () => Date.parse('2026-11-29') });
+      metrics.watchDatasets(lookup);
+      expect(await metrics.metrics()).not.toMatch(/product="geoip"/);
+    } finally {
+      await lookup.close();
+    }
+    const doctor = await runCli(['doctor', '--offline', '--json', '--geoip-db', file]);
+    const geoip = (JSON.parse(doctor.stdout) as { products: { product: string; findings: { message: string }[] }[] }).products.find(
+      (p) => p.product === 'geoip',
+    )!;
+    expect(geoip.findings[0].message).toBe('loaded, undated');
+  });
+
   it('without a watched lookup reports no dataset, whatever folder it is given (it cannot know what a process loaded)', async () => {
     const dataDir = dirs.make();
     mkdirSync(join(dataDir, 'webhookip'));
@@ -120,3 +140,14 @@ describe('seclookup_dataset_age_seconds', () => {
     expect(await createMetrics({ dataDir }).metrics()).not.toMatch(/^seclookup_dataset_age_seconds\{/m);
   });
 });
+
+/** The MMDB with its metadata's build_epoch (an unsigned integer) set to 0, its size kept. */
+function withBuildEpochZero(mmdb: Buffer): Buffer {
+  const copy = Buffer.from(mmdb);
+  const metadata = copy.lastIndexOf(Buffer.from('\xab\xcd\xefMaxMind.com', 'latin1'));
+  const key = copy.indexOf('build_epoch', metadata, 'latin1');
+  // After the key: an extended-type control byte (its low 5 bits the size), the type byte, then the bytes.
+  const size = copy[key + 'build_epoch'.length] & 0x1f;
+  copy.fill(0, key + 'build_epoch'.length + 2, key + 'build_epoch'.length + 2 + size);
+  return copy;
+}

@@ -184,6 +184,18 @@ describe('pwbreach import: corrupt lines and atomic replacement', () => {
     expect(readdirSync(folder).sort()).toEqual(['damaged.txt', 'passwords.pwb']);
   });
 
+  it("an NTLM hash list (HIBP's other download) is refused with a hint to take the SHA-1 one; any other corrupt first line gets none", async () => {
+    const folder = dir();
+    const ntlm = join(folder, 'pwned-passwords-ntlm.txt');
+    // NTLM lines: 32 hex digits (MD4 of the UTF-16LE password), a colon, a count.
+    writeFileSync(ntlm, ['8846F7EAEE8FB117AD06BDD830B7586C:10434004', '32ED87BDB5FDC5E9CBA88547376818D4:3752262'].join('\n'));
+    const error = await refused([ntlm], { out: join(folder, 'passwords.pwb') });
+    expect(error.message).toBe(
+      `2 corrupt line(s), first at ${ntlm}:1, ${ntlm}:2 (32 hex digits and a count: an NTLM hash list; pwbreach needs the SHA-1 one, pwned-passwords-sha1); nothing was imported (the store is unchanged)`,
+    );
+    expect((await refused([corruptFile(folder)], { out: join(folder, 'other.pwb') })).message).not.toContain('NTLM');
+  });
+
   it('imports the good lines with skipCorrupt, still reporting the bad ones', async () => {
     const folder = dir();
     const out = join(folder, 'passwords.pwb');

@@ -232,6 +232,8 @@ export class LineReader {
   padding = 0;
   corrupt = 0;
   readonly corruptAt: string[] = [];
+  /** The first corrupt line is shaped like an NTLM hash list's (HIBP publishes both lists). */
+  firstCorruptIsNtlm = false;
   private source!: ImportSource;
   private lineNumber = 0;
   /** The start of a line that continues in the next chunk. */
@@ -328,7 +330,7 @@ export class LineReader {
     let colon: number;
     if (this.source.kind === 'hash') {
       colon = start + 40;
-      if (end - start < 42 || buf[colon] !== 0x3a) return this.bad();
+      if (end - start < 42 || buf[colon] !== 0x3a) return this.bad(buf[start + 32] === 0x3a && isHex(buf, start, start + 32));
       for (let i = 0; i < HASH_BYTES; i++) {
         const hi = HEX[buf[start + 2 * i]];
         const lo = HEX[buf[start + 2 * i + 1]];
@@ -366,11 +368,22 @@ export class LineReader {
     this.onRecord(hash, count);
   }
 
-  private bad(): void {
+  /** `ntlm`: the line is 32 hex digits and a colon, as in HIBP's NTLM list. */
+  private bad(ntlm = false): void {
+    if (this.corrupt === 0) this.firstCorruptIsNtlm = ntlm;
     this.corrupt++;
     if (this.corruptAt.length < CORRUPT_SAMPLES) this.corruptAt.push(`${this.source.path}:${this.lineNumber}`);
   }
 }
+
+/** Whether `buf[from, to)` is all hex digits. */
+function isHex(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (HEX[buf[i]] < 0) return false;
+  return true;
+}
+
+/** Said when the first corrupt line is an NTLM hash: the commonest mix-up, as HIBP offers both downloads. */
+const NTLM_HINT = ' (32 hex digits and a count: an NTLM hash list; pwbreach needs the SHA-1 one, pwned-passwords-sha1)';
 
 function compareHashes(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number): number {
   for (let i = 0; i < HASH_BYTES; i++) {
@@ -746,7 +759,7 @@ function* attempt(run: Run, total: number, started: number, mode: 'sorted' | 'un
     if (lines.corrupt > 0 && !options.skipCorrupt) {
       target.abort();
       throw new ImportRefused(
-        `${lines.corrupt} corrupt line(s), first at ${lines.corruptAt.join(', ')}; nothing was imported (the store is unchanged)`,
+        `${lines.corrupt} corrupt line(s), first at ${lines.corruptAt.join(', ')}${lines.firstCorruptIsNtlm ? NTLM_HINT : ''}; nothing was imported (the store is unchanged)`,
         report,
       );
     }

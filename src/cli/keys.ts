@@ -1,11 +1,11 @@
 /**
- * `seclookup keys create | list | revoke`: API keys in the metering database. Only a key's
+ * `seclookup keys create | list | update | revoke`: API keys in the metering database. Only a key's
  * SHA-256 hash and a short visible prefix are stored, so a secret is printed exactly once,
  * by `keys create`, and never again.
  */
 import { hashKey, issueKeys, type IssuedKeys } from '../metering/keys.js';
 import { resolvePlan } from '../metering/plans.js';
-import type { KeyInfo, MeterAdmin, MeterHotPath } from '../metering/types.js';
+import type { KeyInfo, MeterAdmin, MeterHotPath, SubscriptionChanges } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
 import { chooseAdminStore, describeMeter, whenServersSeeChanges, withMeter } from './db.js';
@@ -15,6 +15,7 @@ import { formatIpAllow, formatTable, out, outDelivered, printJson } from './outp
 export const KEYS_HELP = `Usage:
   seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE | --redis URL]
   seclookup keys list [--json] [--db FILE | --redis URL]
+  seclookup keys update KEY|ID [--plan SLUG] [--ip-allow CIDR,... | --no-ip-allow] [--json] [--db FILE | --redis URL]
   seclookup keys revoke KEY|ID [--db FILE | --redis URL]
 
 Manage API keys in the metering database.
@@ -35,6 +36,21 @@ keys list     List every key: id, product, kind, visible prefix, plan, status, I
               allowlist and creation time. Full keys are never shown.
   --json                print a JSON array instead of a table
 
+keys update   Move a key's subscription to another plan, or change its IP allowlist, in
+              place: the change applies to the subscription, so to both keys of the pair
+              (to every site key of a captcha subscription), and the keys stay the same.
+              Usage and this month's quota count are kept: the new plan's quota counts
+              from what is used. A running server applies it at once on a --db file, and
+              within 1 s on Redis. KEY or ID as for \`keys revoke\`. Give at least one of:
+  --plan SLUG           the plan to move to (see \`seclookup plans list\`)
+  --ip-allow CIDR,...   the keys work only from these networks or addresses from now on
+                        (replaces the allowlist; comma-separated, repeatable)
+  --no-ip-allow         the keys work from any address (drops the allowlist)
+  --json                print one JSON object: subscription_id, product, plan, ip_allow,
+                        before (plan, ip_allow) and keys (as \`keys list --json\`)
+              A captcha key takes --plan only: its IP allowlist is its site key's, set
+              with \`seclookup sitekeys update KEY --ip-allow CIDR,...\`.
+
 keys revoke   Revoke one key. A running server refuses it at once on a --db file, and
               within 1 s on Redis (each server keeps a key in memory that long). KEY is
               either the full key (ua_sec_...) or the numeric id shown by \`keys list\`. The
@@ -50,7 +66,8 @@ Common options (one store: --db and --redis together are refused):
 
 Exit codes: 0 done, 1 failed (unknown plan, key not found, database error),
             2 usage error (unknown product, bad CIDR, missing or unknown option,
-            both --db and --redis).`;
+            both --db and --redis, nothing to change for keys update, --ip-allow
+            for a captcha key).`;
 
 export async function runKeys(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -59,13 +76,15 @@ export async function runKeys(argv: string[]): Promise<number> {
       return createKeys(rest);
     case 'list':
       return listKeys(rest);
+    case 'update':
+      return updateKey(rest);
     case 'revoke':
       return revokeKey(rest);
     case undefined:
-      throw new UsageError('missing subcommand: create, list or revoke', 'keys');
+      throw new UsageError("missing subcommand: create, list or revoke a key, or update its subscription's plan or IP allowlist", 'keys');
     default:
       if (sub === '-h' || sub === '--help') return printHelp();
-      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use create, list or revoke`, 'keys');
+      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use create, list, update or revoke`, 'keys');
   }
 }
 
@@ -198,27 +217,121 @@ function keyToJson(key: KeyInfo): Record<string, unknown> {
   };
 }
 
+/** A key given as `keys revoke` and `keys update` take it: its id from `keys list`, or the full key. */
+interface KeyArgument {
+  text: string;
+  byId: boolean;
+  /** The id, or the key's SHA-256 (the store knows a key only by its hash). */
+  target: string;
+}
+
+function parseKeyArgument(text: string): KeyArgument {
+  const byId = /^[1-9]\d*$/.test(text);
+  return { text, byId, target: byId ? text : hashKey(text) };
+}
+
+function noKeyError(key: KeyArgument): CommandError {
+  return new CommandError(
+    key.byId ? `no key with id ${key.text} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`',
+  );
+}
+
+/** The key a KEY|ID argument names, as listed (with its subscription's plan and allowlist); null when none. */
+async function findKey(meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>, key: KeyArgument): Promise<KeyInfo | null> {
+  const id = key.byId ? key.target : (await meter.resolveKey(key.target))?.id;
+  if (id === undefined) return null;
+  return (await meter.listKeys()).find((k) => k.id === id) ?? null;
+}
+
+async function updateKey(argv: string[]): Promise<number> {
+  const command = 'keys update';
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      plan: { type: 'string' },
+      'ip-allow': { type: 'string', multiple: true },
+      'no-ip-allow': { type: 'boolean' },
+      json: { type: 'boolean' },
+      ...METER_OPTIONS,
+    },
+    command,
+  );
+  if (values.help) return printHelp();
+  const [keyText] = expectPositionals(positionals, ['KEY'], command).map((v) => v.trim());
+  const changes = subscriptionChanges(values, command);
+  const key = parseKeyArgument(keyText);
+  const store = chooseAdminStore(values, command);
+
+  const { before, after } = await withMeter(store, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
+    const before = await findKey(meter, key);
+    if (!before) throw noKeyError(key);
+    // A captcha subscription's own allowlist stays empty: each site key has one, which captcha routes check.
+    if (before.product === 'captcha' && changes.ipAllow !== undefined)
+      throw new UsageError(
+        "a captcha key's IP allowlist is its site key's: use `seclookup sitekeys update KEY --ip-allow CIDR,...` (or --no-ip-allow); keys update takes --plan for it",
+        command,
+      );
+    if (changes.plan !== undefined) await assertPlanExists(meter, changes.plan, before.product);
+    return { before, after: await meter.updateSubscription(before.subscriptionId, changes) };
+  });
+  const [updated] = after;
+  if (values.json) {
+    printJson({
+      subscription_id: updated.subscriptionId,
+      product: updated.product,
+      plan: updated.plan,
+      ip_allow: updated.ipAllow,
+      before: { plan: before.plan, ip_allow: before.ipAllow },
+      keys: after.map(keyToJson),
+    });
+  } else {
+    out(updatedText(before, after, changes, await whenServersSeeChanges(store)));
+  }
+  return EXIT_OK;
+}
+
+/** The changes `keys update` was given; a usage error when none, or both --ip-allow and --no-ip-allow. */
+function subscriptionChanges(values: { plan?: string; 'ip-allow'?: string[]; 'no-ip-allow'?: boolean }, command: string): SubscriptionChanges {
+  if (values['ip-allow'] && values['no-ip-allow']) throw new UsageError('give --ip-allow or --no-ip-allow, not both', command);
+  const changes: SubscriptionChanges = {};
+  if (values.plan !== undefined) changes.plan = values.plan;
+  if (values['ip-allow']) changes.ipAllow = parseCidrList(values['ip-allow'], '--ip-allow', command);
+  if (values['no-ip-allow']) changes.ipAllow = [];
+  if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --plan, --ip-allow or --no-ip-allow', command);
+  return changes;
+}
+
+/** What `keys update` did, naming every key it applies to (the pair, not only the key given). */
+function updatedText(before: KeyInfo, after: KeyInfo[], changes: SubscriptionChanges, when: string): string {
+  const [updated] = after;
+  const keys = after.map((k) => `${k.kind} key ${k.id}${k.status === 'revoked' ? ' (revoked)' : ''}`).join(', ');
+  const changed = [
+    changes.plan !== undefined && describeChange('plan', before.plan, updated.plan),
+    changes.ipAllow !== undefined && describeChange('IP allowlist', formatIpAllow(before.ipAllow), formatIpAllow(updated.ipAllow)),
+  ].filter((text): text is string => typeof text === 'string');
+  return [
+    `Updated subscription ${updated.subscriptionId} (${updated.product}: ${keys}): ${changed.join('; ')}.`,
+    `It applies to every key listed, which stay the same; usage and this month's quota count are kept. Running servers apply it ${when}.`,
+  ].join('\n');
+}
+
+function describeChange(what: string, from: string, to: string): string {
+  return from === to ? `${what} ${to} (as before)` : `${what} ${from} -> ${to}`;
+}
+
 async function revokeKey(argv: string[]): Promise<number> {
   const command = 'keys revoke';
   const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return printHelp();
   const [keyOrId] = expectPositionals(positionals, ['KEY'], command).map((v) => v.trim());
-
-  // A numeric argument is a key id from `keys list`; anything else is a full key, which the
-  // store knows only by its hash.
-  const byId = /^[1-9]\d*$/.test(keyOrId);
-  const target = byId ? keyOrId : hashKey(keyOrId);
+  const key = parseKeyArgument(keyOrId);
   const store = chooseAdminStore(values, command);
 
   const { before, revoked } = await withMeter(store, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
-    const before = byId ? (await meter.listKeys()).find((k) => k.id === keyOrId)?.status : (await meter.resolveKey(target))?.status;
-    return { before, revoked: await meter.revokeKey(target) };
+    const before = key.byId ? (await meter.listKeys()).find((k) => k.id === key.text)?.status : (await meter.resolveKey(key.target))?.status;
+    return { before, revoked: await meter.revokeKey(key.target) };
   });
-  if (!revoked) {
-    throw new CommandError(
-      byId ? `no key with id ${keyOrId} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`',
-    );
-  }
+  if (!revoked) throw noKeyError(key);
   const what = `key ${revoked.id} (${revoked.product} ${revoked.kind}, ${revoked.prefix}...)`;
   out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working ${await whenServersSeeChanges(store)}.`);
   return EXIT_OK;

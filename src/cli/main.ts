@@ -30,7 +30,7 @@ const CORE_COMMANDS: Record<string, CommandEntry> = {
       return (await import('./serve.js')).runServe;
     },
   },
-  keys: { help: [['keys create|list|revoke', 'manage API keys']], load: async () => (await import('./keys.js')).runKeys },
+  keys: { help: [['keys create|list|update|revoke', 'manage API keys']], load: async () => (await import('./keys.js')).runKeys },
   plans: { help: [['plans set|list', 'manage plans (per-minute rate limit, monthly quota)']], load: async () => (await import('./plans.js')).runPlans },
   usage: { help: [['usage', 'billed lookups per subscription and product, for a month']], load: async () => (await import('./usage.js')).runUsage },
   lookup: {

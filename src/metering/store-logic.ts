@@ -8,7 +8,18 @@ import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from '../lib/calendar.js';
 import { assertValidPlan, resolvePlan } from './plans.js';
-import type { ConsumeOutcome, ConsumeRequest, NewKey, NewSubscription, Plan, QuotaState, RateState, Reservation, UsageRow } from './types.js';
+import type {
+  ConsumeOutcome,
+  ConsumeRequest,
+  NewKey,
+  NewSubscription,
+  Plan,
+  QuotaState,
+  RateState,
+  Reservation,
+  SubscriptionChanges,
+  UsageRow,
+} from './types.js';
 
 /** A key's count in its current one-minute window. Stores keep one entry per key. */
 export interface RateEntry {
@@ -149,10 +160,47 @@ export function validateSubscription(input: NewSubscription, plansWithSlug: (slu
     throw invalidOption(`unknown plan "${input.plan}" for product ${input.product}`);
   }
   validateNewKeys(input.keys);
-  if (!Array.isArray(input.ipAllow) || input.ipAllow.some((c) => typeof c !== 'string')) {
+  return checkIpAllow(input.ipAllow);
+}
+
+/**
+ * Check a subscription's changes against its product and the plan table, as validateSubscription
+ * checks a new one; returns the fields given, the IP allowlist normalised. Throws a TypeError
+ * naming the bad field.
+ */
+export function validateSubscriptionChanges(
+  changes: SubscriptionChanges,
+  product: ProductId,
+  plansWithSlug: (slug: string) => readonly Plan[],
+): SubscriptionChanges {
+  if (typeof changes !== 'object' || changes === null) throw invalidOption('changes must be an object: { plan?, ipAllow? }');
+  const valid: SubscriptionChanges = {};
+  if (changes.plan !== undefined) {
+    if (typeof changes.plan !== 'string' || !resolvePlan(plansWithSlug(changes.plan), changes.plan, product)) {
+      throw invalidOption(`unknown plan "${changes.plan}" for product ${product}`);
+    }
+    valid.plan = changes.plan;
+  }
+  if (changes.ipAllow !== undefined) valid.ipAllow = checkIpAllow(changes.ipAllow);
+  return valid;
+}
+
+/** True when `id` has the form every store gives subscription and key ids (a counter from 1). */
+export function looksLikeStoredId(id: string): boolean {
+  return typeof id === 'string' && /^[1-9]\d*$/.test(id);
+}
+
+/** The error every store throws for a subscription id it does not hold. */
+export function noSubscriptionError(subscriptionId: string): TypeError {
+  return invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
+}
+
+/** An IP allowlist, normalised; throws a TypeError when it is no array of CIDR strings or one is invalid. */
+function checkIpAllow(ipAllow: unknown): string[] {
+  if (!Array.isArray(ipAllow) || ipAllow.some((c) => typeof c !== 'string')) {
     throw invalidOption('ipAllow must be an array of CIDR strings');
   }
-  return normalizeCidrs(input.ipAllow);
+  return normalizeCidrs(ipAllow);
 }
 
 /** Check keys to store: kinds, hashes, prefixes, no hash twice. Throws a TypeError naming the bad field. */

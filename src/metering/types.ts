@@ -68,6 +68,21 @@ export interface NewSubscription {
   keys: NewKey[];
 }
 
+/**
+ * What `updateSubscription` changes; a field left out stays as it is. The subscription's usage,
+ * its quota counted so far this month and its keys' rate windows are kept: the new limits count
+ * from what is already used.
+ */
+export interface SubscriptionChanges {
+  /** A plan slug that resolves for the subscription's product (see `resolvePlan`). */
+  plan?: string;
+  /**
+   * The new IP allowlist of every key of the subscription (it is the subscription's, shared by
+   * its keys); `[]`: any address. Checked and normalised as NewSubscription's.
+   */
+  ipAllow?: string[];
+}
+
 export interface CreatedSubscription {
   subscriptionId: string;
   keys: KeyInfo[];
@@ -201,6 +216,14 @@ export interface MeterAdmin {
    */
   addKeys(subscriptionId: string, keys: NewKey[]): Promise<KeyInfo[]>;
   listKeys(): Promise<KeyInfo[]>;
+  /**
+   * Move a subscription to another plan and/or replace its IP allowlist, in place: its keys stay
+   * valid, its usage and this month's quota count are kept. Returns every key of the
+   * subscription, oldest first, as changed. Throws a TypeError (code invalid_option) when the
+   * subscription does not exist, the plan does not resolve for its product or a CIDR is invalid;
+   * nothing is changed then.
+   */
+  updateSubscription(subscriptionId: string, changes: SubscriptionChanges): Promise<KeyInfo[]>;
   /** Revoke by key id or by the key's hash. Returns the revoked key, or null when none matched. */
   revokeKey(idOrHash: string): Promise<KeyInfo | null>;
 

@@ -19,6 +19,7 @@ export const METER_OPS = [
   'addKeys',
   'listKeys',
   'revokeKey',
+  'updateSubscription',
   'setPlan',
   'listPlans',
   'usage',

@@ -125,6 +125,31 @@ describe('createSqliteMeter', () => {
     expect((await serve.listKeys()).map((k) => k.status)).toEqual(['revoked', 'active']);
   });
 
+  it('two meters on one file: a subscription the CLI moves to another plan applies in serve from the next millisecond, its allowance included', async () => {
+    const cli = open();
+    const serve = open();
+    await cli.setPlan({ slug: 'big', product: '*', rateLimitPerMinute: 100_000, monthlyQuota: 1_000_000 });
+    await cli.setPlan({ slug: 'small', product: '*', rateLimitPerMinute: 5, monthlyQuota: 1_000 });
+    const sub = await issueKeys(cli, { product: 'useragent', plan: 'big' });
+    const big = await requestFor(serve, sub.secretKey);
+    // On the big plan serve takes an allowance: most of these are answered from its memory.
+    for (let i = 0; i < 3; i++) expect(await serve.consume(big)).toMatchObject({ allowed: true });
+
+    await cli.updateSubscription(sub.subscriptionId, { plan: 'small', ipAllow: ['10.0.0.0/8'] });
+    await nextMillisecond();
+    expect(await serve.resolveKey(hashKey(sub.secretKey))).toMatchObject({
+      ipAllow: ['10.0.0.0/8'],
+      plan: { slug: 'small', rateLimitPerMinute: 5, monthlyQuota: 1_000 },
+    });
+    // The allowance is not spent under the new limits: its unspent part goes back, and the 3 hits
+    // of this minute count against 5.
+    const small = await requestFor(serve, sub.secretKey);
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await serve.consume(small));
+    expect(outcomes.map((o) => (o.allowed ? o.rate.remaining : o.reason))).toEqual([1, 0, 'rate_limit_exceeded']);
+    expect(await cli.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 995, period: '2025-01' });
+  });
+
   it('admits exactly the limit when two processes consume the same key at once', async () => {
     const meter = open();
     await meter.setPlan({ slug: 'shared', product: '*', rateLimitPerMinute: 1_500, monthlyQuota: 10_000 });

@@ -134,6 +134,41 @@ describe('createRedisMeter: two instances on one Redis', () => {
   });
 });
 
+describe('createRedisMeter: a subscription updated on one instance', () => {
+  it('applies on the other within keyCacheMs (polled), at once where it was made and with keyCacheMs 0', async () => {
+    const [a, b, uncached] = [open(), open({ keyCacheMs: 200 }), open({ keyCacheMs: 0 })];
+    const sub = await subscribe(a, { rateLimitPerMinute: 10, monthlyQuota: 100 });
+    const hash = hashKey(sub.publicKey);
+    expect(await b.resolveKey(hash)).toMatchObject({ ipAllow: [], plan: { slug: 'custom' } });
+    await a.updateSubscription(sub.subscriptionId, { plan: 'enterprise', ipAllow: ['10.0.0.0/8'] });
+    const changed = { ipAllow: ['10.0.0.0/8'], plan: { slug: 'enterprise', rateLimitPerMinute: 3_000, monthlyQuota: null } };
+    expect(await a.resolveKey(hash)).toMatchObject(changed);
+    expect(await uncached.resolveKey(hash)).toMatchObject(changed);
+    // b reads Redis again once its entry is keyCacheMs old, as after a revocation.
+    await eventually(async () => expect(await b.resolveKey(hash)).toMatchObject(changed), 2_000);
+  });
+
+  it('two instances changing one subscription at once both land: the plan of one, the allowlist of the other', async () => {
+    const [a, b] = [open(), open()];
+    const sub = await subscribe(a);
+    await Promise.all([
+      a.updateSubscription(sub.subscriptionId, { plan: 'enterprise' }),
+      b.updateSubscription(sub.subscriptionId, { ipAllow: ['192.0.2.0/24'] }),
+    ]);
+    expect((await a.listKeys()).map((k) => [k.plan, k.ipAllow])).toEqual([
+      ['enterprise', ['192.0.2.0/24']],
+      ['enterprise', ['192.0.2.0/24']],
+    ]);
+    // The record keeps the fields no change named.
+    expect(JSON.parse((await inspect.hget('seclookup:{admin}:subs', sub.subscriptionId))!)).toEqual({
+      product: 'useragent',
+      plan: 'enterprise',
+      ipAllow: ['192.0.2.0/24'],
+      createdAt: sub.keys[0].createdAt,
+    });
+  });
+});
+
 describe('createRedisMeter: the hot path', () => {
   /** A client that counts the commands it sends (each one round trip; a script call counts once). */
   function countingClient(): { client: Redis; sent: () => number } {

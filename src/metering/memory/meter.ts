@@ -4,7 +4,7 @@
  * `consume` is atomic by construction.
  */
 import { DEFAULT_PLANS, resolvePlan } from '../plans.js';
-import { SeclookupError, invalidOption } from '../../errors.js';
+import { SeclookupError } from '../../errors.js';
 import {
   answerNow,
   assertStorablePlan,
@@ -15,10 +15,12 @@ import {
   compareUsageRows,
   decideConsume,
   duplicateKeyError,
+  noSubscriptionError,
   refundEntry,
   snapshotQuota,
   validateNewKeys,
   validateSubscription,
+  validateSubscriptionChanges,
   type QuotaEntry,
   type RateEntry,
 } from '../store-logic.js';
@@ -36,6 +38,7 @@ import type {
   Plan,
   QuotaState,
   Reservation,
+  SubscriptionChanges,
   UsageRow,
 } from '../types.js';
 
@@ -79,6 +82,7 @@ interface KeyRecord {
  */
 export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
   const plans = new PlanTable(options.plans ?? DEFAULT_PLANS);
+  const subscriptionsById = new Map<string, SubscriptionRecord>();
   const keysById = new Map<string, KeyRecord>();
   const keysByHash = new Map<string, KeyRecord>();
   const rateByKey = new Map<string, RateEntry>();
@@ -129,6 +133,12 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     let leases = leasesBySubscription.get(reservation.subscriptionId);
     if (!leases) leasesBySubscription.set(reservation.subscriptionId, (leases = new Map()));
     leases.set(reservation.lease, { reservation, units: reservation.units ?? 1, expiresAt: now + leaseMs });
+  }
+
+  function subscriptionOf(subscriptionId: string): SubscriptionRecord {
+    const sub = subscriptionsById.get(subscriptionId);
+    if (!sub) throw noSubscriptionError(subscriptionId);
+    return sub;
   }
 
   function keyInfo(key: KeyRecord): KeyInfo {
@@ -207,6 +217,7 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
       const ipAllow = validateSubscription(input, () => plans.list());
       if (input.keys.some((k) => keysByHash.has(k.hash))) throw duplicateKeyError();
       const sub: SubscriptionRecord = { id: String(++lastSubscriptionId), product: input.product, plan: input.plan, ipAllow };
+      subscriptionsById.set(sub.id, sub);
       const createdAt = new Date().toISOString();
       const keys = input.keys.map((k) => {
         const key: KeyRecord = { id: String(++lastKeyId), subscription: sub, kind: k.kind, hash: k.hash, prefix: k.prefix, status: 'active', createdAt };
@@ -220,8 +231,7 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
     async addKeys(subscriptionId: string, newKeys: NewKey[]): Promise<KeyInfo[]> {
       ensureOpen();
       validateNewKeys(newKeys);
-      const sub = [...keysById.values()].find((key) => key.subscription.id === subscriptionId)?.subscription;
-      if (!sub) throw invalidOption(`no subscription ${JSON.stringify(subscriptionId)}`);
+      const sub = subscriptionOf(subscriptionId);
       if (newKeys.some((k) => keysByHash.has(k.hash))) throw duplicateKeyError();
       const createdAt = new Date().toISOString();
       return newKeys.map((k) => {
@@ -236,6 +246,16 @@ export function createMemoryMeter(options: MemoryMeterOptions = {}): Meter {
       ensureOpen();
       // Map iteration follows insertion, which is creation order.
       return [...keysById.values()].map(keyInfo);
+    },
+
+    async updateSubscription(subscriptionId: string, changes: SubscriptionChanges): Promise<KeyInfo[]> {
+      ensureOpen();
+      const sub = subscriptionOf(subscriptionId);
+      const valid = validateSubscriptionChanges(changes, sub.product, () => plans.list());
+      // resolveKey reads the record on every call: the change applies at once.
+      if (valid.plan !== undefined) sub.plan = valid.plan;
+      if (valid.ipAllow !== undefined) sub.ipAllow = valid.ipAllow;
+      return [...keysById.values()].filter((key) => key.subscription === sub).map(keyInfo);
     },
 
     async revokeKey(idOrHash: string): Promise<KeyInfo | null> {

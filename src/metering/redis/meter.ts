@@ -39,9 +39,12 @@ import {
   decideConsume,
   duplicateKeyError,
   looksLikeKeyHash,
+  looksLikeStoredId,
+  noSubscriptionError,
   snapshotQuota,
   validateNewKeys,
   validateSubscription,
+  validateSubscriptionChanges,
   type QuotaEntry,
   type RateEntry,
 } from '../store-logic.js';
@@ -59,6 +62,7 @@ import type {
   QuotaState,
   Reservation,
   ResolvedKey,
+  SubscriptionChanges,
   UsageRow,
 } from '../types.js';
 import {
@@ -73,7 +77,7 @@ import {
   type RedisConnectionOptions,
 } from './client.js';
 import { PendingCommits } from './commits.js';
-import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES, SETTLE_MANY } from './scripts.js';
+import { ADD_KEYS, CONSUME, METER_SCRIPTS, RECLAIM, REFUND, RESOLVE, REVOKE, SEED_PLANS, SETTLE_LEASES, SETTLE_MANY, UPDATE_SUBSCRIPTION } from './scripts.js';
 
 export interface RedisMeterOptions extends RedisConnectionOptions {
   /** Prefix of every Redis key of the meter (several deployments can share one Redis). @default 'seclookup:' */
@@ -113,6 +117,9 @@ export interface RedisMeterOptions extends RedisConnectionOptions {
 export const DEFAULT_KEY_CACHE_MS = 1_000;
 export const DEFAULT_USAGE_RETENTION_DAYS = 400;
 export const DEFAULT_COMMIT_DELAY_MS = 5;
+
+/** Times `updateSubscription` reads a record again when another change landed in between, before it gives up. */
+const UPDATE_ATTEMPTS = 5;
 
 /** Resolved keys kept at most (unknown hashes included); the cache is emptied when full. */
 const KEY_CACHE_SIZE = 10_000;
@@ -410,6 +417,43 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     return toKeyInfo(id, parseRecord<KeyRecord>(keyJson), parseRecord<SubscriptionRecord>(subJson), true);
   }
 
+  /** Every key, oldest first, read in one transaction (keys, subscriptions and revocations agree). */
+  async function allKeys(): Promise<KeyInfo[]> {
+    const replies = await redis('list keys', async () => {
+      const results = await client.multi().hgetall(admin.keys).hgetall(admin.subs).smembers(admin.revoked).exec();
+      if (!results) throw new Error('transaction aborted');
+      for (const [error] of results) if (error) throw error;
+      return results.map(([, value]) => value) as [Record<string, string>, Record<string, string>, string[]];
+    });
+    const [keys, subs, revokedIds] = replies;
+    const revoked = new Set(revokedIds);
+    return Object.entries(keys)
+      .sort(([a], [b]) => compareIds(a, b))
+      .map(([id, json]) => {
+        const key = parseRecord<KeyRecord>(json);
+        const sub = subs[key.subscriptionId];
+        if (sub === undefined) throw new SeclookupError('store_failed', 'redis list keys: a key has no subscription record');
+        return toKeyInfo(id, key, parseRecord<SubscriptionRecord>(sub), revoked.has(id));
+      });
+  }
+
+  /**
+   * Read the subscription, check the changes against it and write it back if nobody changed it
+   * meanwhile (UPDATE_SUBSCRIPTION): true once written, false when another change came first.
+   */
+  async function updateOnce(subscriptionId: string, changes: SubscriptionChanges): Promise<boolean> {
+    const read = await redis('read subscription', () => client.hget(admin.subs, subscriptionId));
+    if (read === null) throw noSubscriptionError(subscriptionId);
+    const sub = parseRecord<SubscriptionRecord>(read);
+    // Plans are never deleted, so one that resolves now still does when the script runs.
+    const plans = typeof changes?.plan === 'string' ? await plansWithSlug(changes.plan) : [];
+    const valid = validateSubscriptionChanges(changes, sub.product, () => plans);
+    const updated = JSON.stringify({ ...sub, ...valid });
+    const replied = await redis('update subscription', () => script(UPDATE_SUBSCRIPTION, [admin.subs], [subscriptionId, read, updated]));
+    if (replied === -1) throw noSubscriptionError(subscriptionId);
+    return replied === 1;
+  }
+
   const rejectClosed = () => Promise.reject(closedError());
 
   return {
@@ -471,22 +515,22 @@ export function createRedisMeter(urlOrClient: string | RedisClient, options: Red
     },
 
     async listKeys(): Promise<KeyInfo[]> {
-      const replies = await redis('list keys', async () => {
-        const results = await client.multi().hgetall(admin.keys).hgetall(admin.subs).smembers(admin.revoked).exec();
-        if (!results) throw new Error('transaction aborted');
-        for (const [error] of results) if (error) throw error;
-        return results.map(([, value]) => value) as [Record<string, string>, Record<string, string>, string[]];
-      });
-      const [keys, subs, revokedIds] = replies;
-      const revoked = new Set(revokedIds);
-      return Object.entries(keys)
-        .sort(([a], [b]) => compareIds(a, b))
-        .map(([id, json]) => {
-          const key = parseRecord<KeyRecord>(json);
-          const sub = subs[key.subscriptionId];
-          if (sub === undefined) throw new SeclookupError('store_failed', 'redis list keys: a key has no subscription record');
-          return toKeyInfo(id, key, parseRecord<SubscriptionRecord>(sub), revoked.has(id));
-        });
+      return allKeys();
+    },
+
+    async updateSubscription(subscriptionId: string, changes: SubscriptionChanges): Promise<KeyInfo[]> {
+      if (closed) throw closedError();
+      if (!looksLikeStoredId(subscriptionId)) throw noSubscriptionError(subscriptionId);
+      try {
+        for (let attempt = 1; !(await updateOnce(subscriptionId, changes)); attempt++) {
+          if (attempt === UPDATE_ATTEMPTS)
+            throw new SeclookupError('store_failed', `redis update subscription: subscription ${subscriptionId} kept changing; try again`);
+        }
+      } finally {
+        // As revokeKey: at once here; other instances within keyCacheMs, when their entry expires.
+        keyCache.clear();
+      }
+      return (await allKeys()).filter((key) => key.subscriptionId === subscriptionId);
     },
 
     async revokeKey(idOrHash: string): Promise<KeyInfo | null> {

@@ -275,6 +275,24 @@ return {id, key, redis.call('HGET', KEYS[3], cjson.decode(key).subscriptionId)}
 `,
 );
 
+/**
+ * Replace a subscription's record if it is still the one the caller read and changed (the
+ * caller checked the change against it): a change made meanwhile by another operator is never
+ * overwritten, the caller reads again instead. KEYS: [1] subscriptions. ARGV: [1] subscription
+ * id, [2] the record as read, [3] the new record. Returns 1 replaced, 0 changed meanwhile,
+ * -1 no such subscription.
+ */
+export const UPDATE_SUBSCRIPTION = new LuaScript(
+  'update-subscription',
+  `
+local sub = redis.call('HGET', KEYS[1], ARGV[1])
+if not sub then return -1 end
+if sub ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`,
+);
+
 /** Seed the plan table when Redis holds none. KEYS: [1] plans. ARGV: field, row pairs. */
 export const SEED_PLANS = new LuaScript(
   'seed-plans',
@@ -315,4 +333,4 @@ return 1
 `,
 );
 
-export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, SETTLE_LEASES, SETTLE_MANY, RESOLVE, ADD_KEYS, REVOKE, SEED_PLANS] as const;
+export const METER_SCRIPTS = [CONSUME, REFUND, RECLAIM, SETTLE_LEASES, SETTLE_MANY, RESOLVE, ADD_KEYS, REVOKE, UPDATE_SUBSCRIPTION, SEED_PLANS] as const;

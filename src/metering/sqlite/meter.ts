@@ -34,10 +34,13 @@ import {
   decideConsume,
   duplicateKeyError,
   looksLikeKeyHash,
+  looksLikeStoredId,
+  noSubscriptionError,
   refundEntry,
   snapshotQuota,
   validateNewKeys,
   validateSubscription,
+  validateSubscriptionChanges,
 } from '../store-logic.js';
 import type { ProductId } from '../../products/catalog.js';
 import type {
@@ -54,6 +57,7 @@ import type {
   QuotaState,
   Reservation,
   ResolvedKey,
+  SubscriptionChanges,
   UsageRow,
 } from '../types.js';
 
@@ -448,6 +452,15 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     return newKeys.map((k) => toKeyInfo(sql.keyById.get(sql.insertKey.run(Number(subscriptionId), k.kind, k.hash, k.prefix, createdAt).lastInsertRowid)!));
   });
 
+  const updateSubscriptionOnce = db.transaction((subscriptionId: string, changes: SubscriptionChanges): KeyInfo[] => {
+    const sub = looksLikeStoredId(subscriptionId) ? sql.subscriptionById.get(subscriptionId) : undefined;
+    if (!sub) throw noSubscriptionError(subscriptionId);
+    const valid = validateSubscriptionChanges(changes, sub.product, plansFor);
+    const ipAllow = valid.ipAllow !== undefined ? JSON.stringify(valid.ipAllow) : sub.ipAllow;
+    sql.updateSubscription.run(valid.plan ?? sub.plan, ipAllow, subscriptionId);
+    return sql.keysOfSubscription.all(subscriptionId).map(toKeyInfo);
+  });
+
   const revokeOnce = db.transaction((idOrHash: string): KeyInfo | null => {
     const row = looksLikeKeyHash(idOrHash) ? sql.keyByHash.get(idOrHash) : /^[1-9]\d*$/.test(idOrHash) ? sql.keyById.get(idOrHash) : undefined;
     if (!row) return null;
@@ -547,6 +560,13 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     async listKeys(): Promise<KeyInfo[]> {
       ensureOpen();
       return sql.allKeys.all().map(toKeyInfo);
+    },
+
+    async updateSubscription(subscriptionId: string, changes: SubscriptionChanges): Promise<KeyInfo[]> {
+      ensureOpen();
+      // As revokeKey: this process's cache now, other processes' at their next request (data_version).
+      resolvedKeys.clear();
+      return updateSubscriptionOnce.immediate(subscriptionId, changes);
     },
 
     async revokeKey(idOrHash: string): Promise<KeyInfo | null> {
@@ -960,6 +980,11 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO keys (subscription_id, kind, hash, prefix, status, created_at) VALUES (?, ?, ?, ?, 'active', ?)`,
     ),
     subscriptionExists: db.prepare<[string], number>('SELECT 1 FROM subscriptions WHERE id = ?').pluck(),
+    subscriptionById: db.prepare<[string], { product: ProductId; plan: string; ipAllow: string }>(
+      'SELECT product, plan, ip_allow AS ipAllow FROM subscriptions WHERE id = ?',
+    ),
+    updateSubscription: db.prepare<[string, string, string]>('UPDATE subscriptions SET plan = ?, ip_allow = ? WHERE id = ?'),
+    keysOfSubscription: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.subscription_id = ? ORDER BY k.id`),
     keyIdByHash: db.prepare<[string], number>('SELECT id FROM keys WHERE hash = ?').pluck(),
     keyByHash: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.hash = ?`),
     keyById: db.prepare<[number | bigint | string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ?`),

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey } from '../../../src/metering/keys.js';
 import type { KeyInfo, Meter } from '../../../src/metering/types.js';
 import type { ProductId } from '../../../src/products/catalog.js';
-import { configError, COUNTING_LEASE_MS, subscribe as subscribeOn, T0, type MeterFactory, type SubscribeOptions } from './common.js';
+import { configError, COUNTING_LEASE_MS, requestFor, subscribe as subscribeOn, T0, type MeterFactory, type SubscribeOptions } from './common.js';
 
 export function describeMeterAdminConformance(name: string, makeMeter: MeterFactory): void {
   describe(`Meter conformance, administration: ${name}`, () => {
@@ -193,6 +193,102 @@ export function describeMeterAdminConformance(name: string, makeMeter: MeterFact
         // A product row added later wins over the '*' row.
         await meter.setPlan({ slug: 'team', product: 'useragent', rateLimitPerMinute: 9, monthlyQuota: 90 });
         expect((await meter.resolveKey(hashKey(sub.secretKey)))?.plan).toEqual({ slug: 'team', rateLimitPerMinute: 9, monthlyQuota: 90 });
+      });
+
+      it('updateSubscription moves a subscription to another plan in place: both keys keep working on the new plan', async () => {
+        const sub = await subscribe();
+        const other = await subscribe();
+        const updated = await meter.updateSubscription(sub.subscriptionId, { plan: 'enterprise' });
+        expect(updated).toEqual(sub.keys.map((key) => ({ ...key, plan: 'enterprise' })));
+        for (const key of [sub.secretKey, sub.publicKey]) {
+          expect(await meter.resolveKey(hashKey(key))).toMatchObject({
+            subscriptionId: sub.subscriptionId,
+            status: 'active',
+            plan: { slug: 'enterprise', rateLimitPerMinute: 3_000, monthlyQuota: null },
+          });
+        }
+        expect((await meter.listKeys()).map((k) => [k.subscriptionId, k.plan])).toEqual([
+          [sub.subscriptionId, 'enterprise'],
+          [sub.subscriptionId, 'enterprise'],
+          [other.subscriptionId, 'starter'],
+          [other.subscriptionId, 'starter'],
+        ]);
+        // A product row of the new slug wins over its '*' row, as at creation.
+        await meter.setPlan({ slug: 'pro', product: '*', rateLimitPerMinute: 500, monthlyQuota: 50_000 });
+        await meter.setPlan({ slug: 'pro', product: 'useragent', rateLimitPerMinute: 600, monthlyQuota: 60_000 });
+        await meter.updateSubscription(sub.subscriptionId, { plan: 'pro' });
+        expect((await meter.resolveKey(hashKey(sub.secretKey)))?.plan).toEqual({ slug: 'pro', rateLimitPerMinute: 600, monthlyQuota: 60_000 });
+      });
+
+      it('updateSubscription replaces the IP allowlist of every key of the subscription, normalised; [] allows any address', async () => {
+        const sub = await subscribe({ ipAllow: ['192.0.2.0/24'] });
+        const updated = await meter.updateSubscription(sub.subscriptionId, { ipAllow: ['10.0.0.0/8', '2001:DB8::1'] });
+        expect(updated.map((k) => [k.id, k.plan, k.ipAllow])).toEqual([
+          [sub.keys[0].id, 'starter', ['10.0.0.0/8', '2001:db8::1/128']],
+          [sub.keys[1].id, 'starter', ['10.0.0.0/8', '2001:db8::1/128']],
+        ]);
+        expect((await meter.resolveKey(hashKey(sub.publicKey)))?.ipAllow).toEqual(['10.0.0.0/8', '2001:db8::1/128']);
+        await meter.updateSubscription(sub.subscriptionId, { ipAllow: [] });
+        expect((await meter.resolveKey(hashKey(sub.secretKey)))?.ipAllow).toEqual([]);
+        // Both at once; nothing given changes nothing.
+        await meter.updateSubscription(sub.subscriptionId, { plan: 'enterprise', ipAllow: ['203.0.113.7'] });
+        expect(await meter.updateSubscription(sub.subscriptionId, {})).toEqual(
+          sub.keys.map((key) => ({ ...key, plan: 'enterprise', ipAllow: ['203.0.113.7/32'] })),
+        );
+      });
+
+      it("updateSubscription keeps usage, this month's quota count and the rate window: the new limits count from what is used", async () => {
+        await meter.setPlan({ slug: 'small', product: '*', rateLimitPerMinute: 100, monthlyQuota: 5 });
+        await meter.setPlan({ slug: 'big', product: '*', rateLimitPerMinute: 4, monthlyQuota: 1_000 });
+        const sub = await subscribe({ plan: 'small' });
+        for (let i = 0; i < 3; i++) {
+          const outcome = await meter.consume(await requestFor(meter, sub));
+          if (!outcome.allowed || !outcome.reservation) throw new Error('refused');
+          await meter.commit(outcome.reservation);
+        }
+        await meter.updateSubscription(sub.subscriptionId, { plan: 'big' });
+        const request = await requestFor(meter, sub);
+        expect([request.rateLimitPerMinute, request.monthlyQuota]).toEqual([4, 1_000]);
+        expect(await meter.quota(sub.subscriptionId, 1_000, T0)).toEqual({ limit: 1_000, remaining: 997, period: '2025-01' });
+        // The 3 hits of this minute count against the new rate limit of 4: one more fits.
+        const fourth = await meter.consume(request);
+        expect(fourth).toMatchObject({ allowed: true, rate: { limit: 4, remaining: 0 }, quota: { limit: 1_000, remaining: 996 } });
+        if (fourth.allowed && fourth.reservation) await meter.commit(fourth.reservation);
+        expect(await meter.consume(request)).toMatchObject({ allowed: false, reason: 'rate_limit_exceeded' });
+        // Back to the small plan: 4 of its 5 are used this month.
+        await meter.updateSubscription(sub.subscriptionId, { plan: 'small' });
+        const small = await requestFor(meter, sub, { now: T0 + 60_000 });
+        expect(await meter.consume(small)).toMatchObject({ allowed: true, quota: { limit: 5, remaining: 0 } });
+        expect(await meter.consume(small)).toMatchObject({ allowed: false, reason: 'quota_exceeded' });
+        expect(await meter.usage('2025-01')).toEqual([{ subscriptionId: sub.subscriptionId, product: 'useragent', day: '2025-01-15', lookups: 5 }]);
+      });
+
+      it('updateSubscription refuses an unknown subscription, a plan that does not resolve for the product and an invalid CIDR, changing nothing', async () => {
+        await meter.setPlan({ slug: 'tls-only', product: 'tls', rateLimitPerMinute: 10, monthlyQuota: 100 });
+        const sub = await subscribe({ ipAllow: ['192.0.2.0/24'] });
+        const before = await meter.listKeys();
+        await expect(meter.updateSubscription('999999', { plan: 'enterprise' })).rejects.toThrow(configError('no subscription "999999"'));
+        await expect(meter.updateSubscription('', { plan: 'enterprise' })).rejects.toThrow(configError('no subscription ""'));
+        await expect(meter.updateSubscription(sub.subscriptionId, { plan: 'gold' })).rejects.toThrow(configError('unknown plan "gold" for product useragent'));
+        await expect(meter.updateSubscription(sub.subscriptionId, { plan: 'tls-only' })).rejects.toThrow(
+          configError('unknown plan "tls-only" for product useragent'),
+        );
+        // A bad CIDR refuses the whole change, the valid plan beside it included.
+        await expect(meter.updateSubscription(sub.subscriptionId, { plan: 'enterprise', ipAllow: ['10.0.0.1/8'] })).rejects.toThrow(TypeError);
+        await expect(meter.updateSubscription(sub.subscriptionId, { ipAllow: ['not-an-ip'] })).rejects.toThrow(TypeError);
+        expect(await meter.listKeys()).toEqual(before);
+        expect(await meter.resolveKey(hashKey(sub.secretKey))).toMatchObject({ ipAllow: ['192.0.2.0/24'], plan: { slug: 'starter' } });
+      });
+
+      it('updateSubscription changes a subscription whose key is revoked, and keeps it revoked', async () => {
+        const sub = await subscribe();
+        await meter.revokeKey(sub.keys[0].id);
+        const updated = await meter.updateSubscription(sub.subscriptionId, { plan: 'enterprise' });
+        expect(updated.map((k) => [k.kind, k.status, k.plan])).toEqual([
+          ['secret', 'revoked', 'enterprise'],
+          ['public', 'active', 'enterprise'],
+        ]);
+        expect(await meter.resolveKey(hashKey(sub.secretKey))).toMatchObject({ status: 'revoked', plan: { slug: 'enterprise' } });
       });
 
       it('listKeys returns every key, oldest first, without hashes', async () => {

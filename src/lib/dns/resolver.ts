@@ -79,7 +79,9 @@ export interface DnsResolverOptions {
   /**
    * Upstream exchanges in flight at once; more wait their turn. A burst of cold lookups (an
    * emailauth lookup asks 11 questions) would otherwise send hundreds of datagrams at once and
-   * lose some to the resolver's or the kernel's buffers. @default 256
+   * lose some to the resolver's or the kernel's buffers. The wait counts against the question's
+   * deadline (`attempts` × `totalMs`), and at most 4 × maxInFlight questions wait: past that the
+   * resolver is saturated and a question fails at once with `timeout`. @default 256
    */
   maxInFlight?: number;
   cache?: DnsCacheOptions;
@@ -92,8 +94,9 @@ export interface DnsResolverOptions {
 export interface DnsResolver {
   /**
    * Resolve `name` (lower-cased, trailing dot ignored). Rejects with SeclookupError `timeout`
-   * (no server answered in time) or `upstream_failed` (SERVFAIL, REFUSED, malformed answers),
-   * and with `invalid_option` for a name that cannot be asked (empty label, over 255 octets).
+   * (no server answered in time, or the question found no free slot within its deadline, or the
+   * resolver is saturated) or `upstream_failed` (SERVFAIL, REFUSED, malformed answers), and with
+   * `invalid_option` for a name that cannot be asked (empty label, over 255 octets).
    */
   resolve<T extends DnsRecordType>(name: string, type: T): Promise<DnsAnswer<T>>;
   readonly servers: readonly string[];
@@ -146,6 +149,8 @@ export function checkDnsResolverOptions(value: unknown, label = 'dns'): void {
   }
 }
 const MAX_CNAME_HOPS = 8;
+/** Waiters per in-flight slot: past 4 × maxInFlight the resolver is saturated, and waiting longer only grows the backlog. */
+const WAITERS_PER_SLOT = 4;
 
 interface CachedAnswer {
   status: DnsAnswer<DnsRecordType>['status'];
@@ -171,7 +176,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
   const maxInFlight = options.maxInFlight ?? 256;
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
     throw invalidOption(`dns.maxInFlight must be a positive integer (got ${String(options.maxInFlight)})`);
-  const slots = createSlots(maxInFlight);
+  const slots = createSlots(maxInFlight, WAITERS_PER_SLOT * maxInFlight);
   const now = options.now ?? Date.now;
   const cacheOptions = options.cache ?? {};
   const minTtl = cacheOptions.minTtl ?? 10;
@@ -241,28 +246,37 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     return { status, records: [], ttl: clamp(ttl, minTtl, Math.max(minTtl, maxNegativeTtl)), fetchedAt };
   }
 
-  /** One question, up to `attempts` tries rotating through the servers; a failed try moves on. */
+  /**
+   * One question, up to `attempts` tries rotating through the servers; a failed try moves on.
+   * The tries and their waits for a slot share one deadline, `attempts` × `totalMs`, so a question
+   * stuck behind a backlog fails as a silent server's would instead of waiting for the backlog.
+   */
   async function ask(name: string, type: number): Promise<WireMessage> {
+    const deadline = performance.now() + attempts * totalMs;
     let lastError: unknown;
-    for (let attempt = 0; attempt < attempts; attempt++) {
+    for (let attempt = 0; attempt < attempts && msLeft(deadline) > 0; attempt++) {
       const server = servers[nextServer++ % servers.length];
+      // A question that gets no slot in time is not retried: its deadline is spent, or the resolver is saturated.
+      await slots.acquire(msLeft(deadline), name);
       try {
-        const message = await slots.run(() => observedExchange(server, name, type));
+        const message = await observedExchange(server, name, type, deadline);
         if (message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN) return message;
         lastError = new SeclookupError('upstream_failed', `DNS server ${server.text} answered ${rcodeName(message.rcode)} for ${name}`);
       } catch (error) {
         lastError = error;
+      } finally {
+        slots.release();
       }
     }
-    throw lastError;
+    throw lastError ?? new SeclookupError('timeout', `no DNS answer for ${name} within ${attempts * totalMs} ms`);
   }
 
   /** One attempt, timed for the upstream observers (the wait for a slot is not counted). */
-  async function observedExchange(server: DnsServer, name: string, type: number): Promise<WireMessage> {
+  async function observedExchange(server: DnsServer, name: string, type: number, deadline: number): Promise<WireMessage> {
     const started = upstreamStart();
     let ok = false;
     try {
-      const message = await exchangeWith(server, name, type);
+      const message = await exchangeWith(server, name, type, deadline);
       ok = message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN;
       return message;
     } finally {
@@ -270,7 +284,8 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     }
   }
 
-  async function exchangeWith(server: DnsServer, name: string, type: number): Promise<WireMessage> {
+  /** UDP, then TCP if truncated; each waits `totalMs` at most, and never past the question's deadline. */
+  async function exchangeWith(server: DnsServer, name: string, type: number, deadline: number): Promise<WireMessage> {
     const id = randomInt(0x10000);
     let query: Buffer;
     try {
@@ -280,10 +295,10 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
     }
     const exchange: Exchange = { id, name, type, query };
     queriesSent++;
-    const message = await udpExchange(server, exchange, totalMs);
+    const message = await udpExchange(server, exchange, cappedMs(totalMs, deadline));
     if (!message.truncated) return message;
     queriesSent++;
-    return tcpExchange(server, exchange, connectMs, totalMs);
+    return tcpExchange(server, exchange, cappedMs(connectMs, deadline), cappedMs(totalMs, deadline));
   }
 
   function toAnswer<T extends DnsRecordType>(entry: CachedAnswer, cached: boolean): DnsAnswer<T> {
@@ -309,28 +324,53 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
   };
 }
 
-/** At most `size` tasks at once; the others wait in arrival order. */
-function createSlots(size: number) {
+interface Waiter {
+  grant: () => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * At most `size` holders at once; the others wait in arrival order, each no longer than it may,
+ * and at most `maxWaiting` of them (a Set: a waiter that gives up leaves from the middle).
+ */
+function createSlots(size: number, maxWaiting: number) {
   let busy = 0;
-  const waiting: (() => void)[] = [];
-  const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else busy--;
-  };
+  const waiting = new Set<Waiter>();
   return {
     get busy() {
       return busy;
     },
-    async run<T>(task: () => Promise<T>): Promise<T> {
-      // A freed slot passes straight to the next waiter, so `busy` only falls when none waits.
-      if (busy < size) busy++;
-      else await new Promise<void>((resolve) => waiting.push(resolve));
-      try {
-        return await task();
-      } finally {
-        release();
+    /** A slot within `waitMs`, else SeclookupError `timeout`; at once when `maxWaiting` already wait. */
+    acquire(waitMs: number, name: string): Promise<void> {
+      if (busy < size) {
+        busy++;
+        return Promise.resolve();
       }
+      if (waiting.size >= maxWaiting)
+        return Promise.reject(
+          new SeclookupError('timeout', `DNS resolver saturated: ${size} queries in flight and ${maxWaiting} waiting; not asking for ${name}`),
+        );
+      return new Promise((resolve, reject) => {
+        const waiter: Waiter = {
+          grant: resolve,
+          timer: setTimeout(() => {
+            waiting.delete(waiter);
+            reject(new SeclookupError('timeout', `no DNS query slot free for ${name} within ${Math.round(waitMs)} ms (${size} in flight)`));
+          }, waitMs),
+        };
+        waiting.add(waiter);
+      });
+    },
+    release(): void {
+      // A freed slot passes straight to the next waiter, so `busy` only falls when none waits.
+      const next = waiting.values().next().value as Waiter | undefined;
+      if (!next) {
+        busy--;
+        return;
+      }
+      waiting.delete(next);
+      clearTimeout(next.timer);
+      next.grant();
     },
   };
 }
@@ -356,6 +396,16 @@ function normalizeName(name: string): string {
 function recordValue(record: WireRecord): unknown {
   // TXT: the character-strings of one record are one text (RFC 7208 3.3, RFC 6376 3.6.2.2).
   return Array.isArray(record.data) ? record.data.join('') : record.data;
+}
+
+/** Monotonic ms left before `deadline` (a `performance.now()` time). */
+function msLeft(deadline: number): number {
+  return deadline - performance.now();
+}
+
+/** `limitMs`, or less when the deadline is nearer; at least 1 ms so a timer still fires. */
+function cappedMs(limitMs: number, deadline: number): number {
+  return Math.max(1, Math.min(limitMs, Math.ceil(msLeft(deadline))));
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -20,7 +20,7 @@ export { LookupError, isLookupError, ERROR_STATUS, SeclookupError, isSeclookupEr
 export type { ErrorCode, SeclookupErrorCode } from './errors.js';
 export type { MaybePromise } from './lib/outcome.js';
 export { createMemoryCache, createProductCache } from './lib/cache.js';
-export type { CacheStore, MemoryCacheOptions, ProductCache, ProductCacheOptions } from './lib/cache.js';
+export type { CacheStore, MemoryCache, MemoryCacheOptions, ProductCache, ProductCacheOptions } from './lib/cache.js';
 export { DEFAULT_TIMEOUTS } from './lib/deadline.js';
 export { createDnsResolver, DNS_TIMEOUT_DEFAULTS, parseDnsServer } from './lib/dns/index.js';
 export { createOutboundGuard } from './lib/outbound.js';

@@ -25,25 +25,66 @@ export interface CacheStore {
 export interface MemoryCacheOptions {
   /** Entries kept; the least recently used goes first. @default 10000 (each about 1 KB for a typical result) */
   maxEntries?: number;
+  /**
+   * Bytes the entries may take, by entrySize; the least recently used go first, and an entry
+   * larger than the whole budget is not kept. The count alone does not bound memory where one
+   * result can be large (whois copies text from an upstream's answer).
+   * @default 4 KiB per entry of maxEntries, at least 1 MiB (40 MiB at 10,000)
+   */
+  maxBytes?: number;
   /** Clock in ms for expiry (tests pass a fake one). @default performance.now */
   now?: () => number;
 }
 
+/** An in-process store that says what it holds, for tests and diagnostics. */
+export interface MemoryCache extends CacheStore {
+  /** Entries held. */
+  readonly entries: number;
+  /** Their sizes summed (entrySize): never above `maxBytes`. */
+  readonly bytes: number;
+}
+
+/** Default byte budget per entry allowed: four times a typical result, so the count is what binds for typical ones. */
+const BYTES_PER_ENTRY = 4 * 1024;
+/** Least default byte budget: a small cache still holds a large result. */
+const MIN_DEFAULT_BYTES = 1024 * 1024;
+
 /**
- * An in-process LRU store (lru-cache) with per-entry TTLs. Synchronous; no serialisation.
+ * What an entry counts against `maxBytes`: a result cache's entry (`{ result, json }`, see
+ * result-cache.ts) twice its JSON's length, for the JSON and the result object that holds the
+ * same text; any other value 1, bounded by the count alone (its size is not known without
+ * serialising it, and the stores that keep such values bound them otherwise).
+ */
+export function entrySize(value: unknown): number {
+  const json = typeof value === 'object' && value !== null ? (value as { json?: unknown }).json : undefined;
+  return typeof json === 'string' ? Math.max(1, 2 * json.length) : 1;
+}
+
+/**
+ * An in-process LRU store (lru-cache) with per-entry TTLs, bounded by count and by bytes.
+ * Synchronous; no serialisation.
  *
  * @example
- * const cache = createMemoryCache({ maxEntries: 50_000 });
+ * const cache = createMemoryCache({ maxEntries: 50_000, maxBytes: 256 * 1024 * 1024 });
  */
-export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore {
+export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache {
   const maxEntries = options.maxEntries ?? 10_000;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
     throw invalidOption(`cache maxEntries must be a positive integer (got ${String(options.maxEntries)})`);
   }
+  const maxBytes = options.maxBytes ?? Math.max(MIN_DEFAULT_BYTES, maxEntries * BYTES_PER_ENTRY);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+    throw invalidOption(`cache maxBytes must be a positive integer (got ${String(options.maxBytes)})`);
+  }
   // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
   // functions (useragent) pay nothing for it.
   // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
-  const lru = new LRUCache<string, { value: unknown }>({ max: maxEntries, ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}) });
+  const lru = new LRUCache<string, { value: unknown }>({
+    max: maxEntries,
+    maxSize: maxBytes,
+    sizeCalculation: (entry) => entrySize(entry.value),
+    ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+  });
   return {
     get: (key) => lru.get(key)?.value,
     set: (key, value, ttlMs) => {
@@ -51,6 +92,12 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): CacheStore 
     },
     delete: (key) => {
       lru.delete(key);
+    },
+    get entries() {
+      return lru.size;
+    },
+    get bytes() {
+      return lru.calculatedSize;
     },
   };
 }

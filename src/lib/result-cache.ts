@@ -10,6 +10,7 @@ import { isPromise, type LookupOutcome, type MaybePromise } from './outcome.js';
 /** What is stored per key: the result, its JSON made once, and when its data was retrieved (ms). */
 export interface CachedResult<Result> {
   result: Result;
+  /** Also what a memory store's byte budget counts the entry by (cache.ts entrySize). */
   json: string;
   fetchedAt?: number;
   /** When it stops being fresh (ms since the epoch), when the lookup said how long to keep it. */

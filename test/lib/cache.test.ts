@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../../src/errors.js';
 import { createMemoryCache, createProductCache, type CacheStore } from '../../src/lib/cache.js';
+import { createResultCache } from '../../src/lib/result-cache.js';
 import { cacheStoreConformance } from './cache-conformance.js';
 
 cacheStoreConformance('memory', (now) => createMemoryCache({ now }));
@@ -25,6 +26,61 @@ describe('createMemoryCache', () => {
     let thrown: unknown;
     try {
       createMemoryCache({ maxEntries });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isSeclookupError(thrown, 'invalid_option')).toBe(true);
+  });
+});
+
+describe('createMemoryCache: the byte budget', () => {
+  /** A result-cache entry (`{ result, json }`) whose JSON has `length` characters. */
+  const entry = (length: number) => ({ result: { pad: '' }, json: `{"pad":"${'p'.repeat(length - 10)}"}` });
+
+  it('keeps many large results under maxBytes, counting each twice its JSON; the least recently used go first', () => {
+    const store = createMemoryCache({ maxEntries: 1_000, maxBytes: 100_000 });
+    const results = createResultCache(createProductCache<never>(store, { namespace: 'whois' }), (result: { text: string }) => ({ ...result }));
+    for (let i = 0; i < 50; i++) {
+      results.lookup(`d${i}.com`, () => ({ result: { text: `${i}`.padEnd(9_990, 'x') } }));
+      expect(store.bytes).toBeLessThanOrEqual(100_000);
+    }
+    const json = JSON.stringify({ text: '0'.padEnd(9_990, 'x') });
+    expect(json.length).toBe(10_001);
+    // 100,000 / (2 × 10,001): four entries, the last four.
+    expect(store.entries).toBe(4);
+    expect(store.bytes).toBe(4 * 2 * 10_001);
+    expect(['d45.com', 'd46.com', 'd49.com'].map((key) => store.get(`whois:${key}`) !== undefined)).toEqual([false, true, true]);
+  });
+
+  it('keeps no entry larger than the whole budget, and forgets what its key held', () => {
+    const store = createMemoryCache({ maxEntries: 10, maxBytes: 1_000 });
+    store.set('k', entry(100), 0);
+    expect(store.bytes).toBe(200);
+    store.set('k', entry(501), 0);
+    expect([store.get('k'), store.entries, store.bytes]).toEqual([undefined, 0, 0]);
+  });
+
+  it('counts a value that is not a result entry as 1: such caches are bounded by count alone', () => {
+    const store = createMemoryCache({ maxEntries: 3, maxBytes: 1_000 });
+    for (const key of ['a', 'b', 'c', 'd']) store.set(key, { answers: ['x'.repeat(5_000)] }, 0);
+    expect([store.entries, store.bytes]).toEqual([3, 3]);
+  });
+
+  it('defaults to 4 KiB per entry allowed, at least 1 MiB', () => {
+    // One JSON string shared by every entry (held once): each counts 4,096,000.
+    const large = { result: {}, json: 'j'.repeat(2_048_000) };
+    const store = createMemoryCache(); // 10,000 entries: 40,960,000
+    for (let i = 0; i < 20; i++) store.set(`k${i}`, large, 0);
+    expect([store.entries, store.bytes]).toEqual([10, 40_960_000]);
+    const small = createMemoryCache({ maxEntries: 2 }); // at least 1 MiB
+    small.set('a', entry(400 * 1024), 0);
+    expect([small.entries, small.bytes]).toEqual([1, 800 * 1024]);
+  });
+
+  it.each([0, -1, 1.5])('refuses maxBytes %s with invalid_option', (maxBytes) => {
+    let thrown: unknown;
+    try {
+      createMemoryCache({ maxBytes });
     } catch (error) {
       thrown = error;
     }

@@ -33,7 +33,7 @@ import { rdapGet, whoisQuery, type CallContext } from './fetch.js';
 import { readWhoisAnswer } from './answer.js';
 import { refusalIn } from './answer-forms.js';
 import { NotADomainObject, readRdapDomain } from './rdap.js';
-import { copyResult, fillGaps, isThin, toResult, type RegistrationRecord } from './record.js';
+import { copyResult, detached, fillGaps, isThin, toResult, type RegistrationRecord } from './record.js';
 import {
   bySuffix,
   formatAddress,
@@ -280,7 +280,8 @@ export function createWhoisEngine(deps: WhoisEngineDeps, options: WhoisEngineOpt
     if (!known || known.until <= deps.now()) {
       const answer = await whoisQuery(settings.ianaServer, tld, ctx);
       const refer = /^(?:refer|whois):\s*(\S+)\s*$/im.exec(answer)?.[1] ?? null;
-      const server = refer && /^[a-z0-9.-]+$/i.test(refer) ? { host: refer.toLowerCase(), port: settings.whoisPort } : null;
+      // Detached: a host cut from IANA's answer would keep the whole answer for as long as it is remembered.
+      const server = refer && /^[a-z0-9.-]+$/i.test(refer) ? { host: detached(refer.toLowerCase()), port: settings.whoisPort } : null;
       known =
         server !== null || ianaRecordOf(answer, tld)
           ? { server, until: deps.now() + REFERRAL_TTL_MS }

@@ -10,18 +10,30 @@
  * - registrar: the first registrar line with a shown value (`Registrar:`, `Sponsoring
  *   Registrar:`, `Registrar Name:`, `registrar-name:`, `Registration Service Provider:`, ...),
  *   or a `Registrar` block's Organization / Name line or first line; when the value is a handle
- *   that names a registrar object further down (.sk, .ua), that object's organization or name.
+ *   that names a registrar object further down (.sk, .ua), that object's organization or name;
+ *   a name over 256 characters is no name, and the next registrar line is read.
  * - created / updated / expires: the first line under one of the field's names whose value is
  *   wholly a date (dates.ts), skipping contact and registrar objects.
  * - status: every status line of the first paragraph that has one, EPP URLs and
- *   ` - explanations` dropped, comma lists split.
+ *   ` - explanations` dropped, comma lists split; a value over 128 characters is no status.
  * - nameservers: every nameserver line, continuation and block, first word only, lower case.
  * A leading IANA answer (`% IANA WHOIS server` ... `refer:`) and Verisign's `Server Name:`
  * records (other names that merely start with the query) are not the domain's data.
  */
 import { parseRegistryDate } from './dates.js';
 import { saysNotFound } from './answer-forms.js';
-import { addUnique, emptyRecord, hasFacts, hostnameOf, shownValue, type RegistrationRecord } from './record.js';
+import {
+  addUnique,
+  detached,
+  emptyRecord,
+  hasFacts,
+  hostnameOf,
+  keptRegistrar,
+  MAX_HOSTNAME_LENGTH,
+  MAX_STATUS_LENGTH,
+  shownValue,
+  type RegistrationRecord,
+} from './record.js';
 
 /** What one WHOIS answer says. */
 export interface ParsedWhois {
@@ -375,7 +387,8 @@ function cleanKey(key: string): string {
       .replace(/\s+/g, ' ')
       .toLowerCase();
     if (CLEAN_KEYS.size >= 4_096) CLEAN_KEYS.clear();
-    CLEAN_KEYS.set(key, clean);
+    // Detached: a key cut from an answer would hold the whole answer in memory for as long as it is remembered.
+    CLEAN_KEYS.set(detached(key), detached(clean));
   }
   return clean;
 }
@@ -430,14 +443,17 @@ function blockAfter(lines: Line[], index: number, blankFirst: boolean): Line[] {
 function findRegistrar(entries: Entry[], firstOfPara: ReadonlyMap<number, Entry>): string | null {
   for (const [index, entry] of entries.entries()) {
     if (!REGISTRAR_KEYS.has(entry.key)) continue;
+    // An over-long name is no name (record.ts): the next registrar line is read.
     if (entry.value === '') {
       const named = nameInBlock(entry.block) ?? nameInSection(entries, index);
-      if (named) return registrarName(named);
+      const kept = named ? keptRegistrar(registrarName(named)) : null;
+      if (kept) return kept;
       continue;
     }
     const value = shownValue(entry.value);
     if (value === null) continue;
-    return registrarName(registrarObjectName(entries, firstOfPara, entry, value) ?? value);
+    const kept = keptRegistrar(registrarName(registrarObjectName(entries, firstOfPara, entry, value) ?? value));
+    if (kept) return kept;
   }
   return null;
 }
@@ -560,7 +576,7 @@ function findStatus(entries: Entry[], objectParas: ReadonlySet<number>): string[
     if (cleaned.length === 0) continue;
     if (para === null) para = entry.para;
     else if (entry.para !== para) break;
-    for (const value of cleaned) addUnique(status, value);
+    for (const value of cleaned) addUnique(status, value, MAX_STATUS_LENGTH);
   }
   return status;
 }
@@ -575,13 +591,13 @@ function statusValues(text: string): string[] {
   return bare
     .split(/\s*,\s*/)
     .map((value) => shownValue(value))
-    .filter((value): value is string => value !== null);
+    .filter((value): value is string => value !== null && value.length <= MAX_STATUS_LENGTH);
 }
 
 function findNameservers(entries: Entry[]): string[] {
   const names: string[] = [];
   const add = (text: string) => {
-    for (const host of hostsInLine(text)) addUnique(names, host);
+    for (const host of hostsInLine(text)) addUnique(names, host, MAX_HOSTNAME_LENGTH);
   };
   for (const entry of entries) {
     if (!isNameserverKey(entry.key)) continue;

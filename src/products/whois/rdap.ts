@@ -6,18 +6,20 @@
  * - status: RDAP's values mapped to the EPP codes they stand for (RFC 8056 section 2:
  *   `client transfer prohibited` -> `clientTransferProhibited`, `active` -> `ok`,
  *   `associated` -> `linked`), so results read the same whether RDAP or WHOIS answered; a value
- *   with no EPP code (`locked`, `validated`, a registry's own) is kept as given.
+ *   with no EPP code (`locked`, `validated`, a registry's own) is kept as given, one over 128
+ *   characters not at all (record.ts: no status is that long).
  * - nameservers: each `ldhName`, lower case, no trailing dot.
  * - registrar: the entity with role `registrar`: its jCard `fn`, else its `org`, else its
  *   handle when that is a name (`REG-INTERNET-CZ`), not a bare number (IANA IDs such as `292`
- *   are identifiers, not names). Redacted values are absent.
+ *   are identifiers, not names). Redacted values are absent, and so is one over 256 characters
+ *   (the next of fn, org and handle is tried).
  * - the registrar's RDAP link: `links` with rel `related` and type `application/rdap+json`, an
  *   http(s) URL that parses (one that does not is skipped, never followed).
  * Malformed parts (a `vcardArray` that is an object, a misspelt `nameServers`) are skipped,
  * never guessed at; a JSON document that is not a domain object at all is refused.
  */
 import { parseRegistryDate } from './dates.js';
-import { addUnique, emptyRecord, hostnameOf, shownValue, type RegistrationRecord } from './record.js';
+import { addUnique, emptyRecord, hostnameOf, keptRegistrar, MAX_HOSTNAME_LENGTH, MAX_STATUS_LENGTH, shownValue, type RegistrationRecord } from './record.js';
 
 export interface RdapDomainAnswer {
   record: RegistrationRecord;
@@ -88,12 +90,12 @@ export function readRdapDomain(json: unknown): RdapDomainAnswer {
   record.updatedAt ??= lastUpdate;
 
   for (const value of arrayOf(json.status)) {
-    if (typeof value === 'string' && value.trim() !== '') addUnique(record.status, eppStatus(value));
+    if (typeof value === 'string' && value.trim() !== '') addUnique(record.status, eppStatus(value), MAX_STATUS_LENGTH);
   }
   for (const server of arrayOf(json.nameservers)) {
     if (!isObject(server)) continue;
     const host = typeof server.ldhName === 'string' ? hostnameOf(server.ldhName) : null;
-    if (host) addUnique(record.nameservers, host);
+    if (host) addUnique(record.nameservers, host, MAX_HOSTNAME_LENGTH);
   }
   record.registrar = registrarName(arrayOf(json.entities));
   const name = typeof json.ldhName === 'string' ? json.ldhName.trim().toLowerCase().replace(/\.$/, '') : null;
@@ -122,9 +124,10 @@ function* registrarEntities(entities: unknown[]): Generator<Record<string, unkno
 
 function registrarName(entities: unknown[]): string | null {
   for (const entity of registrarEntities(entities)) {
-    const name = shownValue(vcardText(entity.vcardArray, 'fn')) ?? shownValue(vcardText(entity.vcardArray, 'org'));
+    // An over-long name is no name (record.ts): the next of fn, org and handle is tried.
+    const name = keptRegistrar(shownValue(vcardText(entity.vcardArray, 'fn'))) ?? keptRegistrar(shownValue(vcardText(entity.vcardArray, 'org')));
     if (name) return name;
-    const handle = typeof entity.handle === 'string' ? shownValue(entity.handle) : null;
+    const handle = typeof entity.handle === 'string' ? keptRegistrar(shownValue(entity.handle)) : null;
     if (handle && /[a-z]/i.test(handle)) return handle;
     return null;
   }

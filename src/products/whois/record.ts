@@ -1,8 +1,9 @@
 /**
  * What RDAP and WHOIS answers are read into, before they become a result: the registration
  * facts, with instants as numbers. Also the rules both protocols share: redacted values are
- * absent, hostnames are lower-case without the root dot, and the registrar's answer only
- * fills what the registry's left empty.
+ * absent, hostnames are lower-case without the root dot, values too long to be credible are
+ * absent too, kept values share no memory with the answer they came from, and the registrar's
+ * answer only fills what the registry's left empty.
  */
 import { formatInstant } from './dates.js';
 import type { WhoisResult, WhoisSource } from './types.js';
@@ -95,6 +96,30 @@ const NOT_SHOWN = new RegExp(
   'i',
 );
 
+/**
+ * Longest values a record keeps. Real ones are far shorter (the longest registrar in the WHOIS
+ * corpus has 50 characters, the longest status 70); a longer value is an upstream's garbage or
+ * an attack on memory, not data, so it is read as absent rather than cut to a made-up value.
+ */
+export const MAX_REGISTRAR_LENGTH = 256;
+export const MAX_STATUS_LENGTH = 128;
+/** A nameserver's: the DNS name limit (RFC 1035, without the root dot). */
+export const MAX_HOSTNAME_LENGTH = 253;
+
+/**
+ * A copy of `text` that shares no memory with the string it was cut from. V8 keeps a substring
+ * (slice, trim, a regex match) as a view of its parent: a 30-character registrar name would
+ * otherwise hold a whole 1 MB answer in memory for as long as its result is cached.
+ */
+export function detached(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
+}
+
+/** A registrar name as a record keeps it: detached, or null when absent or longer than MAX_REGISTRAR_LENGTH. */
+export function keptRegistrar(name: string | null): string | null {
+  return name !== null && name.length <= MAX_REGISTRAR_LENGTH ? detached(name) : null;
+}
+
 /** The value with whitespace collapsed, or null when it is empty or a "not shown" placeholder. */
 export function shownValue(text: string | null | undefined): string | null {
   if (typeof text !== 'string') return null;
@@ -112,7 +137,7 @@ const HOST_LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 export function hostnameOf(text: string): string | null {
   let name = text.trim().toLowerCase();
   if (name.endsWith('.')) name = name.slice(0, -1);
-  if (name.length === 0 || name.length > 253 || !name.includes('.')) return null;
+  if (name.length === 0 || name.length > MAX_HOSTNAME_LENGTH || !name.includes('.')) return null;
   const labels = name.split('.');
   if (!labels.every((label) => HOST_LABEL.test(label))) return null;
   if (/^\d+$/.test(labels[labels.length - 1])) return null; // an IPv4 address
@@ -125,9 +150,12 @@ export function hostnameOf(text: string): string | null {
  */
 export const MAX_LIST_VALUES = 64;
 
-/** Append `value` to `list` unless it is there already or the list is full. */
-export function addUnique(list: string[], value: string): void {
-  if (list.length < MAX_LIST_VALUES && !list.includes(value)) list.push(value);
+/**
+ * Append `value` to `list` unless it is longer than `maxLength` (not credible: absent), there
+ * already, or the list is full. What is kept is a detached copy.
+ */
+export function addUnique(list: string[], value: string, maxLength: number): void {
+  if (value.length <= maxLength && list.length < MAX_LIST_VALUES && !list.includes(value)) list.push(detached(value));
 }
 
 const DAY_MS = 86_400_000;

@@ -53,6 +53,17 @@ describe('readRdapDomain: over-long text fields', () => {
     expect(record).toMatchObject({ status: ['ok'], registrar: 'Example Registrar, Inc.', nameservers: ['ns1.example-dns.net'] });
   });
 
+  it('looks at a bounded number of nested entities: 200,000 of them under the registrant are no RangeError (a reviewer found a 500)', () => {
+    const many = { ...rdapDomain('example.com', ['active'], []), entities: [{ roles: ['registrant'], entities: Array.from({ length: 200_000 }, () => ({})) }] };
+    expect(readRdapDomain(many).record.registrar).toBeNull();
+    // A registrar among the first thousand is still found; one past them is not looked for.
+    const registrar = { roles: ['registrar'], vcardArray: ['vcard', [['fn', {}, 'text', 'Nested Registrar']]] };
+    const early = { ...many, entities: [{ roles: ['registrant'], entities: [...Array.from({ length: 500 }, () => ({})), registrar] }] };
+    expect(readRdapDomain(early).record.registrar).toBe('Nested Registrar');
+    const late = { ...many, entities: [{ roles: ['registrant'], entities: [...Array.from({ length: 5_000 }, () => ({})), registrar] }] };
+    expect(readRdapDomain(late).record.registrar).toBeNull();
+  });
+
   it('keeps a status of 128 characters and a registrar of 256, not one more', () => {
     const at = (length: number) => 'S'.repeat(length);
     const kept = readRdapDomain(rdapDomain('example.com', [at(128)], [['fn', 'R'.repeat(256)]])).record;

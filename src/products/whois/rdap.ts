@@ -104,6 +104,8 @@ export function readRdapDomain(json: unknown): RdapDomainAnswer {
 
 /** How deep registrarEntities looks into entities held by entities (RFC 9083 5.1 lets them nest). */
 const ENTITY_DEPTH = 3;
+/** Entities registrarEntities looks at, at most: a real answer has a handful; a hostile one may list 100,000s. */
+const MAX_ENTITIES = 1_000;
 
 /**
  * The registrar entities of a domain, the domain's own first, then those nested in its other
@@ -111,12 +113,15 @@ const ENTITY_DEPTH = 3;
  */
 function* registrarEntities(entities: unknown[]): Generator<Record<string, unknown>> {
   let level = entities;
+  let seen = 0;
   for (let depth = 0; depth < ENTITY_DEPTH && level.length > 0; depth++) {
     const next: unknown[] = [];
     for (const entity of level) {
+      if (++seen > MAX_ENTITIES) return;
       if (!isObject(entity)) continue;
       if (arrayOf(entity.roles).some((role) => typeof role === 'string' && role.toLowerCase() === 'registrar')) yield entity;
-      else next.push(...arrayOf(entity.entities));
+      // One by one: spreading 100,000s of them into push exceeds V8's argument limit (a RangeError).
+      else for (const nested of arrayOf(entity.entities)) if (next.length < MAX_ENTITIES) next.push(nested);
     }
     level = next;
   }

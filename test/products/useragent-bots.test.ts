@@ -122,6 +122,16 @@ describe('what the narrower rules still call a bot or a phone', () => {
     expect([result.device_type, result.is_bot, result.os]).toEqual(['smarttv', false, { name: 'WEBOS' }]);
   });
 
+  it('a TV word added to a UA isbot flags by its shape (java, |, (), a leading digit or <) leaves it a bot (a reviewer found it excused)', () => {
+    const shaped = ['Java/17.0.2', 'Java/1.8.0_151', 'a|b', '1234 foo', '<script>', 'Mozilla/5.0 ()', 'Mozilla/5.0 (X11; Linux x86_64) Java/1.8'];
+    for (const ua of shaped) {
+      expect(isBot(ua), ua).toBe(true);
+      for (const tv of [' SmartTV', ' HbbTV/1.0', ' (SMART-TV)', ' Web0S']) expect(isBot(ua + tv), ua + tv).toBe(true);
+    }
+    // What a TV trips by itself, its CE-HTML/1.0; token, stays excused.
+    expect(isBot('Opera/9.80 (Linux armv6l; U; NETRANGEMMH;HbbTV/1.1.1;CE-HTML/1.0;PEAQ LF1V359; en) Presto/2.10.250 Version/11.60')).toBe(false);
+  });
+
   it('a phone whose app names a TV brand in passing stays a phone; a desktop browser stays a desktop', async () => {
     const engine = createUserAgentEngine({ cacheSize: 0 });
     const phone = 'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';

@@ -64,6 +64,13 @@ const kept = list.filter((pattern) => !removed.has(pattern)).map((pattern) => NA
 /** A bot's own name, or a word only bots use. */
 const namesABot = createIsBotFromList([...kept.filter((pattern) => !shapes.has(pattern)), ...ADDED_PATTERNS]);
 const hasABotShape = createIsBotFromList(kept.filter((pattern) => shapes.has(pattern)));
+/**
+ * The one shape pattern TV browsers' own tokens trip (HbbTV sets' `CE-HTML/1.0;`, checked on
+ * uap-core's TV strings): a UA that names a TV is excused it, and only it; a TV word added to a
+ * `java`, `|` or `()` UA leaves it a bot.
+ */
+const TV_SHAPE = '\\b\\w+/1\\.0;';
+const hasANonTvShape = createIsBotFromList(kept.filter((pattern) => shapes.has(pattern) && pattern !== TV_SHAPE));
 
 /** ua-parser device types that are a person's own device. */
 const PERSONAL_DEVICES: ReadonlySet<string> = new Set(['mobile', 'tablet', 'wearable', 'smarttv', 'console']);
@@ -119,7 +126,8 @@ export function isBot(ua: string, device?: ParsedDevice): boolean {
   const text = restoreSpaces(ua);
   if (namesABot(text)) return true;
   if (!hasABotShape(text)) return false;
-  if (NAMES_AN_APPLE_DEVICE.test(text) || NAMES_A_TV.test(text)) return false;
+  if (NAMES_AN_APPLE_DEVICE.test(text)) return false;
+  if (NAMES_A_TV.test(text) && !hasANonTvShape(text)) return false;
   const { type, vendor, model } = device ?? deviceOf(text);
   return !(type !== undefined && PERSONAL_DEVICES.has(type) && (vendor !== undefined || model !== undefined));
 }

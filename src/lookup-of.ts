@@ -18,6 +18,7 @@ import {
   isOptionsObject,
 } from './lib/option-checks.js';
 import { checkAllowPrivateTargets, createOutboundGuard, type OutboundGuard } from './lib/outbound.js';
+import { checkMaxSockets } from './lib/outbound-slots.js';
 import type { LookupOutcome } from './lib/outcome.js';
 import type { Lookup, LookupOptions } from './lookup.js';
 import type { ProductId } from './products/catalog.js';
@@ -62,8 +63,9 @@ function checkLookupOptions(modules: readonly AnyProductModule[], given: unknown
   checkOptionalBoolean(options.eager, 'createLookup: eager');
   if (options.dns !== undefined && !isResolver(options.dns as DnsResolver)) checkDnsResolverOptions(options.dns, 'dns');
   if (options.outbound !== undefined) {
-    const outbound = checkOptionsObject(options.outbound, 'createLookup: outbound', '{ allowPrivateTargets }');
-    checkKnownNames(outbound, ['allowPrivateTargets'], 'createLookup: outbound');
+    const outbound = checkOptionsObject(options.outbound, 'createLookup: outbound', '{ allowPrivateTargets, maxSockets }');
+    checkKnownNames(outbound, ['allowPrivateTargets', 'maxSockets'], 'createLookup: outbound');
+    if (outbound.maxSockets !== undefined) outboundMaxSockets(outbound.maxSockets);
   }
   const { observer } = options;
   if (observer !== undefined) {
@@ -109,7 +111,11 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
   const built = new Map<ProductId, Built>();
   let resolver: DnsResolver | undefined;
   // Built now, so a bad allowPrivateTargets CIDR throws from createLookup.
-  const guard = createOutboundGuard({ dns: () => dns(), allowPrivateTargets: allowPrivateTargets(options.outbound?.allowPrivateTargets) });
+  const guard = createOutboundGuard({
+    dns: () => dns(),
+    allowPrivateTargets: allowPrivateTargets(options.outbound?.allowPrivateTargets),
+    maxSockets: options.outbound?.maxSockets,
+  });
   const outbound = (): OutboundGuard => guard;
   const dns = (): DnsResolver =>
     (resolver ??= isResolver(options.dns)
@@ -246,6 +252,15 @@ function allowPrivateTargets(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
   try {
     return checkAllowPrivateTargets(value);
+  } catch (error) {
+    throw invalidOptionFrom(`createLookup: outbound.${(error as Error).message}`, error);
+  }
+}
+
+/** `outbound.maxSockets`, checked (TypeError `invalid_option` naming it). */
+function outboundMaxSockets(value: unknown): number {
+  try {
+    return checkMaxSockets(value);
   } catch (error) {
     throw invalidOptionFrom(`createLookup: outbound.${(error as Error).message}`, error);
   }

@@ -60,8 +60,15 @@ export interface LookupOptions extends ProductOptionsMap {
    * The outbound-connection guard of tls, whois and every product that connects to a host a
    * client names. `allowPrivateTargets` is DANGEROUS: it lets clients reach those networks
    * (for tests against loopback servers, or lookups of your own hosts). @default none allowed
+   *
+   * `maxSockets`: most of their sockets open at once, and of the pwbreach and riskscore upstream
+   * APIs', all products together (each is an open file). A connection past it waits for one to
+   * close within its lookup's deadline, then fails as that product's upstream failure
+   * (`lookup_failed`); so does one finding
+   * 8 × `maxSockets` waiting already. `seclookup serve` sets it from the open-files limit.
+   * @default Infinity (no cap)
    */
-  outbound?: { allowPrivateTargets?: readonly string[] };
+  outbound?: { allowPrivateTargets?: readonly string[]; maxSockets?: number };
   /**
    * Told about cache reads per product and about every upstream call (DNS, RDAP, WHOIS, TLS,
    * HTTP), for metrics (`createMetrics().observer` from `seclookup/metrics`). Upstream calls are

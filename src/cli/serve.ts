@@ -45,7 +45,16 @@ import { trackInFlight } from '../api/in-flight.js';
 import { catchStopSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, type StopSignals } from './shutdown.js';
 import { cliEnv, cliIo } from './io.js';
 import { holdTickEntryShape } from './tick-shape.js';
-import { connectionLimit, type DropReport, limitConnections, openFilesInUse, openFilesLimit } from './connection-limit.js';
+import {
+  connectionLimit,
+  type DropReport,
+  limitConnections,
+  limitMetricsConnections,
+  lookupFiles,
+  openFilesInUse,
+  openFilesLimit,
+  withLookupFiles,
+} from './connection-limit.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -204,8 +213,8 @@ interface Started {
   deadlineMs: number;
   /** The SQLite meter's file, watched while serve runs; null on Redis. */
   meterFile: string | null;
-  /** Connections refused at the limit the open-files limit sets; null where that limit is unknown. */
-  drops: DropReport | null;
+  /** Connections refused at the limits the open-files limit sets (the API's, the metrics port's); none where that limit is unknown. */
+  drops: DropReport[];
 }
 
 /** Parse, check, build the engines, open the stores and listen: the started serve, or an exit code (help, or stopped by a signal). */
@@ -303,7 +312,10 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     const meterFile = redis ? null : dbPath;
     await meter.getSetting(BOOTSTRAP_SETTING).catch((error: unknown) => Promise.reject(explainMeterError(where, meterFile, error)));
     stopIfSignalled();
-    const lookup = loadEngines(MODULES, lookupOptions);
+    // The open-files limit split (connection-limit.ts): DNS and outbound sockets capped before the engines are built.
+    const openFiles = openFilesLimit();
+    const kept = openFiles === null ? null : lookupFiles(openFiles);
+    const lookup = loadEngines(MODULES, kept ? withLookupFiles(lookupOptions, kept) : lookupOptions);
     opened.lookup = lookup;
     stopIfSignalled();
     // The key file beside the database, made for a store whose signing keys it does not lock out.
@@ -353,9 +365,9 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     opened.metricsServer = metricsServer;
     // Requests Node's parser refuses are answered in the envelope and logged, not left bare.
     handleClientErrors(server, api);
-    const openFiles = openFilesLimit();
-    const drops = openFiles === null ? null : limitConnections(server, connectionLimit(openFiles, openFilesInUse()), openFiles, note);
-    if (metrics && drops) await countDroppedConnections(metrics.registry, drops);
+    const drops = openFiles === null || kept === null ? null : limitConnections(server, connectionLimit(openFiles, openFilesInUse(), kept), openFiles, note);
+    const metricsDrops = openFiles === null || !metricsServer ? null : limitMetricsConnections(metricsServer, openFiles, note);
+    if (metrics && drops) await countDroppedConnections(metrics.registry, { api: drops, metrics: metricsDrops });
     try {
       // Port first: if it is taken, fail before creating (and printing) any starter keys.
       await listen(server, port, host, log);
@@ -372,7 +384,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     if (evictionRisk) note(`seclookup: warning: ${evictionRisk}`);
     note(`seclookup listening on ${urlOf(server)} (${redis ? 'redis' : 'database'} ${where})`);
     if (metrics) note(`metrics at ${urlOf(metricsServer ?? server)}/metrics`);
-    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile, drops };
+    return { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile, drops: [drops, metricsDrops].filter((d) => d !== null) };
   } catch (error) {
     await giveUp();
     if (!(error instanceof StoppedWhileStarting)) throw error;
@@ -395,7 +407,7 @@ async function run(started: Started, stopSignals: StopSignals): Promise<number> 
     : () => {};
   const code = await stopSignals.untilSignal({ server, api, meter, stores, lookup, log, deadlineMs });
   stopWatching();
-  drops?.flush();
+  for (const report of drops) report.flush();
   // Scrapes are answered until the very end; then its port closes too.
   if (metricsServer) {
     metricsServer.closeAllConnections();
@@ -454,26 +466,34 @@ export function countDroppedLogLines(registry: Registry, log: Pick<ServeLog, 'dr
   );
 }
 
-/** `seclookup_connections_dropped_total`, read from the connection limit at each scrape. @internal exported for its test */
-export function countDroppedConnections(registry: Registry, drops: Pick<DropReport, 'dropped'>): Promise<void> {
+/**
+ * `seclookup_connections_dropped_total{server="api"|"metrics"}`, read from the connection limits
+ * at each scrape (the metrics port's series only when it has a port of its own). @internal exported for its test
+ */
+export function countDroppedConnections(
+  registry: Registry,
+  drops: { api: Pick<DropReport, 'dropped'>; metrics?: Pick<DropReport, 'dropped'> | null },
+): Promise<void> {
   return scrapedCounter(
     registry,
     'seclookup_connections_dropped_total',
-    'Client connections closed unanswered because serve held as many as its open-files limit allows (less a reserve for lookups).',
-    () => drops.dropped,
+    "Client connections closed unanswered at a server's connection limit: the API's (its open-files limit less a reserve for lookups) or the metrics port's.",
+    { api: () => drops.api.dropped, ...(drops.metrics ? { metrics: () => drops.metrics!.dropped } : {}) },
   );
 }
 
-/** A counter whose value is read from `read` at each scrape (a count kept elsewhere). */
-async function scrapedCounter(registry: Registry, name: string, help: string, read: () => number): Promise<void> {
+/** A counter whose value is read at each scrape (a count kept elsewhere): one reader, or one per `server` label. */
+async function scrapedCounter(registry: Registry, name: string, help: string, read: (() => number) | Record<string, () => number>): Promise<void> {
   const { Counter } = await import('prom-client');
   new Counter({
     name,
     help,
+    labelNames: typeof read === 'function' ? [] : ['server'],
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(read());
+      if (typeof read === 'function') this.inc(read());
+      else for (const [server, count] of Object.entries(read)) this.inc({ server }, count());
     },
   });
 }

@@ -10,6 +10,7 @@ import type { LookupFunction, Socket } from 'node:net';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
 import { upstreamEnd, upstreamStart, type UpstreamKind } from './observe.js';
+import type { OutboundSlot, OutboundSlots } from './outbound-slots.js';
 
 export interface HttpGetOptions {
   /** @default DEFAULT_TIMEOUTS: connect 3 s, total 10 s */
@@ -24,6 +25,11 @@ export interface HttpGetOptions {
   lookup?: LookupFunction;
   /** What the call is, for the upstream observers (metrics). @default 'http' */
   upstreamKind?: UpstreamKind;
+  /**
+   * The cap on outbound sockets (the outbound guard's `slots`): the call waits for a slot within
+   * its total deadline, and holds it until its socket closes. @default none (no cap)
+   */
+  slots?: OutboundSlots;
 }
 
 export interface HttpGetResponse {
@@ -39,13 +45,22 @@ export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
  * SeclookupError `timeout` (message `connect timeout after N ms` or `timeout after N ms`) or
  * `upstream_failed` (`request failed: ECONNREFUSED`, `response larger than 5 MB`, ...).
  */
-export function httpGet(url: string, options: HttpGetOptions = {}): Promise<HttpGetResponse> {
+export async function httpGet(url: string, options: HttpGetOptions = {}): Promise<HttpGetResponse> {
   const { connectMs, totalMs } = resolveTimeouts(options.timeouts, DEFAULT_TIMEOUTS);
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const target = new URL(url);
-  const secure = target.protocol === 'https:';
-  if (!secure && target.protocol !== 'http:') return Promise.reject(invalidOption(`not an http(s) URL: ${url}`));
+  if (target.protocol !== 'https:' && target.protocol !== 'http:') throw invalidOption(`not an http(s) URL: ${url}`);
+  if (!options.slots) return getOnce(target, options, connectMs, totalMs, null);
+  // The wait for a slot counts against the call's total deadline.
+  const waitStarted = performance.now();
+  const slot = await options.slots.acquire(totalMs);
+  const left = Math.max(1, Math.floor(totalMs - (performance.now() - waitStarted)));
+  return getOnce(target, options, Math.min(connectMs, left), left, slot);
+}
 
+/** One GET within `connectMs` and `totalMs`, holding `slot` (when given) until its socket closes. */
+function getOnce(target: URL, options: HttpGetOptions, connectMs: number, totalMs: number, slot: OutboundSlot | null): Promise<HttpGetResponse> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const secure = target.protocol === 'https:';
   return new Promise((resolve, reject) => {
     let done = false;
     const timers: NodeJS.Timeout[] = [];
@@ -77,6 +92,8 @@ export function httpGet(url: string, options: HttpGetOptions = {}): Promise<Http
       response.on('error', (error) => fail('upstream_failed', `reading the response failed: ${describe(error)}`, error));
       response.on('aborted', () => fail('upstream_failed', 'the server closed the connection mid-response'));
     });
+    // The request closes once its socket has (agent: false: never kept for another call).
+    if (slot) request.once('close', slot.release);
     request.on('error', (error) => fail('upstream_failed', `request failed: ${describe(error)}`, error));
     timers.push(setTimeout(() => fail('timeout', `timeout after ${totalMs} ms`), totalMs));
     if (connectMs < totalMs) {

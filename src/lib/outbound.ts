@@ -14,6 +14,9 @@
  * 3. The caller connects to the checked address itself, never to the name again, so a second
  *    resolution cannot rebind it (TLS keeps the name for SNI; HTTP pins it via `lookup`).
  *
+ * 4. The guard also holds the cap on sockets open at once (`maxSockets`, lib/outbound-slots.ts):
+ *    every connection takes one of its slots before it connects.
+ *
  * `allowPrivateTargets` lets listed CIDRs through: for tests against loopback servers and for
  * operators who deliberately look up their own network. Off by default, and dangerous: with
  * it, clients can make this server connect into that network.
@@ -23,6 +26,7 @@ import type { LookupFunction } from 'node:net';
 import { invalidOption, SeclookupError } from '../errors.js';
 import type { DnsResolver } from './dns/index.js';
 import { describeValue, invalidOptionFrom } from './option-checks.js';
+import { createOutboundSlots, type OutboundSlots } from './outbound-slots.js';
 import { createCidrMatcher, formatIp, normalizeCidrs, parseIp, type IpAddress } from './ip.js';
 import { ipv4NotRoutable, ipv6NotRoutable, type NotRoutable } from './ip-special.js';
 import type ipaddr from 'ipaddr.js';
@@ -35,6 +39,13 @@ export interface OutboundGuardOptions {
    * Only for tests and for operators who mean to look up their own network. @default none
    */
   allowPrivateTargets?: readonly string[];
+  /**
+   * Most outbound sockets open at once, for every product together (each is an open file). A
+   * connection past it waits for one to close, within its lookup's deadline, and fails as the
+   * lookup's usual upstream failure when none does (or when 8 × `maxSockets` already wait).
+   * `seclookup serve` sets it from the open-files limit. @default Infinity (no cap)
+   */
+  maxSockets?: number;
 }
 
 /**
@@ -74,11 +85,14 @@ export interface OutboundGuard {
   check(host: string): Promise<CheckedTarget>;
   /** A `lookup` for node:http / node:net options that answers the checked address only. */
   pinnedLookup(target: CheckedTarget): LookupFunction;
+  /** The slots every outbound socket takes one of (`maxSockets`), shared by all who hold this guard. */
+  readonly slots: OutboundSlots;
 }
 
 export function createOutboundGuard(options: OutboundGuardOptions): OutboundGuard {
   const cidrs = options.allowPrivateTargets === undefined ? [] : checkAllowPrivateTargets(options.allowPrivateTargets);
   const allowed = cidrs.length > 0 ? createCidrMatcher(cidrs) : null;
+  const slots = createOutboundSlots(options.maxSockets);
 
   function refusal(addr: IpAddress): NotRoutable | null {
     if (allowed?.(addr)) return null;
@@ -119,6 +133,7 @@ export function createOutboundGuard(options: OutboundGuardOptions): OutboundGuar
 
   return {
     check,
+    slots,
     pinnedLookup: (target) => (_hostname, lookupOptions, callback) => {
       if ((lookupOptions as { all?: boolean }).all) {
         (callback as unknown as (e: null, list: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);

@@ -1,15 +1,18 @@
 /**
  * serve's connection limit under the open-files limit (src/cli/connection-limit.ts): the limit's
- * arithmetic, the /proc/self/limits reading, and the refusals counted and said on a real server.
+ * split, the /proc/self/limits reading, the refusals counted and said on a real server, and a
+ * burst of lookups to a silent host answered 502 under a low limit (the outbound socket cap).
  */
 import { spawn } from 'node:child_process';
-import { createServer, type Server, type Socket, connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { type AddressInfo, createServer, type Server, type Socket, connect } from 'node:net';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { connectionLimit, limitConnections, openFilesInUse, openFilesLimit } from '../../src/cli/connection-limit.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connectionLimit, limitConnections, lookupFiles, openFilesInUse, openFilesLimit, withLookupFiles } from '../../src/cli/connection-limit.js';
 import { countDroppedConnections } from '../../src/cli/serve.js';
-import { CLI_PATH, cliEnv, createTempDirs } from './harness.js';
+import { startDnsServer, type DnsTestServer, type Zone } from '../servers/dns-server.js';
+import { CLI_PATH, cliEnv, createTempDirs, runCliJson } from './harness.js';
 
 const MAXMIND_CITY = join(CLI_PATH, '../../test/fixtures/maxmind/GeoIP2-City-Test.mmdb');
 
@@ -33,11 +36,19 @@ describe('the open-files limit', () => {
     expect(openFilesLimit()).toBeGreaterThan(0);
   });
 
-  it('keeps back the files open already and an eighth more (16 to 256) for lookups', () => {
-    expect(connectionLimit(64, 27)).toBe(21);
-    expect(connectionLimit(1024, 30)).toBe(866);
-    expect(connectionLimit(1_048_576, 30)).toBe(1_048_290);
+  it('splits the limit: a margin, DNS exchanges, outbound sockets, and the rest for connections', () => {
+    expect(lookupFiles(1024)).toEqual({ margin: 32, dns: 128, outbound: 108 });
+    expect(lookupFiles(65_536)).toEqual({ margin: 64, dns: 256, outbound: 8152 });
+    expect(lookupFiles(64)).toEqual({ margin: 16, dns: 8, outbound: 5 });
+    expect(connectionLimit(1024, 30)).toBe(726);
+    expect(connectionLimit(65_536, 30)).toBe(57_034);
+    expect(connectionLimit(64, 27)).toBe(8);
     expect(connectionLimit(40, 30)).toBe(1);
+    // What serve builds the engines with: the DNS resolver's and the outbound guard's caps.
+    expect(withLookupFiles({ dns: { servers: ['127.0.0.1:53'] }, outbound: { allowPrivateTargets: ['127.0.0.0/8'] } }, lookupFiles(1024))).toEqual({
+      dns: { servers: ['127.0.0.1:53'], maxInFlight: 128 },
+      outbound: { allowPrivateTargets: ['127.0.0.0/8'], maxSockets: 108 },
+    });
     // This process's own open files (Linux, as CI's): at least its standard streams.
     expect(openFilesInUse()).toBeGreaterThanOrEqual(3);
     expect(
@@ -83,8 +94,10 @@ describe('a server held to its connection limit', () => {
     expect([accepted, report.dropped]).toEqual([2, 3]);
     // serve's metric reads the same count at each scrape.
     const registry = new Registry();
-    await countDroppedConnections(registry, report);
-    expect((await registry.getSingleMetricAsString('seclookup_connections_dropped_total')).split('\n').at(-1)).toBe('seclookup_connections_dropped_total 3');
+    await countDroppedConnections(registry, { api: report });
+    expect((await registry.getSingleMetricAsString('seclookup_connections_dropped_total')).split('\n').at(-1)).toBe(
+      'seclookup_connections_dropped_total{server="api"} 3',
+    );
     expect(lines).toEqual([
       'seclookup: warning: 1 connection(s) closed unanswered: serve holds 2 at once, its open-files limit (64) less a reserve for lookups; raise it (ulimit -n, systemd LimitNOFILE=)',
     ]);
@@ -130,8 +143,8 @@ describe('serve under a low open-files limit (ulimit -n 64)', () => {
   const temp = createTempDirs();
   afterAll(() => temp.cleanup());
 
-  it('answers the connections it holds, closes the rest at once, says so, and answers on afterwards', async () => {
-    const args = ['--nofile=64:64', process.execPath, CLI_PATH, 'serve', '--db', join(temp.make(), 's.db'), '--port', '0'];
+  it('answers the connections it holds, closes the rest at once, says so, and answers on afterwards; a flood on the metrics port leaves the API be', async () => {
+    const args = ['--nofile=64:64', process.execPath, CLI_PATH, 'serve', '--db', join(temp.make(), 's.db'), '--port', '0', '--metrics-port', '0'];
     // A small MMDB: the default pair is 134 MB read at each start, and geoip is not what this tests.
     const child = spawn('prlimit', args, { env: cliEnv({ SECLOOKUP_GEOIP_DB: MAXMIND_CITY }), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -151,20 +164,138 @@ describe('serve under a low open-files limit (ulimit -n 64)', () => {
       expect(burst).toEqual({ answered: held, refused: 150 - held });
       expect(stderr.match(/connection\(s\) closed unanswered/g)).toHaveLength(1);
       // With the burst gone, its connections are free again (once serve has seen them close).
-      let after = await healthzBurst(port, 10);
+      const again = Math.min(10, held);
+      let after = await healthzBurst(port, again);
       refused += after.refused;
-      for (let tries = 0; after.answered < 10 && tries < 50; tries++) {
+      for (let tries = 0; after.answered < again && tries < 50; tries++) {
         await new Promise((done) => setTimeout(done, 20));
-        after = await healthzBurst(port, 10);
+        after = await healthzBurst(port, again);
         refused += after.refused;
       }
-      expect(after).toEqual({ answered: 10, refused: 0 });
+      expect(after).toEqual({ answered: again, refused: 0 });
+
+      // The metrics port holds 8: a flood of idle connections on it is refused past those (a
+      // reviewer's flood used every file, and the API's clients were closed unanswered).
+      while (!/metrics at http:\/\/127\.0\.0\.1:\d+/.test(stderr)) await new Promise((done) => setTimeout(done, 20));
+      const metricsPort = Number(/metrics at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)![1]);
+      const idle = Array.from({ length: 30 }, () => connect(metricsPort, '127.0.0.1').on('error', () => {}));
+      let closedByServe = 0;
+      for (const socket of idle) socket.on('close', () => closedByServe++);
+      for (let tries = 0; closedByServe < 22 && tries < 250; tries++) await new Promise((done) => setTimeout(done, 20));
+      expect(closedByServe).toBe(22);
+      expect(await healthzBurst(port, 1)).toEqual({ answered: 1, refused: 0 });
+      for (const socket of idle) socket.destroy();
+      let scrape = await getOnce(metricsPort, '/metrics', '');
+      for (let tries = 0; scrape.status !== 200 && tries < 50; tries++) {
+        await new Promise((done) => setTimeout(done, 20));
+        scrape = await getOnce(metricsPort, '/metrics', '');
+      }
+      expect(scrape.body).toContain('seclookup_connections_dropped_total{server="metrics"} 22');
+      expect(scrape.body).toContain(`seclookup_connections_dropped_total{server="api"} ${refused}`);
+      expect(stderr).toContain('connection(s) closed unanswered: the metrics port holds 8 at once');
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
     // At the stop, the refusals not said yet are said: the lines add up to every one.
-    const said = [...stderr.matchAll(/warning: (\d+) connection\(s\) closed unanswered/g)].map((match) => Number(match[1]));
+    const said = [...stderr.matchAll(/warning: (\d+) connection\(s\) closed unanswered: serve holds/g)].map((match) => Number(match[1]));
     expect(said.reduce((sum, n) => sum + n, 0)).toBe(refused);
+  });
+});
+
+/** Open `count` TCP connections to a server that accepts and never speaks; it counts them. */
+async function startSilentTcp(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    socket.resume();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    port: (server.address() as AddressInfo).port,
+    accepted: () => accepted,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((done) => server.close(() => done()));
+    },
+  };
+}
+
+/** GET `path` on its own connection: the status and body, or the socket error's code (a reset). */
+function getOnce(port: number, path: string, key: string): Promise<{ status: number | string; body: string }> {
+  return new Promise((settle) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${key}` } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => settle({ status: response.statusCode ?? 0, body }));
+      response.on('error', (error: Error & { code?: string }) => settle({ status: error.code ?? 'error', body: '' }));
+    });
+    request.on('error', (error: Error & { code?: string }) => settle({ status: error.code ?? 'error', body: '' }));
+    request.end();
+  });
+}
+
+describe('serve under a low open-files limit (ulimit -n 256), a burst of tls lookups to a silent host', () => {
+  const temp = createTempDirs();
+  const LOOKUPS = 100;
+  let dns: DnsTestServer;
+  let silent: Awaited<ReturnType<typeof startSilentTcp>>;
+  beforeAll(async () => {
+    const zone: Zone = Object.fromEntries(Array.from({ length: LOOKUPS }, (_, i) => [`h${i}.tls.test`, [{ type: 'A' as const, address: '127.0.0.1' }]]));
+    dns = await startDnsServer({ zone });
+    silent = await startSilentTcp();
+  });
+  afterAll(async () => {
+    await silent.close();
+    await dns.close();
+    temp.cleanup();
+  });
+
+  it('answers every one 502 lookup_failed: no connection reset, no 500', async () => {
+    const db = join(temp.make(), 's.db');
+    // A plan whose rate limit (3000 a minute) lets the whole burst through.
+    const { secret_key: key } = await runCliJson<{ secret_key: string }>(['keys', 'create', '--product', 'tls', '--plan', 'enterprise', '--json', '--db', db]);
+    const args = [
+      '--nofile=256:256',
+      process.execPath,
+      CLI_PATH,
+      'serve',
+      '--db',
+      db,
+      '--port',
+      '0',
+      '--dns',
+      dns.address,
+      '--allow-private-targets',
+      '127.0.0.0/8',
+      '--tls-timeout',
+      '1000',
+    ];
+    const child = spawn('prlimit', args, { env: cliEnv({ SECLOOKUP_GEOIP_DB: MAXMIND_CITY }), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((done) => child.on('exit', done));
+    try {
+      while (!/listening on http:\/\/127\.0\.0\.1:\d+/.test(stderr)) await new Promise((done) => setTimeout(done, 20));
+      const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)![1]);
+
+      const answers = await Promise.all(Array.from({ length: LOOKUPS }, (_, i) => getOnce(port, `/v1/tls/lookup?host=h${i}.tls.test:${silent.port}`, key)));
+      const statuses: Record<string, number> = {};
+      for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
+      expect(statuses).toEqual({ 502: LOOKUPS });
+      expect(new Set(answers.map(({ body }) => (JSON.parse(body) as { error_code: string }).error_code))).toEqual(new Set(['lookup_failed']));
+      // Each connected and was cut at its deadline, or waited for a socket and gave up at it.
+      expect(silent.accepted()).toBeGreaterThan(0);
+      expect(silent.accepted()).toBeLessThan(LOOKUPS);
+      expect(stderr).not.toContain('closed unanswered');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 });

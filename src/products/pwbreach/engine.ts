@@ -16,6 +16,7 @@ import { buildStoreInMemory, ImportRefused } from './import.js';
 import { rangeText, type BreachRange } from './range.js';
 import { openStoreBuffer, openStoreFile, type BreachStore } from './store.js';
 import { MAX_PASSWORD_BYTES, type PwbreachEngineOptions, type PwbreachInput, type PwbreachResult, type PwbreachSourceKind } from './types.js';
+import type { OutboundSlots } from '../../lib/outbound-slots.js';
 import { createUpstreamSource, resolveUpstreamOptions, type UpstreamSource } from './upstream.js';
 
 /** The store `seclookup data import pwbreach` writes, and the engine reads, in a data folder. */
@@ -63,6 +64,8 @@ interface EngineSetup {
   options: PwbreachEngineOptions | undefined;
   /** The product cache, asked for only when an upstream is configured. */
   cache: (settings: { ttlMs: number; maxEntries: number }) => ProductCache<string> | null;
+  /** The cap on outbound sockets an upstream call takes a slot of (the outbound guard's). @default none */
+  slots?: OutboundSlots;
 }
 
 /**
@@ -81,7 +84,7 @@ export function checkPwbreachOptions(options: PwbreachEngineOptions | Readonly<R
   checkOptionalMs(given.cacheTtlMs, 'pwbreach cacheTtlMs');
 }
 
-export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSetup): PwbreachEngine {
+export function createPwbreachEngine({ dataDir, options = {}, cache, slots }: EngineSetup): PwbreachEngine {
   checkPwbreachOptions(options);
   let store: BreachStore | null = null;
   let upstream: UpstreamSource | null = null;
@@ -91,6 +94,7 @@ export function createPwbreachEngine({ dataDir, options = {}, cache }: EngineSet
     upstream = createUpstreamSource(
       upstreamOptions,
       cache({ ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS, maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE }),
+      slots,
     );
     source = 'upstream';
   } else if (options.store !== undefined) {

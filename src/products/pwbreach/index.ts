@@ -61,8 +61,8 @@ export default defineProduct({
   id: 'pwbreach',
   optionNames: { store: true, memoryMaxBytes: true, upstream: true, cacheSize: true, cacheTtlMs: true },
   checkOptions: (options) => checkPwbreachOptions(options),
-  createEngine: ({ dataDir, options, cache }: EngineContext<PwbreachEngineOptions>) =>
-    createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings) }),
+  createEngine: ({ dataDir, options, cache, outbound }: EngineContext<PwbreachEngineOptions>) =>
+    createPwbreachEngine({ dataDir, options, cache: (settings) => cache<string>(settings), slots: outbound().slots }),
   // SPEC: POST JSON { password } or { sha1 } (or a form field password); GET ?sha1= only. No path form.
   routes: [
     {

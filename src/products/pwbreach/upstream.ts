@@ -12,6 +12,7 @@ import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts, type TimeoutOptions } from '../../lib/deadline.js';
 import { httpGet } from '../../lib/http-get.js';
+import type { OutboundSlots } from '../../lib/outbound-slots.js';
 import { checkKnownNames, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
 import { isPromise, type MaybePromise } from '../../lib/outcome.js';
 import { prefixHex } from './hash.js';
@@ -113,14 +114,19 @@ export function resolveUpstreamOptions(upstream: unknown): {
   return { template, timeouts, attempts, backoffMs, maxBytes };
 }
 
-export function createUpstreamSource(options: UpstreamOptions, cache: ProductCache<string> | null): UpstreamSource {
+export function createUpstreamSource(options: UpstreamOptions, cache: ProductCache<string> | null, slots?: OutboundSlots): UpstreamSource {
   const { template, timeouts, attempts, backoffMs, maxBytes } = resolveUpstreamOptions(options);
   const inFlight = new Map<number, Promise<SourcedRange>>();
 
   async function fetchOnce(prefix: string): Promise<string> {
     let response;
     try {
-      response = await httpGet(template.replaceAll('{prefix}', prefix), { timeouts, maxBytes, headers: { 'add-padding': 'true', 'user-agent': USER_AGENT } });
+      response = await httpGet(template.replaceAll('{prefix}', prefix), {
+        timeouts,
+        maxBytes,
+        slots,
+        headers: { 'add-padding': 'true', 'user-agent': USER_AGENT },
+      });
     } catch (error) {
       // An answer over the cap would be as large next time; refused, reset, cut or late: worth another attempt.
       if (error instanceof SeclookupError && error.message.startsWith('response larger than')) throw error;

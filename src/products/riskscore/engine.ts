@@ -15,6 +15,7 @@
  * 2002::/16 block (a cloud list has it whole; the relay's ASN made each one "hosting").
  */
 import { LookupError, SeclookupError, invalidOption } from '../../errors.js';
+import type { OutboundSlots } from '../../lib/outbound-slots.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { lookupAddress, readRoutableIp, type IpInput } from '../../lib/ip-input.js';
@@ -57,6 +58,8 @@ export interface RiskScoreEngineDeps {
   engine: EngineContext<unknown, 'geoip' | 'asn' | 'dnsbl'>['engine'];
   cache: <V>(settings: { ttlMs?: number; maxEntries: number }) => ProductCache<V> | null;
   now: () => number;
+  /** The cap on outbound sockets an upstream call takes a slot of (the outbound guard's). @default none */
+  slots?: OutboundSlots;
 }
 
 const NO_ZONES: readonly string[] = Object.freeze([]);
@@ -93,6 +96,7 @@ export function createRiskScoreEngine(deps: RiskScoreEngineDeps): RiskScoreEngin
         options.url ?? UPSTREAM_URLS[upstreamKind],
         options.key!,
         resolveTimeouts(options.timeouts, UPSTREAM_TIMEOUTS, 'riskscore timeouts'),
+        deps.slots,
       )
     : null;
   const provider: ProviderName | null = upstreamKind ?? (local ? 'local' : null);

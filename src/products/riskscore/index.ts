@@ -36,8 +36,8 @@ export default defineProduct({
       return { url, why: `the ${provider} API riskscore asks` };
     },
   },
-  createEngine: ({ dataDir, options, engine, cache, now }: EngineContext<RiskScoreEngineOptions, 'geoip' | 'asn' | 'dnsbl'>) =>
-    createRiskScoreEngine({ options, dataDir, engine, cache, now }),
+  createEngine: ({ dataDir, options, engine, cache, now, outbound }: EngineContext<RiskScoreEngineOptions, 'geoip' | 'asn' | 'dnsbl'>) =>
+    createRiskScoreEngine({ options, dataDir, engine, cache, now, slots: outbound().slots }),
   // SPEC: GET ?ip= and GET /lookup/{ip}.
   routes: IP_LOOKUP_ROUTES,
   batch: { input: 'ip', args: (value): [string] => [value] },

@@ -8,6 +8,7 @@
  */
 import { LookupError, SeclookupError } from '../../errors.js';
 import type { TimeoutOptions } from '../../lib/deadline.js';
+import type { OutboundSlots } from '../../lib/outbound-slots.js';
 import { httpGet } from '../../lib/http-get.js';
 import { countryNameOf, EU_MEMBERS } from '../geoip/countries.js';
 import { NO_EVIDENCE, type Evidence } from './score.js';
@@ -33,7 +34,7 @@ export interface UpstreamClient {
 
 const MAX_BYTES = 256 * 1024;
 
-export function createUpstreamClient(kind: UpstreamKind, url: string, key: string, timeouts: Required<TimeoutOptions>): UpstreamClient {
+export function createUpstreamClient(kind: UpstreamKind, url: string, key: string, timeouts: Required<TimeoutOptions>, slots?: OutboundSlots): UpstreamClient {
   const base = url.replace(/\/+$/, '');
   const name = kind === 'ipinfo' ? 'ipinfo' : 'IPQualityScore';
   const failed = (why: string) => new LookupError('lookup_failed', `${name} lookup failed: ${why}`);
@@ -43,6 +44,7 @@ export function createUpstreamClient(kind: UpstreamKind, url: string, key: strin
     try {
       response = await httpGet(target, {
         timeouts,
+        slots,
         maxBytes: MAX_BYTES,
         headers: { accept: 'application/json', 'user-agent': 'seclookup-riskscore', ...headers },
       });

@@ -4,8 +4,10 @@
  * prepare (synchronous, no I/O) reads the input into a target (target.ts). The lookup asks the
  * outbound guard whether the host may be reached (it resolves a name and refuses any
  * non-public address: 422 `host_not_allowed`), connects to the checked address with the name as
- * SNI, and reads the leaf certificate without verifying it (handshake.ts). Any failure to get a
- * certificate is 502 `lookup_failed`, never cached.
+ * SNI, and reads the leaf certificate without verifying it (handshake.ts). The socket holds one
+ * of the guard's slots (its cap on sockets open at once) until it closes; a check waits for one
+ * within its own deadline. Any failure to get a certificate, a slot included, is 502
+ * `lookup_failed`, never cached.
  *
  * Results are cached for `cacheTtlMs` (5 minutes) by `host:port`, and never past the moment
  * `valid` or `days_remaining` would change; concurrent checks of one target share one
@@ -15,11 +17,13 @@ import { invalidOption, isSeclookupError, LookupError } from '../../errors.js';
 import type { ProductCache } from '../../lib/cache.js';
 import { checkMs, resolveTimeouts, withDeadline, type TimeoutOptions } from '../../lib/deadline.js';
 import { checkCacheSizeLimit, checkTimeoutOptions, describeValue } from '../../lib/option-checks.js';
+import type { Socket } from 'node:net';
 import type { OutboundGuard } from '../../lib/outbound.js';
+import type { OutboundSlot } from '../../lib/outbound-slots.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { certificateFacts, msUntilChange, toResult, type CertificateFacts } from './certificate.js';
-import { handshake, type Handshake } from './handshake.js';
+import { handshake, type Handshake, type HandshakeTarget } from './handshake.js';
 import { parseTarget, type TlsTarget } from './target.js';
 import type { TlsEngineOptions, TlsOptions, TlsResult } from './types.js';
 
@@ -89,18 +93,24 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
     const checked = await withDeadline(deps.outbound().check(target.host), timeouts.totalMs, `resolving ${target.host}`).catch((error: unknown) => {
       throw guardFailure(target, error);
     });
-    const left = Math.floor(timeouts.totalMs - (performance.now() - started));
-    if (left < 1) throw new LookupError('lookup_failed', `${target.key}: no TLS handshake within ${timeouts.totalMs} ms; retry later`);
+    const leftAt = () => Math.floor(timeouts.totalMs - (performance.now() - started));
+    const spent = () => new LookupError('lookup_failed', `${target.key}: no TLS handshake within ${timeouts.totalMs} ms; retry later`);
+    if (leftAt() < 1) throw spent();
     const where = checked.literal ? target.key : `${target.key} (${checked.address.includes(':') ? `[${checked.address}]` : checked.address})`;
+    const slot = await takeSlot(deps.outbound(), leftAt(), where);
+    const left = leftAt();
+    if (left < 1) {
+      slot.release();
+      throw spent();
+    }
     // The handshake gets its own deadline, or what is left of the whole check's if that is shorter.
     const budget = Math.min(timeouts.connectMs, left);
     const late = budget === timeouts.connectMs ? `no TLS handshake within ${budget} ms` : `no TLS handshake within the check's ${timeouts.totalMs} ms`;
-    const done = await handshake({ address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host }, budget, late).catch(
-      (error: unknown) => {
-        if (!isSeclookupError(error)) throw error;
-        throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
-      },
-    );
+    const peer = { address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host };
+    const done = await handshakeHolding(slot, peer, budget, late).catch((error: unknown) => {
+      if (!isSeclookupError(error)) throw error;
+      throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
+    });
     const facts = readCertificate(done, where);
     const now = deps.now();
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };
@@ -135,6 +145,32 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
 /** Inputs memoised by prepare: at most this many, each at most this long. */
 const MEMO_ENTRIES = 4_096;
 const MEMO_INPUT_LENGTH = 256;
+
+/**
+ * A slot for the handshake's socket (the guard's cap, shared by every outbound connection),
+ * waited for within `waitMs`; none in time is 502 `lookup_failed`, as any failure to connect.
+ */
+async function takeSlot(guard: OutboundGuard, waitMs: number, where: string): Promise<OutboundSlot> {
+  try {
+    return await guard.slots.acquire(waitMs);
+  } catch (error) {
+    if (!isSeclookupError(error)) throw error;
+    throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
+  }
+}
+
+/** The handshake, its socket holding `slot` until it closes. */
+function handshakeHolding(slot: OutboundSlot, peer: HandshakeTarget, timeoutMs: number, late: string): Promise<Handshake> {
+  let socketMade = false;
+  const hold = (socket: Socket) => {
+    socketMade = true;
+    slot.releaseOnClose(socket);
+  };
+  return handshake(peer, timeoutMs, late, hold).catch((error: unknown) => {
+    if (!socketMade) slot.release(); // failed before a socket was made: no close will give it back
+    throw error;
+  });
+}
 
 /** The certificate's facts; one that cannot be read (a malformed validity time) is the server's failure. */
 function readCertificate(done: Handshake, where: string): CertificateFacts {

@@ -44,8 +44,14 @@ const CLIENT_CERTIFICATE_REFUSED = /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(?:HAN
  * Handshake with `target` within `timeoutMs` (TCP connect and TLS handshake together).
  * Rejects with SeclookupError `timeout` (message `lateMessage`) or `upstream_failed` (refused,
  * reset, closed, not TLS, handshake failure, no certificate), the message saying which.
+ * `onSocket` is given the socket as it is made (to hold an outbound slot until it closes).
  */
-export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessage = `no TLS handshake within ${timeoutMs} ms`): Promise<Handshake> {
+export function handshake(
+  target: HandshakeTarget,
+  timeoutMs: number,
+  lateMessage = `no TLS handshake within ${timeoutMs} ms`,
+  onSocket?: (socket: tls.TLSSocket) => void,
+): Promise<Handshake> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const started = upstreamStart();
@@ -57,6 +63,7 @@ export function handshake(target: HandshakeTarget, timeoutMs: number, lateMessag
       rejectUnauthorized: false,
       checkServerIdentity: skipIdentityCheck,
     });
+    onSocket?.(socket);
     const finish = (error: Error | null, value?: Handshake) => {
       if (settled) return;
       settled = true;

@@ -3,8 +3,10 @@
  * Every connection goes through the outbound guard (each redirect hop and each referral
  * too: a name must resolve to public addresses only, and the connection goes to the address
  * that was checked). Every call has a connect and a total deadline, each also cut to what is
- * left of the lookup's own budget, and a byte cap. Failures are SeclookupErrors: `timeout`,
- * `upstream_failed`, and the guard's `target_refused` / `name_not_found`.
+ * left of the lookup's own budget, and a byte cap; each socket takes one of the guard's slots
+ * (its cap on sockets open at once), waiting for one within that budget. Failures are
+ * SeclookupErrors: `timeout`, `upstream_failed`, and the guard's `target_refused` /
+ * `name_not_found`.
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -60,6 +62,7 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
       maxBytes: ctx.maxBytes,
       headers: { accept: RDAP_ACCEPT, 'user-agent': USER_AGENT },
       upstreamKind: 'rdap',
+      slots: ctx.guard.slots,
     });
     if (!REDIRECT_STATUSES.has(response.status)) return { ...response, url: current };
     const location = response.headers.location;
@@ -91,7 +94,15 @@ function upstreamUrl(text: string, base?: string): URL {
 export async function whoisQuery(server: ServerAddress, query: string, ctx: CallContext): Promise<string> {
   const name = formatAddress(server);
   const checked = await checkHost(ctx, server.host);
-  const left = remaining(ctx, name);
+  // A slot for the socket, waited for within what is left of the lookup's budget.
+  const slot = await ctx.guard.slots.acquire(Math.min(ctx.totalMs, remaining(ctx, name)));
+  let left: number;
+  try {
+    left = remaining(ctx, name);
+  } catch (error) {
+    slot.release();
+    throw error;
+  }
   const connectMs = Math.min(ctx.connectMs, left);
   const totalMs = Math.min(ctx.totalMs, left);
   const body = await new Promise<Buffer>((resolve, reject) => {
@@ -100,6 +111,7 @@ export async function whoisQuery(server: ServerAddress, query: string, ctx: Call
     let settled = false;
     const started = upstreamStart();
     const socket = net.connect({ host: checked.address, port: server.port, family: checked.family });
+    slot.releaseOnClose(socket);
     const finish = (error: SeclookupError | null) => {
       if (settled) return;
       settled = true;

@@ -101,11 +101,12 @@ function companionsWritable(path: string): boolean {
 function startsLikeSqlite(path: string): boolean {
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    // No wait on a lock: a file another process holds is SQLite's, and the store's own open waits for it.
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 0 });
     db.pragma('schema_version'); // reads the header and page 1
     return true;
   } catch (error) {
-    return (error as { code?: unknown }).code !== 'SQLITE_NOTADB'; // unreadable for another reason: SQLite says what
+    return (error as { code?: unknown }).code !== 'SQLITE_NOTADB'; // locked, or unreadable for another reason: SQLite says what
   } finally {
     db?.close();
   }

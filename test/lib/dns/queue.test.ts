@@ -4,6 +4,7 @@
  * wait, and a burst whose deadlines ran out leaves nothing behind it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { failure } from './failure.js';
 import { isSeclookupError } from '../../../src/errors.js';
 import { createDnsResolver, type DnsResolverOptions } from '../../../src/lib/dns/index.js';
 import { EMAIL_ZONE, startDnsServer, type DnsTestServer } from '../../servers/dns-server.js';
@@ -23,15 +24,6 @@ const MAX_IN_FLIGHT = 4;
 const resolverFor = (options: DnsResolverOptions) => createDnsResolver({ servers: [server.address], maxInFlight: MAX_IN_FLIGHT, ...options });
 /** Distinct names (no single-flight between them), absent from the zone: NXDOMAIN once the delay is over. */
 const names = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}.example.test`);
-
-async function failure(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => expect.unreachable('expected a failure'),
-    (e: unknown) => e,
-  );
-  expect(isSeclookupError(error)).toBe(true);
-  return error as Error & { code: string };
-}
 
 describe('waiting for an in-flight slot', () => {
   it('refuses a question at once, with timeout, when 4 x maxInFlight already wait (saturated)', async () => {

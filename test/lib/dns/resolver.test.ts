@@ -3,6 +3,7 @@
  * ones included: silent, SERVFAIL, REFUSED, truncating, wrong ids, garbage, slow.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { failure } from './failure.js';
 import { isSeclookupError } from '../../../src/errors.js';
 import { createDnsResolver, parseDnsServer, type DnsResolverOptions } from '../../../src/lib/dns/index.js';
 import { DKIM_KEYS, EMAIL_ZONE, startDnsServer, type DnsTestServer } from '../../servers/dns-server.js';
@@ -25,15 +26,6 @@ beforeEach(() => {
 });
 
 const resolverFor = (options: DnsResolverOptions = {}) => createDnsResolver({ servers: [server.address], timeouts: { totalMs: 300 }, ...options });
-
-async function failure(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => expect.unreachable('expected a failure'),
-    (e: unknown) => e,
-  );
-  expect(isSeclookupError(error)).toBe(true);
-  return error as Error & { code: string };
-}
 
 describe('answers', () => {
   it('reads A, AAAA, MX, NS and PTR records', async () => {

@@ -71,14 +71,14 @@ function getOnce(target: URL, options: HttpGetOptions, connectMs: number, totalM
       timers.forEach(clearTimeout);
       upstreamEnd(options.upstreamKind ?? 'http', error === null, started);
       if (error) {
-        request.destroy();
+        request?.destroy();
         reject(error);
       } else resolve(response!);
     };
     const fail = (code: 'timeout' | 'upstream_failed', message: string, cause?: unknown) => settle(new SeclookupError(code, message, { cause }));
 
-    // agent: false: one connection per call, nothing pooled that could outlive the deadline.
-    const request = (secure ? https : http).get(target, { headers: options.headers, agent: false, lookup: options.lookup }, (response) => {
+    let request: http.ClientRequest | undefined;
+    const onResponse = (response: http.IncomingMessage) => {
       const declared = Number(response.headers['content-length']);
       if (declared > maxBytes) return fail('upstream_failed', `response larger than ${formatBytes(maxBytes)}`);
       const chunks: Buffer[] = [];
@@ -91,7 +91,15 @@ function getOnce(target: URL, options: HttpGetOptions, connectMs: number, totalM
       response.on('end', () => settle(null, { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks, size) }));
       response.on('error', (error) => fail('upstream_failed', `reading the response failed: ${describe(error)}`, error));
       response.on('aborted', () => fail('upstream_failed', 'the server closed the connection mid-response'));
-    });
+    };
+    try {
+      // agent: false: one connection per call, nothing pooled that could outlive the deadline.
+      request = (secure ? https : http).get(target, { headers: options.headers, agent: false, lookup: options.lookup }, onResponse);
+    } catch (error) {
+      // Refused before anything was sent (a header value Node cannot carry): no socket will close to give the slot back.
+      slot?.release();
+      return fail('upstream_failed', `request failed: ${describe(error as Error)}`, error);
+    }
     // The request closes once its socket has (agent: false: never kept for another call).
     if (slot) request.once('close', slot.release);
     request.on('error', (error) => fail('upstream_failed', `request failed: ${describe(error)}`, error));

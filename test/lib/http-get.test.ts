@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSeclookupError, type SeclookupErrorCode } from '../../src/errors.js';
 import { httpGet, httpGetFollowing, redirectTarget } from '../../src/lib/http-get.js';
+import { createOutboundSlots } from '../../src/lib/outbound-slots.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 
 let fixture: HttpFixture;
@@ -73,6 +74,17 @@ describe('httpGet', () => {
     expect([ok.status, ok.headers['content-type'], JSON.parse(ok.body.toString())]).toEqual([200, 'application/json', { hello: 'world' }]);
     const teapot = await httpGet(`${fixture.url}/teapot`);
     expect([teapot.status, teapot.body.toString()]).toEqual([418, 'short and stout']);
+  });
+
+  it('a request Node refuses before sending (a header value it cannot carry) fails as upstream_failed and gives its socket slot back', async () => {
+    const slots = createOutboundSlots(1);
+    for (let i = 0; i < 3; i++) {
+      const error = await failure(httpGet(`${fixture.url}/ok`, { slots, headers: { authorization: 'Bearer k\u200b' } }));
+      expect(error).toMatchObject({ code: 'upstream_failed', message: 'request failed: ERR_INVALID_CHAR' });
+      expect(slots.inUse).toBe(0);
+    }
+    // The one slot is free: a good request still gets it.
+    expect((await httpGet(`${fixture.url}/ok`, { slots })).status).toBe(200);
   });
 
   it('fails a server that never answers at the total deadline', async () => {

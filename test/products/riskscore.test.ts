@@ -386,5 +386,11 @@ describe('riskscore through the API: every error code', () => {
   it('an upstream without a key, or with a URL carrying credentials, is refused at build', () => {
     expect(() => createLookup({ riskscore: { provider: 'ipinfo' } }).engine('riskscore')).toThrow(/needs a key/);
     expect(() => createLookup({ riskscore: { provider: 'ipinfo', key: 'k', url: 'https://u:p@ipinfo.io' } }).engine('riskscore')).toThrow(/no credentials/);
+    // A character pasted with the token would fail every request before it is sent; the key is never shown.
+    for (const key of ['tok\u200b123', 'tok 123', 'tok\u2019k'])
+      expect(() => createLookup({ riskscore: { provider: 'ipinfo', key } }).engine('riskscore')).toThrow(
+        /^riskscore key must be the token as issued, printable ASCII without spaces \(character 4 is not\)$/,
+      );
+    expect(createLookup({ riskscore: { provider: 'ipinfo', key: ' tok123\n' } }).engine('riskscore')).toMatchObject({ provider: 'ipinfo' });
   });
 });

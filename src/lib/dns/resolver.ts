@@ -258,6 +258,11 @@ export function createDnsResolver(options: DnsResolverOptions = {}): DnsResolver
       const server = servers[nextServer++ % servers.length];
       // A question that gets no slot in time is not retried: its deadline is spent, or the resolver is saturated.
       await slots.acquire(msLeft(deadline), name);
+      if (msLeft(deadline) < 1) {
+        // The wait took the whole deadline: a query sent now could only time out.
+        slots.release();
+        break;
+      }
       try {
         const message = await observedExchange(server, name, type, deadline);
         if (message.rcode === RCODE.NOERROR || message.rcode === RCODE.NXDOMAIN) return message;

@@ -335,6 +335,10 @@ export function checkRiskScoreOptions(options: RiskScoreEngineOptions | Readonly
   checkOptionalBoolean(given.dnsbl, 'riskscore dnsbl');
   if (provider !== 'local') {
     if (typeof given.key !== 'string' || given.key.trim() === '') throw invalidOption(`riskscore provider ${provider} needs a key (the API key or token)`);
+    // A token is printable ASCII; a character pasted with it (a zero-width space, a curly quote)
+    // would make every request fail before it is sent. Its position is named, never the key.
+    const stray = given.key.trim().search(/[^\x21-\x7e]/);
+    if (stray !== -1) throw invalidOption(`riskscore key must be the token as issued, printable ASCII without spaces (character ${stray + 1} is not)`);
     const url = (given.url ?? UPSTREAM_URLS[provider as keyof typeof UPSTREAM_URLS]) as string;
     let parsed: URL;
     try {

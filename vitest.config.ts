@@ -33,6 +33,7 @@ const FIRST: readonly string[] = [
   'test/conformance/http-conformance.test.ts', // 6, 8
   'test/redis/cluster-serve.test.ts', // 9, 3
   'test/cli/serve-log-rotation.test.ts', // 13, 6
+  'test/cli/connection-limit.test.ts', // 6 wall, mostly its serve children's
   'test/cli/billing-chaos.test.ts', // 6, 7
   'test/redis/cluster-conformance.test.ts', // 10, 6
   'test/products/scamrisk-update.test.ts', // 8, 7
@@ -64,9 +65,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Vitest's default is one worker per core but one: a single worker on 2 cores. Most files
-    // wait on servers and child processes as much as they compute, so one per core is faster
-    // (measured on the 2-core VM; a third worker gained nothing).
-    maxWorkers: availableParallelism(),
+    // wait on servers, child processes and a browser as much as they compute, so one worker more
+    // than the cores fills those waits: the whole suite on the 2-core VM took 300 s with 2
+    // workers, 271 s with 3, 279 s with 4 (2026-11-29, quiet machine, one run each).
+    maxWorkers: availableParallelism() + 1,
     // A worker keeps the modules it has loaded from one file to the next: importing the sources
     // afresh for each of the 150 files cost more than the tests of most of them. No test mocks
     // modules, stubs globals or changes the environment; each starts the servers it needs.

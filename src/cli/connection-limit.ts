@@ -35,8 +35,8 @@ export function openFilesInUse(list: () => string[] = () => readdirSync('/proc/s
 /**
  * The files kept under the open-files limit for what lookups open, set before the engines are
  * built: DNS exchanges in flight (the resolver's `maxInFlight`), outbound sockets (tls, whois,
- * RDAP: the outbound guard's `maxSockets`), and a margin for the rest (the database's journal,
- * a dataset reread, the listening and metrics sockets).
+ * RDAP, the pwbreach and riskscore upstream APIs: the outbound guard's `maxSockets`), and a
+ * margin for the rest (the database's journal, a dataset reread, the listening and metrics sockets).
  */
 export interface LookupFiles {
   dns: number;

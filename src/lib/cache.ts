@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { checkMs, createDeadlineGroup } from './deadline.js';
 import { isPromise, type MaybePromise } from './outcome.js';
+import { checkKnownNames, MAX_CACHE_ENTRIES } from './option-checks.js';
 
 /**
  * A key/value store with per-entry expiry. Values must be JSON-serialisable (a shared store
@@ -68,11 +69,15 @@ export function entrySize(value: unknown): number {
  * const cache = createMemoryCache({ maxEntries: 50_000, maxBytes: 256 * 1024 * 1024 });
  */
 export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache {
-  const maxEntries = options.maxEntries ?? 10_000;
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-    throw invalidOption(`cache maxEntries must be a positive integer (got ${String(options.maxEntries)})`);
+  checkKnownNames(options as Record<string, unknown>, ['maxEntries', 'maxBytes', 'now'], 'cache');
+  const maxEntries = options.maxEntries === undefined ? 10_000 : options.maxEntries;
+  // lru-cache sets aside every slot when it is made (10,000,000 took 227 MB empty): the same cap as a product's own cache.
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1 || maxEntries > MAX_CACHE_ENTRIES) {
+    throw invalidOption(
+      `cache maxEntries must be a whole number from 1 to ${MAX_CACHE_ENTRIES} (got ${String(options.maxEntries)}); for more, share a Redis cache (createRedisCache)`,
+    );
   }
-  const maxBytes = options.maxBytes ?? Math.max(MIN_DEFAULT_BYTES, maxEntries * BYTES_PER_ENTRY);
+  const maxBytes = options.maxBytes === undefined ? Math.max(MIN_DEFAULT_BYTES, maxEntries * BYTES_PER_ENTRY) : options.maxBytes;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
     throw invalidOption(`cache maxBytes must be a positive integer (got ${String(options.maxBytes)})`);
   }

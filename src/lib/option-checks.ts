@@ -91,7 +91,7 @@ export function checkOptionalString(value: unknown, label: string, what = 'a non
 export function checkCacheSizeLimit(size: number, label: string): number {
   if (size > MAX_CACHE_ENTRIES)
     throw invalidOption(
-      `${label} must be at most ${MAX_CACHE_ENTRIES} entries (got ${String(size)}); for a larger cache, give createLookup a shared cache store`,
+      `${label} must be at most ${MAX_CACHE_ENTRIES} entries (got ${String(size)}); for a larger cache, give createLookup a shared cache store (createRedisCache, or a CacheStore of your own)`,
     );
   return size;
 }

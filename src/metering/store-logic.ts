@@ -4,6 +4,7 @@
  * load and save the counters these functions read and return.
  */
 import { invalidOption } from '../errors.js';
+import { checkKnownNames } from '../lib/option-checks.js';
 import { normalizeCidrs } from '../lib/ip.js';
 import { isProductId, type ProductId } from '../products/catalog.js';
 import { rateWindow, rateWindowResetAt, quotaPeriod, usageDay } from '../lib/calendar.js';
@@ -174,6 +175,9 @@ export function validateSubscriptionChanges(
   plansWithSlug: (slug: string) => readonly Plan[],
 ): SubscriptionChanges {
   if (typeof changes !== 'object' || changes === null) throw invalidOption('changes must be an object: { plan?, ipAllow? }');
+  // A misspelled name (`ipallow`) would otherwise leave the subscription as it was, and report success.
+  checkKnownNames(changes as Record<string, unknown>, ['plan', 'ipAllow'], 'changes');
+  if (changes.plan === undefined && changes.ipAllow === undefined) throw invalidOption('changes must name plan or ipAllow (nothing to change)');
   const valid: SubscriptionChanges = {};
   if (changes.plan !== undefined) {
     if (typeof changes.plan !== 'string' || !resolvePlan(plansWithSlug(changes.plan), changes.plan, product)) {

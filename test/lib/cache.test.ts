@@ -77,6 +77,24 @@ describe('createMemoryCache: the byte budget', () => {
     expect([small.entries, small.bytes]).toEqual([1, 800 * 1024]);
   });
 
+  it('refuses more entries than it can set aside cheaply, null values and misspelled options, with invalid_option (not a RangeError, not silence)', () => {
+    for (const options of [
+      { maxEntries: 1e12 },
+      { maxEntries: 2 ** 32 },
+      { maxEntries: 1_000_001 },
+      { maxEntries: null },
+      { maxBytes: null },
+      { maxEntry: 5 },
+    ]) {
+      expect(() => createMemoryCache(options as never), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ name: 'TypeError', code: 'invalid_option' }),
+      );
+    }
+    expect(() => createMemoryCache({ maxEntries: 1e12 })).toThrow(/cache maxEntries must be a whole number from 1 to 1000000 \(got 1000000000000\)/);
+    expect(() => createMemoryCache({ maxEntry: 5 } as never)).toThrow('cache.maxEntry is not an option (its options: maxEntries, maxBytes, now)');
+    expect(createMemoryCache({ maxEntries: 1_000_000 }).entries).toBe(0);
+  });
+
   it.each([0, -1, 1.5])('refuses maxBytes %s with invalid_option', (maxBytes) => {
     let thrown: unknown;
     try {

@@ -312,15 +312,18 @@ export function hostBitsProblem(cidr: Cidr): string | null {
 /**
  * Normalised text of a CIDR list, for storing allowlists in one canonical form. Throws a
  * TypeError naming the value for text that is not a CIDR, and for a CIDR with host bits set
- * (`10.0.0.1/8` would silently allow all of 10.0.0.0/8). A bare address is a /32 or /128.
+ * (`10.0.0.1/8` would silently allow all of 10.0.0.0/8). A bare address is a /32 or /128; a
+ * network given twice is kept once.
  */
 export function normalizeCidrs(cidrs: readonly string[]): string[] {
-  return cidrs.map((c) => {
+  const normalized = cidrs.map((c) => {
     const cidr = parseCidr(c);
     const problem = hostBitsProblem(cidr);
     if (problem) throw invalidOption(`${JSON.stringify(c)} ${problem}`);
     return formatCidr(cidr);
   });
+  // Each network once, however it was written (10.0.0.0/8 twice, 2001:DB8::/32 and 2001:db8::/32).
+  return [...new Set(normalized)];
 }
 
 /**

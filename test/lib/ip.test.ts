@@ -538,6 +538,14 @@ describe('normalizeCidrs', () => {
     ]);
   });
 
+  it('keeps a network given twice once, however it was written (a reviewer stored 10.0.0.0/8 three times)', () => {
+    expect(normalizeCidrs(['10.0.0.0/8', '10.0.0.0/8', ' 10.0.0.0/8', '2001:DB8::/32', '2001:db8::/32', '203.0.113.7', '203.0.113.7/32'])).toEqual([
+      '10.0.0.0/8',
+      '2001:db8::/32',
+      '203.0.113.7/32',
+    ]);
+  });
+
   it('refuses a CIDR with host bits set, naming the network and the single address', () => {
     expect(() => normalizeCidrs(['10.0.0.1/8'])).toThrow(
       configError('"10.0.0.1/8" has host bits set after the /8 prefix; did you mean the network 10.0.0.0/8, or the single address 10.0.0.1?'),

@@ -226,6 +226,8 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
 
   async function close(): Promise<void> {
     stopObserving?.();
+    // Lookups still waiting for a socket fail now, rather than connect after close.
+    guard.slots.close();
     const errors: unknown[] = [];
     for (const entry of built.values()) {
       if (!('engine' in entry)) continue;

@@ -31,6 +31,12 @@ export interface OutboundSlots {
    * `maxWaiting` connections wait already.
    */
   acquire(waitMs: number): Promise<OutboundSlot>;
+  /**
+   * Refuse every connection waiting for a slot, and any asked for later (the lookup was closed):
+   * `upstream_failed` at once, rather than a socket opened after close. Slots held stay held
+   * until their sockets close.
+   */
+  close(): void;
 }
 
 /** One held slot: given back once, by whichever of these comes first. */
@@ -48,6 +54,7 @@ export function checkMaxSockets(value: unknown): number {
 
 interface Waiter {
   grant(slot: OutboundSlot): void;
+  refuse(error: Error): void;
   timer: NodeJS.Timeout;
   /** Granted or given up: left in the queue array until passed over. */
   settled: boolean;
@@ -61,6 +68,8 @@ export function createOutboundSlots(maxSockets: number = Number.POSITIVE_INFINIT
   // A FIFO with a moving head: shift() would cost O(n) per grant with thousands waiting.
   let queue: Waiter[] = [];
   let head = 0;
+  let closed = false;
+  const closedError = () => new SeclookupError('upstream_failed', 'the lookup was closed: no new outbound connection');
 
   function newSlot(): OutboundSlot {
     let held = true;
@@ -109,6 +118,7 @@ export function createOutboundSlots(maxSockets: number = Number.POSITIVE_INFINIT
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         grant: resolve,
+        refuse: reject,
         settled: false,
         timer: setTimeout(() => {
           waiter.settled = true;
@@ -132,6 +142,7 @@ export function createOutboundSlots(maxSockets: number = Number.POSITIVE_INFINIT
       return waiting;
     },
     acquire(waitMs) {
+      if (closed) return Promise.reject(closedError());
       if (inUse < limit) {
         inUse++;
         return Promise.resolve(newSlot());
@@ -141,6 +152,18 @@ export function createOutboundSlots(maxSockets: number = Number.POSITIVE_INFINIT
           new SeclookupError('upstream_failed', `too many outbound connections at once (${limit} open, ${waiting} waiting, the most allowed); retry later`),
         );
       return wait(Math.max(1, Math.floor(waitMs)));
+    },
+    close() {
+      closed = true;
+      for (const waiter of queue.slice(head)) {
+        if (waiter.settled) continue;
+        waiter.settled = true;
+        clearTimeout(waiter.timer);
+        waiter.refuse(closedError());
+      }
+      queue = [];
+      head = 0;
+      waiting = 0;
     },
   };
 }

@@ -126,6 +126,33 @@ describe('a tls engine held to a socket cap', () => {
     }
   });
 
+  it("lookup.close() refuses the lookups waiting for a slot at once: none connects after it (a reviewer's saw sockets opened after close)", async () => {
+    const silent = await startSilentServer();
+    const lookup = createLookup({
+      dns: { servers: [dns.address] },
+      outbound: { maxSockets: 1, allowPrivateTargets: ['127.0.0.0/8'] },
+      tls: { timeouts: { connectMs: 30_000, totalMs: 30_000 }, cacheSize: 0 },
+    });
+    try {
+      const first = settle(lookup.tls(`h0.slots.test:${silent.port}`));
+      const waiting = [1, 2].map((i) => settle(lookup.tls(`h${i}.slots.test:${silent.port}`)));
+      await until(() => silent.accepted() === 1);
+      await lookup.close();
+      const refused = await Promise.all(waiting);
+      expect(refused.map((outcome) => outcome.code)).toEqual(['lookup_failed', 'lookup_failed']);
+      expect(refused[0].message).toContain('the lookup was closed: no new outbound connection');
+      // The first holds its slot until its socket closes; nothing else connected meanwhile, nor after.
+      silent.closeAll();
+      expect((await first).code).toBe('lookup_failed');
+      expect(silent.accepted()).toBe(1);
+      await expect(lookup.tls(`h3.slots.test:${silent.port}`)).rejects.toMatchObject({ code: 'lookup_failed' });
+      expect(silent.accepted()).toBe(1);
+    } finally {
+      silent.closeAll();
+      await silent.close();
+    }
+  });
+
   it('fails lookups past the waiting queue at once and the waiting ones at their deadline, all lookup_failed', async () => {
     const silent = await startSilentServer();
     const guard = guardWith(1);

@@ -204,12 +204,14 @@ describe('serve under a low open-files limit (ulimit -n 64)', () => {
 });
 
 /** Open `count` TCP connections to a server that accepts and never speaks; it counts them. */
-async function startSilentTcp(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
+async function startSilentTcp(): Promise<{ port: number; accepted: () => number; peakOpen: () => number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let peak = 0;
   const server = createServer((socket) => {
     accepted++;
     sockets.add(socket);
+    peak = Math.max(peak, sockets.size);
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
     socket.resume();
@@ -218,6 +220,7 @@ async function startSilentTcp(): Promise<{ port: number; accepted: () => number;
   return {
     port: (server.address() as AddressInfo).port,
     accepted: () => accepted,
+    peakOpen: () => peak,
     close: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise((done) => server.close(() => done()));
@@ -289,9 +292,11 @@ describe('serve under a low open-files limit (ulimit -n 256), a burst of tls loo
       for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
       expect(statuses).toEqual({ 502: LOOKUPS });
       expect(new Set(answers.map(({ body }) => (JSON.parse(body) as { error_code: string }).error_code))).toEqual(new Set(['lookup_failed']));
-      // Each connected and was cut at its deadline, or waited for a socket and gave up at it.
+      // Each connected and was cut at its deadline, or waited for a socket and gave up at it. How
+      // many connected depends on how fast the burst arrives; how many at once never passes the
+      // outbound cap (plus one or two closes the server has not seen yet when serve's socket is gone).
       expect(silent.accepted()).toBeGreaterThan(0);
-      expect(silent.accepted()).toBeLessThan(LOOKUPS);
+      expect(silent.peakOpen()).toBeLessThanOrEqual(lookupFiles(256).outbound + 2);
       expect(stderr).not.toContain('closed unanswered');
     } finally {
       child.kill('SIGTERM');

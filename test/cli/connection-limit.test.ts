@@ -5,13 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { type AddressInfo, createServer, type Server, type Socket, connect } from 'node:net';
+import { createServer, type Server, type Socket, connect } from 'node:net';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectionLimit, limitConnections, lookupFiles, openFilesInUse, openFilesLimit, withLookupFiles } from '../../src/cli/connection-limit.js';
 import { countDroppedConnections } from '../../src/cli/serve.js';
 import { startDnsServer, type DnsTestServer, type Zone } from '../servers/dns-server.js';
+import { startSilentServer, type SilentServer } from '../servers/silent-tcp-server.js';
 import { CLI_PATH, cliEnv, createTempDirs, runCliJson } from './harness.js';
 
 const MAXMIND_CITY = join(CLI_PATH, '../../test/fixtures/maxmind/GeoIP2-City-Test.mmdb');
@@ -206,31 +207,6 @@ describe('serve under a low open-files limit (ulimit -n 64)', () => {
   });
 });
 
-/** Open `count` TCP connections to a server that accepts and never speaks; it counts them. */
-async function startSilentTcp(): Promise<{ port: number; accepted: () => number; peakOpen: () => number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let accepted = 0;
-  let peak = 0;
-  const server = createServer((socket) => {
-    accepted++;
-    sockets.add(socket);
-    peak = Math.max(peak, sockets.size);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-    socket.resume();
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return {
-    port: (server.address() as AddressInfo).port,
-    accepted: () => accepted,
-    peakOpen: () => peak,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((done) => server.close(() => done()));
-    },
-  };
-}
-
 /** GET `path` on its own connection: the status and body, or the socket error's code (a reset). */
 function getOnce(port: number, path: string, key: string): Promise<{ status: number | string; body: string }> {
   return new Promise((settle) => {
@@ -250,11 +226,11 @@ describe('serve under a low open-files limit (ulimit -n 256), a burst of tls loo
   const temp = createTempDirs();
   const LOOKUPS = 100;
   let dns: DnsTestServer;
-  let silent: Awaited<ReturnType<typeof startSilentTcp>>;
+  let silent: SilentServer;
   beforeAll(async () => {
     const zone: Zone = Object.fromEntries(Array.from({ length: LOOKUPS }, (_, i) => [`h${i}.tls.test`, [{ type: 'A' as const, address: '127.0.0.1' }]]));
     dns = await startDnsServer({ zone });
-    silent = await startSilentTcp();
+    silent = await startSilentServer();
   });
   afterAll(async () => {
     await silent.close();

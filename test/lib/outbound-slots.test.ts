@@ -5,7 +5,7 @@
  * RDAP (httpGet) taking the same slots.
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/lib/dns/index.js';
@@ -15,56 +15,10 @@ import { createLookup } from '../../src/lookup.js';
 import { createTlsEngine } from '../../src/products/tls/engine.js';
 import { whoisQuery, type CallContext } from '../../src/products/whois/fetch.js';
 import { startDnsServer, type DnsTestServer, type Zone } from '../servers/dns-server.js';
+import { startSilentServer } from '../servers/silent-tcp-server.js';
 
 const NAMES = 24;
 const ZONE: Zone = Object.fromEntries(Array.from({ length: NAMES }, (_, i) => [`h${i}.slots.test`, [{ type: 'A' as const, address: '127.0.0.1' }]]));
-
-/**
- * A TCP server on 127.0.0.1 that accepts and never speaks. It alone closes connections here
- * (the clients' deadlines are longer than the tests), so its count of those open is exact.
- */
-interface SilentServer {
-  port: number;
-  accepted(): number;
-  /** Most connections open at once so far. */
-  peakOpen(): number;
-  /** Close the oldest connection still open. */
-  closeOldest(): void;
-  /** Close every connection open, and each one accepted from now on at once. */
-  closeAll(): void;
-  close(): Promise<void>;
-}
-
-async function startSilentServer(): Promise<SilentServer> {
-  const open: Socket[] = [];
-  let accepted = 0;
-  let peak = 0;
-  let closing = false;
-  const drop = (socket: Socket) => {
-    open.splice(open.indexOf(socket), 1);
-    socket.destroy();
-  };
-  const server: Server = createServer((socket) => {
-    accepted++;
-    socket.on('error', () => {});
-    if (closing) return void socket.destroy();
-    open.push(socket);
-    peak = Math.max(peak, open.length);
-    socket.resume();
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return {
-    port: (server.address() as AddressInfo).port,
-    accepted: () => accepted,
-    peakOpen: () => peak,
-    closeOldest: () => drop(open[0]),
-    closeAll: () => {
-      closing = true;
-      for (const socket of [...open]) drop(socket);
-    },
-    close: () => new Promise((done) => server.close(() => done())),
-  };
-}
 
 async function until(probe: () => boolean): Promise<void> {
   while (!probe()) await new Promise((done) => setTimeout(done, 5));

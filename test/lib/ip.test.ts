@@ -221,7 +221,7 @@ describe('parseIp agrees with plain ipaddr.js', () => {
   });
 
   it('on colon-hex IPv6: full, padded, upper-case, `::` anywhere', () => {
-    fc.assert(fc.property(colonText, expectSameAsReference), { numRuns: 10000 });
+    fc.assert(fc.property(colonText, expectSameAsReference), { numRuns: 5000 });
   });
 
   it('on embedded IPv4 (mapped, NAT64, IPv4-compatible) and mapped hex', () => {
@@ -239,7 +239,7 @@ describe('parseIp agrees with plain ipaddr.js', () => {
   });
 
   it('on random garbage and one-character mutations of valid text', () => {
-    fc.assert(fc.property(fc.oneof(garbage, mutated), expectSameAsReference), { numRuns: 20000 });
+    fc.assert(fc.property(fc.oneof(garbage, mutated), expectSameAsReference), { numRuns: 8000 });
   });
 
   it('on hand-picked cases', () => {
@@ -325,7 +325,7 @@ describe('parseIPv4Number', () => {
         const slow = ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
         expect(fast >= 0 ? v4Text(fast) : null, text).toBe(slow && slow.toString());
       }),
-      { numRuns: 20000 },
+      { numRuns: 8000 },
     );
     for (const bad of ['1.2.3', '1.2.3.4.', '.1.2.3', '1..2.3', '00.1.2.3', '1.2.3.256', '1.2.3.04', '999.1.1.1', '::ffff:1.2.3.4'])
       expect(parseIPv4Number(bad)).toBe(-1);
@@ -340,7 +340,7 @@ describe('formatIp agrees with ipaddr.js', () => {
         expect(formatIp(addr)).toBe(addr.toRFC5952String());
         expect(formatIp(addr)).toBe(addr.toString());
       }),
-      { numRuns: 10000 },
+      { numRuns: 5000 },
     );
   });
 
@@ -479,7 +479,7 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
       fc.property(nearSpecial, (addr) => {
         expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
       }),
-      { numRuns: 10000 },
+      { numRuns: 5000 },
     );
   });
 
@@ -490,7 +490,7 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
         expect(isPublicIp(addr)).toBe(referenceIsPublic(addr));
         expect(isPublicIPv4Number(n)).toBe(referenceIsPublic(addr));
       }),
-      { numRuns: 10000 },
+      { numRuns: 5000 },
     );
   });
 
@@ -501,7 +501,7 @@ describe('isPublicIp follows the IANA special-purpose registries', () => {
         const addr = new ipaddr.IPv6(prefix ? [...prefix, ...groups.slice(prefix.length)] : groups);
         expect(isPublicIp(addr), addr.toString()).toBe(referenceIsPublic(addr));
       }),
-      { numRuns: 10000 },
+      { numRuns: 5000 },
     );
   });
 });

@@ -85,11 +85,14 @@ const anyString = fc.oneof(
 
 describe('normalizeEmail properties', () => {
   it('treats exactly the Unicode Cc characters as control characters', () => {
+    const wrong: string[] = [];
     for (let code = 0; code <= 0xffff; code++) {
       const char = String.fromCharCode(code);
-      const isControl = normalizeEmail(`a${char}b@example.com`);
-      expect(!isControl.valid && isControl.reason === 'control_characters', `U+${code.toString(16)}`).toBe(/\p{Cc}/u.test(char));
+      const answer = normalizeEmail(`a${char}b@example.com`);
+      const refused = !answer.valid && answer.reason === 'control_characters';
+      if (refused !== /\p{Cc}/u.test(char)) wrong.push(`U+${code.toString(16)} ${refused ? 'refused' : 'accepted'}`);
     }
+    expect(wrong).toEqual([]);
   });
 
   it('never throws, and always answers a known shape', () => {
@@ -179,7 +182,7 @@ describe('normalizeDomain', () => {
       fc.property(fc.oneof(domain, fc.domain(), fc.string({ maxLength: 20 })), (text) => {
         expect(normalizeDomain(text)).toEqual(referenceDomain(text));
       }),
-      { numRuns: 20_000 },
+      { numRuns: 8_000 },
     );
   });
 

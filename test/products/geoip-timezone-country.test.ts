@@ -75,12 +75,12 @@ describe('the reviewer’s addresses: the zone of the record’s country, with i
 });
 
 describe('measured: random public addresses', () => {
-  it('80,000 IPv4 and 20,000 IPv6 addresses: no zone outside the record’s country (tz-lookup alone: some)', async () => {
+  it('20,000 IPv4 and 5,000 IPv6 addresses: no zone outside the record’s country (tz-lookup alone: some)', async () => {
     const rand = seededRandom(1970);
     const hex = () => Math.floor(rand() * 0x10000).toString(16);
     const counts = { answered: 0, zoned: 0, outside: 0, rawOutside: 0, otherOffset: 0, noOffset: 0, unlisted: 0 };
     const outside: string[] = [];
-    for (let n = 0; n < 100_000; ) {
+    for (let n = 0; n < 25_000; ) {
       const ip =
         n % 5 === 4
           ? `2${hex().slice(0, 3).padStart(3, '0')}:${hex()}:${hex()}::${hex()}`
@@ -122,11 +122,11 @@ describe('measured: random public addresses', () => {
     expect(counts.outside).toBe(0);
     expect(counts.noOffset).toBe(0);
     expect(counts.zoned).toBeGreaterThan(24_000);
-    // What the coordinates alone gave on the same sample (measured: 339, all IPv4, 290 of them Vietnam's
-    // Asia/Bangkok; 11 with another UTC offset than the country's zone on 2026-01-15).
-    expect(counts.rawOutside).toBeGreaterThanOrEqual(339);
-    expect(counts.otherOffset).toBeGreaterThanOrEqual(11);
-    expect(counts.unlisted).toBeGreaterThan(0); // measured: 6 (XK)
+    // What the coordinates alone gave on the same sample (measured: 88; 4 with another UTC offset
+    // than the country's zone on 2026-01-15). 100,000 addresses gave 339 and 11, 290 of them
+    // Vietnam's Asia/Bangkok, and 6 in XK, a country tzdata lists no zone for (tested by name above).
+    expect(counts.rawOutside).toBeGreaterThanOrEqual(88);
+    expect(counts.otherOffset).toBeGreaterThanOrEqual(4);
   });
 });
 

@@ -618,10 +618,13 @@ async function claimFirstStart(meter: MeterAdmin & SettingsStore, at: number): P
   return 'mine';
 }
 
-/** A claim older than the grace (one whose time does not read is never taken over). */
+/**
+ * A claim older than the grace, or one whose time does not read: serve writes an ISO time, so
+ * another text was put there by hand or by another tool, and waiting on it would wait forever.
+ */
 function isAbandoned(claim: string, at: number): boolean {
   const claimedAt = Date.parse(claim.slice(BOOTSTRAP_CLAIM.length).split(' ')[0]);
-  return at - claimedAt >= BOOTSTRAP_CLAIM_GRACE_MS;
+  return Number.isNaN(claimedAt) || at - claimedAt >= BOOTSTRAP_CLAIM_GRACE_MS;
 }
 
 /** A starter key pair for every product (captcha's is a site key). */

@@ -367,4 +367,15 @@ describe('the first start, several instances started together on an empty store'
       await Promise.all([meter, ...later].map((instance) => instance.close()));
     }
   });
+
+  it('a claim whose time does not read (written by hand, or by a foreign tool) is taken over, once, as an old one is', async () => {
+    const [meter, ...later] = FRESH_STORES['one SQLite file']();
+    try {
+      await meter.setSetting('bootstrap', 'issuing since yesterday-ish 1234');
+      const said = await Promise.all(later.map((instance) => firstStartOf(instance)));
+      expect(await outcome(meter, said)).toEqual({ keys: 2 * PAIRS, secretKeys: PAIRS, tables: 1, rows: [0, PAIRS] });
+    } finally {
+      await Promise.all([meter, ...later].map((instance) => instance.close()));
+    }
+  });
 });

@@ -6,8 +6,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotaPeriod, usageDay } from '../../src/lib/calendar.js';
+import { createRedisMeter } from '../../src/metering/redis/index.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
 import { createApiStack, FROZEN_NOW } from '../api/harness.js';
+import { startRedisServer } from '../servers/redis-server.js';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
 
 const temp = createTempDirs();
@@ -63,6 +65,28 @@ describe('seclookup usage', () => {
     expect((await runCli(['usage', '--db', db, '--redis', 'redis://127.0.0.1:1/0'])).code).toBe(2);
     const missing = await runCli(['usage', '--db', join(temp.make(), 'nope.db')]);
     expect(missing.code).toBe(1);
+  });
+
+  it('reads the usage serve --redis counts, with --redis URL or $SECLOOKUP_REDIS; a Redis that does not answer is exit 1', async () => {
+    const redis = await startRedisServer();
+    try {
+      const url = redis.url(2);
+      const stack = await createApiStack({ meter: createRedisMeter(url) });
+      const keys = await stack.keys('useragent');
+      for (let i = 0; i < 2; i++) expect((await stack.call(`/v1/useragent/lookup?ua=${encodeURIComponent(UA)}`, { key: keys.secretKey })).status).toBe(200);
+      expect((await stack.call('/v1/useragent/lookup?ua=', { key: keys.secretKey })).status).toBe(400);
+      await stack.meter.close();
+      const rows = [{ subscription_id: keys.subscriptionId, product: 'useragent', month: MONTH, lookups: 2 }];
+      expect(await runCliJson(['usage', '--month', MONTH, '--json', '--redis', url])).toEqual(rows);
+      expect(await runCliJson(['usage', '--month', MONTH, '--json'], { env: { SECLOOKUP_REDIS: url } })).toEqual(rows);
+      // Another database of that Redis holds no usage.
+      expect(await runCli(['usage', '--month', MONTH, '--redis', redis.url(3)])).toMatchObject({ code: 0, stdout: `No billed lookups in ${MONTH}.\n` });
+    } finally {
+      await redis.close();
+    }
+    const gone = await runCli(['usage', '--month', MONTH, '--redis', 'redis://127.0.0.1:1/0']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/redis/i);
   });
 
   it('is listed in the overview and has its own help', async () => {

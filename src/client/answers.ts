@@ -7,7 +7,7 @@
  * short), or a transient status from something in front of the service (a proxy's 502 page). The
  * service's own error envelopes are never billed, and a connection never made sent nothing.
  */
-import { LookupError, type ErrorCode } from '../errors.js';
+import { ERROR_STATUS, LookupError, type ErrorCode } from '../errors.js';
 import type { RemoteOutcome } from './index.js';
 import { blockedPort, failedToConnect, parseRetryAfter, retryKind, type CallScope, type RetryKind } from './retry.js';
 
@@ -107,7 +107,7 @@ function tooLarge(where: string, response: Response): Attempt {
   const message = `${where}: HTTP ${response.status}, an answer larger than ${cap / (1024 * 1024)} MiB, not read`;
   const error = new LookupError('lookup_failed', message, {
     requestId: response.headers.get('x-request-id') ?? undefined,
-    status: response.ok ? 502 : response.status,
+    status: errorStatus(response.status),
   });
   return { ok: false, error, retry: 'never' };
 }
@@ -130,7 +130,7 @@ function classify(where: string, response: Response, text: string): Attempt {
     const { success: _success, error: message, error_code: code, request_id: requestId, ...fields } = body;
     const error = new LookupError(code as ErrorCode, typeof message === 'string' ? message : code, {
       requestId: typeof requestId === 'string' ? requestId : requestIdHeader,
-      status: response.status,
+      status: errorStatus(response.status, code),
       retryAfter,
       ...(Object.keys(fields).length > 0 ? { fields } : {}),
     });
@@ -149,15 +149,28 @@ function classify(where: string, response: Response, text: string): Attempt {
   }
   // Not seclookup's envelope: a proxy's error page, a redirect, or something else at this URL.
   const location = response.headers.get('location');
-  const what = location ? `a redirect to ${location} (set baseUrl to where the service is)` : `${contentType ?? 'no content type'}, not a seclookup answer`;
+  // A browser's fetch gives a redirect not followed (redirect: 'manual') as status 0, without its Location.
+  const redirect = location ?? (response.type === 'opaqueredirect' ? 'another URL' : undefined);
+  const what = redirect ? `a redirect to ${redirect} (set baseUrl to where the service is)` : `${contentType ?? 'no content type'}, not a seclookup answer`;
   const error = new LookupError('lookup_failed', `${where}: HTTP ${response.status}, ${what}`, {
     requestId: requestIdHeader,
-    status: response.status,
+    status: errorStatus(response.status),
     retryAfter,
   });
   const retry = response.ok ? 'never' : retryKind(response.status, undefined);
   // A proxy's 502 may come after the service answered; its own 429 means it sent nothing on.
   return retry === 'transient' ? { ok: false, error, retry, waitMs: retryAfterMs, outcomeUnknown: true } : { ok: false, error, retry, waitMs: retryAfterMs };
+}
+
+/**
+ * An error's `status`: the answer's when it is an error status (4xx, 5xx); for an answer that is
+ * not one (a 200 page that is not seclookup's, a redirect, a browser's opaque redirect's 0), its
+ * envelope code's status, else 502, as for every answer the client could not use. A LookupError's
+ * status is always an error status, which callers map to their own answers.
+ */
+function errorStatus(status: number, code?: string): number {
+  if (status >= 400 && status <= 599) return status;
+  return code !== undefined && Object.hasOwn(ERROR_STATUS, code) ? ERROR_STATUS[code as ErrorCode] : 502;
 }
 
 function parseJson(text: string): unknown {
@@ -172,9 +185,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** SPEC's `fetched_at`: `YYYY-MM-DD HH:MM:SS.mmm`, UTC. */
+/**
+ * SPEC's `fetched_at`: `YYYY-MM-DD HH:MM:SS.mmm`, UTC; or an ISO 8601 date-time that names its
+ * zone. Nothing else: `new Date()` reads other text by the host's guesses (`"5"` as May 2001, a
+ * date-time without a zone in the host's local time).
+ */
 export function parseFetchedAt(text: string): Date | undefined {
-  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
-  const date = new Date(iso);
+  const spec = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text);
+  if (!spec && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text)) return undefined;
+  const date = new Date(spec ? `${text.replace(' ', 'T')}Z` : text);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -340,7 +340,10 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
   const url = sendable(product, () => requestUrl(settings.root, product, request));
   const scope = new CallScope(settings.signals, settings.timeoutMs, `${request.method} ${settings.root}/v1/${product}/${request.path}`);
   try {
-    const key = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
+    const given = await scope.race(Promise.resolve(typeof settings.keys === 'function' ? settings.keys(product) : settings.keys[product]));
+    // White space around a key (a line break read with it from a file) is dropped, wherever it
+    // goes: a header drops it anyway (and the service trims a Bearer key), a body field would not.
+    const key = typeof given === 'string' ? given.trim() : given;
     if (typeof key !== 'string' || key === '')
       throw new LookupError('missing_credentials', `no key for ${product}: pass it in createClient({ keys: { ${product}: '...' } })`);
     // The key goes as Bearer, or in the body field a route reads it from (captcha's siteverify).

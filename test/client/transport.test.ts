@@ -394,3 +394,89 @@ describe('what the caller gave', () => {
     expect(hits).toBe(4);
   });
 });
+
+describe('keys with white space around them', () => {
+  it("sends a key read with a line break or spaces around it without them: in the Bearer header and in siteverify's secret field alike", async () => {
+    const seen: string[] = [];
+    const url = await listen((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        seen.push(req.url!.includes('siteverify') ? JSON.parse(body).secret : req.headers.authorization);
+        envelope(res, 200, req.url!.includes('siteverify') ? { success: true, request_id: 'r', hostname: 'a.test' } : GEO);
+      });
+    });
+    const client = createClient({ baseUrl: url, keys: { geoip: ' geo_sec_abc\n', captcha: 'tf_sec_abc\r\n' } });
+    await client.geoip('8.8.8.8');
+    await client.captcha.siteverify('token');
+    expect(seen).toEqual(['Bearer geo_sec_abc', 'tf_sec_abc']);
+  });
+
+  it('a key of white space only is no key: missing_credentials, with no request', async () => {
+    let hits = 0;
+    const url = await listen((_req, res) => (hits++, envelope(res, 200, GEO)));
+    const error = (await createClient({ baseUrl: url, keys: { geoip: ' \n' } })
+      .geoip('8.8.8.8')
+      .catch((caught: unknown) => caught)) as LookupError;
+    expect([error.code, error.status]).toEqual(['missing_credentials', 401]);
+    expect(hits).toBe(0);
+  });
+});
+
+describe('answers that are neither a result nor an error status', () => {
+  it("fail with an error status (the envelope code's, else 502), never 200, 204 or 302, and are not retried", async () => {
+    const answers: [string, (res: ServerResponse) => void, string, number][] = [
+      ['a 200 HTML page (a web app at baseUrl)', (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>'), 'lookup_failed', 502],
+      ['a 200 JSON array', (res) => envelope(res, 200, []), 'lookup_failed', 502],
+      ['a 204', (res) => res.writeHead(204).end(), 'lookup_failed', 502],
+      ['a 302', (res) => res.writeHead(302, { location: 'http://elsewhere.test/' }).end(), 'lookup_failed', 502],
+      [
+        'an error envelope on a 200',
+        (res) => envelope(res, 200, { success: false, error: 'bad ip', error_code: 'invalid_ip', request_id: 'r' }),
+        'invalid_ip',
+        400,
+      ],
+    ];
+    for (const [what, answer, code, status] of answers) {
+      let hits = 0;
+      const url = await listen((req, res) => (hits++, req.resume().on('end', () => answer(res))));
+      const error = (await createClient({ baseUrl: url, keys: { geoip: 'k' }, backoff: { baseMs: 1 } })
+        .geoip('8.8.8.8')
+        .catch((caught: unknown) => caught)) as LookupError;
+      expect(error, what).toBeInstanceOf(LookupError);
+      expect([error.code, error.status], what).toEqual([code, status]);
+      expect(hits, what).toBe(1);
+    }
+  });
+
+  it("a browser's redirect not followed (type opaqueredirect, status 0) is said to be a redirect, with status 502", async () => {
+    // What a browser's fetch gives for redirect: 'manual' (Node's gives the 3xx itself).
+    const opaque = { type: 'opaqueredirect', status: 0, ok: false, headers: new Headers(), body: null, url: '' } as unknown as Response;
+    const browserFetch = (async () => opaque) as typeof fetch;
+    const error = (await createClient({ baseUrl: 'http://127.0.0.1:9', keys: { geoip: 'k' }, fetch: browserFetch })
+      .geoip('8.8.8.8')
+      .catch((caught: unknown) => caught)) as LookupError;
+    expect([error.code, error.status]).toEqual(['lookup_failed', 502]);
+    expect(error.message).toMatch(/a redirect to another URL \(set baseUrl to where the service is\)/);
+  });
+});
+
+describe('fetched_at', () => {
+  it("gives fetchedAt for SPEC's shape or a zoned ISO date-time only, never a host's guess at other text", async () => {
+    const cases: [string, string | undefined][] = [
+      ['2024-03-01 12:34:56.789', '2024-03-01T12:34:56.789Z'],
+      ['2024-03-01T12:34:56+02:00', '2024-03-01T10:34:56.000Z'],
+      ['5', undefined],
+      ['2024-03-01T12:34:56', undefined], // no zone: local time on the host, so some moment or other
+      ['March 1', undefined],
+    ];
+    let fetchedAt = '';
+    const url = await listen((_req, res) => envelope(res, 200, { ...GEO, fetched_at: fetchedAt }));
+    const client = createClient({ baseUrl: url, keys: { geoip: 'k' } });
+    for (const [sent, expected] of cases) {
+      fetchedAt = sent;
+      const outcome = await client.detailed.geoip('8.8.8.8');
+      expect(outcome.fetchedAt?.toISOString(), sent).toBe(expected);
+    }
+  });
+});

@@ -227,6 +227,16 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     expect(reply.body.success).toBe(true);
   });
 
+  it('takes a secret or site key with white space around it (read from a file with its line break), as a Bearer key is', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    const proof = String((await solvePowChallenge(s, key.siteKey)).body.proof);
+    const reply = await s.call('/v1/captcha/siteverify', { json: { secret: `${key.secretKey}\n`, response: proof } });
+    expect([reply.status, reply.body.success]).toEqual([200, true]);
+    expect((await s.call(`/v1/captcha/status?sitekey=${encodeURIComponent(` ${key.siteKey}\r\n`)}`)).status).toBe(200);
+    expectCode(await s.call('/v1/captcha/siteverify', { json: { secret: ' \n', response: proof } }), 401, 'missing_credentials');
+  });
+
   it('a wrong solution is challenge_failed and spends the challenge: the right one after it is invalid_token; a replayed challenge is refused', async () => {
     const s = await stack();
     const key = await siteKey(s);

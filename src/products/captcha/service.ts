@@ -148,7 +148,9 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
    * The key and its site key, for a route that takes `kind` of key: at once when the meter and
    * the settings answer at once (a warm key), else as a promise. May throw its refusal at once.
    */
-  function authenticate(token: string | undefined, kind: 'public' | 'secret', request: ServiceRequest): MaybePromise<Authenticated> {
+  function authenticate(given: string | undefined, kind: 'public' | 'secret', request: ServiceRequest): MaybePromise<Authenticated> {
+    // White space around a key (a line break read with it from a file) is dropped, as a Bearer key's is.
+    const token = given?.trim();
     if (!token) throw refusal('missing_credentials', kind === 'public' ? 'no site key: send sitekey' : 'no secret key: send secret');
     const other = kind === 'public' ? 'tf_sec_' : 'tf_pub_';
     if (token.startsWith(other)) {

@@ -1,5 +1,6 @@
 import { isLookupError, refusal, type LookupError } from '../errors.js';
 import { firstHeader } from '../lib/headers.js';
+import { decodeFormComponent } from '../lib/query.js';
 import type { Readable } from 'node:stream';
 import type { RequestBody } from './types.js';
 
@@ -145,17 +146,20 @@ export async function parseBody(
   const raw = await readRawBody(body, firstHeader(headers['content-length']), limit);
   const type = checkedMediaType(headers, options);
   refuseCompressed(headers);
-  if (type === FORM) return formFields(raw.toString('utf8'));
   if (type === MULTIPART) return multipartFields(raw, headers);
+  const decoder = decoderOf(headers, type);
+  if (type === FORM) return formFields(raw);
   if (raw.length === 0) return {};
   let text: string;
   try {
-    text = STRICT_UTF8.decode(raw);
+    text = decoder.decode(raw);
   } catch {
     // JSON is UTF-8 (RFC 8259 8.1). Read leniently, a stray byte would become U+FFFD in a value:
     // pwbreach would then check a password nobody sent.
-    throw refusal('invalid_json', 'request body is not valid JSON: it is not UTF-8');
+    throw refusal('invalid_json', `request body is not valid JSON: it is not ${decoder === STRICT_UTF8 ? 'UTF-8' : decoder.encoding.toUpperCase()}`);
   }
+  // A leading byte order mark may be ignored (RFC 8259 8.1), as express.json() does.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -166,6 +170,29 @@ export async function parseBody(
 }
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** JSON's other Unicode encodings, when a charset parameter names one (as express.json() reads them); their BOM is dropped. */
+const STRICT_UTF16: Readonly<Record<string, TextDecoder>> = {
+  'utf-16': new TextDecoder('utf-16le', { fatal: true }),
+  'utf-16le': new TextDecoder('utf-16le', { fatal: true }),
+  'utf-16be': new TextDecoder('utf-16be', { fatal: true }),
+};
+
+/**
+ * The decoder the Content-Type's charset parameter asks for: UTF-8 when there is none; UTF-16
+ * for JSON too. Any other charset is 415, as express.json() and express.urlencoded() answer it:
+ * read as UTF-8, a Latin-1 body would be refused as invalid JSON, or its form fields looked up
+ * with U+FFFD in them.
+ */
+function decoderOf(headers: Readonly<Record<string, string | string[] | undefined>>, type: string): TextDecoder {
+  const contentType = firstHeader(headers['content-type']);
+  if (contentType === undefined || contentType === 'application/json' || !contentType.includes('=')) return STRICT_UTF8;
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
+  if (!match) return STRICT_UTF8;
+  const charset = (match[1] ?? match[2]).toLowerCase();
+  if (charset === 'utf-8' || charset === 'utf8') return STRICT_UTF8;
+  if (type !== FORM && Object.hasOwn(STRICT_UTF16, charset)) return STRICT_UTF16[charset];
+  throw refusal('unsupported_media_type', `unsupported charset ${JSON.stringify(charset.slice(0, 40))}; send UTF-8`);
+}
 
 const FORM = 'application/x-www-form-urlencoded';
 const MULTIPART = 'multipart/form-data';
@@ -233,13 +260,40 @@ function mediaType(headers: Readonly<Record<string, string | string[] | undefine
   return contentType === 'application/json' ? contentType : (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
-/** An HTML form's fields; a field given more than once keeps its first non-empty value. */
-function formFields(text: string): Record<string, unknown> {
+/**
+ * An HTML form's fields; a field given more than once keeps its first non-empty value. Its
+ * bytes and its percent-escapes must be UTF-8, as a JSON body's: URLSearchParams would make a
+ * stray byte (`%E9`, a Latin-1 page's é) U+FFFD, and pwbreach would check a password nobody
+ * sent. 400 invalid_json, the code of every body that cannot be read (a form's too, as behind
+ * express.urlencoded()). A malformed escape (`%zz`) stays text, as URLSearchParams keeps it.
+ */
+function formFields(raw: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(raw);
+  } catch {
+    throw notUtf8Form();
+  }
   const fields = new Map<string, string>();
-  for (const [name, value] of new URLSearchParams(text)) {
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = formComponent(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : formComponent(pair.slice(eq + 1));
     if (!fields.get(name)) fields.set(name, value);
   }
   return Object.fromEntries(fields);
+}
+
+function notUtf8Form(): LookupError {
+  return refusal('invalid_json', 'request body is not a valid form: its fields must be UTF-8 (percent-encoded UTF-8 bytes)');
+}
+
+/** One form name or value, decoded; its escaped bytes must be UTF-8. */
+function formComponent(raw: string): string {
+  const text = decodeFormComponent(raw, true);
+  if (text === null) throw notUtf8Form();
+  return text;
 }
 
 /**

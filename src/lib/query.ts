@@ -54,12 +54,39 @@ function firstValue(text: string, name: string, otherName: string): string | nul
 }
 
 function decodeComponent(raw: string): string {
+  return decodeFormComponent(raw, false) as string;
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * One name or value of a query string or an HTML form, as URLSearchParams reads it: `+` a space,
+ * percent-escapes decoded as UTF-8 bytes, a malformed escape (`%zz`) kept as text. Where the
+ * bytes are not UTF-8 (`%E9`, a Latin-1 page's é), URLSearchParams puts U+FFFD; `strict` gives
+ * null there instead, so a caller can refuse text nobody sent.
+ */
+export function decodeFormComponent(raw: string, strict: boolean): string | null {
   const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw;
   if (!spaced.includes('%')) return spaced;
   try {
     return decodeURIComponent(spaced);
   } catch {
-    // Invalid escapes or UTF-8: URLSearchParams keeps bad escapes as text and replaces bad bytes.
-    return new URLSearchParams(`v=${raw}`).get('v') ?? '';
+    // A malformed escape or bytes that are not UTF-8: decoded byte by byte below.
+  }
+  if (!strict) return new URLSearchParams(`v=${raw}`).get('v') ?? '';
+  const source = Buffer.from(spaced);
+  const bytes = Buffer.allocUnsafe(source.length);
+  let length = 0;
+  for (let i = 0; i < source.length; i++) {
+    const hex = source[i] === 0x25 && i + 2 < source.length ? source.toString('latin1', i + 1, i + 3) : '';
+    if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes[length++] = Number.parseInt(hex, 16);
+      i += 2;
+    } else bytes[length++] = source[i];
+  }
+  try {
+    return STRICT_UTF8.decode(bytes.subarray(0, length));
+  } catch {
+    return null;
   }
 }

@@ -139,7 +139,7 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
   }
 
   const observer = options.observer;
-  const stopObserving = observer?.upstream ? addUpstreamObserver(observer.upstream.bind(observer)) : undefined;
+  const stopObserving = observer?.upstream ? addUpstreamObserver(observer) : undefined;
   const observed = <Value>(product: string, cache: ProductCache<Value> | null): ProductCache<Value> | null =>
     cache && observer?.cache ? observeCache(cache, product, observer.cache.bind(observer)) : cache;
 

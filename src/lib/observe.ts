@@ -5,8 +5,9 @@
  * observer is registered (the library used without metrics).
  *
  * Upstream observers are process-wide (the engines' outbound code is shared module code), so
- * every registered observer sees every lookup's upstream calls in this process; `createLookup`
- * registers `observer.upstream` and drops it in `close()`. Cache observers are per lookup.
+ * every registered observer sees every lookup's upstream calls in this process, once each;
+ * `createLookup` registers `observer.upstream` and drops it in `close()`. Cache observers are per
+ * lookup.
  */
 import { performance } from 'node:perf_hooks';
 import type { ProductCache } from './cache.js';
@@ -30,12 +31,30 @@ export interface LookupObserver {
 
 type UpstreamFn = NonNullable<LookupObserver['upstream']>;
 let upstreamObservers: readonly UpstreamFn[] = [];
+/**
+ * Registrations by observer: several lookups given one observer (one metrics set watching them
+ * all) register it once, or each upstream call would be counted once per lookup.
+ */
+const registered = new Map<UpstreamFn, { call: UpstreamFn; holders: number }>();
 
-/** Register a process-wide upstream observer; returns its removal. */
-export function addUpstreamObserver(observer: UpstreamFn): () => void {
-  upstreamObservers = [...upstreamObservers, observer];
+/**
+ * Register `observer.upstream` as a process-wide upstream observer, once however many lookups
+ * register it; returns this registration's removal (the observer stays while another holds it).
+ */
+export function addUpstreamObserver(observer: LookupObserver): () => void {
+  const key = observer.upstream;
+  if (!key) return () => {};
+  const held = registered.get(key);
+  if (held) held.holders++;
+  else registered.set(key, { call: key.bind(observer), holders: 1 });
+  upstreamObservers = [...registered.values()].map((entry) => entry.call);
+  let removed = false;
   return () => {
-    upstreamObservers = upstreamObservers.filter((o) => o !== observer);
+    const entry = registered.get(key);
+    if (removed || !entry) return;
+    removed = true;
+    if (--entry.holders === 0) registered.delete(key);
+    upstreamObservers = [...registered.values()].map((held) => held.call);
   };
 }
 

@@ -50,6 +50,7 @@ import {
   type DropReport,
   limitConnections,
   limitMetricsConnections,
+  METRICS_SERVER_OPTIONS,
   lookupFiles,
   openFilesInUse,
   openFilesLimit,
@@ -360,7 +361,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     // Else V8's memory reducer can leave process.nextTick slow after an idle gap (tick-shape.ts).
     holdTickEntryShape();
     const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
-    const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(withMetricsRoute(metrics.handler, notFound)) : null;
+    const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(METRICS_SERVER_OPTIONS, withMetricsRoute(metrics.handler, notFound)) : null;
     opened.server = server;
     opened.metricsServer = metricsServer;
     // Requests Node's parser refuses are answered in the envelope and logged, not left bare.

@@ -1,5 +1,7 @@
 /** `seclookup serve --metrics` and `--metrics-port` as a real process: counters move with the traffic, never a key or an input in the text. */
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PRODUCT_IDS } from '../../src/products/catalog.js';
@@ -100,6 +102,33 @@ describe('seclookup serve --metrics', () => {
       else await serve.stop('SIGKILL');
     }
   });
+
+  it('--metrics-port: clients that send their request a byte at a time cannot hold the port; they are cut and scrapes answered again', async () => {
+    const { serve } = await startServe(db, { args: ['--metrics-port', '0'] });
+    const port = Number((await serve.waitFor(() => /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(serve.stderr)))[1]);
+    // Eight, the connections the port holds (METRICS_PORT_CONNECTIONS), each sending a header byte a second.
+    const slow = Array.from({ length: 8 }, () => connect(port, '127.0.0.1').on('error', () => {}));
+    const answers = slow.map((socket) => {
+      let text = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      return new Promise<string>((done) => socket.on('close', () => done(text)));
+    });
+    await Promise.all(slow.map((socket) => once(socket, 'connect')));
+    for (const socket of slow) socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    const drip = setInterval(() => {
+      for (const socket of slow) if (!socket.destroyed) socket.write('a');
+    }, 1_000);
+    try {
+      // serve closes each with a 408 once METRICS_SERVER_OPTIONS.headersTimeout has passed.
+      for (const text of await Promise.all(answers)) expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      const scrape = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(scrape.status).toBe(200);
+      expect(await scrape.text()).toContain('seclookup_http_requests_total');
+    } finally {
+      clearInterval(drip);
+      for (const socket of slow) socket.destroy();
+    }
+  }, 30_000);
 
   it('is off by default, and on from the config file or $SECLOOKUP_METRICS', async () => {
     const off = await startServe(db);

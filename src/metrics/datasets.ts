@@ -34,7 +34,7 @@ export function datasetAges(lookup: EngineSource): DatasetAge[] {
   for (const module of PRODUCT_MODULES as readonly AnyProductModule[]) {
     if (!module.datasetAges) continue;
     const engine = engineOf(lookup, module.id);
-    if (engine) for (const age of module.datasetAges(engine)) ages.push({ product: module.id, ...age, builtAtMs: recordedDate(age.builtAtMs) });
+    if (engine) for (const age of agesOf(module, engine)) ages.push({ product: module.id, ...age, builtAtMs: recordedDate(age.builtAtMs) });
   }
   return ages;
 }
@@ -45,6 +45,15 @@ export function datasetAges(lookup: EngineSource): DatasetAge[] {
  */
 function recordedDate(builtAtMs: number | null): number | null {
   return builtAtMs === null || !Number.isFinite(builtAtMs) || builtAtMs <= 0 ? null : builtAtMs;
+}
+
+/** A module's ages of its engine's data; none when reading them fails, so one product never fails the whole scrape. */
+function agesOf(module: AnyProductModule, engine: ProductEngine): ReturnType<NonNullable<AnyProductModule['datasetAges']>> {
+  try {
+    return module.datasetAges?.(engine) ?? [];
+  } catch {
+    return [];
+  }
 }
 
 function engineOf(lookup: EngineSource, id: string): ProductEngine | null {

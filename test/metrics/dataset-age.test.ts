@@ -151,3 +151,14 @@ function withBuildEpochZero(mmdb: Buffer): Buffer {
   copy.fill(0, key + 'build_epoch'.length + 2, key + 'build_epoch'.length + 2 + size);
   return copy;
 }
+
+describe('datasetAges from an engine source that is not a createLookup', () => {
+  it('reports nothing for engines it cannot read, rather than failing the whole scrape', () => {
+    // EngineSource is any object with engine(id): here one whose engines have none of the fields.
+    const ages = datasetAges({ engine: () => ({}) });
+    // The modules that read nothing off the engine still answer; the others (geoip's reads its
+    // database's metadata) are left out, where they threw through the scrape.
+    expect(ages.map((age) => age.product)).not.toContain('geoip');
+    for (const age of ages) expect(age).toMatchObject({ product: expect.any(String), dataset: expect.any(String) });
+  });
+});

@@ -239,6 +239,20 @@ export function createDomainRepEngine(deps: DomainRepEngineDeps): DomainRepEngin
                 ? w.fiveYearsOrMore
                 : 0;
     const age = days < 365 ? `${days} day${days === 1 ? '' : 's'} ago` : `${Math.floor(days / 365)} year${days < 730 ? '' : 's'} ago`;
+    if (query.site !== query.registrable) {
+      // A site under a private suffix (alice.github.io, x.pages.dev): the registry only knows the
+      // platform's domain, whose age says nothing of when this site appeared. An old platform is
+      // no trust signal for a customer's site made yesterday; a young one still counts.
+      return {
+        signal: {
+          code: 'domain_age',
+          detail: `${query.registrable}, the platform ${query.site} is hosted on, was registered ${age} (${created.slice(0, 10)}); the age of ${query.site} itself is unknown`,
+          weight: Math.max(0, weight),
+        },
+        failed: false,
+        expiresAt,
+      };
+    }
     return { signal: { code: 'domain_age', detail: `registered ${age} (${created.slice(0, 10)})`, weight }, failed: false, expiresAt };
   }
 

@@ -55,6 +55,14 @@ describe('tls input: accepted forms', () => {
     expect(parseTarget('[2001:db8::1]:8443')).toEqual({ host: '2001:db8::1', literal: true, port: 8443, key: '[2001:db8::1]:8443' });
   });
 
+  it('reads an IPv4 address with the trailing dot of an absolute form as that address, as URL parsers do; it was a 422 (found by a reviewer)', () => {
+    expect(parseTarget('93.184.215.14.')).toEqual({ host: '93.184.215.14', literal: true, port: 443, key: '93.184.215.14:443' });
+    expect(parseTarget('https://93.184.215.14.:8443/x')).toMatchObject({ host: '93.184.215.14', literal: true, port: 8443 });
+    expect(new URL('https://93.184.215.14./').hostname).toBe('93.184.215.14');
+    expect(codeOf(() => parseTarget('93.184.215.14..'))).not.toBe('accepted');
+    expect(codeOf(() => parseTarget('127.1.'))).toBe('host_not_allowed');
+  });
+
   it('takes the port from the port option, as a number or decimal text', () => {
     expect(parseTarget('example.com', 8443).port).toBe(8443);
     expect(parseTarget('example.com', '8443').port).toBe(8443);

@@ -3,7 +3,8 @@
  * by the loopback DNS server: certificates of every kind, protocols, SNI, IDN, hostile servers
  * and their deadlines, the outbound guard, the cache, and the HTTP forms through the API.
  */
-import { type AddressInfo, connect as connectNet, createServer as createNetServer } from 'node:net';
+import { type AddressInfo, connect as connectNet, createServer as createNetServer, type Socket } from 'node:net';
+import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLookupError } from '../../src/errors.js';
 import { createLookup, type LookupOptions } from '../../src/lookup.js';
@@ -38,6 +39,18 @@ const ZONE: Zone = {
   'sni-b.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'xn--bcher-kva.tls.test': [{ type: 'A', address: '127.0.0.1' }],
   'v6.tls.test': [{ type: 'AAAA', address: '::1' }],
+  'dual.tls.test': [
+    { type: 'A', address: '127.0.0.1' },
+    { type: 'AAAA', address: '::1' },
+  ],
+  'mixed-loop.tls.test': [
+    { type: 'A', address: '127.0.0.1' },
+    { type: 'A', address: '127.0.0.1' },
+  ],
+  'dead.tls.test': [
+    { type: 'A', address: '127.0.0.2' },
+    { type: 'A', address: '127.0.0.3' },
+  ],
   'private.tls.test': [{ type: 'A', address: '10.0.0.5' }],
   'mixed.tls.test': [
     { type: 'A', address: '127.0.0.1' },
@@ -197,6 +210,58 @@ describe('protocols', () => {
   });
 });
 
+/**
+ * A real but old TLS server: node-forge's TLS 1.1 (TLS_RSA with AES-CBC), which, as servers from
+ * before 2010 do, knows nothing of RFC 5746 secure renegotiation.
+ */
+async function legacyServer(certificate: TestCertificate): Promise<{ port: number; handshakes: () => number }> {
+  const key = certificate.key.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  let handshakes = 0;
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    const connection = forge.tls.createConnection({
+      server: true,
+      caStore: [],
+      sessionCache: {},
+      cipherSuites: [forge.tls.CipherSuites.TLS_RSA_WITH_AES_128_CBC_SHA],
+      verifyClient: false,
+      getCertificate: () => certificate.pem,
+      getPrivateKey: () => key,
+      connected: () => {
+        handshakes++;
+        socket.end();
+      },
+      tlsDataReady: (c) => void socket.write(Buffer.from(c.tlsData.getBytes(), 'binary')),
+      dataReady: () => {},
+      closed: () => socket.end(),
+      error: () => socket.destroy(),
+    });
+    socket.on('data', (data: Buffer) => connection.process(data.toString('binary')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push({
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+  return { port: (server.address() as AddressInfo).port, handshakes: () => handshakes };
+}
+
+describe('an old server without RFC 5746 secure renegotiation', () => {
+  it('is read like any other (OpenSSL 3 refuses it unless told, as s_client -legacy_server_connect); it was a 502 (found by a reviewer)', async () => {
+    const cert = leaf('valid.tls.test', { keyType: 'rsa' });
+    const server = await legacyServer(cert);
+    const result = await lookupFor({ tls: { timeouts: PATIENT } }).tls(`valid.tls.test:${server.port}`);
+    expect(result).toMatchObject({ host: 'valid.tls.test', valid: true, subject: 'CN=valid.tls.test, O=Example Org', fingerprint_sha256: cert.fingerprint256 });
+    expect(result.protocol).toMatch(/^TLSv1(\.1)?$/);
+    expect(server.handshakes()).toBe(1);
+  });
+});
+
 describe('a server that demands a client certificate (mTLS)', () => {
   it.each(['TLSv1.2', 'TLSv1.3'] as const)('%s: reports the certificate it presented before refusing ours', async (protocol) => {
     const cert = leaf('mtls.tls.test');
@@ -281,6 +346,32 @@ describe('SNI', () => {
     expect(await lookup.tls(`https://v6.tls.test:${server.port}/`)).toMatchObject({ host: 'v6.tls.test' });
     await server.settled();
     expect(server.servernames).toEqual([false, 'v6.tls.test']);
+  });
+});
+
+describe('a name with several addresses', () => {
+  it('tries the next address when one refuses, as openssl s_client and curl do; it was a 502 (found by a reviewer)', async () => {
+    // Served on ::1 only: the name's IPv4 address (tried first) refuses the connection.
+    const cert = leaf('dual.tls.test');
+    const server = await serve({ certificate: cert, host: '::1' });
+    const result = await lookupFor({ tls: { timeouts: PATIENT } }).tls(`dual.tls.test:${server.port}`);
+    expect(result).toMatchObject({ host: 'dual.tls.test', port: server.port, fingerprint_sha256: cert.fingerprint256 });
+    await server.settled();
+    expect(server.servernames).toEqual(['dual.tls.test']);
+  });
+
+  it('fails with the last address when every one refuses', async () => {
+    const port = await closedPort();
+    const { code, message } = await failure(lookupFor({ tls: { timeouts: PATIENT } }).tls(`dead.tls.test:${port}`));
+    expect(code).toBe('lookup_failed');
+    expect(message).toBe(`dead.tls.test:${port} (127.0.0.3): connection refused`);
+  });
+
+  it('does not try another address after a TLS failure: the host answered', async () => {
+    const server = await hostile('garbage');
+    const { message } = await failure(lookupFor({ tls: { timeouts: PATIENT } }).tls(`mixed-loop.tls.test:${server.port}`));
+    expect(message).toContain(`mixed-loop.tls.test:${server.port} (127.0.0.1): the server does not speak TLS on this port`);
+    expect(server.connections()).toBe(1);
   });
 });
 

@@ -3,8 +3,8 @@
  *
  * prepare (synchronous, no I/O) reads the input into a target (target.ts). The lookup asks the
  * outbound guard whether the host may be reached (it resolves a name and refuses any
- * non-public address: 422 `host_not_allowed`), connects to the checked address with the name as
- * SNI, and reads the leaf certificate without verifying it (handshake.ts). The socket holds one
+ * non-public address: 422 `host_not_allowed`), connects to a checked address with the name as
+ * SNI (IPv4 first; the next address when one refuses or cannot be routed to), and reads the leaf certificate without verifying it (handshake.ts). The socket holds one
  * of the guard's slots (its cap on sockets open at once) until it closes; a check waits for one
  * within its own deadline. Any failure to get a certificate, a slot included, is 502
  * `lookup_failed`, never cached.
@@ -95,22 +95,33 @@ export function createTlsEngine(deps: TlsEngineDeps, options?: TlsEngineOptions)
     });
     const leftAt = () => Math.floor(timeouts.totalMs - (performance.now() - started));
     const spent = () => new LookupError('lookup_failed', `${target.key}: no TLS handshake within ${timeouts.totalMs} ms; retry later`);
-    if (leftAt() < 1) throw spent();
-    const where = checked.literal ? target.key : `${target.key} (${checked.address.includes(':') ? `[${checked.address}]` : checked.address})`;
-    const slot = await takeSlot(deps.outbound(), leftAt(), where);
-    const left = leftAt();
-    if (left < 1) {
-      slot.release();
-      throw spent();
+    // Every address the name has, IPv4 first (the guard checked them all): one that refuses or
+    // cannot be routed to is skipped for the next, as openssl s_client and curl do, so a host
+    // with one dead address (or an IPv6 address this machine cannot reach) still answers.
+    const addresses = checked.literal ? [checked.address] : checked.addresses.map((a) => a.address);
+    let done: Handshake | undefined;
+    let where = '';
+    for (let i = 0; done === undefined; i++) {
+      const address = addresses[i];
+      where = checked.literal ? target.key : `${target.key} (${address.includes(':') ? `[${address}]` : address})`;
+      if (leftAt() < 1) throw spent();
+      const slot = await takeSlot(deps.outbound(), leftAt(), where);
+      const left = leftAt();
+      if (left < 1) {
+        slot.release();
+        throw spent();
+      }
+      // The handshake gets its own deadline, or what is left of the whole check's if that is shorter.
+      const budget = Math.min(timeouts.connectMs, left);
+      const late = budget === timeouts.connectMs ? `no TLS handshake within ${budget} ms` : `no TLS handshake within the check's ${timeouts.totalMs} ms`;
+      const peer = { address, port: target.port, servername: checked.literal ? undefined : checked.host };
+      const at = where;
+      done = await handshakeHolding(slot, peer, budget, late).catch((error: unknown) => {
+        if (!isSeclookupError(error)) throw error;
+        if (i + 1 < addresses.length && unreachable(error)) return undefined;
+        throw new LookupError('lookup_failed', `${at}: ${error.message}`, { cause: error });
+      });
     }
-    // The handshake gets its own deadline, or what is left of the whole check's if that is shorter.
-    const budget = Math.min(timeouts.connectMs, left);
-    const late = budget === timeouts.connectMs ? `no TLS handshake within ${budget} ms` : `no TLS handshake within the check's ${timeouts.totalMs} ms`;
-    const peer = { address: checked.address, port: target.port, servername: checked.literal ? undefined : checked.host };
-    const done = await handshakeHolding(slot, peer, budget, late).catch((error: unknown) => {
-      if (!isSeclookupError(error)) throw error;
-      throw new LookupError('lookup_failed', `${where}: ${error.message}`, { cause: error });
-    });
     const facts = readCertificate(done, where);
     const now = deps.now();
     return { result: toResult(target.host, target.port, facts, done.protocol, now), ttlMs: Math.min(cacheTtlMs, msUntilChange(facts, now)) };
@@ -170,6 +181,13 @@ function handshakeHolding(slot: OutboundSlot, peer: HandshakeTarget, timeoutMs: 
     if (!socketMade) slot.release(); // failed before a socket was made: no close will give it back
     throw error;
   });
+}
+
+/** The socket errors that say nothing listens at that address, or it cannot be reached: another address may do. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
+function unreachable(error: Error): boolean {
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && UNREACHABLE.has(code);
 }
 
 /** The certificate's facts; one that cannot be read (a malformed validity time) is the server's failure. */

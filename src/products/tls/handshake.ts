@@ -4,7 +4,7 @@
  * chain (an expired or self-signed certificate is exactly what a caller wants to see), take
  * the leaf certificate and the negotiated protocol, and close.
  */
-import type { X509Certificate } from 'node:crypto';
+import { constants, type X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import { SeclookupError } from '../../errors.js';
 import { upstreamEnd, upstreamStart } from '../../lib/observe.js';
@@ -32,7 +32,14 @@ export interface Handshake {
  */
 let sharedContext: tls.SecureContext | undefined;
 function clientContext(): tls.SecureContext {
-  return (sharedContext ??= tls.createSecureContext({ minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' }));
+  // SSL_OP_LEGACY_SERVER_CONNECT: OpenSSL 3 no longer sets it, and refuses any server without
+  // RFC 5746 secure renegotiation (ERR_SSL_UNSAFE_LEGACY_RENEGOTIATION_DISABLED), so the
+  // certificates of those old servers could not be read. Renegotiation is never used here.
+  return (sharedContext ??= tls.createSecureContext({
+    minVersion: 'TLSv1',
+    ciphers: 'DEFAULT:@SECLEVEL=0',
+    secureOptions: constants.SSL_OP_LEGACY_SERVER_CONNECT,
+  }));
 }
 
 const skipIdentityCheck = (): undefined => undefined;

@@ -124,8 +124,10 @@ function normalizeHost(raw: string, bracketed: boolean): string {
     if (!addr) throw invalid(`${quoteInput(raw)} is not an IPv6 address`);
     return formatIp(addr);
   }
-  if (isIP(raw) === 4) {
-    const addr = parseIp(raw);
+  // An absolute form's one trailing dot is not part of the host (`93.184.215.14.` is that address, as URL parsers read it).
+  const dotless = raw.endsWith('.') && !raw.endsWith('..') ? raw.slice(0, -1) : raw;
+  if (isIP(dotless) === 4) {
+    const addr = parseIp(dotless);
     if (!addr) throw invalid(`${quoteInput(raw)} is not an IP address in standard form`);
     return formatIp(addr);
   }

@@ -51,10 +51,15 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   return reply;
 }
 
-/** `url` without `base` (a prefix as `mountPath` gives it), or null when it is not under it. */
-function withoutPrefix(url: string, base: string): string | null {
+/**
+ * `url` without `base` (a prefix as `mountPath` gives it), or null when it is not under it.
+ * `caseSensitive: false` (the server's router option) matches the prefix in any case, as
+ * Fastify's router then does: `/API/healthz` reached the plugin registered at `/api`.
+ */
+function withoutPrefix(url: string, base: string, caseSensitive = true): string | null {
   if (!base) return url;
-  if (!url.startsWith(base)) return null;
+  const head = url.slice(0, base.length);
+  if (caseSensitive ? head !== base : head.toLowerCase() !== base.toLowerCase()) return null;
   // Under `/x`, but not `/xy`: the prefix ends where a path segment does.
   const next = url.charCodeAt(base.length);
   if (next === 0x2f /* / */) return url.slice(base.length);
@@ -107,7 +112,10 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
 
   const cork = createTurnCork();
   const base = mountPath(fastify.prefix);
-  const apiUrl = (request: FastifyRequest) => withoutPrefix(request.url, base) ?? request.url;
+  const caseSensitive = routesCaseSensitive(fastify);
+  const apiUrl = (request: FastifyRequest) => withoutPrefix(request.url, base, caseSensitive) ?? request.url;
+  // The plugin's routes log their requests without the secrets a URL can carry (see redactedRequest).
+  const logSerializers = { req: redactedRequest(fastify.log) };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     forward(api, cork, request, reply, apiUrl(request), request.body as AsyncIterable<Uint8Array> | undefined);
   // Scoped to this plugin's routes: the application's own routes keep its error handler.
@@ -116,10 +124,70 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
     // The body is still unread: the core checks the key first, then reads it by its own rules.
     return forward(api, cork, request, reply, apiUrl(request), request.raw);
   });
-  fastify.all('/v1/*', handler);
-  for (const mount of api.assetMounts) fastify.all(`${mount}*`, handler);
+  fastify.all('/v1/*', { logSerializers }, handler);
+  for (const mount of api.assetMounts) fastify.all(`${mount}*`, { logSerializers }, handler);
   // Every method, as on the other adapters: the core answers the ones /healthz does not take with 405 and Allow.
-  fastify.all(HEALTH_PATH, handler);
+  fastify.all(HEALTH_PATH, { logSerializers }, handler);
+}
+
+/** Whether the server's router tells paths apart by case (`caseSensitive`, Fastify's default true). */
+function routesCaseSensitive(fastify: FastifyInstance): boolean {
+  const config = fastify.initialConfig as { caseSensitive?: boolean; routerOptions?: { caseSensitive?: boolean } };
+  // Fastify 5 keeps it under routerOptions (reading the top-level one there warns); Fastify 4 at the top.
+  return (config.routerOptions ? config.routerOptions.caseSensitive : config.caseSensitive) !== false;
+}
+
+/** Query parameters that carry a key in the clear: captcha's `secret` (`GET /v1/captcha/usage?secret=tf_sec_...`). */
+const SECRET_PARAMETERS: ReadonlySet<string> = new Set(['secret']);
+
+/**
+ * `url` with the value of every secret-bearing query parameter replaced, its name read as the
+ * API reads it (percent-decoded, `+` a space: `?%73ecret=` is `secret` too).
+ */
+function redactUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const pairs = url.slice(query + 1).split('&');
+  let changed = false;
+  for (let i = 0; i < pairs.length; i++) {
+    const equals = pairs[i].indexOf('=');
+    if (equals === -1) continue;
+    if (SECRET_PARAMETERS.has(decodedName(pairs[i].slice(0, equals)).toLowerCase())) {
+      pairs[i] = `${pairs[i].slice(0, equals)}=[redacted]`;
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, query)}?${pairs.join('&')}` : url;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
+}
+
+type RequestSerializer = (request: FastifyRequest) => unknown;
+
+/**
+ * The `req` serializer of the plugin's routes: the server logger's own (pino keeps it under
+ * `Symbol.for('pino.serializers')`; Fastify's default, or the app's), with the URL's secret
+ * query values redacted. Fastify logs every request's URL at info (`incoming request`), and a
+ * captcha secret key may come in the query string: that would put it in the app's log.
+ */
+function redactedRequest(log: unknown): RequestSerializer {
+  const serializers = (log as Record<symbol, Record<string, RequestSerializer> | undefined> | undefined)?.[Symbol.for('pino.serializers')];
+  const parent: RequestSerializer =
+    typeof serializers?.req === 'function'
+      ? serializers.req
+      : (request) => ({ method: request.method, url: request.url, host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort });
+  return (request) => {
+    const serialized = parent(request);
+    if (serialized === null || typeof serialized !== 'object') return serialized;
+    const { url } = serialized as { url?: unknown };
+    return typeof url === 'string' ? { ...serialized, url: redactUrl(url) } : serialized;
+  };
 }
 
 /**
@@ -129,12 +197,13 @@ export async function seclookup(fastify: FastifyInstance, options: SeclookupFast
  * own input error (`invalid_user_agent`, `invalid_ip`); elsewhere Fastify's default answer stays.
  *
  * @param options.prefix the `prefix` the plugin is registered with, if any. @default ''
+ * @param options.caseSensitive false when the server's router is (`caseSensitive: false`), so the prefix matches in any case. @default true
  */
-export function seclookupFrameworkErrors(api: Api, options: { prefix?: string } = {}) {
+export function seclookupFrameworkErrors(api: Api, options: { prefix?: string; caseSensitive?: boolean } = {}) {
   const base = mountPath(options.prefix ?? '');
   const cork = createTurnCork();
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const url = withoutPrefix(request.raw.url ?? '/', base);
+    const url = withoutPrefix(request.raw.url ?? '/', base, options.caseSensitive ?? true);
     if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, cork, request, reply, url, request.raw);
     const statusCode = error.statusCode ?? 400;
     return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });

@@ -44,7 +44,7 @@ ${MODULES.filter((module) => module.dataset)
                      data bundled with seclookup: refused when that is inside
                      node_modules, where a reinstall would undo the update)
   --mirror URL       fetch each source https://HOST/PATH from URL/HOST/PATH instead
-                     (an internal mirror or an offline copy)
+                     (an internal mirror or an offline copy; no ?query or #fragment)
   --timeout MS       per-request timeout in milliseconds, at most 2147483647 (default: the
                      product's own)
   --source NAME      update: only these sources of the product (comma-separated):
@@ -375,4 +375,12 @@ function assertHttpUrl(value: string, command: string): void {
   }
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
     throw new UsageError(`--mirror must be an http(s) URL (got ${JSON.stringify(redactUserinfo(value))})`, command);
+  // Each feed's host and path are appended to the mirror URL: after a query (a token, often) or a
+  // fragment they would land inside it, so every feed would 404 while the query (quoted back in
+  // progress lines) leaked. Refused without quoting it.
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(value))
+    throw new UsageError(
+      `--mirror must not have a query or fragment (${JSON.stringify(redactUserinfo(`${url.origin}${url.pathname}`))} then ?... or #...): each feed's host and path are appended to it; give a token in the URL's user part (https://TOKEN@mirror/) instead`,
+      command,
+    );
 }

@@ -6,7 +6,8 @@
  * them, and its plausibility checks.
  */
 import { randomBytes } from 'node:crypto';
-import { rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmodSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
 import { httpGetFollowing, type HttpGetResponse } from './http-get.js';
 
@@ -51,7 +52,7 @@ export function createSourceFetcher(
       throw fail(error instanceof Error ? error.message : String(error), url, error);
     }
     if (response.status < 200 || response.status > 299) throw fail(`HTTP ${response.status}`, url);
-    return response.body.toString('utf8');
+    return withoutBom(response.body.toString('utf8'));
   };
   return {
     async json(url) {
@@ -66,6 +67,15 @@ export function createSourceFetcher(
   };
 }
 
+/**
+ * `text` without a leading byte order mark, which some servers (a Windows-built file, a CDN
+ * transform) put before JSON or a list: JSON.parse refuses it, and a list would keep it in
+ * its first entry. RFC 8259 lets a parser ignore it.
+ */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** `https://host/path` as `${mirror}/host/path`. */
 export function viaMirror(url: string, mirror: string): string {
   const { host, pathname, search } = new URL(url);
@@ -73,24 +83,46 @@ export function viaMirror(url: string, mirror: string): string {
 }
 
 /**
- * Write to a temporary file beside `path` (same file system, same permissions; 0o644 for a
- * file that does not exist yet), then rename it over `path`: readers see the old file or the
- * new one, never half of one. The folder must exist.
+ * Write to a temporary file beside `path` (same file system, same permissions; 0o644 less the
+ * umask for a file that does not exist yet), then rename it over `path`: readers see the old file
+ * or the new one, never half of one. The folder must exist.
  */
 export async function writeAtomically(path: string, content: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const mode = await stat(path).then(
-    (stats) => stats.mode & 0o777,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return 0o644;
-      throw error;
-    },
-  );
+  const temporary = await writeBeside(path, content);
   try {
-    await writeFile(temporary, content, { flag: 'wx', mode });
     await rename(temporary, path);
   } catch (error) {
     await unlink(temporary).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * `content` written to a new temporary file beside `path`, with the permissions of the file at
+ * `path` (set explicitly: the umask would otherwise narrow them, and a dataset the service's
+ * group could read would become readable by its owner only), or 0o644 less the umask when there
+ * is none. Returns the temporary file's path, for the caller to rename over `path`; removes it
+ * and throws when it cannot be written.
+ */
+export async function writeBeside(path: string, content: string): Promise<string> {
+  return writeBesideSync(path, content);
+}
+
+/** `writeBeside`, synchronously (also for a read-modify-write that must not yield). */
+export function writeBesideSync(path: string, content: string): string {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  let mode: number | undefined;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  try {
+    writeFileSync(temporary, content, { flag: 'wx', mode: mode ?? 0o644 });
+    if (mode !== undefined) chmodSync(temporary, mode);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return temporary;
 }

@@ -6,15 +6,14 @@
  * bundled: `--source spamhaus-drop` installs it (its terms are the operator's to accept), and a
  * plain update refreshes it once installed.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { httpGetFollowing } from '../../lib/http-get.js';
 import { formatIp, parseIp } from '../../lib/ip.js';
-import { viaMirror } from '../../lib/source-update.js';
+import { viaMirror, withoutBom, writeBeside, writeBesideSync } from '../../lib/source-update.js';
 import { readSnapshots, riskscoreDir } from './local.js';
 import { APPLE_RELAY_URL, LOCAL_SOURCES, SOURCE_GROUPS, TOR_URL, parseSource, type LocalSource, type SourceGroup } from './sources.js';
 
@@ -74,7 +73,7 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
           headers: { 'user-agent': 'seclookup-riskscore-updater' },
         });
         if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
-        return response.body.toString('utf8');
+        return withoutBom(response.body.toString('utf8'));
       })();
       fetched.set(url, body);
     }
@@ -123,13 +122,13 @@ export async function updateRiskScoreData(options: RiskScoreUpdateOptions): Prom
  */
 function writeDates(dataDir: string, dated: Record<string, string>, progress: (line: string) => void): void {
   const path = join(riskscoreDir(dataDir), 'snapshots.json');
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  let temporary: string | undefined;
   try {
     const snapshots = { ...readSnapshots(dataDir), ...dated };
-    writeFileSync(temporary, `${JSON.stringify(snapshots, null, 2)}\n`, { flag: 'wx' });
+    temporary = writeBesideSync(path, `${JSON.stringify(snapshots, null, 2)}\n`);
     renameSync(temporary, path);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    if (temporary !== undefined) rmSync(temporary, { force: true });
     const reason = (error instanceof Error ? error.message : String(error)).replace(/^seclookup: /, '');
     progress(`${path}: not written (${reason}): the files of ${Object.keys(dated).join(', ')} were updated, but it still gives their previous dates`);
   }
@@ -222,9 +221,8 @@ async function writeGroup(files: { path: string; text: string }[]): Promise<void
   try {
     for (const { path, text } of files) {
       await mkdir(dirname(path), { recursive: true }); // a source installed for the first time (spamhaus-drop)
-      const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-      staged.push({ path, temporary });
-      await writeFile(temporary, text, { flag: 'wx' });
+      // With the permissions of the file it replaces (a list the service's group reads stays so).
+      staged.push({ path, temporary: await writeBeside(path, text) });
     }
   } catch (error) {
     await Promise.all(staged.map(({ temporary }) => unlink(temporary).catch(() => {})));

@@ -374,7 +374,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
       await listen(server, port, host, log);
       if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
       stopIfSignalled();
-      await announceKeys(meter, where);
+      await announceKeys(meter, where, Date.now, `seclookup keys list ${redis ? '--redis' : '--db'} ${shellWord(where)}`);
       for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
     } catch (error) {
       // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.
@@ -586,7 +586,14 @@ function resolvePort(flag: string | undefined, command: string): number {
  * Instances started together on one store: the one whose claim is stored first creates them.
  * @internal exported for its tests, which also give `now`
  */
-export async function announceKeys(meter: MeterAdmin & SettingsStore, where: string, now: () => number = Date.now): Promise<void> {
+export async function announceKeys(
+  meter: MeterAdmin & SettingsStore,
+  where: string,
+  now: () => number = Date.now,
+  // The command that lists this store's keys: a bare `seclookup keys list` would read ./seclookup.db,
+  // not a --db file elsewhere or the Redis serve uses.
+  listCommand = 'seclookup keys list',
+): Promise<void> {
   const firstStart = await claimFirstStart(meter, now());
   const keys = await meter.listKeys();
   if (firstStart === 'mine' && keys.length === 0) {
@@ -597,7 +604,7 @@ export async function announceKeys(meter: MeterAdmin & SettingsStore, where: str
   }
   if (firstStart === 'mine') await meter.setSetting(BOOTSTRAP_SETTING, new Date(now()).toISOString());
   if (firstStart === 'theirs') note('Another instance is creating the starter keys now: they are printed once, on its stderr.');
-  noteKeyCount(keys, where);
+  noteKeyCount(keys, where, listCommand);
 }
 
 /**
@@ -638,9 +645,14 @@ async function issueStarterKeys(meter: MeterAdmin & SettingsStore): Promise<Issu
   return issued;
 }
 
-function noteKeyCount(keys: readonly KeyInfo[], where: string): void {
+function noteKeyCount(keys: readonly KeyInfo[], where: string, listCommand: string): void {
   const active = keys.filter((k) => k.status === 'active').length;
-  note(`${keys.length} keys in ${where} (${active} active); use \`seclookup keys list\` to see them`);
+  note(`${keys.length} keys in ${where} (${active} active); use \`${listCommand}\` to see them`);
+}
+
+/** A path or URL as one shell word: quoted only when it holds something the shell would read. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /**

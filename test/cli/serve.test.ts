@@ -121,7 +121,8 @@ describe('seclookup serve', () => {
     expect(serve.starterKeys().size).toBe(0);
     expect(serve.stderr).not.toMatch(/_sec_|_pub_/);
     expect(serve.stdoutLines.join('\n')).not.toMatch(/_sec_|_pub_/);
-    expect(serve.stderr).toContain(`30 keys in ${db} (30 active); use \`seclookup keys list\``);
+    // The command that lists this store's keys: a bare `seclookup keys list` reads ./seclookup.db instead.
+    expect(serve.stderr).toContain(`30 keys in ${db} (30 active); use \`seclookup keys list --db ${db}\` to see them`);
     // captcha's starter pair is a site key with no domains yet (its module's starterKeys), not a plain key pair.
     const challenge = await getJson(`${baseUrl}/v1/captcha/challenge?sitekey=${starter.get('captcha')!.public}&hostname=shop.example.com`);
     expect(challenge.body).toMatchObject({ error_code: 'domain_not_configured' });

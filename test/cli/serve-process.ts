@@ -86,10 +86,12 @@ export abstract class ServeRun {
 
   /**
    * Wait for the "listening on" line: the base URL. A start builds every engine (1.5 s of CPU on a
-   * quiet machine); on a shared, loaded one it has taken over 10 s, so it gets 30.
+   * quiet machine); on a shared, loaded one it has taken over 30 s (a fresh clone's first start,
+   * which also indexes the ASN data, beside the suite's busiest files), so it gets 50, within
+   * the hooks' 60.
    */
   protected async listening(): Promise<string> {
-    const match = await this.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stderr), 30_000);
+    const match = await this.waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stderr), 50_000);
     return match[1];
   }
 }

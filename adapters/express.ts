@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { LookupError } from '../src/errors.js';
+import { splitUrl } from '../src/api/input.js';
 import { clientClosed } from '../src/api/body.js';
 import type { Api, RequestBody } from '../src/api/types.js';
 import { serveRequest } from './node.js';
@@ -37,7 +38,7 @@ export function seclookup(options: SeclookupExpressOptions): SeclookupMiddleware
   // Pipelined requests one at a time (pipelining.ts).
   const serve = (req: Request, res: Response, body: RequestBody) =>
     inLine(res) ? whenFirstInLine(req, res, () => serveNow(req, res, body)) : serveNow(req, res, body);
-  const ownsPath = (req: Request) => api.owns(req.url.split('?', 1)[0]);
+  const ownsPath = (req: Request) => api.owns(splitUrl(req.url)[0]);
 
   const handler: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
     if (!ownsPath(req)) return next();

@@ -37,8 +37,24 @@ function decodePathValue(raw: string, inputError: ErrorCode): string {
   }
 }
 
-/** `/path?query` split at the first `?`. */
+/** `/path?query` split at the first `?`; an absolute-form target is read as its origin form first. */
 export function splitUrl(url: string): [string, string?] {
-  const at = url.indexOf('?');
-  return at === -1 ? [url] : [url.slice(0, at), url.slice(at + 1)];
+  const target = originForm(url);
+  const at = target.indexOf('?');
+  return at === -1 ? [target] : [target.slice(0, at), target.slice(at + 1)];
+}
+
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * A request target in absolute form (`GET http://host/healthz HTTP/1.1`, which RFC 9112 3.2.2
+ * says a server must accept, though clients send it to proxies) as its origin form (`/healthz`);
+ * any other target as it is. Node hands the target over as the client wrote it.
+ */
+export function originForm(url: string): string {
+  if (url.charCodeAt(0) === 0x2f /* / */) return url;
+  const authority = ABSOLUTE_FORM.exec(url);
+  if (!authority) return url;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }

@@ -378,6 +378,18 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
     });
   });
 
+  describe('a request target in absolute form (RFC 9112 3.2.2: a server must accept it)', () => {
+    it('is served as its path: healthz, and a lookup with its query, billed and logged under its route', async () => {
+      const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
+      const lookup = `GET http://api.example/v1/useragent/lookup?ua=${encodeURIComponent(CHROME)} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${secretKey}\r\n\r\n`;
+      const reply = await exchange(stack.port, `GET HTTP://api.example/healthz HTTP/1.1\r\nHost: api.example\r\n\r\n${lookup}`, { responses: 2 });
+      expect(reply.responses.map((r) => r.status)).toEqual([200, 200]);
+      expect(jsonOf(reply.responses[1]).user_agent).toBe(CHROME);
+      expect(reply.responses[1].headers['x-quota-remaining']).toBeDefined();
+      expect(stack.logged.at(-1)).toMatchObject({ route: '/v1/useragent/lookup', status: 200 });
+    });
+  });
+
   describe("requests Node's parser refuses", () => {
     const cases = [
       ...REFUSED_BY_NODE,

@@ -171,13 +171,21 @@ function registration(name: string, daysAgo: number) {
 
 beforeAll(async () => {
   dns = await startDnsServer({
-    zone: { 'rdap.test': [A('127.0.0.1')], ...authenticated('oldclean.com'), 'bare.com': [A()], ...authenticated('mycharity.org.in') },
+    zone: {
+      'rdap.test': [A('127.0.0.1')],
+      ...authenticated('oldclean.com'),
+      'bare.com': [A()],
+      ...authenticated('mycharity.org.in'),
+      'evil-login.herokuapp.com': [A()],
+      'herokuapp.com': [A()],
+    },
     behaviours: {},
   });
   rdap = await startRdapServer({
     'oldclean.com': registration('oldclean.com', 20 * 365),
     'bare.com': registration('bare.com', 400),
     'mycharity.org.in': registration('mycharity.org.in', 10 * 365),
+    'herokuapp.com': registration('herokuapp.com', 15 * 365),
   });
 });
 
@@ -223,5 +231,24 @@ describe('a site under a listed public suffix, end to end (defect 2)', () => {
     const result = await lookupWith().domainrep('mycharity.org.in');
     expect(byCode(result, 'phishing_list')[0].weight).toBe(0);
     expect(result.level).toBe('low');
+  });
+});
+
+// A site under a private suffix (`evil-login.herokuapp.com`): its registration age is the hosting
+// platform's, so an old platform must not lend the customer's site the "5 years or more" trust (-10).
+describe('domain_age of a site under a private suffix', () => {
+  it("gives a customer's site no trust from the hosting platform's old registration, and says whose date it is", async () => {
+    const [age] = byCode(await lookupWith().domainrep('evil-login.herokuapp.com'), 'domain_age');
+    expect(age.weight).toBe(0);
+    expect(age.detail).toMatch(/^herokuapp\.com, the platform evil-login\.herokuapp\.com is hosted on, was registered 15 years ago/);
+  });
+
+  it('still counts an old registration for the registrable domain itself and for an ordinary site', async () => {
+    const lookup = lookupWith();
+    expect(byCode(await lookup.domainrep('herokuapp.com'), 'domain_age')[0]).toMatchObject({
+      weight: -10,
+      detail: expect.stringMatching(/^registered 15 years ago/),
+    });
+    expect(byCode(await lookup.domainrep('oldclean.com'), 'domain_age')[0]).toMatchObject({ weight: -10 });
   });
 });

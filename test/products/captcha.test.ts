@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createApiStack, FROZEN_NOW, TEST_PLANS, TEST_SECRET, type ApiStack, type Reply } from '../api/harness.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
-import { createSiteKey, updateSiteKey, revokeSiteKey, type CreateSiteKeyOptions } from '../../src/products/captcha/site-keys.js';
+import { createSiteKey, normalizeHostname, updateSiteKey, revokeSiteKey, type CreateSiteKeyOptions } from '../../src/products/captcha/site-keys.js';
 import { solvePow } from '../../src/products/captcha/puzzles/pow.js';
 import type { PowParams } from '../../src/products/captcha/puzzles/pow.js';
 import type { SliderParams } from '../../src/products/captcha/puzzles/slider.js';
@@ -773,5 +773,22 @@ describe('captcha: status, usage, CORS', () => {
       headers: { origin: 'https://shop.example.com', host: 'api.example.org' },
     });
     expect(c.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+  });
+});
+
+describe('captcha: a page hostname with a path, query or fragment is no hostname', () => {
+  it('normalizeHostname refuses them, where it kept the part before the delimiter', () => {
+    for (const text of ['shop.example.com/x', 'evil.test/.example.com', 'shop.example.com?x', 'shop.example.com#x', 'shop.example.com\\x', '1.2.3.4/x'])
+      expect(normalizeHostname(text), text).toBeNull();
+    expect(normalizeHostname(' Shop.Example.COM. ')).toBe('shop.example.com');
+  });
+
+  it('challenge with hostname=shop.example.com/x: 403 domain_required (not a challenge for shop.example.com); a site key domain with a path is refused', async () => {
+    const s = await createApiStack();
+    const key = await createSiteKey(s.meter, { domains: ['example.com'] });
+    for (const hostname of ['shop.example.com/x', 'shop.example.com?x=1', 'shop.example.com#frag']) {
+      expectCode(await s.call(`/v1/captcha/challenge?${new URLSearchParams({ sitekey: key.siteKey, hostname })}`), 403, 'domain_required');
+    }
+    await expect(createSiteKey(s.meter, { domains: ['example.com/path'] })).rejects.toThrow(/not a hostname/);
   });
 });

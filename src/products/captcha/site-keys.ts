@@ -70,6 +70,9 @@ const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function normalizeHostname(text: unknown): string | null {
   if (typeof text !== 'string' || text.length === 0 || text.length > 1024) return null;
   const trimmed = text.trim().toLowerCase();
+  // domainToASCII reads its text as a URL's host and drops what follows a path, query or
+  // fragment delimiter (`shop.example.com/x` -> `shop.example.com`): such text is no hostname.
+  if (/[/\\?#]/.test(trimmed)) return null;
   // Parsing a name as an IP costs an exception: only text that can be one is tried.
   if (looksLikeIp(trimmed)) {
     const ip = parseIp(trimmed.startsWith('[') && trimmed.endsWith(']') ? trimmed.slice(1, -1) : trimmed);

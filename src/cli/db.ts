@@ -4,7 +4,7 @@ import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
 import { redactRedisUrl } from '../metering/redis/url.js';
 import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
-import { explainMeterError } from './db-errors.js';
+import { explainDatabaseError, explainMeterError } from './db-errors.js';
 import { CommandError, UsageError } from './errors.js';
 import { cliEnv } from './io.js';
 
@@ -52,9 +52,10 @@ export function describeMeter(flags: MeterFlags): string {
 /**
  * Open the meter: Redis when a URL is given (several instances share it), else the SQLite file.
  * Commands that only read or change existing state pass `create: false`, so a mistyped `--db`
- * path fails clearly instead of creating an empty file.
+ * path fails clearly instead of creating an empty file. `verify` (serve): a SQLite file is
+ * checked whole first, so a damaged one stops serve at start rather than failing its lookups.
  */
-export async function openMeter(flags: MeterFlags, { create }: { create: boolean }): Promise<Meter> {
+export async function openMeter(flags: MeterFlags, { create, verify = false }: { create: boolean; verify?: boolean }): Promise<Meter> {
   const leaseMs = resolveLeaseMs();
   const redis = resolveRedisUrl(flags.redis);
   if (redis) {
@@ -69,10 +70,22 @@ export async function openMeter(flags: MeterFlags, { create }: { create: boolean
   const problem = create && !existsSync(path) ? databaseFileProblem(path, { write: true }) : null;
   if (problem) throw new CommandError(`cannot create the database ${path}: ${problem}`);
   try {
-    return createSqliteMeter(path, { leaseMs });
+    return createSqliteMeter(path, { leaseMs, verify });
   } catch (error) {
+    // A damaged file is said as when a command meets the damage later: "cannot use the database".
+    const corrupt = sqliteCodeIn(error, /^SQLITE_CORRUPT/);
+    if (corrupt) throw explainDatabaseError(path, corrupt, { write: false });
     throw new CommandError(openFailure(path, 'metering database', error), { cause: error });
   }
+}
+
+/** The error in `error` or its causes whose SQLite code matches `code`. */
+function sqliteCodeIn(error: unknown, code: RegExp): Error | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const found = (current as { code?: unknown }).code;
+    if (typeof found === 'string' && code.test(found)) return current;
+  }
+  return undefined;
 }
 
 /**

@@ -306,7 +306,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     const where = describeMeter(values);
     // The meter store before the engines: one that cannot be reached (Redis down, a locked file)
     // stops serve at once, not after seconds of loading datasets.
-    const openedMeter = await openMeter(values, { create: true });
+    const openedMeter = await openMeter(values, { create: true, verify: true });
     const meter = metrics ? metrics.instrumentMeter(openedMeter) : openedMeter;
     opened.meter = meter;
     // The SQLite file named too: a broken one (a page overwritten) is said in one line, not as a stack trace.
@@ -399,9 +399,11 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
 async function run(started: Started, stopSignals: StopSignals): Promise<number> {
   const { server, metricsServer, api, meter, stores, lookup, log, deadlineMs, meterFile, drops } = started;
   const stopWatching = meterFile
-    ? watchFileIdentity(meterFile, () =>
+    ? watchFileIdentity([meterFile, `${meterFile}-wal`, `${meterFile}-shm`], (changed) =>
         stopSignals.stopFor(
-          `seclookup: the database ${meterFile} was deleted or replaced while serve ran: what it answers would be billed to a file nobody reads, and keys created or revoked in the new one go unseen; stopping (exit 1) so it starts again on the file now there`,
+          changed === meterFile
+            ? `seclookup: the database ${meterFile} was deleted or replaced while serve ran: what it answers would be billed to a file nobody reads, and keys created or revoked in the new one go unseen; stopping (exit 1) so it starts again on the file now there`
+            : `seclookup: ${changed}, the database's ${changed.slice(meterFile.length + 1)} file, was deleted or replaced while serve ran: its commits go where no other process reads them, and keys created or revoked by others go unseen; stopping (exit 1) so it starts again on the files now there`,
           EXIT_FAILURE,
         ),
       )
@@ -424,14 +426,18 @@ async function run(started: Started, stopSignals: StopSignals): Promise<number> 
 export const FILE_WATCH_INTERVAL_MS = 5_000;
 
 /**
- * Call `onChanged` once if `path` stops being the file it is now (deleted, or replaced: a backup
- * restored with `mv`, a clean-up by mistake), as PostgreSQL stops when its lock file goes: SQLite
- * keeps writing to the unlinked file, with no error. Checked every FILE_WATCH_INTERVAL_MS
- * (`$SECLOOKUP_FILE_WATCH_MS` in the tests); returns what stops the watch.
+ * Call `onChanged` once with the first of `paths` that stops being the file it is now (deleted,
+ * or replaced: a backup restored with `mv`, a clean-up by mistake), as PostgreSQL stops when its
+ * lock file goes: SQLite keeps writing to the unlinked file, with no error. The database's -wal
+ * and -shm files are watched too: while serve has the database open they are never deleted by
+ * SQLite, and one deleted under it splits the database in two (its commits in a WAL nobody else
+ * reads, a `keys revoke` in a new one it never sees). A path absent at the start is not watched.
+ * Checked every FILE_WATCH_INTERVAL_MS (`$SECLOOKUP_FILE_WATCH_MS` in the tests); returns what
+ * stops the watch.
  */
-function watchFileIdentity(path: string, onChanged: () => void): () => void {
+function watchFileIdentity(paths: readonly string[], onChanged: (path: string) => void): () => void {
   // The device and inode: the file itself, whatever is written to it.
-  const identityOf = () => {
+  const identityOf = (path: string) => {
     try {
       const stats = statSync(path);
       return `${stats.dev}:${stats.ino}`;
@@ -439,13 +445,14 @@ function watchFileIdentity(path: string, onChanged: () => void): () => void {
       return null;
     }
   };
-  const identity = identityOf();
-  if (identity === null) return () => {};
+  const watched = paths.map((path) => ({ path, identity: identityOf(path) })).filter((file) => file.identity !== null);
+  if (watched.length === 0) return () => {};
   const intervalMs = Math.max(10, Number(cliEnv().SECLOOKUP_FILE_WATCH_MS) || FILE_WATCH_INTERVAL_MS);
   const timer = setInterval(() => {
-    if (identityOf() === identity) return;
+    const changed = watched.find((file) => identityOf(file.path) !== file.identity);
+    if (!changed) return;
     clearInterval(timer);
-    onChanged();
+    onChanged(changed.path);
   }, intervalMs).unref();
   return () => clearInterval(timer);
 }

@@ -190,6 +190,27 @@ describe('a corrupt database (a page overwritten)', () => {
     expect(result.stderr.trim().split('\n').at(-1)).toBe(`seclookup: cannot use the database ${db}: database disk image is malformed`);
   });
 
+  it('serve refuses a file whose key index page is overwritten, naming the file and what to do, instead of listening and failing every lookup (exit 1)', async () => {
+    const { db } = await database();
+    const reader = new Database(db, { readonly: true });
+    const page = reader.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_keys_1'").pluck().get() as number;
+    const pageSize = reader.pragma('page_size', { simple: true }) as number;
+    reader.close();
+    const fd = openSync(db, 'r+');
+    writeSync(fd, Buffer.alloc(pageSize, 0xab), 0, pageSize, (page - 1) * pageSize);
+    closeSync(fd);
+    // Keys are still listed from their table: only lookups, which find a key by its hash, would fail.
+    expect((await runCli(['keys', 'list', '--db', db])).code).toBe(0);
+    const result = await runCli(['serve', '--port', '0', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain('listening');
+    expect(result.stderr).not.toMatch(/unexpected error|SqliteError|\n\s+at /);
+    const last = result.stderr.trim().split('\n').at(-1);
+    expect(last).toMatch(
+      new RegExp(`^seclookup: cannot use the database ${db}: the file is damaged \\(SQLite's quick_check: [^\\n]+\\); restore it from a backup`),
+    );
+  });
+
   it('keys list says it cannot use the database, not that it cannot write it: it only reads', async () => {
     const db = await corruptDatabase();
     const result = await runCli(['keys', 'list', '--db', db]);

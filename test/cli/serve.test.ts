@@ -164,6 +164,20 @@ describe('seclookup serve', () => {
     },
   );
 
+  it.each(['-wal', '-shm'])(
+    "stops (exit 1, naming the file) when the database's %s file is deleted under it: its commits would go where no other process reads them, and a keys revoke would go unseen",
+    async (suffix) => {
+      const path = join(temp.make(), 'watched.db');
+      const { serve, baseUrl } = await startServe(path, { env: { SECLOOKUP_FILE_WATCH_MS: '50' } });
+      expect((await getJson(`${baseUrl}/healthz`)).status).toBe(200);
+      rmSync(path + suffix);
+      expect(await serve.exited).toEqual({ code: 1, signal: null });
+      running.delete(serve);
+      expect(serve.stderr).toContain(`seclookup: ${path}${suffix}, the database's ${suffix.slice(1)} file, was deleted or replaced while serve ran`);
+      expect(serve.stderr).toContain('seclookup stopped');
+    },
+  );
+
   it('keeps answering while another process holds the database write lock, and answers the lookups that waited once it is released', async () => {
     const { serve, baseUrl } = await startServe(db);
     // The sqlite3 shell in a transaction, say: SQLite's busy handler would stop serve's event loop meanwhile.

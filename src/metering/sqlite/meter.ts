@@ -79,6 +79,13 @@ export interface SqliteMeterOptions {
    * @default 5000
    */
   busyTimeoutMs?: number;
+  /**
+   * Check the whole file (SQLite's quick_check) before using it, so a damaged page (a disk
+   * error, a byte overwritten) is refused at open instead of failing every request that reads
+   * it. Reads every page once: for a long-running server's start, not a short command's.
+   * @default false
+   */
+  verify?: boolean;
 }
 
 /** Bumped with every schema change; `migrate` brings older files up to it. */
@@ -213,7 +220,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
   const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
     throw invalidOption(`busyTimeoutMs must be a whole number of milliseconds, 0 or more (got ${String(busyTimeoutMs)})`);
-  const db = openDatabase(path, seedPlans, busyTimeoutMs);
+  const db = openDatabase(path, seedPlans, busyTimeoutMs, options.verify ?? false);
   const sql = prepareStatements(db);
   const leaseMs = checkLeaseMs(options.leaseMs ?? DEFAULT_LEASE_MS);
   const clock = options.now ?? Date.now;
@@ -907,10 +914,12 @@ class GroupCommit {
 }
 
 /** Open the file, set the pragmas, create or upgrade the schema and seed plans. */
-function openDatabase(path: string, seedPlans: readonly Plan[], busyTimeoutMs: number): Database.Database {
+function openDatabase(path: string, seedPlans: readonly Plan[], busyTimeoutMs: number, verify: boolean): Database.Database {
   // `timeout` is SQLite's busy_timeout: wait for another process's lock instead of failing.
   const db = openSeclookupDatabase(path, 'metering database', { timeout: busyTimeoutMs });
   try {
+    // Before anything is written to it: a damaged file is not to be changed further.
+    if (verify) checkIntact(db, path);
     // In WAL mode NORMAL loses at most the last commits on power loss, never integrity.
     db.pragma('synchronous = NORMAL');
     migrate(db, seedPlans);
@@ -920,6 +929,21 @@ function openDatabase(path: string, seedPlans: readonly Plan[], busyTimeoutMs: n
     const reason = error instanceof Error ? error.message : String(error);
     throw new SeclookupError('store_failed', `cannot open metering database "${path}": ${reason}`, { cause: error });
   }
+}
+
+/**
+ * Throw when SQLite's quick_check finds the file damaged: a page of the key index or the counters
+ * overwritten would otherwise leave a server that starts, lists its keys and fails every lookup.
+ */
+function checkIntact(db: Database.Database, path: string): void {
+  const found = db.pragma('quick_check(3)', { simple: false }) as { quick_check: string }[];
+  const problems = found.map((row) => row.quick_check).filter((line) => line !== 'ok');
+  if (problems.length === 0) return;
+  // As SQLite's own SQLITE_CORRUPT, so callers say it as they say a malformed page met later.
+  throw new Database.SqliteError(
+    `the file is damaged (SQLite's quick_check: ${problems.join('; ').replace(/\s+/g, ' ')}); restore it from a backup, or salvage what SQLite can read with: sqlite3 ${path} .recover | sqlite3 NEW.db`,
+    'SQLITE_CORRUPT',
+  );
 }
 
 /**

@@ -28,3 +28,16 @@ export function closeUnreadBodyAfterAnswer(req: Http2ServerRequest): void {
   if (stream.writableFinished) close();
   else stream.once('finish', close);
 }
+
+/**
+ * HTTP/2's `Connection: close`: the core marks answers so while the server drains (`api.drain()`,
+ * a graceful stop), and over HTTP/1.1 the client then takes its next request elsewhere. HTTP/2
+ * forbids the header, so say it with GOAWAY NO_ERROR (RFC 9113 6.8): `session.close()` lets the
+ * streams already open finish (this answer among them) and refuses new ones; the connection ends
+ * once they are done, so the server's `close()` can complete. Dropping the header alone left the
+ * client opening streams on a draining server for ever.
+ */
+export function goAwayAfterAnswer(req: Http2ServerRequest): void {
+  const session = req.stream.session;
+  if (session && !session.closed && !session.destroyed) session.close();
+}

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
-import { closeUnreadBodyAfterAnswer, isHttp2Request } from './http2.js';
+import { closeUnreadBodyAfterAnswer, goAwayAfterAnswer, isHttp2Request } from './http2.js';
 
 export interface LingerBounds {
   /** Most bytes read and discarded after the answer; a client sending more is cut off. */
@@ -51,7 +51,8 @@ export function lingerAfterResponse(res: ServerResponse): void {
  * Before an answer is written (its `headers` still open to change): a request whose body has not
  * fully arrived leaves that body unread. Over HTTP/1.1 its connection then closes, lingering
  * (the next request on it could never be found); over HTTP/2 its stream ends after the answer,
- * and no answer carries a Connection header. A request with no `complete` (Fastify's inject) has
+ * and no answer carries a Connection header: a `Connection: close` from the core (a drain) is
+ * GOAWAY there. A request with no `complete` (Fastify's inject) has
  * no connection to close.
  */
 export function endUnreadBody(
@@ -60,6 +61,7 @@ export function endUnreadBody(
   headers: Record<string, string | string[] | number | undefined>,
 ): void {
   if (isHttp2Request(req)) {
+    if (headers.connection === 'close') goAwayAfterAnswer(req);
     delete headers.connection;
     closeUnreadBodyAfterAnswer(req);
   } else if (req.complete === false) {

@@ -101,7 +101,7 @@ describe('captcha risk policy: siteverify refuses a high-risk proof', () => {
   it('default policy: 403 risk_too_high with its score, error-codes risk-too-high; the token is used up', async () => {
     const s = await createApiStack();
     const key = await siteKey(s);
-    const verified = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    const verified = await proofWith(s, key.siteKey, HEADLESS, HEADLESS);
     expect(verified.body).toMatchObject({ success: true, risk_score: 70, risk_level: 'high' });
     const refused = await siteverify(s, key.secretKey, verified.body.proof);
     expect(refused.status).toBe(403);
@@ -113,7 +113,7 @@ describe('captcha risk policy: siteverify refuses a high-risk proof', () => {
     expect(again.body).toMatchObject({ error_code: 'token_already_used' });
 
     // A medium-risk proof (35) passes under the default limit.
-    const medium = await proofWith(s, key.siteKey, HUMAN, QUIET);
+    const medium = await proofWith(s, key.siteKey, QUIET, QUIET);
     expect((await siteverify(s, key.secretKey, medium.body.proof)).body).toMatchObject({ success: true, risk_score: 35, risk_level: 'medium' });
   });
 
@@ -142,22 +142,22 @@ describe('captcha risk policy: siteverify refuses a high-risk proof', () => {
     const raised = await siteKey(s, { risk: { blockAt: 80 } });
     const off = await siteKey(s, { risk: { blockAt: null } });
     for (const key of [raised, off]) {
-      const verified = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+      const verified = await proofWith(s, key.siteKey, HEADLESS, HEADLESS);
       const answer = await siteverify(s, key.secretKey, verified.body.proof);
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ success: true, 'error-codes': [], risk_score: 70, risk_level: 'high' });
     }
     // A limit below the score refuses it: the limit is the site key's, not the level's.
     const strict = await siteKey(s, { risk: { blockAt: 30 } });
-    const medium = await proofWith(s, strict.siteKey, HUMAN, QUIET);
+    const medium = await proofWith(s, strict.siteKey, QUIET, QUIET);
     expect((await siteverify(s, strict.secretKey, medium.body.proof)).body).toMatchObject({ error_code: 'risk_too_high', risk_score: 35 });
   });
 
   it('the policy read at siteverify is the current one: lifting the limit after verify lets an issued proof through', async () => {
     const s = await createApiStack();
     const key = await siteKey(s);
-    const before = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
-    const after = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    const before = await proofWith(s, key.siteKey, HEADLESS, HEADLESS);
+    const after = await proofWith(s, key.siteKey, HEADLESS, HEADLESS);
     expect((await siteverify(s, key.secretKey, before.body.proof)).body).toMatchObject({ error_code: 'risk_too_high' });
     await updateSiteKey(s.meter, key.siteKey, { risk: { blockAt: null } });
     // A fresh API on the same meter: no settings cached from the calls above.
@@ -176,7 +176,7 @@ describe('captcha risk policy: settings', () => {
     expect(await s.meter.getSetting(`captcha.sitekey.${listed.publicKeyId}`)).not.toContain('risk');
     expect((await listSiteKeys(s.meter))[0].risk).toEqual({ blockAt: 60, scaleDifficulty: true });
     expect(difficultyOf(await challenge(s, key.siteKey, HEADLESS))).toBe(18);
-    const verified = await proofWith(s, key.siteKey, HUMAN, HEADLESS);
+    const verified = await proofWith(s, key.siteKey, HEADLESS, HEADLESS);
     expect((await siteverify(s, key.secretKey, verified.body.proof)).body).toMatchObject({ error_code: 'risk_too_high' });
     // An update of one field keeps the default of the other.
     const updated = await updateSiteKey(s.meter, key.siteKey, { risk: { scaleDifficulty: false } });

@@ -320,6 +320,14 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
       const params = puzzle?.readParams(JSON.parse(challenge.params));
       if (!puzzle || !params) throw refusal('invalid_token', 'the challenge names an unknown puzzle');
       const trace = readTrace(body.trace);
+      // The higher of the risk seen at challenge time and now: clean telemetry at one step does not wash out the other.
+      const score = Math.max(Number(challenge.risk) || 0, riskScore(signalsOf(readTelemetry(body.telemetry), request)));
+      // A risk that rose since the challenge (verified from another address, a HeadlessChrome
+      // User-Agent) owes the harder pow that risk asks for: a slider or a 14-bit pow fetched at low
+      // risk is not enough. Refused before the challenge is spent; a new challenge asks the work owed.
+      const done = challenge.puzzle === 'pow' ? (params as { difficulty: number }).difficulty : POW_DIFFICULTY.low;
+      if (done < powDifficulty(riskPolicyOf(site.risk), riskLevel(score)))
+        throw refusal('invalid_token', `the risk rose to ${riskLevel(score)} since the challenge was issued; fetch a new one`);
       // Used up before the answer is checked: a wrong answer spends the challenge as a right one
       // does, so each try costs a new challenge (no guessing a slider's position on one).
       if (!(await singleUse.consume(`c:${challenge.nonce}`, Number(challenge.expiresAt), now()))) {
@@ -327,8 +335,6 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
       }
       const problem = puzzle.check(params, token.slice(cut + 1), trace);
       if (problem) throw refusal('challenge_failed', `the puzzle was not solved: ${problem}; fetch a new challenge`);
-      // The higher of the risk seen at challenge time and now: clean telemetry at one step does not wash out the other.
-      const score = Math.max(Number(challenge.risk) || 0, riskScore(signalsOf(readTelemetry(body.telemetry), request)));
       const proof = issueProof(keys, site, hostname, action, 'puzzle', challenge.puzzle, score);
       return { body: successBody({ proof, risk_score: score, risk_level: riskLevel(score), ...(action ? { action } : {}) }, { requestId: request.requestId }) };
     });

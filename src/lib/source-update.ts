@@ -88,7 +88,7 @@ export function viaMirror(url: string, mirror: string): string {
  * or the new one, never half of one. The folder must exist.
  */
 export async function writeAtomically(path: string, content: string): Promise<void> {
-  const temporary = await writeBeside(path, content);
+  const temporary = writeBeside(path, content);
   try {
     await rename(temporary, path);
   } catch (error) {
@@ -101,15 +101,11 @@ export async function writeAtomically(path: string, content: string): Promise<vo
  * `content` written to a new temporary file beside `path`, with the permissions of the file at
  * `path` (set explicitly: the umask would otherwise narrow them, and a dataset the service's
  * group could read would become readable by its owner only), or 0o644 less the umask when there
- * is none. Returns the temporary file's path, for the caller to rename over `path`; removes it
- * and throws when it cannot be written.
+ * is none. Synchronous: a read-modify-write of snapshots.json must not yield. Returns the
+ * temporary file's path, for the caller to rename over `path`; removes it and throws when it
+ * cannot be written.
  */
-export async function writeBeside(path: string, content: string): Promise<string> {
-  return writeBesideSync(path, content);
-}
-
-/** `writeBeside`, synchronously (also for a read-modify-write that must not yield). */
-export function writeBesideSync(path: string, content: string): string {
+export function writeBeside(path: string, content: string): string {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let mode: number | undefined;
   try {

@@ -1,7 +1,8 @@
 /**
  * captcha bypasses a script tried (api.handle, in-memory meter): picking the slider to skip the
- * proof of work a risky visitor owes, guessing a slider's position on one challenge, and passing
- * managed mode with no telemetry at all.
+ * proof of work a risky visitor owes, guessing a slider's position on one challenge, passing
+ * managed mode with no telemetry at all, and answering a challenge fetched at low risk once the
+ * risk has risen.
  */
 import { describe, expect, it } from 'vitest';
 import { createApiStack, type ApiStack, type Reply } from '../api/harness.js';
@@ -159,5 +160,67 @@ describe('captcha: managed mode needs telemetry', () => {
     expect((await managed(s, key.siteKey, { telemetry: HUMAN })).body).toMatchObject({ success: true, mode: 'managed', risk_score: 0 });
     const still = await managed(s, key.siteKey, { telemetry: { ...HUMAN, pointer_moves: 0, keys: 0, focus: false } });
     expect(still.body).toMatchObject({ success: true, mode: 'managed', risk_score: 15 });
+  });
+});
+
+// A challenge fetched looking clean, answered from a hosting address or a headless browser (found by a reviewer).
+describe('captcha: a risk that rose since the challenge owes the pow that risk asks for', () => {
+  it('a slider fetched at low risk, answered with a HeadlessChrome User-Agent (medium): invalid_token, the challenge unspent; a new challenge asks 16 bits', async () => {
+    const s = await createApiStack();
+    const key = await createSiteKey(s.meter, { domains: ['example.com'] });
+    const c = await challenge(s, key.siteKey, 'slider', HUMAN);
+    expect(c.body.puzzle_type).toBe('slider');
+    const target = (c.body.params as SliderParams).target;
+    const answer = (headers: Record<string, string>) =>
+      s.call('/v1/captcha/verify', {
+        json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${target}`, trace: humanTrace(target), telemetry: HUMAN },
+        headers,
+      });
+    // Before the fix: 200, a proof at risk 30 (medium) for a slider a script passes in milliseconds.
+    expectCode(await answer({ 'user-agent': HEADLESS_UA }), 400, 'invalid_token');
+    const again = await challenge(s, key.siteKey, 'slider', HUMAN, { 'user-agent': HEADLESS_UA });
+    expect(again.body).toMatchObject({ puzzle_type: 'pow', params: { difficulty: 16 } });
+    // The refused answer did not spend the challenge: answered at the risk it was issued for, it passes.
+    const passed = await answer({});
+    expect(passed.status, JSON.stringify(passed.body)).toBe(200);
+    expect(passed.body.risk_level).toBe('low');
+  });
+
+  it('the same for a 14-bit pow answered with webdriver telemetry (medium): refused; a 16-bit pow at that risk passes', async () => {
+    const s = await createApiStack();
+    const key = await createSiteKey(s.meter, { domains: ['example.com'] });
+    const risky = { ...HUMAN, webdriver: true };
+    const verify = (c: Reply) =>
+      s.call('/v1/captcha/verify', {
+        json: { sitekey: key.siteKey, hostname: HOST, token: `${c.body.challenge}.${solvePow(c.body.params as PowParams)}`, telemetry: risky },
+      });
+    const low = await challenge(s, key.siteKey, 'pow', HUMAN);
+    expect(low.body.params).toMatchObject({ difficulty: 14 });
+    expectCode(await verify(low), 400, 'invalid_token');
+    const query = new URLSearchParams({ sitekey: key.siteKey, hostname: HOST, telemetry: JSON.stringify(risky) });
+    const medium = await s.call(`/v1/captcha/challenge?${query}`);
+    expect(medium.body.params).toMatchObject({ difficulty: 16 });
+    const passed = await verify(medium);
+    expect(passed.status, JSON.stringify(passed.body)).toBe(200);
+    expect(passed.body.risk_level).toBe('medium');
+  });
+
+  it('with risk scaling off the slider still passes at any risk (the policy owes no harder work)', async () => {
+    const s = await createApiStack();
+    const key = await createSiteKey(s.meter, { domains: ['example.com'], risk: { scaleDifficulty: false, blockAt: null } });
+    const c = await challenge(s, key.siteKey, 'slider', HUMAN);
+    const target = (c.body.params as SliderParams).target;
+    const passed = await s.call('/v1/captcha/verify', {
+      json: {
+        sitekey: key.siteKey,
+        hostname: HOST,
+        token: `${c.body.challenge}.${target}`,
+        trace: humanTrace(target),
+        telemetry: { ...HUMAN, webdriver: true },
+      },
+      headers: { 'user-agent': HEADLESS_UA },
+    });
+    expect(passed.status, JSON.stringify(passed.body)).toBe(200);
+    expect(passed.body.risk_level).toBe('high');
   });
 });

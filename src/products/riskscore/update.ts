@@ -13,7 +13,7 @@ import { invalidOption, SeclookupError } from '../../errors.js';
 import { resolveTimeouts } from '../../lib/deadline.js';
 import { httpGetFollowing } from '../../lib/http-get.js';
 import { formatIp, parseIp } from '../../lib/ip.js';
-import { viaMirror, withoutBom, writeBeside, writeBesideSync } from '../../lib/source-update.js';
+import { viaMirror, withoutBom, writeBeside } from '../../lib/source-update.js';
 import { readSnapshots, riskscoreDir } from './local.js';
 import { APPLE_RELAY_URL, LOCAL_SOURCES, SOURCE_GROUPS, TOR_URL, parseSource, type LocalSource, type SourceGroup } from './sources.js';
 
@@ -125,7 +125,7 @@ function writeDates(dataDir: string, dated: Record<string, string>, progress: (l
   let temporary: string | undefined;
   try {
     const snapshots = { ...readSnapshots(dataDir), ...dated };
-    temporary = writeBesideSync(path, `${JSON.stringify(snapshots, null, 2)}\n`);
+    temporary = writeBeside(path, `${JSON.stringify(snapshots, null, 2)}\n`);
     renameSync(temporary, path);
   } catch (error) {
     if (temporary !== undefined) rmSync(temporary, { force: true });
@@ -222,7 +222,7 @@ async function writeGroup(files: { path: string; text: string }[]): Promise<void
     for (const { path, text } of files) {
       await mkdir(dirname(path), { recursive: true }); // a source installed for the first time (spamhaus-drop)
       // With the permissions of the file it replaces (a list the service's group reads stays so).
-      staged.push({ path, temporary: await writeBeside(path, text) });
+      staged.push({ path, temporary: writeBeside(path, text) });
     }
   } catch (error) {
     await Promise.all(staged.map(({ temporary }) => unlink(temporary).catch(() => {})));

@@ -88,7 +88,7 @@ function readMaxMind(rec: Loose, zones: CountryZones): Geo {
   const euFlag = country?.is_in_european_union;
   const continentCode = continent ? text(continent.code) : null;
   return finish({
-    continent: englishName(continent) ?? (continentCode ? (CONTINENT_NAMES[continentCode] ?? null) : null) ?? (code ? continentOf(code) : null),
+    continent: englishName(continent) ?? (continentCode ? CONTINENT_NAMES[continentCode] : undefined) ?? (code ? continentOf(code) : null),
     countryCode: code,
     countryName: code ? (englishName(country) ?? countryNameOf(code)) : null,
     region: englishName(isObject(subdivisions[0]) ? (subdivisions[0] as Loose) : null),

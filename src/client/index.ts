@@ -79,7 +79,7 @@ export interface RetryEvent {
    * retried after one only when nothing can have been billed); `rate_limit`: a 429 `rate_limit_exceeded`.
    */
   reason: Exclude<RetryKind, 'never'>;
-  /** The wait before the next attempt: the backoff's, or the `Retry-After` seconds. */
+  /** The wait before the next attempt: the backoff's, or the `Retry-After` seconds (a 429's; a 503's when longer than the backoff). */
   delayMs: number;
   /** The failure, as the call would have thrown it. */
   error: LookupError;
@@ -363,7 +363,7 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
       if (retry === 'never') throw error;
       if (once && answer.outcomeUnknown) throw notRetried(error);
       if (attempt > settings.retries) throw error;
-      const delayMs = retry === 'rate_limit' && answer.waitMs !== undefined ? answer.waitMs : backoffDelay(attempt, settings.baseMs, settings.capMs);
+      const delayMs = retryDelay(answer.waitMs, retry, error.status, backoffDelay(attempt, settings.baseMs, settings.capMs));
       // A wait that would outlast the deadline cannot end in an answer: fail now, with the reason.
       if (delayMs >= scope.remaining()) throw error;
       tell(settings.onRetry, { product, attempt, reason: retry, delayMs, error });
@@ -372,6 +372,17 @@ async function call(settings: Settings, product: ProductId, request: ProductRequ
   } finally {
     scope.close();
   }
+}
+
+/**
+ * How long to wait before the next attempt. After 429 the server's Retry-After is the wait. A
+ * 503's Retry-After (a proxy or load balancer saying when the service is back, RFC 9110 10.2.3)
+ * is the least wait: retrying sooner only meets the same 503. Otherwise, the backoff's.
+ */
+function retryDelay(retryAfterMs: number | undefined, retry: RetryKind, status: number | undefined, backoffMs: number): number {
+  if (retryAfterMs === undefined) return backoffMs;
+  if (retry === 'rate_limit') return retryAfterMs;
+  return status === 503 ? Math.max(retryAfterMs, backoffMs) : backoffMs;
 }
 
 /**

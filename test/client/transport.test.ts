@@ -231,6 +231,36 @@ describe('Retry-After and long waits', () => {
     expect(parseRetryAfter('Sun Nov 6 08:49:37 1994', now)).toBeUndefined();
   });
 
+  it("waits at least a 503's Retry-After (a proxy saying when the service is back), and not past the deadline", async () => {
+    /** A proxy's 503 page with `retryAfter`, then the service's answer. */
+    async function unavailableOnce(retryAfter: string) {
+      let hits = 0;
+      const url = await listen((_req, res) => {
+        hits++;
+        if (hits > 1) return envelope(res, 200, GEO);
+        res.writeHead(503, { 'content-type': 'text/html', 'retry-after': retryAfter }).end('<h1>Service Unavailable</h1>');
+      });
+      return { url, hits: () => hits };
+    }
+    const long = await unavailableOnce('100');
+    const error = await createClient({ baseUrl: long.url, keys: { geoip: 'k' } })
+      .geoip('8.8.8.8')
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: 'LookupError', code: 'lookup_failed', status: 503, retryAfter: 100 });
+    expect(long.hits()).toBe(1);
+
+    const short = await unavailableOnce('2');
+    const controller = new AbortController();
+    const events: RetryEvent[] = [];
+    const onRetry = (event: RetryEvent) => {
+      events.push(event);
+      controller.abort(new Error('seen the wait'));
+    };
+    const client = createClient({ baseUrl: short.url, keys: { geoip: 'k' }, signal: controller.signal, onRetry });
+    expect(await client.geoip('8.8.8.8').catch((caught: unknown) => caught)).toEqual(new Error('seen the wait'));
+    expect(events.map(({ reason, delayMs }) => [reason, delayMs])).toEqual([['transient', 2_000]]);
+  });
+
   it('waits a Retry-After longer than a timer holds (2^31-1 ms) rather than retrying at once', async () => {
     const { url, hits } = await limitedOnce('3000000'); // 34.7 days
     const controller = new AbortController();

@@ -119,6 +119,21 @@ describe('normalizeEmail properties', () => {
     );
   });
 
+  it('answers a non-ASCII local part in NFC: one mailbox however its letters were composed (RFC 6532 3.1)', () => {
+    const composed = normalizeEmail('J\u00f6e.\uac00@example.com'); // ö and the Hangul syllable GA, precomposed
+    expect(composed).toEqual({ valid: true, email: 'J\u00f6e.\uac00@example.com', local: 'J\u00f6e.\uac00', domain: 'example.com' });
+    expect(normalizeEmail('Jo\u0308e.\u1100\u1161@example.com')).toEqual(composed); // o + combining diaeresis, jamo G + A
+    // Octets are counted in NFC: 32 decomposed ö (96 octets) are 64 octets, within the local part's 64.
+    expect(normalizeEmail(`${'o\u0308'.repeat(32)}@example.com`)).toMatchObject({ valid: true, local: '\u00f6'.repeat(32) });
+    fc.assert(
+      fc.property(anyString, (input) => {
+        const result = normalizeEmail(input);
+        if (result.valid) expect(result.local).toBe(result.local.normalize('NFC'));
+      }),
+      RUNS,
+    );
+  });
+
   it('keeps its output within the limits: octets, label shape, no control characters, bounded echoes', () => {
     fc.assert(
       fc.property(anyString, (input) => {

@@ -107,15 +107,18 @@ export function normalizeEmail(input: string): NormalizedEmail {
 
   const at = text.lastIndexOf('@');
   if (at < 0) return invalid(text, 'missing_at_sign');
-  const local = text.slice(0, at);
+  const givenLocal = text.slice(0, at);
   const domainPart = text.slice(at + 1);
-  if (local.startsWith('"')) return invalid(text, 'quoted_local_part');
+  if (givenLocal.startsWith('"')) return invalid(text, 'quoted_local_part');
   if (domainPart.startsWith('[')) return invalid(text, 'address_literal');
   if (text.includes('(')) return invalid(text, 'comment');
-  if (local === '') return invalid(text, 'empty_local_part');
+  if (givenLocal === '') return invalid(text, 'empty_local_part');
   if (domainPart === '') return invalid(text, 'empty_domain');
 
-  const ascii = ASCII_LOCAL_CHARS.test(local);
+  const ascii = ASCII_LOCAL_CHARS.test(givenLocal);
+  // A non-ASCII local part in NFC (RFC 6532 3.1): `jöe` typed precomposed or with a combining
+  // diaeresis is one mailbox, one answer and one cache entry; its octets are counted in NFC.
+  const local = ascii ? givenLocal : givenLocal.normalize('NFC');
   if (!ascii && (!LOCAL_CHARS.test(local) || INVISIBLE_IN_LOCAL.test(local))) return invalid(text, 'local_part_invalid_character');
   if (local.startsWith('.') || local.endsWith('.') || local.includes('..')) return invalid(text, 'local_part_dots');
   const localOctets = ascii ? local.length : Buffer.byteLength(local, 'utf8');

@@ -89,6 +89,11 @@ describe('webhookip engine: bundled dataset', () => {
     expect(lookup('::ffff:8c52:7005').ip).toBe('140.82.112.5');
   });
 
+  it("matches a 6to4 or NAT64 address as itself, never as the GitHub IPv4 inside it (a 6to4 source is anyone's to spoof)", () => {
+    // 140.82.112.5 is 8c52:7005: in 2002:8c52:7005::/48 (6to4) and at 64:ff9b::8c52:7005 (NAT64).
+    for (const ip of ['2002:8c52:7005::1', '64:ff9b::8c52:7005']) expect(lookup(ip)).toEqual({ ip, matched: false, providers: [] });
+  });
+
   it('forgives surrounding whitespace', () => {
     expect(lookup(' 140.82.112.5\n').ip).toBe('140.82.112.5');
     expect(lookup('\t2606:50c0::1 ').ip).toBe('2606:50c0::1');

@@ -6,7 +6,8 @@
  * them, and its plausibility checks.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { rename, unlink } from 'node:fs/promises';
 import { DEFAULT_TIMEOUTS, resolveTimeouts, type TimeoutOptions } from './deadline.js';
 import { httpGetFollowing, type HttpGetResponse } from './http-get.js';
@@ -106,6 +107,7 @@ export async function writeAtomically(path: string, content: string): Promise<vo
  * cannot be written.
  */
 export function writeBeside(path: string, content: string): string {
+  removeStaleTemporaries(path);
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let mode: number | undefined;
   try {
@@ -121,4 +123,45 @@ export function writeBeside(path: string, content: string): string {
     throw error;
   }
   return temporary;
+}
+
+/** A temporary file of `writeBeside`: the target's name, the writer's pid, 8 hex digits. */
+const TEMPORARY = /^\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Remove the temporary files beside `path` that an update killed between writing and renaming
+ * left (kill -9, a machine that stopped): those whose writer's pid no longer runs here. Nothing
+ * reads them, but each is a whole copy of a dataset. A live writer's file (this process's, or
+ * a concurrent update's) is left alone; so is anything that cannot be listed or removed.
+ */
+function removeStaleTemporaries(path: string): void {
+  const name = basename(path);
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(name)) continue;
+    const pid = TEMPORARY.exec(entry.slice(name.length))?.[1];
+    if (pid === undefined || isRunning(Number(pid))) continue;
+    try {
+      rmSync(join(dirname(path), entry), { force: true });
+    } catch {
+      // Not ours to remove (another user's folder): the update goes on beside it.
+    }
+  }
+}
+
+/** Does a process with this pid run on this machine? (EPERM: it does, as another user.) */
+function isRunning(pid: number): boolean {
+  if (pid === process.pid) return true;
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -2,16 +2,20 @@
  * `data update`, as a hostile feed and a narrow umask attack it: the files it leaves behind (permissions kept, like the
  * other updaters' atomic rewrite and `data import`), against feeds served on loopback.
  */
-import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledDataDir } from '../../src/lib/datasets.js';
-import { viaMirror, writeAtomically } from '../../src/lib/source-update.js';
+import { viaMirror, writeAtomically, writeBeside } from '../../src/lib/source-update.js';
 import { updateRiskScoreData } from '../../src/products/riskscore/update.js';
 import { runCli } from '../cli/harness.js';
 import { respond, startHttpFixture, type HttpFixture } from '../servers/http-fixture.js';
 
+const ROOT = resolve(import.meta.dirname, '../..');
+const SOURCE_UPDATE = pathToFileURL(join(ROOT, 'src/lib/source-update.ts')).href;
 const pathOf = (url: string) => new URL(viaMirror(url, 'http://x')).pathname;
 const IPSUM_URL = 'https://raw.githubusercontent.com/stamparm/ipsum/master/ipsum.txt';
 const IPSUM = '# IPsum\n45.9.148.7\t8\n45.9.148.8\t3\n';
@@ -71,6 +75,27 @@ describe('writeAtomically (webhookip, emailval, whois, scamrisk)', () => {
     }
     expect(readFileSync(path, 'utf8')).toBe('new\n');
     expect(statSync(path).mode & 0o777).toBe(0o640);
+  });
+});
+
+describe('an update killed between writing and renaming (kill -9)', () => {
+  it("leaves a temporary file that the next update of that file removes; a live writer's is kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seclookup-update-'));
+    dirs.push(dir);
+    const path = join(dir, 'ranges.json');
+    writeFileSync(path, 'old\n');
+    // A real process writes its temporary copy, then is killed before it can rename it.
+    const code = `import('${SOURCE_UPDATE}').then((m) => { m.writeBeside(${JSON.stringify(path)}, 'half-done'); process.kill(process.pid, 'SIGKILL'); })`;
+    const killed = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+    expect(killed.signal).toBe('SIGKILL');
+    const left = readdirSync(dir).filter((name) => name.endsWith('.tmp'));
+    expect(left).toEqual([expect.stringMatching(new RegExp(`^ranges\\.json\\.${killed.pid}\\.[0-9a-f]{8}\\.tmp$`))]);
+    const live = writeBeside(path, 'this process is still writing it'); // a concurrent update's
+    writeFileSync(join(dir, 'other.json.1.deadbeef.tmp'), "another file's"); // not this file's
+
+    await writeAtomically(path, 'new\n');
+    expect(readFileSync(path, 'utf8')).toBe('new\n');
+    expect(readdirSync(dir).sort()).toEqual([basename(live), 'other.json.1.deadbeef.tmp', 'ranges.json'].sort());
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { databaseFileProblem } from '../lib/sqlite-file.js';
 import { createSqliteMeter } from '../metering/sqlite/meter.js';
 import type { Meter } from '../metering/types.js';
@@ -66,6 +66,12 @@ export async function openMeter(flags: MeterFlags, { create, verify = false }: {
   if (!create && !existsSync(path)) {
     throw new CommandError(`no database at ${path}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``);
   }
+  // An empty file (`touch`, a truncated copy) is no database yet: SQLite would write one into it.
+  if (!create && isEmptyFile(path) && !isNonEmptyFile(`${path}-wal`)) {
+    throw new CommandError(
+      `${path} is an empty file, not a seclookup database; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``,
+    );
+  }
   // A database to create must be creatable: said in words, naming the folder, not as SQLite's "unable to open database file".
   const problem = create && !existsSync(path) ? databaseFileProblem(path, { write: true }) : null;
   if (problem) throw new CommandError(`cannot create the database ${path}: ${problem}`);
@@ -77,6 +83,18 @@ export async function openMeter(flags: MeterFlags, { create, verify = false }: {
     if (corrupt) throw explainDatabaseError(path, corrupt, { write: false });
     throw new CommandError(openFailure(path, 'metering database', error), { cause: error });
   }
+}
+
+/** Is `path` a regular file of 0 bytes? */
+function isEmptyFile(path: string): boolean {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats !== undefined && stats.isFile() && stats.size === 0;
+}
+
+/** Is `path` a regular file holding something? */
+function isNonEmptyFile(path: string): boolean {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats !== undefined && stats.isFile() && stats.size > 0;
 }
 
 /** The error in `error` or its causes whose SQLite code matches `code`. */

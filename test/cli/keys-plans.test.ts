@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
@@ -242,6 +242,22 @@ describe('seclookup plans', () => {
       `seclookup: no database at ${missing}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\`\n`,
     );
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it('refuses an empty file (touch, a truncated copy) as no database, and leaves it empty', async () => {
+    const empty = join(temp.make(), 'empty.db');
+    writeFileSync(empty, '');
+    for (const argv of [['keys', 'list'], ['plans', 'list'], ['usage'], ['plans', 'set', 'gold', '--all-products', '--rate-limit', '5']]) {
+      const run = await runCli([...argv, '--db', empty]);
+      expect([argv.join(' '), run.code, run.stdout]).toEqual([argv.join(' '), 1, '']);
+      expect(run.stderr).toBe(
+        `seclookup: ${empty} is an empty file, not a seclookup database; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\`\n`,
+      );
+    }
+    expect(statSync(empty).size).toBe(0);
+    // keys create makes its database there, as it makes one where no file is.
+    expect((await runCli(['keys', 'create', '--product', 'useragent', '--db', empty])).code).toBe(0);
+    expect((await runCli(['keys', 'list', '--db', empty])).code).toBe(0);
   });
 
   it('lists the default plans of a new database', async () => {

@@ -35,7 +35,13 @@ export function explainDatabaseError(path: string, error: unknown, { write = tru
   if (!sqlite) return error;
   const problem = databaseFileProblem(path, { write });
   const verb = write && (problem !== null || WRITE_FAILURES.test(sqlite.code)) ? 'write' : 'use';
-  return new CommandError(`cannot ${verb} the database ${path}: ${problem ?? sqlite.message}`, { cause: error });
+  return new CommandError(`cannot ${verb} the database ${path}: ${problem ?? withRemedy(path, sqlite)}`, { cause: error });
+}
+
+/** SQLite's message, and what to do when the file itself is damaged (a truncated copy, a page overwritten) and nothing says it yet. */
+function withRemedy(path: string, sqlite: Error & { code: string }): string {
+  if (!sqlite.code.startsWith('SQLITE_CORRUPT') || sqlite.message.includes('restore it from a backup')) return sqlite.message;
+  return `${sqlite.message}; restore it from a backup, or salvage what SQLite can read with: sqlite3 ${path} .recover | sqlite3 NEW.db`;
 }
 
 /**

@@ -182,12 +182,15 @@ describe('a corrupt database (a page overwritten)', () => {
     return db;
   }
 
+  /** What to do, said after SQLite's own words. */
+  const salvage = (db: string) => `; restore it from a backup, or salvage what SQLite can read with: sqlite3 ${db} .recover | sqlite3 NEW.db`;
+
   it('serve says so in one line naming the file, with no stack trace (exit 1)', async () => {
     const db = await corruptDatabase();
     const result = await runCli(['serve', '--port', '0', '--db', db]);
     expect(result.code).toBe(1);
     expect(result.stderr).not.toMatch(/unexpected error|SqliteError|\n\s+at /);
-    expect(result.stderr.trim().split('\n').at(-1)).toBe(`seclookup: cannot use the database ${db}: database disk image is malformed`);
+    expect(result.stderr.trim().split('\n').at(-1)).toBe(`seclookup: cannot use the database ${db}: database disk image is malformed${salvage(db)}`);
   });
 
   it('serve refuses a file whose key index page is overwritten, naming the file and what to do, instead of listening and failing every lookup (exit 1)', async () => {
@@ -214,6 +217,18 @@ describe('a corrupt database (a page overwritten)', () => {
   it('keys list says it cannot use the database, not that it cannot write it: it only reads', async () => {
     const db = await corruptDatabase();
     const result = await runCli(['keys', 'list', '--db', db]);
-    expect([result.code, result.stderr]).toEqual([1, `seclookup: cannot use the database ${db}: database disk image is malformed\n`]);
+    expect([result.code, result.stderr]).toEqual([1, `seclookup: cannot use the database ${db}: database disk image is malformed${salvage(db)}\n`]);
+  });
+
+  it('a file of a newer seclookup (schema version 99) is refused, saying to run that version', async () => {
+    const { db } = await database();
+    const writer = new Database(db);
+    writer.pragma('user_version = 99');
+    writer.close();
+    const result = await runCli(['keys', 'list', '--db', db]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'schema version 99 is newer than this seclookup supports (3): a newer seclookup wrote it; run that version (or newer) on it',
+    );
   });
 });

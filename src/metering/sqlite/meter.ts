@@ -977,7 +977,10 @@ function migrationNeeded(db: Database.Database): boolean {
 function schemaVersion(db: Database.Database): number {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
-    throw new SeclookupError('store_failed', `schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION})`);
+    throw new SeclookupError(
+      'store_failed',
+      `schema version ${version} is newer than this seclookup supports (${SCHEMA_VERSION}): a newer seclookup wrote it; run that version (or newer) on it`,
+    );
   }
   return version;
 }

@@ -34,7 +34,7 @@ function runCliFromPipe(file: string, args: string[]): Promise<CliResult> {
 }
 
 /** Run the CLI with `input` on its stdin. */
-function runWithStdin(args: string[], input: string): Promise<CliResult> {
+function runWithStdin(args: string[], input: string | Buffer): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(), cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end(input);
   return outcomeOf(child);
@@ -233,6 +233,19 @@ describe('seclookup lookup pwbreach', () => {
     const [warning, error] = empty.stderr.trim().split('\n');
     expect(warning).toMatch(/^seclookup: warning: pwbreach answers from the bundled 7,534-hash sample/);
     expect(JSON.parse(error)).toMatchObject({ error_code: 'invalid_password' });
+  });
+
+  // Found by a reviewer: a Latin-1 é was read as U+FFFD, and the answer (exit 0) was about that password.
+  it('refuses a password on stdin that is not UTF-8 with exit 1 and invalid_password; the same in UTF-8 is read', async () => {
+    const [latin1, utf8] = await Promise.all([
+      runWithStdin(['lookup', 'pwbreach', '-'], Buffer.from('caf\u00e9\n', 'latin1')),
+      runWithStdin(['lookup', 'pwbreach', '-'], Buffer.from('caf\u00e9\n', 'utf8')),
+    ]);
+    expect(latin1.code).toBe(1);
+    expect(JSON.parse(latin1.stderr.trim().split('\n').at(-1)!)).toMatchObject({ error_code: 'invalid_password' });
+    expect(latin1.stdout).toBe('');
+    expect(utf8.code).toBe(0);
+    expect(JSON.parse(utf8.stdout)).toEqual({ breached: false, count: 0 });
   });
 
   it('says in one line, exit 1, when stdin cannot be read (a folder given as stdin)', async () => {

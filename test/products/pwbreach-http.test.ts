@@ -106,6 +106,16 @@ describe('pwbreach lookup forms (SPEC)', () => {
     expect(utf8.status).toBe(200);
   });
 
+  // Found by a reviewer: a lone surrogate escaped in valid JSON was hashed as U+FFFD, and answered 200.
+  it('refuses a password holding a lone surrogate ("\\ud83d" in JSON) with 400 invalid_password, rather than check U+FFFD for it', async () => {
+    const before = (await call('/v1/pwbreach/status', { key: publicKey })).body.quota_remaining;
+    const reply = await call('/v1/pwbreach/lookup', { body: '{"password":"hunter2-secret\\ud83d"}', headers: { 'content-type': 'application/json' } });
+    expectError(reply, 400, 'invalid_password');
+    expect((await call('/v1/pwbreach/status', { key: publicKey })).body.quota_remaining).toBe(before);
+    // Both halves of the pair (an emoji) are read.
+    expect((await call('/v1/pwbreach/lookup', { body: '{"password":"hunter2-secret\\ud83d\\ude00"}' })).status).toBe(200);
+  });
+
   it.each([
     ['GET without sha1', '/v1/pwbreach/lookup', {}],
     ['GET with an empty sha1', '/v1/pwbreach/lookup?sha1=', {}],

@@ -122,10 +122,17 @@ describe('pwbreach: input rules', () => {
     ['a sha1 with a non-ASCII digit', { sha1: `${'A'.repeat(39)}\u0661` }],
     ['a sha1 that is not a string', { sha1: 40 }],
     ['both a password and a sha1', { password: 'x', sha1: 'A'.repeat(40) }],
+    // Found by a reviewer: hashed as U+FFFD (what UTF-8 encoding makes of it), a password nobody sent.
+    ['a password holding a lone surrogate', 'hunter2\ud83d'],
+    ['a password holding a lone low surrogate', '\ude00hunter2'],
   ])('refuses %s with 400 invalid_password', async (_name, input) => {
     const error = await errorOf(lookup.pwbreach(input as never));
     expect(error.code).toBe('invalid_password');
     expect(error.status).toBe(400);
+  });
+
+  it('takes a surrogate pair (an emoji) as the one character it is', async () => {
+    expect((await lookup.pwbreach('hunter2\ud83d\ude00')).breached).toBe(false);
   });
 
   it('caps a password at 1,024 UTF-8 bytes', async () => {

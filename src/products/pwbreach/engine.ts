@@ -174,8 +174,14 @@ function prepare(input: PwbreachInput): PwbreachQuery {
   if (password.length > MAX_PASSWORD_BYTES || Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
     throw invalid(`password longer than ${MAX_PASSWORD_BYTES} bytes (UTF-8)`);
   }
+  // A lone surrogate (a JSON "\ud83d" escape, a string cut mid-emoji) has no UTF-8 bytes: hashed,
+  // it would be U+FFFD's, and the answer would be about a password nobody sent.
+  if (LONE_SURROGATE.test(password)) throw invalid('password is not valid Unicode text (it holds a lone surrogate)');
   return { hash: sha1OfPassword(password) };
 }
+
+/** A UTF-16 surrogate not paired with its other half (a pair is one code point under `u`). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Present and not empty: an empty form field is as good as absent. */
 function given(value: unknown): boolean {

@@ -52,6 +52,24 @@ const RANGE_ROUTE: ExtraRoute<PwbreachEngine, RangeQuery> = {
   lookup: (engine, query) => engine.rangeAnswer(query),
 };
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The password piped to `lookup pwbreach -`, one final line break dropped. Bytes that are not
+ * UTF-8 (a Latin-1 file or terminal) are refused, as the API refuses such a body: read leniently
+ * they would become U+FFFD, and the answer would be about a password nobody typed.
+ */
+function stdinPassword(): string {
+  const bytes = readFileSync(0);
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new LookupError('invalid_password', 'the password on stdin is not UTF-8 text');
+  }
+  return text.replace(/\r?\n$/, '');
+}
+
 /** Said by `serve`, `lookup pwbreach` and `doctor`: most breached passwords are not in the sample. */
 const SAMPLE_WARNING =
   'answers from the bundled 7,534-hash sample, so most breached passwords come back not breached; import the full corpus (seclookup data import pwbreach FILE) or set an upstream (--pwbreach-upstream URL)';
@@ -112,7 +130,7 @@ export default defineProduct({
     input: 'a password, - to read it from stdin (keeps it out of shell history), or a SHA-1 (40 hex digits)',
     example: '- <<< "correct horse battery staple"',
     args: (input): [PwbreachInput] => {
-      if (input === '-') return [readFileSync(0, 'utf8').replace(/\r?\n$/, '')];
+      if (input === '-') return [stdinPassword()];
       return [/^[0-9a-f]{40}$/i.test(input) ? { sha1: input } : input];
     },
     settings: {

@@ -82,6 +82,9 @@ export function readServeConfig(path: string, options: Readonly<Record<string, O
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : redactUserinfo((error as Error).message);
     throw new UsageError(`--config ${path}: ${reason}`, command);
   }
+  // A byte order mark (Notepad, PowerShell's Out-File) is no part of the JSON: JSON.parse would
+  // refuse the file over an invisible character.
+  text = text.replace(/^\uFEFF/, '');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -16,6 +16,7 @@ import { DATA_DIR_OPTION, emptyValueMessage, expectPositionals, isBlank, parseCo
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { note, out } from './output.js';
 import { cliIo, cliPath } from './io.js';
+import { shellWord } from './shell-word.js';
 
 type WithDataset<Op extends 'update' | 'import'> = AnyProductModule & { dataset: ProductDataset & Required<Pick<ProductDataset, Op>> };
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
@@ -274,7 +275,7 @@ async function init(argv: string[]): Promise<number> {
   }
   const { files, bytes } = copied;
   out(`copied ${files} files (${formatSize(bytes)}) of bundled data to ${target}`);
-  const shown = shellQuote(dir);
+  const shown = shellWord(dir);
   note(`next: seclookup serve --data-dir ${shown}   (or SECLOOKUP_DATA_DIR=${shown})`);
   note(`refresh a dataset there: seclookup data update PRODUCT --data-dir ${shown}`);
   return EXIT_OK;
@@ -316,11 +317,6 @@ function copyIntoPlace(source: string, target: string): { files: number; bytes: 
     throw error;
   }
   return { files, bytes };
-}
-
-/** `path` as a shell takes it back: quoted when it holds anything but plain path characters. */
-function shellQuote(path: string): string {
-  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Files engines compile from the data at run time, never copied. */

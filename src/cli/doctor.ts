@@ -20,6 +20,7 @@ import { createLookup, type LookupOptions } from '../lookup.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { formatTable, out, printJson } from './output.js';
 import { cliIo } from './io.js';
+import { shellWord } from './shell-word.js';
 
 const MODULES = PRODUCT_MODULES as readonly AnyProductModule[];
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -105,7 +106,7 @@ export async function runDoctor(argv: string[]): Promise<number> {
   try {
     for (const module of MODULES) {
       const findings: DoctorFinding[] = [];
-      findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id) ?? [], checkedAt));
+      findings.push(...engineFindings(module, lookup.engine.bind(lookup) as (id: string) => unknown, ages.get(module.id) ?? [], checkedAt, values['data-dir']));
       if (module.doctor?.dns) findings.push(dns ? await dns : { level: 'ok', check: 'dns', message: 'not checked (--offline)' });
       const upstream = module.doctor?.upstream?.((options as Record<string, unknown>)[module.id] as Record<string, unknown> | undefined);
       if (upstream) findings.push(await reachUpstream(upstream, probe, resolver, timeoutMs));
@@ -135,7 +136,13 @@ export async function runDoctor(argv: string[]): Promise<number> {
   return reports.some((report) => report.level === 'fail') ? EXIT_FAILURE : EXIT_OK;
 }
 
-function engineFindings(module: AnyProductModule, engineOf: (id: string) => unknown, ages: readonly DatasetAge[], now: number): DoctorFinding[] {
+function engineFindings(
+  module: AnyProductModule,
+  engineOf: (id: string) => unknown,
+  ages: readonly DatasetAge[],
+  now: number,
+  dataDirFlag: string | undefined,
+): DoctorFinding[] {
   let engine: unknown;
   try {
     engine = engineOf(module.id);
@@ -144,7 +151,7 @@ function engineFindings(module: AnyProductModule, engineOf: (id: string) => unkn
     return [{ level: 'fail', check: 'data', message }];
   }
   const findings: DoctorFinding[] = [{ level: 'ok', check: 'data', message: `loaded${describeAges(ages, now)}` }];
-  const stale = staleness(module, ages, now);
+  const stale = staleness(module, ages, now, dataDirFlag);
   if (stale) findings.push(stale);
   const future = ages.filter((age) => age.builtAtMs !== null && age.builtAtMs - now > 86_400_000);
   if (future.length > 0)
@@ -175,12 +182,15 @@ function datasetDates(module: AnyProductModule, ages: readonly DatasetAge[], now
 /**
  * A warning naming the datasets older than their product allows (`freshness`), each with its
  * age and limit, and how to refresh them; null when none is. Answers still come, from old data.
+ * The folder checked with `--data-dir DIR` is the one to refresh: `data update` without it
+ * would refresh $SECLOOKUP_DATA_DIR or the bundled data instead.
  */
-function staleness(module: AnyProductModule, ages: readonly DatasetAge[], now: number): DoctorFinding | null {
+function staleness(module: AnyProductModule, ages: readonly DatasetAge[], now: number, dataDirFlag: string | undefined): DoctorFinding | null {
   const stale = datasetDates(module, ages, now).filter((date) => date.stale);
   if (stale.length === 0) return null;
   const named = stale.map((date) => `${date.dataset} ${date.age_days} days old (over ${date.max_age_days})`);
-  return { level: 'warn', check: 'data', message: `stale: ${named.join(', ')}; refresh with ${module.doctor!.freshness!.refresh}` };
+  const refresh = `${module.doctor!.freshness!.refresh}${dataDirFlag === undefined ? '' : ` --data-dir ${shellWord(dataDirFlag)}`}`;
+  return { level: 'warn', check: 'data', message: `stale: ${named.join(', ')}; refresh with ${refresh}` };
 }
 
 /** The resolver serve would build from `given`, each query one try within `timeoutMs`; the error when it cannot be built. */

@@ -56,6 +56,7 @@ import {
   openFilesLimit,
   withLookupFiles,
 } from './connection-limit.js';
+import { shellWord } from './shell-word.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -655,11 +656,6 @@ async function issueStarterKeys(meter: MeterAdmin & SettingsStore): Promise<Issu
 function noteKeyCount(keys: readonly KeyInfo[], where: string, listCommand: string): void {
   const active = keys.filter((k) => k.status === 'active').length;
   note(`${keys.length} keys in ${where} (${active} active); use \`${listCommand}\` to see them`);
-}
-
-/** A path or URL as one shell word: quoted only when it holds something the shell would read. */
-function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /**

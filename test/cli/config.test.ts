@@ -185,6 +185,11 @@ describe('seclookup serve --config', () => {
     expect(own.serve.stderr).not.toContain('holds secrets');
   });
 
+  it('reads a file that starts with a byte order mark, as Notepad and PowerShell write it (found by a reviewer)', () => {
+    const config = readServeConfig(configFile('\uFEFF{"port": 8081, "log-level": "warn"}'), SERVE_OPTIONS, 'serve');
+    expect(config.values).toEqual({ port: '8081', 'log-level': 'warn' });
+  });
+
   it('refuses a missing file', async () => {
     const result = await runCli(['serve', '--port', '0', '--config', join(temp.make(), 'none.json')]);
     expect([result.code, result.stderr]).toEqual([2, expect.stringContaining('no such file')]);

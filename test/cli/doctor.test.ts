@@ -204,7 +204,12 @@ describe('seclookup doctor', () => {
       level: 'warn',
       findings: [
         { level: 'ok', check: 'data', message: 'loaded, 91 days old' },
-        { level: 'warn', check: 'data', message: 'stale: ranges.json 91 days old (over 90); refresh with seclookup data update webhookip' },
+        // The folder checked is the one to refresh: a bare `data update` would refresh the bundled data (found by a reviewer).
+        {
+          level: 'warn',
+          check: 'data',
+          message: `stale: ranges.json 91 days old (over 90); refresh with seclookup data update webhookip --data-dir ${dataDir}`,
+        },
       ],
       // The same for a script, without parsing the words.
       datasets: [{ dataset: 'ranges.json', built_at: builtAt, age_days: 91, max_age_days: 90, stale: true }],
@@ -212,8 +217,9 @@ describe('seclookup doctor', () => {
     // The bundled abuse lists, months old on that day: each named with its own limit.
     const table = (await doctor(['doctor', '--offline', '--data-dir', dataDir])).stdout;
     expect(table).toMatch(
-      /^riskscore\s+warn\s+data: stale: tor \d+ days old \(over 30\), .*ipsum \d+ days old \(over 30\); refresh with seclookup data update riskscore$/m,
+      /^riskscore\s+warn\s+data: stale: tor \d+ days old \(over 30\), .*ipsum \d+ days old \(over 30\); refresh with seclookup data update riskscore --data-dir \S+$/m,
     );
+    expect(table).toContain(`refresh with seclookup data update riskscore --data-dir ${dataDir}\n`);
     expect(table).toMatch(/^webhookip\s+warn\s+data: stale: ranges\.json 91 days old/m);
     expect(table).toMatch(/^useragent\s+ok\s+data: loaded$/m);
   });

@@ -7,6 +7,7 @@ import { parseInteger, resolveDbPath, resolveRedisUrl } from './args.js';
 import { explainDatabaseError, explainMeterError } from './db-errors.js';
 import { CommandError, UsageError } from './errors.js';
 import { cliEnv } from './io.js';
+import { shellWord } from './shell-word.js';
 
 /**
  * Where keys, plans and usage live: `--redis URL` (or `$SECLOOKUP_REDIS`) wins over `--db FILE`,
@@ -47,6 +48,15 @@ export function describeMeter(flags: MeterFlags): string {
   const redis = resolveRedisUrl(flags.redis);
   if (!redis) return resolveDbPath(flags.db);
   return redactRedisUrl(redis);
+}
+
+/**
+ * `seclookup <command>` on the store this command used, for a message's hint: a bare command
+ * reads ./seclookup.db (or $SECLOOKUP_DB), not a --db file elsewhere or a Redis. A Redis URL's
+ * password shows as `***`, for the operator to put back.
+ */
+export function onSameStore(command: string, flags: MeterFlags): string {
+  return `seclookup ${command} ${resolveRedisUrl(flags.redis) ? '--redis' : '--db'} ${shellWord(describeMeter(flags))}`;
 }
 
 /**

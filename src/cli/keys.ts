@@ -8,7 +8,7 @@ import { resolvePlan } from '../metering/plans.js';
 import type { KeyInfo, MeterAdmin, MeterHotPath, SubscriptionChanges } from '../metering/types.js';
 import type { ProductId } from '../products/catalog.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, parseProduct } from './args.js';
-import { chooseAdminStore, describeMeter, whenServersSeeChanges, withMeter } from './db.js';
+import { chooseAdminStore, describeMeter, onSameStore, whenServersSeeChanges, withMeter, type MeterFlags } from './db.js';
 import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from './output.js';
 
@@ -230,10 +230,9 @@ function parseKeyArgument(text: string): KeyArgument {
   return { text, byId, target: byId ? text : hashKey(text) };
 }
 
-function noKeyError(key: KeyArgument): CommandError {
-  return new CommandError(
-    key.byId ? `no key with id ${key.text} (see \`seclookup keys list\`)` : 'no key matches; pass the full key, or its id from `seclookup keys list`',
-  );
+function noKeyError(key: KeyArgument, store: MeterFlags): CommandError {
+  const list = onSameStore('keys list', store);
+  return new CommandError(key.byId ? `no key with id ${key.text} (see \`${list}\`)` : `no key matches; pass the full key, or its id from \`${list}\``);
 }
 
 /** The key a KEY|ID argument names, as listed (with its subscription's plan and allowlist); null when none. */
@@ -264,7 +263,7 @@ async function updateKey(argv: string[]): Promise<number> {
 
   const { before, after } = await withMeter(store, { create: false }, async (meter: MeterAdmin & Pick<MeterHotPath, 'resolveKey'>) => {
     const before = await findKey(meter, key);
-    if (!before) throw noKeyError(key);
+    if (!before) throw noKeyError(key, store);
     // A captcha subscription's own allowlist stays empty: each site key has one, which captcha routes check.
     if (before.product === 'captcha' && changes.ipAllow !== undefined)
       throw new UsageError(
@@ -331,7 +330,7 @@ async function revokeKey(argv: string[]): Promise<number> {
     const before = key.byId ? (await meter.listKeys()).find((k) => k.id === key.text)?.status : (await meter.resolveKey(key.target))?.status;
     return { before, revoked: await meter.revokeKey(key.target) };
   });
-  if (!revoked) throw noKeyError(key);
+  if (!revoked) throw noKeyError(key, store);
   const what = `key ${revoked.id} (${revoked.product} ${revoked.kind}, ${revoked.prefix}...)`;
   out(before === 'revoked' ? `${what} was already revoked.` : `Revoked ${what}. It stops working ${await whenServersSeeChanges(store)}.`);
   return EXIT_OK;

@@ -31,7 +31,7 @@ import {
   resolveDbPath,
   resolveRedisUrl,
 } from './args.js';
-import { describeMeter, loadRedis, openMeter } from './db.js';
+import { describeMeter, loadRedis, onSameStore, openMeter } from './db.js';
 import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
 import { MAX_TIMER_MS } from '../lib/deadline.js';
@@ -56,7 +56,6 @@ import {
   openFilesLimit,
   withLookupFiles,
 } from './connection-limit.js';
-import { shellWord } from './shell-word.js';
 
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8080;
@@ -375,7 +374,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
       await listen(server, port, host, log);
       if (metricsServer) await listen(metricsServer, metricsAt as number, host, log);
       stopIfSignalled();
-      await announceKeys(meter, where, Date.now, `seclookup keys list ${redis ? '--redis' : '--db'} ${shellWord(where)}`);
+      await announceKeys(meter, where, Date.now, onSameStore('keys list', values));
       for (const service of SERVICE_MODULES) for (const warning of (await service.startWarnings?.(meter, secret)) ?? []) note(`seclookup: warning: ${warning}`);
     } catch (error) {
       // The meter store unreachable at start (Redis down, a locked file): the operator's to fix.

@@ -169,9 +169,10 @@ describe('seclookup keys update', () => {
         'seclookup: unknown plan "gold" for useragent; plans for it: enterprise, starter (see `seclookup plans list`, create one with `seclookup plans set`)\n',
     });
     const noId = await runCli(['keys', 'update', '99999', '--plan', 'enterprise', '--db', db]);
-    expect([noId.code, noId.stderr]).toEqual([1, 'seclookup: no key with id 99999 (see `seclookup keys list`)\n']);
+    // The hint names the store given (a bare `keys list` would read ./seclookup.db).
+    expect([noId.code, noId.stderr]).toEqual([1, `seclookup: no key with id 99999 (see \`seclookup keys list --db ${db}\`)\n`]);
     const noKey = await runCli(['keys', 'update', 'ua_sec_doesnotexistdoesnotexistdoesnot', '--plan', 'enterprise', '--db', db]);
-    expect([noKey.code, noKey.stderr]).toEqual([1, 'seclookup: no key matches; pass the full key, or its id from `seclookup keys list`\n']);
+    expect([noKey.code, noKey.stderr]).toEqual([1, `seclookup: no key matches; pass the full key, or its id from \`seclookup keys list --db ${db}\`\n`]);
     expect(await listKeys()).toEqual(before);
   });
 

@@ -64,6 +64,12 @@ describe('seclookup reports', () => {
 
     expect(await runCliJson(['reports', 'dispute', '1', '--json', '--db', db])).toMatchObject({ id: 1, disputed: true });
     expect(await runCliJson(['reports', 'dispute', '1', '--undo', '--json', '--db', db])).toMatchObject({ id: 1, disputed: false });
+    // No such report: the hint lists this --db file's reports, not ./seclookup.db's.
+    expect(await runCli(['reports', 'dispute', '999', '--db', db])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `seclookup: no report 999; see \`seclookup reports list --db ${db}\`\n`,
+    });
   });
 
   it('refuses bad input with the right exit codes; a bad import line imports nothing', async () => {

@@ -203,7 +203,7 @@ describe('seclookup sitekeys', () => {
     ];
     expect(outputs.map((result) => result.code)).toEqual([1, 1, 2, 2, 2, 2]);
     expect(outputs[0].stderr).toBe(
-      'seclookup: no site key for the secret key given (give the tf_pub_ key, its tf_sec_ key or its id; see `seclookup sitekeys list`)\n',
+      `seclookup: no site key for the secret key given (give the tf_pub_ key, its tf_sec_ key or its id; see \`seclookup sitekeys list --db ${db}\`)\n`,
     );
     expect(outputs[1].stderr).toBe(
       'seclookup: no site key for the secret key given (give the tf_pub_ key, its tf_sec_ key or its id; see seclookup sitekeys list)\n',

@@ -21,7 +21,7 @@ import {
 } from './site-keys.js';
 import { METER_OPTIONS, expectPositionals, parseCidrList, parseCommand, resolveDbPath, resolveRedisUrl } from '../../cli/args.js';
 import { resolveOperatorSecret, SECRET_OPTIONS } from '../../cli/secret.js';
-import { chooseAdminStore, describeMeter, withMeter, type MeterFlags } from '../../cli/db.js';
+import { chooseAdminStore, describeMeter, onSameStore, withMeter, type MeterFlags } from '../../cli/db.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from '../../cli/output.js';
 import { cliEnv } from '../../cli/io.js';
@@ -365,9 +365,12 @@ async function revoke(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, { ...METER_OPTIONS }, command);
   if (values.help) return help();
   const [key] = expectPositionals(positionals, ['KEY'], command);
-  const revoked = await run(chooseAdminStore(values, command), { create: false }, (meter) => revokeSiteKey(meter, key));
+  const store = chooseAdminStore(values, command);
+  const revoked = await run(store, { create: false }, (meter) => revokeSiteKey(meter, key));
   if (!revoked)
-    throw new CommandError(`no site key ${describeKeyArgument(key)} (give the tf_pub_ key, its tf_sec_ key or its id; see \`seclookup sitekeys list\`)`);
+    throw new CommandError(
+      `no site key ${describeKeyArgument(key)} (give the tf_pub_ key, its tf_sec_ key or its id; see \`${onSameStore('sitekeys list', store)}\`)`,
+    );
   out(revoked.alreadyRevoked ? `site key ${revoked.publicKeyId} was already revoked.` : `Revoked site key ${revoked.publicKeyId} and its secret key.`);
   return EXIT_OK;
 }

@@ -20,6 +20,7 @@ import {
 import { IDENTIFIER_TYPES, type IdentifierType } from './types.js';
 import { DB_OPTION, expectPositionals, parseCommand, parseInteger, resolveDbPath } from '../../cli/args.js';
 import { explainDatabaseError } from '../../cli/db-errors.js';
+import { onSameStore } from '../../cli/db.js';
 import { CommandError, EXIT_OK, UsageError } from '../../cli/errors.js';
 import { formatTable, note, out, printJson } from '../../cli/output.js';
 import { cliPath } from '../../cli/io.js';
@@ -307,7 +308,7 @@ async function dispute(argv: string[]): Promise<number> {
   const [idText] = expectPositionals(positionals, ['ID'], command);
   const id = parseInteger(idText, 'ID', command, { min: 1 });
   const updated = await withStore(values.db, { write: true }, async (store) => store.dispute(id, !values.undo, Date.now()));
-  if (!updated) throw new CommandError(`no report ${id}; see \`seclookup reports list\``);
+  if (!updated) throw new CommandError(`no report ${id}; see \`${onSameStore('reports list', { db: values.db, redis: null })}\``);
   if (values.json) printJson(toJson(updated));
   else out(`report ${id} ${updated.disputed ? 'disputed' : 'no longer disputed'}`);
   return EXIT_OK;

@@ -190,7 +190,8 @@ function httpMessage(response: ApiResponse): string {
  * `request_id`, `X-Request-Id` and `Connection: close`) and log them with route `unmatched`,
  * after every answer still owed on the connection. Works for any Node server: `http.createServer(...)`,
  * Express's `app.listen()`, an HTTPS server, or an HTTP/2 server over TLS with `allowHTTP1` (for its
- * HTTP/1.1 connections; HTTP/2's own framing errors never reach a listener). Returns the server.
+ * HTTP/1.1 connections; HTTP/2's own framing errors never reach a listener). An application's own
+ * 'checkExpectation' or 'connect' listener keeps those requests to itself. Returns the server.
  *
  * @example
  * const server = handleClientErrors(http.createServer(createListener(api)), api);
@@ -199,7 +200,12 @@ function httpMessage(response: ApiResponse): string {
 export function handleClientErrors<S extends Http1CapableServer>(server: S, api: Api): S {
   trackResponses(server);
   server.on('clientError', (error: Error, socket: Socket) => answerClientError(api, error, socket));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => answerExpectationFailed(api, req, res));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    // An application with its own 'checkExpectation' listener answers it: a second answer on its
+    // response threw ERR_HTTP_HEADERS_SENT out of Node's parser, an uncaught exception.
+    if (server.listenerCount('checkExpectation') > 1) return;
+    answerExpectationFailed(api, req, res);
+  });
   answerConnectRequests(server, api);
   return server;
 }

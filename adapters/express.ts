@@ -3,6 +3,7 @@ import { LookupError } from '../src/errors.js';
 import { splitUrl } from '../src/api/input.js';
 import { clientClosed } from '../src/api/body.js';
 import type { Api, RequestBody } from '../src/api/types.js';
+import { consumedByOtherCode, declaresBody, failingBody } from './consumed-body.js';
 import { serveRequest } from './node.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork } from './turn-cork.js';
@@ -120,28 +121,7 @@ function bodyReadEarlier(req: Request): RequestBody | undefined {
   const parsedByBodyParser1 = (req as Request & { _body?: boolean })._body === true;
   if (!parsedByBodyParser1 && !req.readableEnded) return undefined;
   const body: unknown = req.body;
-  if (!parsedByBodyParser1 && body === undefined && declaresBody(req)) return failingBody(consumedByOtherCode());
+  if (!parsedByBodyParser1 && body === undefined && declaresBody(req))
+    return consumedByOtherCode('seclookup/express: the request body was read by middleware mounted before seclookup(), which left nothing in req.body');
   return typeof body === 'string' || body instanceof Uint8Array ? body : { parsed: body };
-}
-
-/** Whether the request's head announces a body: chunked, or a Content-Length above 0. */
-function declaresBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0);
-}
-
-/**
- * 500 for a body read by other code before the API, failing only when the core reads it: a
- * route without a body (a GET) is still served, and the key is still checked first.
- */
-function consumedByOtherCode(): LookupError {
-  const cause = new Error('seclookup/express: the request body was read by middleware mounted before seclookup(), which left nothing in req.body');
-  // As a cause, so the core passes it to onError; the client hears only "unexpected".
-  return new LookupError('internal_error', 'unexpected server error', { cause });
-}
-
-/** A body that fails with `error` as soon as the core reads it, for one the app's parser refused. */
-// biome-ignore lint/correctness/useYield: the body fails on its first read, so it has nothing to yield
-async function* failingBody(error: LookupError): AsyncGenerator<Uint8Array> {
-  throw error;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
+import { consumedByOtherCode, declaresBody } from './consumed-body.js';
 import { answeringHere, withClientGoneSignal } from './client-gone.js';
 import { endUnreadBody } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
@@ -48,6 +49,10 @@ function deliver(res: ServerResponse, response: ApiResponse): void {
  * the Node and Express adapters.
  */
 export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, request: ApiRequest): void {
+  // Answered already by the app before it handed the request over (an auth check that answered
+  // 401 and fell through): the client has that answer, so nothing is looked up, billed or logged.
+  // Handed on, an answer the core made at once was billed, as it is written in its own turn.
+  if (res.headersSent) return;
   const turn = cork.arrival();
   let answer: ApiResponse | Promise<ApiResponse>;
   try {
@@ -73,6 +78,8 @@ export function writeCrash(res: ServerResponse): void {
   res.end(body);
 }
 
+const CONSUMED = "seclookup/node: the request body was read by the application's code before createListener()'s listener was called";
+
 /** A request listener for `http.createServer`, `https.createServer`, or HTTP/2's `createServer` and `createSecureServer`. */
 export interface ApiListener {
   (req: IncomingMessage, res: ServerResponse): void;
@@ -95,7 +102,8 @@ export function createListener(api: Api): ApiListener {
       method: req.method ?? 'GET',
       url: req.url ?? '/',
       headers: req.headers,
-      body: req,
+      // A body the app's own code read before handing the request over is gone: a 500, never an empty body.
+      body: req.readableEnded && declaresBody(req) ? consumedByOtherCode(CONSUMED) : req,
       remoteAddress: req.socket.remoteAddress,
     });
   // Pipelined requests one at a time (pipelining.ts); the usual request, first in line, costs no closure.

@@ -11,14 +11,15 @@
  * - an app stopping the documented way (trackInFlight) closes its meter after the refunds.
  */
 import { once } from 'node:events';
-import { Agent, createServer, request, type Server } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify, { type FastifyError } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seclookup } from '../../adapters/express.js';
 import { seclookup as seclookupFastify, seclookupFrameworkErrors } from '../../adapters/fastify.js';
-import { createListener } from '../../adapters/node.js';
+import { createListener, handleClientErrors } from '../../adapters/node.js';
+import { exchange } from './raw-http.js';
 import { trackInFlight } from '../../src/api/in-flight.js';
 import { createApi } from '../../src/api/create-api.js';
 import type { RequestLogEvent } from '../../src/api/types.js';
@@ -108,6 +109,96 @@ describe('an answer the app sent before the API', () => {
     expect([next.status, next.socket]).toEqual([200, answer.socket]);
     agent.destroy();
     other.destroy();
+  });
+});
+
+describe('a plain Node app that hands its /api/ paths to the listener', () => {
+  /** A Node app: `before` runs first on every request (the app's own middleware-like code), then `/api/...` goes to the API. */
+  async function nodeApp(before: (req: IncomingMessage, res: ServerResponse) => Promise<void> | void) {
+    const meter = createMemoryMeter();
+    const { secretKey, subscriptionId } = await issueKeys(meter, { product: 'useragent', plan: 'starter' });
+    const logged: RequestLogEvent[] = [];
+    const errors: unknown[] = [];
+    const api = createApi({ lookup: createLookup(), meter, onError: (error) => errors.push(error), onResponse: (event) => logged.push(event) });
+    const listener = createListener(api);
+    server = createServer(async (req, res) => {
+      await before(req, res);
+      if (!req.url?.startsWith('/api/')) return void res.end('app');
+      req.url = req.url.slice('/api'.length);
+      listener(req, res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const send = (method: string, path: string, body?: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const headers = { authorization: `Bearer ${secretKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+        request({ port, host: '127.0.0.1', method, path, headers }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        })
+          .on('error', reject)
+          .end(body);
+      });
+    const remaining = async () => (await meter.quota(subscriptionId, 1000, Date.now())).remaining;
+    return { send, remaining, logged, errors };
+  }
+
+  it('a request the app answered before calling the listener is not looked up, billed or logged', async () => {
+    // An auth check that answers 401 and, by mistake, falls through to the API.
+    const app = await nodeApp((req, res) => {
+      if (req.url?.includes('ua=blocked')) res.writeHead(401, { 'content-type': 'text/plain' }).end('app says no');
+    });
+    expect(await app.send('GET', '/api/v1/useragent/lookup?ua=blocked')).toEqual({ status: 401, body: 'app says no' });
+    // The connection's next request (and the turn's end) come and go; nothing was billed.
+    expect((await app.send('GET', '/api/v1/useragent/lookup?ua=curl%2F8')).status).toBe(200);
+    expect(await app.remaining()).toBe(999);
+    expect(app.logged.map((event) => [event.status, event.route])).toEqual([[200, '/v1/useragent/lookup']]);
+    expect(app.errors).toEqual([]);
+  });
+
+  it("a body the app's own code read first is a 500 reported to onError, not the client's empty body", async () => {
+    const collected: string[] = [];
+    const app = await nodeApp(async (req) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      collected.push(text);
+    });
+    const answer = await app.send('POST', '/api/v1/useragent/lookup', JSON.stringify({ ua: 'curl/8' }));
+    expect([answer.status, JSON.parse(answer.body).error_code]).toEqual([500, 'internal_error']);
+    expect(collected).toEqual(['{"ua":"curl/8"}']);
+    expect(app.errors).toMatchObject([{ code: 'internal_error', cause: { message: expect.stringContaining('read by the application') } }]);
+    // Not counted as the client's bad input; a GET, which takes no body, is served as usual.
+    expect((await app.send('GET', '/api/v1/useragent/lookup?ua=curl%2F8')).status).toBe(200);
+    expect(await app.remaining()).toBe(999);
+  });
+});
+
+describe("a Node app's own 'checkExpectation' listener beside handleClientErrors", () => {
+  it.each(['before', 'after'])('registered %s it, answers an unsupported Expect alone: no second answer, nothing thrown or logged', async (order) => {
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter: createMemoryMeter(), onResponse: (event) => logged.push(event) });
+    server = createServer(createListener(api));
+    const appExpect = (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(417, { 'content-type': 'text/plain' }).end('app 417');
+    if (order === 'before') server.on('checkExpectation', appExpect);
+    handleClientErrors(server, api);
+    if (order === 'after') server.on('checkExpectation', appExpect);
+    const thrown: unknown[] = [];
+    const onUncaught = (error: unknown) => thrown.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      const reply = await exchange(port, 'GET /v1/useragent/status HTTP/1.1\r\nHost: test\r\nExpect: bogus\r\n\r\n', { responses: 1, waitMs: 1000 });
+      expect(reply.responses.map((response) => [response.status, response.body])).toEqual([[417, 'app 417']]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(thrown).toEqual([]);
+      expect(logged).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 });
 

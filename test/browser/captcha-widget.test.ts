@@ -863,4 +863,114 @@ var n = 0, timer = setInterval(function () {
     expect(await page.locator(FIELD).inputValue()).toBe('');
     expect(consoleErrors.some((line) => line.includes(`the frame is at ${apiOrigin}, not http://old.example.test:${shopPort}`))).toBe(true);
   });
+
+  it('sanitized markup that clobbers document.currentScript (<img name>) or window.seclookupCaptcha (<a id>) neither moves the frame to its own base nor stops the widgets', async () => {
+    const key = await siteKey();
+    // The attacker's frame, at the base its markup names: it claims a proof at once.
+    pages.set('/phish/widget/frame.html', {
+      html: `<!doctype html><title>Phish</title><script>
+var q = new URLSearchParams(location.hash.slice(1)), say = function (m) { m.seclookup = 'captcha'; m.id = q.get('id'); parent.postMessage(m, q.get('origin')); };
+say({ type: 'ready' });
+say({ type: 'success', proof: 'forged.proof' });
+</script><p>Sign in again to continue: <input type="password"></p>`,
+      secret: '',
+    });
+    // What a sanitizer that keeps name on img (DOMPurify's default drops it, many others do not) lets through.
+    addPage('/clobber-script', {
+      key,
+      script: RECORDING,
+      body: `<img name="currentScript" alt="" data-api-base="http://evil.example.test:${shopPort}/phish">
+<div class="seclookup-captcha" data-sitekey="${key.siteKey}" ${CALLBACKS}></div>`,
+    });
+    const page = await open('/clobber-script');
+    await page.waitForSelector('.seclookup-captcha iframe', { state: 'attached' });
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    expect(await events(page)).toEqual([]);
+    expect((await page.getAttribute('.seclookup-captcha iframe', 'src'))!.split('/widget/')[0]).toBe(apiOrigin);
+    const frame = await widgetFrame(page);
+    await frame.click('#cb');
+    const proof = await proofIn(page);
+    expect(proof).not.toBe('forged.proof');
+    expect(await events(page)).toEqual([['callback', proof]]);
+
+    // Two links with one id (and one named "version"): what DOMPurify's default keeps. Named
+    // access makes window.seclookupCaptcha a collection whose .version is the second link.
+    addPage('/clobber-global', {
+      key,
+      script: RECORDING,
+      body: `<a id="seclookupCaptcha" href="#a">a</a><a id="seclookupCaptcha" name="version" href="#b">b</a>
+<div class="seclookup-captcha" data-sitekey="${key.siteKey}" ${CALLBACKS}></div>`,
+    });
+    const other = await newPage();
+    const problems: string[] = [];
+    other.on('pageerror', (e) => problems.push(e.message));
+    await open('/clobber-global', SHOP, other);
+    await (await widgetFrame(other)).click('#cb');
+    await proofIn(other);
+    expect(await other.evaluate(() => typeof (window as unknown as { seclookupCaptcha: { render: unknown } }).seclookupCaptcha.render)).toBe('function');
+    expect(problems).toEqual([]);
+  });
+
+  it('reset() while the visitor drags the slider: the release that follows throws nothing, and the next puzzle starts clean', async () => {
+    const key = await siteKey();
+    addPage('/slider-reset', { key, attrs: 'data-puzzle-type="slider"' });
+    const context = await browser.newContext();
+    contexts.push(context);
+    // In every frame: the widget's own uncaught errors.
+    await context.addInitScript(() => {
+      const seen: string[] = [];
+      (window as unknown as { errors: string[] }).errors = seen;
+      addEventListener('error', (e) => seen.push(e.message));
+    });
+    const page = await context.newPage();
+    await open('/slider-reset', SHOP, page);
+    const frame = await widgetFrame(page);
+    await frame.click('#cb');
+    await frame.waitForSelector('#pc', { state: 'visible' });
+    const piece = (await page.frameLocator('iframe[src*="/widget/frame.html"]').locator('#pc').boundingBox())!;
+    await page.mouse.move(piece.x + piece.width / 2, piece.y + piece.height / 2);
+    await page.mouse.down();
+    for (let k = 1; k <= 10; k++) await page.mouse.move(piece.x + piece.width / 2 + k * 6, piece.y + piece.height / 2 + (k % 2));
+    await page.evaluate(() => (window as unknown as { seclookupCaptcha: { reset(): void } }).seclookupCaptcha.reset());
+    await frame.waitForSelector('#pc', { state: 'hidden' });
+    await page.mouse.up();
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(await frame.evaluate(() => (window as unknown as { errors: string[] }).errors)).toEqual([]);
+    expect(await frame.textContent('#st')).toBe('');
+    await frame.click('#cb');
+    await frame.waitForSelector('#pc', { state: 'visible' });
+    expect(await frame.getAttribute('#pc', 'aria-valuenow')).toBe('0');
+    expect(await frame.evaluate(() => (window as unknown as { errors: string[] }).errors)).toEqual([]);
+  });
+
+  it('a widget rendered in a shadow root (a web component) is in the page: getResponse, reset and execute reach it', async () => {
+    const key = await siteKey();
+    addPage('/shadow', {
+      key,
+      query: '?render=explicit&onload=mount',
+      body: '<div id="host"></div>',
+      script: `window.solved = [];
+window.mount = function () {
+  var root = document.getElementById('host').attachShadow({ mode: 'open' });
+  var slot = document.createElement('div');
+  root.appendChild(slot);
+  window.widgetId = seclookupCaptcha.render(slot, { sitekey: '${key.siteKey}', callback: function (p) { window.solved.push(p); } });
+};`,
+    });
+    type Api = { seclookupCaptcha: Record<string, (id?: string) => unknown>; widgetId: string; solved: string[] };
+    const page = await open('/shadow');
+    const call = (method: string) => page.evaluate((m) => (window as unknown as Api).seclookupCaptcha[m]((window as unknown as Api).widgetId), method);
+    await page.waitForFunction(() => document.getElementById('host')!.shadowRoot!.querySelector('iframe'));
+    const frame = (await (await page.locator('#host iframe').elementHandle())!.contentFrame())!;
+    await frame.waitForSelector('#cb');
+    await frame.click('#cb');
+    await page.waitForFunction(() => (window as unknown as Api).solved.length === 1, undefined, { timeout: PROOF_TIMEOUT });
+    const proof = await page.evaluate(() => (window as unknown as Api).solved[0]);
+    expect(await call('getResponse')).toBe(proof);
+    await call('reset');
+    await frame.waitForFunction(() => document.getElementById('cb')?.getAttribute('aria-checked') === 'false');
+    await call('execute');
+    await page.waitForFunction(() => (window as unknown as Api).solved.length === 2, undefined, { timeout: PROOF_TIMEOUT });
+    expect(await call('getResponse')).toBe(await page.evaluate(() => (window as unknown as Api).solved[1]));
+  });
 });

@@ -29,6 +29,9 @@
   var OWN = Object.prototype.hasOwnProperty;
 
   var script = doc.currentScript;
+  // Markup that names an <img> "currentScript" (DOM clobbering: document's named elements shadow
+  // its properties) is no script tag: its data-api-base would move the frames to its author's base.
+  if (script && script.tagName !== 'SCRIPT') script = null;
   if (!script) {
     var all = doc.getElementsByTagName('script');
     for (var i = all.length - 1; i >= 0 && !script; i--) if (/\/widget\/api\.js(?:[?#]|$)/.test(all[i].src)) script = all[i];
@@ -42,7 +45,9 @@
 
   // api.js loaded again (say by two plugins): the first copy's widgets and API serve; this copy
   // still honours its own render= and onload= parameters.
-  if (win.seclookupCaptcha && win.seclookupCaptcha.version) return whenReady(win.seclookupCaptcha.render);
+  // Only that copy's API counts: elements with id="seclookupCaptcha" (named access on window) are none.
+  var first = win.seclookupCaptcha;
+  if (first && typeof first.version === 'string' && typeof first.render === 'function') return whenReady(first.render);
 
   var widgets = Object.create(null); // no prototype: a message's id names nothing else
   var count = 0;
@@ -90,7 +95,8 @@
    * it is forgotten (a proof it gave still expires, with the expired callback).
    */
   function alive(wd) {
-    if (doc.documentElement.contains(wd.iframe)) return true;
+    // isConnected: also in a shadow root (a web component's), which documentElement.contains() is not.
+    if (wd.iframe.isConnected) return true;
     if (wd.ready) delete widgets[wd.id];
     return false;
   }

@@ -609,6 +609,7 @@
         worker = null;
       }
       sc = null;
+      drag = null; // a drag under way ends here: its release has no puzzle to answer
       show('idle', '');
       if (P.mode === 'managed') autoManaged();
     } else if (m.type === 'execute') {

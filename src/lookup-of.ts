@@ -122,11 +122,15 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
       ? options.dns
       : createDnsResolver({ now, cache: { store: options.cache }, onCacheError: options.onCacheError, ...options.dns }));
 
+  let closed = false;
+
   function engine(id: ProductId): AnyEngine {
     let entry = built.get(id);
     if (!entry) {
       const module = byId.get(id);
       if (!module) throw invalidOption(`${id} has no lookup engine yet`);
+      // An engine built now would hold what close() released (a file watch, a database) with nothing left to release it.
+      if (closed) throw new SeclookupError('store_failed', `${id}: this lookup is closed (close() was called) and builds no more engines; create another`);
       try {
         entry = { engine: module.createEngine(contextFor(module)) };
       } catch (error) {
@@ -225,6 +229,7 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
   }
 
   async function close(): Promise<void> {
+    closed = true;
     stopObserving?.();
     // Lookups still waiting for a socket fail now, rather than connect after close.
     guard.slots.close();

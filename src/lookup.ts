@@ -75,7 +75,7 @@ export interface LookupOptions extends ProductOptionsMap {
    * observed process-wide from `createLookup` until `close()`. @default none (no cost)
    */
   observer?: LookupObserver;
-  /** Told when a cache store fails (lookups then run uncached). @default none */
+  /** Told when a cache store fails (lookups then run uncached; an error it throws is ignored). @default none */
   onCacheError?: (error: unknown) => void;
   /** Clock in ms since the epoch (tests pass a fixed one): engines, the DNS cache and the result caches read it. @default Date.now */
   now?: () => number;
@@ -100,7 +100,8 @@ export interface Lookup extends LookupCalls {
   load(products?: BuiltProductId | readonly BuiltProductId[]): void;
   /**
    * Release what the built engines hold open (file watches, scamrisk's report database). Lookups
-   * after it may fail. Engines are closed in the order they were built; the first error is thrown
+   * after it may fail; one needing an engine not built yet fails with SeclookupError
+   * `store_failed` (a closed lookup builds none: nothing would release it). Engines are closed in the order they were built; the first error is thrown
    * after all were tried.
    */
   close(): Promise<void>;

@@ -36,4 +36,33 @@ describe('createLookup over a shared cache store', () => {
     expect(outcome.result).toMatchObject({ user_agent: UA });
     expect(failures).toEqual([expect.objectContaining({ code: 'store_failed', cause: expect.objectContaining({ code: 'timeout' }) })]);
   });
+
+  it('answers, and never leaves an unhandled rejection, when onCacheError itself throws', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const rethrow = (error: unknown) => {
+        throw error;
+      };
+      // A synchronous store that fails: the read is a miss, not the lookup's failure.
+      const broken: CacheStore = {
+        get: () => {
+          throw new Error('store down');
+        },
+        set: () => {},
+        delete: () => {},
+      };
+      const sync = createLookup({ cache: broken, onCacheError: rethrow });
+      await expect(sync.useragent(UA)).resolves.toMatchObject({ user_agent: UA });
+      // An asynchronous store whose write rejects after the lookup has answered.
+      const rejecting: CacheStore = { get: async () => undefined, set: () => Promise.reject(new Error('store down')), delete: async () => {} };
+      const async = createLookup({ cache: rejecting, onCacheError: rethrow });
+      await expect(async.useragent(UA)).resolves.toMatchObject({ user_agent: UA });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,24 @@ describe('createLookup', () => {
       const error = await rejection(Promise.resolve().then(() => reports.find('username', 'someone')));
       expect(isSeclookupError(error, 'store_failed')).toBe(true);
       await lookup.close(); // twice is harmless
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('after close(), builds no engine: a product first asked then is refused, and opens nothing close() would not release', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seclookup-closed-'));
+    try {
+      const file = join(dir, 'reports.db');
+      const lookup = createLookup({ scamrisk: { reports: file, disable: [...SOFT_SOURCES] } });
+      expect(await lookup.useragent(CHROME)).toMatchObject({ browser: { name: 'Chrome' } });
+      await lookup.close();
+      const error = await rejection(lookup.scamrisk({ username: 'someone' }));
+      expect(isSeclookupError(error, 'store_failed')).toBe(true);
+      expect((error as Error).message).toMatch(/^scamrisk: this lookup is closed/);
+      expect(existsSync(file)).toBe(false); // the report database was never opened
+      expect(() => lookup.engine('geoip')).toThrow(/this lookup is closed/);
+      expect(() => lookup.load(['geoip'])).toThrow(/this lookup is closed/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -126,7 +126,7 @@ export interface ProductCacheOptions {
   namespace?: string;
   /** Lifetime of an entry in ms; 0 keeps it until evicted. @default 0 */
   ttlMs?: number;
-  /** Told when the store fails; the lookup still answers, uncached. @default none */
+  /** Told when the store fails; the lookup still answers, uncached (an error it throws is ignored). @default none */
   onError?: (error: unknown) => void;
   /** How long a read of an asynchronous store may take before it counts as a failed one (a miss). @default 1000 */
   timeoutMs?: number;
@@ -142,7 +142,13 @@ const DEFAULT_CACHE_TIMEOUT_MS = 1_000;
 export function createProductCache<Value>(store: CacheStore, options: ProductCacheOptions = {}): ProductCache<Value> {
   const prefix = options.namespace ? `${options.namespace}:` : '';
   const ttlMs = options.ttlMs ?? 0;
-  const report = (error: unknown) => options.onError?.(new SeclookupError('store_failed', 'cache store failed', { cause: error }));
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(new SeclookupError('store_failed', 'cache store failed', { cause: error }));
+    } catch {
+      // A reporter's own failure must never fail a lookup, nor (after an async write) crash the process.
+    }
+  };
   const miss = (error: unknown) => {
     report(error);
     return undefined;

@@ -82,6 +82,24 @@ describe('file watch', () => {
     expect(engine.info().lastReloadError).toBeNull();
   });
 
+  it('keeps answering, and the process alive, when onReloadError itself throws (it runs from a timer)', async () => {
+    const path = copyOf(MAXMIND.city);
+    let told = 0;
+    const { lookup, engine } = engineOn(path, {
+      watchIntervalMs: 20,
+      onReloadError: () => {
+        told++;
+        throw new Error('the app logger is down');
+      },
+    });
+    replaceAtomically(path, Buffer.alloc(4096, 0x5a));
+    await vi.waitFor(() => expect(told).toBeGreaterThan(0), { timeout: 10_000, interval: 20 });
+    // An uncaught throw from the timer would fail this file's run (vitest reports it) and stop a real process.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(isSeclookupError(engine.info().lastReloadError, 'dataset_invalid')).toBe(true);
+    expect(await lookup.geoip('81.2.69.142')).toMatchObject({ provider: 'MaxMind GeoIP2-City', city: 'London' });
+  });
+
   it('watches each file of a pair; only the changed one is re-read', async () => {
     const ipv4 = copyOf(MAXMIND.city);
     const ipv6 = copyOf(MAXMIND.city);

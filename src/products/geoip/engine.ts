@@ -320,7 +320,12 @@ export function createGeoIpEngine(deps: GeoIpEngineDeps): GeoIpEngine {
         try {
           reload();
         } catch (error) {
-          options.onReloadError?.(error as Error);
+          try {
+            options.onReloadError?.(error as Error);
+          } catch {
+            // The caller's callback failing must not crash the process from this timer;
+            // the error stays readable as info().lastReloadError.
+          }
         }
       },
     );

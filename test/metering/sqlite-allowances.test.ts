@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { isPromise } from '../../src/lib/outcome.js';
-import { issueKeys } from '../../src/metering/keys.js';
+import { generateKey, hashKey, issueKeys, visiblePrefix } from '../../src/metering/keys.js';
 import type { ConsumeOutcome, ConsumeRequest, Meter, Reservation } from '../../src/metering/types.js';
 import { T0 } from './conformance/index.js';
 import { requestFor, sqliteMeterFile } from './sqlite-fixture.js';
@@ -165,6 +165,53 @@ describe('SQLite meter allowances', () => {
     const exact = await consumeInTurn(meter, edge.request, 20);
     expect(exact.fromMemory).toBe(0);
     expect(exact.outcomes.at(-1)!.rate.remaining).toBe(1_100 - 170);
+  });
+
+  /** A second secret key of the subscription (captcha's site keys share one quota like this): its consume request. */
+  async function secondKey(meter: Meter, subscriptionId: string): Promise<ConsumeRequest> {
+    const key = generateKey('useragent', 'secret');
+    await meter.addKeys(subscriptionId, [{ kind: 'secret', hash: hashKey(key), prefix: visiblePrefix(key) }]);
+    return requestFor(meter, key);
+  }
+
+  it("two keys of one subscription, each with an allowance: every answer reports the month's quota after both keys' lookups", async () => {
+    const meter = open();
+    const { request: a, subscriptionId } = await keyOn(meter, BIG);
+    const b = await secondKey(meter, subscriptionId);
+    const remaining: (number | null)[] = [];
+    let fromMemory = 0;
+    for (let i = 0; i < 150; i++) {
+      for (const request of [a, b]) {
+        const answer = meter.consume(request);
+        if (!isPromise(answer)) fromMemory++;
+        remaining.push((await answer).quota.remaining);
+      }
+    }
+    expect(fromMemory).toBeGreaterThan(250);
+    // As the exact path (and the memory store) counts: one less per lookup, whichever key made it.
+    expect(remaining).toEqual(remaining.map((_, i) => BIG.monthlyQuota - i - 1));
+    expect(await meter.quota(subscriptionId, BIG.monthlyQuota, T0)).toMatchObject({ remaining: BIG.monthlyQuota - 300 });
+  });
+
+  it("a key is not refused for quota that another key's allowance holds unspent: the month is used up exactly", async () => {
+    const meter = open();
+    const plan = { ...BIG, slug: 'month', monthlyQuota: 1_100 };
+    const { request: a, subscriptionId } = await keyOn(meter, plan);
+    const b = await secondKey(meter, subscriptionId);
+    // Key a takes a block it does not spend; key b then uses the month up.
+    expect(await meter.consume(a)).toMatchObject({ allowed: true, quota: { remaining: 1_099 } });
+    let admitted = 1;
+    let last: ConsumeOutcome | undefined;
+    for (let i = 0; i < 1_200; i++) {
+      last = await meter.consume(b);
+      if (!last.allowed) break;
+      admitted++;
+      expect(last.quota.remaining).toBe(1_100 - admitted);
+    }
+    expect(admitted).toBe(1_100);
+    expect(last).toMatchObject({ allowed: false, reason: 'quota_exceeded', quota: { remaining: 0 } });
+    expect(await meter.consume(a)).toMatchObject({ allowed: false, reason: 'quota_exceeded', quota: { remaining: 0 } });
+    expect(await meter.quota(subscriptionId, plan.monthlyQuota, T0)).toMatchObject({ remaining: 0 });
   });
 
   it('a plan changed under a live allowance: the next call is decided on the new plan, with the allowance given back first', async () => {

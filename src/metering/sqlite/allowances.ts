@@ -53,6 +53,11 @@ export function isAllowanceLease(lease: string): boolean {
 
 const ALLOWANCE_ROW_MARK_CODE = ALLOWANCE_ROW_MARK.charCodeAt(0);
 
+/** A subscription's used units in one month: the file's count less the units this process's allowances hold unspent. */
+export interface MonthCount {
+  used: number;
+}
+
 export interface Allowance {
   /** The key whose rate window it counts in, the subscription and product it serves. */
   readonly keyId: string;
@@ -72,9 +77,14 @@ export interface Allowance {
   /** Rate hits taken and not spent, and the window's hits as this process sees them (spent ones only). */
   rateLeft: number;
   hits: number;
-  /** Quota units taken and not spent, and the month's used units as this process sees them. */
+  /** Quota units taken and not spent. */
   quotaLeft: number;
-  used: number;
+  /**
+   * The month's used units as this process sees them: shared by every allowance of the
+   * subscription in this process (its keys share one quota), so each answers with the figure
+   * the exact path would give after the others' spends too.
+   */
+  readonly month: MonthCount;
   /** The lease member holding the unspent quota units; null when the block took no quota (status routes). */
   readonly unspentLease: string | null;
   lastSpentAt: number;
@@ -116,7 +126,7 @@ export function spend(allowance: Allowance, request: ConsumeRequest, split: (fro
   if (!request.reserveQuota) return { allowed: true, rate, quota: quotaOf(allowance), reservation: null };
   const quotaUnits = request.quotaUnits ?? 1;
   allowance.quotaLeft -= quotaUnits;
-  allowance.used += quotaUnits;
+  allowance.month.used += quotaUnits;
   const reservation: Reservation = {
     subscriptionId: allowance.subscriptionId,
     product: allowance.product,
@@ -129,7 +139,8 @@ export function spend(allowance: Allowance, request: ConsumeRequest, split: (fro
 }
 
 function quotaOf(allowance: Allowance) {
-  const { monthlyQuota, used, period } = allowance;
+  const { monthlyQuota, period } = allowance;
+  const { used } = allowance.month;
   return monthlyQuota === null ? { limit: null, remaining: null, period } : { limit: monthlyQuota, remaining: Math.max(0, monthlyQuota - used), period };
 }
 
@@ -199,6 +210,19 @@ export class AllowanceBook {
   /** Every active allowance (not ended by the running transaction). */
   all(): Allowance[] {
     return [...this.active.values()].filter((allowance) => !this.ended.has(allowance));
+  }
+
+  /** The allowances of a subscription in `period` a call may spend from: active or taken by the running transaction, not ended. */
+  ofSubscription(subscriptionId: string, period: string): Allowance[] {
+    const found: Allowance[] = [];
+    for (const [key, active] of this.active) {
+      const allowance = this.find(key);
+      if (allowance !== undefined && allowance === active && allowance.subscriptionId === subscriptionId && allowance.period === period) found.push(allowance);
+    }
+    if (this.inTransaction)
+      for (const [key, taken] of this.taken)
+        if (!this.ended.has(taken) && this.active.get(key) !== taken && taken.subscriptionId === subscriptionId && taken.period === period) found.push(taken);
+    return found;
   }
 
   isActive(allowance: Allowance): boolean {

@@ -264,9 +264,40 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     reclaimExpired(request.now);
     // Give back what it holds first, so the exact decision sees the file's counts.
     if (held !== undefined) endAllowance(held);
+    // The subscription's other keys' allowances too, when what they hold unspent would refuse this call.
+    if (request.reserveQuota && request.monthlyQuota !== null) endWhenShort(request, request.monthlyQuota);
     const outcome = decideOnce(request);
     if (outcome.allowed) takeAllowance(request, outcome, held !== undefined && ranOut(held, request) ? held : undefined);
+    shareMonth(request.subscriptionId, outcome.quota);
     return outcome;
+  }
+
+  /** End the subscription's allowances when the month's count with their unspent units leaves too little for `request`. */
+  function endWhenShort(request: ConsumeRequest, monthlyQuota: number): void {
+    const quota = counters.get(request.subscriptionId, QUOTA_COUNTER);
+    if (quota === undefined || quota.count + (request.quotaUnits ?? 1) <= monthlyQuota) return;
+    for (const allowance of allowances.ofSubscription(request.subscriptionId, quota.period)) endAllowance(allowance);
+  }
+
+  /**
+   * After an exact decision: the month's used units as this process sees them are the file's
+   * count less what its allowances of the subscription hold unspent (units not used by any
+   * lookup). The outcome reports that figure, and the allowances answer from it from now on.
+   */
+  function shareMonth(subscriptionId: string, quota: QuotaState): void {
+    const siblings = allowances.ofSubscription(subscriptionId, quota.period);
+    if (siblings.length === 0) return;
+    const stored = counters.get(subscriptionId, QUOTA_COUNTER);
+    let used = stored?.period === quota.period ? stored.count : 0;
+    for (const allowance of siblings) used -= allowance.quotaLeft;
+    for (const allowance of siblings) allowance.month.used = used;
+    if (quota.limit !== null) quota.remaining = Math.max(0, quota.limit - used);
+  }
+
+  /** Units of the month no longer used (given back): the subscription's allowances count them off too. */
+  function usedLess(subscriptionId: string, period: string, units: number): void {
+    const siblings = allowances.ofSubscription(subscriptionId, period);
+    if (siblings.length > 0) siblings[0].month.used = Math.max(0, siblings[0].month.used - units);
   }
 
   /** The exact consume: counters read and changed in this transaction, a reservation in a lease row. */
@@ -305,6 +336,8 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     counters.set(subscriptionId, rateName, { period: rate.period, count: rate.count + size });
     const quota = counters.get(subscriptionId, QUOTA_COUNTER);
     const used = quota?.period === period ? quota.count : 0;
+    // One count of the month for every allowance of the subscription (shareMonth sets it).
+    const month = allowances.ofSubscription(subscriptionId, period)[0]?.month ?? { used };
     let unspentLease: string | null = null;
     if (request.reserveQuota) {
       counters.set(subscriptionId, QUOTA_COUNTER, { period, count: used + size });
@@ -325,7 +358,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       rateLeft: size,
       hits: rate.count,
       quotaLeft: request.reserveQuota ? size : 0,
-      used,
+      month,
       unspentLease,
       lastSpentAt: now,
     });
@@ -337,7 +370,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     if (!allowances.end(allowance)) return;
     if (allowance.unspentLease !== null) {
       const unspent = leases.settle(allowance.unspentLease, stillInFile);
-      if (unspent) giveBack(allowance, unspent, false);
+      if (unspent) giveBack(allowance, unspent, false, true);
     }
     if (allowance.rateLeft > 0) {
       const rateName = rateCounter(allowance.keyId);
@@ -372,10 +405,14 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
    * Give `units` of a reservation back to its month's quota (if still the stored month) and,
    * for units that were in usage (all but an allowance's), its day's usage.
    */
-  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number, inUsage = true): void {
+  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number, inUsage = true, unspent = false): void {
     const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
     const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period, units);
-    if (refunded && refunded.used !== quota?.count) counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
+    if (refunded && refunded.used !== quota?.count) {
+      counters.set(reservation.subscriptionId, QUOTA_COUNTER, { period: refunded.period, count: refunded.used });
+      // An allowance's unspent units were never used: only units a lookup held leave the allowances' count.
+      if (!unspent) usedLess(reservation.subscriptionId, refunded.period, quota!.count - refunded.used);
+    }
     if (inUsage) countUsage(reservation, -units);
   }
 
@@ -521,7 +558,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       if (allowance && held !== undefined) {
         const moved = Math.min(back, held);
         allowance.quotaLeft += moved;
-        allowance.used -= moved;
+        allowance.month.used -= moved;
         if (held > moved) {
           allowances.answered(reservation, held - moved);
           writes.scheduleWithin(COMMIT_DELAY_MS);

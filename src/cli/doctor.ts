@@ -29,7 +29,7 @@ const DNS_PROBE_NAME = 'example.com';
 
 export const DOCTOR_HELP = `Usage:
   seclookup doctor [--json] [--offline] [--timeout MS] [--data-dir DIR] [--dns HOST:PORT]
-                   [--probe HOST:PORT]
+                   [--probe HOST:PORT] [--allow-private-targets CIDR,...] [product settings]
 
 Says, per product, whether it can answer on this machine and why not: its dataset is
 present and valid (and how old, by the date the data records; "undated" when it records
@@ -43,7 +43,8 @@ from the 7,534-hash sample).
   --timeout MS       per network check (default ${DEFAULT_TIMEOUT_MS})
   --probe HOST:PORT  try this address instead of each product's upstream (a proxy or a
                      test server)
-  --data-dir DIR, --dns HOST:PORT and the product settings: as for serve
+  --data-dir DIR, --dns HOST:PORT, --allow-private-targets CIDR,... and the product settings:
+                     as for serve
   -h, --help         show this help
 
 Exit codes: 0 every product can answer (warnings allowed), 1 at least one cannot,

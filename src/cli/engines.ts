@@ -42,18 +42,26 @@ export function lookupOptionsFrom(modules: readonly AnyProductModule[], values: 
  * without its key), before any engine is built: a value the product refuses is a usage error
  * (exit 2) naming where the product's settings come from, not a failure to load the engines.
  */
-export function checkProductOptions(modules: readonly AnyProductModule[], options: LookupOptions, command: string): void {
+export function checkProductOptions(
+  modules: readonly AnyProductModule[],
+  options: LookupOptions,
+  command: string,
+  { configFile = true }: { configFile?: boolean } = {},
+): void {
   for (const module of modules) {
     const given = (options as Record<string, unknown>)[module.id];
     if (given === undefined || given === null || typeof given !== 'object' || !module.checkOptions) continue;
     try {
       module.checkOptions(given as Readonly<Record<string, unknown>>);
     } catch (error) {
-      // Flags and variables only for a product that has them (`--geoip-db`); the config file's section always.
-      const where = module.cli.settings
-        ? `--${module.id}-*, $${envName(`${module.id}-*`)} or the config file's "products".${module.id}`
-        : `the config file's "products".${module.id}`;
-      throw new UsageError(`${tidyEngineLine(error instanceof Error ? error.message : String(error))} (from ${where})`, command);
+      // Flags and variables only for a product that has them (`--geoip-db`); the config file's section for serve.
+      const sources = [
+        ...(module.cli.settings ? [`--${module.id}-*`, `$${envName(`${module.id}-*`)}`] : []),
+        ...(configFile ? [`the config file's "products".${module.id}`] : []),
+      ];
+      const where =
+        sources.length > 1 ? ` (from ${sources.slice(0, -1).join(', ')} or ${sources.at(-1)})` : sources.length === 1 ? ` (from ${sources[0]})` : '';
+      throw new UsageError(`${tidyEngineLine(error instanceof Error ? error.message : String(error))}${where}`, command);
     }
   }
 }

@@ -13,9 +13,11 @@ import { CommandError, EXIT_OK, UsageError } from './errors.js';
 import { formatIpAllow, formatTable, out, outDelivered, printJson } from './output.js';
 
 export const KEYS_HELP = `Usage:
-  seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json] [--db FILE | --redis URL]
+  seclookup keys create --product PRODUCT [--plan SLUG] [--ip-allow CIDR,...] [--json]
+                        [--db FILE | --redis URL]
   seclookup keys list [--json] [--db FILE | --redis URL]
-  seclookup keys update KEY|ID [--plan SLUG] [--ip-allow CIDR,... | --no-ip-allow] [--json] [--db FILE | --redis URL]
+  seclookup keys update KEY|ID [--plan SLUG] [--ip-allow CIDR,... | --no-ip-allow] [--json]
+                        [--db FILE | --redis URL]
   seclookup keys revoke KEY|ID [--db FILE | --redis URL]
 
 Manage API keys in the metering database.

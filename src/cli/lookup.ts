@@ -11,10 +11,10 @@ import type { ProductDescriptor } from '../products/descriptor.js';
 import { PRODUCT_DESCRIPTORS } from '../products/descriptors.js';
 import { loadProductModules } from '../products/load.js';
 import type { AnyProductModule } from '../products/module.js';
-import { ALLOW_PRIVATE_TARGETS_HELP, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
+import { ALLOW_PRIVATE_TARGETS_HELP, checkProductOptions, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
 import { expectPositionals, parseCommand } from './args.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
-import { note, out, printJson } from './output.js';
+import { note, out, printJson, wrapHelp } from './output.js';
 import { settingsHelp } from './settings.js';
 
 /** Every module, for the help and for mistakes: loaded only then. */
@@ -33,11 +33,15 @@ function productFlags(modules: readonly AnyProductModule[]) {
   );
 }
 
-/** The engine arguments from INPUT and the flags; INPUT `-` unreadable (stdin a folder, closed) is said in one line. */
-function cliArgs(module: AnyProductModule, input: string, values: Readonly<Record<string, unknown>>): unknown[] {
+/**
+ * The engine arguments from INPUT and the flags; INPUT `-` unreadable (stdin a folder, closed) is
+ * said in one line, and a product flag its product refuses (`--type`, `--port`) is a usage error.
+ */
+function cliArgs(module: AnyProductModule, input: string, values: Readonly<Record<string, unknown>>, command: string): unknown[] {
   try {
     return module.cli.args(input, productFlagValues(module, values));
   } catch (error) {
+    if (isSeclookupError(error, 'invalid_option')) throw new UsageError(error.message, command);
     const code = (error as NodeJS.ErrnoException | null)?.code;
     if (typeof code === 'string' && code.startsWith('E')) throw new CommandError(`cannot read the input: ${(error as Error).message}`, { cause: error });
     throw error;
@@ -56,7 +60,7 @@ function productFlagValues(module: AnyProductModule, values: Readonly<Record<str
 
 function flagHelp(modules: readonly AnyProductModule[]): string {
   const lines = modules.flatMap((module) =>
-    Object.entries(module.cli.flags ?? {}).map(([flag, help]) => `  ${`--${flag} VALUE`.padEnd(20)}${module.id} only: ${help}`),
+    Object.entries(module.cli.flags ?? {}).map(([flag, help]) => wrapHelp(`  ${`--${flag} VALUE`.padEnd(20)}`, `${module.id} only: ${help}`, 22)),
   );
   return lines.join('\n');
 }
@@ -67,10 +71,9 @@ export function lookupHelp(modules: readonly AnyProductModule[]): string {
   return `Usage:
   seclookup lookup PRODUCT INPUT [product flags] [--data-dir DIR] [--dns HOST:PORT]
 
-Run one lookup in this process (no server, no key, no quota) and print the result as
-JSON on stdout. Products available: ${built}.
+${wrapHelp('', `Run one lookup in this process (no server, no key, no quota) and print the result as JSON on stdout. Products available: ${built}.`, 0)}
 
-${modules.map((module) => `  ${module.id.padEnd(20)}INPUT is ${module.cli.input}`).join('\n')}
+${modules.map((module) => wrapHelp(`  ${module.id.padEnd(20)}`, `INPUT is ${module.cli.input}`, 22)).join('\n')}
 ${flagHelp(modules)}
                       (a product flag given twice: its values joined with commas)
 ${settingsHelp(modules, 22)}  --data-dir DIR      dataset folder (default: $SECLOOKUP_DATA_DIR, else the data
@@ -88,7 +91,8 @@ ${modules.map((module) => `  seclookup lookup ${module.id} ${module.cli.example}
 
 Exit codes: 0 result printed, 1 lookup error (printed as {"error_code", "error"} JSON
             on stderr, e.g. invalid_ip or ip_not_routable), 2 usage error (unknown or
-            unbuilt product, missing INPUT, unknown option).`;
+            unbuilt product, missing INPUT, unknown option, a bad --type or --port, a
+            setting the product refuses).`;
 }
 
 /**
@@ -166,10 +170,13 @@ async function lookupWith(
   command: string,
 ): Promise<number> {
   const [, input] = expectPositionals(positionals, ['PRODUCT', 'INPUT'], command);
-  const lookup = loadEngines(modules, withOneShotOptions(modules, lookupOptionsFrom(modules, values, command)), [module.id as never]);
+  const options = withOneShotOptions(modules, lookupOptionsFrom(modules, values, command));
+  // A setting the product refuses (a provider without its key) is a usage error, as for serve.
+  checkProductOptions(modules, options, command, { configFile: false });
+  const lookup = loadEngines(modules, options, [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
-    printJson(await call(...cliArgs(module, input, values)));
+    printJson(await call(...cliArgs(module, input, values, command)));
     return EXIT_OK;
   } catch (error) {
     // A file read on first use (geoip's lazy files) that is refused: said as a load failure.

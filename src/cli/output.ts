@@ -53,6 +53,30 @@ export function note(text: string): void {
   cliIo().stderr.write(text + '\n');
 }
 
+/** The width every `--help` fits in. */
+export const HELP_WIDTH = 100;
+
+/**
+ * `text` word-wrapped for a help: its first line goes after `start` (what precedes it on that
+ * line; its last line if several), the others are indented to `indent` columns, and none is
+ * wider than HELP_WIDTH (a word longer than a line stays whole).
+ */
+export function wrapHelp(start: string, text: string, indent: number): string {
+  const lines: string[] = [];
+  let line = start;
+  let empty = true;
+  for (const word of text.split(' ')) {
+    // The last line's length, plus the space before the word.
+    if (!empty && line.length - line.lastIndexOf('\n') + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = ' '.repeat(indent) + word;
+    } else line = empty ? line + word : `${line} ${word}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 /** One JSON document, pretty-printed, on stdout. */
 export function printJson(value: unknown): void {
   out(JSON.stringify(value, null, 2));

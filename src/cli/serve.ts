@@ -138,8 +138,9 @@ each with "Connection: close"; connections idle for a second are closed. In-flig
 get ${DEFAULT_SHUTDOWN_DEADLINE_MS / 1000} s ($SECLOOKUP_SHUTDOWN_DEADLINE_MS to change it, in ms), then their connections are
 cut, their lookups abandoned and their quota given back (only answers sent are billed). Then
 the database is closed, the log flushed, and serve exits 0. A second signal cuts open
-connections at once. A signal while serve is still starting stops it before it listens, exit 0. $SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by
-unanswered lookups goes back this long after it was reserved.
+connections at once. A signal while serve is still starting stops it before it listens, exit 0.
+$SECLOOKUP_LEASE_MS (default 60000): after a crash, quota held by unanswered lookups goes back
+this long after it was reserved.
 
 Exit codes: 0 clean shutdown, 1 failed to start (database, datasets, port in use) or
             crashed, 2 usage error.`;

@@ -7,6 +7,7 @@ import { envName } from './args.js';
 import type { AnyProductModule, ProductSetting } from '../products/module.js';
 import { UsageError } from './errors.js';
 import { cliEnv } from './io.js';
+import { wrapHelp } from './output.js';
 
 interface DeclaredSetting {
   product: string;
@@ -38,8 +39,9 @@ export function settingsHelp(modules: readonly AnyProductModule[], width: number
     .map((d) => {
       const flag = `--${d.flag} VALUE`;
       const text = `${d.setting.help} ($${d.env})`;
-      // A flag too long for the column gets its text on the next line.
-      return flag.length < width - 2 ? `  ${flag.padEnd(width - 2)}${text}\n` : `  ${flag}\n${' '.repeat(width)}${text}\n`;
+      // A flag too long for the column (two spaces at least before its text) gets its text on the next line.
+      const start = flag.length < width - 3 ? `  ${flag.padEnd(width - 2)}` : `  ${flag}\n${' '.repeat(width)}`;
+      return `${wrapHelp(start, text, width)}\n`;
     })
     .join('');
 }

@@ -71,6 +71,30 @@ describe('seclookup lookup', () => {
   });
 });
 
+describe('seclookup lookup: a mistaken flag is a usage error naming it', () => {
+  it.each([
+    [['scamrisk', 'metamask-io.com'], '--type', '(missing)'],
+    [['scamrisk', '--type', 'bogus', 'metamask-io.com'], '--type', '(got "bogus")'],
+    [['tls', 'example.com', '--port', 'abc'], '--port', '(got "abc")'],
+    [['tls', 'example.com', '--port', '70000'], '--port', '(got "70000")'],
+  ])('%j exits 2 naming %s', async (args, flag, got) => {
+    const result = await runCli(['lookup', ...args]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.startsWith(`seclookup: ${flag} must be `)).toBe(true);
+    expect(result.stderr).toContain(got);
+    expect(result.stderr).toContain('seclookup lookup --help');
+  });
+
+  it('a product setting the product refuses (a provider without its key) exits 2, as serve does', async () => {
+    const result = await runCli(['lookup', 'riskscore', '185.220.101.1', '--riskscore-provider', 'ipinfo']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('riskscore provider ipinfo needs a key');
+    expect(result.stderr).toContain('(from --riskscore-* or $SECLOOKUP_RISKSCORE_*)');
+    expect(result.stderr).not.toContain('config file');
+  });
+});
+
 describe('seclookup lookup --dns', () => {
   it.each([['dns.example.com'], ['127.0.0.1:0'], ['[::1]:x']])('refuses --dns %s with exit 2', async (server) => {
     const result = await runCli(['lookup', 'useragent', 'curl/8', '--dns', server]);

@@ -103,8 +103,11 @@ describe('the CLI', () => {
   it('a URL a product refuses (--riskscore-url, --pwbreach-upstream) is quoted without its password, by lookup and by doctor, in one line', async () => {
     const riskscore = ['--riskscore-provider', 'ipinfo', '--riskscore-key', 'K', '--riskscore-url', 'http://u:RSSECRET@127.0.0.1:1 x'];
     const lookup = await runCli(['lookup', 'riskscore', '8.8.8.8', ...riskscore]);
-    expect(lookup.code).toBe(1);
-    expect(lookup.stderr).toBe('seclookup: cannot load the lookup engines: riskscore url must be an http(s) URL (got "http://u:***@127.0.0.1:1 x")\n');
+    // A setting the product refuses is a usage error naming its flags, as for serve.
+    expect(lookup.code).toBe(2);
+    expect(lookup.stderr.split('\n')[0]).toBe(
+      'seclookup: riskscore url must be an http(s) URL (got "http://u:***@127.0.0.1:1 x") (from --riskscore-* or $SECLOOKUP_RISKSCORE_*)',
+    );
     const doctor = await runCli(['doctor', '--offline', ...riskscore]);
     expect(doctor.stderr).toBe('seclookup: cannot check the products: riskscore url must be an http(s) URL (got "http://u:***@127.0.0.1:1 x")\n');
     expect(doctor.code).toBe(1);

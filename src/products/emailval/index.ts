@@ -44,8 +44,9 @@ export default defineProduct({
     help: `emailval fetches the disposable-domain list (index.json and wildcard.json of
 github.com/ivolo/disposable-email-domains, the source of the npm package
 disposable-email-domains) and rewrites data/emailval/disposable-domains.txt when the list
-changed (index.json entries match exactly, wildcard.json ones their subdomains too). A failed or malformed download, or one with fewer than half of the domains
-on file, changes nothing. Default per-request timeout: ${DISPOSABLE_DEFAULT_TIMEOUT_MS} ms.`,
+changed (index.json entries match exactly, wildcard.json ones their subdomains too). A
+failed or malformed download, or one with fewer than half of the domains on file, changes
+nothing. Default per-request timeout: ${DISPOSABLE_DEFAULT_TIMEOUT_MS} ms.`,
     async update({ dataDir, mirror, timeoutMs, onProgress }) {
       return describeUpdate(await updateDisposableDomains({ dataDir, mirror, timeoutMs, onProgress }));
     },

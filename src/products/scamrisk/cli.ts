@@ -35,9 +35,11 @@ export const REPORTS_HELP = `Usage:
 The scamrisk report database: reports against identifiers, which assessments count in
 report_summary and the reported / reported_verified signals.
 
-reports add      File one report. TYPE is one of ${IDENTIFIER_TYPES.join(', ')}; VALUE is
-                 normalized as assessments normalize it (invalid values are refused).
-  --category C          one of ${REPORT_CATEGORIES.join(', ')} (required)
+reports add      File one report. TYPE is one of:
+                 ${IDENTIFIER_TYPES.join(', ')};
+                 VALUE is normalized as assessments normalize it (invalid values are refused).
+  --category C          one of ${REPORT_CATEGORIES.join(', ')}
+                        (required)
   --source NAME         who reported it (default: cli); each reporter counts once in the score
   --verified            the operator checked it (weighs more; API reports never are)
   --note TEXT           free text, at most 500 characters

@@ -16,6 +16,13 @@ declare module '../module.js' {
   }
 }
 
+/** `lookup scamrisk --type`: required, one of the types (a mistake is the command line's, said naming the flag). */
+function cliType(type: string | undefined): IdentifierType {
+  if (type !== undefined && (IDENTIFIER_TYPES as readonly string[]).includes(type)) return type as IdentifierType;
+  const got = type === undefined ? 'missing' : `got ${JSON.stringify(type)}`;
+  throw invalidOption(`--type must be one of ${IDENTIFIER_TYPES.join(', ')} (${got})`);
+}
+
 /** GET ?type=&value=(&region=): absent parameters stay absent, so the engine names what is missing. */
 function fromQuery({ query }: RouteInput): ScamriskRequest {
   const request: Record<string, string> = {};
@@ -131,8 +138,8 @@ export default defineProduct({
   cli: {
     input: 'the identifier (with --type)',
     example: '--type domain metamask-io.com',
-    flags: { type: `scamrisk: the identifier type (${IDENTIFIER_TYPES.join(', ')})`, region: 'scamrisk: region of a phone number without + (US, GB, ...)' },
-    args: (input, flags): [ScamriskRequest] => [{ type: flags.type as IdentifierType, value: input, region: flags.region }],
+    flags: { type: `the identifier type (${IDENTIFIER_TYPES.join(', ')})`, region: 'region of a phone number without + (US, GB, ...)' },
+    args: (input, flags): [ScamriskRequest] => [{ type: cliType(flags.type), value: input, region: flags.region }],
     settings: {
       'scamrisk-reports': {
         help: 'report database (SQLite file; default for serve: the --db file, for lookup: none)',

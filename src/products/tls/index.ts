@@ -2,6 +2,7 @@ import { invalidOption } from '../../errors.js';
 import { defineProduct, type EngineContext } from '../module.js';
 import { getLookupRoutes, queryValue } from '../route.js';
 import { checkTlsOptions, createTlsEngine, type CachedTls } from './engine.js';
+import { PORT_TEXT } from './target.js';
 import type { TlsEngineOptions, TlsOptions } from './types.js';
 import { TLS_DOC } from './doc.js';
 import type { TlsEngine } from './engine.js';
@@ -32,7 +33,7 @@ export default defineProduct({
     input: 'a host, host:port or https:// URL',
     example: 'example.com:443',
     flags: { port: 'the port to check (default: the one in INPUT, else 443)' },
-    args: (input, flags): [string, TlsOptions] => [input, { port: flags.port }],
+    args: (input, flags): [string, TlsOptions] => [input, { port: cliPort(flags.port) }],
     settings: {
       'tls-timeout': {
         help: 'tls: deadline of a whole check in ms, DNS included (default 5000)',
@@ -41,6 +42,14 @@ export default defineProduct({
     },
   },
 });
+
+/** `lookup tls --port`: a port, else a mistake of the command line, said naming the flag. */
+function cliPort(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const port = PORT_TEXT.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(port >= 1 && port <= 65535)) throw invalidOption(`--port must be a whole number from 1 to 65535 (got ${JSON.stringify(text)})`);
+  return text;
+}
 
 function positiveMs(text: string, name: string): number {
   const ms = /^[1-9][0-9]*$/.test(text.trim()) ? Number(text.trim()) : NaN;

@@ -35,7 +35,8 @@ const BAD_ASCII = /[\x00-\x2c\x2f\x3a-\x5e\x60\x7b-\x7f]/;
 /** Plain ASCII with no punycode label: IDN mapping would return it unchanged. */
 const PLAIN_ASCII = /^[a-z0-9._-]*$/;
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
-const PORT_TEXT = /^[1-9][0-9]{0,4}$/;
+/** A port as decimal text: 1 to 5 digits, no leading zero (then checked against 65535). */
+export const PORT_TEXT = /^[1-9][0-9]{0,4}$/;
 
 /**
  * Read a host and an optional port (the `port` parameter) into a target.

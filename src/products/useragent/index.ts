@@ -37,7 +37,7 @@ export default defineProduct({
   batch: { input: 'ua', args: (value): [string] => [value] },
   cli: {
     input: 'a User-Agent string (quote it)',
-    example: '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"',
+    example: '"Mozilla/5.0 (Windows NT 10.0; rv:125.0) Gecko/20100101 Firefox/125.0"',
     args: (input): [string] => [input],
   },
 });

@@ -370,7 +370,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     if (!allowances.end(allowance)) return;
     if (allowance.unspentLease !== null) {
       const unspent = leases.settle(allowance.unspentLease, stillInFile);
-      if (unspent) giveBack(allowance, unspent, false, true);
+      if (unspent) giveBack(allowance, unspent, { inUsage: false, unspent: true });
     }
     if (allowance.rateLeft > 0) {
       const rateName = rateCounter(allowance.keyId);
@@ -403,9 +403,14 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
 
   /**
    * Give `units` of a reservation back to its month's quota (if still the stored month) and,
-   * for units that were in usage (all but an allowance's), its day's usage.
+   * for units that were in usage (all but an allowance's), its day's usage. `unspent`: an
+   * allowance's units no lookup used, which the allowances' count of the month never held.
    */
-  function giveBack(reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>, units: number, inUsage = true, unspent = false): void {
+  function giveBack(
+    reservation: Pick<Reservation, 'subscriptionId' | 'product' | 'period' | 'day'>,
+    units: number,
+    { inUsage = true, unspent = false }: { inUsage?: boolean; unspent?: boolean } = {},
+  ): void {
     const quota = counters.get(reservation.subscriptionId, QUOTA_COUNTER);
     const refunded = refundEntry(quota && { period: quota.period, used: quota.count }, reservation.period, units);
     if (refunded && refunded.used !== quota?.count) {
@@ -438,7 +443,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
       // This meter's own rows: memory has the commits not written yet.
       const units = leases.heldBy(row.lease) ?? row.units;
       leases.expired(row.lease);
-      if (units > 0) giveBack({ subscriptionId, ...row }, units, !isAllowanceLease(row.lease));
+      if (units > 0) giveBack({ subscriptionId, ...row }, units, { inUsage: !isAllowanceLease(row.lease) });
     }
     sql.deleteExpiredLeases.run(subscriptionId, now);
   }
@@ -449,7 +454,7 @@ export function createSqliteMeter(path: string, options: SqliteMeterOptions = {}
     if (held === undefined) return; // committed, refunded or expired already
     const back = Math.min(reservation.units ?? 1, held);
     const fromAllowance = isAllowanceLease(reservation.lease);
-    giveBack(reservation, back, !fromAllowance);
+    giveBack(reservation, back, { inUsage: !fromAllowance });
     // Units spent from an allowance join usage when answered, and a batch's units not given back
     // are answered now: counted in this transaction (the allowance that would have written them is gone).
     if (fromAllowance && held > back) countUsage(reservation, held - back);

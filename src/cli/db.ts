@@ -77,7 +77,7 @@ export async function openMeter(flags: MeterFlags, { create, verify = false }: {
     throw new CommandError(`no database at ${path}; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``);
   }
   // An empty file (`touch`, a truncated copy) is no database yet: SQLite would write one into it.
-  if (!create && isEmptyFile(path) && !isNonEmptyFile(`${path}-wal`)) {
+  if (!create && fileSize(path) === 0 && !fileSize(`${path}-wal`)) {
     throw new CommandError(
       `${path} is an empty file, not a seclookup database; pass --db FILE (or set SECLOOKUP_DB), or create one with \`seclookup serve\` or \`seclookup keys create\``,
     );
@@ -95,16 +95,10 @@ export async function openMeter(flags: MeterFlags, { create, verify = false }: {
   }
 }
 
-/** Is `path` a regular file of 0 bytes? */
-function isEmptyFile(path: string): boolean {
+/** The size of the regular file at `path`; null when there is none (absent, or a folder). */
+function fileSize(path: string): number | null {
   const stats = statSync(path, { throwIfNoEntry: false });
-  return stats !== undefined && stats.isFile() && stats.size === 0;
-}
-
-/** Is `path` a regular file holding something? */
-function isNonEmptyFile(path: string): boolean {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  return stats !== undefined && stats.isFile() && stats.size > 0;
+  return stats?.isFile() ? stats.size : null;
 }
 
 /** The error in `error` or its causes whose SQLite code matches `code`. */

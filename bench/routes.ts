@@ -68,6 +68,11 @@ const BATCH_GOAL = 3;
 /** Distinct inputs sent before the last RSS reading, spread over the local products. */
 const RSS_INPUTS = Number(process.env.BENCH_RSS_INPUTS ?? 1_000_000);
 const RSS_BATCH = 1_000;
+/**
+ * Only the route rows whose name holds this text (BENCH_ROUTES=captcha/challenge), for a quick
+ * A/B of one route: the batch row, the RSS figures and the adapters are left out.
+ */
+const ONLY = process.env.BENCH_ROUTES ?? '';
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const PASSWORD = 'qwerty';
@@ -400,12 +405,13 @@ export async function run(): Promise<BenchRow[]> {
     const cpuOf = (cpu: { micros: number; requests: number }) => (cpu.requests ? cpu.micros / cpu.requests : Number.NaN);
     const uncached: string[] = [];
     for (const [i, route] of routeCases.entries()) {
+      if (!route.name.includes(ONLY)) continue;
       const asked = dns.total();
       const ours = targets[i];
       const bareTwo = bareTarget(ours, two);
       const bareSame = bareTarget(ours, same);
       // The bare servers are warm after the first route; serve's route warms its own path.
-      for (const target of i === 0 ? [ours, bareTwo, bareSame] : [ours]) await load(target, WARMUP_SECONDS);
+      for (const target of budget.length === 0 ? [ours, bareTwo, bareSame] : [ours]) await load(target, WARMUP_SECONDS);
       const best = { ours: 0, two: 0, same: 0 };
       const cpu = { ours: { micros: 0, requests: 0 }, two: { micros: 0, requests: 0 }, same: { micros: 0, requests: 0 } };
       for (let round = 0; round < ROUNDS; round++) {
@@ -437,6 +443,10 @@ export async function run(): Promise<BenchRow[]> {
     if (uncached.length) throw new Error(`routes measured as cached asked the DNS server again: ${uncached.join('; ')}`);
     const afterRoutesRss = rssMiB(serve.pid!);
 
+    if (ONLY) {
+      reportSections.push(budgetSection(budget));
+      return rows;
+    }
     rows.push(...(await batchRow(origin, keys.get('geoip')!, serve.pid!)));
     const rss = await distinctInputs(origin, keys, serve.pid!);
 
@@ -451,14 +461,7 @@ export async function run(): Promise<BenchRow[]> {
 
     reportSections.push(
       [
-        `## CPU budget (µs of server CPU per request, ${CONNECTIONS} connections)`,
-        '',
-        'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm; for the captcha challenge, the work of the route itself (a fresh puzzle, its HMAC-signed token and the body). healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.' +
-          (SERVE_NODE_FLAGS.length > 0 ? ` serve ran with \`node ${SERVE_NODE_FLAGS.join(' ')}\` (BENCH_SERVE_NODE_FLAGS).` : ''),
-        '',
-        "| route | bare, 2 headers | bare, serve's headers | serve | engine alone |",
-        '|---|---:|---:|---:|---:|',
-        ...budget,
+        budgetSection(budget),
         '',
         '## Memory (RSS of `seclookup serve`)',
         '',
@@ -476,6 +479,20 @@ export async function run(): Promise<BenchRow[]> {
     process.removeListener('exit', killOnExit);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The CPU budget table: µs of server CPU per request, route by route. */
+function budgetSection(budget: string[]): string {
+  return [
+    `## CPU budget (µs of server CPU per request, ${CONNECTIONS} connections)`,
+    '',
+    'Bare: a `http.createServer` answering the same bytes. serve: `seclookup serve`, SQLite meter, JSON request log to a file. Engine: the product engine alone in the bench process (prepare + lookup + serialising the result), warm; for the captcha challenge, the work of the route itself (a fresh puzzle, its HMAC-signed token and the body). healthz is serve without key or meter; status adds the key, the meter (rate only) and the limit headers; a lookup adds the quota reservation, its lease, the engine and the envelope.' +
+      (SERVE_NODE_FLAGS.length > 0 ? ` serve ran with \`node ${SERVE_NODE_FLAGS.join(' ')}\` (BENCH_SERVE_NODE_FLAGS).` : ''),
+    '',
+    "| route | bare, 2 headers | bare, serve's headers | serve | engine alone |",
+    '|---|---:|---:|---:|---:|',
+    ...budget,
+  ].join('\n');
 }
 
 /** A captcha proof as a page gets it (challenge, solved, verified), then redeemed once by siteverify: spent. */

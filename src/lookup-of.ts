@@ -4,7 +4,7 @@
  */
 import { invalidOption, isSeclookupError, SeclookupError } from './errors.js';
 import { createMemoryCache, createProductCache, type ProductCache } from './lib/cache.js';
-import { bundledDataDir } from './lib/datasets.js';
+import { bundledDataDir, packageVersion } from './lib/datasets.js';
 import { checkDnsResolverOptions, createDnsResolver, type DnsResolver, type DnsResolverOptions } from './lib/dns/index.js';
 import { addUpstreamObserver, observeCache } from './lib/observe.js';
 import {
@@ -26,6 +26,26 @@ import { unknownOptionNames, type AnyProductModule, type EngineContext, type Pro
 import type { BuiltProductId } from './products/registry.js';
 
 type Built = { engine: AnyEngine } | { error: unknown };
+
+let cacheGeneration: string | undefined;
+
+/**
+ * A product's keys on a shared cache store: `<product>:<seclookup's version>:`. Each version reads
+ * only what it wrote: during a rolling upgrade on one Redis, an entry of the other version (of
+ * another shape, or a result an upgrade corrects) is never read as a result. A build that cannot
+ * find its package.json (bundled into an app) shares one generation, `unversioned`, and relies
+ * on the shape check alone.
+ */
+function sharedCacheNamespace(product: string): string {
+  if (cacheGeneration === undefined) {
+    try {
+      cacheGeneration = packageVersion();
+    } catch {
+      cacheGeneration = 'unversioned';
+    }
+  }
+  return `${product}:${cacheGeneration}`;
+}
 
 /** The options `createLookup` takes beside the products' (each product's id): the compiler keeps the list complete. */
 const GENERAL_OPTIONS: { readonly [Name in Exclude<keyof LookupOptions, BuiltProductId>]-?: true } = {
@@ -160,7 +180,8 @@ export function createLookupOf(modules: readonly AnyProductModule[], given: Look
       dns,
       outbound,
       cache: ({ ttlMs, maxEntries }) => {
-        if (options.cache) return observed(module.id, createProductCache(options.cache, { namespace: module.id, ttlMs, onError: options.onCacheError }));
+        if (options.cache)
+          return observed(module.id, createProductCache(options.cache, { namespace: sharedCacheNamespace(module.id), ttlMs, onError: options.onCacheError }));
         return observed(
           module.id,
           maxEntries > 0 ? createProductCache(createMemoryCache({ maxEntries, now: options.now }), { ttlMs, onError: options.onCacheError }) : null,

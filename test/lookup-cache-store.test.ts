@@ -7,14 +7,17 @@
 import { describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../src/errors.js';
 import { type CacheStore, createMemoryCache } from '../src/lib/cache.js';
+import { packageVersion } from '../src/lib/datasets.js';
 import { createLookup } from '../src/lookup.js';
 
 const UA = 'curl/8.5.0';
+/** This version's key for UA's useragent entry. */
+const KEY = `useragent:${packageVersion()}:${UA}`;
 
 describe('createLookup over a shared cache store', () => {
   it('reads an entry of another shape as a miss, tells onCacheError, and stores its own in its place', async () => {
     const store = createMemoryCache();
-    store.set(`useragent:${UA}`, [0, { something: 'else' }], 0);
+    store.set(KEY, [0, { something: 'else' }], 0);
     const failures: unknown[] = [];
     const lookup = createLookup({ cache: store, onCacheError: (error) => failures.push(error) });
     const first = await lookup.detailed.useragent(UA);
@@ -25,6 +28,22 @@ describe('createLookup over a shared cache store', () => {
     const second = await lookup.detailed.useragent(UA);
     expect([second.cached, second.result.user_agent]).toEqual([true, UA]);
     expect(failures).toHaveLength(1);
+  });
+
+  it("never reads another version's entries, whatever their shape: each version keys its own", async () => {
+    const store = createMemoryCache();
+    // An entry of the right shape, as the version before keyed it (no version) and as another version keys it.
+    const answer = (await createLookup().detailed.useragent(UA)).result;
+    const stale = { ...answer, browser: { name: 'Stale', version: '0', major: '0' } };
+    store.set(`useragent:${UA}`, [0, stale], 0);
+    store.set(`useragent:0.0.1:${UA}`, [0, stale], 0);
+    const failures: unknown[] = [];
+    const lookup = createLookup({ cache: store, onCacheError: (error) => failures.push(error) });
+    const first = await lookup.detailed.useragent(UA);
+    expect([first.cached, first.result.browser]).toEqual([false, answer.browser]);
+    expect(failures).toEqual([]);
+    expect(store.get(KEY)).toBeDefined();
+    expect((store.get(`useragent:${UA}`) as unknown[])[1]).toEqual(stale);
   });
 
   it('answers when the store never does, once the cache deadline (1 s) has passed, and tells onCacheError', async () => {

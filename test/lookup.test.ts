@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError } from '../src/errors.js';
 import { createMemoryCache, type CacheStore } from '../src/lib/cache.js';
+import { packageVersion } from '../src/lib/datasets.js';
 import { createLookup, type LookupOptions } from '../src/lookup.js';
 import { SOFT_SOURCES } from '../src/products/scamrisk/types.js';
 
@@ -128,7 +129,7 @@ describe('createLookup', () => {
     expect(isLookupError(error) && [error.code, error.status]).toEqual(['ip_not_routable', 422]);
   });
 
-  it('puts every product cache into one shared store, keyed by product and normalized input', async () => {
+  it('puts every product cache into one shared store, keyed by product, version and normalized input', async () => {
     const inner = createMemoryCache();
     const keys: string[] = [];
     const store: CacheStore = {
@@ -144,7 +145,7 @@ describe('createLookup', () => {
     const second = await lookup.detailed.useragent(CHROME);
     expect(second.cached).toBe(true);
     expect(second.result).toMatchObject({ browser: { name: 'Chrome' } });
-    expect(keys).toEqual([`useragent:${CHROME}`]);
+    expect(keys).toEqual([`useragent:${packageVersion()}:${CHROME}`]);
   });
 
   it('answers uncached, and tells onCacheError, when the shared store fails', async () => {

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLookupError, isSeclookupError, LookupError } from '../../src/errors.js';
-import { bundledDataDir } from '../../src/lib/datasets.js';
+import { bundledDataDir, packageVersion } from '../../src/lib/datasets.js';
 import { createMemoryCache, type CacheStore } from '../../src/lib/cache.js';
 import { createLookup, type Lookup, type LookupOptions } from '../../src/lookup.js';
 import { levelOf, scoreOf } from '../../src/products/domainrep/score.js';
@@ -283,11 +283,11 @@ describe('cache', () => {
     expect([first.cached, again.cached]).toEqual([false, true]);
     expect(again.result).toEqual(first.result);
     expect(again.fetchedAt).toBeUndefined(); // SPEC: domainrep has no fetched_at
-    const ttl = ttls.get('domainrep:oldclean.com')!;
+    const ttl = ttls.get(`domainrep:${packageVersion()}:oldclean.com`)!;
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(30_000); // whois keeps its result 30 s here; DNS answers live 60-300 s
     await lookup.domainrep('errors.com');
-    expect(ttls.has('domainrep:errors.com')).toBe(false); // a result with an unavailable signal is not kept
+    expect(ttls.has(`domainrep:${packageVersion()}:errors.com`)).toBe(false); // a result with an unavailable signal is not kept
   });
 
   it('shares one computation between concurrent lookups of a name', async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLookupError, LookupError } from '../../src/errors.js';
 import { createMemoryCache, type CacheStore } from '../../src/lib/cache.js';
+import { packageVersion } from '../../src/lib/datasets.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
 import { eppStatus } from '../../src/products/whois/rdap.js';
 import { bootstrapProblem } from '../../src/products/whois/servers.js';
@@ -318,10 +319,11 @@ describe('RDAP', () => {
     expect(await lookup.whois('thin-broken.com')).toMatchObject({ registrar: null, created_at: '1997-09-15T04:00:00Z' });
     await lookup.whois('google.com');
     await failure(lookup.whois('nosuch-example.com'));
+    const prefix = `whois:${packageVersion()}:`;
     expect(Object.fromEntries([...ttls].filter(([key]) => key.startsWith('whois:')))).toEqual({
-      'whois:thin-broken.com': 120_000,
-      'whois:google.com': 3_600_000,
-      'whois:nosuch-example.com': 120_000,
+      [`${prefix}thin-broken.com`]: 120_000,
+      [`${prefix}google.com`]: 3_600_000,
+      [`${prefix}nosuch-example.com`]: 120_000,
     });
   });
 

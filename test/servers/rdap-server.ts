@@ -10,13 +10,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import type { TestCertificate } from './tls-server.js';
 
 export type RdapHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface RdapTestServer {
-  /** `http://127.0.0.1:PORT/` */
+  /** `http://127.0.0.1:PORT/` (`https://` when started with a certificate) */
   url: string;
   /** The RDAP base URL (`<url>rdap/`): domains are at `<base>domain/<name>`. */
   base: string;
@@ -31,26 +33,35 @@ export interface RdapTestServer {
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/rdap');
 
-export async function startRdapServer(domains: Record<string, RdapHandler> = {}, host = '127.0.0.1'): Promise<RdapTestServer> {
+/** Over HTTPS with `certificate` (and the certificates after it in `chain`); plain HTTP without. */
+export interface RdapServerTls {
+  certificate: TestCertificate;
+  chain?: TestCertificate[];
+}
+
+export async function startRdapServer(domains: Record<string, RdapHandler> = {}, host = '127.0.0.1', tls?: RdapServerTls): Promise<RdapTestServer> {
   const table = new Map(Object.entries(domains).map(([name, handler]) => [name.toLowerCase(), handler]));
   const hits = new Map<string, number>();
   const accepts: string[] = [];
   const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://rdap.test').pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
     accepts.push(String(req.headers.accept));
     const match = /^\/rdap\/domain\/([^/]+)$/.exec(path);
     const handler = match ? table.get(decodeURIComponent(match[1]).toLowerCase()) : table.get(path.toLowerCase());
     (handler ?? rdapAnswer.notFound())(req, res);
-  });
+  };
+  const server = tls
+    ? createHttpsServer({ key: tls.certificate.key.pem, cert: [tls.certificate, ...(tls.chain ?? [])].map((c) => c.pem).join('') }, answer)
+    : createServer(answer);
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host}:${port}/`;
+  const url = `${tls ? 'https' : 'http'}://${host}:${port}/`;
   return {
     url,
     base: `${url}rdap/`,

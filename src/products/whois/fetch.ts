@@ -12,7 +12,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SeclookupError } from '../../errors.js';
 import { withDeadline } from '../../lib/deadline.js';
-import { formatBytes, httpGet, REDIRECT_STATUSES, type HttpGetResponse } from '../../lib/http-get.js';
+import { formatBytes, httpGet, REDIRECT_STATUSES, redirectTarget, type HttpGetResponse } from '../../lib/http-get.js';
 import { upstreamEnd, upstreamStart } from '../../lib/observe.js';
 import type { CheckedTarget, OutboundGuard } from '../../lib/outbound.js';
 import { formatAddress, type ServerAddress } from './servers.js';
@@ -45,7 +45,7 @@ async function checkHost(ctx: CallContext, host: string): Promise<CheckedTarget>
 
 /**
  * GET an RDAP URL, following up to `maxRedirects` redirects (each hop checked by the guard,
- * http(s) only). Answers any final status; a redirect past the limit (or a loop) is
+ * http(s) only, never from https down to http). Answers any final status; a redirect past the limit (or a loop) is
  * `upstream_failed`.
  */
 export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetResponse & { url: string }> {
@@ -65,10 +65,8 @@ export async function rdapGet(url: string, ctx: CallContext): Promise<HttpGetRes
       slots: ctx.guard.slots,
     });
     if (!REDIRECT_STATUSES.has(response.status)) return { ...response, url: current };
-    const location = response.headers.location;
-    if (typeof location !== 'string' || location === '')
-      throw new SeclookupError('upstream_failed', `${target.host} answered HTTP ${response.status} without a Location`);
-    const next = upstreamUrl(location, current);
+    // http(s) only, and never down from https to http (where anyone on the path could rewrite the answer).
+    const next = redirectTarget(current, response.status, response.headers.location);
     if (hop >= ctx.maxRedirects) throw new SeclookupError('upstream_failed', `more than ${ctx.maxRedirects} redirects (last to ${next.host})`);
     current = next.href;
   }

@@ -60,6 +60,11 @@ export function createDisposableList(entries: ReadonlySet<string>, date: string 
     if (entry.startsWith(WILDCARD_PREFIX)) wildcard.add(entry.slice(WILDCARD_PREFIX.length));
     else exact.add(entry);
   }
+  return matcherOf(exact, wildcard, date);
+}
+
+/** The matcher over domains listed exactly and domains whose subdomains are listed (without their `*.`). */
+function matcherOf(exact: ReadonlySet<string>, wildcard: ReadonlySet<string>, date: string | null): DisposableList {
   function matches(domain: string): boolean {
     if (exact.has(domain)) return true;
     if (wildcard.size === 0) return false;
@@ -90,13 +95,29 @@ export function loadDisposableDomains(path: string): Set<string> {
 
 /** The list file's domains and its header's `# Date:` (null when absent), read once; throws as {@link loadDisposableDomains}. */
 export function loadDisposableFile(path: string): { domains: Set<string>; date: string | null } {
-  let text: string;
+  const text = readListFile(path);
+  return { domains: parseDisposableDomains(text, path), date: disposableListDate(text) };
+}
+
+/**
+ * The matcher of the list file at `path` (the engine's): each line goes straight into the set it
+ * is matched from, without the entries' set {@link loadDisposableFile} builds first (a third of
+ * a start's list loading). Throws as {@link loadDisposableDomains}.
+ */
+export function loadDisposableList(path: string): DisposableList {
+  const text = readListFile(path);
+  const exact = new Set<string>();
+  const wildcard = new Set<string>();
+  readEntries(text, path, (domain, subdomains) => (subdomains ? wildcard : exact).add(domain));
+  return matcherOf(exact, wildcard, disposableListDate(text));
+}
+
+function readListFile(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     throw new SeclookupError('dataset_missing', `seclookup: cannot read dataset ${path}: ${(error as Error).message}`, { cause: error });
   }
-  return { domains: parseDisposableDomains(text, path), date: disposableListDate(text) };
 }
 
 /** The `# Date: YYYY-MM-DD` line of the header (the `#` lines the file starts with), or null. */
@@ -121,9 +142,20 @@ const LEGACY_HEADER = '# A subdomain of a listed domain counts as listed, down t
 
 /** The entries of a list file's text (`*.` ones with their prefix); `source` names it in errors. */
 export function parseDisposableDomains(text: string, source: string): Set<string> {
+  const domains = new Set<string>();
+  readEntries(text, source, (domain, subdomains) => domains.add(subdomains ? `${WILDCARD_PREFIX}${domain}` : domain));
+  return domains;
+}
+
+/**
+ * Hand each entry of a list file's text to `take`: its domain, and whether it lists the
+ * subdomains (a `*.` line; every line of a legacy file counts as both). Throws
+ * `dataset_invalid` naming the first bad line, or when no line lists a domain.
+ */
+function readEntries(text: string, source: string, take: (domain: string, subdomains: boolean) => void): void {
   // In the header, whatever its line ends (CRLF from a checkout) or a byte-order mark before it.
   const legacy = text.slice(0, 1024).includes(LEGACY_HEADER);
-  const domains = new Set<string>();
+  let entries = 0;
   let start = 0;
   for (let lineNumber = 1; start < text.length; lineNumber++) {
     let end = text.indexOf('\n', start);
@@ -131,17 +163,19 @@ export function parseDisposableDomains(text: string, source: string): Set<string
     const line = text.slice(start, end).trim();
     start = end + 1;
     if (line === '' || line.startsWith('#')) continue;
-    if (!LISTED_DOMAIN.test(line.startsWith(WILDCARD_PREFIX) ? line.slice(WILDCARD_PREFIX.length) : line)) {
+    const subdomains = line.startsWith(WILDCARD_PREFIX);
+    const domain = subdomains ? line.slice(WILDCARD_PREFIX.length) : line;
+    if (!LISTED_DOMAIN.test(domain)) {
       throw new SeclookupError(
         'dataset_invalid',
         `seclookup: dataset ${source} line ${lineNumber}: ${JSON.stringify(line.slice(0, 80))} is not a lower-case ASCII domain (or one after "*.")`,
       );
     }
-    domains.add(line);
-    if (legacy) domains.add(`${WILDCARD_PREFIX}${line}`);
+    take(domain, subdomains);
+    if (legacy && !subdomains) take(domain, true);
+    entries++;
   }
-  if (domains.size === 0) throw new SeclookupError('dataset_invalid', `seclookup: dataset ${source} lists no domains`);
-  return domains;
+  if (entries === 0) throw new SeclookupError('dataset_invalid', `seclookup: dataset ${source} lists no domains`);
 }
 
 /**

@@ -11,7 +11,7 @@ import { freshnessOf, type DnsResolver } from '../../lib/dns/index.js';
 import type { LookupOutcome, MaybePromise } from '../../lib/outcome.js';
 import { createResultCache, type CachedResult, type Computed } from '../../lib/result-cache.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
-import { createDisposableList, disposableListPath, loadDisposableFile, type DisposableList } from './disposable.js';
+import { disposableListPath, loadDisposableList, type DisposableList } from './disposable.js';
 import { checkMx } from './mx.js';
 import { normalizeEmail, type InvalidEmail, type NormalizedEmail, type ValidEmail } from './normalize.js';
 import { assessRisk, invalidFormatRisk } from './risk.js';
@@ -75,8 +75,7 @@ export function loadEmailLists(dataDir: string): EmailLists {
   const rolePath = roleListPath(dataDir);
   // A tenth of a second to read: shared by this process's engines while the files are unchanged.
   return sharedFileData('emailval-lists', [disposablePath, rolePath], () => {
-    const disposable = loadDisposableFile(disposablePath);
-    return { disposable: createDisposableList(disposable.domains, disposable.date), roles: createRoleList(loadRoleLocalParts(rolePath)) };
+    return { disposable: loadDisposableList(disposablePath), roles: createRoleList(loadRoleLocalParts(rolePath)) };
   });
 }
 

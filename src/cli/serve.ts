@@ -36,7 +36,7 @@ import { explainMeterError } from './db-errors.js';
 import { readServeConfig, settingsFromEnv } from './config.js';
 import { MAX_TIMER_MS } from '../lib/deadline.js';
 import { ALLOW_PRIVATE_TARGETS_HELP, checkProductOptions, engineOptions, loadEngines, lookupOptionsFrom } from './engines.js';
-import { engineOptionsFrom, settingsHelp } from './settings.js';
+import { checkFileSettingsAgree, engineOptionsFrom, settingsHelp } from './settings.js';
 import { resolveOperatorSecret, SECRET_HELP, SECRET_OPTIONS } from './secret.js';
 import { CommandError, EXIT_FAILURE, EXIT_OK, UsageError } from './errors.js';
 import { createServeLog, flushOnFatal, isLogLevel, LOG_LEVELS, type LogLevel, type ServeLog } from './log.js';
@@ -262,6 +262,7 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
   // Per-product options by precedence, as for every setting: the flags, then the file (its flat
   // settings and its "products" section), then the environment.
   const fromEnvironment = engineOptionsFrom(MODULES, {}, command);
+  if (parsed.values.config) checkFileSettingsAgree(MODULES, config.values, config.products, parsed.values.config, command);
   const fromFlagsAndFile = engineOptionsFrom(MODULES, { ...config.values, ...definedOnly(parsed.values) }, command, {});
   const products = new Set([...Object.keys(fromEnvironment), ...Object.keys(config.products), ...Object.keys(fromFlagsAndFile)]);
   for (const product of products) {

@@ -70,3 +70,31 @@ export function engineOptionsFrom(
   }
   return options;
 }
+
+/**
+ * Refuse a config file that sets one engine option twice: by a flat setting (`"geoip-db"`) and
+ * in its `"products"` section (`"products": { "geoip": { "database": ... } }`). Within one file
+ * neither is the more specific, and the flat one would win without a word.
+ */
+export function checkFileSettingsAgree(
+  modules: readonly AnyProductModule[],
+  flat: Readonly<Record<string, unknown>>,
+  products: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+  path: string,
+  command: string,
+): void {
+  for (const { product, flag, setting } of declared(modules)) {
+    const value = flat[flag];
+    const section = products[product];
+    if (typeof value !== 'string' || section === undefined) continue;
+    let applied: object;
+    try {
+      applied = setting.apply(value) as object;
+    } catch {
+      continue; // a bad value is refused where the setting is read, naming it
+    }
+    const twice = Object.keys(applied).find((option) => Object.hasOwn(section, option));
+    if (twice !== undefined)
+      throw new UsageError(`--config ${path}: "${flag}" and "products.${product}.${twice}" both set ${product}'s ${twice}; keep one`, command);
+  }
+}

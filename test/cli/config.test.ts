@@ -120,6 +120,11 @@ describe('seclookup serve --config', () => {
     ['not a JSON object', '[1, 2]', 'the file must hold one JSON object of settings'],
     ['broken JSON', '{"port": ', '--config'],
     ['a DNS list naming no server', { dns: [','] }, 'names no DNS server'],
+    [
+      'one option set twice, flat and in "products" (the flat one won silently)',
+      { 'scamrisk-region': 'GB', products: { scamrisk: { defaultRegion: 'US' } } },
+      '"scamrisk-region" and "products.scamrisk.defaultRegion" both set scamrisk\'s defaultRegion; keep one',
+    ],
   ])('refuses %s at start (exit 2), naming it', async (_name, settings, message) => {
     const result = await runCli(['serve', '--port', '0', '--db', join(temp.make(), 'x.db'), '--config', configFile(settings)]);
     expect(result.code).toBe(2);

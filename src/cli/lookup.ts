@@ -4,6 +4,7 @@
  * INPUT and their flags come from the product modules. Only the product asked for (and the
  * ones it needs) is loaded; the help and a mistaken command line load them all, to list them.
  */
+import { existsSync } from 'node:fs';
 import type { LookupOptions } from '../lookup.js';
 import { isLookupError, isSeclookupError } from '../errors.js';
 import { isProductId } from '../products/catalog.js';
@@ -173,6 +174,7 @@ async function lookupWith(
   const options = withOneShotOptions(modules, lookupOptionsFrom(modules, values, command));
   // A setting the product refuses (a provider without its key) is a usage error, as for serve.
   checkProductOptions(modules, options, command, { configFile: false });
+  refuseMissingDbFile(module, options);
   const lookup = loadEngines(modules, options, [module.id as never]);
   const call = lookup[module.id as keyof typeof lookup] as (...args: unknown[]) => Promise<object>;
   try {
@@ -189,6 +191,18 @@ async function lookupWith(
     // In process (the tests, an embedding app) the engines' watches and files must not outlive the command.
     await lookup.close();
   }
+}
+
+/**
+ * A product's database beside the meter (scamrisk's `reports`) that is not there: a one-shot
+ * lookup only reads it, so a mistyped path is said, not made into an empty database that
+ * quietly holds nothing.
+ */
+function refuseMissingDbFile(module: AnyProductModule, options: LookupOptions): void {
+  const option = module.dbFileOption;
+  const path = option ? (options as Record<string, Record<string, unknown> | undefined>)[module.id]?.[option] : undefined;
+  if (typeof path === 'string' && !existsSync(path))
+    throw new CommandError(`no such file ${path} (${module.id}'s ${option} database): lookup reads it, and never creates one`);
 }
 
 /** Each module's `cli.oneShot` engine options under the options from the flags (which win). */

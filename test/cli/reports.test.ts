@@ -1,6 +1,6 @@
 /** `seclookup reports add|import|dispute|list` through the built CLI, and `lookup scamrisk` reading the same file. */
 import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDirs, runCli, runCliJson } from './harness.js';
@@ -61,6 +61,16 @@ describe('seclookup reports', () => {
       'emailval,emailauth,whois',
     ]);
     expect(assessed.report_summary).toMatchObject({ total_reports: 1, verified_reports: 1, categories: ['phishing'] });
+    // A mistyped report database is said, and not made: an empty one would quietly hold no reports.
+    const typo = join(dirname(db), 'seclookup.bd');
+    expect(
+      await runCli(['lookup', 'scamrisk', '--type', 'username', 'scammer', '--scamrisk-reports', typo, '--scamrisk-disable', 'emailval,emailauth,whois']),
+    ).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `seclookup: no such file ${typo} (scamrisk's reports database): lookup reads it, and never creates one\n`,
+    });
+    expect(existsSync(typo)).toBe(false);
 
     expect(await runCliJson(['reports', 'dispute', '1', '--json', '--db', db])).toMatchObject({ id: 1, disputed: true });
     expect(await runCliJson(['reports', 'dispute', '1', '--undo', '--json', '--db', db])).toMatchObject({ id: 1, disputed: false });

@@ -168,11 +168,13 @@ describe('pwbreach: input rules', () => {
 describe('pwbreach: the range API text format', () => {
   const lines = ['0018A45C4D1DEF81644B54AB7F969B88D65:1', '00D4F6E8FA6EECAD2A3AA415EEC418D38EC:2', 'FFFFF6E8FA6EECAD2A3AA415EEC418D38EC:30'];
 
-  it('reads an answer with LF or CRLF, either case, dropping padding (count 0) and blank lines', () => {
+  it('reads an answer with LF or CRLF, either case, or a byte-order mark first, dropping padding (count 0) and blank lines', () => {
     const answer = ['0018a45c4d1def81644b54ab7f969b88d65:1', '0000000000000000000000000000000000A:0', lines[1], '', lines[2], ''].join('\r\n');
     const text = parseRangeAnswer(answer);
     expect(text).toBe(lines.join('\r\n'));
     expect(parseRangeAnswer(answer.replaceAll('\r\n', '\n'))).toBe(text);
+    // A mirror serving files saved by a Windows editor: the mark is no part of the first line.
+    expect(parseRangeAnswer(`\uFEFF${answer}`)).toBe(text);
     const range = textRange(text);
     expect(range.size).toBe(3);
     const hash = (prefix: string, suffix: string) => parseSha1Hex(prefix + suffix)!;

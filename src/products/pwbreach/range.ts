@@ -98,9 +98,11 @@ export class EmptyRangeError extends SeclookupError {}
  * half an answer is never trusted. So does an answer without a single line, padding included
  * (`EmptyRangeError`): every request asks for padding, so only something broken on the way (a
  * proxy, a captive portal, a mirror) answers nothing, and read as a range it would say "not
- * breached" for a whole prefix. Returns the cacheable text (see `textRange`).
+ * breached" for a whole prefix. A byte-order mark before the first line (a mirror's files saved
+ * by a Windows editor) is skipped. Returns the cacheable text (see `textRange`).
  */
 export function parseRangeAnswer(body: string): string {
+  if (body.charCodeAt(0) === 0xfeff) body = body.slice(1);
   const out: string[] = [];
   let sorted = true;
   let previous = '';

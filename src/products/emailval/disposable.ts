@@ -101,7 +101,7 @@ export function loadDisposableFile(path: string): { domains: Set<string>; date: 
 
 /**
  * The matcher of the list file at `path` (the engine's): each line goes straight into the set it
- * is matched from, without the entries' set {@link loadDisposableFile} builds first (a third of
+ * is matched from, without the entries' set {@link loadDisposableFile} builds first (about a quarter of
  * a start's list loading). Throws as {@link loadDisposableDomains}.
  */
 export function loadDisposableList(path: string): DisposableList {

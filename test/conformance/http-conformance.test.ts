@@ -543,6 +543,12 @@ describe.each(ADAPTERS)('$name adapter', (adapter) => {
       expect(frame.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
       expect(frame.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
       expect(frame.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      // The frame asks for its script and style at this version too: after an upgrade a browser
+      // never pairs the new frame with a cached old frame.js (and both are cached for good).
+      const html = await (await fetch(main.url(`/widget/frame.html?v=${version}`))).text();
+      expect([html.includes(`src="frame.js?v=${version}"`), html.includes(`href="widget.css?v=${version}"`)]).toEqual([true, true]);
+      for (const file of ['frame.js', 'widget.css'])
+        expect((await fetch(main.url(`/widget/${file}?v=${version}`))).headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       // Mounted in an Express app, a path below /widget/ that is no widget file is the app's (here Express's own 404 page).
       if (adapter.name.startsWith('express')) {
         const missing = await fetch(main.url('/widget/nope.js'));

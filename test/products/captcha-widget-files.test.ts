@@ -67,9 +67,10 @@ describe('captcha widget files', () => {
     expect(html).not.toMatch(/\sstyle=/i);
     expect(html).not.toMatch(/\son[a-z]+=/i);
     expect(html).not.toMatch(/javascript:/i);
-    for (const tag of html.match(/<script[^>]*>[\s\S]*?<\/script>/gi) ?? []) expect(tag).toMatch(/^<script src="[a-z.]+"[^>]*><\/script>$/);
-    expect(html).toMatch(/<script src="frame\.js"/);
-    expect(html).toMatch(/<link rel="stylesheet" href="widget\.css">/);
+    for (const tag of html.match(/<script[^>]*>[\s\S]*?<\/script>/gi) ?? [])
+      expect(tag).toMatch(/^<script src="[a-z.]+\?v=__WIDGET_VERSION__"[^>]*><\/script>$/);
+    expect(html).toMatch(/<script src="frame\.js\?v=__WIDGET_VERSION__"/);
+    expect(html).toMatch(/<link rel="stylesheet" href="widget\.css\?v=__WIDGET_VERSION__">/);
   });
 
   it('the scripts never eval, never write inline styles or HTML, and stay ES2019', () => {

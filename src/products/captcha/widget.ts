@@ -1,8 +1,9 @@
 /**
  * The widget's files (src/products/captcha/widget/, shipped in the package), served at
  * `/widget/<name>` by every adapter and by `seclookup serve`. Read once, on first request.
- * The version is a hash of every file: `api.js` carries it (the `__WIDGET_VERSION__`
- * placeholder) into the URLs it loads, so those are cached for a year and change with any file.
+ * The version is a hash of every file: `api.js` and `frame.html` carry it (the
+ * `__WIDGET_VERSION__` placeholder) into the URLs they load, so those are cached for a year and
+ * change with any file.
  * Each file has a strong ETag; the frame page gets a strict Content-Security-Policy.
  */
 import { createHash } from 'node:crypto';
@@ -38,6 +39,9 @@ function crossOriginHeaders(extension: string): Record<string, string> {
   return headers;
 }
 
+/** The files that say the version (`__WIDGET_VERSION__`) in the URLs they load. */
+const WITH_VERSION = new Set(['api.js', 'frame.html']);
+
 export function widgetDir(): string {
   return join(packageRoot(), 'src', 'products', 'captcha', 'widget');
 }
@@ -61,7 +65,8 @@ export function createWidgetAssets(dir: () => string = widgetDir): ServiceAssets
     const version = all.digest('hex').slice(0, 12);
     const files = new Map<string, ServiceAsset>();
     for (const [name, bytes] of raw) {
-      const body = name === 'api.js' ? Buffer.from(bytes.toString('utf8').replaceAll('__WIDGET_VERSION__', version)) : bytes;
+      // api.js and frame.html name the files they load at this version (cached for good, and never a stale one after an upgrade).
+      const body = WITH_VERSION.has(name) ? Buffer.from(bytes.toString('utf8').replaceAll('__WIDGET_VERSION__', version)) : bytes;
       files.set(name, {
         contentType: TYPES[extname(name)],
         body,

@@ -88,6 +88,11 @@ describe('seclookup reports', () => {
     expect((await runCli(['reports', 'add', 'email', 'nope', '--category', 'scam', '--db', db])).code).toBe(1);
     expect((await runCli(['reports', 'add', 'fax', '123', '--category', 'scam', '--db', db])).code).toBe(2);
     expect((await runCli(['reports', 'add', 'email', 'a@example.com', '--db', db])).code).toBe(2);
+    // A source that turns the rest of its row around in `reports list` (U+202E), as a control character would break it.
+    expect(await runCli(['reports', 'add', 'email', 'a@example.com', '--category', 'scam', '--source', 'desk\u202Eresu', '--db', db])).toMatchObject({
+      code: 1,
+      stderr: 'seclookup: source must hold no control or text-direction characters\n',
+    });
     expect((await runCli(['reports', 'dispute', '42', '--db', db])).code).toBe(1);
     expect((await runCli(['reports'])).code).toBe(2);
     const file = join(dir, 'bad.jsonl');

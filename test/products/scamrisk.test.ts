@@ -413,8 +413,9 @@ describe('HTTP', () => {
     expect([reply.status, reply.body.error_code, reply.body.error]).toEqual([400, 'invalid_request', 'region applies to phone numbers only']);
   });
 
-  it('POST /report refuses a reporter name with a control character (an escape or a newline would reach `reports list` on a terminal)', async () => {
-    for (const reporter of ['desk\u001b[31m', 'desk\n999 email fake@row.com']) {
+  it('POST /report refuses a reporter name with a control or text-direction character (an escape, a newline or U+202E would reach `reports list` on a terminal)', async () => {
+    // U+202E shows the rest backwards: "desk\u202Eresu-deifirev" reads as "deskverified-user".
+    for (const reporter of ['desk\u001b[31m', 'desk\n999 email fake@row.com', 'desk\u202Eresu-deifirev', 'desk\u2067x']) {
       const reply = await stack.call('/v1/scamrisk/report', { key: secret, json: { type: 'email', value: 'x@example.com', category: 'scam', reporter } });
       expect([reply.status, reply.body.error_code]).toEqual([400, 'invalid_request']);
     }

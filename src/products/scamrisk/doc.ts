@@ -100,7 +100,7 @@ export const SCAMRISK_DOC: ProductDoc = {
             value: str('The identifier.', { minLength: 1 }),
             category: oneOf(REPORT_CATEGORIES, 'What it was used for.'),
             reporter: str(
-              "The caller's own name for who reports it (its end user, its desk), 1 to 100 characters, not only spaces, no control characters. The reporter that counts in the score is the subscription of the key: one subscription counts once, whatever names it gives. Default api.",
+              "The caller's own name for who reports it (its end user, its desk), 1 to 100 characters, not only spaces, no control or text-direction characters (U+202E). The reporter that counts in the score is the subscription of the key: one subscription counts once, whatever names it gives. Default api.",
               { minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' },
             ),
             note: str('Free text, at most 500 characters.', { maxLength: 500 }),

@@ -66,7 +66,7 @@ const REPORT_ROUTE: ExtraRoute<ScamriskEngine, ReportQuery> = {
     if (typeof category !== 'string' || !(REPORT_CATEGORIES as readonly string[]).includes(category))
       throw new LookupError('invalid_request', `category must be one of ${REPORT_CATEGORIES.join(', ')}`);
     if (typeof reporter !== 'string' || reporter.trim() === '' || reporter.length > 100 || CONTROL_CHARACTER.test(reporter))
-      throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters, none of them a control character');
+      throw new LookupError('invalid_request', 'reporter must be 1 to 100 characters, none of them a control or text-direction character');
     if (note !== undefined && (typeof note !== 'string' || noteLength(note) > MAX_NOTE))
       throw new LookupError('invalid_request', `note must be a string of at most ${MAX_NOTE} characters`);
     if (region !== undefined && (typeof region !== 'string' || !/^[A-Za-z]{2}$/.test(region)))

@@ -91,9 +91,14 @@ export function noteLength(note: string): number {
   return count;
 }
 
-/** A control character: refused in a reporter, where an escape or a newline would reach `reports list` on a terminal. */
+/**
+ * A control character, or one that changes the direction of the text after it (U+202E and the
+ * other bidirectional formatting characters): refused in a reporter, where an escape or a newline
+ * would reach `reports list` on a terminal, and a direction change would make its row read as
+ * something else (Trojan Source, CVE-2021-42574).
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them.
-export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * A report as stored, checked: every store applies exactly these rules (and `reports import`
@@ -110,7 +115,7 @@ export function checkNewReport(report: NewReport, now: number): Required<Omit<Ne
   )
     throw new TypeError(`source must be 1 to ${MAX_SOURCE} characters`);
   // An escape or a newline in a reporter would reach the operator's terminal in `reports list`.
-  if (CONTROL_CHARACTER.test(report.source)) throw new TypeError('source must hold no control characters');
+  if (CONTROL_CHARACTER.test(report.source)) throw new TypeError('source must hold no control or text-direction characters');
   if (report.verified !== undefined && typeof report.verified !== 'boolean') throw new TypeError('verified must be true or false');
   if (report.note !== undefined && (typeof report.note !== 'string' || noteLength(report.note) > MAX_NOTE))
     throw new TypeError(`note must be at most ${MAX_NOTE} characters (got ${typeof report.note === 'string' ? noteLength(report.note) : typeof report.note})`);

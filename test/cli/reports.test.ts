@@ -38,7 +38,7 @@ describe('seclookup reports', () => {
         '',
       ].join('\n'),
     );
-    expect(await runCliJson(['reports', 'import', file, '--json', '--db', db])).toEqual({ imported: 2, first_id: 2, last_id: 3 });
+    expect(await runCliJson(['reports', 'import', file, '--json', '--db', db])).toEqual({ imported: 2, skipped: 0, first_id: 2, last_id: 3 });
 
     const listed = await runCliJson<{ id: number; identifier: string; source: string }[]>(['reports', 'list', '--json', '--db', db]);
     expect(listed.map((r) => r.identifier).sort()).toEqual(['+14155550100', 'bad.actor@example.com', 'scammer']);
@@ -153,13 +153,28 @@ describe('reports import: all or nothing, by the store own rules', () => {
     expect(await runCliJson(['reports', 'list', '--json', '--db', db])).toEqual([]);
   });
 
+  it('imports a file again without filing its dated reports twice: a line with its own reported_at that is stored already (or twice in the file) is skipped', async () => {
+    const dir = temp.make();
+    const db = join(dir, 'seclookup.db');
+    const file = join(dir, 'reports.jsonl');
+    const dated = line({ reported_at: '2024-01-01T00:00:00Z' });
+    writeFileSync(file, `${dated}\n${dated}\n${line({ reported_at: '2024-01-02T00:00:00Z' })}\n${good}\n`);
+    expect(await runCliJson(['reports', 'import', file, '--json', '--db', db])).toEqual({ imported: 3, skipped: 1, first_id: 1, last_id: 3 });
+    // Again: both dated reports are on file; the undated line is a report made now, and new.
+    expect(await runCliJson(['reports', 'import', file, '--json', '--db', db])).toEqual({ imported: 1, skipped: 3, first_id: 4, last_id: 4 });
+    expect((await runCli(['reports', 'import', file, '--db', db])).stdout).toBe(`imported 1 report(s) from ${file}; skipped 3 already filed\n`);
+    // Another source (or note, category, verified) is another report.
+    expect(await runCliJson(['reports', 'import', file, '--source', 'desk', '--json', '--db', db])).toMatchObject({ imported: 3, skipped: 1 });
+    expect(await runCliJson<unknown[]>(['reports', 'list', '--json', '--db', db])).toHaveLength(8);
+  });
+
   it('takes a time up to 5 minutes ahead (clock skew), a byte order mark, and --verified for every line', async () => {
     const dir = temp.make();
     const db = join(dir, 'seclookup.db');
     const file = join(dir, 'reports.jsonl');
     const soon = new Date(Date.now() + 4 * 60_000).toISOString();
     writeFileSync(file, `\uFEFF${good}\n${line({ reported_at: soon, verified: false })}\n`);
-    expect(await runCliJson(['reports', 'import', file, '--verified', '--json', '--db', db])).toEqual({ imported: 2, first_id: 1, last_id: 2 });
+    expect(await runCliJson(['reports', 'import', file, '--verified', '--json', '--db', db])).toEqual({ imported: 2, skipped: 0, first_id: 1, last_id: 2 });
     const listed = await runCliJson<{ verified: boolean; reported_at: string }[]>(['reports', 'list', '--json', '--db', db]);
     expect(listed.map((r) => r.verified)).toEqual([true, true]);
     expect(listed.map((r) => r.reported_at)).toContain(soon);

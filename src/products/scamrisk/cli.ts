@@ -50,7 +50,9 @@ reports import   File every report of FILE: JSON lines, one object per line with
                  reported_at (ISO 8601, from 1970 to at most ${REPORT_CLOCK_SKEW_MS / 60_000} minutes ahead of this clock).
                  Every line is checked first, by the rules of reports add; any bad line (or
                  unknown field) refuses the whole file, and the rest is written in one
-                 transaction: all of it or nothing.
+                 transaction: all of it or nothing. A line with its own reported_at that
+                 matches a stored report in every field is skipped: a file imported again
+                 files its dated reports once.
   --verified            mark every imported report verified
   --source NAME         source for lines without one (default: import)
 
@@ -219,11 +221,44 @@ async function importFile(argv: string[]): Promise<number> {
     if (problems.length > 10) note(`... and ${problems.length - 10} more`);
     throw new CommandError(`${problems.length} bad line(s) in ${file}; nothing imported`);
   }
-  // One transaction: every line or none, even if the store refuses one or the disk fills up.
-  const stored = await withStore(values.db, { write: true }, async (store) => store.addMany(reports));
-  if (values.json) printJson({ imported: stored.length, first_id: stored[0]?.id ?? null, last_id: stored.at(-1)?.id ?? null });
-  else out(`imported ${stored.length} report(s) from ${file}`);
+  // One transaction: every new line or none, even if the store refuses one or the disk fills up.
+  const { stored, skipped } = await withStore(values.db, { write: true }, async (store) => {
+    const fresh = await notYetFiled(store, reports);
+    return { stored: await store.addMany(fresh), skipped: reports.length - fresh.length };
+  });
+  if (values.json) printJson({ imported: stored.length, skipped, first_id: stored[0]?.id ?? null, last_id: stored.at(-1)?.id ?? null });
+  else out(`imported ${stored.length} report(s) from ${file}${skipped > 0 ? `; skipped ${skipped} already filed` : ''}`);
   return EXIT_OK;
+}
+
+/**
+ * The reports not filed yet. A line with its own `reported_at` that matches a stored report in
+ * every field (or an earlier line of the file) is the same report filed again, as when a file is
+ * imported twice: counted once, not twice in `total_reports`. A line without `reported_at` is
+ * a report made now, and always new.
+ */
+async function notYetFiled(store: SqliteReportStore, reports: readonly NewReport[]): Promise<NewReport[]> {
+  const identity = (r: { type: string; identifier: string; category: string; source: string; verified?: boolean; note?: string | null; reportedAt?: number }) =>
+    JSON.stringify([r.type, r.identifier, r.category, r.source.trim(), r.verified ?? false, r.note ?? null, r.reportedAt]);
+  const filed = new Set<string>();
+  const looked = new Set<string>();
+  const fresh: NewReport[] = [];
+  for (const report of reports) {
+    if (report.reportedAt === undefined) {
+      fresh.push(report);
+      continue;
+    }
+    const subject = JSON.stringify([report.type, report.identifier]);
+    if (!looked.has(subject)) {
+      looked.add(subject);
+      for (const stored of await store.find(report.type, report.identifier)) filed.add(identity(stored));
+    }
+    const key = identity(report);
+    if (filed.has(key)) continue;
+    filed.add(key);
+    fresh.push(report);
+  }
+  return fresh;
 }
 
 /**

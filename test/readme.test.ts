@@ -7,18 +7,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { readServeConfig } from '../src/cli/config.js';
 import { SERVE_OPTIONS } from '../src/cli/serve.js';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const SNIPPETS = join(ROOT, 'test', '.readme-snippets');
-/** tsx's loader, by absolute URL: snippets run from a scratch folder that has no node_modules. */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** TypeScript's native compiler (tsgo), run as its package's bin. */
 const TSGO = join(ROOT, 'node_modules/@typescript/native-preview/bin/tsgo');
 /**
@@ -158,8 +154,14 @@ describe('README and docs/ snippets', () => {
 
   it.each(snippets.filter((s) => s.run).map((s) => [`${s.page} line ${s.line}`, s] as const))(
     'runs the snippet at %s',
-    (_line, snippet) => {
-      const result = spawnSync(process.execPath, ['--import', TSX, snippet.file], { cwd: scratch, encoding: 'utf8', timeout: 30_000 });
+    async (_line, snippet) => {
+      // Its types stripped, as tsx would at each run (the check above has read them): plain node
+      // then runs it, from a scratch folder, and `seclookup` resolves to the package as a user's does.
+      const { default: ts } = await import('typescript');
+      const js = ts.transpileModule(snippet.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+      const runnable = snippet.file.replace(/\.ts$/, '.mjs');
+      writeFileSync(runnable, js.outputText);
+      const result = spawnSync(process.execPath, [runnable], { cwd: scratch, encoding: 'utf8', timeout: 30_000 });
       expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     },
     40_000,

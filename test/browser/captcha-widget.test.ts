@@ -279,10 +279,8 @@ describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
     const frame = await widgetFrame(page);
     expect(await page.locator(FIELD).inputValue()).toBe('');
 
-    const started = Date.now();
     await frame.click('#cb');
     const proof = await proofIn(page);
-    const clickToProof = Date.now() - started;
     expect(proof.length).toBeGreaterThan(20);
     expect(proof.length).toBeLessThanOrEqual(2048);
     expect(await page.evaluate(() => (window as unknown as { events: unknown[] }).events)).toEqual([['callback', proof]]);
@@ -290,31 +288,9 @@ describe('captcha widget in headless Chromium', { timeout: 40_000 }, () => {
     expect(await frame.textContent('#st')).toBe('Verified');
     expect(await frame.getAttribute('#pg', 'aria-valuenow')).toBe('100');
 
-    // The pow solve time at the server's default difficulty, in this browser's worker.
+    // The puzzle the page was given (`bench/captcha-risk.ts` times its solving in this browser, per risk level).
     const challenge = await answerOf(answers, '/v1/captcha/challenge');
-    expect(challenge.body).toMatchObject({ puzzle_type: 'pow', params: { algorithm: 'sha256' } });
-    const params = challenge.body.params as { difficulty: number; count: number };
-    const times = await frame.evaluate(async (p) => {
-      const out: number[] = [];
-      for (let k = 0; k < 9; k++) {
-        const salt = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-        const t = performance.now();
-        await new Promise((resolve, reject) => {
-          const worker = new Worker('worker.js');
-          worker.onmessage = (e) => {
-            if (e.data.type === 'done') resolve(worker.terminate());
-            else if (e.data.type === 'error') reject(new Error(e.data.message));
-          };
-          worker.postMessage({ algorithm: 'sha256', salt, difficulty: p.difficulty, count: p.count });
-        });
-        out.push(performance.now() - t);
-      }
-      return out.sort((a, b) => a - b);
-    }, params);
-    console.log(
-      `captcha pow in headless Chromium, difficulty ${params.difficulty} x ${params.count}: solve median ${times[4].toFixed(0)} ms ` +
-        `(min ${times[0].toFixed(0)}, max ${times[8].toFixed(0)}, 9 runs in a Worker); click to proof in the form ${clickToProof} ms`,
-    );
+    expect(challenge.body).toMatchObject({ puzzle_type: 'pow', params: { algorithm: 'sha256', difficulty: 14, count: 8 } });
 
     const result = await submit(page);
     expect(result.form['captcha-response']).toBe(proof);

@@ -4,8 +4,6 @@
  * billed twice or admitted over a limit, in one process, two, or after a kill -9.
  */
 import { execFile, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +14,8 @@ import { T0 } from './conformance/index.js';
 import { requestFor, sqliteMeterFile } from './sqlite-fixture.js';
 
 const run = promisify(execFile);
-const MODULE_URL = pathToFileURL(resolve('src/metering/sqlite/meter.ts')).href;
+/** The built package's SQLite meter, as another process of an app imports it (plain node: no TypeScript loader to start). */
+const MODULE = 'seclookup/sqlite';
 const BIG = { slug: 'big', product: '*' as const, rateLimitPerMinute: 100_000, monthlyQuota: 1_000_000 };
 
 describe('SQLite meter allowances', () => {
@@ -270,7 +269,7 @@ describe('SQLite meter allowances', () => {
     await meter.close();
     // Each child sends 3,000 calls in bursts of 20; it reports how many were allowed and how many came from memory.
     const child = `
-      const { createSqliteMeter } = await import(${JSON.stringify(MODULE_URL)});
+      const { createSqliteMeter } = await import(${JSON.stringify(MODULE)});
       const meter = createSqliteMeter(process.env.METER_DB);
       const request = JSON.parse(process.env.METER_REQUEST);
       while (Date.now() < Number(process.env.START_AT)) await new Promise((r) => setTimeout(r, 1));
@@ -285,9 +284,7 @@ describe('SQLite meter allowances', () => {
       console.log(JSON.stringify({ allowed, fromMemory }));
     `;
     const env = { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
-    const results = await Promise.all(
-      [1, 2].map(async () => JSON.parse((await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env })).stdout)),
-    );
+    const results = await Promise.all([1, 2].map(async () => JSON.parse((await run(process.execPath, ['--input-type=module', '-e', child], { env })).stdout)));
     expect(results.every((r) => r.fromMemory > 100)).toBe(true);
     expect(results[0].allowed + results[1].allowed).toBe(quota);
     // Every admitted call still holds its unit (none was committed); the unspent blocks went back at close.
@@ -304,7 +301,7 @@ describe('SQLite meter allowances', () => {
     // kills itself in the same turn, before their write is due. (Killed from here instead, a
     // loaded machine let the child write those 20 first.)
     const child = `
-      const { createSqliteMeter } = await import(${JSON.stringify(MODULE_URL)});
+      const { createSqliteMeter } = await import(${JSON.stringify(MODULE)});
       const meter = createSqliteMeter(process.env.METER_DB, { leaseMs: ${LEASE} });
       const request = JSON.parse(process.env.METER_REQUEST);
       const reservations = [];
@@ -314,7 +311,7 @@ describe('SQLite meter allowances', () => {
       for (const r of reservations.slice(60, 80)) await meter.commit(r);
       process.kill(process.pid, 'SIGKILL');
     `;
-    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child], {
       env: { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request) },
       stdio: ['ignore', 'inherit', 'inherit'],
     });

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -157,11 +156,10 @@ describe('createSqliteMeter', () => {
     const request = await requestFor(meter, sub.secretKey);
     await meter.close();
 
-    const moduleUrl = pathToFileURL(resolve('src/metering/sqlite/meter.ts')).href;
     // Each child waits for a common start time, then sends 1,000 calls in bursts of 20 spread
     // over tens of milliseconds, so the two processes' transactions interleave.
     const child = `
-      const { createSqliteMeter } = await import(${JSON.stringify(moduleUrl)});
+      const { createSqliteMeter } = await import('seclookup/sqlite');
       const meter = createSqliteMeter(process.env.METER_DB);
       const request = JSON.parse(process.env.METER_REQUEST);
       while (Date.now() < Number(process.env.START_AT)) await new Promise((r) => setTimeout(r, 1));
@@ -175,7 +173,7 @@ describe('createSqliteMeter', () => {
       console.log(JSON.stringify({ allowed }));
     `;
     const env = { ...process.env, METER_DB: meterFile.path, METER_REQUEST: JSON.stringify(request), START_AT: String(Date.now() + 3_000) };
-    const children = [1, 2].map(() => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], { env, cwd: process.cwd() }));
+    const children = [1, 2].map(() => run(process.execPath, ['--input-type=module', '-e', child], { env, cwd: process.cwd() }));
     const allowed = (await Promise.all(children)).map(({ stdout }) => (JSON.parse(stdout) as { allowed: number }).allowed);
 
     expect(allowed[0] + allowed[1]).toBe(1_500);

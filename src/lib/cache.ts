@@ -81,28 +81,32 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
     throw invalidOption(`cache maxBytes must be a positive integer (got ${String(options.maxBytes)})`);
   }
-  // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
-  // functions (useragent) pay nothing for it.
-  // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
-  const lru = new LRUCache<string, { value: unknown }>({
-    max: maxEntries,
-    maxSize: maxBytes,
-    sizeCalculation: (entry) => entrySize(entry.value),
-    ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
-  });
+  // Made at the first write: lru-cache sets aside every slot up front (2-5 ms at 10,000), and
+  // most caches of a process never hold anything (each product has one, used or not).
+  let lru: LRUCache<string, { value: unknown }> | undefined;
+  const made = () =>
+    (lru ??= new LRUCache<string, { value: unknown }>({
+      max: maxEntries,
+      maxSize: maxBytes,
+      sizeCalculation: (entry) => entrySize(entry.value),
+      // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
+      // functions (useragent) pay nothing for it.
+      // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+    }));
   return {
-    get: (key) => lru.get(key)?.value,
+    get: (key) => lru?.get(key)?.value,
     set: (key, value, ttlMs) => {
-      lru.set(key, { value }, ttlMs > 0 ? { ttl: ttlMs } : undefined);
+      made().set(key, { value }, ttlMs > 0 ? { ttl: ttlMs } : undefined);
     },
     delete: (key) => {
-      lru.delete(key);
+      lru?.delete(key);
     },
     get entries() {
-      return lru.size;
+      return lru?.size ?? 0;
     },
     get bytes() {
-      return lru.calculatedSize;
+      return lru?.calculatedSize ?? 0;
     },
   };
 }

@@ -42,25 +42,27 @@ export const JSON_MEMO_SIZE = 10_000;
 export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Result> {
   const serialize = (result: Result | (() => Result)) => JSON.stringify(typeof result === 'function' ? (result as () => Result)() : result);
   if (maxEntries <= 0) return { json: (_key, result) => serialize(result), repeated: () => undefined, size: 0 };
-  const entries = new LRUCache<string, Entry>({ max: maxEntries });
+  // Made at the first write, as a memory cache is: lru-cache sets aside every slot up front.
+  let entries: LRUCache<string, Entry> | undefined;
+  const made = () => (entries ??= new LRUCache<string, Entry>({ max: maxEntries }));
   return {
     json(key, result, source, source2) {
-      const entry = entries.get(key);
+      const entry = entries?.get(key);
       if (entry?.json !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
       const json = serialize(result);
-      entries.set(key, { json, source, source2 });
+      made().set(key, { json, source, source2 });
       return json;
     },
     repeated(key, result, source, source2) {
-      const entry = entries.get(key);
+      const entry = entries?.get(key);
       if (entry === undefined || entry.source !== source || entry.source2 !== source2) {
-        entries.set(key, { json: undefined, source, source2 });
+        made().set(key, { json: undefined, source, source2 });
         return undefined;
       }
       return (entry.json ??= JSON.stringify(result));
     },
     get size() {
-      return entries.size;
+      return entries?.size ?? 0;
     },
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../../src/errors.js';
 import { createMemoryCache, createProductCache, type CacheStore } from '../../src/lib/cache.js';
+import { createJsonMemo } from '../../src/lib/json-memo.js';
 import { createResultCache } from '../../src/lib/result-cache.js';
 import { cacheStoreConformance } from './cache-conformance.js';
 
@@ -14,6 +15,21 @@ describe('createMemoryCache', () => {
     store.get('a');
     store.set('c', 3, 0);
     expect([store.get('a'), store.get('b'), store.get('c')]).toEqual([1, undefined, 3]);
+  });
+
+  it('sets no room aside until the first write (each product has a cache; most stay empty)', () => {
+    // lru-cache allocates typed arrays of maxEntries slots when made: 8 MB and more at 1,000,000.
+    const before = process.memoryUsage().arrayBuffers;
+    const stores = Array.from({ length: 20 }, () => createMemoryCache({ maxEntries: 1_000_000 }));
+    const memos = Array.from({ length: 20 }, () => createJsonMemo(1_000_000));
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(4 * 1024 * 1024);
+    // Empty, they read as empty; the first write makes the room, and the entry is there.
+    expect([stores[0].get('a'), stores[0].entries, stores[0].bytes, memos[0].size]).toEqual([undefined, 0, 0, 0]);
+    stores[0].delete('a');
+    stores[0].set('a', 1, 0);
+    expect([stores[0].get('a'), stores[0].entries, stores[0].bytes]).toEqual([1, 1, 1]);
+    expect(memos[0].repeated('k', { n: 1 }, 'source')).toBeUndefined();
+    expect([memos[0].repeated('k', { n: 1 }, 'source'), memos[0].json('j', { n: 2 }, 'source'), memos[0].size]).toEqual(['{"n":1}', '{"n":2}', 2]);
   });
 
   it('answers synchronously', () => {

@@ -91,7 +91,9 @@ describe('network_type on organization names from the npm data', () => {
     const counts = new Map<AsnNetworkType, number>();
     for (const name of NAMES) {
       const type = memo(name);
-      expect(type).toBe(classifyOrg(name));
+      // The expectation is built only when the answers differ: this runs once per name in the data.
+      const plain = classifyOrg(name);
+      if (type !== plain) expect(type, name).toBe(plain);
       counts.set(type, (counts.get(type) ?? 0) + 1);
     }
     expect([...counts.keys()].sort()).toEqual(['education', 'government', 'hosting', 'isp', 'unknown']);

@@ -3,6 +3,7 @@
  * idempotent, and its output stays within the RFC 5321 limits and free of control characters.
  */
 import { domainToASCII } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -83,6 +84,24 @@ const anyString = fc.oneof(
   fc.string({ minLength: 500, maxLength: 700 }),
 );
 
+/*
+ * The properties below run thousands of times, and a passing expect costs more than the check it
+ * makes: these build the expectation only when the plain check already says it fails, so a
+ * failure reports through the same matcher, and a pass builds nothing.
+ */
+/** `expect(actual).toBe(expected)` */
+function same(actual: unknown, expected: unknown): void {
+  if (!Object.is(actual, expected)) expect(actual).toBe(expected);
+}
+/** `expect(actual).toEqual(expected)`: strict deep equality implies it. */
+function equal(actual: unknown, expected: unknown): void {
+  if (!isDeepStrictEqual(actual, expected)) expect(actual).toEqual(expected);
+}
+/** `expect(actual).toBeLessThanOrEqual(limit)` */
+function atMost(actual: number, limit: number): void {
+  if (!(actual <= limit)) expect(actual).toBeLessThanOrEqual(limit);
+}
+
 describe('normalizeEmail properties', () => {
   it('treats exactly the Unicode Cc characters as control characters', () => {
     const wrong: string[] = [];
@@ -99,9 +118,9 @@ describe('normalizeEmail properties', () => {
     fc.assert(
       fc.property(anyString, (input) => {
         const out = normalizeEmail(input);
-        expect(typeof out.email).toBe('string');
-        expect(typeof out.domain).toBe('string');
-        if (!out.valid) expect(EMAIL_FORMAT_REASONS).toContain(out.reason);
+        same(typeof out.email, 'string');
+        same(typeof out.domain, 'string');
+        if (!out.valid && !EMAIL_FORMAT_REASONS.includes(out.reason)) expect(EMAIL_FORMAT_REASONS).toContain(out.reason);
       }),
       RUNS,
     );
@@ -112,8 +131,8 @@ describe('normalizeEmail properties', () => {
       fc.property(anyString, (input) => {
         const once = normalizeEmail(input);
         const twice = normalizeEmail(once.email);
-        if (once.valid) expect(twice).toEqual(once);
-        else expect({ valid: twice.valid, email: twice.email, domain: twice.domain }).toEqual({ valid: false, email: once.email, domain: once.domain });
+        if (once.valid) equal(twice, once);
+        else equal({ valid: twice.valid, email: twice.email, domain: twice.domain }, { valid: false, email: once.email, domain: once.domain });
       }),
       RUNS,
     );
@@ -128,7 +147,7 @@ describe('normalizeEmail properties', () => {
     fc.assert(
       fc.property(anyString, (input) => {
         const result = normalizeEmail(input);
-        if (result.valid) expect(result.local).toBe(result.local.normalize('NFC'));
+        if (result.valid) same(result.local, result.local.normalize('NFC'));
       }),
       RUNS,
     );
@@ -138,22 +157,22 @@ describe('normalizeEmail properties', () => {
     fc.assert(
       fc.property(anyString, (input) => {
         const out = normalizeEmail(input);
-        expect(CONTROL.test(out.email)).toBe(false);
-        expect(CONTROL.test(out.domain)).toBe(false);
+        same(CONTROL.test(out.email), false);
+        same(CONTROL.test(out.domain), false);
         if (out.valid) {
-          expect(out.email).toBe(`${out.local}@${out.domain}`);
-          expect(Buffer.byteLength(out.email)).toBeLessThanOrEqual(MAX_ADDRESS_OCTETS);
-          expect(Buffer.byteLength(out.local)).toBeLessThanOrEqual(MAX_LOCAL_OCTETS);
-          expect(out.domain.length).toBeLessThanOrEqual(MAX_DOMAIN_OCTETS);
-          expect(out.domain).toMatch(ASCII_HOST);
-          expect(out.local).toBe(input.trim().slice(0, input.trim().lastIndexOf('@'))); // case and characters kept
+          same(out.email, `${out.local}@${out.domain}`);
+          atMost(Buffer.byteLength(out.email), MAX_ADDRESS_OCTETS);
+          atMost(Buffer.byteLength(out.local), MAX_LOCAL_OCTETS);
+          atMost(out.domain.length, MAX_DOMAIN_OCTETS);
+          if (!ASCII_HOST.test(out.domain)) expect(out.domain).toMatch(ASCII_HOST);
+          same(out.local, input.trim().slice(0, input.trim().lastIndexOf('@'))); // case and characters kept
         } else {
-          expect(out.email.length).toBeLessThanOrEqual(MAX_INPUT_LENGTH);
-          expect(out.domain.length).toBeLessThanOrEqual(2 * MAX_INPUT_LENGTH);
+          atMost(out.email.length, MAX_INPUT_LENGTH);
+          atMost(out.domain.length, 2 * MAX_INPUT_LENGTH);
           if (input.trim().length > MAX_INPUT_LENGTH) {
-            expect(out.email.length).toBeLessThanOrEqual(ECHO_LENGTH + 1);
-            expect(out.email.endsWith('…')).toBe(true);
-          } else if (!CONTROL.test(input)) expect(out.email).toBe(input.trim());
+            atMost(out.email.length, ECHO_LENGTH + 1);
+            same(out.email.endsWith('…'), true);
+          } else if (!CONTROL.test(input)) same(out.email, input.trim());
         }
       }),
       RUNS,
@@ -170,7 +189,7 @@ describe('normalizeEmail properties', () => {
         if (tooLong) return;
         const local = address.slice(0, at);
         const domain = address.slice(at + 1).toLowerCase();
-        expect(out).toEqual({ valid: true, email: `${local}@${domain}`, local, domain });
+        equal(out, { valid: true, email: `${local}@${domain}`, local, domain });
       }),
       RUNS,
     );
@@ -195,7 +214,7 @@ describe('normalizeDomain', () => {
     const domain = fc.array(asciiChars, { maxLength: 30 }).map((parts) => parts.join(''));
     fc.assert(
       fc.property(fc.oneof(domain, fc.domain(), fc.string({ maxLength: 20 })), (text) => {
-        expect(normalizeDomain(text)).toEqual(referenceDomain(text));
+        equal(normalizeDomain(text), referenceDomain(text));
       }),
       { numRuns: 8_000 },
     );

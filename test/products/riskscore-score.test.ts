@@ -52,17 +52,34 @@ function union(a: Evidence, b: Evidence): Evidence {
   };
 }
 
+/*
+ * The properties below run thousands of times, and a passing expect costs more than the check it
+ * makes: these build the expectation only when the plain check already says it fails, so a
+ * failure reports through the same matcher, and a pass builds nothing.
+ */
+/** `expect(actual).toBeGreaterThanOrEqual(floor)` */
+function atLeast(actual: number, floor: number): void {
+  if (!(actual >= floor)) expect(actual).toBeGreaterThanOrEqual(floor);
+}
+/** `expect(list).toContain(item)`, on an array or a string. */
+function contains(list: readonly string[] | string, item: string): void {
+  if (!list.includes(item)) expect(list).toContain(item);
+}
+
 describe('riskscore scoring', () => {
   it('is monotone: more evidence never lowers risk, threat or anonymous confidence, nor clears a flag', () => {
     fc.assert(
       fc.property(evidence, evidence, fc.integer({ min: 1, max: 10 }), (a, b, threshold) => {
         const less = intelligenceOf(a, threshold);
         const more = intelligenceOf(union(a, b), threshold);
-        expect(more.risk.score).toBeGreaterThanOrEqual(less.risk.score);
-        expect(more.threat.score).toBeGreaterThanOrEqual(less.threat.score);
-        expect(more.anonymous_confidence).toBeGreaterThanOrEqual(less.anonymous_confidence);
-        for (const [flag, on] of Object.entries(less.flags)) if (on) expect(more.flags[flag as keyof typeof more.flags]).toBe(true);
-        for (const tag of less.tags.filter((t) => !t.startsWith('ipsum:'))) expect(more.tags).toContain(tag);
+        atLeast(more.risk.score, less.risk.score);
+        atLeast(more.threat.score, less.threat.score);
+        atLeast(more.anonymous_confidence, less.anonymous_confidence);
+        for (const [flag, on] of Object.entries(less.flags)) {
+          const kept = more.flags[flag as keyof typeof more.flags];
+          if (on && kept !== true) expect(kept, flag).toBe(true);
+        }
+        for (const tag of less.tags.filter((t) => !t.startsWith('ipsum:'))) contains(more.tags, tag);
       }),
       { numRuns: 2000 },
     );
@@ -117,9 +134,9 @@ describe('riskscore scoring', () => {
     );
     function check(i: ReturnType<typeof intelligenceOf>): void {
       if (i.verdict !== 'clean') return;
-      expect(['low', 'medium']).toContain(i.risk.level);
-      if (i.risk.score > 0) expect(i.description).toContain(`provider's own risk score is ${i.risk.score}/100`);
-      else expect(i.description).toBe('Clean: on none of the lists checked.');
+      contains(['low', 'medium'], i.risk.level);
+      if (i.risk.score > 0) contains(i.description, `provider's own risk score is ${i.risk.score}/100`);
+      else if (i.description !== 'Clean: on none of the lists checked.') expect(i.description).toBe('Clean: on none of the lists checked.');
     }
   });
 

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -219,10 +220,21 @@ function edges(cidr: string): string[] {
   return out;
 }
 
+/**
+ * `expect(actual(text), text).toEqual(reference(text))`, built only when strict deep equality
+ * (which implies it) already fails: this runs for thousands of addresses, and a passing expect
+ * costs more than the check.
+ */
+function expectAsReference(text: string): void {
+  const got = actual(text);
+  const want = reference(text);
+  if (!isDeepStrictEqual(got, want)) expect(got, text).toEqual(want);
+}
+
 describe('webhookip engine agrees with parseIp + isPublicIp + a linear scan', () => {
   it('at every edge of every bundled CIDR', () => {
     for (const provider of dataset.providers) {
-      for (const cidr of provider.cidrs) for (const ip of edges(cidr)) expect(actual(ip), ip).toEqual(reference(ip));
+      for (const cidr of provider.cidrs) for (const ip of edges(cidr)) expectAsReference(ip);
     }
   });
 
@@ -234,13 +246,13 @@ describe('webhookip engine agrees with parseIp + isPublicIp + a linear scan', ()
       for (const [addr, bits] of list) ranges.push(`${addr.toString()}/${bits}`);
     }
     expect(ranges.length).toBeGreaterThan(30);
-    for (const range of ranges) for (const ip of edges(range)) expect(actual(ip), ip).toEqual(reference(ip));
+    for (const range of ranges) for (const ip of edges(range)) expectAsReference(ip);
   });
 
   it('for random IPv4 addresses', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 0xffffffff }), (n) => {
-        expect(actual(v4Text(n))).toEqual(reference(v4Text(n)));
+        expectAsReference(v4Text(n));
       }),
       { numRuns: 5000 },
     );
@@ -249,9 +261,11 @@ describe('webhookip engine agrees with parseIp + isPublicIp + a linear scan', ()
   it('for random IPv6 addresses in every written form', () => {
     fc.assert(
       fc.property(v6Groups, fc.nat(), fc.boolean(), (parts, style, github) => {
-        if (github) [parts[0], parts[1]] = [0x2606, 0x50c0]; // half of them land in a bundled range
-        const text = renderV6(parts, style);
-        expect(actual(text)).toEqual(reference(text));
+        // Half of them land in a bundled range. A new array: changing fast-check's own value in place
+        // made its shrinking loop forever once the property failed (the shrunk value came back changed).
+        const groups = github ? [0x2606, 0x50c0, ...parts.slice(2)] : parts;
+        const text = renderV6(groups, style);
+        expectAsReference(text);
       }),
       { numRuns: 5000 },
     );
@@ -261,7 +275,7 @@ describe('webhookip engine agrees with parseIp + isPublicIp + a linear scan', ()
     const chars = fc.constantFrom(...'0123456789abcdefABCDEF:.'.split(''));
     fc.assert(
       fc.property(fc.string({ unit: chars, maxLength: 20 }), (text) => {
-        expect(actual(text)).toEqual(reference(text));
+        expectAsReference(text);
       }),
       { numRuns: 5000 },
     );

@@ -3,7 +3,6 @@
  * public. Every fast function must give the answer the library gives, at random inputs and at
  * the edges of ipaddr.js's own special-range list.
  */
-import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import {
   parseIPv4Number,
   type IpAddress,
 } from '../../src/lib/ip.js';
+import { equal, same } from '../cheap-expect.js';
 
 // --- the reference: the pre-fast-path logic, plain ipaddr.js calls only ---------------------
 
@@ -84,19 +84,6 @@ function identity(addr: IpAddress | null) {
     bytes: addr.toByteArray(),
     zoneId: (addr as ipaddr.IPv6).zoneId,
   };
-}
-
-/**
- * `expect(actual, where).toBe(expected)`, built only when Object.is already says it fails: the
- * checks below run tens of thousands of times, and a passing expect costs more than the check.
- */
-function same(actual: unknown, expected: unknown, where?: string): void {
-  if (!Object.is(actual, expected)) expect(actual, where).toBe(expected);
-}
-
-/** `expect(actual, where).toEqual(expected)`, built only when strict deep equality already fails. */
-function equal(actual: unknown, expected: unknown, where?: string): void {
-  if (!isDeepStrictEqual(actual, expected)) expect(actual, where).toEqual(expected);
 }
 
 /** parseIp agrees with the reference, and so do formatIp and isPublicIp on what it returns. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/lib/query.js';
+import { same } from '../cheap-expect.js';
 
 /** Query text built from pieces that exercise every decoding rule, valid and broken. */
 const queryText = fc
@@ -40,14 +41,6 @@ const names = ['a', 'ua', 'ip', '', ' ', '+', 'a a', 'é', '€', '?a', 'x'];
 function firstNonEmpty(reference: URLSearchParams, ...wanted: string[]): string | null {
   const values = [...reference].filter(([name]) => wanted.includes(name)).map(([, value]) => value);
   return values.find((value) => value !== '') ?? (values.length > 0 ? '' : null);
-}
-
-/**
- * `expect(actual).toBe(expected)`, built only when Object.is already says it fails: the property
- * below checks tens of thousands of names, and a passing expect costs more than the check.
- */
-function same(actual: unknown, expected: unknown): void {
-  if (!Object.is(actual, expected)) expect(actual).toBe(expected);
 }
 
 describe('parseQuery', () => {

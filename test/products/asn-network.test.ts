@@ -3,11 +3,11 @@
  * inside a range (largest CIDR inside the range that holds the address), the painting of
  * overlapping ranges, and the CSV name field.
  */
-import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { paintRanges, readName, type RowRange } from '../../src/products/asn/csv-index.js';
 import { formatIPv6BigInt, ipv4Network, ipv4PrefixInRange, ipv6Network, ipv6PrefixInRange } from '../../src/products/asn/network.js';
+import { equal, same } from '../cheap-expect.js';
 
 /**
  * Brute force: every prefix length, every aligned block of that size inside [start, end]
@@ -36,21 +36,6 @@ function rangeToCidrs(start: bigint, end: bigint, width: number): [bigint, numbe
     at += 1n << BigInt(bits);
   }
   return out;
-}
-
-/*
- * The properties below run thousands of times, and a passing expect costs more than the check it
- * makes: these build the expectation only when the plain check already says it fails, so a
- * failure reports through the same matcher (and fast-check names the input), and a pass builds
- * nothing.
- */
-/** `expect(actual).toBe(expected)` */
-function same(actual: unknown, expected: unknown): void {
-  if (!Object.is(actual, expected)) expect(actual).toBe(expected);
-}
-/** `expect(actual).toEqual(expected)`: strict deep equality implies it. */
-function equal(actual: unknown, expected: unknown): void {
-  if (!isDeepStrictEqual(actual, expected)) expect(actual).toEqual(expected);
 }
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });

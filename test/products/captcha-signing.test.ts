@@ -16,12 +16,12 @@ import {
   type TokenKind,
 } from '../../src/products/captcha/signing.js';
 import { createHmac, randomBytes } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import { createPowPuzzle } from '../../src/products/captcha/puzzles/pow.js';
 import { createSliderPuzzle } from '../../src/products/captcha/puzzles/slider.js';
 import { createMemoryMeter } from '../../src/metering/memory/meter.js';
 import { createOperatorSecret } from '../../src/lib/operator-secret.js';
 import { createKeyRingSource, rotateSigningKey, RETIRED_KEY_LIFETIME_MS, SIGNING_KEYS_SETTING } from '../../src/products/captcha/key-ring.js';
+import { equal, none, returns, same, throwsA } from '../cheap-expect.js';
 
 const KIND: TokenKind<'a' | 'b' | 'n'> = { label: 'test-kind', fields: ['a', 'b', 'n'] };
 const OTHER: TokenKind<'a' | 'b' | 'n'> = { label: 'other-kind', fields: ['a', 'b', 'n'] };
@@ -38,51 +38,6 @@ function referenceEncoding(kid: string, v: { a: string; b: string; n: number }):
     return [...head, ...bytes];
   };
   return [1, ...field(0xff, 'test-kind'), ...field(0xfe, kid), ...field(0, v.a), ...field(1, v.b), ...field(2, String(v.n))];
-}
-
-/*
- * The loops below run thousands of times (or compare arrays of 100,000 bytes), and a passing
- * expect costs more than the check it makes: these build the expectation only when the plain
- * check already says it fails, so a failure reports through the same matcher, and a pass builds
- * nothing.
- */
-/** `expect(actual, where).toBe(expected)` */
-function same(actual: unknown, expected: unknown, where?: string): void {
-  if (!Object.is(actual, expected)) expect(actual, where).toBe(expected);
-}
-/** `expect(actual, where).toEqual(expected)`: strict deep equality implies it. */
-function equal(actual: unknown, expected: unknown, where?: string): void {
-  if (!isDeepStrictEqual(actual, expected)) expect(actual, where).toEqual(expected);
-}
-/** `expect(actual, where).toBeNull()` */
-function none(actual: unknown, where?: string): void {
-  if (actual !== null) expect(actual, where).toBeNull();
-}
-/** `expect(fn, where).not.toThrow()`, calling fn once: the matcher is handed what it threw, if it threw. */
-function returns(fn: () => unknown, where?: string): void {
-  try {
-    fn();
-  } catch (error) {
-    expect(() => {
-      throw error;
-    }, where).not.toThrow();
-  }
-}
-/** `expect(fn, where).toThrow(type)`, calling fn once: the matcher is handed what it did when that was not throwing a `type`. */
-function throwsA(fn: () => unknown, type: new (...args: never[]) => Error, where?: string): void {
-  let threw = false;
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    threw = true;
-    thrown = error;
-  }
-  if (!(threw && thrown instanceof type)) {
-    expect(() => {
-      if (threw) throw thrown;
-    }, where).toThrow(type);
-  }
 }
 
 describe('captcha token signing', () => {

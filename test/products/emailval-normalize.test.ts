@@ -3,7 +3,6 @@
  * idempotent, and its output stays within the RFC 5321 limits and free of control characters.
  */
 import { domainToASCII } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,6 +16,7 @@ import {
 } from '../../src/products/emailval/normalize.js';
 import { EMAIL_FORMAT_REASONS } from '../../src/products/emailval/types.js';
 import { passesBidiAndJoinerRules } from '../../src/lib/idna.js';
+import { atMost, equal, same } from '../cheap-expect.js';
 
 const RUNS = { numRuns: 3_000 };
 const CONTROL = /\p{Cc}/u;
@@ -83,24 +83,6 @@ const anyString = fc.oneof(
   fc.emailAddress(),
   fc.string({ minLength: 500, maxLength: 700 }),
 );
-
-/*
- * The properties below run thousands of times, and a passing expect costs more than the check it
- * makes: these build the expectation only when the plain check already says it fails, so a
- * failure reports through the same matcher, and a pass builds nothing.
- */
-/** `expect(actual).toBe(expected)` */
-function same(actual: unknown, expected: unknown): void {
-  if (!Object.is(actual, expected)) expect(actual).toBe(expected);
-}
-/** `expect(actual).toEqual(expected)`: strict deep equality implies it. */
-function equal(actual: unknown, expected: unknown): void {
-  if (!isDeepStrictEqual(actual, expected)) expect(actual).toEqual(expected);
-}
-/** `expect(actual).toBeLessThanOrEqual(limit)` */
-function atMost(actual: number, limit: number): void {
-  if (!(actual <= limit)) expect(actual).toBeLessThanOrEqual(limit);
-}
 
 describe('normalizeEmail properties', () => {
   it('treats exactly the Unicode Cc characters as control characters', () => {

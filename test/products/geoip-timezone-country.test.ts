@@ -15,6 +15,7 @@ import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup } from '../../src/lookup.js';
 import { bundledCountryZones, readCountryZones } from '../../src/products/geoip/country-zones.js';
 import { readGeo } from '../../src/products/geoip/record.js';
+import { same } from '../cheap-expect.js';
 
 const JANUARY = Date.UTC(2026, 0, 15, 12);
 const lookup = createLookup({ now: () => JANUARY, geoip: { asn: false, watch: false } });
@@ -73,14 +74,6 @@ describe('the reviewer’s addresses: the zone of the record’s country, with i
     expect(COUNTRY_ZONES.has('XK')).toBe(false);
   });
 });
-
-/**
- * `expect(actual, where).toBe(expected)`, built only when Object.is already says it fails: the
- * loop below checks 25,000 addresses, and a passing expect costs more than the check.
- */
-function same(actual: unknown, expected: unknown, where: string): void {
-  if (!Object.is(actual, expected)) expect(actual, where).toBe(expected);
-}
 
 describe('measured: random public addresses', () => {
   it('20,000 IPv4 and 5,000 IPv6 addresses: no zone outside the record’s country (tz-lookup alone: some)', async () => {

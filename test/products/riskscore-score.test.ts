@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NO_EVIDENCE, intelligenceOf, levelOf, type Evidence } from '../../src/products/riskscore/score.js';
+import { atLeast, contains } from '../cheap-expect.js';
 
 const names = fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 3 });
 const evidence: fc.Arbitrary<Evidence> = fc.record({
@@ -50,20 +51,6 @@ function union(a: Evidence, b: Evidence): Evidence {
     dnsblZones: merge(a.dnsblZones, b.dnsblZones),
     providerScore: a.providerScore === null ? b.providerScore : b.providerScore === null ? a.providerScore : Math.max(a.providerScore, b.providerScore),
   };
-}
-
-/*
- * The properties below run thousands of times, and a passing expect costs more than the check it
- * makes: these build the expectation only when the plain check already says it fails, so a
- * failure reports through the same matcher, and a pass builds nothing.
- */
-/** `expect(actual).toBeGreaterThanOrEqual(floor)` */
-function atLeast(actual: number, floor: number): void {
-  if (!(actual >= floor)) expect(actual).toBeGreaterThanOrEqual(floor);
-}
-/** `expect(list).toContain(item)`, on an array or a string. */
-function contains(list: readonly string[] | string, item: string): void {
-  if (!list.includes(item)) expect(list).toContain(item);
 }
 
 describe('riskscore scoring', () => {

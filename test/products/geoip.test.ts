@@ -8,7 +8,6 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import tzlookup from '@photostructure/tz-lookup';
 import { Reader, type Response } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +23,7 @@ import { createGeoIpEngine } from '../../src/products/geoip/engine.js';
 import type { GeoIpResult } from '../../src/products/geoip/types.js';
 import { englishName, MAXMIND, round4, sourceNetworks, type SourceNetwork } from './geoip-fixtures.js';
 import { thrown } from '../thrown.js';
+import { equal } from '../cheap-expect.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'seclookup-geoip-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -401,15 +401,6 @@ describe('the search-tree walk finds the record maxmind finds', () => {
     return geo.known ? geo : null;
   }
 
-  /**
-   * `expect(actual, ip).toEqual(expected)`, built only when strict deep equality (which implies
-   * it) already fails: this runs for tens of thousands of addresses, and a passing expect costs
-   * more than the check.
-   */
-  function expectLocated(actual: unknown, expected: unknown, ip: string): void {
-    if (!isDeepStrictEqual(actual, expected)) expect(actual, ip).toEqual(expected);
-  }
-
   it.each([
     ['with the record memo', undefined],
     ['without it (cacheSize 0)', 0],
@@ -437,7 +428,7 @@ describe('the search-tree walk finds the record maxmind finds', () => {
       for (const ip of addresses) {
         const input = engine.prepare(ip);
         const expected = expectedGeo(raw[input.version], input.ip);
-        expectLocated(engine.locate(input), expected, ip);
+        equal(engine.locate(input), expected, ip);
         if (expected) found++;
       }
     }
@@ -461,7 +452,7 @@ describe('the search-tree walk finds the record maxmind finds', () => {
         } catch {
           continue;
         }
-        expectLocated(engine.locate(input), expectedGeo(reader, input.ip), ip);
+        equal(engine.locate(input), expectedGeo(reader, input.ip), ip);
       }
     }
   });

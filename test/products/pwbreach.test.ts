@@ -11,10 +11,10 @@ import { LookupError, SeclookupError } from '../../src/errors.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup } from '../../src/lookup.js';
 import { STORE_FILE } from '../../src/products/pwbreach/engine.js';
-import { parseSha1Hex, prefixOf, suffixHex } from '../../src/products/pwbreach/hash.js';
+import { PREFIX_COUNT, parseSha1Hex, prefixOf, suffixHex } from '../../src/products/pwbreach/hash.js';
 import { buildStoreInMemory } from '../../src/products/pwbreach/import.js';
 import { PADDING_EXTRA, PADDING_MIN, parseRangeAnswer, rangeText, textRange } from '../../src/products/pwbreach/range.js';
-import { MAX_COUNT, openStoreBuffer, openStoreFile, RECORDS_OFFSET } from '../../src/products/pwbreach/store.js';
+import { INDEX_OFFSET, MAX_COUNT, openStoreBuffer, openStoreFile, RECORDS_OFFSET } from '../../src/products/pwbreach/store.js';
 import { writeStoreFile } from '../../src/products/pwbreach/testdata.js';
 
 const SAMPLE = join(bundledDataDir(), 'pwbreach', 'pwned-sample.txt');
@@ -289,6 +289,43 @@ describe('pwbreach: the store', () => {
       expect(() => openStoreFile(file, { memoryMaxBytes: 0 })).toThrow(expect.objectContaining({ code: 'dataset_invalid' }));
     }
     expect(() => openStoreFile(join(temp, 'absent.pwb'))).toThrow(expect.objectContaining({ code: 'dataset_missing' }));
+  });
+
+  it('reads the index as the writer wrote it (u32 little-endian), and refuses one out of order or short of the records', () => {
+    const path = join(temp, 'index.pwb');
+    const { records, samples } = writeStoreFile(path, { records: 3000, seed: 6, sampleEvery: 1 });
+    expect(samples).toHaveLength(records);
+    const bytes = readFileSync(path);
+    const entry = (prefix: number) => bytes.readUInt32LE(INDEX_OFFSET + prefix * 4);
+    // Each entry is the number of records under the prefixes before it; the last is every record.
+    const perPrefix = new Uint32Array(PREFIX_COUNT);
+    for (const { hash } of samples) perPrefix[prefixOf(hash)]++;
+    let before = 0;
+    for (let prefix = 0; prefix <= PREFIX_COUNT; prefix++) {
+      if (entry(prefix) !== before) throw new Error(`index entry ${prefix} is ${entry(prefix)}, not ${before}`);
+      before += perPrefix[prefix] ?? 0;
+    }
+    expect(entry(PREFIX_COUNT)).toBe(records);
+    const store = openStoreBuffer(bytes);
+    expect(samples.filter(({ hash, count }) => store.count(hash) !== count)).toEqual([]);
+    const damaged = (prefix: number, value: number) => {
+      const copy = Buffer.from(bytes);
+      copy.writeUInt32LE(value, INDEX_OFFSET + prefix * 4);
+      const file = join(temp, `index-${prefix}.pwb`);
+      writeFileSync(file, copy);
+      return [copy, file] as const;
+    };
+    const cases = [
+      [damaged(PREFIX_COUNT, records - 1), /index does not cover the records/],
+      [damaged(0, 1), /index does not cover the records/],
+      [damaged(1000, entry(1001) + 1), /index out of order/],
+      [damaged(PREFIX_COUNT - 1, records + 1), /index out of order/],
+    ] as const;
+    for (const [[copy, file], message] of cases) {
+      expect(() => openStoreBuffer(copy)).toThrow(message);
+      expect(() => openStoreFile(file)).toThrow(message);
+      expect(() => openStoreFile(file, { memoryMaxBytes: 0 })).toThrow(message);
+    }
   });
 
   it('prefers an imported store in the data folder over the sample; with neither, the engine is dataset_missing', async () => {

@@ -2,6 +2,7 @@
  * sharedFileData: one value per set of unchanged files in a process, built again when a file is
  * replaced, edited, added to a folder, or was missing.
  */
+import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { sharedFileData } from '../../src/lib/shared-file-data.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
 import { loadEmailLists } from '../../src/products/emailval/engine.js';
+import { loadSampleStore, SAMPLE_FILE } from '../../src/products/pwbreach/engine.js';
 import { loadScamLists } from '../../src/products/scamrisk/lists.js';
 
 describe('sharedFileData', () => {
@@ -79,7 +81,7 @@ describe('product data shared by the engines of one process', () => {
   let dataDir: string;
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'seclookup-shared-data-'));
-    for (const folder of ['scamrisk', 'phishing', 'emailval']) cpSync(join(bundledDataDir(), folder), join(dataDir, folder), { recursive: true });
+    for (const folder of ['scamrisk', 'phishing', 'emailval', 'pwbreach']) cpSync(join(bundledDataDir(), folder), join(dataDir, folder), { recursive: true });
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -103,5 +105,15 @@ describe('product data shared by the engines of one process', () => {
     const emailLists = loadEmailLists(dataDir);
     expect(emailLists.disposable.matches('only-this-one.example')).toBe(true);
     expect(emailLists.disposable.size).toBe(1);
+
+    // The breach sample, compiled and opened once: engines share the store; a new sample is read again.
+    const sample = loadSampleStore(dataDir);
+    expect(loadSampleStore(dataDir)).toBe(sample);
+    const password = createHash('sha1').update('only-this-one').digest();
+    expect(sample.count(password)).toBe(0);
+    writeFileSync(join(dataDir, `${SAMPLE_FILE}.new`), `${password.toString('hex').toUpperCase()}:7\n`);
+    renameSync(join(dataDir, `${SAMPLE_FILE}.new`), join(dataDir, SAMPLE_FILE));
+    const replaced = loadSampleStore(dataDir);
+    expect([replaced.records, replaced.count(password), sample.records > 1000]).toEqual([1, 7, true]);
   });
 });

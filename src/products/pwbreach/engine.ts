@@ -104,7 +104,7 @@ export function createPwbreachEngine({ dataDir, options = {}, cache, slots }: En
     store = openStoreFile(join(dataDir, STORE_FILE), { memoryMaxBytes: options.memoryMaxBytes });
     source = 'store';
   } else {
-    store = openStoreBuffer(compiledSample(join(dataDir, SAMPLE_FILE), join(dataDir, STORE_FILE)), 'bundled breach sample');
+    store = loadSampleStore(dataDir);
     source = 'sample';
   }
 
@@ -192,16 +192,23 @@ function invalid(message: string): LookupError {
   return new LookupError('invalid_password', message);
 }
 
-/** The bundled sample compiled (a few ms, 4.3 MB), once per process while the file is unchanged. */
-function compiledSample(path: string, storePath: string): Buffer {
+/**
+ * The bundled sample compiled (a few ms, 4.3 MB) and opened, once per process while the file is
+ * unchanged: a store in memory is only read, and its close does nothing, so engines share it.
+ */
+export function loadSampleStore(dataDir: string): BreachStore {
+  const path = join(dataDir, SAMPLE_FILE);
+  const storePath = join(dataDir, STORE_FILE);
   if (!existsSync(path))
     throw new SeclookupError('dataset_missing', `seclookup: no breach data: neither ${storePath} (seclookup data import pwbreach) nor ${path} exists`);
   return sharedFileData('pwbreach-sample', [path], () => {
+    let bytes: Buffer;
     try {
-      return buildStoreInMemory([path]);
+      bytes = buildStoreInMemory([path]);
     } catch (error) {
       const why = error instanceof ImportRefused ? error.message : (error as Error).message;
       throw new SeclookupError('dataset_invalid', `seclookup: breach sample ${path} cannot be read: ${why}`, { cause: error });
     }
+    return openStoreBuffer(bytes, 'bundled breach sample');
   });
 }

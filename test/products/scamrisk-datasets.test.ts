@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_PATH, cliEnv } from '../cli/harness.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
+import { isHostList, readHostListFile } from '../../src/lib/host-lists.js';
 import { loadPhishingLists } from '../../src/products/domainrep/data.js';
 import { BUNDLED_OFAC_ASSETS, loadScamLists } from '../../src/products/scamrisk/lists.js';
 import { createSqliteMeter } from '../../src/metering/sqlite/meter.js';
@@ -117,10 +118,46 @@ describe('phishing and scam-address lists', () => {
     expect(error.message).toMatch(message);
   });
 
-  it("domainrep's loader of the same phishing files refuses an empty blocklist too", () => {
+  it.each([
+    ['an empty deny list', polkadot, '{"deny": [], "allow": []}', /all\.json: "deny" lists no entries/, /all\.json: deny lists no entries/],
+    [
+      'no blacklist',
+      metamask,
+      '{"whitelist": [], "fuzzylist": []}',
+      /config\.json: "blacklist" must be an array of strings/,
+      /config\.json: blacklist is not an array/,
+    ],
+    [
+      'a blacklist of non-hosts',
+      metamask,
+      JSON.stringify({ blacklist: ['evil.example', 'not a host', 'x', 'y'], whitelist: [], fuzzylist: [] }),
+      /config\.json: "blacklist" 3 of 4 entries are not host names/,
+      /config\.json: blacklist 3 of 4 entries are not host names/,
+    ],
+  ])(
+    "%s in %s: domainrep's loader of the same file refuses it too, each product in its own words",
+    (_what, file, content, domainrepMessage, scamriskMessage) => {
+      const dir = dataDir();
+      writeFileSync(join(dir, file), content);
+      // The file is read and checked once for both (readHostListFile); the refusal is each one's.
+      expect(() => loadPhishingLists(dir)).toThrow(domainrepMessage);
+      expect(loadError(dir).message).toMatch(scamriskMessage);
+    },
+  );
+
+  it('domainrep and scamrisk read data/phishing/ once: the parsed files are shared, their hosts the same', () => {
     const dir = dataDir();
-    writeFileSync(join(dir, polkadot), '{"deny": [], "allow": []}');
-    expect(() => loadPhishingLists(dir)).toThrow(/all\.json: "deny" lists no entries/);
+    const file = readHostListFile(join(dir, polkadot));
+    expect(readHostListFile(join(dir, polkadot))).toBe(file);
+    const deny = file.list('deny', false);
+    expect(file.list('deny', false)).toBe(deny);
+    if (!isHostList(deny)) throw new Error(`the bundled deny list is refused: ${JSON.stringify(deny)}`);
+    // Unicode entries in their ASCII form, as both products compare hosts.
+    const unicode = deny.written.findIndex((entry) => [...entry].some((char) => char.charCodeAt(0) > 0x7f));
+    expect(deny.ascii[unicode]).toMatch(/^[\x21-\x7e]*xn--/);
+    const blocked = loadPhishingLists(dir).blocked;
+    expect(blocked.get(deny.ascii[unicode]!)).toMatch(/polkadot/);
+    expect(loadScamLists(dir).phishing(deny.ascii[unicode]!)).toContainEqual(expect.objectContaining({ source: 'polkadot' }));
   });
 
   it('the bundled lists load (their few odd entries are under the 1% allowed)', () => {

@@ -4,11 +4,11 @@
  * Every mistake names the file and the field; nothing here reads outside `dataDir`.
  */
 import { join } from 'node:path';
-import { listEntryToAscii } from '../../lib/domain.js';
 import { parse } from 'tldts';
 import { invalidOption, SeclookupError } from '../../errors.js';
 import { canonicalZoneName, checkZoneDefinition, isObject } from '../../lib/blocklist-zone.js';
-import { type DatasetDate, hostListProblem, readJsonDataset, recordedDate } from '../../lib/datasets.js';
+import { type DatasetDate, readJsonDataset, recordedDate } from '../../lib/datasets.js';
+import { type HostListFile, isHostList, readHostListFile } from '../../lib/host-lists.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
 import type { DomainRepEngineOptions, DomainZone } from './types.js';
 
@@ -226,18 +226,15 @@ export function loadPhishingLists(dataDir: string): PhishingLists {
 }
 
 function readPhishingLists(metamaskPath: string, polkadotPath: string): PhishingLists {
-  const metamask = readJsonDataset<unknown>(metamaskPath);
-  const polkadot = readJsonDataset<unknown>(polkadotPath);
+  const metamask = readHostListFile(metamaskPath);
+  const polkadot = readHostListFile(polkadotPath);
   let skipped = 0;
   // Blocklists must list something; allowlists may be empty (the same rules as scamrisk's loader).
-  const strings = (path: string, value: unknown, key: string, mayBeEmpty = true): string[] => {
-    const list = isObject(value) ? value[key] : undefined;
-    if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) return datasetError(path, `"${key}" must be an array of strings`);
-    const problem = hostListProblem(list, { mayBeEmpty });
-    if (problem) datasetError(path, `"${key}" ${problem}`);
+  const strings = (path: string, file: HostListFile, key: string, mayBeEmpty = true): string[] => {
+    const list = file.list(key, mayBeEmpty);
+    if (!isHostList(list)) return datasetError(path, 'problem' in list ? `"${key}" ${list.problem}` : `"${key}" must be an array of strings`);
     const names: string[] = [];
-    for (const raw of list as string[]) {
-      const name = listEntryToAscii(raw);
+    for (const name of list.ascii) {
       if (name === null) skipped++;
       else names.push(name);
     }

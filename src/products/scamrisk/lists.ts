@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { listEntryToAscii } from '../../lib/domain.js';
 import { parse as parseHost } from 'tldts';
 import { SeclookupError } from '../../errors.js';
-import { bundledDataDir, hostListProblem, readJsonDataset } from '../../lib/datasets.js';
+import { bundledDataDir, readJsonDataset } from '../../lib/datasets.js';
+import { type HostListFile, isHostList, readHostListFile } from '../../lib/host-lists.js';
 import { sharedFileData } from '../../lib/shared-file-data.js';
 import { bitcoinScriptKey, canonicalCashaddr, ss58PublicKey } from './crypto.js';
 
@@ -102,13 +103,12 @@ export const BRANDS = [
  * some in Unicode: `blåst.org`); a `*.` wildcard keeps its star. An entry that is not a valid name
  * stays as written (it matches nothing).
  */
-function stringArray(value: unknown, path: string, key: string, mayBeEmpty = true): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-    throw new SeclookupError('dataset_invalid', `${path}: ${key} is not an array of strings`);
-  const problem = hostListProblem(value as string[], { mayBeEmpty });
-  if (problem) throw new SeclookupError('dataset_invalid', `${path}: ${key} ${problem}`);
+function stringArray(file: HostListFile, path: string, key: string, mayBeEmpty = true): string[] {
+  const list = file.list(key, mayBeEmpty);
+  if (!isHostList(list))
+    throw new SeclookupError('dataset_invalid', 'problem' in list ? `${path}: ${key} ${list.problem}` : `${path}: ${key} is not an array of strings`);
   // An entry with no ASCII form could match no checked name: it is kept as written.
-  return (value as string[]).map((entry) => listEntryToAscii(entry) ?? entry.trim().toLowerCase()).filter((v) => v !== '');
+  return list.ascii.map((ascii, i) => ascii ?? list.written[i].trim().toLowerCase()).filter((v) => v !== '');
 }
 
 /** A listed page: a host and a path under it (`x.com/SomeAccount`). */
@@ -299,20 +299,22 @@ export function loadScamLists(dataDir: string): ScamLists {
 
 function readScamLists(dataDir: string): ScamLists {
   const { metamaskPath, polkadotPath, addressPath, ofacDir } = scamListPaths(dataDir);
-  const metamask = readJsonDataset(metamaskPath) as Record<string, unknown>;
+  const metamaskFile = readHostListFile(metamaskPath);
+  const metamask = metamaskFile.json as Record<string, unknown>;
   if (typeof metamask !== 'object' || metamask === null || Array.isArray(metamask))
     throw new SeclookupError('dataset_invalid', `${metamaskPath}: not a JSON object`);
-  const mmBlock = new Set(stringArray(metamask.blacklist, metamaskPath, 'blacklist', false));
-  const mmAllow = new Set(stringArray(metamask.whitelist, metamaskPath, 'whitelist'));
-  const mmFuzzy = stringArray(metamask.fuzzylist, metamaskPath, 'fuzzylist');
+  const mmBlock = new Set(stringArray(metamaskFile, metamaskPath, 'blacklist', false));
+  const mmAllow = new Set(stringArray(metamaskFile, metamaskPath, 'whitelist'));
+  const mmFuzzy = stringArray(metamaskFile, metamaskPath, 'fuzzylist');
   const fuzzyKeys = mmFuzzy.map(fuzzyKey);
   const tolerance = typeof metamask.tolerance === 'number' ? metamask.tolerance : 1;
 
-  const polkadot = readJsonDataset(polkadotPath) as Record<string, unknown>;
+  const polkadotFile = readHostListFile(polkadotPath);
+  const polkadot = polkadotFile.json as Record<string, unknown>;
   if (typeof polkadot !== 'object' || polkadot === null || Array.isArray(polkadot))
     throw new SeclookupError('dataset_invalid', `${polkadotPath}: not a JSON object`);
-  const pdDeny = new Set(stringArray(polkadot.deny, polkadotPath, 'deny', false));
-  const pdAllow = stringArray(polkadot.allow, polkadotPath, 'allow');
+  const pdDeny = new Set(stringArray(polkadotFile, polkadotPath, 'deny', false));
+  const pdAllow = stringArray(polkadotFile, polkadotPath, 'allow');
   const pdDenyPages = denyPages(polkadot.denySub, polkadotPath);
   const pdAllowPlain = new Set(pdAllow.filter((a) => !a.startsWith('*.')));
   const pdAllowWild = pdAllow.filter((a) => a.startsWith('*.')).map((a) => a.slice(2));

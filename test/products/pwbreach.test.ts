@@ -14,7 +14,7 @@ import { STORE_FILE } from '../../src/products/pwbreach/engine.js';
 import { PREFIX_COUNT, parseSha1Hex, prefixOf, suffixHex } from '../../src/products/pwbreach/hash.js';
 import { buildStoreInMemory } from '../../src/products/pwbreach/import.js';
 import { PADDING_EXTRA, PADDING_MIN, parseRangeAnswer, rangeText, textRange } from '../../src/products/pwbreach/range.js';
-import { INDEX_OFFSET, MAX_COUNT, openStoreBuffer, openStoreFile, RECORDS_OFFSET } from '../../src/products/pwbreach/store.js';
+import { INDEX_OFFSET, MAX_COUNT, memorySink, openStoreBuffer, openStoreFile, RECORDS_OFFSET, StoreWriter } from '../../src/products/pwbreach/store.js';
 import { writeStoreFile } from '../../src/products/pwbreach/testdata.js';
 
 const SAMPLE = join(bundledDataDir(), 'pwbreach', 'pwned-sample.txt');
@@ -326,6 +326,21 @@ describe('pwbreach: the store', () => {
       expect(() => openStoreFile(file)).toThrow(message);
       expect(() => openStoreFile(file, { memoryMaxBytes: 0 })).toThrow(message);
     }
+  });
+
+  it('the writer takes hashes in ascending order only: one that goes back is refused, not written into a wrong index', () => {
+    const hashAt = (prefix: number) => Buffer.from(`${prefix.toString(16).padStart(5, '0')}${'0'.repeat(35)}`, 'hex');
+    const writer = new StoreWriter(memorySink());
+    writer.add(hashAt(0x00005), 0, 1);
+    writer.add(hashAt(0x00005).fill(1, 10), 0, 2);
+    expect(() => writer.add(hashAt(0x00003), 0, 1)).toThrow(/ascending order/);
+    const sink = memorySink();
+    const ordered = new StoreWriter(sink);
+    for (const prefix of [0, 1, 2, 0x7ffff, PREFIX_COUNT - 1]) ordered.add(hashAt(prefix), 0, prefix + 1);
+    ordered.finish();
+    const store = openStoreBuffer(sink.bytes());
+    expect([0, 1, 2, 3, 0x7ffff, PREFIX_COUNT - 2, PREFIX_COUNT - 1].map((prefix) => store.range(prefix).size)).toEqual([1, 1, 1, 0, 1, 0, 1]);
+    expect(store.count(hashAt(PREFIX_COUNT - 1))).toBe(PREFIX_COUNT);
   });
 
   it('prefers an imported store in the data folder over the sample; with neither, the engine is dataset_missing', async () => {

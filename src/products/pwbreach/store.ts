@@ -281,7 +281,13 @@ export interface StoreSink {
  * records are buffered and written in order; `finish` writes the header and the index.
  */
 export class StoreWriter {
-  readonly perPrefix = new Uint32Array(INDEX_ENTRIES);
+  /**
+   * The index, filled in as records arrive (in order, so a prefix's first record comes after
+   * every earlier prefix's): one fill per prefix met, not a pass over all 2^20 at the end.
+   */
+  private readonly index = new Uint32Array(INDEX_ENTRIES);
+  /** The prefix of the last record added; -1 before the first. */
+  private lastPrefix = -1;
   records = 0;
   countSum = 0;
   /** Counts above MAX_COUNT, stored as MAX_COUNT. */
@@ -299,12 +305,21 @@ export class StoreWriter {
       this.capped++;
       count = MAX_COUNT;
     }
+    const prefix = prefixAt(hash, offset);
+    if (prefix !== this.lastPrefix) this.startPrefix(prefix);
     encodeRecord(hash, offset, count, this.buffer, this.used);
     this.used += RECORD_BYTES;
-    this.perPrefix[prefixAt(hash, offset)]++;
     this.records++;
     this.countSum += count;
     if (this.used === this.buffer.length) this.flush();
+  }
+
+  /** The first record of `prefix` is the next one; the prefixes skipped since the last record have none, so they start there too. */
+  private startPrefix(prefix: number): void {
+    if (prefix < this.lastPrefix) throw new Error('StoreWriter: hashes must come in ascending order');
+    if (prefix === this.lastPrefix + 1) this.index[prefix] = this.records;
+    else this.index.fill(this.records, this.lastPrefix + 1, prefix + 1);
+    this.lastPrefix = prefix;
   }
 
   private flush(): void {
@@ -323,9 +338,10 @@ export class StoreWriter {
     head.writeUInt32LE(20, 12);
     head.writeUInt32LE(this.records, 16);
     head.writeDoubleLE(this.countSum, 24);
-    const index = new Uint32Array(INDEX_ENTRIES);
-    for (let p = 1; p < INDEX_ENTRIES; p++) index[p] = index[p - 1] + this.perPrefix[p - 1];
-    head.set(indexBytes(index), INDEX_OFFSET);
+    // The prefixes after the last record's, and the end entry, hold the record count.
+    this.index.fill(this.records, this.lastPrefix + 1);
+    this.lastPrefix = PREFIX_COUNT;
+    head.set(indexBytes(this.index), INDEX_OFFSET);
     this.sink.write(head, head.length, 0);
     return RECORDS_OFFSET + this.records * RECORD_BYTES;
   }

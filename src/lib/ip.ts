@@ -49,8 +49,13 @@ function parseWithIpaddr(text: string): IpAddress | null {
     if (!groups) return null;
     return isIPv4Mapped(groups) ? new ipaddr.IPv4(mappedOctets(groups)) : new ipaddr.IPv6(groups);
   }
-  return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
+  // The shape ipaddr.js's check tests after parsing, tested first: its parse throws (an Error
+  // and its stack, caught inside) for all other text, which is most of what reaches here.
+  return FOUR_PART_DECIMAL.test(text) && ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text) : null;
 }
+
+/** ipaddr.js's `isValidFourPartDecimal` pattern: four decimal parts, no leading zeros. */
+const FOUR_PART_DECIMAL = /^(0|[1-9]\d*)(\.(0|[1-9]\d*)){3}$/;
 
 /** `64:ff9b::1.2.3.4` as `64:ff9b::102:304`: a (strict, checked) dotted tail as two hex groups. */
 function withHexTail(text: string): string {

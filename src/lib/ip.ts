@@ -41,7 +41,9 @@ export function parseIp(text: string): IpAddress | null {
 function parseWithIpaddr(text: string): IpAddress | null {
   // Branch on ':' first: ipaddr.js's IPv4 check throws and catches internally on IPv6 text.
   if (text.includes(':')) {
-    if (text.includes('%') || !ipaddr.IPv6.isValid(text) || !hasStrictDottedTail(text)) return null;
+    // parseIPv6Groups reads every address written without a dotted tail: what it refused is not
+    // one, and ipaddr.js would say so by throwing and catching an Error (a stack per input).
+    if (!text.includes('.') || text.includes('%') || !ipaddr.IPv6.isValid(text) || !hasStrictDottedTail(text)) return null;
     // The dotted tail read as its two groups, not by ipaddr.js: it reads the deprecated
     // IPv4-compatible `::8.8.8.8` as `::ffff:8.8.8.8`, which would make it 8.8.8.8 while
     // `::808:808`, the same address, is the IPv6 address it is.

@@ -193,7 +193,7 @@ function invalid(message: string): LookupError {
 }
 
 /**
- * The bundled sample compiled (a few ms, 4.3 MB) and opened, once per process while the file is
+ * The bundled sample compiled (about 50 ms, 4.3 MB) and opened, once per process while the file is
  * unchanged: a store in memory is only read, and its close does nothing, so engines share it.
  */
 export function loadSampleStore(dataDir: string): BreachStore {

@@ -4,7 +4,7 @@
  * input. Stores are async-capable so a shared store (Redis, later) can stand in for the
  * in-process LRU; the memory store answers synchronously, which keeps hot paths promise-free.
  */
-import { LRUCache } from 'lru-cache';
+import { createGrowingLru } from './growing-lru.js';
 import { SeclookupError, invalidOption } from '../errors.js';
 import { checkMs, createDeadlineGroup } from './deadline.js';
 import { isPromise, type MaybePromise } from './outcome.js';
@@ -81,32 +81,25 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): MemoryCache
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
     throw invalidOption(`cache maxBytes must be a positive integer (got ${String(options.maxBytes)})`);
   }
-  // Made at the first write: lru-cache sets aside every slot up front (2-5 ms at 10,000), and
-  // most caches of a process never hold anything (each product has one, used or not).
-  let lru: LRUCache<string, { value: unknown }> | undefined;
-  const made = () =>
-    (lru ??= new LRUCache<string, { value: unknown }>({
-      max: maxEntries,
-      maxSize: maxBytes,
-      sizeCalculation: (entry) => entrySize(entry.value),
-      // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
-      // functions (useragent) pay nothing for it.
-      // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
-      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
-    }));
+  // Made at the first write and grown as it fills (growing-lru.ts): lru-cache sets aside every
+  // slot up front, and most caches of a process hold little or nothing (each product has one).
+  const lru = createGrowingLru<{ value: unknown }>(maxEntries, {
+    maxSize: maxBytes,
+    sizeCalculation: (entry) => entrySize(entry.value),
+    // Entries without a TTL never turn on lru-cache's TTL bookkeeping, so caches of pure
+    // functions (useragent) pay nothing for it.
+    // With a given clock, read it on every check (lru-cache otherwise memoises now() for 1 ms).
+    ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+  });
   return {
-    get: (key) => lru?.get(key)?.value,
-    set: (key, value, ttlMs) => {
-      made().set(key, { value }, ttlMs > 0 ? { ttl: ttlMs } : undefined);
-    },
-    delete: (key) => {
-      lru?.delete(key);
-    },
+    get: (key) => lru.get(key)?.value,
+    set: (key, value, ttlMs) => lru.set(key, { value }, ttlMs),
+    delete: (key) => lru.delete(key),
     get entries() {
-      return lru?.size ?? 0;
+      return lru.size;
     },
     get bytes() {
-      return lru?.calculatedSize ?? 0;
+      return lru.calculatedSize;
     },
   };
 }

@@ -8,7 +8,7 @@
  * compared by identity, so a reload or a new record makes a miss, never stale JSON. Bounded: an
  * LRU of `maxEntries` inputs (each the JSON text, a few hundred bytes); 0 keeps nothing.
  */
-import { LRUCache } from 'lru-cache';
+import { createGrowingLru } from './growing-lru.js';
 import type { LookupOutcome } from './outcome.js';
 
 export interface JsonMemo<Result> {
@@ -42,27 +42,26 @@ export const JSON_MEMO_SIZE = 10_000;
 export function createJsonMemo<Result>(maxEntries = JSON_MEMO_SIZE): JsonMemo<Result> {
   const serialize = (result: Result | (() => Result)) => JSON.stringify(typeof result === 'function' ? (result as () => Result)() : result);
   if (maxEntries <= 0) return { json: (_key, result) => serialize(result), repeated: () => undefined, size: 0 };
-  // Made at the first write, as a memory cache is: lru-cache sets aside every slot up front.
-  let entries: LRUCache<string, Entry> | undefined;
-  const made = () => (entries ??= new LRUCache<string, Entry>({ max: maxEntries }));
+  // Made at the first write and grown as it fills, as a memory cache is (growing-lru.ts).
+  const entries = createGrowingLru<Entry>(maxEntries);
   return {
     json(key, result, source, source2) {
-      const entry = entries?.get(key);
+      const entry = entries.get(key);
       if (entry?.json !== undefined && entry.source === source && entry.source2 === source2) return entry.json;
       const json = serialize(result);
-      made().set(key, { json, source, source2 });
+      entries.set(key, { json, source, source2 });
       return json;
     },
     repeated(key, result, source, source2) {
-      const entry = entries?.get(key);
+      const entry = entries.get(key);
       if (entry === undefined || entry.source !== source || entry.source2 !== source2) {
-        made().set(key, { json: undefined, source, source2 });
+        entries.set(key, { json: undefined, source, source2 });
         return undefined;
       }
       return (entry.json ??= JSON.stringify(result));
     },
     get size() {
-      return entries?.size ?? 0;
+      return entries.size;
     },
   };
 }

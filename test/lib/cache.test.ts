@@ -32,6 +32,38 @@ describe('createMemoryCache', () => {
     expect([memos[0].repeated('k', { n: 1 }, 'source'), memos[0].json('j', { n: 2 }, 'source'), memos[0].size]).toEqual(['{"n":1}', '{"n":2}', 2]);
   });
 
+  it('grows as it fills, up to maxEntries: every entry kept, the recency order and what is left of each TTL carried over', () => {
+    // Not 0: lru-cache reads a start of 0 as no start (a real clock never reads 0).
+    let now = 10_000;
+    const store = createMemoryCache({ maxEntries: 1000, now: () => now });
+    // A small cache's first lru-cache holds 256: fill it, then outgrow it twice (256, 1000).
+    for (let i = 0; i < 254; i++) store.set(`k${i}`, i, 0);
+    store.set('long', 'L', 1000);
+    store.set('short', 'S', 100);
+    now = 10_600; // 'short' has expired: it is not carried over
+    store.get('k0'); // now the most recently used of the first ones
+    for (let i = 254; i < 998; i++) store.set(`k${i}`, i, 0);
+    expect(store.entries).toBe(999);
+    // Full at maxEntries, the least recently used go first: k1 and k2, not k0.
+    for (const key of ['x', 'y', 'z']) store.set(key, key, 0);
+    expect([store.entries, store.get('k1'), store.get('k2'), store.get('k3'), store.get('k0'), store.get('short')]).toEqual([
+      1000,
+      undefined,
+      undefined,
+      3,
+      0,
+      undefined,
+    ]);
+    const missing = Array.from({ length: 995 }, (_, i) => `k${i + 3}`).filter((key) => store.get(key) === undefined);
+    expect(missing).toEqual([]);
+    // 'long' expires when it would have without the moves: lru-cache keeps an entry through its
+    // last millisecond (stale once its age is past the TTL).
+    now = 11_000;
+    expect(store.get('long')).toBe('L');
+    now = 11_001;
+    expect(store.get('long')).toBeUndefined();
+  });
+
   it('answers synchronously', () => {
     const store = createMemoryCache();
     store.set('a', { x: 1 }, 0);

@@ -4,6 +4,7 @@
  * checked and put in its ASCII form, once per process while the file is unchanged: the engine
  * built first does the work (a fifth of a second for both files), the other reuses it.
  */
+import { isObject } from './blocklist-zone.js';
 import { hostListProblem, readJsonDataset } from './datasets.js';
 import { listEntryToAscii } from './domain.js';
 import { sharedFileData } from './shared-file-data.js';
@@ -43,7 +44,7 @@ export function readHostListFile(path: string): HostListFile {
 }
 
 function checkList(json: unknown, key: string, mayBeEmpty: boolean): HostList | HostListRefusal {
-  const value = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>)[key] : undefined;
+  const value = isObject(json) ? json[key] : undefined;
   if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string')) return { notStrings: true };
   const written = value as string[];
   const problem = hostListProblem(written, { mayBeEmpty });

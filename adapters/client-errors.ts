@@ -4,7 +4,7 @@
  * would answer them with a bare status and no body; these answer them in the API's envelope,
  * log them, and never cut off answers still owed to earlier requests on the same connection.
  */
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { METHODS, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
@@ -88,13 +88,36 @@ export function answerClientError(api: Api, error: Error, socket: Socket): void 
 
   const { previous, last } = connection;
   const cutsLast = last !== undefined && !last.req.complete;
+  const method = cutsLast ? last.req.method : refusedMethod(error);
   afterFinished(cutsLast ? previous : last, () => {
     // A request that answered before its body broke off needs no second answer; let its own finish.
     if (cutsLast && last.headersSent) return afterFinished(last, () => socket.destroy());
     if (!socket.writable) return void socket.destroy();
-    const response = api.refuse(refusal.code, refusal.message, { remoteAddress: socket.remoteAddress });
-    socket.end(httpMessage(response), () => socket.destroy());
+    const response = api.refuse(refusal.code, refusal.message, { method, remoteAddress: socket.remoteAddress });
+    socket.end(httpMessage(response, method === 'HEAD'), () => socket.destroy());
   });
+}
+
+const KNOWN_METHODS = new Set(METHODS);
+
+/**
+ * The method of a request the parser refused, read from the bytes it was parsing when it failed
+ * (Node's `rawPacket`, up to `bytesParsed`): the request starts after the last blank line before
+ * the failure, or with those bytes. Undefined when its request line came in an earlier read
+ * (headers sent slowly) or is not a method Node knows. A HEAD must be answered without a body:
+ * a client reads none after a HEAD's headers, and Node's fails on the bytes it did not expect.
+ */
+function refusedMethod(error: Error & { rawPacket?: unknown; bytesParsed?: unknown }): string | undefined {
+  const bytes = error.rawPacket;
+  if (!Buffer.isBuffer(bytes)) return undefined;
+  const end = typeof error.bytesParsed === 'number' ? Math.min(error.bytesParsed, bytes.length) : bytes.length;
+  // A blank line ending before the failure ends an earlier request (a negative offset would count from the end).
+  const blank = end >= 4 ? bytes.lastIndexOf('\r\n\r\n', end - 4) : -1;
+  const start = blank === -1 ? 0 : blank + 4;
+  const space = bytes.indexOf(0x20, start);
+  if (space === -1 || space - start > 16) return undefined;
+  const method = bytes.toString('latin1', start, space);
+  return KNOWN_METHODS.has(method) ? method : undefined;
 }
 
 /** Answer an `Expect` other than 100-continue (Node's `checkExpectation`) with 417 in the envelope. */
@@ -177,12 +200,15 @@ function afterFinished(res: ServerResponse | undefined, then: () => void): void 
   res.once('close', once); // the socket closed before it finished
 }
 
-/** A complete HTTP/1.1 message for writing straight onto the socket, closing the connection. */
-function httpMessage(response: ApiResponse): string {
+/**
+ * A complete HTTP/1.1 message for writing straight onto the socket, closing the connection. For
+ * a HEAD, the headers a GET would get (its Content-Length too) and no body, as the API answers HEAD.
+ */
+function httpMessage(response: ApiResponse, headersOnly = false): string {
   const headers = { ...response.headers, 'content-length': Buffer.byteLength(response.body), connection: 'close', date: new Date().toUTCString() };
   let head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n`;
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
-  return `${head}\r\n${response.body}`;
+  return headersOnly ? `${head}\r\n` : `${head}\r\n${response.body}`;
 }
 
 /**

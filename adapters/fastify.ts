@@ -3,10 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Api, RequestBody } from '../src/api/types.js';
+import type { Api, ApiResponse, RequestBody } from '../src/api/types.js';
 import { HEALTH_PATH } from '../src/api/router.js';
 import { answerClientError, answerConnectRequests, trackResponses } from './client-errors.js';
 import { withClientGoneSignal } from './client-gone.js';
+import { refuseHostHeader } from './host-header.js';
 import { endUnreadBody } from './lingering-close.js';
 import { inLine, untilFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -25,13 +26,16 @@ async function forward(api: Api, cork: TurnCork, request: FastifyRequest, reply:
   // Pipelined requests one at a time (see pipelining.ts); one whose connection closed first is never handled.
   if (inLine(reply.raw) && !(await untilFirstInLine(request.raw, reply.raw))) return reply.hijack();
   const turn = cork.arrival();
-  const withSignal = withClientGoneSignal(
-    { method: request.method, url, headers: request.headers, body, remoteAddress: request.raw.socket.remoteAddress },
-    request.raw,
-    reply.raw,
-  );
-  // An answer made at once is not awaited (see Api.respond).
-  const answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+  const remoteAddress = request.raw.socket.remoteAddress;
+  // Wrong Host lines are refused before the core sees the request (host-header.ts).
+  const refused = refuseHostHeader(api, request.raw, { method: request.method, remoteAddress });
+  let answer: ApiResponse | Promise<ApiResponse>;
+  if (refused) answer = refused;
+  else {
+    const withSignal = withClientGoneSignal({ method: request.method, url, headers: request.headers, body, remoteAddress }, request.raw, reply.raw);
+    // An answer made at once is not awaited (see Api.respond).
+    answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+  }
   const response = isPromise(answer) ? await answer : answer;
   cork.send(turn, () => {
     try {

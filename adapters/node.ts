@@ -4,6 +4,7 @@ import type { Api, ApiRequest, ApiResponse } from '../src/api/types.js';
 import { laterRequestOnConnection } from './client-errors.js';
 import { consumedByOtherCode, declaresBody } from './consumed-body.js';
 import { answeringHere, withClientGoneSignal } from './client-gone.js';
+import { refuseHostHeader } from './host-header.js';
 import { endUnreadBody } from './lingering-close.js';
 import { inLine, whenFirstInLine } from './pipelining.js';
 import { createTurnCork, type TurnCork } from './turn-cork.js';
@@ -56,9 +57,14 @@ export function serveRequest(api: Api, cork: TurnCork, res: ServerResponse, requ
   const turn = cork.arrival();
   let answer: ApiResponse | Promise<ApiResponse>;
   try {
-    const withSignal = withClientGoneSignal(request, res.req, res);
-    // An answer made at once costs no promise (see Api.respond).
-    answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+    // Wrong Host lines are refused before the core sees the request (host-header.ts).
+    const refused = refuseHostHeader(api, res.req, request);
+    if (refused) answer = refused;
+    else {
+      const withSignal = withClientGoneSignal(request, res.req, res);
+      // An answer made at once costs no promise (see Api.respond).
+      answer = api.respond ? api.respond(withSignal) : api.handle(withSignal);
+    }
   } catch {
     return writeCrash(res);
   }

@@ -362,7 +362,9 @@ async function start(argv: string[], origins: Map<string, string>, stopSignals: 
     const listener = createListener(api);
     // Else V8's memory reducer can leave process.nextTick slow after an idle gap (tick-shape.ts).
     holdTickEntryShape();
-    const server = createServer(metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
+    // A request without Host reaches the API's listener, which refuses it in the envelope
+    // (adapters/host-header.ts) where Node would answer a bare 400 (`/metrics` here answers it).
+    const server = createServer({ requireHostHeader: false }, metrics && metricsAt === 'api' ? withMetricsRoute(metrics.handler, listener) : listener);
     const metricsServer = metrics && typeof metricsAt === 'number' ? createServer(METRICS_SERVER_OPTIONS, withMetricsRoute(metrics.handler, notFound)) : null;
     opened.server = server;
     opened.metricsServer = metricsServer;

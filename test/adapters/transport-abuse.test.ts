@@ -485,6 +485,22 @@ describe.each(VARIANTS)('$name adapter', (variant) => {
       expect(answer).toEqual({ status: 431, headers: expect.objectContaining({ connection: 'close', 'content-type': 'application/json; charset=utf-8' }) });
     });
 
+    it('refuses a lookup with two Host lines (RFC 9112 3.2) in the envelope, closes, logs it and bills nothing', async () => {
+      const { secretKey, subscriptionId } = await issueKeys(stack.meter, { product: 'useragent' });
+      const loggedBefore = stack.logged.length;
+      const twoHosts = lookupRequest(secretKey).replace('Host: test\r\n', 'Host: test\r\nHost: other.example\r\n');
+      const reply = await exchange(stack.port, twoHosts);
+      expect(reply.responses).toHaveLength(1);
+      expectEnvelope(reply.responses[0], 400, 'bad_request');
+      expect(jsonOf(reply.responses[0]).error).toBe('the request has more than one Host header; send one');
+      expect(reply.responses[0].headers.connection).toBe('close');
+      expect(reply.closedByServer).toBe(true);
+      expect(stack.logged.slice(loggedBefore)).toEqual([
+        expect.objectContaining({ method: 'GET', route: 'unmatched', status: 400, error_code: 'bad_request' }),
+      ]);
+      expect((await stack.meter.quota(subscriptionId, 10_000, FROZEN_NOW)).remaining).toBe(10_000);
+    });
+
     it('answers CONNECT, which never reaches a request listener, 405 in the envelope after the lookup before it, and logs it', async () => {
       const { secretKey } = await issueKeys(stack.meter, { product: 'useragent' });
       const loggedBefore = stack.logged.length;
@@ -578,5 +594,35 @@ describe('a request that does not arrive in time (node adapter)', () => {
       await running.close();
       await meter.close();
     }
+  });
+});
+
+describe('an HTTP/1.1 request without Host (node adapter)', () => {
+  async function answerTo(options: { requireHostHeader?: boolean }) {
+    const meter = createMemoryMeter();
+    const logged: RequestLogEvent[] = [];
+    const api = createApi({ lookup: createLookup(), meter, onResponse: (event) => logged.push(event) });
+    const running = await listenNode(handleClientErrors(createServer(options, createListener(api)), api));
+    try {
+      return { reply: await exchange(running.port, 'GET /healthz HTTP/1.1\r\n\r\n'), logged };
+    } finally {
+      await running.close();
+      await meter.close();
+    }
+  }
+
+  it("is refused in the envelope and logged on a server with Node's check off (requireHostHeader: false, as serve's)", async () => {
+    const { reply, logged } = await answerTo({ requireHostHeader: false });
+    expect(reply.responses).toHaveLength(1);
+    expectEnvelope(reply.responses[0], 400, 'bad_request');
+    expect(jsonOf(reply.responses[0]).error).toBe('the request has no Host header, which HTTP/1.1 requires');
+    expect(reply.closedByServer).toBe(true);
+    expect(logged).toMatchObject([{ method: 'GET', route: 'unmatched', status: 400, error_code: 'bad_request' }]);
+  });
+
+  it("keeps Node's own bare 400 on a server made with Node's defaults: the application's other routes are its own", async () => {
+    const { reply, logged } = await answerTo({});
+    expect(reply.responses.map((r) => [r.status, r.body])).toEqual([[400, '']]);
+    expect(logged).toEqual([]);
   });
 });

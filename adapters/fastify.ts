@@ -197,18 +197,23 @@ function redactedRequest(log: unknown): RequestSerializer {
 /**
  * Fastify answers a URL with broken percent-encoding (`/v1/useragent/lookup/%E0%A4%A`) itself,
  * before any route or plugin runs. Pass this as the server's `frameworkErrors` option so that
- * on the API's paths such requests reach the core and get the API's envelope and the product's
- * own input error (`invalid_user_agent`, `invalid_ip`); elsewhere Fastify's default answer stays.
+ * on the API's paths (and anywhere under the widget's `/widget/`, which the plugin's route takes
+ * whole) such requests reach the core and get the API's envelope and the product's own input
+ * error (`invalid_user_agent`, `invalid_ip`); elsewhere Fastify's default answer stays.
  *
  * @param options.prefix the `prefix` the plugin is registered with, if any. @default ''
  * @param options.caseSensitive false when the server's router is (`caseSensitive: false`), so the prefix matches in any case. @default true
  */
 export function seclookupFrameworkErrors(api: Api, options: { prefix?: string; caseSensitive?: boolean } = {}) {
   const base = mountPath(options.prefix ?? '');
+  const caseSensitive = options.caseSensitive ?? true;
   const cork = createTurnCork();
+  // The plugin's routes take the whole of each asset mount (`/widget/*`), not only its files.
+  const underMount = (path: string) => api.assetMounts.some((mount) => (caseSensitive ? path : path.toLowerCase()).startsWith(mount));
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const url = withoutPrefix(request.raw.url ?? '/', base, options.caseSensitive ?? true);
-    if (url !== null && api.owns(url.split('?', 1)[0])) return forward(api, cork, request, reply, url, request.raw);
+    const url = withoutPrefix(request.raw.url ?? '/', base, caseSensitive);
+    const path = url?.split('?', 1)[0];
+    if (url !== null && path !== undefined && (api.owns(path) || underMount(path))) return forward(api, cork, request, reply, url, request.raw);
     const statusCode = error.statusCode ?? 400;
     return reply.code(statusCode).send({ error: 'Bad Request', code: error.code, message: error.message, statusCode });
   };

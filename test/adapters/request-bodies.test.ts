@@ -358,6 +358,9 @@ describe('fastify registered with a prefix', () => {
       expect(envelope(await get('/security/v1/nothing', stack.key))).toEqual([404, 'not_found']);
       // Broken percent-encoding, refused by Fastify before any route: the product's input error.
       expect(envelope(await get('/security/v1/useragent/lookup/%E0%A4%A', stack.key))).toEqual([400, 'invalid_user_agent']);
+      // Under the widget's mount, whose every path the plugin's route takes: the API's 404, as for a file not there.
+      expect(envelope(await get('/security/widget/%zz'))).toEqual([404, 'not_found']);
+      expect(envelope(await get('/security/widget/nothing.js'))).toEqual([404, 'not_found']);
       // A path that only begins with the prefix's text is the application's.
       const other = await get('/securityx/healthz');
       expect([other.status, jsonOf(other)]).toEqual([200, { app: true }]);

@@ -5,9 +5,16 @@
  *
  *   npm run fuzz                          # 1,000 hostile requests per route
  *   npm run fuzz -- --per-route 5000 --seed 42 --filter whois
+ *   npm run fuzz -- --adapter fastify     # or express (default: node)
  */
 import { parseArgs } from 'node:util';
-import { runFuzz, type RouteReport } from '../test/fuzz/run.js';
+import { runFuzz, type FuzzAdapter, type RouteReport } from '../test/fuzz/run.js';
+
+function adapterOf(value: string | undefined): FuzzAdapter {
+  if (value === 'node' || value === 'express' || value === 'fastify') return value;
+  console.error(`--adapter must be node, express or fastify (got ${value})`);
+  process.exit(2);
+}
 
 const { values } = parseArgs({
   options: {
@@ -15,6 +22,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     concurrency: { type: 'string', default: '32' },
     filter: { type: 'string' },
+    adapter: { type: 'string', default: 'node' },
   },
 });
 
@@ -29,6 +37,7 @@ const report = await runFuzz({
   seed: values.seed === undefined ? undefined : Number(values.seed),
   concurrency: Number(values.concurrency),
   filter: values.filter,
+  adapter: adapterOf(values.adapter),
   onRoute: (row) => {
     console.log(
       `${row.route.padEnd(40)} ${String(row.requests).padStart(8)} ${String(row.internalErrors).padStart(5)} ${String(row.hangs).padStart(5)}  ${statuses(row)}`,

@@ -8,7 +8,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import { seclookup as seclookupExpress } from '../../adapters/express.js';
+import { seclookup as seclookupFastify, seclookupClientErrors, seclookupFrameworkErrors } from '../../adapters/fastify.js';
 import { createListener, handleClientErrors } from '../../adapters/node.js';
+import { splitUrl } from '../../src/api/input.js';
+import type { Api } from '../../src/api/types.js';
 import { createApi } from '../../src/api/create-api.js';
 import { ERROR_STATUS } from '../../src/errors.js';
 import { createLookup } from '../../src/lookup.js';
@@ -22,6 +28,8 @@ import { startHostileHttp, startHostileRdap, startHostileTls, startHostileWhois 
 import { fuzzRequest, type Credentials, type FuzzRequest, type FuzzRoute } from './inputs.js';
 import { createRandom } from './random.js';
 
+export type FuzzAdapter = 'node' | 'express' | 'fastify';
+
 export interface FuzzOptions {
   /** Requests per route (method and path). */
   perRoute: number;
@@ -32,6 +40,12 @@ export interface FuzzOptions {
   hangMs?: number;
   /** Only routes whose `METHOD path` contains this. */
   filter?: string;
+  /**
+   * The adapter the API is mounted with. Under Express and Fastify a path the API does not own
+   * (`api.owns`: an unknown file under `/widget/` on Express) is the application's, answered by
+   * the framework: only a 500 or a hang counts there. @default 'node'
+   */
+  adapter?: FuzzAdapter;
   /** Told as each route's last request is answered. */
   onRoute?: (row: RouteReport) => void;
 }
@@ -148,9 +162,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     secret: 'fuzz-run-operator-secret-0123456789abcdef',
     onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))),
   });
-  const server = handleClientErrors(http.createServer(createListener(api)), api);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = await mounted(api, options.adapter ?? 'node');
   const port = (server.address() as AddressInfo).port;
+  const appsPath = (request: FuzzRequest) => (options.adapter ?? 'node') !== 'node' && !api.owns(splitUrl(request.url)[0]);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 32 });
   const targets = { tlsPorts: tlsServers.ports };
 
@@ -178,7 +192,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const worker = async () => {
       while (next < work.length) {
         const { row, request, left } = work[next++];
-        judge(row, request, await send(port, agent, request, options.hangMs ?? 30_000));
+        judge(row, request, await send(port, agent, request, options.hangMs ?? 30_000), appsPath(request));
         if (--left.count === 0) options.onRoute?.(row);
       }
     };
@@ -237,7 +251,29 @@ function send(port: number, agent: http.Agent, request: FuzzRequest, hangMs: num
   });
 }
 
-function judge(row: RouteReport, request: FuzzRequest, answer: Answer): void {
+/** The API on a listening server, mounted with `adapter` as an application would mount it. */
+async function mounted(api: Api, adapter: FuzzAdapter): Promise<http.Server> {
+  if (adapter === 'fastify') {
+    const app = Fastify({ frameworkErrors: seclookupFrameworkErrors(api), clientErrorHandler: seclookupClientErrors(api) });
+    app.register(seclookupFastify, { api });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return app.server;
+  }
+  let listener: http.RequestListener = createListener(api);
+  if (adapter === 'express') {
+    const app = express();
+    // An app parser in front, as most Express apps have: its refusals on the API's paths are the API's to answer.
+    app.use(express.json());
+    app.use(seclookupExpress({ api }));
+    listener = app;
+  }
+  const server = handleClientErrors(http.createServer(listener), api);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+/** `appsPath`: a path the framework answers for the application; only a 500 or a hang counts. */
+function judge(row: RouteReport, request: FuzzRequest, answer: Answer, appsPath = false): void {
   row.requests++;
   const example = (what: string) => void (row.examples.length < 5 && row.examples.push(`${what}: ${request.method} ${request.url.slice(0, 160)}`));
   if ('failed' in answer) {
@@ -266,7 +302,7 @@ function judge(row: RouteReport, request: FuzzRequest, answer: Answer): void {
     row.badEnvelopes++;
     return example(`status ${answer.status}`);
   }
-  if (answer.status < 400) return;
+  if (answer.status < 400 || appsPath) return;
   // Status routes that answer without the envelope (HEAD) carry no body.
   if (request.method === 'HEAD' && answer.body === '') return;
   const expected = typeof code === 'string' ? (ERROR_STATUS as Record<string, number>)[code] : undefined;

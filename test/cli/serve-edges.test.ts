@@ -1,7 +1,10 @@
 /**
- * Host header lines against `seclookup serve` (RFC 9112 3.2): an HTTP/1.1 request without one,
- * which Node would answer with a bare 400 and no log line, and a request with two, which Node
- * would serve with the first. Both get 400 `bad_request` in the envelope and a request line.
+ * Requests Node's HTTP server would answer around `seclookup serve`'s listener, or not at all:
+ * - Host header lines (RFC 9112 3.2): an HTTP/1.1 request without one, which Node would answer
+ *   with a bare 400 and no log line, and a request with two, which Node would serve with the
+ *   first. Both get 400 `bad_request` in the envelope and a request line.
+ * - CONNECT: Node hands it to the server's 'connect' event, never to the request listener, and
+ *   drops the connection without a word when nobody listens there.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,5 +65,47 @@ describe('seclookup serve: Host header lines', () => {
   it('serves HTTP/1.0 without Host, which needs none', async () => {
     const reply = await exchange(port, 'GET /healthz HTTP/1.0\r\n\r\n');
     expect(reply.responses.map((r) => [r.status, jsonOf(r)])).toEqual([[200, { success: true, status: 'ok' }]]);
+  });
+});
+
+describe('seclookup serve: CONNECT', () => {
+  it('is answered 405 method_not_allowed in the envelope and logged like any refusal', async () => {
+    const reply = await exchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(reply.responses).toHaveLength(1);
+    const [answer] = reply.responses;
+    const body = jsonOf(answer);
+    expect({ status: answer.status, success: body.success, error_code: body.error_code }).toEqual({
+      status: 405,
+      success: false,
+      error_code: 'method_not_allowed',
+    });
+    expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(answer.headers).toMatchObject({
+      'x-request-id': body.request_id,
+      allow: 'GET, HEAD, POST',
+      connection: 'close',
+      'content-type': 'application/json; charset=utf-8',
+    });
+    expect(reply.closedByServer).toBe(true);
+
+    const line = await serve.waitFor(() => serve.requestLines().find((l) => l.request_id === body.request_id));
+    expect(line).toEqual({
+      level: 'info',
+      time: expect.any(String),
+      request_id: body.request_id,
+      method: 'CONNECT',
+      route: 'unmatched',
+      product: null,
+      status: 405,
+      error_code: 'method_not_allowed',
+      latency_ms: 0,
+      client_ip: '127.0.0.1',
+    });
+  });
+});
+
+describe('seclookup serve after those requests', () => {
+  it('stops cleanly on SIGTERM', async () => {
+    expect(await serve.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 });

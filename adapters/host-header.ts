@@ -26,13 +26,12 @@ export function hostHeaderProblem(req: IncomingMessage | Http2ServerRequest): st
 
 /**
  * The API's 400 `bad_request` for a request whose Host header lines are wrong (logged, with
- * route `unmatched`), closing the connection as Node's own refusal does; null for a request
- * whose Host is fine.
+ * route `unmatched`); null for a request whose Host is fine. The request was framed as any other
+ * (its body, if unread, closes the connection as every early answer's does), so the connection
+ * goes on: a request pipelined behind it is answered.
  */
 export function refuseHostHeader(api: Api, req: IncomingMessage | Http2ServerRequest, request: { method: string; remoteAddress?: string }): ApiResponse | null {
   const problem = hostHeaderProblem(req);
   if (problem === null) return null;
-  const response = api.refuse('bad_request', problem, request);
-  response.headers.connection = 'close';
-  return response;
+  return api.refuse('bad_request', problem, request);
 }

@@ -115,6 +115,7 @@ function refusedMethod(error: Error & { rawPacket?: unknown; bytesParsed?: unkno
   const blank = end >= 4 ? bytes.lastIndexOf('\r\n\r\n', end - 4) : -1;
   const start = blank === -1 ? 0 : blank + 4;
   const space = bytes.indexOf(0x20, start);
+  // No method Node knows is longer than 16 characters: nothing longer is decoded.
   if (space === -1 || space - start > 16) return undefined;
   const method = bytes.toString('latin1', start, space);
   return KNOWN_METHODS.has(method) ? method : undefined;

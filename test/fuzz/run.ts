@@ -162,9 +162,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     secret: 'fuzz-run-operator-secret-0123456789abcdef',
     onError: (error) => void (reportedErrors.length < 20 && reportedErrors.push(error instanceof Error ? (error.stack ?? error.message) : String(error))),
   });
-  const server = await mounted(api, options.adapter ?? 'node');
+  const adapter = options.adapter ?? 'node';
+  const server = await mounted(api, adapter);
   const port = (server.address() as AddressInfo).port;
-  const appsPath = (request: FuzzRequest) => (options.adapter ?? 'node') !== 'node' && !api.owns(splitUrl(request.url)[0]);
+  const appsPath = (request: FuzzRequest) => adapter !== 'node' && !api.owns(splitUrl(request.url)[0]);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 32 });
   const targets = { tlsPorts: tlsServers.ports };
 

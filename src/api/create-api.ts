@@ -133,6 +133,7 @@ export function createApi(givenOptions: ApiOptions): Api {
     if (typeof answer === 'string') return finish(route, context, started, 200, answer, null);
     // A service's refusal, returned rather than thrown (see ServiceHandler).
     if (isLookupError(answer)) return failed(answer, route, context, started);
+    if (answer.ascii && !isBodiless(answer.status ?? 200)) context.headers['content-length'] = String(answer.body.length);
     return finish(route, context, started, answer.status ?? 200, answer.body, null);
   }
 

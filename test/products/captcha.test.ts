@@ -179,6 +179,23 @@ describe('captcha: a pow puzzle from challenge to siteverify', () => {
     }
   });
 
+  it('a challenge answer is ASCII, whatever the page: its Content-Length is its length, set without measuring it', async () => {
+    const s = await stack();
+    const key = await siteKey(s);
+    // A page on an internationalised name: the hostname travels inside the base64url token.
+    for (const [type, hostname] of [
+      ['pow', HOST],
+      ['slider', HOST],
+      ['pow', 'bücher.example.com'],
+      ['slider', 'straße.example.com'],
+    ]) {
+      const c = await challenge(s, key.siteKey, type, hostname);
+      expect(c.status, c.raw).toBe(200);
+      expect(c.raw).toMatch(/^[\x20-\x7e]+$/);
+      expect(c.headers['content-length']).toBe(String(Buffer.byteLength(c.raw)));
+    }
+  });
+
   it('100 parallel siteverify calls for one proof: exactly one succeeds', async () => {
     const s = await stack();
     const key = await siteKey(s, { plan: TEST_PLANS.quota50.slug.replace('quota50', 'quota50') });

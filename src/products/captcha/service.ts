@@ -260,7 +260,8 @@ export function createCaptchaService(context: ServiceContext): Record<string, Se
   }
 
   function signedChallenge(request: ServiceRequest, keys: KeyRing, site: SiteKeyConfig, hostname: string, puzzle: Puzzle<object>, risk: number): ServiceAnswer {
-    return { body: challengeBody(keys, { siteKey: site.publicKeyId, hostname, puzzle, risk, issuedAt: now(), requestId: request.requestId }) };
+    // ASCII by construction (challengeBody): the hostname and site key travel inside the base64url token.
+    return { body: challengeBody(keys, { siteKey: site.publicKeyId, hostname, puzzle, risk, issuedAt: now(), requestId: request.requestId }), ascii: true };
   }
 
   function powPuzzle(difficulty: number): Puzzle<object> {

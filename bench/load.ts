@@ -26,7 +26,11 @@ export interface CannonResult {
 export type Autocannon = (options: {
   url: string;
   connections: number;
-  duration: number;
+  duration?: number;
+  /** A number of requests to send instead of a duration. */
+  amount?: number;
+  /** Seconds a request may take (autocannon's default: 10). */
+  timeout?: number;
   headers?: Record<string, string>;
   method?: string;
   body?: string;

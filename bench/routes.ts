@@ -44,7 +44,8 @@ import { isPromise } from '../src/lib/outcome.js';
 import { successBody } from '../src/lib/envelope.js';
 import type { ProductId } from '../src/products/catalog.js';
 import { ratioRow, reportSections, type BenchRow } from './harness.js';
-import { autocannon, stopAll } from './load.js';
+import { autocannon, stopAll, type CannonResult } from './load.js';
+import { haveValgrind, instructionsPerRequest, startCounting, underCallgrind } from './instructions.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('./servers/bare-bytes.mjs', import.meta.url));
@@ -69,10 +70,24 @@ const BATCH_GOAL = 3;
 const RSS_INPUTS = Number(process.env.BENCH_RSS_INPUTS ?? 1_000_000);
 const RSS_BATCH = 1_000;
 /**
- * Only the route rows whose name holds this text (BENCH_ROUTES=captcha/challenge), for a quick
- * A/B of one route: the batch row, the RSS figures and the adapters are left out.
+ * Only the route rows whose name holds one of these texts, comma-separated
+ * (BENCH_ROUTES=captcha/challenge, or healthz,captcha/), for a quick A/B of a few routes: the
+ * batch row, the RSS figures and the adapters are left out.
  */
 const ONLY = process.env.BENCH_ROUTES ?? '';
+const ONLY_TEXTS = ONLY.split(',').filter(Boolean);
+const measured = (route: RouteCase) => ONLY_TEXTS.length === 0 || ONLY_TEXTS.some((text) => route.name.includes(text));
+/**
+ * BENCH_COUNT=instructions: instructions per request under valgrind's callgrind
+ * (bench/instructions.ts) instead of requests a second, for serve and both bare servers, route by
+ * route; about two minutes a route. Only that table is written: no throughput rows, CPU budget, batch
+ * row, RSS or adapters.
+ */
+const COUNT_INSTRUCTIONS = process.env.BENCH_COUNT === 'instructions';
+/** Requests in each counted window, windows per server and route, and warm-up requests before them. */
+const COUNT_REQUESTS = 3_000;
+const COUNT_WINDOWS = 3;
+const COUNT_WARMUP = 4_000;
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const PASSWORD = 'qwerty';
@@ -244,11 +259,7 @@ async function load(target: Target, seconds: number, cpu?: { micros: number; req
     body: target.body,
   });
   const spent = cpuMicros(target.pid) - before;
-  const answered = target.expect4xx ? result['4xx'] : result['2xx'];
-  const wrong = target.expect4xx ? result['2xx'] + result.non2xx - result['4xx'] : result.non2xx;
-  if (wrong || result.errors || result.timeouts) {
-    throw new Error(`${target.method} ${target.url}: ${wrong} unexpected statuses, ${result.errors} errors, ${result.timeouts} timeouts`);
-  }
+  const answered = answeredAsExpected(target, result);
   if (cpu) {
     cpu.micros += spent;
     cpu.requests += answered;
@@ -256,13 +267,47 @@ async function load(target: Target, seconds: number, cpu?: { micros: number; req
   return answered / result.duration;
 }
 
-function spawnLine(args: string[], children: ChildProcess[], stdout: 'pipe' | number = 'pipe'): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', stdout, 'pipe'] });
+/** How many requests answered as the target expects (2xx, or 4xx for a forged proof); throws on any other answer. */
+function answeredAsExpected(target: Target, result: CannonResult): number {
+  const answered = target.expect4xx ? result['4xx'] : result['2xx'];
+  const wrong = target.expect4xx ? result['2xx'] + result.non2xx - result['4xx'] : result.non2xx;
+  if (wrong || result.errors || result.timeouts) {
+    throw new Error(`${target.method} ${target.url}: ${wrong} unexpected statuses, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  return answered;
+}
+
+/** Send exactly `requests` requests to the target (a server under callgrind is slow: a minute's timeout). */
+async function sendCount(target: Target, requests: number): Promise<void> {
+  const result = await autocannon({
+    url: target.url,
+    connections: CONNECTIONS,
+    amount: requests,
+    timeout: 60,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+  });
+  const answered = answeredAsExpected(target, result);
+  if (answered !== requests) throw new Error(`${target.method} ${target.url}: ${answered} of ${requests} requests answered`);
+}
+
+/** A node process (under callgrind when `counted` names its dumps), resolved with the first line it prints. */
+function spawnLine(
+  args: string[],
+  children: ChildProcess[],
+  stdout: 'pipe' | number = 'pipe',
+  counted?: { dir: string; name: string },
+): Promise<{ child: ChildProcess; line: string }> {
+  const command = counted ? underCallgrind(counted.dir, counted.name, args) : { command: process.execPath, args };
+  const child = spawn(command.command, command.args, { stdio: ['ignore', stdout, 'pipe'] });
   children.push(child);
   let errors = '';
   let output = '';
+  // Under valgrind a start takes tens of times longer.
+  const startMs = counted ? 300_000 : 20_000;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start in 20 s: ${errors}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start in ${startMs / 1000} s: ${errors}`)), startMs);
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}): ${errors}`)));
     const stream = stdout === 'pipe' ? child.stdout! : child.stderr!;
     child.stderr!.on('data', (chunk: Buffer) => (errors += chunk));
@@ -323,6 +368,7 @@ export async function run(): Promise<BenchRow[]> {
   const children: ChildProcess[] = [];
   const killOnExit = () => children.forEach((child) => child.kill('SIGKILL'));
   process.once('exit', killOnExit);
+  if (COUNT_INSTRUCTIONS && !haveValgrind()) throw new Error('BENCH_COUNT=instructions needs valgrind (apt-get install valgrind)');
   const dir = mkdtempSync(join(tmpdir(), 'seclookup-bench-routes-'));
   const rdap = await startRdapServer({ 'example.com': rdapAnswer.file('synthetic/lookup_with_redaction.example.com.json') });
   const rdapHost = 'rdap.registry.test';
@@ -362,7 +408,8 @@ export async function run(): Promise<BenchRow[]> {
     const logFile = join(dir, 'requests.log');
     const log = openSync(logFile, 'w');
     const serveArgs = [CLI, 'serve', '--port', '0', '--db', db, '--batch-limit', String(RSS_BATCH), '--body-limit', String(1 << 20), ...engineOptions];
-    const { child: serve, line: origin } = await spawnLine([...SERVE_NODE_FLAGS, ...serveArgs], children, log);
+    const counted = (name: string) => (COUNT_INSTRUCTIONS ? { dir, name } : undefined);
+    const { child: serve, line: origin } = await spawnLine([...SERVE_NODE_FLAGS, ...serveArgs], children, log, counted('serve'));
     closeSync(log);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const idleRss = rssMiB(serve.pid!);
@@ -392,7 +439,7 @@ export async function run(): Promise<BenchRow[]> {
 
     const answersFile = join(dir, 'answers.json');
     writeFileSync(answersFile, JSON.stringify(answers));
-    const { child: bare, line: ports } = await spawnLine([BARE_SCRIPT, answersFile], children);
+    const { child: bare, line: ports } = await spawnLine([BARE_SCRIPT, answersFile], children, 'pipe', counted('bare'));
     const { two, same } = JSON.parse(ports) as { two: number; same: number };
     const bareTarget = (target: Target, port: number): Target => ({
       ...target,
@@ -400,12 +447,23 @@ export async function run(): Promise<BenchRow[]> {
       pid: bare.pid!,
     });
 
+    if (COUNT_INSTRUCTIONS) {
+      const counts: string[] = [];
+      for (const [i, route] of routeCases.entries()) {
+        if (!measured(route)) continue;
+        counts.push(
+          await countedRoute(route.name, { ours: targets[i], two: bareTarget(targets[i], two), same: bareTarget(targets[i], same) }, dir, counts.length === 0),
+        );
+      }
+      reportSections.push(instructionsSection(counts));
+      return rows;
+    }
     const costs = await engineCosts(routeCases, lookupOptions);
     const budget: string[] = [];
     const cpuOf = (cpu: { micros: number; requests: number }) => (cpu.requests ? cpu.micros / cpu.requests : Number.NaN);
     const uncached: string[] = [];
     for (const [i, route] of routeCases.entries()) {
-      if (!route.name.includes(ONLY)) continue;
+      if (!measured(route)) continue;
       const asked = dns.total();
       const ours = targets[i];
       const bareTwo = bareTarget(ours, two);
@@ -479,6 +537,40 @@ export async function run(): Promise<BenchRow[]> {
     process.removeListener('exit', killOnExit);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One row of the instructions table: serve and both bare servers on one route, each warmed on
+ * the route first (collection starts after the first route's warm-up).
+ */
+async function countedRoute(name: string, targets: { ours: Target; two: Target; same: Target }, dir: string, first: boolean): Promise<string> {
+  const servers = [
+    { target: targets.ours, name: 'serve' },
+    { target: targets.two, name: 'bare' },
+    { target: targets.same, name: 'bare' },
+  ];
+  const counts: number[] = [];
+  for (const { target, name: dumps } of servers) {
+    await sendCount(target, COUNT_WARMUP);
+    if (first) await startCounting(target.pid);
+    counts.push(await instructionsPerRequest(target.pid, dir, dumps, COUNT_REQUESTS, COUNT_WINDOWS, (requests) => sendCount(target, requests)));
+  }
+  const [ours, two, same] = counts;
+  const thousands = (count: number) => (count / 1000).toFixed(1);
+  return `| ${name} | ${thousands(two)} | ${thousands(same)} | ${thousands(ours)} | ${thousands(ours - same)} | ${(two / ours).toFixed(2)} |`;
+}
+
+/** The instructions table (BENCH_COUNT=instructions). */
+function instructionsSection(rows: string[]): string {
+  return [
+    `## Instructions per request (callgrind, thousands, ${CONNECTIONS} connections)`,
+    '',
+    `User-space instructions of each server process, every thread, per request: the fewest over ${COUNT_WINDOWS} windows of ${COUNT_REQUESTS.toLocaleString('en-US')} requests after ${COUNT_WARMUP.toLocaleString('en-US')} to warm up. The kernel's work is not counted, and under valgrind OpenSSL hashes without the CPU's SHA extensions (the captcha rows count several times the instructions their HMAC takes outside it). See docs/benchmarks.md.`,
+    '',
+    "| route | bare, 2 headers | bare, serve's headers | serve | serve less bare (same headers) | bare / serve |",
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+  ].join('\n');
 }
 
 /** The CPU budget table: µs of server CPU per request, route by route. */

@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LookupError } from '../../src/errors.js';
 import { bundledDataDir } from '../../src/lib/datasets.js';
 import { createLookup, type Lookup } from '../../src/lookup.js';
@@ -377,7 +377,8 @@ describe('emailval: data errors', () => {
     for (const name of ['disposable-domains.txt', 'role-based-local-parts.tsv'])
       copyFileSync(join(bundledDataDir(), 'emailval', name), join(dataDir, 'emailval', name));
   });
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  // A folder per test: each one made in beforeEach is removed.
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('a missing list is dataset_missing, naming the file', () => {
     rmSync(join(dataDir, 'emailval', 'role-based-local-parts.tsv'));

@@ -4,10 +4,10 @@
  * 1985), against what glibc reads from the same tzdata release (a TZif reader and POSIX-rule
  * evaluator that are not ours); and the engine's offset against the same fixture.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isSeclookupError } from '../../src/errors.js';
 import { bundledAbbreviations, readAbbreviations } from '../../src/products/timezone/abbreviations.js';
 import { createZoneClocks } from '../../src/products/timezone/clock.js';
@@ -77,6 +77,7 @@ describe('every zone of the bundled tz table, against glibc on the same tzdata',
 
 describe('the table reader', () => {
   const temp = mkdtempSync(join(tmpdir(), 'seclookup-tz-'));
+  afterAll(() => rmSync(temp, { recursive: true, force: true }));
   /** A table for Etc/UTC whose name changes at 12:30 on 2026-01-15, its offset never. */
   function renamedAtHalfPast(): string {
     const path = join(temp, 'renamed.json');

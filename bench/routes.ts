@@ -565,7 +565,7 @@ function instructionsSection(rows: string[]): string {
   return [
     `## Instructions per request (callgrind, thousands, ${CONNECTIONS} connections)`,
     '',
-    `User-space instructions of each server process, every thread, per request: the fewest over ${COUNT_WINDOWS} windows of ${COUNT_REQUESTS.toLocaleString('en-US')} requests after ${COUNT_WARMUP.toLocaleString('en-US')} to warm up. The kernel's work is not counted, and under valgrind OpenSSL hashes without the CPU's SHA extensions (the captcha rows count several times the instructions their HMAC takes outside it). See docs/benchmarks.md.`,
+    `User-space instructions of each server process, every thread, per request: the fewest over ${COUNT_WINDOWS} windows of ${COUNT_REQUESTS.toLocaleString('en-US')} requests after ${COUNT_WARMUP.toLocaleString('en-US')} to warm up. The kernel's work is not counted, and under valgrind OpenSSL hashes without the CPU's SHA extensions (the captcha rows count several times the instructions their HMAC takes outside it); time runs about fifty times slower, so work done once a millisecond or from a timer (the key cache's check, the meter's delayed commits) counts more than it costs. Compare a route with itself across builds. See docs/benchmarks.md.`,
     '',
     "| route | bare, 2 headers | bare, serve's headers | serve | serve less bare (same headers) | bare / serve |",
     '|---|---:|---:|---:|---:|---:|',
